@@ -1,0 +1,241 @@
+"""JSON value rules, written once: types, equality, finiteness, JSON Pointers.
+
+Python's data model disagrees with JSON in ways that matter to a guard: ``bool`` is a
+subclass of ``int`` (``True == 1``), ``json.loads`` accepts ``NaN`` and ``Infinity`` and
+turns ``1e400`` into ``inf``, and tuples, sets and bytes are not JSON at all. Every rule
+here uses exact ``type(...) is`` tests so that none of that leaks into a verdict
+(spec decisions 5, 6, 7 and 12).
+
+What counts as a JSON value: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``
+(not ``bool``), finite ``float``, ``bool``, ``None`` — exact types, no subclasses.
+A non-finite ``float`` is a value JSON cannot carry: a *verdict* (``validation``), not a
+fault. Anything else is a programming fault of the caller: ``TypeError``.
+
+This module does not know schemas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+__all__ = [
+    "NOT_COMPARABLE",
+    "canonical",
+    "escape_token",
+    "is_integer",
+    "is_json",
+    "is_number",
+    "json_type_name",
+    "max_depth",
+    "pointer",
+    "scan",
+]
+
+_isfinite = math.isfinite
+
+
+def escape_token(token: str | int) -> str:
+    """One JSON Pointer reference token, escaped per RFC 6901 (``~`` → ``~0``, ``/`` → ``~1``)."""
+    text = str(token)
+    if "~" in text or "/" in text:
+        return text.replace("~", "~0").replace("/", "~1")
+    return text
+
+
+def pointer(parts: Iterable[str | int]) -> str:
+    """The JSON Pointer (RFC 6901) for a path of object keys and array indices; ``""`` for none."""
+    return "".join("/" + escape_token(p) for p in parts)
+
+
+def is_integer(value: Any) -> bool:
+    """JSON Schema ``integer``: a number with no fractional part (``1`` and ``1.0``), never a bool.
+
+    Spec decisions 5 and 6. Non-finite floats are not integers.
+    """
+    t = type(value)
+    return t is int or (t is float and value.is_integer())
+
+
+def is_number(value: Any) -> bool:
+    """JSON Schema ``number``: an ``int`` or a finite ``float``, never a bool (decision 6, 12)."""
+    t = type(value)
+    return t is int or (t is float and _isfinite(value))
+
+
+def json_type_name(value: Any) -> str:
+    """The JSON type of a value for messages: object, array, string, integer, number, boolean, null.
+
+    Non-JSON Python values are named by their Python type (``"tuple"``); this never
+    describes the value itself, only its type.
+    """
+    t = type(value)
+    if t is dict:
+        return "object"
+    if t is list:
+        return "array"
+    if t is str:
+        return "string"
+    if t is bool:
+        return "boolean"
+    if t is int:
+        return "integer"
+    if t is float:
+        if not _isfinite(value):
+            return "non-finite number"
+        return "integer" if value.is_integer() else "number"
+    if value is None:
+        return "null"
+    return t.__name__
+
+
+_SCALARS = (str, int, bool)
+
+
+def is_json(value: Any) -> bool:
+    """True when ``value`` is a JSON value in the exact sense of this module, all numbers finite.
+
+    Iterative (no recursion), so any depth is safe. Used on the fast path for
+    positions the schema does not constrain (undeclared properties, untyped array items).
+    """
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if t is float:
+        return _isfinite(value)
+    if t is not dict and t is not list:
+        return False
+    stack: list[Any] = [value]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        current = pop()
+        if type(current) is dict:
+            for key, item in current.items():
+                if type(key) is not str:
+                    return False
+                ti = type(item)
+                if ti is str or ti is int or ti is bool or item is None:
+                    continue
+                if ti is float:
+                    if not _isfinite(item):
+                        return False
+                elif ti is dict or ti is list:
+                    push(item)
+                else:
+                    return False
+        else:
+            for item in current:
+                ti = type(item)
+                if ti is str or ti is int or ti is bool or item is None:
+                    continue
+                if ti is float:
+                    if not _isfinite(item):
+                        return False
+                elif ti is dict or ti is list:
+                    push(item)
+                else:
+                    return False
+    return True
+
+
+def scan(value: Any, *, what: str = "value") -> list[tuple[str | int, ...]]:
+    """Walk a value completely; return the paths of non-finite numbers, in document order.
+
+    Args:
+        value: the Python value to check (arguments or a schema).
+        what: a word for error messages (``"arguments"``, ``"schema"``).
+
+    Returns:
+        The path (tuple of keys and indices) of every ``NaN``/``±inf`` float found.
+
+    Raises:
+        TypeError: a value that is not JSON (tuple, set, bytes, a dict with a non-string
+            key, a subclass of a JSON type, any other object); the message names its JSON
+            Pointer and Python type, never the value.
+    """
+    found: list[tuple[str | int, ...]] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        current, path = stack.pop()
+        t = type(current)
+        if t is str or t is int or t is bool or current is None:
+            continue
+        if t is float:
+            if not _isfinite(current):
+                found.append(path)
+            continue
+        if t is dict:
+            children: list[tuple[Any, tuple[str | int, ...]]] = []
+            for key, item in current.items():
+                if type(key) is not str:
+                    raise TypeError(
+                        f"{what} at {pointer(path)!r} is not JSON: an object key of Python type "
+                        f"{type(key).__name__} (JSON object keys are strings)"
+                    )
+                children.append((item, (*path, key)))
+            stack.extend(reversed(children))
+            continue
+        if t is list:
+            stack.extend(reversed([(item, (*path, i)) for i, item in enumerate(current)]))
+            continue
+        raise TypeError(f"{what} at {pointer(path)!r} is not JSON: Python type {t.__name__}")
+    return found
+
+
+class _NotComparable:
+    """A key equal to nothing but itself; stands for a value too deep to match any choice."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_COMPARABLE"
+
+
+NOT_COMPARABLE: Hashable = _NotComparable()
+
+
+def canonical(value: Any, depth: int = 64) -> Hashable:
+    """A hashable key such that two JSON values are equal (decision 7) iff their keys are equal.
+
+    Numbers compare by value (``1 == 1.0``, ``0 == -0.0``, big integers exactly); booleans
+    are tagged so that ``True`` never equals ``1``, at every depth (decision 6); strings
+    compare case-sensitively; arrays by order and values; objects by keys and values.
+
+    Args:
+        value: a JSON value (already known to be JSON).
+        depth: how many container levels to follow; a value nested deeper yields
+            :data:`NOT_COMPARABLE`, which equals no choice. Callers pass the depth of the
+            deepest ``enum`` choice, so the recursion is bounded by the schema, not by the
+            arguments.
+    """
+    t = type(value)
+    if t is bool:
+        return (bool, value)
+    if t is dict:
+        if depth <= 0:
+            return NOT_COMPARABLE
+        return (dict, frozenset((k, canonical(v, depth - 1)) for k, v in value.items()))
+    if t is list:
+        if depth <= 0:
+            return NOT_COMPARABLE
+        return (list, tuple(canonical(v, depth - 1) for v in value))
+    if t is float and value != value:  # NaN never equals anything, not even itself
+        return NOT_COMPARABLE
+    return value  # type: ignore[no-any-return]
+
+
+def max_depth(value: Any) -> int:
+    """How many container levels a JSON value has (a scalar: 0, ``[1]``: 1). Iterative."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, level = stack.pop()
+        if type(current) is dict:
+            stack.extend((v, level + 1) for v in current.values())
+            deepest = max(deepest, level + 1)
+        elif type(current) is list:
+            stack.extend((v, level + 1) for v in current)
+            deepest = max(deepest, level + 1)
+    return deepest

@@ -1,0 +1,390 @@
+"""The keyword table: one small function per keyword, shared by the classifier and the validator.
+
+Each entry of :data:`KEYWORDS` says in which profiles the keyword is supported, which node
+types it may stand with (spec decision 4), and which function handles it. The function
+checks the keyword's own value (a malformed value is a ``validation`` finding, decision 8)
+and returns what the validator needs to enforce it: a :class:`Part`. A keyword that is not
+in the table, or not in the table for the profile, is ``unsupported_capability``
+(decision 9). Because the classifier only accepts a keyword by calling its function, and the
+function is what produces the enforcing part, a schema that classifies cleanly can never
+meet an unknown keyword at call time.
+
+This module does not walk schemas (``compiler`` does) and never sees arguments except
+through the closures it builds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .json_values import canonical, json_type_name, max_depth, pointer
+from .report import UNSUPPORTED, VALIDATION, Issue
+
+if TYPE_CHECKING:
+    from .compiler import Node
+
+__all__ = [
+    "ANNOTATIONS",
+    "KEYWORDS",
+    "PROFILES",
+    "SCHEMA_DIALECTS",
+    "TYPE_NAMES",
+    "Additional",
+    "Check",
+    "Items",
+    "Keyword",
+    "OneOf",
+    "Part",
+    "Properties",
+    "Required",
+    "Site",
+    "TypeName",
+]
+
+PROFILES = frozenset({"standard", "strict"})
+"""The two profiles of the spec ("Two profiles")."""
+
+SUPPORTED_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
+"""``type`` values the subset enforces (spec table, ``type``)."""
+
+TYPE_NAMES = SUPPORTED_TYPES | {"null"}
+"""Every JSON Schema type name; ``null`` is a real type the subset does not support."""
+
+ANNOTATIONS = frozenset({"title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"})
+"""JSON Schema's meta-data annotations that ``standard`` accepts wherever a schema stands."""
+
+SCHEMA_DIALECTS = frozenset(
+    f"{scheme}://json-schema.org/{path}{hash_}"
+    for scheme in ("http", "https")
+    for path in ("draft-06/schema", "draft-07/schema", "draft/2019-09/schema", "draft/2020-12/schema")
+    for hash_ in ("", "#")
+)
+"""Root ``$schema`` values ``standard`` accepts (spec, "Two profiles")."""
+
+
+class Site(Protocol):
+    """What a keyword function may ask of the classifier (implemented in ``compiler``)."""
+
+    profile: str
+
+    def finding(self, kind: str, keyword: str, path: tuple[str | int, ...], message: str) -> None:
+        """Record a finding at ``path`` (a schema path to the keyword or node)."""
+
+    def subschema(
+        self, schema: Any, path: tuple[str | int, ...], holder: str, depth: int
+    ) -> Node | None:
+        """Classify and compile a nested schema; ``None`` when it cannot be enforced."""
+
+
+# --- parts: what a keyword contributes to its node's validator -------------------------------
+
+
+class Part:
+    """Base of everything a keyword function returns for the validator."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TypeName(Part):
+    """``type``: the node's JSON type, one of :data:`SUPPORTED_TYPES`."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Check(Part):
+    """A self-contained constraint on a value already known to be of the node's type.
+
+    ``valid(value) -> bool`` is the fast path; ``collect(value, instance_path, out)``
+    appends :class:`Issue` values for a value that is not valid.
+    """
+
+    valid: Callable[[Any], bool]
+    collect: Callable[[Any, tuple[str | int, ...], list[Issue]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Properties(Part):
+    """``properties``: the compiled schema of each declared property."""
+
+    nodes: dict[str, Node]
+
+
+@dataclass(frozen=True, slots=True)
+class Required(Part):
+    """``required``: names that must be present."""
+
+    names: tuple[str, ...]
+    schema_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Additional(Part):
+    """``additionalProperties`` (boolean form): whether undeclared properties are allowed."""
+
+    allowed: bool
+    schema_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Items(Part):
+    """``items`` (single-schema form): the compiled schema of every element."""
+
+    node: Node
+
+
+@dataclass(frozen=True, slots=True)
+class OneOf(Part):
+    """``oneOf``: the compiled branches."""
+
+    branches: tuple[Node, ...]
+    schema_path: str
+
+
+KeywordFn = Callable[[Site, Any, dict[str, Any], tuple[str | int, ...], int], Part | None]
+"""``fn(site, value, node, path_to_keyword, depth) -> Part | None``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """One row of the table.
+
+    Attributes:
+        name: the keyword as it appears in a schema.
+        fn: checks the value and returns the enforcing part (``None`` for annotations, or
+            when the value is malformed).
+        types: node types it may stand with (decision 4); ``None`` for any type.
+        profiles: profiles in which it is supported.
+        in_one_of: whether it may stand beside ``oneOf`` (decision 3).
+    """
+
+    name: str
+    fn: KeywordFn
+    types: frozenset[str] | None
+    profiles: frozenset[str]
+    in_one_of: bool = False
+
+
+def _where(instance_path: tuple[str | int, ...]) -> str:
+    return f"`{pointer(instance_path)}`" if instance_path else "the arguments object"
+
+
+# --- supported keywords ---------------------------------------------------------------------
+
+
+def kw_type(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+    """``type``: one string naming a supported JSON type (spec table; decisions 8, 9)."""
+    if type(value) is list:
+        site.finding(UNSUPPORTED, "type", path, "type lists (a value of several types) are not supported")
+    elif type(value) is not str:
+        site.finding(VALIDATION, "type", path, f"`type` must be a string, not {json_type_name(value)}")
+    elif value == "null":
+        site.finding(UNSUPPORTED, "type", path, 'type "null" is not supported')
+    elif value not in SUPPORTED_TYPES:
+        site.finding(VALIDATION, "type", path, "`type` does not name a JSON Schema type")
+    else:
+        return TypeName(value)
+    return None
+
+
+def kw_properties(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
+    """``properties``: an object of property name → schema, each checked recursively (decision 10)."""
+    if type(value) is not dict:
+        site.finding(VALIDATION, "properties", path, "`properties` must be an object")
+        return None
+    nodes: dict[str, Node] = {}
+    complete = True
+    for name, sub in value.items():
+        compiled = site.subschema(sub, (*path, name), "properties", depth + 1)
+        if compiled is None:
+            complete = False
+        else:
+            nodes[name] = compiled
+    return Properties(nodes) if complete else None
+
+
+def kw_required(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
+    """``required``: a list of unique strings; may name undeclared properties (spec table)."""
+    if type(value) is not list or any(type(n) is not str for n in value):
+        site.finding(VALIDATION, "required", path, "`required` must be a list of strings")
+        return None
+    if len(set(value)) != len(value):
+        site.finding(VALIDATION, "required", path, "`required` must not repeat a name")
+        return None
+    return Required(tuple(value), pointer(path))
+
+
+def kw_additional_properties(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
+    """``additionalProperties``: boolean only; a schema value is unsupported (decision 9)."""
+    if type(value) is bool:
+        return Additional(value, pointer(path))
+    if type(value) is dict:
+        site.finding(
+            UNSUPPORTED, "additionalProperties", path, "schema-valued additionalProperties is not supported"
+        )
+    else:
+        site.finding(VALIDATION, "additionalProperties", path, "`additionalProperties` must be a boolean")
+    return None
+
+
+def kw_description(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
+    """``description``: an annotation that must be a string (spec table; decision 8)."""
+    if type(value) is not str:
+        site.finding(VALIDATION, "description", path, "`description` must be a string")
+    return None
+
+
+_ENUM_SHOWN = 12
+
+
+def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+    """``enum``: a list of JSON values; equality per decisions 6 and 7; empty rejects all."""
+    if type(value) is not list:
+        site.finding(VALIDATION, "enum", path, "`enum` must be a list")
+        return None
+    schema_path = pointer(path)
+    shown = ", ".join(_show_choice(c) for c in value[:_ENUM_SHOWN]) + (", …" if len(value) > _ENUM_SHOWN else "")
+    if all(type(c) is str for c in value):
+        strings = frozenset(value)
+
+        def valid(v: Any) -> bool:
+            return v in strings if type(v) is str else False
+    else:
+        limit = max((max_depth(c) for c in value), default=0)
+        keys = frozenset(canonical(c, limit) for c in value)
+
+        def valid(v: Any) -> bool:
+            return canonical(v, limit) in keys
+
+    def collect(v: Any, ip: tuple[str | int, ...], out: list[Issue]) -> None:
+        if not valid(v):
+            message = (
+                f"{_where(ip)} must be one of: {shown} (enum)" if value else f"{_where(ip)} allows no value (empty enum)"
+            )
+            out.append(Issue(VALIDATION, "enum", schema_path, pointer(ip), message))
+
+    return Check(valid, collect)
+
+
+def _show_choice(choice: Any) -> str:
+    """A schema's enum choice for a message (schema values, never argument values)."""
+    text = json.dumps(choice, ensure_ascii=False, allow_nan=True)
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+def kw_minimum(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
+    """``minimum``: an inclusive lower bound; a finite number, never a boolean (decisions 6, 8)."""
+    t = type(value)
+    if t is not int and not (t is float and math.isfinite(value)):
+        site.finding(VALIDATION, "minimum", path, "`minimum` must be a number")
+        return None
+    bound = value
+    schema_path = pointer(path)
+    shown = _show_choice(bound)
+
+    def valid(v: Any) -> bool:
+        return bool(v >= bound)
+
+    def collect(v: Any, ip: tuple[str | int, ...], out: list[Issue]) -> None:
+        if not v >= bound:
+            out.append(Issue(VALIDATION, "minimum", schema_path, pointer(ip), f"{_where(ip)} must be ≥ {shown} (minimum)"))
+
+    return Check(valid, collect)
+
+
+def kw_items(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+    """``items``: one schema for every element; the tuple (list) form is unsupported (decision 9)."""
+    if type(value) is list:
+        site.finding(UNSUPPORTED, "items", path, "tuple-form `items` (a list of schemas) is not supported")
+        return None
+    compiled = site.subschema(value, path, "items", depth + 1)
+    return Items(compiled) if compiled is not None else None
+
+
+def kw_one_of(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+    """``oneOf``: a non-empty list of full schemas; exactly one must match (decision 3)."""
+    if type(value) is not list or not value:
+        site.finding(VALIDATION, "oneOf", path, "`oneOf` must be a non-empty list of schemas")
+        return None
+    branches: list[Node] = []
+    complete = True
+    for index, branch in enumerate(value):
+        compiled = site.subschema(branch, (*path, index), "oneOf", depth + 1)
+        if compiled is None:
+            complete = False
+        else:
+            branches.append(compiled)
+    return OneOf(tuple(branches), pointer(path)) if complete else None
+
+
+# --- annotations (standard only) ------------------------------------------------------------
+
+
+def _annotation(name: str, json_type: type | None, label: str) -> KeywordFn:
+    def fn(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+        if json_type is not None and type(value) is not json_type:
+            site.finding(VALIDATION, name, path, f"`{name}` must be {label}")
+        return None
+
+    fn.__name__ = f"kw_{name.lstrip('$')}"
+    fn.__doc__ = f"``{name}``: an annotation ({label}); constrains nothing (spec, standard profile)."
+    return fn
+
+
+def kw_schema(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+    """``$schema``: only at the root, only a compatible dialect (spec, "Two profiles")."""
+    if len(path) != 1:
+        site.finding(UNSUPPORTED, "$schema", path, "`$schema` is supported only at the root")
+    elif value not in SCHEMA_DIALECTS if type(value) is str else True:
+        site.finding(
+            UNSUPPORTED,
+            "$schema",
+            path,
+            "`$schema` names a dialect other than draft-06, draft-07, 2019-09 or 2020-12",
+        )
+    return None
+
+
+_BOTH = PROFILES
+_STANDARD = frozenset({"standard"})
+_OBJECT = frozenset({"object"})
+_NUMERIC = frozenset({"integer", "number"})
+
+KEYWORDS: dict[str, Keyword] = {
+    k.name: k
+    for k in (
+        Keyword("type", kw_type, None, _BOTH),
+        Keyword("properties", kw_properties, _OBJECT, _BOTH),
+        Keyword("required", kw_required, _OBJECT, _BOTH),
+        Keyword("additionalProperties", kw_additional_properties, _OBJECT, _BOTH),
+        Keyword("description", kw_description, None, _BOTH, in_one_of=True),
+        Keyword("enum", kw_enum, None, _BOTH),
+        Keyword("minimum", kw_minimum, _NUMERIC, _BOTH),
+        Keyword("items", kw_items, frozenset({"array"}), _BOTH),
+        Keyword("oneOf", kw_one_of, None, _BOTH, in_one_of=True),
+        Keyword("title", _annotation("title", str, "a string"), None, _STANDARD, in_one_of=True),
+        Keyword("default", _annotation("default", None, "any JSON value"), None, _STANDARD, in_one_of=True),
+        Keyword("examples", _annotation("examples", list, "an array"), None, _STANDARD, in_one_of=True),
+        Keyword("$comment", _annotation("$comment", str, "a string"), None, _STANDARD, in_one_of=True),
+        Keyword("deprecated", _annotation("deprecated", bool, "a boolean"), None, _STANDARD, in_one_of=True),
+        Keyword("readOnly", _annotation("readOnly", bool, "a boolean"), None, _STANDARD, in_one_of=True),
+        Keyword("writeOnly", _annotation("writeOnly", bool, "a boolean"), None, _STANDARD, in_one_of=True),
+        Keyword("$schema", kw_schema, None, _STANDARD, in_one_of=True),
+    )
+}
+"""The subset (spec, "Supported keywords" and "Two profiles"). Everything else is unsupported."""
