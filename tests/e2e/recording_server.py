@@ -197,7 +197,7 @@ class RecordingServer:
 
 def main() -> None:
     """Serve on stdin/stdout."""
-    try:
+    try:  # noqa: SIM105 - no contextlib: this file sticks to json, sys and os
         RecordingServer().serve()
     except (BrokenPipeError, KeyboardInterrupt):
         pass
