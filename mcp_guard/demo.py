@@ -1,0 +1,123 @@
+"""``mcp-guard demo``: the guard over the built-in Sigma fixture server, driven by a real MCP client.
+
+Starts ``mcp-guard wrap -- python fixtures/sigma/server.py`` as a subprocess, connects to it
+with the MCP SDK's client over stdio (as Claude Desktop or Cursor would), lists the tools,
+makes valid, invalid and unsupported calls, and prints what was forwarded and what was
+refused and why. The demo is a client, not a server: its report goes to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from .relay.guard import REJECTION_KEY, SCHEMA_KEY
+
+__all__ = ["DEMO_CALLS", "fixture_server_path", "run_demo"]
+
+DEMO_CALLS: list[tuple[str, dict[str, Any] | None, str, str]] = [
+    ("read", {"path": "README.md", "offset": 1, "limit": 20}, "forward", "valid"),
+    ("read", {"path": "README.md", "offset": 0}, "refuse", "offset below its minimum of 1"),
+    ("read", {"offset": True}, "refuse", "path missing, and a boolean where an integer belongs"),
+    ("todo", {"action": "add", "content": "write tests"}, "forward", "a valid enum choice"),
+    ("todo", {"action": "archive"}, "refuse", "not one of the enum choices"),
+    ("AskUserQuestion", {"question": "Deploy?", "options": ["yes", {"label": "no"}]}, "forward", "valid oneOf items"),
+    ("AskUserQuestion", {"question": "Deploy?", "options": [{"value": "y"}]}, "refuse", "an item matching no branch"),
+    ("add", {"a": 2, "b": 3.0}, "forward", "valid: 3.0 is an integer in JSON Schema"),
+    ("add", {"a": 2, "b": 3, "c": 4}, "refuse", "an extra property where additionalProperties is false"),
+    ("bash", None, "refuse", "no arguments at all: validated as {}"),
+    ("fetch_page", {"url": "https://example.com"}, "refuse", "the schema uses pattern and format"),
+    ("broken_tool", {"count": 1}, "refuse", "the tool's schema itself is malformed"),
+    ("no_such_tool", {}, "error", "a tool the server does not have"),
+]
+"""(tool, arguments or None for none, expected outcome: forward | refuse | error, what it shows)."""
+
+
+def fixture_server_path() -> Path:
+    """The Sigma fixture server: inside the installed package, or in a source checkout.
+
+    Raises:
+        FileNotFoundError: neither location holds it.
+    """
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_fixtures" / "sigma" / "server.py", here.parent / "fixtures" / "sigma" / "server.py"):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError("the Sigma fixture server is not installed (fixtures/sigma/server.py)")
+
+
+def _line(out: TextIO, text: str = "") -> None:
+    out.write(text + "\n")
+
+
+async def run_demo(*, profile: str = "standard", log_level: str = "info", out: TextIO | None = None) -> int:
+    """Run the demo; write a readable report to ``out`` (default stdout); return 0 on success.
+
+    Returns 1 when the guard did not behave as the demo expects (a refused call was
+    forwarded, or a valid one refused), so the demo doubles as a smoke test.
+    """
+    import mcp_types as types
+    from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+    from pydantic import TypeAdapter
+
+    out = out or sys.stdout
+    server = fixture_server_path()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_guard", "wrap", "--profile", profile, "--log-level", log_level, "--", sys.executable, str(server)],
+    )
+    failures = 0
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            _line(out, f"mcp-guard demo — profile {profile}; upstream: the Sigma fixture server ({server})")
+            _line(out)
+            _line(out, f"tools/list through the guard: {len(listed.tools)} tools")
+            for tool in listed.tools:
+                verdict = (tool.meta or {}).get(SCHEMA_KEY, {})
+                if verdict.get("supported"):
+                    _line(out, f"  ✔ {tool.name:<16} supported")
+                else:
+                    issues = verdict.get("issues", [])
+                    shown = ", ".join(f"{i['keyword']} at {i['schema_path'] or '/'}" for i in issues[:3])
+                    _line(out, f"  ✘ {tool.name:<16} unsupported: {shown}")
+            _line(out)
+            _line(out, "tools/call through the guard:")
+            for name, arguments, expected, what in DEMO_CALLS:
+                shown_args = "(no arguments)" if arguments is None else json.dumps(arguments)
+                _line(out, f"• {name} {shown_args}  — {what}")
+                try:
+                    result = await session.send_request(  # type: ignore[type-var]
+                        types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
+                        TypeAdapter(dict[str, Any]),
+                    )
+                except MCPError as exc:
+                    _line(out, f"    ✘ JSON-RPC error {exc.error.code}: {exc.error.message}")
+                    failures += expected != "error"
+                    continue
+                rejection = (result.get("_meta") or {}).get(REJECTION_KEY)
+                text = " ".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+                if rejection is None:
+                    _line(out, f"    ✔ forwarded; the server answered: {text}")
+                    failures += expected != "forward"
+                else:
+                    _line(out, f"    ✘ refused ({rejection['kind']}), not sent to the server:")
+                    for issue in rejection["issues"]:
+                        where = issue["instance_path"] if issue["instance_path"] is not None else issue["schema_path"]
+                        _line(out, f"        {issue['keyword']:<21} {where or '(root)':<14} {issue['message']}")
+                    failures += expected != "refuse"
+        errlog.seek(0)
+        log_text = errlog.read()
+    _line(out)
+    _line(out, "the guard's log (stderr) — pointers and keywords, never argument values:")
+    for entry in log_text.splitlines():
+        if entry.startswith("mcp-guard"):
+            _line(out, f"  {entry}")
+    if failures:
+        _line(out, f"\n{failures} call(s) did not turn out as expected")
+        return 1
+    return 0

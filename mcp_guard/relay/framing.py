@@ -1,0 +1,177 @@
+"""Newline-delimited JSON-RPC framing on byte streams, and the guard's own stdio.
+
+MCP's stdio transport is one JSON-RPC message per line. The relay reads and writes lines
+as bytes and leaves parsing to its caller, so a message it does not need to change is
+passed on byte for byte. Lines have no length limit here (a 64 KiB limit is a known way
+for bridges to break on large results).
+
+:func:`claim_stdio` takes the process's fd 0 and 1 for the protocol and points fd 1 at
+stderr for as long as the relay runs: a stray ``print`` anywhere in the process (or in a
+library) then lands in the log instead of corrupting the protocol stream.
+
+This module does not parse JSON and knows nothing of MCP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+__all__ = ["FdReceiveStream", "FdSendStream", "LineStream", "claim_stdio"]
+
+_CHUNK = 1 << 16
+
+
+def _pollable(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+class FdReceiveStream(anyio.abc.ByteReceiveStream):
+    """Reads a file descriptor without threads (a pipe, socket or tty is polled; a file is read).
+
+    Raises ``anyio.EndOfStream`` at EOF. The fd is set non-blocking while in use; the
+    original flags come back on :meth:`aclose`, which does not close the fd.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._poll = _pollable(fd)
+        self._flags = os.get_blocking(fd)
+        if self._poll:
+            os.set_blocking(fd, False)
+
+    async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        while True:
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            if not self._poll:
+                await anyio.lowlevel.checkpoint()
+            return data
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(OSError):
+            os.set_blocking(self._fd, self._flags)
+
+
+class FdSendStream(anyio.abc.ByteSendStream):
+    """Writes a file descriptor without threads; waits while a pipe is full.
+
+    Raises ``anyio.BrokenResourceError`` when the reader has gone (EPIPE).
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._flags = os.get_blocking(fd)
+        if _pollable(fd):
+            os.set_blocking(fd, False)
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+                continue
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[written:]
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(OSError):
+            os.set_blocking(self._fd, self._flags)
+
+
+class LineStream:
+    """One newline-delimited message stream over a pair of byte streams.
+
+    ``receive()`` returns one line without its ``\\n`` (a trailing ``\\r`` is kept; JSON
+    parsers take it as white space) and skips empty lines; it raises ``anyio.EndOfStream``
+    when the peer closes. A last line without a newline is still delivered.
+    ``send(line)`` writes ``line + b"\\n"`` atomically with respect to other senders.
+    """
+
+    def __init__(self, receiver: anyio.abc.ByteReceiveStream, sender: anyio.abc.ByteSendStream) -> None:
+        self._receiver = receiver
+        self._sender = sender
+        self._buffer = bytearray()
+        self._lines: list[bytes] = []
+        self._eof = False
+        self._lock = anyio.Lock()
+
+    async def receive(self) -> bytes:
+        while True:
+            if self._lines:
+                return self._lines.pop()
+            if self._eof:
+                raise anyio.EndOfStream
+            try:
+                chunk = await self._receiver.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._eof = True
+                rest = bytes(self._buffer).strip()
+                self._buffer.clear()
+                if rest:
+                    return rest
+                raise anyio.EndOfStream from None
+            if b"\n" not in chunk:
+                self._buffer += chunk
+                continue
+            self._buffer += chunk
+            parts = self._buffer.split(b"\n")
+            self._buffer = bytearray(parts.pop())
+            # Stored reversed so pop() yields them in order.
+            self._lines = [p for p in reversed(parts) if p.strip()]
+
+    async def send(self, line: bytes) -> None:
+        async with self._lock:
+            await self._sender.send(line + b"\n")
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._sender.aclose()
+        with contextlib.suppress(Exception):
+            await self._receiver.aclose()
+
+
+@contextlib.contextmanager
+def claim_stdio() -> Iterator[tuple[int, int]]:
+    """Take fd 0 and 1 for the protocol; divert fd 0 to /dev/null and fd 1 to stderr meanwhile.
+
+    Yields:
+        ``(read_fd, write_fd)``: private close-on-exec duplicates of the original stdin
+        and stdout, which child processes do not inherit.
+
+    The original descriptors are restored on exit.
+    """
+    import fcntl
+
+    read_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    write_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    saved_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    saved_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(devnull, 0)
+        os.dup2(2, 1)
+        yield read_fd, write_fd
+    finally:
+        with contextlib.suppress(OSError):
+            os.dup2(saved_in, 0)
+        with contextlib.suppress(OSError):
+            os.dup2(saved_out, 1)
+        for fd in (devnull, saved_in, saved_out, read_fd, write_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)

@@ -1,0 +1,258 @@
+"""What the guard does to the few messages it touches; no I/O, no concurrency.
+
+- ``tools/list`` results: every tool classified, annotated with
+  ``_meta["mcp-guard/schema"] = {"supported", "issues"}``; every other field passed as
+  the upstream sent it. ``_meta`` keys starting ``mcp-guard/`` that the upstream sent are
+  replaced (tools) or removed (results): an upstream cannot forge the guard's verdicts.
+- ``tools/call`` requests: judged against the tool's latest listed schema; a rejection is a
+  normal ``CallToolResult`` with ``isError: true``, a text item written for a model to act
+  on, and ``_meta["mcp-guard/rejection"] = {"kind", "tool", "issues"}``. An unknown (or
+  hidden) tool is JSON-RPC error -32602 (MCP 2025-11-25, SEP-1303).
+
+Messages and log lines name tools, keywords and JSON Pointers, never argument values.
+
+This module does not send anything; ``relay`` moves the messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..core import UNSUPPORTED, Compiled, Report, compile
+
+__all__ = [
+    "INVALID_PARAMS",
+    "META_PREFIX",
+    "REJECTION_KEY",
+    "SCHEMA_KEY",
+    "CallVerdict",
+    "ToolEntry",
+    "ToolTable",
+    "error_response",
+    "rejection_result",
+]
+
+log = logging.getLogger("mcp_guard")
+
+META_PREFIX: Final = "mcp-guard/"
+SCHEMA_KEY: Final = "mcp-guard/schema"
+REJECTION_KEY: Final = "mcp-guard/rejection"
+INVALID_PARAMS: Final = -32602
+INVALID_REQUEST: Final = -32600
+PARSE_ERROR: Final = -32700
+INTERNAL_ERROR: Final = -32603
+
+_MISSING: Final = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """A listed tool as the guard judges it: its name and its compiled ``inputSchema``."""
+
+    name: str
+    compiled: Compiled
+
+    @property
+    def supported(self) -> bool:
+        """Whether calls can be checked at all (spec decision 14)."""
+        return self.compiled.supported
+
+
+@dataclass(frozen=True, slots=True)
+class CallVerdict:
+    """The outcome of judging one ``tools/call``.
+
+    Exactly one of these holds: ``forward`` (send the request on), ``error`` (answer with
+    a JSON-RPC error ``(code, message)``), or ``result`` (answer with this
+    ``CallToolResult`` object).
+    """
+
+    forward: bool = False
+    error: tuple[int, str] | None = None
+    result: dict[str, Any] | None = None
+    kind: str | None = None
+    report: Report | None = None
+
+
+def _strip_guard_keys(meta: Any) -> dict[str, Any]:
+    if type(meta) is not dict:
+        return {}
+    return {k: v for k, v in meta.items() if not (type(k) is str and k.startswith(META_PREFIX))}
+
+
+class ToolTable:
+    """The latest listed schema of every tool, compiled; emptied on ``list_changed``.
+
+    Attributes:
+        profile: ``"standard"`` or ``"strict"``.
+        hide_unsupported: leave unsupported tools out of lists and treat them as unknown.
+        generation: bumped on every invalidation; a listing requested in an older
+            generation is annotated but not cached (it may describe replaced tools).
+        complete: the table holds a whole listing of the current generation, so a name
+            not in it is unknown without asking the upstream again.
+    """
+
+    def __init__(self, profile: str = "standard", *, hide_unsupported: bool = False) -> None:
+        compile({}, profile=profile)  # raises ValueError for an unknown profile, early
+        self.profile = profile
+        self.hide_unsupported = hide_unsupported
+        self.generation = 0
+        self.complete = False
+        self._entries: dict[str, ToolEntry] = {}
+        self._counts: tuple[int, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, name: str) -> ToolEntry | None:
+        """The entry for ``name``, or None when the guard has not seen it listed."""
+        return self._entries.get(name)
+
+    def entries(self) -> list[ToolEntry]:
+        """Every entry, in listing order."""
+        return list(self._entries.values())
+
+    def invalidate(self) -> None:
+        """Forget every schema (``notifications/tools/list_changed``)."""
+        self._entries.clear()
+        self.generation += 1
+        self.complete = False
+
+    def annotate(self, result: Any, *, cache: bool, first_page: bool = False) -> Any:
+        """Annotate one ``tools/list`` result; return the object to send to the client.
+
+        Args:
+            result: the JSON-RPC ``result`` of a ``tools/list`` response, as parsed.
+            cache: record the tools' schemas (False for a listing that an invalidation
+                overtook).
+            first_page: the request carried no cursor, so a result without
+                ``nextCursor`` is a complete listing.
+
+        Returns:
+            A new result object (the input is not modified); a result that is not an
+            object, or has no ``tools`` list, comes back as it was.
+        """
+        if type(result) is not dict:
+            return result
+        out = dict(result)
+        if "_meta" in out:
+            out["_meta"] = _strip_guard_keys(out["_meta"])
+        tools = out.get("tools")
+        if type(tools) is not list:
+            return out
+        shown: list[Any] = []
+        for tool in tools:
+            if type(tool) is not dict or type(tool.get("name")) is not str:
+                shown.append(tool)  # not a callable tool; passed on as it came
+                continue
+            entry = ToolEntry(tool["name"], compile(tool.get("inputSchema"), profile=self.profile))
+            if cache:
+                self._entries[entry.name] = entry
+            if self.hide_unsupported and not entry.supported:
+                continue
+            annotated = dict(tool)
+            meta = _strip_guard_keys(tool.get("_meta"))
+            meta[SCHEMA_KEY] = {"supported": entry.supported, "issues": entry.compiled.report.issues_json()}
+            annotated["_meta"] = meta
+            shown.append(annotated)
+        out["tools"] = shown
+        if cache and first_page and "nextCursor" not in result:
+            self.complete = True
+            self._log_counts()
+        return out
+
+    def replace(self, tools: list[Any]) -> None:
+        """Replace the table with a complete listing the guard fetched itself (all pages)."""
+        self._entries.clear()
+        self.annotate({"tools": tools}, cache=True)
+        self.complete = True
+        self._log_counts()
+
+    def _log_counts(self) -> None:
+        supported = [e.name for e in self._entries.values() if e.supported]
+        unsupported = [e.name for e in self._entries.values() if not e.supported]
+        counts = (len(supported), len(unsupported))
+        if counts == self._counts:
+            return
+        self._counts = counts
+        shown = ", ".join(unsupported[:10]) + (", …" if len(unsupported) > 10 else "")
+        log.info(
+            "tools: %d supported, %d unsupported%s",
+            counts[0],
+            counts[1],
+            f" ({shown})" if unsupported else "",
+        )
+
+    def judge(self, params: Any) -> CallVerdict:
+        """Judge the ``params`` of a ``tools/call`` whose tool has been looked up.
+
+        Returns:
+            ``forward`` when the arguments satisfy a supported schema; a -32602 error for
+            malformed params or an unknown/hidden tool; otherwise a rejection result.
+        """
+        if type(params) is not dict or type(params.get("name")) is not str:
+            return CallVerdict(error=(INVALID_PARAMS, "Invalid params: tools/call needs a string `name`"))
+        name = params["name"]
+        entry = self._entries.get(name)
+        if entry is None or (self.hide_unsupported and not entry.supported):
+            return CallVerdict(error=(INVALID_PARAMS, f"Unknown tool: {name}"))
+        compiled = entry.compiled
+        if not compiled.supported:
+            report = compiled.report
+            return CallVerdict(
+                result=rejection_result(name, report, schema_broken=True), kind=report.kind, report=report
+            )
+        arguments = params.get("arguments", _MISSING)
+        report = compiled.check({} if arguments is _MISSING else arguments)
+        if report.ok:
+            return CallVerdict(forward=True)
+        return CallVerdict(result=rejection_result(name, report, schema_broken=False), kind=report.kind, report=report)
+
+
+def _issue_text(issue: dict[str, Any]) -> str:
+    return str(issue["message"])
+
+
+def rejection_result(tool: str, report: Report, *, schema_broken: bool) -> dict[str, Any]:
+    """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
+
+    Args:
+        tool: the tool's name.
+        report: the findings (schema findings when ``schema_broken``, else argument ones).
+        schema_broken: the tool's schema is the problem (unsupported or malformed), not the
+            arguments; the text then says that changing the arguments will not help.
+    """
+    issues = report.issues_json()
+    kind = report.kind
+    if not schema_broken:
+        details = "; ".join(i.message for i in report.issues)
+        text = (
+            f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
+            f"so nothing was sent to the server. {details}. Correct the arguments and call again."
+        )
+    elif kind == UNSUPPORTED:
+        details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
+        text = (
+            f"mcp-guard refused this call to `{tool}`: the tool's input schema uses features the guard "
+            f"cannot enforce ({details}), so none of its calls are sent to the server. Changing the "
+            "arguments will not help; the server's schema or the guard's configuration must change."
+        )
+    else:
+        details = "; ".join(f"{i.schema_path or '/'}: {i.message}" for i in report.issues)
+        text = (
+            f"mcp-guard refused this call to `{tool}`: the tool's input schema itself is malformed "
+            f"({details}). This is a fault of the tool's definition, not of the arguments; nothing was sent "
+            "to the server."
+        )
+    return {
+        "content": [{"type": "text", "text": text}],
+        "isError": True,
+        "_meta": {REJECTION_KEY: {"kind": kind, "tool": tool, "issues": issues}},
+    }
+
+
+def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error response object."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}

@@ -1,0 +1,403 @@
+"""The relay: moves JSON-RPC messages between the client (downstream) and the upstream server.
+
+Every line is parsed (a ``tools/call`` cannot hide behind an escape), but only what the
+guard must see is touched:
+
+- client → upstream: a ``tools/call`` request is judged first and, when valid, forwarded
+  as the exact object that was validated (re-serialized, so duplicate keys cannot differ
+  between what was checked and what is sent); a ``tools/list`` request is noted so its
+  response can be annotated; a ``notifications/cancelled`` for a call the guard still
+  holds drops that call. Everything else goes on byte for byte.
+- upstream → client: responses to the guard's own requests are taken out of the stream;
+  ``tools/list`` results are annotated; ``notifications/tools/list_changed`` empties the
+  schema cache and is forwarded. Everything else goes on byte for byte, so unknown fields
+  and both protocol eras survive.
+
+The guard issues requests of its own (a ``tools/list`` when a call names a tool it has
+not seen listed) with string ids carrying a random nonce, kept apart from the client's ids.
+
+Not done here (yet): respawning a dead upstream, answering the client's pending requests
+when the upstream dies (the guard exits instead, like the server would), HTTP transports.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from .framing import LineStream
+from .guard import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ToolTable, error_response
+
+__all__ = ["ListingFailed", "Relay", "dumps"]
+
+log = logging.getLogger("mcp_guard")
+
+MAX_LIST_PAGES: Final = 10_000
+"""A guard-initiated listing that pages more often than this is abandoned (a cursor loop)."""
+
+
+def dumps(message: Any) -> bytes:
+    """Compact JSON bytes of a message; ASCII-only, so any string (even a lone surrogate) survives."""
+    return json.dumps(message, separators=(",", ":")).encode("ascii")
+
+
+def _key(request_id: Any) -> tuple[bool, Any]:
+    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not."""
+    return (type(request_id) is str, request_id if type(request_id) is not list else repr(request_id))
+
+
+class ListingFailed(Exception):
+    """The guard could not list the upstream's tools itself (error, timeout, upstream gone)."""
+
+
+@dataclass
+class _Pending:
+    event: anyio.Event = field(default_factory=anyio.Event)
+    response: dict[str, Any] | None = None
+
+
+class Relay:
+    """One client connection relayed to one upstream connection.
+
+    Args:
+        client: the downstream line stream (the MCP client's side).
+        upstream: the upstream line stream (the real server's side).
+        table: the tool table (profile, hiding, cache).
+        request_timeout: seconds the guard waits for the upstream to answer one of its own
+            requests.
+    """
+
+    def __init__(
+        self, client: LineStream, upstream: LineStream, table: ToolTable, *, request_timeout: float = 30.0
+    ) -> None:
+        self.client = client
+        self.upstream = upstream
+        self.table = table
+        self.request_timeout = request_timeout
+        self.upstream_closed = False
+        self._nonce = secrets.token_hex(8)
+        self._counter = 0
+        self._own: dict[tuple[bool, Any], _Pending] = {}
+        self._lists: dict[tuple[bool, Any], tuple[int, bool]] = {}
+        self._held: dict[tuple[bool, Any], bool] = {}
+        self._refreshing: anyio.Event | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def run(self) -> None:
+        """Relay until the client closes its side or the upstream closes its side."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+
+            async def upstream_side() -> None:
+                await self._from_upstream()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(upstream_side)
+            await self._from_client()
+            tg.cancel_scope.cancel()
+
+    # --- client → upstream ------------------------------------------------------------------
+
+    async def _from_client(self) -> None:
+        while True:
+            try:
+                line = await self.client.receive()
+            except anyio.EndOfStream:
+                log.debug("client closed its side")
+                return
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                await self._reply(error_response(None, PARSE_ERROR, "Parse error: the line is not valid JSON"))
+                continue
+            if type(message) is dict:
+                await self._client_message(message, line)
+            elif type(message) is list and message:
+                await self._client_batch(message)
+            else:
+                await self._reply(error_response(None, INVALID_REQUEST, "Invalid Request"))
+
+    async def _client_message(self, message: dict[str, Any], line: bytes) -> None:
+        method = message.get("method")
+        if "id" in message and method is not None:
+            if method == "tools/call":
+                await self._on_call(message)
+                return
+            if method == "tools/list":
+                self._note_list(message)
+        elif method == "notifications/cancelled" and self._cancel_held(message):
+            return
+        await self.upstream.send(line)
+
+    def _note_list(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        first_page = not (type(params) is dict and params.get("cursor") is not None)
+        self._lists[_key(message["id"])] = (self.table.generation, first_page)
+
+    def _cancel_held(self, message: dict[str, Any]) -> bool:
+        """A cancellation of a call the guard still holds: drop the call, keep the notice."""
+        params = message.get("params")
+        if type(params) is not dict or "requestId" not in params:
+            return False
+        key = _key(params["requestId"])
+        self._lists.pop(key, None)
+        if key in self._held:
+            self._held[key] = True
+            return True
+        return False
+
+    async def _on_call(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        name = params.get("name") if type(params) is dict else None
+        if type(name) is str and self.table.get(name) is None and not self.table.complete:
+            assert self._tg is not None
+            self._held[_key(message["id"])] = False
+            self._tg.start_soon(self._call_after_listing, message)
+            return
+        await self._decide(message)
+
+    async def _call_after_listing(self, message: dict[str, Any]) -> None:
+        key = _key(message["id"])
+        try:
+            await self.refresh(_era_meta(message.get("params")))
+        except ListingFailed as exc:
+            if not self._held.pop(key, False):
+                await self._reply(
+                    error_response(
+                        message["id"], INTERNAL_ERROR, f"mcp-guard could not list the upstream's tools: {exc}"
+                    )
+                )
+            return
+        if self._held.pop(key, False):
+            return  # the client cancelled it while the guard was listing
+        await self._decide(message)
+
+    async def _decide(self, message: dict[str, Any]) -> None:
+        verdict = self.table.judge(message.get("params"))
+        if verdict.forward:
+            await self.upstream.send(dumps(message))
+            return
+        name = message["params"].get("name") if type(message.get("params")) is dict else None
+        if verdict.error is not None:
+            code, text = verdict.error
+            log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
+            await self._reply(error_response(message["id"], code, text))
+            return
+        assert verdict.report is not None
+        log.warning(
+            "rejected tools/call %s (%s): %s",
+            _shown(name),
+            verdict.kind,
+            "; ".join(
+                f"{i.keyword} at {_place(i.instance_path, i.schema_path)}" for i in verdict.report.issues[:20]
+            ),
+        )
+        await self._reply({"jsonrpc": "2.0", "id": message["id"], "result": verdict.result})
+
+    async def _client_batch(self, batch: list[Any]) -> None:
+        """A JSON-RPC batch (protocol 2025-03-26): each element judged; forwards and replies grouped."""
+        forward: list[Any] = []
+        replies: list[Any] = []
+        for element in batch:
+            if type(element) is not dict:
+                replies.append(error_response(None, INVALID_REQUEST, "Invalid Request"))
+                continue
+            method = element.get("method")
+            if method == "tools/call" and "id" in element:
+                params = element.get("params")
+                name = params.get("name") if type(params) is dict else None
+                if type(name) is str and self.table.get(name) is None and not self.table.complete:
+                    try:
+                        await self.refresh(_era_meta(params))
+                    except ListingFailed as exc:
+                        replies.append(error_response(element["id"], INTERNAL_ERROR, f"mcp-guard: {exc}"))
+                        continue
+                verdict = self.table.judge(params)
+                if verdict.forward:
+                    forward.append(element)
+                elif verdict.error is not None:
+                    replies.append(error_response(element["id"], *verdict.error))
+                else:
+                    replies.append({"jsonrpc": "2.0", "id": element["id"], "result": verdict.result})
+                continue
+            if method == "tools/list" and "id" in element:
+                self._note_list(element)
+            forward.append(element)
+        if forward:
+            await self.upstream.send(dumps(forward))
+        if replies:
+            await self.client.send(dumps(replies))
+
+    # --- upstream → client ------------------------------------------------------------------
+
+    async def _from_upstream(self) -> None:
+        try:
+            while True:
+                try:
+                    line = await self.upstream.receive()
+                except anyio.EndOfStream:
+                    log.warning("the upstream closed its output (it exited or crashed)")
+                    self.upstream_closed = True
+                    return
+                try:
+                    message = json.loads(line)
+                except (ValueError, RecursionError):
+                    log.warning("skipped a line of %d bytes from the upstream that is not JSON", len(line))
+                    continue
+                if type(message) is dict:
+                    out = self._upstream_message(message)
+                elif type(message) is list:
+                    out = self._upstream_batch(message)
+                else:
+                    out = line
+                if out is not None:
+                    await self.client.send(out if isinstance(out, bytes) else dumps(out))
+        finally:
+            for pending in self._own.values():
+                pending.event.set()
+
+    def _upstream_message(self, message: dict[str, Any]) -> Any:
+        """What to send the client for one upstream message: None, the message, or a new object."""
+        if "method" not in message:
+            if "id" not in message:
+                return message
+            key = _key(message["id"])
+            pending = self._own.pop(key, None)
+            if pending is not None:
+                pending.response = message
+                pending.event.set()
+                return None
+            listing = self._lists.pop(key, None)
+            if listing is not None and "result" in message:
+                generation, first_page = listing
+                out = dict(message)
+                out["result"] = self.table.annotate(
+                    message["result"], cache=generation == self.table.generation, first_page=first_page
+                )
+                return out
+        elif message["method"] == "notifications/tools/list_changed":
+            log.info("upstream tools changed; schemas will be listed again before the next judgement")
+            self.table.invalidate()
+        return message
+
+    def _upstream_batch(self, batch: list[Any]) -> Any:
+        out = [self._upstream_message(m) if type(m) is dict else m for m in batch]
+        out = [m for m in out if m is not None]
+        return out or None
+
+    # --- the guard's own requests -----------------------------------------------------------
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        await self.client.send(dumps(message))
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send a request of the guard's own upstream; return its ``result``.
+
+        Raises:
+            ListingFailed: an error response, no answer within ``request_timeout``, or
+                the upstream gone.
+        """
+        if self.upstream_closed:
+            raise ListingFailed("the upstream is not running")
+        self._counter += 1
+        request_id = f"mcp-guard-{self._nonce}-{self._counter}"
+        key = _key(request_id)
+        pending = _Pending()
+        self._own[key] = pending
+        try:
+            await self.upstream.send(dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
+            with anyio.move_on_after(self.request_timeout):
+                await pending.event.wait()
+        finally:
+            self._own.pop(key, None)
+        response = pending.response
+        if response is None:
+            raise ListingFailed(
+                "the upstream is not running" if self.upstream_closed else f"no answer to {method} in time"
+            )
+        if "error" in response:
+            error = response["error"]
+            code = error.get("code") if type(error) is dict else None
+            raise ListingFailed(f"the upstream answered {method} with error {code}")
+        result = response.get("result")
+        if type(result) is not dict:
+            raise ListingFailed(f"the upstream's {method} result is not an object")
+        return result
+
+    async def refresh(self, meta: dict[str, Any] | None = None) -> None:
+        """List every page of the upstream's tools and replace the table (one listing at a time).
+
+        Args:
+            meta: ``_meta`` to put on each ``tools/list`` request: the protocol-era
+                envelope of the client call that needed the listing (2026-07-28 era
+                requests carry their protocol version and client info there).
+
+        Raises:
+            ListingFailed: the listing could not be completed.
+        """
+        if self._refreshing is not None:
+            await self._refreshing.wait()
+            if not self.table.complete:
+                raise ListingFailed("the listing the guard was waiting for did not complete")
+            return
+        self._refreshing = anyio.Event()
+        try:
+            for _attempt in range(3):
+                generation = self.table.generation
+                tools = await self._list_all(meta)
+                if generation == self.table.generation:
+                    self.table.replace(tools)
+                    return
+                # list_changed arrived meanwhile: this listing may already be stale; list again.
+            raise ListingFailed("the upstream's tools kept changing while the guard listed them")
+        finally:
+            self._refreshing.set()
+            self._refreshing = None
+
+    async def _list_all(self, meta: dict[str, Any] | None) -> list[Any]:
+        tools: list[Any] = []
+        cursor: Any = None
+        seen: set[str] = set()
+        for _page in range(MAX_LIST_PAGES):
+            params: dict[str, Any] = {}
+            if cursor is not None:
+                params["cursor"] = cursor
+            if meta:
+                params["_meta"] = meta
+            result = await self.request("tools/list", params)
+            page = result.get("tools")
+            if type(page) is not list:
+                raise ListingFailed("the upstream's tools/list result has no `tools` list")
+            tools.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return tools
+            marker = json.dumps(cursor)
+            if marker in seen:
+                raise ListingFailed("the upstream's tools/list cursors loop")
+            seen.add(marker)
+        raise ListingFailed(f"the upstream's tools/list has more than {MAX_LIST_PAGES} pages")
+
+
+def _era_meta(params: Any) -> dict[str, Any] | None:
+    """The protocol-era envelope of a request (2026-07-28: ``io.modelcontextprotocol/*`` keys)."""
+    if type(params) is not dict or type(params.get("_meta")) is not dict:
+        return None
+    meta = {k: v for k, v in params["_meta"].items() if type(k) is str and k.startswith("io.modelcontextprotocol/")}
+    return meta or None
+
+
+def _place(instance_path: str | None, schema_path: str) -> str:
+    if instance_path is not None:
+        return instance_path or "(root)"
+    return "schema " + (schema_path or "(root)")
+
+
+def _shown(name: Any) -> str:
+    return f"`{name}`" if type(name) is str else "(no tool name)"
