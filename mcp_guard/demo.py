@@ -24,8 +24,18 @@ DEMO_CALLS: list[tuple[str, dict[str, Any] | None, str, str]] = [
     ("read", {"offset": True}, "refuse", "path missing, and a boolean where an integer belongs"),
     ("todo", {"action": "add", "content": "write tests"}, "forward", "a valid enum choice"),
     ("todo", {"action": "archive"}, "refuse", "not one of the enum choices"),
-    ("AskUserQuestion", {"question": "Deploy?", "options": ["yes", {"label": "no"}]}, "forward", "valid oneOf items"),
-    ("AskUserQuestion", {"question": "Deploy?", "options": [{"value": "y"}]}, "refuse", "an item matching no branch"),
+    (
+        "AskUserQuestion",
+        {"question": "Deploy?", "options": ["yes", {"label": "no"}]},
+        "forward",
+        "valid oneOf items",
+    ),
+    (
+        "AskUserQuestion",
+        {"question": "Deploy?", "options": [{"value": "y"}]},
+        "refuse",
+        "an item matching no branch",
+    ),
     ("add", {"a": 2, "b": 3.0}, "forward", "valid: 3.0 is an integer in JSON Schema"),
     ("add", {"a": 2, "b": 3, "c": 4}, "refuse", "an extra property where additionalProperties is false"),
     ("bash", None, "refuse", "no arguments at all: validated as {}"),
@@ -43,7 +53,10 @@ def fixture_server_path() -> Path:
         FileNotFoundError: neither location holds it.
     """
     here = Path(__file__).resolve().parent
-    for candidate in (here / "_fixtures" / "sigma" / "server.py", here.parent / "fixtures" / "sigma" / "server.py"):
+    for candidate in (
+        here / "_fixtures" / "sigma" / "server.py",
+        here.parent / "fixtures" / "sigma" / "server.py",
+    ):
         if candidate.is_file():
             return candidate
     raise FileNotFoundError("the Sigma fixture server is not installed (fixtures/sigma/server.py)")
@@ -67,11 +80,25 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
     server = fixture_server_path()
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcp_guard", "wrap", "--profile", profile, "--log-level", log_level, "--", sys.executable, str(server)],
+        args=[
+            "-m",
+            "mcp_guard",
+            "wrap",
+            "--profile",
+            profile,
+            "--log-level",
+            log_level,
+            "--",
+            sys.executable,
+            str(server),
+        ],
     )
     failures = 0
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             listed = await session.list_tools()
             _line(out, f"mcp-guard demo — profile {profile}; upstream: the Sigma fixture server ({server})")
@@ -92,7 +119,9 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
                 _line(out, f"• {name} {shown_args}  — {what}")
                 try:
                     result = await session.send_request(  # type: ignore[type-var]
-                        types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
+                        types.CallToolRequest(
+                            params=types.CallToolRequestParams(name=name, arguments=arguments)
+                        ),
                         TypeAdapter(dict[str, Any]),
                     )
                 except MCPError as exc:
@@ -100,15 +129,23 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
                     failures += expected != "error"
                     continue
                 rejection = (result.get("_meta") or {}).get(REJECTION_KEY)
-                text = " ".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+                text = " ".join(
+                    c.get("text", "") for c in result.get("content", []) if c.get("type") == "text"
+                )
                 if rejection is None:
                     _line(out, f"    ✔ forwarded; the server answered: {text}")
                     failures += expected != "forward"
                 else:
                     _line(out, f"    ✘ refused ({rejection['kind']}), not sent to the server:")
                     for issue in rejection["issues"]:
-                        where = issue["instance_path"] if issue["instance_path"] is not None else issue["schema_path"]
-                        _line(out, f"        {issue['keyword']:<21} {where or '(root)':<14} {issue['message']}")
+                        where = (
+                            issue["instance_path"]
+                            if issue["instance_path"] is not None
+                            else issue["schema_path"]
+                        )
+                        _line(
+                            out, f"        {issue['keyword']:<21} {where or '(root)':<14} {issue['message']}"
+                        )
                     failures += expected != "refuse"
         errlog.seek(0)
         log_text = errlog.read()

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from math import isfinite
 from typing import Any, Final
 
-from .json_values import is_integer, is_json, is_number, json_type_name, pointer, scan
+from .json_values import escape_token, is_integer, is_json, is_number, json_type_name, pointer, scan
 from .keywords import (
     KEYWORDS,
     PROFILES,
@@ -38,6 +38,7 @@ from .keywords import (
     Properties,
     Required,
     TypeName,
+    where,
 )
 from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Report
 
@@ -47,7 +48,10 @@ MAX_SCHEMA_DEPTH: Final = 64
 """Schemas nested deeper than this many subschema levels are ``unsupported_capability``."""
 
 Path = tuple[str | int, ...]
-Collect = Callable[[Any, Path, list[Issue]], None]
+"""A schema path during classification (turned into a JSON Pointer per finding)."""
+
+Collect = Callable[[Any, str, list[Issue]], None]
+"""``collect(value, instance_pointer, out)``; instance pointers are built as strings as the walk descends."""
 
 _MISSING: Final = object()
 
@@ -85,11 +89,14 @@ class Node:
         self.describe = describe
 
 
-def _where(ip: Path) -> str:
-    return f"`{pointer(ip)}`" if ip else "the arguments object"
+def _child(ip: str, key: str) -> str:
+    """The pointer of member ``key`` below ``ip`` (RFC 6901 escaping only when needed)."""
+    if "~" in key or "/" in key:
+        return ip + "/" + escape_token(key)
+    return ip + "/" + key
 
 
-def _type_issue(type_path: str, name: str, v: Any, ip: Path, out: list[Issue]) -> None:
+def _type_issue(type_path: str, name: str, v: Any, ip: str, out: list[Issue]) -> None:
     if type(v) is float and not isfinite(v):
         return  # reported once, as a "json" finding, by the scan
     out.append(
@@ -97,8 +104,8 @@ def _type_issue(type_path: str, name: str, v: Any, ip: Path, out: list[Issue]) -
             VALIDATION,
             "type",
             type_path,
-            pointer(ip),
-            f"{_where(ip)} must be {_ARTICLE[name]}, not {json_type_name(v)} (type)",
+            ip,
+            f"{where(ip)} must be {_ARTICLE[name]}, not {json_type_name(v)} (type)",
         )
     )
 
@@ -134,7 +141,7 @@ def _scalar_node(name: str, type_path: str, checks: list[Check]) -> Node:
         def valid(v: Any) -> bool:
             return tcheck(v) and r(v)
 
-    def collect(v: Any, ip: Path, out: list[Issue]) -> None:
+    def collect(v: Any, ip: str, out: list[Issue]) -> None:
         if not tcheck(v):
             _type_issue(type_path, name, v, ip, out)
             return
@@ -175,27 +182,34 @@ def _object_node(
                 return False
         return rest is None or rest(v)
 
-    def collect(v: Any, ip: Path, out: list[Issue]) -> None:
+    def collect(v: Any, ip: str, out: list[Issue]) -> None:
         if type(v) is not dict:
             _type_issue(type_path, "object", v, ip, out)
             return
         for name in names:
             if name not in v:
                 out.append(
-                    Issue(VALIDATION, "required", required_path, pointer(ip), f"{_where((*ip, name))} is required")
+                    Issue(
+                        VALIDATION,
+                        "required",
+                        required_path,
+                        ip,
+                        f"{where(_child(ip, name))} is required",
+                    )
                 )
         for key, item in v.items():
             node = props.get(key)
             if node is not None:
-                node.collect(item, (*ip, key), out)
+                if not node.valid(item):
+                    node.collect(item, _child(ip, key), out)
             elif not allowed:
                 out.append(
                     Issue(
                         VALIDATION,
                         "additionalProperties",
                         additional_path,
-                        pointer((*ip, key)),
-                        f"{_where((*ip, key))} is not allowed: the schema declares no such property "
+                        _child(ip, key),
+                        f"{where(_child(ip, key))} is not allowed: the schema declares no such property "
                         "(additionalProperties: false)",
                     )
                 )
@@ -216,7 +230,7 @@ def _array_node(type_path: str, items: Node | None, checks: list[Check]) -> Node
         def elements_valid(v: list[Any]) -> bool:
             return is_json(v)
 
-        def elements_collect(v: list[Any], ip: Path, out: list[Issue]) -> None:
+        def elements_collect(v: list[Any], ip: str, out: list[Issue]) -> None:
             return None  # unconstrained elements; non-JSON ones were found by the scan
 
     else:
@@ -229,15 +243,15 @@ def _array_node(type_path: str, items: Node | None, checks: list[Check]) -> Node
                     return False
             return True
 
-        def elements_collect(v: list[Any], ip: Path, out: list[Issue]) -> None:
+        def elements_collect(v: list[Any], ip: str, out: list[Issue]) -> None:
             for i, x in enumerate(v):
                 if not item_valid(x):
-                    item_collect(x, (*ip, i), out)
+                    item_collect(x, f"{ip}/{i}", out)
 
     def valid(v: Any) -> bool:
         return type(v) is list and elements_valid(v) and (rest is None or rest(v))
 
-    def collect(v: Any, ip: Path, out: list[Issue]) -> None:
+    def collect(v: Any, ip: str, out: list[Issue]) -> None:
         if type(v) is not list:
             _type_issue(type_path, "array", v, ip, out)
             return
@@ -267,15 +281,15 @@ def _one_of_node(part: OneOf) -> Node:
     def valid(v: Any) -> bool:
         return matches(v) == 1
 
-    def collect(v: Any, ip: Path, out: list[Issue]) -> None:
+    def collect(v: Any, ip: str, out: list[Issue]) -> None:
         n = matches(v)
-        if n == 1:
-            return
+        if n == 1 or (type(v) is float and not isfinite(v)):
+            return  # a non-finite number is reported once, as a "json" finding, by the scan
         if n == 0:
-            message = f"{_where(ip)} matches none of the {count} alternatives of oneOf ({summary})"
+            message = f"{where(ip)} matches none of the {count} alternatives of oneOf ({summary})"
         else:
-            message = f"{_where(ip)} matches more than one of the {count} alternatives of oneOf ({summary})"
-        out.append(Issue(VALIDATION, "oneOf", schema_path, pointer(ip), message))
+            message = f"{where(ip)} matches more than one of the {count} alternatives of oneOf ({summary})"
+        out.append(Issue(VALIDATION, "oneOf", schema_path, ip, message))
 
     return Node(valid, collect, "one of: " + ", ".join(b.describe for b in branches))
 
@@ -296,14 +310,24 @@ class _Classifier:
     def node(self, schema: Any, path: Path, holder: str, depth: int, *, root: bool) -> Node | None:
         if depth > MAX_SCHEMA_DEPTH:
             self.finding(
-                UNSUPPORTED, "schema", path, f"schemas nested more than {MAX_SCHEMA_DEPTH} levels deep are not supported"
+                UNSUPPORTED,
+                "schema",
+                path,
+                f"schemas nested more than {MAX_SCHEMA_DEPTH} levels deep are not supported",
             )
             return None
         if type(schema) is bool:
-            self.finding(UNSUPPORTED, "schema", path, "boolean schemas (true/false in place of a schema) are not supported")
+            self.finding(
+                UNSUPPORTED,
+                "schema",
+                path,
+                "boolean schemas (true/false in place of a schema) are not supported",
+            )
             return None
         if type(schema) is not dict:
-            self.finding(VALIDATION, holder, path, f"a schema must be an object, not {json_type_name(schema)}")
+            self.finding(
+                VALIDATION, holder, path, f"a schema must be an object, not {json_type_name(schema)}"
+            )
             return None
         if "oneOf" in schema:
             return self._one_of(schema, path, depth, root)
@@ -325,7 +349,9 @@ class _Classifier:
         """A ``oneOf`` node: only ``description`` and annotations beside it (decision 3)."""
         before = len(self.issues)
         if root:
-            self.finding(UNSUPPORTED, "oneOf", (*path, "oneOf"), "the root must be an object schema, not a oneOf")
+            self.finding(
+                UNSUPPORTED, "oneOf", (*path, "oneOf"), "the root must be an object schema, not a oneOf"
+            )
         part: Part | None = None
         for key, value in schema.items():
             spec = KEYWORDS.get(key)
@@ -375,11 +401,13 @@ class _Classifier:
                 continue
             spec = KEYWORDS.get(key)
             if spec is not None and spec.types is not None and ntype is not None and ntype not in spec.types:
-                if self.profile in spec.profiles:
-                    allowed = " and ".join(sorted(spec.types))
-                    self.finding(
-                        UNSUPPORTED, key, (*path, key), f"`{key}` applies only to {allowed} schemas here, not {ntype}"
-                    )
+                allowed = " and ".join(sorted(spec.types))
+                self.finding(
+                    UNSUPPORTED,
+                    key,
+                    (*path, key),
+                    f"`{key}` applies only to {allowed} schemas here, not {ntype}",
+                )
             result = self._keyword(key, value, schema, path, depth)
             if result is not None:
                 parts.append(result)
@@ -452,18 +480,21 @@ class Compiled:
             return self.report
         if root.valid(arguments):
             return OK_REPORT
-        out = [
-            Issue(
-                VALIDATION,
-                "json",
-                "",
-                pointer(p),
-                f"{_where(p)} is not a finite number (NaN, Infinity and numbers beyond the "
-                "double range cannot be carried by JSON)",
-            )
-            for p in scan(arguments, what="arguments")
-        ]
-        root.collect(arguments, (), out)
+        out: list[Issue] = []
+        if not is_json(arguments):  # only then is the full walk (with its paths) worth it
+            for p in scan(arguments, what="arguments"):
+                ip = pointer(p)
+                out.append(
+                    Issue(
+                        VALIDATION,
+                        "json",
+                        "",
+                        ip,
+                        f"{where(ip)} is not a finite number (NaN, Infinity and numbers beyond the "
+                        "double range cannot be carried by JSON)",
+                    )
+                )
+        root.collect(arguments, "", out)
         if not out:  # pragma: no cover - valid() and collect() disagree: fail closed, loudly
             raise AssertionError("validator paths disagree; refusing to call this valid")
         return Report(tuple(out))
@@ -475,7 +506,7 @@ def _profile(profile: str) -> str:
     return profile
 
 
-def compile(schema: Any, *, profile: str = "standard") -> Compiled:  # noqa: A001 - the API's name
+def compile(schema: Any, *, profile: str = "standard") -> Compiled:
     """Classify ``schema`` completely and compile it when it is inside the subset.
 
     Args:
@@ -491,7 +522,9 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:  # noqa: A00
     """
     classifier = _Classifier(_profile(profile))
     for p in scan(schema, what="schema"):
-        classifier.finding(VALIDATION, "json", p, "the schema holds a non-finite number, which JSON cannot carry")
+        classifier.finding(
+            VALIDATION, "json", p, "the schema holds a non-finite number, which JSON cannot carry"
+        )
     root = classifier.node(schema, (), "schema", 0, root=True)
     return Compiled(Report(tuple(classifier.issues)), root, profile)
 

@@ -74,9 +74,7 @@ class Site(Protocol):
     def finding(self, kind: str, keyword: str, path: tuple[str | int, ...], message: str) -> None:
         """Record a finding at ``path`` (a schema path to the keyword or node)."""
 
-    def subschema(
-        self, schema: Any, path: tuple[str | int, ...], holder: str, depth: int
-    ) -> Node | None:
+    def subschema(self, schema: Any, path: tuple[str | int, ...], holder: str, depth: int) -> Node | None:
         """Classify and compile a nested schema; ``None`` when it cannot be enforced."""
 
 
@@ -100,12 +98,13 @@ class TypeName(Part):
 class Check(Part):
     """A self-contained constraint on a value already known to be of the node's type.
 
-    ``valid(value) -> bool`` is the fast path; ``collect(value, instance_path, out)``
-    appends :class:`Issue` values for a value that is not valid.
+    ``valid(value) -> bool`` is the fast path; ``collect(value, instance_pointer, out)``
+    appends :class:`Issue` values for a value that is not valid (``instance_pointer`` is
+    the value's JSON Pointer in the arguments, ``""`` for the arguments object).
     """
 
     valid: Callable[[Any], bool]
-    collect: Callable[[Any, tuple[str | int, ...], list[Issue]], None]
+    collect: Callable[[Any, str, list[Issue]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,14 +169,17 @@ class Keyword:
     in_one_of: bool = False
 
 
-def _where(instance_path: tuple[str | int, ...]) -> str:
-    return f"`{pointer(instance_path)}`" if instance_path else "the arguments object"
+def where(instance_pointer: str) -> str:
+    """How a message names an argument position: ```/a/0``` or "the arguments object"."""
+    return f"`{instance_pointer}`" if instance_pointer else "the arguments object"
 
 
 # --- supported keywords ---------------------------------------------------------------------
 
 
-def kw_type(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+def kw_type(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
     """``type``: one string naming a supported JSON type (spec table; decisions 8, 9)."""
     if type(value) is list:
         site.finding(UNSUPPORTED, "type", path, "type lists (a value of several types) are not supported")
@@ -250,13 +252,17 @@ def kw_description(
 _ENUM_SHOWN = 12
 
 
-def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+def kw_enum(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
     """``enum``: a list of JSON values; equality per decisions 6 and 7; empty rejects all."""
     if type(value) is not list:
         site.finding(VALIDATION, "enum", path, "`enum` must be a list")
         return None
     schema_path = pointer(path)
-    shown = ", ".join(_show_choice(c) for c in value[:_ENUM_SHOWN]) + (", …" if len(value) > _ENUM_SHOWN else "")
+    shown = ", ".join(_show_choice(c) for c in value[:_ENUM_SHOWN]) + (
+        ", …" if len(value) > _ENUM_SHOWN else ""
+    )
     if all(type(c) is str for c in value):
         strings = frozenset(value)
 
@@ -269,12 +275,14 @@ def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int,
         def valid(v: Any) -> bool:
             return canonical(v, limit) in keys
 
-    def collect(v: Any, ip: tuple[str | int, ...], out: list[Issue]) -> None:
+    def collect(v: Any, ip: str, out: list[Issue]) -> None:
         if not valid(v):
             message = (
-                f"{_where(ip)} must be one of: {shown} (enum)" if value else f"{_where(ip)} allows no value (empty enum)"
+                f"{where(ip)} must be one of: {shown} (enum)"
+                if value
+                else f"{where(ip)} allows no value (empty enum)"
             )
-            out.append(Issue(VALIDATION, "enum", schema_path, pointer(ip), message))
+            out.append(Issue(VALIDATION, "enum", schema_path, ip, message))
 
     return Check(valid, collect)
 
@@ -300,14 +308,18 @@ def kw_minimum(
     def valid(v: Any) -> bool:
         return bool(v >= bound)
 
-    def collect(v: Any, ip: tuple[str | int, ...], out: list[Issue]) -> None:
+    def collect(v: Any, ip: str, out: list[Issue]) -> None:
         if not v >= bound:
-            out.append(Issue(VALIDATION, "minimum", schema_path, pointer(ip), f"{_where(ip)} must be ≥ {shown} (minimum)"))
+            out.append(
+                Issue(VALIDATION, "minimum", schema_path, ip, f"{where(ip)} must be ≥ {shown} (minimum)")
+            )
 
     return Check(valid, collect)
 
 
-def kw_items(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+def kw_items(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
     """``items``: one schema for every element; the tuple (list) form is unsupported (decision 9)."""
     if type(value) is list:
         site.finding(UNSUPPORTED, "items", path, "tuple-form `items` (a list of schemas) is not supported")
@@ -316,7 +328,9 @@ def kw_items(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int
     return Items(compiled) if compiled is not None else None
 
 
-def kw_one_of(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+def kw_one_of(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
     """``oneOf``: a non-empty list of full schemas; exactly one must match (decision 3)."""
     if type(value) is not list or not value:
         site.finding(VALIDATION, "oneOf", path, "`oneOf` must be a non-empty list of schemas")
@@ -336,7 +350,9 @@ def kw_one_of(site: Site, value: Any, node: dict[str, Any], path: tuple[str | in
 
 
 def _annotation(name: str, json_type: type | None, label: str) -> KeywordFn:
-    def fn(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+    def fn(
+        site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+    ) -> Part | None:
         if json_type is not None and type(value) is not json_type:
             site.finding(VALIDATION, name, path, f"`{name}` must be {label}")
         return None
@@ -346,7 +362,9 @@ def _annotation(name: str, json_type: type | None, label: str) -> KeywordFn:
     return fn
 
 
-def kw_schema(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
+def kw_schema(
+    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
+) -> Part | None:
     """``$schema``: only at the root, only a compatible dialect (spec, "Two profiles")."""
     if len(path) != 1:
         site.finding(UNSUPPORTED, "$schema", path, "`$schema` is supported only at the root")

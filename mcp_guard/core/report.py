@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 __all__ = ["UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Report"]
 
@@ -25,9 +25,8 @@ VALIDATION: Kind = "validation"
 UNSUPPORTED: Kind = "unsupported_capability"
 
 
-@dataclass(frozen=True, slots=True)
-class Issue:
-    """One finding.
+class Issue(NamedTuple):
+    """One finding (an immutable named tuple: cheap to build on the per-call path).
 
     Attributes:
         kind: ``"validation"`` (malformed schema keyword, or arguments that break a

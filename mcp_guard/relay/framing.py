@@ -133,7 +133,7 @@ class LineStream:
             parts = self._buffer.split(b"\n")
             self._buffer = bytearray(parts.pop())
             # Stored reversed so pop() yields them in order.
-            self._lines = [p for p in reversed(parts) if p.strip()]
+            self._lines = [bytes(p) for p in reversed(parts) if p.strip()]
 
     async def send(self, line: bytes) -> None:
         async with self._lock:

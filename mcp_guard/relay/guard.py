@@ -208,7 +208,9 @@ class ToolTable:
         report = compiled.check({} if arguments is _MISSING else arguments)
         if report.ok:
             return CallVerdict(forward=True)
-        return CallVerdict(result=rejection_result(name, report, schema_broken=False), kind=report.kind, report=report)
+        return CallVerdict(
+            result=rejection_result(name, report, schema_broken=False), kind=report.kind, report=report
+        )
 
 
 def _issue_text(issue: dict[str, Any]) -> str:
@@ -233,7 +235,9 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool) -> dict[
             f"so nothing was sent to the server. {details}. Correct the arguments and call again."
         )
     elif kind == UNSUPPORTED:
-        details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
+        details = "; ".join(
+            f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED
+        )
         text = (
             f"mcp-guard refused this call to `{tool}`: the tool's input schema uses features the guard "
             f"cannot enforce ({details}), so none of its calls are sent to the server. Changing the "
