@@ -43,7 +43,17 @@ CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("invalid", {"path": "/tmp/x"}),
     ],
     "grep": [
-        ("valid", {"pattern": "TODO", "path": "src", "glob": "*.py", "ignore_case": True, "context": 2, "limit": 50}),
+        (
+            "valid",
+            {
+                "pattern": "TODO",
+                "path": "src",
+                "glob": "*.py",
+                "ignore_case": True,
+                "context": 2,
+                "limit": 50,
+            },
+        ),
         ("invalid", {"pattern": "TODO", "context": -1, "limit": 0, "ignore_case": "yes"}),
     ],
     "AskUserQuestion": [
@@ -131,8 +141,8 @@ def main() -> int:
         for label, arguments in cases:
             ok = compiled.check(arguments).ok
             assert ok == (not list(reference.iter_errors(arguments))) == (label == "valid"), (tool, label)
-            ref = per_call(lambda a=arguments: list(reference.iter_errors(a)), args.seconds)
-            mine = per_call(lambda a=arguments: compiled.check(a), args.seconds)
+            ref = per_call(lambda a=arguments, v=reference: list(v.iter_errors(a)), args.seconds)
+            mine = per_call(lambda a=arguments, c=compiled: c.check(a), args.seconds)
             row = f"{tool:<16}{label:<9}{ref * 1e6:>14.2f}{mine * 1e6:>10.2f}{ref / mine:>9.1f}"
             ratios["guard"].append(ref / mine)
             for name, run in built.items():

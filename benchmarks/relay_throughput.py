@@ -77,7 +77,11 @@ def run_round(command: list[str], calls: int, era: str) -> float:
         if era == "handshake":
             init = client.request(
                 "initialize",
-                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "0"},
+                },
             )
             assert "result" in init, init
             client.notify("notifications/initialized")

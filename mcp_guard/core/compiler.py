@@ -300,9 +300,14 @@ class _Classifier:
     def __init__(self, profile: str) -> None:
         self.profile = profile
         self.issues: list[Issue] = []
+        self._seen: set[tuple[str, str, str]] = set()
 
     def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
-        self.issues.append(Issue(kind, keyword, pointer(path), None, message))  # type: ignore[arg-type]
+        at = pointer(path)
+        if (kind, keyword, at) in self._seen:
+            return  # one finding per kind, keyword and place (e.g. wrong type *and* tuple-form items)
+        self._seen.add((kind, keyword, at))
+        self.issues.append(Issue(kind, keyword, at, None, message))  # type: ignore[arg-type]
 
     def subschema(self, schema: Any, path: Path, holder: str, depth: int) -> Node | None:
         return self.node(schema, path, holder, depth, root=False)
