@@ -97,15 +97,37 @@ def is_json(value: Any) -> bool:
     """True when ``value`` is a JSON value in the exact sense of this module, all numbers finite.
 
     Iterative (no recursion), so any depth is safe. Used on the fast path for
-    positions the schema does not constrain (undeclared properties, untyped array items).
+    positions the schema does not constrain (undeclared properties, untyped array items),
+    and to decide whether the slower :func:`scan` is needed at all.
     """
     t = type(value)
+    if t is dict:
+        # Flat objects (most arguments) are checked without building a stack.
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            ti = type(item)
+            if ti is str or ti is int or ti is bool or item is None:
+                continue
+            if ti is float:
+                if not _isfinite(item):
+                    return False
+            elif ti is dict or ti is list:
+                if not _is_json_container(item):
+                    return False
+            else:
+                return False
+        return True
     if t is str or t is int or t is bool or value is None:
         return True
     if t is float:
         return _isfinite(value)
-    if t is not dict and t is not list:
-        return False
+    if t is list:
+        return _is_json_container(value)
+    return False
+
+
+def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:
     stack: list[Any] = [value]
     pop = stack.pop
     push = stack.append

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .json_values import canonical, json_type_name, max_depth, pointer
-from .report import UNSUPPORTED, VALIDATION, Issue
+from .report import UNSUPPORTED, VALIDATION
 
 if TYPE_CHECKING:
-    from .compiler import Node
+    from .ir import Node
 
 __all__ = [
     "ANNOTATIONS",
@@ -35,14 +35,19 @@ __all__ = [
     "TYPE_NAMES",
     "Additional",
     "Check",
+    "Emitter",
+    "Enum",
     "Items",
     "Keyword",
+    "Minimum",
     "OneOf",
     "Part",
     "Properties",
     "Required",
     "Site",
     "TypeName",
+    "issue_code",
+    "where",
 ]
 
 PROFILES = frozenset({"standard", "strict"})
@@ -94,17 +99,102 @@ class TypeName(Part):
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class Check(Part):
-    """A self-contained constraint on a value already known to be of the node's type.
+class Emitter(Protocol):
+    """What a part's code emitters may ask of the code generator (``codegen``)."""
 
-    ``valid(value) -> bool`` is the fast path; ``collect(value, instance_pointer, out)``
-    appends :class:`Issue` values for a value that is not valid (``instance_pointer`` is
-    the value's JSON Pointer in the arguments, ``""`` for the arguments object).
+    def const(self, value: Any) -> str:
+        """Bind ``value`` in the generated module's namespace; return the name to use in code.
+
+        Schema values (names, bounds, choices, pointers, messages) reach generated code only
+        this way, never spliced into source text.
+        """
+
+
+class Check(Part):
+    """A constraint on a value already known to be of its node's type, enforced by generated code.
+
+    ``valid_code(e, var)`` gives statements that ``return False`` when the value held in
+    the local variable ``var`` breaks the constraint. ``collect_code(e, var, ptr)`` gives
+    statements that append one :class:`Issue` to the local list ``out`` when it does;
+    ``ptr`` is an expression for the value's JSON Pointer in the arguments.
     """
 
-    valid: Callable[[Any], bool]
-    collect: Callable[[Any, str, list[Issue]], None]
+    __slots__ = ()
+
+    def valid_code(self, e: Emitter, var: str) -> list[str]:
+        raise NotImplementedError
+
+    def collect_code(self, e: Emitter, var: str, ptr: str) -> list[str]:
+        raise NotImplementedError
+
+
+def issue_code(e: Emitter, keyword: str, schema_path: str, ptr: str, message: str) -> str:
+    """One generated statement appending a ``validation`` :class:`Issue` to ``out``.
+
+    ``ptr`` and ``message`` are expressions; the issue is built with ``tuple.__new__``
+    (bound as ``new``), which skips the named tuple's Python-level constructor on the
+    per-call path.
+    """
+    return (
+        f"out.append(new(Issue, ({e.const(VALIDATION)}, {e.const(keyword)}, {e.const(schema_path)}, "
+        f"{ptr}, {message})))"
+    )
+
+
+def _append(e: Emitter, keyword: str, schema_path: str, ptr: str, message_tail: str) -> str:
+    """An issue whose message is ``where(ptr) + message_tail``."""
+    return issue_code(e, keyword, schema_path, ptr, f"where({ptr}) + {e.const(message_tail)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Minimum(Check):
+    """``minimum``: ``value >= bound`` (Python compares ints and floats exactly)."""
+
+    bound: int | float
+    schema_path: str
+
+    def valid_code(self, e: Emitter, var: str) -> list[str]:
+        return [f"if not {var} >= {e.const(self.bound)}: return False"]
+
+    def collect_code(self, e: Emitter, var: str, ptr: str) -> list[str]:
+        tail = f" must be ≥ {_show_choice(self.bound)} (minimum)"
+        return [
+            f"if not {var} >= {e.const(self.bound)}:",
+            "    " + _append(e, "minimum", self.schema_path, ptr, tail),
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class Enum(Check):
+    """``enum``: the value equals one of the choices (decisions 6, 7).
+
+    Attributes:
+        choices: the schema's list, as given.
+        keys: :func:`json_values.canonical` keys of the choices (``depth`` levels deep).
+        strings: the choices when all are strings (a plain set lookup then), else None.
+    """
+
+    choices: tuple[Any, ...]
+    keys: frozenset[Any]
+    depth: int
+    strings: frozenset[str] | None
+    schema_path: str
+
+    def _test(self, e: Emitter, var: str) -> str:
+        if self.strings is not None:
+            return f"(type({var}) is str and {var} in {e.const(self.strings)})"
+        return f"(canonical({var}, {e.const(self.depth)}) in {e.const(self.keys)})"
+
+    def valid_code(self, e: Emitter, var: str) -> list[str]:
+        return [f"if not {self._test(e, var)}: return False"]
+
+    def collect_code(self, e: Emitter, var: str, ptr: str) -> list[str]:
+        if self.choices:
+            shown = ", ".join(_show_choice(c) for c in self.choices[:_ENUM_SHOWN])
+            tail = f" must be one of: {shown}{', …' if len(self.choices) > _ENUM_SHOWN else ''} (enum)"
+        else:
+            tail = " allows no value (empty enum)"
+        return [f"if not {self._test(e, var)}:", "    " + _append(e, "enum", self.schema_path, ptr, tail)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,32 +349,9 @@ def kw_enum(
     if type(value) is not list:
         site.finding(VALIDATION, "enum", path, "`enum` must be a list")
         return None
-    schema_path = pointer(path)
-    shown = ", ".join(_show_choice(c) for c in value[:_ENUM_SHOWN]) + (
-        ", …" if len(value) > _ENUM_SHOWN else ""
-    )
-    if all(type(c) is str for c in value):
-        strings = frozenset(value)
-
-        def valid(v: Any) -> bool:
-            return v in strings if type(v) is str else False
-    else:
-        limit = max((max_depth(c) for c in value), default=0)
-        keys = frozenset(canonical(c, limit) for c in value)
-
-        def valid(v: Any) -> bool:
-            return canonical(v, limit) in keys
-
-    def collect(v: Any, ip: str, out: list[Issue]) -> None:
-        if not valid(v):
-            message = (
-                f"{where(ip)} must be one of: {shown} (enum)"
-                if value
-                else f"{where(ip)} allows no value (empty enum)"
-            )
-            out.append(Issue(VALIDATION, "enum", schema_path, ip, message))
-
-    return Check(valid, collect)
+    limit = max((max_depth(c) for c in value), default=0)
+    strings = frozenset(value) if all(type(c) is str for c in value) else None
+    return Enum(tuple(value), frozenset(canonical(c, limit) for c in value), limit, strings, pointer(path))
 
 
 def _show_choice(choice: Any) -> str:
@@ -301,20 +368,7 @@ def kw_minimum(
     if t is not int and not (t is float and math.isfinite(value)):
         site.finding(VALIDATION, "minimum", path, "`minimum` must be a number")
         return None
-    bound = value
-    schema_path = pointer(path)
-    shown = _show_choice(bound)
-
-    def valid(v: Any) -> bool:
-        return bool(v >= bound)
-
-    def collect(v: Any, ip: str, out: list[Issue]) -> None:
-        if not v >= bound:
-            out.append(
-                Issue(VALIDATION, "minimum", schema_path, ip, f"{where(ip)} must be ≥ {shown} (minimum)")
-            )
-
-    return Check(valid, collect)
+    return Minimum(value, pointer(path))
 
 
 def kw_items(

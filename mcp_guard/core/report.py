@@ -13,7 +13,6 @@ This module does not decide anything; the rules live in ``keywords`` and ``compi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 __all__ = ["UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Report"]
@@ -61,7 +60,6 @@ class Issue(NamedTuple):
         }
 
 
-@dataclass(frozen=True, slots=True)
 class Report:
     """The outcome of classifying a schema or checking arguments.
 
@@ -71,9 +69,28 @@ class Report:
 
     ``kind`` is ``"unsupported_capability"`` when any issue is unsupported, else
     ``"validation"`` when there is any issue, else ``None`` (spec decision 13).
+    Immutable: ``issues`` is a tuple behind a read-only property. (A plain slotted class
+    rather than a frozen dataclass: it is built on the per-call path.)
     """
 
-    issues: tuple[Issue, ...] = ()
+    __slots__ = ("_issues",)
+
+    def __init__(self, issues: tuple[Issue, ...] = ()) -> None:
+        self._issues = issues
+
+    @property
+    def issues(self) -> tuple[Issue, ...]:
+        """Every finding (a tuple)."""
+        return self._issues
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Report) and other._issues == self._issues
+
+    def __hash__(self) -> int:
+        return hash(self._issues)
+
+    def __repr__(self) -> str:
+        return f"Report(issues={self._issues!r})"
 
     @property
     def ok(self) -> bool:

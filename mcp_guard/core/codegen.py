@@ -1,0 +1,319 @@
+"""Turn a classified schema (``compiler.TypedNode`` / ``OneOfNode`` tree) into Python functions.
+
+Two functions per container node (object, array) and per ``oneOf`` node or branch:
+
+- ``v<n>(x) -> bool``: the fast path. Straight-line type tests and loops, scalars inline,
+  nested containers as calls. It is True only for a JSON value (exact types, finite
+  numbers) that satisfies the node, so a True answer also proves the arguments can be
+  forwarded as JSON.
+- ``c<n>(x, ip, out)``: the slow path, run only when ``v<n>`` said no. Appends an
+  :class:`~.report.Issue` per violation to ``out``; ``ip`` is the value's JSON Pointer.
+
+Safety of the generated source: it is built from fixed templates and generated names
+only. Every value that comes from a schema (property names, bounds, enum choices,
+pointers, message texts) is bound in the module namespace as a constant
+(:meth:`_Generator.const`) and referred to by name; none is ever spliced into the source.
+Call depth is bounded by the schema's depth (``MAX_SCHEMA_DEPTH``), never by the
+arguments': positions the schema does not constrain are checked by the iterative
+``is_json``.
+
+Scalars are inlined rather than given functions of their own, and Python's limit of 20
+statically nested blocks is never reached: each container has its own function, holding at
+most one loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import isfinite
+from typing import Any
+
+from .ir import Node, TypedNode
+from .json_values import canonical, escape_token, is_json, json_type_name
+from .keywords import Additional, Check, Items, Properties, Required, issue_code, where
+from .report import VALIDATION, Issue
+
+__all__ = ["describe", "generate"]
+
+Valid = Callable[[Any], bool]
+Collect = Callable[[Any, str, list[Issue]], None]
+
+ARTICLE = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+}
+
+_TYPE_TESTS = {
+    # expressions over the value ``{v}``; ``t`` holds ``type({v})``
+    "string": "t is str",
+    "boolean": "t is bool",
+    "integer": "(t is int or (t is float and {v}.is_integer()))",
+    "number": "(t is int or (t is float and isfinite({v})))",
+}
+
+
+def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue]) -> None:
+    """Append the ``type`` finding for ``value`` (none for a non-finite number: the scan reports it)."""
+    if type(value) is float and not isfinite(value):
+        return
+    out.append(
+        Issue(
+            VALIDATION,
+            "type",
+            type_path,
+            ip,
+            f"{where(ip)} must be {expected}, not {json_type_name(value)} (type)",
+        )
+    )
+
+
+def child(ip: str, key: str) -> str:
+    """The pointer of member ``key`` below ``ip`` (RFC 6901 escaping only when needed)."""
+    if "~" in key or "/" in key:
+        return ip + "/" + escape_token(key)
+    return ip + "/" + key
+
+
+def describe(node: Node) -> str:
+    """What a node expects, in a few words, for ``oneOf`` messages (schema facts only)."""
+    if not isinstance(node, TypedNode):
+        return "one of: " + ", ".join(describe(b) for b in node.one_of.branches)
+    text = ARTICLE[node.ntype]
+    required = node.part(Required)
+    if node.ntype == "object" and required is not None and required.names:
+        names = required.names
+        text += " with " + ", ".join(f"`{n}`" for n in names[:4]) + (", …" if len(names) > 4 else "")
+    return text
+
+
+class _Generator:
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {
+            "Issue": Issue,
+            "new": tuple.__new__,
+            "is_json": is_json,
+            "canonical": canonical,
+            "isfinite": isfinite,
+            "where": where,
+            "type_issue": type_issue,
+            "child": child,
+        }
+        self.source: list[str] = []
+        self._consts: dict[tuple[type, Any], str] = {}
+        self._valid_names: dict[int, str] = {}
+        self._collect_names: dict[int, str] = {}
+        self._count = 0
+
+    def const(self, value: Any) -> str:
+        """Bind a schema value as a module constant; return its name (see the module docstring)."""
+        try:
+            key: tuple[type, Any] | None = (type(value), value)
+            found = self._consts.get(key)  # type: ignore[arg-type]
+        except TypeError:  # unhashable: no sharing
+            key, found = None, None
+        if found is not None:
+            return found
+        self._count += 1
+        name = f"K{self._count}"
+        self.namespace[name] = value
+        if key is not None:
+            self._consts[key] = name
+        return name
+
+    def _name(self, prefix: str) -> str:
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    # --- the fast path ----------------------------------------------------------------------
+
+    def valid_fn(self, node: Node) -> str:
+        """The name of ``v<n>(x) -> bool`` for ``node``, generating it once."""
+        found = self._valid_names.get(id(node))
+        if found is not None:
+            return found
+        name = self._name("v")
+        self._valid_names[id(node)] = name
+        if isinstance(node, TypedNode):
+            body = self._typed_valid(node, "x")
+            body.append("return True")
+        else:
+            tests = [self.valid_fn(b) for b in node.one_of.branches]
+            body = [f"n = 1 if {tests[0]}(x) else 0"]
+            for test in tests[1:]:
+                body += [f"if {test}(x):", "    if n: return False", "    n = 1"]
+            body.append("return n == 1")
+        self._emit(f"def {name}(x):", body)
+        return name
+
+    def _typed_valid(self, node: TypedNode, v: str) -> list[str]:
+        """Statements that ``return False`` when ``v`` breaks ``node`` (containers: at function top)."""
+        if node.ntype == "object":
+            lines = [f"if type({v}) is not dict: return False", *self._object_valid(node, v)]
+        elif node.ntype == "array":
+            lines = [f"if type({v}) is not list: return False", *self._array_valid(node, v)]
+        else:
+            lines = [f"t = type({v})", f"if not {_TYPE_TESTS[node.ntype].format(v=v)}: return False"]
+        for part in node.parts:
+            if isinstance(part, Check):
+                lines.extend(part.valid_code(self, v))
+        return lines
+
+    def _member_valid(self, node: Node, v: str) -> list[str]:
+        """Statements checking a member value: scalars inline, everything else by call."""
+        if isinstance(node, TypedNode) and node.ntype not in ("object", "array"):
+            return self._typed_valid(node, v)
+        return [f"if not {self.valid_fn(node)}({v}): return False"]
+
+    def _object_valid(self, node: TypedNode, v: str) -> list[str]:
+        props = node.part(Properties)
+        required = node.part(Required)
+        additional = node.part(Additional)
+        allowed = additional is None or additional.allowed
+        lines = [f"if {self.const(n)} not in {v}: return False" for n in (required.names if required else ())]
+        members = props.nodes if props is not None else {}
+        if not members:
+            lines.append(f"if not is_json({v}): return False" if allowed else f"if {v}: return False")
+            return lines
+        lines.append(f"for k, y in {v}.items():")
+        keyword = "if"
+        for prop, sub in members.items():
+            lines.append(f"    {keyword} k == {self.const(prop)}:")
+            lines.extend("        " + line for line in self._member_valid(sub, "y"))
+            keyword = "elif"
+        if allowed:
+            lines.append("    elif type(k) is not str or not is_json(y): return False")
+        else:
+            lines.append("    else: return False")
+        return lines
+
+    def _array_valid(self, node: TypedNode, v: str) -> list[str]:
+        items = node.part(Items)
+        if items is None:
+            return [f"if not is_json({v}): return False"]
+        return [f"for y in {v}:", *("    " + line for line in self._member_valid(items.node, "y"))]
+
+    # --- the slow path ----------------------------------------------------------------------
+
+    def collect_fn(self, node: Node) -> str:
+        """The name of ``c<n>(x, ip, out)`` for ``node``, generating it once."""
+        found = self._collect_names.get(id(node))
+        if found is not None:
+            return found
+        name = self._name("c")
+        self._collect_names[id(node)] = name
+        if isinstance(node, TypedNode):
+            body = self._typed_collect(node, "x", "ip")
+        else:
+            tests = [self.valid_fn(b) for b in node.one_of.branches]
+            branches = node.one_of.branches
+            summary = "; ".join(f"{i + 1}: {describe(b)}" for i, b in enumerate(branches))
+            none = self.const(f" matches none of the {len(branches)} alternatives of oneOf ({summary})")
+            more = self.const(
+                f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})"
+            )
+            body = [
+                f"n = {' + '.join(f'(1 if {t}(x) else 0)' for t in tests)}",
+                "if n == 1 or (type(x) is float and not isfinite(x)): return",
+                issue_code(
+                    self,
+                    "oneOf",
+                    node.one_of.schema_path,
+                    "ip",
+                    f"where(ip) + ({none} if n == 0 else {more})",
+                ),
+            ]
+        self._emit(f"def {name}(x, ip, out):", body)
+        return name
+
+    def _typed_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
+        """Statements appending every finding for ``v`` (pointer expression ``ip``) against ``node``."""
+        tp, expected = self.const(node.type_path), self.const(ARTICLE[node.ntype])
+        if node.ntype == "object":
+            test, rest = f"type({v}) is not dict", self._object_collect(node, v, ip)
+        elif node.ntype == "array":
+            test, rest = f"type({v}) is not list", self._array_collect(node, v, ip)
+        else:
+            test, rest = f"not {_TYPE_TESTS[node.ntype].format(v=v)}", []
+        lines = [f"t = type({v})"] if node.ntype not in ("object", "array") else []
+        lines += [f"if {test}:", f"    type_issue({v}, {ip}, {tp}, {expected}, out)", "else:"]
+        body = list(rest)
+        for part in node.parts:
+            if isinstance(part, Check):
+                body.extend(part.collect_code(self, v, ip))
+        lines.extend("    " + line for line in (body or ["pass"]))
+        return lines
+
+    def _member_collect(self, node: Node, v: str, ip: str) -> list[str]:
+        if isinstance(node, TypedNode) and node.ntype not in ("object", "array"):
+            return self._typed_collect(node, v, ip)
+        return [f"if not {self.valid_fn(node)}({v}): {self.collect_fn(node)}({v}, {ip}, out)"]
+
+    def _object_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
+        props = node.part(Properties)
+        required = node.part(Required)
+        additional = node.part(Additional)
+        lines: list[str] = []
+        if required is not None:
+            for n in required.names:
+                # "`" + ip + "/name` is required": the member's pointer is never empty.
+                message = f"{self.const('`')} + {ip} + {self.const('/' + escape_token(n) + '` is required')}"
+                lines.append(f"if {self.const(n)} not in {v}:")
+                lines.append("    " + issue_code(self, "required", required.schema_path, ip, message))
+        members = props.nodes if props is not None else {}
+        refuse_extra = additional is not None and not additional.allowed
+        if not members and not refuse_extra:
+            return lines
+        lines.append(f"for k, y in {v}.items():")
+        keyword = "if"
+        for prop, sub in members.items():
+            lines.append(f"    {keyword} k == {self.const(prop)}:")
+            pointer_expr = f"{ip} + {self.const('/' + escape_token(prop))}"
+            lines.append(f"        p = {pointer_expr}")
+            lines.extend("        " + line for line in self._member_collect(sub, "y", "p"))
+            keyword = "elif"
+        if refuse_extra:
+            assert additional is not None
+            tail = self.const(
+                " is not allowed: the schema declares no such property (additionalProperties: false)"
+            )
+            issue = issue_code(
+                self, "additionalProperties", additional.schema_path, "p", f"where(p) + {tail}"
+            )
+            extra = f"p = child({ip}, k); {issue}"
+            lines.append(f"    else: {extra}" if members else f"    {extra}")
+        return lines
+
+    def _array_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
+        items = node.part(Items)
+        if items is None:
+            return []
+        return [
+            f"for i, y in enumerate({v}):",
+            f'    p = {ip} + "/" + str(i)',
+            *("    " + line for line in self._member_collect(items.node, "y", "p")),
+        ]
+
+    def _emit(self, header: str, body: list[str]) -> None:
+        self.source.append(header)
+        self.source.extend("    " + line for line in body)
+        self.source.append("")
+
+
+def generate(root: Node) -> tuple[Valid, Collect, str]:
+    """Generate the validator of a classified root node.
+
+    Returns:
+        ``(valid, collect, source)``: the root's fast and slow functions and the generated
+        source text (for inspection and tests).
+    """
+    gen = _Generator()
+    valid_name = gen.valid_fn(root)
+    collect_name = gen.collect_fn(root)
+    source = "\n".join(gen.source)
+    code = compile(source, "<mcp-guard validator>", "exec")
+    exec(code, gen.namespace)  # the source holds generated names and templates only; see the docstring
+    return gen.namespace[valid_name], gen.namespace[collect_name], source
