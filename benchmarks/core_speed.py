@@ -153,8 +153,7 @@ def main() -> int:
     print()
     for name, values in ratios.items():
         print(
-            f"{name:<16} faster than python-jsonschema: median {statistics.median(values):.1f}×, "
-            f"min {min(values):.1f}×"
+            f"{name:<16} faster than python-jsonschema: median {statistics.median(values):.1f}×, min {min(values):.1f}×"
         )
     return 0
 

@@ -53,9 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         help="leave tools whose schemas the guard cannot enforce out of tools/list (calls to them are "
         "answered like calls to unknown tools)",
     )
-    wrap.add_argument(
-        "upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command"
-    )
+    wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
 
     demo = sub.add_parser(
         "demo",
@@ -75,9 +73,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="standard (default) also accepts annotations such as title and default, and a root $schema "
         "of a compatible dialect; strict accepts only the reference host's keyword table",
     )
-    parser.add_argument(
-        "--log-level", choices=LOG_LEVELS, default="info", help="stderr log level (default info)"
-    )
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="stderr log level (default info)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,15 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command and command[0] == "--":
             command = command[1:]
         if not command:
-            parser.error(
-                "wrap needs the upstream command after --, e.g. mcp-guard wrap -- uvx mcp-server-time"
-            )
+            parser.error("wrap needs the upstream command after --, e.g. mcp-guard wrap -- uvx mcp-server-time")
         from .relay import wrap_stdio
 
         try:
-            return anyio.run(
-                lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported)
-            )
+            return anyio.run(lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported))
         except KeyboardInterrupt:
             return 130
     if args.command == "demo":

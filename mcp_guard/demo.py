@@ -119,9 +119,7 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
                 _line(out, f"• {name} {shown_args}  — {what}")
                 try:
                     result = await session.send_request(  # type: ignore[type-var]
-                        types.CallToolRequest(
-                            params=types.CallToolRequestParams(name=name, arguments=arguments)
-                        ),
+                        types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
                         TypeAdapter(dict[str, Any]),
                     )
                 except MCPError as exc:
@@ -129,23 +127,15 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
                     failures += expected != "error"
                     continue
                 rejection = (result.get("_meta") or {}).get(REJECTION_KEY)
-                text = " ".join(
-                    c.get("text", "") for c in result.get("content", []) if c.get("type") == "text"
-                )
+                text = " ".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
                 if rejection is None:
                     _line(out, f"    ✔ forwarded; the server answered: {text}")
                     failures += expected != "forward"
                 else:
                     _line(out, f"    ✘ refused ({rejection['kind']}), not sent to the server:")
                     for issue in rejection["issues"]:
-                        where = (
-                            issue["instance_path"]
-                            if issue["instance_path"] is not None
-                            else issue["schema_path"]
-                        )
-                        _line(
-                            out, f"        {issue['keyword']:<21} {where or '(root)':<14} {issue['message']}"
-                        )
+                        where = issue["instance_path"] if issue["instance_path"] is not None else issue["schema_path"]
+                        _line(out, f"        {issue['keyword']:<21} {where or '(root)':<14} {issue['message']}")
                     failures += expected != "refuse"
         errlog.seek(0)
         log_text = errlog.read()

@@ -212,9 +212,7 @@ class _Generator:
             branches = node.one_of.branches
             summary = "; ".join(f"{i + 1}: {describe(b)}" for i, b in enumerate(branches))
             none = self.const(f" matches none of the {len(branches)} alternatives of oneOf ({summary})")
-            more = self.const(
-                f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})"
-            )
+            more = self.const(f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})")
             body = [
                 f"n = {' + '.join(f'(1 if {t}(x) else 0)' for t in tests)}",
                 "if n == 1 or (type(x) is float and not isfinite(x)): return",
@@ -277,12 +275,8 @@ class _Generator:
             keyword = "elif"
         if refuse_extra:
             assert additional is not None
-            tail = self.const(
-                " is not allowed: the schema declares no such property (additionalProperties: false)"
-            )
-            issue = issue_code(
-                self, "additionalProperties", additional.schema_path, "p", f"where(p) + {tail}"
-            )
+            tail = self.const(" is not allowed: the schema declares no such property (additionalProperties: false)")
+            issue = issue_code(self, "additionalProperties", additional.schema_path, "p", f"where(p) + {tail}")
             extra = f"p = child({ip}, k); {issue}"
             lines.append(f"    else: {extra}" if members else f"    {extra}")
         return lines

@@ -81,9 +81,7 @@ class _Classifier:
             )
             return None
         if type(schema) is not dict:
-            self.finding(
-                VALIDATION, holder, path, f"a schema must be an object, not {json_type_name(schema)}"
-            )
+            self.finding(VALIDATION, holder, path, f"a schema must be an object, not {json_type_name(schema)}")
             return None
         if "oneOf" in schema:
             return self._one_of(schema, path, depth, root)
@@ -105,9 +103,7 @@ class _Classifier:
         """A ``oneOf`` node: only ``description`` and annotations beside it (decision 3)."""
         before = len(self.issues)
         if root:
-            self.finding(
-                UNSUPPORTED, "oneOf", (*path, "oneOf"), "the root must be an object schema, not a oneOf"
-            )
+            self.finding(UNSUPPORTED, "oneOf", (*path, "oneOf"), "the root must be an object schema, not a oneOf")
         part: Part | None = None
         for key, value in schema.items():
             spec = KEYWORDS.get(key)
@@ -116,8 +112,7 @@ class _Classifier:
                     UNSUPPORTED,
                     key,
                     (*path, key),
-                    f"`{key}` beside `oneOf` is not supported (a oneOf node carries only description "
-                    "and annotations)",
+                    f"`{key}` beside `oneOf` is not supported (a oneOf node carries only description and annotations)",
                 )
                 spec.fn(self, value, schema, (*path, key), depth)  # still report what lies below
                 continue
@@ -272,9 +267,7 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:
     """
     classifier = _Classifier(_profile(profile))
     for p in scan(schema, what="schema"):
-        classifier.finding(
-            VALIDATION, "json", p, "the schema holds a non-finite number, which JSON cannot carry"
-        )
+        classifier.finding(VALIDATION, "json", p, "the schema holds a non-finite number, which JSON cannot carry")
     root = classifier.node(schema, (), "schema", 0, root=True)
     return Compiled(Report(tuple(classifier.issues)), root, profile)
 

@@ -136,8 +136,7 @@ def issue_code(e: Emitter, keyword: str, schema_path: str, ptr: str, message: st
     per-call path.
     """
     return (
-        f"out.append(new(Issue, ({e.const(VALIDATION)}, {e.const(keyword)}, {e.const(schema_path)}, "
-        f"{ptr}, {message})))"
+        f"out.append(new(Issue, ({e.const(VALIDATION)}, {e.const(keyword)}, {e.const(schema_path)}, {ptr}, {message})))"
     )
 
 
@@ -267,9 +266,7 @@ def where(instance_pointer: str) -> str:
 # --- supported keywords ---------------------------------------------------------------------
 
 
-def kw_type(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_type(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``type``: one string naming a supported JSON type (spec table; decisions 8, 9)."""
     if type(value) is list:
         site.finding(UNSUPPORTED, "type", path, "type lists (a value of several types) are not supported")
@@ -284,9 +281,7 @@ def kw_type(
     return None
 
 
-def kw_properties(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_properties(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``properties``: an object of property name → schema, each checked recursively (decision 10)."""
     if type(value) is not dict:
         site.finding(VALIDATION, "properties", path, "`properties` must be an object")
@@ -302,9 +297,7 @@ def kw_properties(
     return Properties(nodes) if complete else None
 
 
-def kw_required(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_required(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``required``: a list of unique strings; may name undeclared properties (spec table)."""
     if type(value) is not list or any(type(n) is not str for n in value):
         site.finding(VALIDATION, "required", path, "`required` must be a list of strings")
@@ -322,9 +315,7 @@ def kw_additional_properties(
     if type(value) is bool:
         return Additional(value, pointer(path))
     if type(value) is dict:
-        site.finding(
-            UNSUPPORTED, "additionalProperties", path, "schema-valued additionalProperties is not supported"
-        )
+        site.finding(UNSUPPORTED, "additionalProperties", path, "schema-valued additionalProperties is not supported")
     else:
         site.finding(VALIDATION, "additionalProperties", path, "`additionalProperties` must be a boolean")
     return None
@@ -342,9 +333,7 @@ def kw_description(
 _ENUM_SHOWN = 12
 
 
-def kw_enum(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``enum``: a list of JSON values; equality per decisions 6 and 7; empty rejects all."""
     if type(value) is not list:
         site.finding(VALIDATION, "enum", path, "`enum` must be a list")
@@ -360,9 +349,7 @@ def _show_choice(choice: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
-def kw_minimum(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_minimum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``minimum``: an inclusive lower bound; a finite number, never a boolean (decisions 6, 8)."""
     t = type(value)
     if t is not int and not (t is float and math.isfinite(value)):
@@ -371,9 +358,7 @@ def kw_minimum(
     return Minimum(value, pointer(path))
 
 
-def kw_items(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_items(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``items``: one schema for every element; the tuple (list) form is unsupported (decision 9)."""
     if type(value) is list:
         site.finding(UNSUPPORTED, "items", path, "tuple-form `items` (a list of schemas) is not supported")
@@ -382,9 +367,7 @@ def kw_items(
     return Items(compiled) if compiled is not None else None
 
 
-def kw_one_of(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_one_of(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``oneOf``: a non-empty list of full schemas; exactly one must match (decision 3)."""
     if type(value) is not list or not value:
         site.finding(VALIDATION, "oneOf", path, "`oneOf` must be a non-empty list of schemas")
@@ -404,9 +387,7 @@ def kw_one_of(
 
 
 def _annotation(name: str, json_type: type | None, label: str) -> KeywordFn:
-    def fn(
-        site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-    ) -> Part | None:
+    def fn(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
         if json_type is not None and type(value) is not json_type:
             site.finding(VALIDATION, name, path, f"`{name}` must be {label}")
         return None
@@ -416,9 +397,7 @@ def _annotation(name: str, json_type: type | None, label: str) -> KeywordFn:
     return fn
 
 
-def kw_schema(
-    site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int
-) -> Part | None:
+def kw_schema(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``$schema``: only at the root, only a compatible dialect (spec, "Two profiles")."""
     if len(path) != 1:
         site.finding(UNSUPPORTED, "$schema", path, "`$schema` is supported only at the root")

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..core import UNSUPPORTED, Compiled, Report, compile
+from ..core import UNSUPPORTED, Compiled, Issue, Report, compile
 
 __all__ = [
     "INVALID_PARAMS",
@@ -31,6 +31,7 @@ __all__ = [
     "ToolEntry",
     "ToolTable",
     "error_response",
+    "is_modern",
     "rejection_result",
 ]
 
@@ -43,6 +44,7 @@ INVALID_PARAMS: Final = -32602
 INVALID_REQUEST: Final = -32600
 PARSE_ERROR: Final = -32700
 INTERNAL_ERROR: Final = -32603
+PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 
 _MISSING: Final = object()
 
@@ -147,7 +149,7 @@ class ToolTable:
             if type(tool) is not dict or type(tool.get("name")) is not str:
                 shown.append(tool)  # not a callable tool; passed on as it came
                 continue
-            entry = ToolEntry(tool["name"], compile(tool.get("inputSchema"), profile=self.profile))
+            entry = ToolEntry(tool["name"], self._compile(tool.get("inputSchema")))
             if cache:
                 self._entries[entry.name] = entry
             if self.hide_unsupported and not entry.supported:
@@ -162,6 +164,15 @@ class ToolTable:
             self.complete = True
             self._log_counts()
         return out
+
+    def _compile(self, schema: Any) -> Compiled:
+        """Compile one tool's schema; a fault in the guard makes the tool unsupported (fail closed)."""
+        try:
+            return compile(schema, profile=self.profile)
+        except Exception:
+            log.exception("internal error while classifying a tool's inputSchema; the tool is refused")
+            issue = Issue(UNSUPPORTED, "schema", "", None, "mcp-guard could not classify this schema (internal error)")
+            return Compiled(Report((issue,)), None, self.profile)
 
     def replace(self, tools: list[Any]) -> None:
         """Replace the table with a complete listing the guard fetched itself (all pages)."""
@@ -192,6 +203,14 @@ class ToolTable:
             ``forward`` when the arguments satisfy a supported schema; a -32602 error for
             malformed params or an unknown/hidden tool; otherwise a rejection result.
         """
+        try:
+            return self._judge(params)
+        except Exception:
+            # A fault of the guard refuses the call; it never forwards it (fail closed).
+            log.exception("internal error while judging a tools/call; the call is refused")
+            return CallVerdict(error=(INTERNAL_ERROR, "mcp-guard could not check this call; it was not forwarded"))
+
+    def _judge(self, params: Any) -> CallVerdict:
         if type(params) is not dict or type(params.get("name")) is not str:
             return CallVerdict(error=(INVALID_PARAMS, "Invalid params: tools/call needs a string `name`"))
         name = params["name"]
@@ -199,25 +218,26 @@ class ToolTable:
         if entry is None or (self.hide_unsupported and not entry.supported):
             return CallVerdict(error=(INVALID_PARAMS, f"Unknown tool: {name}"))
         compiled = entry.compiled
+        modern = is_modern(params)
         if not compiled.supported:
             report = compiled.report
-            return CallVerdict(
-                result=rejection_result(name, report, schema_broken=True), kind=report.kind, report=report
-            )
+            result = rejection_result(name, report, schema_broken=True, modern=modern)
+            return CallVerdict(result=result, kind=report.kind, report=report)
         arguments = params.get("arguments", _MISSING)
         report = compiled.check({} if arguments is _MISSING else arguments)
         if report.ok:
             return CallVerdict(forward=True)
-        return CallVerdict(
-            result=rejection_result(name, report, schema_broken=False), kind=report.kind, report=report
-        )
+        result = rejection_result(name, report, schema_broken=False, modern=modern)
+        return CallVerdict(result=result, kind=report.kind, report=report)
 
 
-def _issue_text(issue: dict[str, Any]) -> str:
-    return str(issue["message"])
+def is_modern(params: Any) -> bool:
+    """Whether a request belongs to the 2026-07-28 era: its ``_meta`` names its protocol version."""
+    meta = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and PROTOCOL_VERSION_KEY in meta
 
 
-def rejection_result(tool: str, report: Report, *, schema_broken: bool) -> dict[str, Any]:
+def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
     Args:
@@ -225,6 +245,8 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool) -> dict[
         report: the findings (schema findings when ``schema_broken``, else argument ones).
         schema_broken: the tool's schema is the problem (unsupported or malformed), not the
             arguments; the text then says that changing the arguments will not help.
+        modern: the request is in the 2026-07-28 era, whose results must carry
+            ``resultType`` (``"complete"`` here).
     """
     issues = report.issues_json()
     kind = report.kind
@@ -235,9 +257,7 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool) -> dict[
             f"so nothing was sent to the server. {details}. Correct the arguments and call again."
         )
     elif kind == UNSUPPORTED:
-        details = "; ".join(
-            f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED
-        )
+        details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
         text = (
             f"mcp-guard refused this call to `{tool}`: the tool's input schema uses features the guard "
             f"cannot enforce ({details}), so none of its calls are sent to the server. Changing the "
@@ -250,11 +270,14 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool) -> dict[
             f"({details}). This is a fault of the tool's definition, not of the arguments; nothing was sent "
             "to the server."
         )
-    return {
+    result: dict[str, Any] = {
         "content": [{"type": "text", "text": text}],
         "isError": True,
         "_meta": {REJECTION_KEY: {"kind": kind, "tool": tool, "issues": issues}},
     }
+    if modern:
+        result["resultType"] = "complete"
+    return result
 
 
 def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:

@@ -114,9 +114,7 @@ class Relay:
             try:
                 message = json.loads(line)
             except (ValueError, RecursionError):
-                await self._reply(
-                    error_response(None, PARSE_ERROR, "Parse error: the line is not valid JSON")
-                )
+                await self._reply(error_response(None, PARSE_ERROR, "Parse error: the line is not valid JSON"))
                 continue
             if type(message) is dict:
                 await self._client_message(message, line)
@@ -188,9 +186,7 @@ class Relay:
         name = message["params"].get("name") if type(message.get("params")) is dict else None
         if verdict.error is not None:
             code, text = verdict.error
-            log.warning(
-                "rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0]
-            )
+            log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
             await self._reply(error_response(message["id"], code, text))
             return
         assert verdict.report is not None
@@ -198,9 +194,7 @@ class Relay:
             "rejected tools/call %s (%s): %s",
             _shown(name),
             verdict.kind,
-            "; ".join(
-                f"{i.keyword} at {_place(i.instance_path, i.schema_path)}" for i in verdict.report.issues[:20]
-            ),
+            "; ".join(f"{i.keyword} at {_place(i.instance_path, i.schema_path)}" for i in verdict.report.issues[:20]),
         )
         await self._reply({"jsonrpc": "2.0", "id": message["id"], "result": verdict.result})
 
@@ -315,9 +309,7 @@ class Relay:
         pending = _Pending()
         self._own[key] = pending
         try:
-            await self.upstream.send(
-                dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            )
+            await self.upstream.send(dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
             with anyio.move_on_after(self.request_timeout):
                 await pending.event.wait()
         finally:
@@ -395,11 +387,7 @@ def _era_meta(params: Any) -> dict[str, Any] | None:
     """The protocol-era envelope of a request (2026-07-28: ``io.modelcontextprotocol/*`` keys)."""
     if type(params) is not dict or type(params.get("_meta")) is not dict:
         return None
-    meta = {
-        k: v
-        for k, v in params["_meta"].items()
-        if type(k) is str and k.startswith("io.modelcontextprotocol/")
-    }
+    meta = {k: v for k, v in params["_meta"].items() if type(k) is str and k.startswith("io.modelcontextprotocol/")}
     return meta or None
 
 

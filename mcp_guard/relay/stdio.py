@@ -23,9 +23,7 @@ __all__ = ["wrap_stdio"]
 log = logging.getLogger("mcp_guard")
 
 
-async def wrap_stdio(
-    command: Sequence[str], *, profile: str = "standard", hide_unsupported: bool = False
-) -> int:
+async def wrap_stdio(command: Sequence[str], *, profile: str = "standard", hide_unsupported: bool = False) -> int:
     """Relay this process's stdio to ``command`` until either side closes.
 
     Returns:

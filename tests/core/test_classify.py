@@ -146,9 +146,7 @@ VALID_SCHEMAS = [
     pytest.param({"properties": {"i": {"type": "integer", "minimum": 2**64}}}, id="minimum-big-int"),
     pytest.param({"properties": {"i": {"type": "integer", "minimum": 10**400}}}, id="minimum-huge-int"),
     pytest.param({"properties": {"x": {"type": "number", "minimum": 1e-9}}}, id="minimum-on-number"),
-    pytest.param(
-        {"properties": {"x": {"type": "number", "minimum": 1, "enum": [1, 2]}}}, id="minimum-with-enum"
-    ),
+    pytest.param({"properties": {"x": {"type": "number", "minimum": 1, "enum": [1, 2]}}}, id="minimum-with-enum"),
     pytest.param({"properties": {"l": {"type": "array", "items": {"type": "string"}}}}, id="items-string"),
     pytest.param(
         {"properties": {"l": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}},
@@ -174,8 +172,7 @@ VALID_SCHEMAS = [
     pytest.param(
         {
             "properties": {
-                t: {"type": t, "description": f"a {t}"}
-                for t in ["string", "integer", "number", "boolean", "object"]
+                t: {"type": t, "description": f"a {t}"} for t in ["string", "integer", "number", "boolean", "object"]
             }
         },
         id="description-on-every-type",
@@ -187,11 +184,7 @@ VALID_SCHEMAS = [
         id="oneOf-with-description",
     ),
     pytest.param(
-        {
-            "properties": {
-                "u": {"oneOf": [{"oneOf": [{"type": "string"}, {"type": "number"}]}, {"type": "boolean"}]}
-            }
-        },
+        {"properties": {"u": {"oneOf": [{"oneOf": [{"type": "string"}, {"type": "number"}]}, {"type": "boolean"}]}}},
         id="oneOf-branch-is-oneOf-node",
     ),
     pytest.param(
@@ -213,11 +206,7 @@ VALID_SCHEMAS = [
         id="oneOf-full-branches",
     ),
     pytest.param(
-        {
-            "properties": {
-                "l": {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}
-            }
-        },
+        {"properties": {"l": {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}}},
         id="items-oneOf",
     ),
     pytest.param(
@@ -401,9 +390,7 @@ def test_untyped_nested_schema_is_unsupported(node: Any, where: Any, profile: st
         pytest.param({"items": {"type": "string"}}, id="items"),
     ],
 )
-def test_untyped_nested_schema_with_typed_keywords_is_unsupported(
-    node: Any, where: Any, profile: str
-) -> None:
+def test_untyped_nested_schema_with_typed_keywords_is_unsupported(node: Any, where: Any, profile: str) -> None:
     # The missing type must be reported; whether the keyword is also "on the wrong type" is open.
     schema, pointer = where(node)
     report = classify(schema, profile=profile)
@@ -422,9 +409,7 @@ def test_untyped_nested_schema_with_annotation() -> None:
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_untyped_property_is_reported(profile: str) -> None:
     schema = {"properties": {"a": {}, "b": {"type": "string"}, "c": {"enum": [1]}}}
-    assert_report(
-        classify(schema, profile=profile), {(U, "type", "/properties/a"), (U, "type", "/properties/c")}
-    )
+    assert_report(classify(schema, profile=profile), {(U, "type", "/properties/a"), (U, "type", "/properties/c")})
 
 
 # --- decision 3: oneOf nodes -----------------------------------------------------------------
@@ -624,9 +609,7 @@ MALFORMED_CASES = [
         ]
     ],
     *[
-        pytest.param(
-            {"type": "object", "properties": v}, "properties", "/properties", id=f"properties-{label}"
-        )
+        pytest.param({"type": "object", "properties": v}, "properties", "/properties", id=f"properties-{label}")
         for label, v in [("list", []), ("string", "x"), ("int", 5), ("null", None), ("true", True)]
     ],
     *[
@@ -685,9 +668,7 @@ MALFORMED_CASES = [
         ]
     ],
     *[
-        pytest.param(
-            {"type": "string", "description": v}, "description", "/description", id=f"description-{label}"
-        )
+        pytest.param({"type": "string", "description": v}, "description", "/description", id=f"description-{label}")
         for label, v in [("int", 5), ("null", None), ("true", True), ("list", []), ("object", {})]
     ],
     *[
@@ -715,9 +696,7 @@ def test_malformed_keyword_is_validation(node: Any, keyword: str, rel: str, wher
         pytest.param({"properties": {"p": 5}}, (V, "properties", "/properties/p"), id="property-schema-int"),
         pytest.param({"required": "a"}, (V, "required", "/required"), id="required-string"),
         pytest.param({"required": ["a", "a"]}, (V, "required", "/required"), id="required-duplicates"),
-        pytest.param(
-            {"additionalProperties": "no"}, (V, "additionalProperties", "/additionalProperties"), id="aP"
-        ),
+        pytest.param({"additionalProperties": "no"}, (V, "additionalProperties", "/additionalProperties"), id="aP"),
         pytest.param(
             {"additionalProperties": None}, (V, "additionalProperties", "/additionalProperties"), id="aP-null"
         ),
@@ -749,12 +728,8 @@ SHAPE_CASES = [
     pytest.param({"type": "array", "items": [{"type": "string"}]}, U, "items", "/items", id="items-tuple"),
     pytest.param({"type": "array", "items": True}, U, "schema", "/items", id="items-true"),
     pytest.param({"type": "array", "items": False}, U, "schema", "/items", id="items-false"),
-    pytest.param(
-        {"type": "object", "properties": {"p": True}}, U, "schema", "/properties/p", id="property-true"
-    ),
-    pytest.param(
-        {"type": "object", "properties": {"p": False}}, U, "schema", "/properties/p", id="property-false"
-    ),
+    pytest.param({"type": "object", "properties": {"p": True}}, U, "schema", "/properties/p", id="property-true"),
+    pytest.param({"type": "object", "properties": {"p": False}}, U, "schema", "/properties/p", id="property-false"),
     pytest.param({"oneOf": [{"type": "string"}, True]}, U, "schema", "/oneOf/1", id="oneOf-branch-true"),
     pytest.param({"oneOf": [False]}, U, "schema", "/oneOf/0", id="oneOf-branch-false"),
     pytest.param({"type": ["string", "null"]}, U, "type", "/type", id="type-list-nullable"),
@@ -853,9 +828,7 @@ def test_feature_outside_table_at_root(keyword: str, value: Any, type_name: str,
 
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize(("keyword", "value", "type_name"), FEATURES)
-def test_feature_outside_table_in_unsent_property(
-    keyword: str, value: Any, type_name: str, profile: str
-) -> None:
+def test_feature_outside_table_in_unsent_property(keyword: str, value: Any, type_name: str, profile: str) -> None:
     schema = {
         "type": "object",
         "properties": {"sent": {"type": "string"}, "a": typed_node(type_name, **{keyword: value})},
@@ -868,9 +841,7 @@ def test_feature_outside_table_in_unsent_property(
 
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize(("keyword", "value", "type_name"), FEATURES)
-def test_feature_outside_table_in_items_of_empty_array(
-    keyword: str, value: Any, type_name: str, profile: str
-) -> None:
+def test_feature_outside_table_in_items_of_empty_array(keyword: str, value: Any, type_name: str, profile: str) -> None:
     schema = {
         "type": "object",
         "properties": {"a": {"type": "array", "items": typed_node(type_name, **{keyword: value})}},
@@ -964,10 +935,7 @@ MALFORMED_ANNOTATIONS = (
         pytest.param("title", v, id=f"title-{label}")
         for label, v in [("int", 5), ("null", None), ("true", True), ("list", ["t"]), ("object", {})]
     ]
-    + [
-        pytest.param("$comment", v, id=f"comment-{label}")
-        for label, v in [("int", 5), ("null", None), ("list", [])]
-    ]
+    + [pytest.param("$comment", v, id=f"comment-{label}") for label, v in [("int", 5), ("null", None), ("list", [])]]
     + [
         pytest.param(name, v, id=f"{name}-{label}")
         for name in ["deprecated", "readOnly", "writeOnly"]
@@ -1013,9 +981,7 @@ def test_root_schema_dialect_accepted_in_standard(uri: str) -> None:
 
 @pytest.mark.parametrize("uri", DIALECTS)
 def test_root_schema_dialect_unsupported_in_strict(uri: str) -> None:
-    assert_report(
-        classify({"$schema": uri, "type": "object"}, profile="strict"), {(U, "$schema", "/$schema")}
-    )
+    assert_report(classify({"$schema": uri, "type": "object"}, profile="strict"), {(U, "$schema", "/$schema")})
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1038,9 +1004,7 @@ def test_root_schema_dialect_unsupported_in_strict(uri: str) -> None:
     ],
 )
 def test_root_schema_other_dialect_is_unsupported(value: Any, profile: str) -> None:
-    assert_report(
-        classify({"$schema": value, "type": "object"}, profile=profile), {(U, "$schema", "/$schema")}
-    )
+    assert_report(classify({"$schema": value, "type": "object"}, profile=profile), {(U, "$schema", "/$schema")})
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -1089,9 +1053,7 @@ def test_property_named_like_keyword_is_a_property(name: str, profile: str) -> N
         "additionalProperties": False,
     }
     assert_ok(schema, profile)
-    nested = {
-        "properties": {"o": {"type": "object", "properties": {name: {"type": "object", "properties": {}}}}}
-    }
+    nested = {"properties": {"o": {"type": "object", "properties": {name: {"type": "object", "properties": {}}}}}}
     assert_ok(nested, profile)
 
 
@@ -1180,9 +1142,7 @@ def test_only_malformed_findings_are_validation(profile: str) -> None:
     [
         pytest.param({"properties": {"n": {"type": "integer", "minimum": "1"}}}, id="malformed"),
         pytest.param({"properties": {"n": {"type": "integer", "maximum": 1}}}, id="unsupported"),
-        pytest.param(
-            {"properties": {"n": {"type": "integer"}}, "required": ["n", "n"]}, id="malformed-required"
-        ),
+        pytest.param({"properties": {"n": {"type": "integer"}}, "required": ["n", "n"]}, id="malformed-required"),
     ],
 )
 def test_not_supported_schema_never_validates(schema: dict[str, Any], profile: str) -> None:

@@ -159,9 +159,7 @@ def test_boolean_never_equals_number_in_enum(node: dict[str, Any], value: Any, p
         pytest.param({"type": "boolean", "enum": [True]}, True, id="true"),
         pytest.param({"type": "boolean", "enum": [False]}, False, id="false"),
         pytest.param({"type": "array", "enum": [[True, 1]]}, [True, 1], id="array-bool-and-int"),
-        pytest.param(
-            {"type": "object", "enum": [{"a": True, "b": 1}]}, {"b": 1, "a": True}, id="object-bool-and-int"
-        ),
+        pytest.param({"type": "object", "enum": [{"a": True, "b": 1}]}, {"b": 1, "a": True}, id="object-bool-and-int"),
     ],
 )
 def test_boolean_equals_boolean_in_enum(node: dict[str, Any], value: Any, profile: str) -> None:
@@ -200,9 +198,7 @@ def test_boolean_in_oneof_of_numbers(profile: str) -> None:
         pytest.param({"type": "array", "enum": [[1, 2]]}, [1.0, 2.0], True, id="array-of-floats"),
         pytest.param({"type": "array", "enum": [[0]]}, [-0.0], True, id="array-negative-zero"),
         pytest.param({"type": "object", "enum": [{"a": 1}]}, {"a": 1.0}, True, id="object-float"),
-        pytest.param(
-            {"type": "object", "enum": [{"a": [0]}]}, {"a": [-0.0]}, True, id="object-array-negative-zero"
-        ),
+        pytest.param({"type": "object", "enum": [{"a": [0]}]}, {"a": [-0.0]}, True, id="object-array-negative-zero"),
         pytest.param({"type": "array", "enum": [[{"a": [1]}]]}, [{"a": [1.0]}], True, id="deep"),
         # strings
         pytest.param({"type": "string", "enum": ["A"]}, "A", True, id="string-eq"),
@@ -211,13 +207,9 @@ def test_boolean_in_oneof_of_numbers(profile: str) -> None:
         pytest.param({"type": "string", "enum": ["\u00e9"]}, "e\u0301", False, id="string-no-normalisation"),
         pytest.param({"type": "string", "enum": ["1"]}, "1.0", False, id="numeric-strings-compare-as-text"),
         # objects: keys and values, order-insensitive
-        pytest.param(
-            {"type": "object", "enum": [{"a": 1, "b": 2}]}, {"b": 2, "a": 1}, True, id="object-key-order"
-        ),
+        pytest.param({"type": "object", "enum": [{"a": 1, "b": 2}]}, {"b": 2, "a": 1}, True, id="object-key-order"),
         pytest.param({"type": "object", "enum": [{"a": 1}]}, {"a": 1, "b": 2}, False, id="object-extra-key"),
-        pytest.param(
-            {"type": "object", "enum": [{"a": 1, "b": 2}]}, {"a": 1}, False, id="object-missing-key"
-        ),
+        pytest.param({"type": "object", "enum": [{"a": 1, "b": 2}]}, {"a": 1}, False, id="object-missing-key"),
         pytest.param({"type": "object", "enum": [{"a": 1}]}, {"A": 1}, False, id="object-key-case"),
         pytest.param({"type": "object", "enum": [{}]}, {}, True, id="object-empty"),
         pytest.param({"type": "object", "enum": [{"a": None}]}, {}, False, id="object-null-member-vs-absent"),
@@ -238,21 +230,15 @@ def test_boolean_in_oneof_of_numbers(profile: str) -> None:
         pytest.param({"type": "string", "enum": ["a", "a"]}, "b", False, id="duplicates-non-member"),
         pytest.param({"type": "number", "enum": [1, 1.0]}, 1, True, id="numeric-duplicates"),
         # big integers are exact
-        pytest.param(
-            {"type": "integer", "enum": [2**53 + 1]}, float(2**53), False, id="2**53+1-ne-float-2**53"
-        ),
-        pytest.param(
-            {"type": "integer", "enum": [float(2**53)]}, 2**53 + 1, False, id="float-2**53-ne-2**53+1"
-        ),
+        pytest.param({"type": "integer", "enum": [2**53 + 1]}, float(2**53), False, id="2**53+1-ne-float-2**53"),
+        pytest.param({"type": "integer", "enum": [float(2**53)]}, 2**53 + 1, False, id="float-2**53-ne-2**53+1"),
         pytest.param({"type": "integer", "enum": [2**53]}, float(2**53), True, id="2**53-eq-float-2**53"),
         pytest.param({"type": "integer", "enum": [2**53 + 1]}, 2**53 + 1, True, id="2**53+1-eq"),
         pytest.param({"type": "integer", "enum": [2**64]}, 2**64 + 1, False, id="2**64-ne-2**64+1"),
         pytest.param({"type": "integer", "enum": [10**400]}, 10**400, True, id="10**400-eq"),
         pytest.param({"type": "integer", "enum": [10**400]}, 1e308, False, id="10**400-ne-1e308"),
         pytest.param({"type": "array", "enum": [[2**53 + 1]]}, [float(2**53)], False, id="nested-big-int"),
-        pytest.param(
-            {"type": "object", "enum": [{"n": 2**53 + 1}]}, {"n": 2**53 + 1.0}, False, id="object-big-int"
-        ),
+        pytest.param({"type": "object", "enum": [{"n": 2**53 + 1}]}, {"n": 2**53 + 1.0}, False, id="object-big-int"),
     ],
 )
 def test_enum_equality(node: dict[str, Any], value: Any, equal: bool, profile: str) -> None:
@@ -282,18 +268,12 @@ def test_enum_choices_of_another_type_are_unreachable(node: dict[str, Any], valu
     ("schema", "arguments", "instance_path"),
     [
         pytest.param(prop({"type": "number"}), lambda b: {"a": b}, "/a", id="number-property"),
-        pytest.param(
-            prop({"type": "integer", "minimum": 0}), lambda b: {"a": b}, "/a", id="integer-property"
-        ),
+        pytest.param(prop({"type": "integer", "minimum": 0}), lambda b: {"a": b}, "/a", id="integer-property"),
         pytest.param(prop({"type": "string"}), lambda b: {"a": b}, "/a", id="string-property"),
         pytest.param(prop({"type": "number", "enum": [1]}), lambda b: {"a": b}, "/a", id="enum-property"),
         pytest.param({"type": "object"}, lambda b: {"x": b}, "/x", id="undeclared-property"),
-        pytest.param(
-            prop({"type": "array", "items": {"type": "number"}}), lambda b: {"a": [1, b]}, "/a/1", id="items"
-        ),
-        pytest.param(
-            {"type": "object"}, lambda b: {"x": {"y": [0, {"z": b}]}}, "/x/y/1/z", id="deep-unchecked"
-        ),
+        pytest.param(prop({"type": "array", "items": {"type": "number"}}), lambda b: {"a": [1, b]}, "/a/1", id="items"),
+        pytest.param({"type": "object"}, lambda b: {"x": {"y": [0, {"z": b}]}}, "/x/y/1/z", id="deep-unchecked"),
         pytest.param({"type": "object"}, lambda b: {"a/b~c": b}, "/a~1b~0c", id="escaped"),
     ],
 )
@@ -450,9 +430,7 @@ def test_non_json_value_the_schema_never_looks_at_still_raises(profile: str) -> 
 @pytest.mark.parametrize(
     ("build", "pointer"),
     [
-        pytest.param(
-            lambda b: {"type": "object", "properties": {"a": b}}, "/properties/a", id="property-schema"
-        ),
+        pytest.param(lambda b: {"type": "object", "properties": {"a": b}}, "/properties/a", id="property-schema"),
         pytest.param(
             lambda b: {"type": "object", "properties": {"a": {"type": "string", "enum": ["x", b]}}},
             "/properties/a/enum/1",
@@ -496,9 +474,7 @@ def test_non_json_schema_value_raises_type_error(build: Any, pointer: str, bad: 
 @pytest.mark.parametrize(
     ("schema", "pointer"),
     [
-        pytest.param(
-            {"type": "object", "properties": {1: {"type": "string"}}}, "/properties", id="int-property-name"
-        ),
+        pytest.param({"type": "object", "properties": {1: {"type": "string"}}}, "/properties", id="int-property-name"),
         pytest.param({"type": "object", 1: "x"}, "", id="int-keyword"),
         pytest.param(
             {"type": "object", "properties": {"a": {"type": "object", "default": {None: 1}}}},
@@ -563,9 +539,7 @@ def nested_object(depth: int, leaf: Any = 1) -> Any:
         pytest.param(nested_object, {"type": "object", "enum": [{"k": 1}]}, "enum", id="objects-object-enum"),
     ],
 )
-def test_deep_arguments_never_raise(
-    build: Any, node: dict[str, Any] | None, keyword: str | None, profile: str
-) -> None:
+def test_deep_arguments_never_raise(build: Any, node: dict[str, Any] | None, keyword: str | None, profile: str) -> None:
     schema = {"type": "object"} if node is None else prop(node)
     report = check(schema, {"a": build(5000)}, profile=profile)
     if keyword is None:

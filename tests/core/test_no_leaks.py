@@ -55,23 +55,13 @@ STR = {"type": "string"}
 CASES = [
     # (schema, arguments, secret, a keyword that must be reported)
     pytest.param({"properties": {"a": INT}}, {"a": SECRET}, SECRET, "type", id="type-string-value"),
-    pytest.param(
-        {"properties": {"a": STR}}, {"a": SECRET_NUMBER}, SECRET_NUMBER, "type", id="type-number-value"
-    ),
-    pytest.param(
-        {"properties": {"a": STR}}, {"a": SECRET_FLOAT}, SECRET_FLOAT, "type", id="type-float-value"
-    ),
+    pytest.param({"properties": {"a": STR}}, {"a": SECRET_NUMBER}, SECRET_NUMBER, "type", id="type-number-value"),
+    pytest.param({"properties": {"a": STR}}, {"a": SECRET_FLOAT}, SECRET_FLOAT, "type", id="type-float-value"),
     pytest.param({"properties": {"a": STR}}, {"a": SECRET_BIG}, SECRET_BIG, "type", id="type-big-int-value"),
-    pytest.param(
-        {"properties": {"a": STR}}, {"a": {"token": SECRET}}, SECRET, "type", id="type-object-value"
-    ),
+    pytest.param({"properties": {"a": STR}}, {"a": {"token": SECRET}}, SECRET, "type", id="type-object-value"),
     pytest.param({"properties": {"a": STR}}, {"a": [SECRET, 1]}, SECRET, "type", id="type-list-value"),
-    pytest.param(
-        {"properties": {"a": INT}}, {"a": 1.5 + SECRET_NUMBER}, SECRET_NUMBER, "type", id="type-fraction"
-    ),
-    pytest.param(
-        {"properties": {"a": {"type": "boolean"}}}, {"a": SECRET}, SECRET, "type", id="type-boolean"
-    ),
+    pytest.param({"properties": {"a": INT}}, {"a": 1.5 + SECRET_NUMBER}, SECRET_NUMBER, "type", id="type-fraction"),
+    pytest.param({"properties": {"a": {"type": "boolean"}}}, {"a": SECRET}, SECRET, "type", id="type-boolean"),
     pytest.param({}, SECRET, SECRET, "type", id="arguments-string"),
     pytest.param({}, json.dumps({"token": SECRET}), SECRET, "type", id="arguments-json-text"),
     pytest.param({}, [SECRET], SECRET, "type", id="arguments-list"),
@@ -191,11 +181,7 @@ CASES = [
         id="items-element",
     ),
     pytest.param(
-        {
-            "properties": {
-                "o": {"type": "object", "properties": {"p": {"type": "object", "properties": {"q": INT}}}}
-            }
-        },
+        {"properties": {"o": {"type": "object", "properties": {"p": {"type": "object", "properties": {"q": INT}}}}}},
         {"o": {"p": {"q": SECRET}}},
         SECRET,
         "type",

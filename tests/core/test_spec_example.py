@@ -87,9 +87,7 @@ def with_title() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("arguments", "expected"), ROWS)
-def test_example_with_title_in_standard_behaves_like_the_example(
-    arguments: dict[str, Any], expected: set[Any]
-) -> None:
+def test_example_with_title_in_standard_behaves_like_the_example(arguments: dict[str, Any], expected: set[Any]) -> None:
     schema = with_title()
     assert classify(schema, profile="standard").ok
     assert compile_schema(schema, profile="standard").supported is True

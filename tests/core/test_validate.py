@@ -120,9 +120,7 @@ def test_type_in_items(type_name: str, value: Any, accepted: bool, profile: str)
     if accepted:
         assert_valid(schema, {"a": [good, value, good]}, profile)
     else:
-        assert_invalid(
-            schema, {"a": [good, value, good]}, [("type", "/properties/a/items/type", "/a/1")], profile
-        )
+        assert_invalid(schema, {"a": [good, value, good]}, [("type", "/properties/a/items/type", "/a/1")], profile)
 
 
 @pytest.mark.parametrize(
@@ -146,9 +144,7 @@ def test_type_in_items(type_name: str, value: Any, accepted: bool, profile: str)
         pytest.param({"type": "array", "items": {"type": "string"}, "enum": [["x"]]}, "x", id="array-enum"),
     ],
 )
-def test_failed_type_reports_nothing_else_for_that_value(
-    node: dict[str, Any], value: Any, profile: str
-) -> None:
+def test_failed_type_reports_nothing_else_for_that_value(node: dict[str, Any], value: Any, profile: str) -> None:
     assert_invalid(prop(node), {"a": value}, [("type", "/properties/a/type", "/a")], profile)
 
 
@@ -186,9 +182,7 @@ def test_non_object_arguments_with_empty_root(arguments: Any, profile: str) -> N
     assert_invalid({}, arguments, [("type", "", "")], profile)
 
 
-@pytest.mark.parametrize(
-    "schema", [pytest.param({}, id="empty"), pytest.param({"type": "object"}, id="object")]
-)
+@pytest.mark.parametrize("schema", [pytest.param({}, id="empty"), pytest.param({"type": "object"}, id="object")])
 def test_empty_arguments_object(schema: dict[str, Any], profile: str) -> None:
     assert_valid(schema, {}, profile)
     assert_valid(schema, {"anything": [1, {"x": None}]}, profile)
@@ -357,9 +351,7 @@ def test_additional_properties_false_with_required_outside_properties(profile: s
 
 
 def test_additional_properties_false_nested(profile: str) -> None:
-    schema = prop(
-        {"type": "object", "properties": {"k": {"type": "string"}}, "additionalProperties": False}, name="o"
-    )
+    schema = prop({"type": "object", "properties": {"k": {"type": "string"}}, "additionalProperties": False}, name="o")
     assert_invalid(
         schema,
         {"o": {"k": "v", "z": 1}, "top-level-extra": 1},
@@ -562,9 +554,7 @@ def test_pointer_escaping(name: str, escaped: str, profile: str) -> None:
     # decision 15
     schema = {"type": "object", "properties": {name: {"type": "integer"}}}
     assert_invalid(schema, {name: "x"}, [("type", f"/properties/{escaped}/type", f"/{escaped}")], profile)
-    nested = prop(
-        {"type": "object", "properties": {name: {"type": "array", "items": {"type": "integer"}}}}, name=name
-    )
+    nested = prop({"type": "object", "properties": {name: {"type": "array", "items": {"type": "integer"}}}}, name=name)
     assert_invalid(
         nested,
         {name: {name: [1, "x"]}},
@@ -593,9 +583,7 @@ NUMERIC_ONEOF = {"oneOf": [{"type": "integer"}, {"type": "number"}]}
         pytest.param(NUMERIC_ONEOF, 1, False, id="both-int"),
         pytest.param(NUMERIC_ONEOF, 1.0, False, id="both-integral-float"),
         pytest.param(NUMERIC_ONEOF, True, False, id="numeric-none-bool"),
-        pytest.param(
-            {"oneOf": [{"type": "string"}, {"type": "string"}]}, "x", False, id="identical-branches"
-        ),
+        pytest.param({"oneOf": [{"type": "string"}, {"type": "string"}]}, "x", False, id="identical-branches"),
         pytest.param({"oneOf": [{"type": "string"}]}, "x", True, id="single-branch"),
         pytest.param({"oneOf": [{"type": "string"}]}, 1, False, id="single-branch-none"),
         pytest.param(

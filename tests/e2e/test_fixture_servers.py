@@ -327,8 +327,7 @@ async def test_recording_server_records_bytes_exactly(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     big = "x" * (2 * 1024 * 1024)
     lines = [
-        b'{ "jsonrpc" : "2.0", "id" : 1, "method" : "initialize",  '
-        b'"params" : {"protocolVersion": "1999-01-01"} }\t',
+        b'{ "jsonrpc" : "2.0", "id" : 1, "method" : "initialize",  "params" : {"protocolVersion": "1999-01-01"} }\t',
         b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
         '{"jsonrpc":"2.0","id":"s-2","method":"ping","params":{"_meta":{"k":"é\\u00e9"}}}'.encode(),
         b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write","arguments":{"content":"'

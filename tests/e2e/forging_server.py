@@ -1,0 +1,142 @@
+"""A raw MCP stdio server that misbehaves on purpose, for relay tests: standard library only.
+
+Like ``recording_server.py`` it speaks newline-delimited JSON-RPC without the SDK and records
+every received line, byte for byte, to ``RECORD_FILE``. What it adds are the things a hostile
+or sloppy upstream does and the recording server cannot:
+
+``TOOLS_FILE``
+    A JSON array of tool objects to list (default: one tool ``echo``, schema
+    ``{"type": "object"}``). The tool ``exit_now`` is always listed last.
+``RESULT_META``
+    A JSON object put as the result-level ``_meta`` of every ``tools/list`` result (to try to
+    forge the guard's keys there).
+``STDOUT_NOISE=text`` or ``STDOUT_NOISE=json``
+    At start-up and before every answer, print on stdout a line that is not JSON (``text``),
+    or lines that are JSON but no JSON-RPC message (``json``: a number, a string, ``null``,
+    an object without ``jsonrpc``), as a debugging server might.
+``HOLD_LIST=1``
+    Answer no ``tools/list`` request until the notification ``test/release`` arrives; the
+    held requests are then answered in order (so a test can keep the guard's own listing
+    in flight for as long as it needs).
+
+Methods: ``initialize``, ``ping``, ``tools/list`` (one page), ``tools/call`` (``ok``; the tool
+``exit_now`` makes the process exit with status 3 without answering). Notifications get no
+reply; any other request gets error -32601.
+"""
+
+import json
+import os
+import sys
+
+EXIT_TOOL: dict[str, object] = {
+    "name": "exit_now",
+    "description": "Exits the server process at once, without answering.",
+    "inputSchema": {"type": "object"},
+}
+DEFAULT_TOOLS: list[object] = [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}]
+NOISE = {
+    "text": b"forging_server: this line is not JSON\n",
+    "json": b'42\n"forging_server debug"\nnull\n{"forging_server":"debug"}\n',
+}
+
+
+class ForgingServer:
+    """The server's state and its request handlers."""
+
+    def __init__(self) -> None:
+        """Read the environment."""
+        path = os.environ.get("TOOLS_FILE")
+        if path:
+            with open(path, encoding="utf-8") as f:
+                self.tools: list[object] = json.load(f)
+        else:
+            self.tools = list(DEFAULT_TOOLS)
+        meta = os.environ.get("RESULT_META")
+        self.result_meta = json.loads(meta) if meta else None
+        self.noise = NOISE.get(os.environ.get("STDOUT_NOISE", ""), b"")
+        self.hold = os.environ.get("HOLD_LIST") == "1"
+        self.held: list[object] = []
+        record = os.environ.get("RECORD_FILE")
+        self.record = open(record, "ab") if record else None  # noqa: SIM115 - open for the process's life
+
+    def write(self, data: bytes) -> None:
+        """Write raw bytes on stdout and flush."""
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+    def send(self, message: dict[str, object]) -> None:
+        """Write one JSON-RPC message as one line (after a noise line when asked)."""
+        self.write(self.noise)
+        self.write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
+
+    def list_result(self, request_id: object) -> None:
+        """Answer one ``tools/list`` request."""
+        result: dict[str, object] = {"tools": [*self.tools, EXIT_TOOL]}
+        if self.result_meta is not None:
+            result["_meta"] = self.result_meta
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def handle_line(self, line: bytes) -> None:
+        """Record one received line and answer it."""
+        if self.record is not None:
+            self.record.write(line if line.endswith(b"\n") else line + b"\n")
+            self.record.flush()
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return
+        method = message["method"]
+        if "id" not in message:
+            if method == "test/release":
+                for request_id in self.held:
+                    self.list_result(request_id)
+                self.held.clear()
+                self.hold = False
+            return
+        request_id = message["id"]
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method == "initialize":
+            result = {
+                "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "forging-server", "version": "1.0.0"},
+            }
+            self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        elif method == "ping":
+            self.send({"jsonrpc": "2.0", "id": request_id, "result": {}})
+        elif method == "tools/list":
+            if self.hold:
+                self.held.append(request_id)
+            else:
+                self.list_result(request_id)
+        elif method == "tools/call":
+            if params.get("name") == EXIT_TOOL["name"]:
+                os._exit(3)
+            content = [{"type": "text", "text": "ok"}]
+            self.send({"jsonrpc": "2.0", "id": request_id, "result": {"content": content, "isError": False}})
+        else:
+            error = {"code": -32601, "message": f"Method not found: {method}"}
+            self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def serve(self) -> None:
+        """Read stdin line by line until it closes."""
+        self.write(self.noise)
+        while True:
+            line = sys.stdin.buffer.readline()
+            if not line:
+                return
+            self.handle_line(line)
+
+
+def main() -> None:
+    """Serve on stdin/stdout."""
+    try:  # noqa: SIM105 - standard library only, like recording_server.py
+        ForgingServer().serve()
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+
+
+if __name__ == "__main__":
+    main()
