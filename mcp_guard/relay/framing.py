@@ -139,6 +139,12 @@ class LineStream:
         async with self._lock:
             await self._sender.send(line + b"\n")
 
+    async def close_send(self) -> None:
+        """Close the sending side only (the peer sees EOF); receiving goes on."""
+        async with self._lock:
+            with contextlib.suppress(Exception):
+                await self._sender.aclose()
+
     async def aclose(self) -> None:
         with contextlib.suppress(Exception):
             await self._sender.aclose()

@@ -1,17 +1,22 @@
 """The relay: moves JSON-RPC messages between the client (downstream) and the upstream server.
 
-Every line is parsed (a ``tools/call`` cannot hide behind an escape), but only what the
-guard must see is touched:
+Every line is parsed, and every message is passed on as the JSON value the guard parsed,
+re-serialized (compact, ASCII-only): the peer reads exactly what the guard read. A line
+that two parsers would read differently (a lone CR, which universal-newline readers such
+as the SDK's stdio server take as a line break; duplicate keys, where parsers keep
+different ones; an escaped method name) therefore cannot carry a ``tools/call`` past the
+guard. Fields the guard does not know, and both protocol eras, survive unchanged in value.
 
-- client → upstream: a ``tools/call`` request is judged first and, when valid, forwarded
-  as the exact object that was validated (re-serialized, so duplicate keys cannot differ
-  between what was checked and what is sent); a ``tools/list`` request is noted so its
-  response can be annotated; a ``notifications/cancelled`` for a call the guard still
-  holds drops that call. Everything else goes on byte for byte.
+Only what the guard must see is touched:
+
+- client → upstream: a ``tools/call`` request is judged first and forwarded only when
+  valid (a ``tools/call`` without an id is dropped: a notification cannot be judged and
+  answered); a ``tools/list`` request is noted so its response can be annotated; a
+  ``notifications/cancelled`` for a call the guard still holds drops that call.
 - upstream → client: responses to the guard's own requests are taken out of the stream;
   ``tools/list`` results are annotated; ``notifications/tools/list_changed`` empties the
-  schema cache and is forwarded. Everything else goes on byte for byte, so unknown fields
-  and both protocol eras survive.
+  schema cache and is forwarded. Output that is not a JSON-RPC message (not JSON, or JSON
+  without ``"jsonrpc"``) is logged and skipped: stdout carries protocol messages only.
 
 The guard issues requests of its own (a ``tools/list`` when a call names a tool it has
 not seen listed) with string ids carrying a random nonce, kept apart from the client's ids.
@@ -71,16 +76,26 @@ class Relay:
         table: the tool table (profile, hiding, cache).
         request_timeout: seconds the guard waits for the upstream to answer one of its own
             requests.
+        drain_timeout: seconds the upstream gets, after the client hung up, to answer what it
+            holds and exit.
     """
 
     def __init__(
-        self, client: LineStream, upstream: LineStream, table: ToolTable, *, request_timeout: float = 30.0
+        self,
+        client: LineStream,
+        upstream: LineStream,
+        table: ToolTable,
+        *,
+        request_timeout: float = 30.0,
+        drain_timeout: float = 2.0,
     ) -> None:
         self.client = client
         self.upstream = upstream
         self.table = table
         self.request_timeout = request_timeout
         self.upstream_closed = False
+        self.client_closed = False
+        self.drain_timeout = drain_timeout
         self._nonce = secrets.token_hex(8)
         self._counter = 0
         self._own: dict[tuple[bool, Any], _Pending] = {}
@@ -94,12 +109,25 @@ class Relay:
         async with anyio.create_task_group() as tg:
             self._tg = tg
 
+            upstream_done = anyio.Event()
+
             async def upstream_side() -> None:
                 await self._from_upstream()
+                upstream_done.set()
                 tg.cancel_scope.cancel()
 
             tg.start_soon(upstream_side)
             await self._from_client()
+            # The client hung up: calls the guard still holds (waiting for its own listing) are
+            # decided first; then, like a server, the upstream gets EOF on its stdin and a moment to
+            # answer what it holds. Its remaining answers still reach the client while it can read.
+            self.client_closed = True
+            with anyio.move_on_after(self.drain_timeout):
+                while self._held and not upstream_done.is_set():
+                    await anyio.sleep(0.01)
+            await self.upstream.close_send()
+            with anyio.move_on_after(self.drain_timeout):
+                await upstream_done.wait()
             tg.cancel_scope.cancel()
 
     # --- client → upstream ------------------------------------------------------------------
@@ -117,13 +145,13 @@ class Relay:
                 await self._reply(error_response(None, PARSE_ERROR, "Parse error: the line is not valid JSON"))
                 continue
             if type(message) is dict:
-                await self._client_message(message, line)
+                await self._client_message(message)
             elif type(message) is list and message:
                 await self._client_batch(message)
             else:
                 await self._reply(error_response(None, INVALID_REQUEST, "Invalid Request"))
 
-    async def _client_message(self, message: dict[str, Any], line: bytes) -> None:
+    async def _client_message(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if "id" in message and method is not None:
             if method == "tools/call":
@@ -131,9 +159,12 @@ class Relay:
                 return
             if method == "tools/list":
                 self._note_list(message)
+        elif method == "tools/call":
+            log.warning("dropped a tools/call without an id: a notification cannot be judged and answered")
+            return
         elif method == "notifications/cancelled" and self._cancel_held(message):
             return
-        await self.upstream.send(line)
+        await self._forward(message)
 
     def _note_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -146,7 +177,7 @@ class Relay:
         if type(params) is not dict or "requestId" not in params:
             return False
         key = _key(params["requestId"])
-        self._lists.pop(key, None)
+        # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
         if key in self._held:
             self._held[key] = True
             return True
@@ -181,7 +212,7 @@ class Relay:
     async def _decide(self, message: dict[str, Any]) -> None:
         verdict = self.table.judge(message.get("params"))
         if verdict.forward:
-            await self.upstream.send(dumps(message))
+            await self._forward(message)
             return
         name = message["params"].get("name") if type(message.get("params")) is dict else None
         if verdict.error is not None:
@@ -228,7 +259,7 @@ class Relay:
                 self._note_list(element)
             forward.append(element)
         if forward:
-            await self.upstream.send(dumps(forward))
+            await self._forward(forward)
         if replies:
             await self.client.send(dumps(replies))
 
@@ -253,15 +284,24 @@ class Relay:
                 elif type(message) is list:
                     out = self._upstream_batch(message)
                 else:
-                    out = line
+                    out = None
                 if out is not None:
-                    await self.client.send(out if isinstance(out, bytes) else dumps(out))
+                    await self.client.send(dumps(out))
+                else:
+                    self._skipped(message)
         finally:
             for pending in self._own.values():
                 pending.event.set()
 
+    @staticmethod
+    def _skipped(message: Any) -> None:
+        if type(message) is not dict or message.get("jsonrpc") != "2.0":
+            log.warning("skipped output from the upstream that is JSON but not a JSON-RPC message")
+
     def _upstream_message(self, message: dict[str, Any]) -> Any:
-        """What to send the client for one upstream message: None, the message, or a new object."""
+        """What to send the client for one upstream message: None (nothing), the message, or a new object."""
+        if message.get("jsonrpc") != "2.0":
+            return None
         if "method" not in message:
             if "id" not in message:
                 return message
@@ -285,9 +325,31 @@ class Relay:
         return message
 
     def _upstream_batch(self, batch: list[Any]) -> Any:
-        out = [self._upstream_message(m) if type(m) is dict else m for m in batch]
-        out = [m for m in out if m is not None]
-        return out or None
+        out = [self._upstream_message(m) for m in batch if type(m) is dict]
+        kept = [m for m in out if m is not None]
+        if len(kept) != len(batch):
+            log.warning("skipped elements of an upstream batch that are not JSON-RPC messages")
+        return kept or None
+
+    # --- sending ---------------------------------------------------------------------------
+
+    async def _send_upstream(self, data: bytes) -> bool:
+        """Write one line to the upstream; False when it can no longer be written (it exited)."""
+        try:
+            await self.upstream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            return False
+        return True
+
+    async def _forward(self, message: Any) -> None:
+        """Forward a message (or batch); requests that cannot be delivered are answered with an error."""
+        if await self._send_upstream(dumps(message)):
+            return
+        log.warning("could not forward to the upstream: it is not running")
+        text = "mcp-guard: the upstream server is not running"
+        for m in message if type(message) is list else [message]:
+            if type(m) is dict and "id" in m and "method" in m:
+                await self._reply(error_response(m["id"], INTERNAL_ERROR, text))
 
     # --- the guard's own requests -----------------------------------------------------------
 
@@ -309,7 +371,9 @@ class Relay:
         pending = _Pending()
         self._own[key] = pending
         try:
-            await self.upstream.send(dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            if not await self._send_upstream(dumps(message)):
+                raise ListingFailed("the upstream is not running")
             with anyio.move_on_after(self.request_timeout):
                 await pending.event.wait()
         finally:

@@ -59,7 +59,7 @@ async def wrap_stdio(command: Sequence[str], *, profile: str = "standard", hide_
             return 1
         finally:
             await client.aclose()
-    if relay.upstream_closed:
+    if relay.upstream_closed and not relay.client_closed:
         code = process.returncode
         log.info("upstream exited%s", f" with status {code}" if code is not None else "")
         return 1

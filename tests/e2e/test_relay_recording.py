@@ -705,7 +705,8 @@ async def test_pagination_passes_cursors_through(tmp_path: Path) -> None:
         assert cursors == ["rec-page-4", "rec-page-8", "rec-page-12"]
         assert [canon(t) for t in tools] == [canon(annotated(t)) for t in FIXTURE_TOOLS]
         record = guard.record()
-        assert all(line in record for line in sent_lines)  # the client's list requests, byte-identical
+        recorded = [canon(json.loads(line)) for line in record]
+        assert all(canon(json.loads(line)) in recorded for line in sent_lines)  # the client's requests, as sent
         assert guard.guard_listings() == []
         # Every page was learnt: tools of later pages are judged without the guard listing itself.
         ok = await guard.call("p-ok", "add", '{"a":1,"b":2}')
@@ -806,8 +807,8 @@ async def test_list_changed_reaches_the_client_and_schemas_are_relisted(tmp_path
 # 8. Transparency
 
 
-async def test_unknown_methods_fields_and_notifications_pass_byte_identical(shared: Guard) -> None:
-    """What the guard need not touch arrives at the upstream byte for byte."""
+async def test_unknown_methods_fields_and_notifications_pass_unchanged(shared: Guard) -> None:
+    """What the guard need not touch arrives at the upstream as the same JSON value (re-serialized, compact)."""
     request = b'{"jsonrpc": "2.0",  "id": "u-1", "method": "x/unknown", "params": {"a": [1, 2.50, true]}, "x-trace": 1}'
     notification = b'{ "method":"notifications/x-custom", "jsonrpc":"2.0", "params":{"k":1.0,"s":"\\u00e9"} }'
     ping = b'{"jsonrpc":"2.0","id":"u-2","method":"ping","x-trace":{"span":7}}'
@@ -817,9 +818,11 @@ async def test_unknown_methods_fields_and_notifications_pass_byte_identical(shar
     await shared.send_raw(notification)
     await shared.send_raw(ping)
     assert (await shared.response("u-2"))["result"] == {}
-    record = shared.record()
+    recorded = [canon(json.loads(line)) for line in shared.record()]
     for line in (request, notification, ping):
-        assert record.count(line) == 1
+        assert recorded.count(canon(json.loads(line))) == 1
+    # Re-serialized: compact and ASCII-only, so every reader splits and decodes it alike.
+    assert b'"params":{"k":1.0,"s":"\\u00e9"}' in b"\n".join(shared.record())
     # A tools/call is re-serialized (it is judged as parsed), but nothing in it is lost or added.
     call = (
         b'{"jsonrpc": "2.0", "id": "u-3", "method": "tools/call", "x-trace": {"span": 8}, '
@@ -835,8 +838,8 @@ async def test_upstream_unknown_result_fields_reach_the_client(shared: Guard) ->
     """A forwarded call's answer comes back as the upstream wrote it, unknown fields included."""
     response = await shared.call("x-extra", "ls", '{"path":"."}')
     assert response["result"]["x-extra"] == 1
-    result = b'{"content":[{"type":"text","text":"ok"}],"isError":false,"x-extra":1}'
-    assert shared.last_line == b'{"jsonrpc":"2.0","id":"x-extra","result":' + result + b"}"
+    result = {"content": [{"type": "text", "text": "ok"}], "isError": False, "x-extra": 1}
+    assert canon(json.loads(shared.last_line)) == canon({"jsonrpc": "2.0", "id": "x-extra", "result": result})
 
 
 async def test_each_id_gets_its_own_response(shared: Guard) -> None:
@@ -898,17 +901,7 @@ async def test_a_line_that_is_not_json_gets_a_parse_error(shared: Guard) -> None
 
 @pytest.mark.parametrize(
     "noise",
-    [
-        "text",
-        pytest.param(
-            "json",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="guard bug: JSON lines from the upstream that are no JSON-RPC message "
-                "(42, null, a string, an object without jsonrpc) are relayed to the client's stdout",
-            ),
-        ),
-    ],
+    ["text", "json"],
 )
 async def test_stdout_carries_only_json_rpc(tmp_path: Path, noise: str) -> None:
     """Every line on the guard's stdout is a JSON-RPC 2.0 message, even when the upstream prints noise."""
@@ -1056,6 +1049,49 @@ async def test_upstream_killed_ends_the_guard_with_status_1(tmp_path: Path) -> N
         assert await guard.wait_exit() == 1
 
 
+async def test_answers_in_flight_when_the_client_hangs_up_still_arrive(tmp_path: Path) -> None:
+    """Requests piped in, then EOF: like a server, the upstream answers what it holds before all exit (status 0)."""
+    async with open_guard(tmp_path, server=SIGMA / "server.py", initialize=False) as guard:
+        await guard.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+        await guard.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await guard.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        await guard.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+            }
+        )
+        await guard.close_stdin()
+        listed = await guard.response(2)
+        assert len(listed["result"]["tools"]) == 15
+        added = await guard.response(3)
+        assert added["result"]["content"][0]["text"] == "3"
+        assert await guard.wait_exit() == 0
+
+
+async def test_a_tools_call_notification_is_dropped(shared: Guard) -> None:
+    """A tools/call without an id cannot be judged and answered: it never reaches the upstream."""
+    await shared.send({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "fetch_page", "arguments": {}}})
+    await shared.send(
+        {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "read", "arguments": {"path": "x"}}}
+    )
+    await shared.sync()
+    assert not [m for m in shared.recorded() if m.get("method") == "tools/call" and "id" not in m]
+
+
 async def test_large_messages_pass_both_ways(shared: Guard) -> None:
     """No 64 KiB line limit: a 1 MiB argument is judged and forwarded intact."""
     big = "x" * (1 << 20)
@@ -1090,10 +1126,6 @@ def readings(line: bytes) -> list[Any]:
     return out
 
 
-SMUGGLE_BUG = (
-    "guard bug: a line that is not a tools/call for Python's json is forwarded byte for byte, "
-    "so a reader that splits on \\r or keeps the first duplicate key finds an unjudged tools/call"
-)
 SMUGGLED_CALL = '{"jsonrpc":"2.0","id":"smuggled","method":"tools/call","params":{"name":"fetch_page","arguments":{}}}'
 SMUGGLING_LINES = {
     "cr-inside-a-notification": (
@@ -1107,7 +1139,6 @@ SMUGGLING_LINES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=SMUGGLE_BUG)
 @pytest.mark.parametrize("line", SMUGGLING_LINES.values(), ids=SMUGGLING_LINES.keys())
 async def test_no_reader_finds_an_unjudged_call(tmp_path: Path, line: bytes) -> None:
     """Whatever reaches the upstream reads as a tools/call to no reader (fetch_page is unsupported)."""
@@ -1125,7 +1156,6 @@ async def test_no_reader_finds_an_unjudged_call(tmp_path: Path, line: bytes) -> 
         assert smuggled == []
 
 
-@pytest.mark.xfail(strict=True, reason=SMUGGLE_BUG)
 async def test_no_call_is_smuggled_into_an_sdk_server(tmp_path: Path) -> None:
     """Against the SDK's own stdio server (universal newlines), a call hidden behind \\r must not run."""
     async with open_guard(tmp_path, server=SIGMA / "server.py") as guard:
@@ -1142,11 +1172,6 @@ async def test_no_call_is_smuggled_into_an_sdk_server(tmp_path: Path) -> None:
 # 14. A cancelled tools/list
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="guard bug: notifications/cancelled for a tools/list drops the guard's note of it, so the "
-    "upstream's late answer reaches the client unannotated, with a forged mcp-guard/schema verdict intact",
-)
 async def test_a_cancelled_list_answered_late_is_still_the_guards(tmp_path: Path) -> None:
     """A listing answered after the client cancelled it carries the guard's verdicts, or is dropped."""
     env = {"HOLD_LIST": "1", "TOOLS_FILE": str(write_tools(tmp_path / "tools.json", [FORGED_TOOL]))}
