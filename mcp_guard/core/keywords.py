@@ -122,9 +122,11 @@ class Check(Part):
     __slots__ = ()
 
     def valid_code(self, e: Emitter, var: str) -> list[str]:
+        """Statements (no indentation) that ``return False`` when ``var`` breaks the constraint."""
         raise NotImplementedError
 
     def collect_code(self, e: Emitter, var: str, ptr: str) -> list[str]:
+        """Statements that append an ``Issue`` to ``out`` when ``var`` (pointer ``ptr``) breaks it."""
         raise NotImplementedError
 
 
@@ -153,9 +155,11 @@ class Minimum(Check):
     schema_path: str
 
     def valid_code(self, e: Emitter, var: str) -> list[str]:
+        """See :meth:`Check.valid_code`."""
         return [f"if not {var} >= {e.const(self.bound)}: return False"]
 
     def collect_code(self, e: Emitter, var: str, ptr: str) -> list[str]:
+        """See :meth:`Check.collect_code`."""
         tail = f" must be ≥ {_show_choice(self.bound)} (minimum)"
         return [
             f"if not {var} >= {e.const(self.bound)}:",
@@ -185,9 +189,11 @@ class Enum(Check):
         return f"(canonical({var}, {e.const(self.depth)}) in {e.const(self.keys)})"
 
     def valid_code(self, e: Emitter, var: str) -> list[str]:
+        """See :meth:`Check.valid_code`."""
         return [f"if not {self._test(e, var)}: return False"]
 
     def collect_code(self, e: Emitter, var: str, ptr: str) -> list[str]:
+        """See :meth:`Check.collect_code`."""
         if self.choices:
             shown = ", ".join(_show_choice(c) for c in self.choices[:_ENUM_SHOWN])
             tail = f" must be one of: {shown}{', …' if len(self.choices) > _ENUM_SHOWN else ''} (enum)"

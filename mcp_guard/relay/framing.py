@@ -48,6 +48,7 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
             os.set_blocking(fd, False)
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+        """Up to ``max_bytes`` bytes, as soon as any are available."""
         while True:
             try:
                 data = os.read(self._fd, max_bytes)
@@ -61,6 +62,7 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
             return data
 
     async def aclose(self) -> None:
+        """Restore the fd's blocking mode (the fd itself stays open)."""
         with contextlib.suppress(OSError):
             os.set_blocking(self._fd, self._flags)
 
@@ -78,6 +80,7 @@ class FdSendStream(anyio.abc.ByteSendStream):
             os.set_blocking(fd, False)
 
     async def send(self, item: bytes) -> None:
+        """Write all of ``item``, waiting while the pipe is full."""
         view = memoryview(item)
         while view:
             try:
@@ -90,6 +93,7 @@ class FdSendStream(anyio.abc.ByteSendStream):
             view = view[written:]
 
     async def aclose(self) -> None:
+        """Restore the fd's blocking mode (the fd itself stays open)."""
         with contextlib.suppress(OSError):
             os.set_blocking(self._fd, self._flags)
 
@@ -112,6 +116,7 @@ class LineStream:
         self._lock = anyio.Lock()
 
     async def receive(self) -> bytes:
+        """The next non-empty line, without its newline."""
         while True:
             if self._lines:
                 return self._lines.pop()
@@ -136,6 +141,7 @@ class LineStream:
             self._lines = [bytes(p) for p in reversed(parts) if p.strip()]
 
     async def send(self, line: bytes) -> None:
+        """Write ``line`` and a newline, atomically with respect to other senders."""
         async with self._lock:
             await self._sender.send(line + b"\n")
 
@@ -146,6 +152,7 @@ class LineStream:
                 await self._sender.aclose()
 
     async def aclose(self) -> None:
+        """Close both directions."""
         with contextlib.suppress(Exception):
             await self._sender.aclose()
         with contextlib.suppress(Exception):
