@@ -36,12 +36,14 @@ def _pollable(fd: int) -> bool:
 class FdReceiveStream(anyio.abc.ByteReceiveStream):
     """Reads a file descriptor without threads (a pipe, socket or tty is polled; a file is read).
 
-    Raises ``anyio.EndOfStream`` at EOF. The fd is set non-blocking while in use; the
-    original flags come back on :meth:`aclose`, which does not close the fd.
+    Raises ``anyio.EndOfStream`` at EOF. The fd is set non-blocking while in use; on
+    :meth:`aclose` the original flags come back, and the fd is closed when ``owned``.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, owned: bool = False) -> None:
         self._fd = fd
+        self._owned = owned
+        self._closed = False
         self._poll = _pollable(fd)
         self._flags = os.get_blocking(fd)
         if self._poll:
@@ -62,25 +64,37 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
             return data
 
     async def aclose(self) -> None:
-        """Restore the fd's blocking mode (the fd itself stays open)."""
+        """Restore the fd's blocking mode; close it when owned. Idempotent."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         with contextlib.suppress(OSError):
             os.set_blocking(self._fd, self._flags)
+        if self._owned:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
 
 
 class FdSendStream(anyio.abc.ByteSendStream):
     """Writes a file descriptor without threads; waits while a pipe is full.
 
-    Raises ``anyio.BrokenResourceError`` when the reader has gone (EPIPE).
+    Raises ``anyio.BrokenResourceError`` when the reader has gone (EPIPE), and
+    ``anyio.ClosedResourceError`` after :meth:`aclose`, which closes the fd when ``owned``
+    (the reader then sees EOF).
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, owned: bool = False) -> None:
         self._fd = fd
+        self._owned = owned
+        self._closed = False
         self._flags = os.get_blocking(fd)
         if _pollable(fd):
             os.set_blocking(fd, False)
 
     async def send(self, item: bytes) -> None:
         """Write all of ``item``, waiting while the pipe is full."""
+        if self._closed:
+            raise anyio.ClosedResourceError
         view = memoryview(item)
         while view:
             try:
@@ -93,9 +107,15 @@ class FdSendStream(anyio.abc.ByteSendStream):
             view = view[written:]
 
     async def aclose(self) -> None:
-        """Restore the fd's blocking mode (the fd itself stays open)."""
+        """Restore the fd's blocking mode; close it when owned. Idempotent."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         with contextlib.suppress(OSError):
             os.set_blocking(self._fd, self._flags)
+        if self._owned:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
 
 
 class LineStream:
@@ -113,7 +133,7 @@ class LineStream:
         self._buffer = bytearray()
         self._lines: list[bytes] = []
         self._eof = False
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)  # no loop pass when uncontended (the hot path)
 
     async def receive(self) -> bytes:
         """The next non-empty line, without its newline."""

@@ -271,7 +271,10 @@ class Relay:
                 try:
                     line = await self.upstream.receive()
                 except anyio.EndOfStream:
-                    log.warning("the upstream closed its output (it exited or crashed)")
+                    if self.client_closed:
+                        log.debug("the upstream closed its output after the client hung up")
+                    else:
+                        log.warning("the upstream closed its output (it exited or crashed)")
                     self.upstream_closed = True
                     return
                 try:

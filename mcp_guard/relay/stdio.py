@@ -40,9 +40,9 @@ async def wrap_stdio(command: Sequence[str], *, profile: str = "standard", hide_
     with claim_stdio() as (read_fd, write_fd):
         client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
         try:
-            async with spawn_upstream(command) as process, anyio.create_task_group() as tg:
-                assert process.stdout is not None and process.stdin is not None
-                relay = Relay(client, LineStream(process.stdout, process.stdin), table)
+            async with spawn_upstream(command) as upstream, anyio.create_task_group() as tg:
+                process = upstream.process
+                relay = Relay(client, upstream.stream, table)
 
                 async def on_signals() -> None:
                     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:

@@ -15,7 +15,6 @@ import contextlib
 import logging
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 
@@ -23,7 +22,9 @@ import anyio
 import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
-__all__ = ["UpstreamStartError", "spawn_upstream"]
+from .framing import FdReceiveStream, FdSendStream, LineStream
+
+__all__ = ["Upstream", "UpstreamStartError", "spawn_upstream"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -35,11 +36,27 @@ class UpstreamStartError(Exception):
     """The upstream command could not be started (not found, not executable)."""
 
 
+class Upstream:
+    """A running upstream process and the line stream over its stdin/stdout.
+
+    Attributes:
+        process: the anyio process (pid, return code).
+        stream: newline-delimited JSON-RPC to and from it.
+    """
+
+    def __init__(self, process: anyio.abc.Process, stream: LineStream) -> None:
+        self.process = process
+        self.stream = stream
+
+
 @contextlib.asynccontextmanager
 async def spawn_upstream(
     command: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
-) -> AsyncIterator[anyio.abc.Process]:
+) -> AsyncIterator[Upstream]:
     """Run ``command`` as the upstream; stop it (and its process group) on exit.
+
+    The pipes are the guard's own (plain fds read and written like the client side's),
+    not anyio's process streams, whose every send costs an event-loop pass.
 
     Args:
         command: the executable and its arguments.
@@ -57,23 +74,33 @@ async def spawn_upstream(
     executable = command[0]
     if os.sep not in executable and shutil.which(executable, path=environment.get("PATH")) is None:
         raise UpstreamStartError(f"upstream command not found: {executable}")
+    child_in, to_child = os.pipe()
+    from_child, child_out = os.pipe()
     try:
         process = await anyio.open_process(
             list(command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdin=child_in,
+            stdout=child_out,
             stderr=sys.stderr.fileno() if _has_fileno(sys.stderr) else None,
             env=environment,
             cwd=cwd,
             start_new_session=True,
         )
     except OSError as exc:
+        for fd in (to_child, from_child):
+            os.close(fd)
         raise UpstreamStartError(f"cannot start upstream {executable}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(child_in)
+        os.close(child_out)
+    stream = LineStream(FdReceiveStream(from_child, owned=True), FdSendStream(to_child, owned=True))
     try:
-        yield process
+        yield Upstream(process, stream)
     finally:
         with anyio.CancelScope(shield=True):
+            await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
             await stop_upstream(process)
+            await stream.aclose()
 
 
 def _has_fileno(stream: object) -> bool:
@@ -85,10 +112,7 @@ def _has_fileno(stream: object) -> bool:
 
 
 async def stop_upstream(process: anyio.abc.Process) -> None:
-    """Close the upstream's stdin, wait :data:`EXIT_GRACE_SECONDS`, then terminate its group."""
-    if process.stdin is not None:
-        with contextlib.suppress(Exception):
-            await process.stdin.aclose()
+    """Wait :data:`EXIT_GRACE_SECONDS` for the upstream to exit (its stdin is closed), then terminate its group."""
     with anyio.move_on_after(EXIT_GRACE_SECONDS):
         while process.returncode is None:
             await anyio.sleep(0.01)

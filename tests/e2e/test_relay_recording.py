@@ -1021,14 +1021,17 @@ async def test_cancelling_a_forwarded_call_passes_through(tmp_path: Path) -> Non
 # 12. Ending
 
 
-async def test_client_closing_stdin_ends_guard_and_upstream(tmp_path: Path) -> None:
-    """EOF on stdin: the guard exits 0 and its upstream is gone."""
-    async with open_guard(tmp_path) as guard:
-        await guard.sync()
+@pytest.mark.parametrize("server", [RECORDING_SERVER, SIGMA / "server.py"], ids=["raw", "sdk"])
+async def test_client_closing_stdin_ends_guard_and_upstream(tmp_path: Path, server: Path) -> None:
+    """EOF on stdin: the upstream gets EOF on its own stdin and exits by itself (no signal); the guard exits 0."""
+    async with open_guard(tmp_path, server=server) as guard:
+        await guard.sync() if server == RECORDING_SERVER else await guard.request("tools/list")
         assert len(guard.upstream_pids()) == 1
         await guard.close_stdin()
         assert await guard.wait_exit() == 0
         assert guard.upstream_pids() == []
+        assert "terminating it" not in guard.stderr()  # it was not killed: it saw EOF
+        assert "WARNING" not in guard.stderr()
 
 
 async def test_upstream_exiting_ends_the_guard_with_status_1(tmp_path: Path) -> None:
