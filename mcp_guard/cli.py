@@ -10,6 +10,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import ClassVar
 
 import anyio
 
@@ -20,9 +21,27 @@ __all__ = ["main"]
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
+class SafeFormatter(logging.Formatter):
+    """One log record, one line: control characters (newlines, escape codes) are escaped.
+
+    Tool names and pointers may come from the client or the upstream; escaped, they can
+    neither forge a log line nor drive the operator's terminal.
+    """
+
+    _table: ClassVar[dict[int, str]] = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The formatted record with control characters escaped (tracebacks keep their newlines)."""
+        message = record.getMessage().translate(self._table)
+        text = f"mcp-guard {record.levelname}: {message}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
 def _setup_logging(level: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("mcp-guard %(levelname)s: %(message)s"))
+    handler.setFormatter(SafeFormatter())
     logger = logging.getLogger("mcp_guard")
     logger.handlers[:] = [handler]
     logger.setLevel(level.upper())
@@ -47,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
         "-- COMMAND [ARGS...]",
     )
     _common(wrap)
+    wrap.set_defaults(command_parser=wrap)
     wrap.add_argument(
         "--hide-unsupported",
         action="store_true",
@@ -62,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         "invalid and unsupported calls, and print what happened.",
     )
     _common(demo)
+    demo.set_defaults(command_parser=demo)
     return parser
 
 
@@ -93,7 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command and command[0] == "--":
             command = command[1:]
         if not command:
-            parser.error("wrap needs the upstream command after --, e.g. mcp-guard wrap -- uvx mcp-server-time")
+            args.command_parser.error(
+                "the upstream command is missing: mcp-guard wrap [OPTIONS] -- COMMAND [ARGS...], "
+                "e.g. mcp-guard wrap -- uvx mcp-server-time"
+            )
         from .relay import wrap_stdio
 
         try:

@@ -9,6 +9,7 @@ refused and why. The demo is a client, not a server: its report goes to stdout.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -63,7 +64,17 @@ def fixture_server_path() -> Path:
 
 
 def _line(out: TextIO, text: str = "") -> None:
-    out.write(text + "\n")
+    """Write one line of the report; a reader that went away (``| head``) ends the output quietly."""
+    if out.closed:
+        return
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except BrokenPipeError:
+        # Point the fd at /dev/null so the interpreter's final flush does not complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+        os.close(devnull)
 
 
 async def run_demo(*, profile: str = "standard", log_level: str = "info", out: TextIO | None = None) -> int:

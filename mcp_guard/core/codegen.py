@@ -29,7 +29,7 @@ from math import isfinite
 from typing import Any
 
 from .ir import Node, TypedNode
-from .json_values import canonical, escape_token, is_json, json_type_name
+from .json_values import canonical, escape_token, is_json, is_uncarriable, json_type_name
 from .keywords import Additional, Check, Items, Properties, Required, issue_code, where
 from .report import VALIDATION, Issue
 
@@ -57,8 +57,8 @@ _TYPE_TESTS = {
 
 
 def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue]) -> None:
-    """Append the ``type`` finding for ``value`` (none for a non-finite number: the scan reports it)."""
-    if type(value) is float and not isfinite(value):
+    """Append the ``type`` finding for ``value`` (none for an uncarriable number: the scan reports it)."""
+    if is_uncarriable(value):
         return
     out.append(
         Issue(
@@ -100,6 +100,7 @@ class _Generator:
             "isfinite": isfinite,
             "where": where,
             "type_issue": type_issue,
+            "is_uncarriable": is_uncarriable,
             "child": child,
         }
         self.source: list[str] = []
@@ -215,7 +216,7 @@ class _Generator:
             more = self.const(f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})")
             body = [
                 f"n = {' + '.join(f'(1 if {t}(x) else 0)' for t in tests)}",
-                "if n == 1 or (type(x) is float and not isfinite(x)): return",
+                "if n == 1 or is_uncarriable(x): return",
                 issue_code(
                     self,
                     "oneOf",

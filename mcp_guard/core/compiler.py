@@ -234,8 +234,8 @@ class Compiled:
                         "json",
                         "",
                         ip,
-                        f"{where(ip)} is not a finite number (NaN, Infinity and numbers beyond the "
-                        "double range cannot be carried by JSON)",
+                        f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
+                        "range, or more digits than a double holds); it is refused rather than rounded",
                     )
                 )
         assert self._collect is not None

@@ -9,7 +9,10 @@ here uses exact ``type(...) is`` tests so that none of that leaks into a verdict
 What counts as a JSON value: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``
 (not ``bool``), finite ``float``, ``bool``, ``None`` — exact types, no subclasses.
 A non-finite ``float`` is a value JSON cannot carry: a *verdict* (``validation``), not a
-fault. Anything else is a programming fault of the caller: ``TypeError``.
+fault. So is an :class:`Inexact` number: a literal the relay's parser met whose decimal
+value a double cannot hold (``0.99999999999999999999``, ``-1e-400``); rounding it would
+silently change what the client sent (spec decision 12, extended to rounding). Anything
+else is a programming fault of the caller: ``TypeError``.
 
 This module does not know schemas.
 """
@@ -18,15 +21,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable
+from decimal import Decimal
 from typing import Any
 
 __all__ = [
     "NOT_COMPARABLE",
+    "Inexact",
     "canonical",
     "escape_token",
+    "exact_float",
     "is_integer",
     "is_json",
     "is_number",
+    "is_uncarriable",
     "json_type_name",
     "max_depth",
     "pointer",
@@ -34,6 +41,43 @@ __all__ = [
 ]
 
 _isfinite = math.isfinite
+
+
+class Inexact:
+    """A number literal whose decimal value no double holds exactly; it is never forwarded.
+
+    Produced by :func:`exact_float` (the relay's ``parse_float`` hook). Deliberately
+    carries no value and prints none: it may be an argument, and arguments may be secrets.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Inexact()"
+
+
+def exact_float(text: str) -> float | Inexact:
+    """``parse_float`` hook: the double for ``text`` when it denotes exactly the same decimal value.
+
+    The relay serializes a float with ``repr``, the shortest decimal that round-trips; when
+    that decimal equals the literal's value (``0.1``, ``2.5``, ``1e2``, ``-0.0``), forwarding
+    the double forwards exactly what was sent. Otherwise (more digits than a double holds,
+    underflow to zero) an :class:`Inexact` stands in its place. ``1e400`` still parses to
+    ``inf`` (the non-finite rule).
+    """
+    value = float(text)
+    if not _isfinite(value):
+        return value
+    shortest = repr(value)
+    if shortest == text or Decimal(shortest) == Decimal(text):
+        return value
+    return Inexact()
+
+
+def is_uncarriable(value: Any) -> bool:
+    """True for a number JSON cannot carry exactly here: NaN, ±inf, or an :class:`Inexact`."""
+    t = type(value)
+    return (t is float and not _isfinite(value)) or t is Inexact
 
 
 def escape_token(token: str | int) -> str:
@@ -170,7 +214,8 @@ def scan(value: Any, *, what: str = "value") -> list[tuple[str | int, ...]]:
         what: a word for error messages (``"arguments"``, ``"schema"``).
 
     Returns:
-        The path (tuple of keys and indices) of every ``NaN``/``±inf`` float found.
+        The path (tuple of keys and indices) of every number JSON cannot carry exactly
+        (``NaN``/``±inf`` floats and :class:`Inexact` values), in document order.
 
     Raises:
         TypeError: a value that is not JSON (tuple, set, bytes, a dict with a non-string
@@ -187,6 +232,9 @@ def scan(value: Any, *, what: str = "value") -> list[tuple[str | int, ...]]:
         if t is float:
             if not _isfinite(current):
                 found.append(path)
+            continue
+        if t is Inexact:
+            found.append(path)
             continue
         if t is dict:
             children: list[tuple[Any, tuple[str | int, ...]]] = []

@@ -20,17 +20,16 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..core import UNSUPPORTED, Compiled, Issue, Report, compile
+from ..core import UNSUPPORTED, VALIDATION, Compiled, Issue, Report, compile
+from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 __all__ = [
-    "INVALID_PARAMS",
     "META_PREFIX",
     "REJECTION_KEY",
     "SCHEMA_KEY",
     "CallVerdict",
     "ToolEntry",
     "ToolTable",
-    "error_response",
     "is_modern",
     "rejection_result",
 ]
@@ -40,10 +39,6 @@ log = logging.getLogger("mcp_guard")
 META_PREFIX: Final = "mcp-guard/"
 SCHEMA_KEY: Final = "mcp-guard/schema"
 REJECTION_KEY: Final = "mcp-guard/rejection"
-INVALID_PARAMS: Final = -32602
-INVALID_REQUEST: Final = -32600
-PARSE_ERROR: Final = -32700
-INTERNAL_ERROR: Final = -32603
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 
 _MISSING: Final = object()
@@ -78,6 +73,20 @@ class CallVerdict:
     report: Report | None = None
 
 
+def _refused(kind: str, keyword: str, message: str) -> Compiled:
+    """A tool the guard refuses as a whole, for a reason outside its schema's keywords."""
+    return Compiled(Report((Issue(kind, keyword, "", None, message),)), None, "standard")  # type: ignore[arg-type]
+
+
+def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
+    """The tool as the upstream sent it, plus ``_meta["mcp-guard/schema"]`` (forged guard keys replaced)."""
+    annotated = dict(tool)
+    meta = _strip_guard_keys(tool.get("_meta"))
+    meta[SCHEMA_KEY] = {"supported": compiled.supported, "issues": compiled.report.issues_json()}
+    annotated["_meta"] = meta
+    return annotated
+
+
 def _strip_guard_keys(meta: Any) -> dict[str, Any]:
     if type(meta) is not dict:
         return {}
@@ -103,6 +112,7 @@ class ToolTable:
         self.generation = 0
         self.complete = False
         self._entries: dict[str, ToolEntry] = {}
+        self._pass_names: set[str] = set()  # names listed since the last first-page request
         self._counts: tuple[int, int] | None = None
 
     def __len__(self) -> int:
@@ -144,21 +154,35 @@ class ToolTable:
         tools = out.get("tools")
         if type(tools) is not list:
             return out
+        if first_page:
+            self._pass_names.clear()
+        names: list[str] = [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
+        duplicated = {n for n in names if n in self._pass_names or names.count(n) > 1}
+        self._pass_names.update(names)
         shown: list[Any] = []
         for tool in tools:
-            if type(tool) is not dict or type(tool.get("name")) is not str:
-                shown.append(tool)  # not a callable tool; passed on as it came
+            if type(tool) is not dict:
+                shown.append(tool)  # not a tool at all; passed on as it came
                 continue
-            entry = ToolEntry(tool["name"], self._compile(tool.get("inputSchema")))
+            name = tool.get("name")
+            if type(name) is not str:
+                compiled = _refused(VALIDATION, "name", "the tool has no string `name`, so it cannot be called")
+            elif name in duplicated:
+                # Which definition would the upstream run? Unknowable: refuse them all (fail closed).
+                compiled = _refused(UNSUPPORTED, "name", "the upstream lists more than one tool with this name")
+            elif "inputSchema" not in tool:
+                compiled = _refused(VALIDATION, "inputSchema", "the tool has no `inputSchema`")
+            else:
+                compiled = self._compile(tool["inputSchema"])
+            if type(name) is not str:
+                shown.append(_with_verdict(tool, compiled))
+                continue
+            entry = ToolEntry(name, compiled)
             if cache:
                 self._entries[entry.name] = entry
             if self.hide_unsupported and not entry.supported:
                 continue
-            annotated = dict(tool)
-            meta = _strip_guard_keys(tool.get("_meta"))
-            meta[SCHEMA_KEY] = {"supported": entry.supported, "issues": entry.compiled.report.issues_json()}
-            annotated["_meta"] = meta
-            shown.append(annotated)
+            shown.append(_with_verdict(tool, compiled))
         out["tools"] = shown
         if cache and first_page and "nextCursor" not in result:
             self.complete = True
@@ -171,13 +195,12 @@ class ToolTable:
             return compile(schema, profile=self.profile)
         except Exception:
             log.exception("internal error while classifying a tool's inputSchema; the tool is refused")
-            issue = Issue(UNSUPPORTED, "schema", "", None, "mcp-guard could not classify this schema (internal error)")
-            return Compiled(Report((issue,)), None, self.profile)
+            return _refused(UNSUPPORTED, "schema", "mcp-guard could not classify this schema (internal error)")
 
     def replace(self, tools: list[Any]) -> None:
         """Replace the table with a complete listing the guard fetched itself (all pages)."""
         self._entries.clear()
-        self.annotate({"tools": tools}, cache=True)
+        self.annotate({"tools": tools}, cache=True, first_page=True)
         self.complete = True
         self._log_counts()
 
@@ -278,8 +301,3 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
     if modern:
         result["resultType"] = "complete"
     return result
-
-
-def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    """A JSON-RPC 2.0 error response object."""
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}

@@ -27,6 +27,7 @@ when the upstream dies (the guard exits instead, like the server would), HTTP tr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import secrets
@@ -36,20 +37,29 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..core import Issue
 from .framing import LineStream
-from .guard import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, ToolTable, error_response
+from .guard import ToolTable
+from .jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    NO_ID,
+    PARSE_ERROR,
+    Uncarriable,
+    dumps,
+    error_response,
+    loads_client,
+    recover_id,
+    valid_id,
+)
 
-__all__ = ["ListingFailed", "Relay", "dumps"]
+__all__ = ["ListingFailed", "Relay"]
 
 log = logging.getLogger("mcp_guard")
 
 MAX_LIST_PAGES: Final = 10_000
 """A guard-initiated listing that pages more often than this is abandoned (a cursor loop)."""
-
-
-def dumps(message: Any) -> bytes:
-    """Compact JSON bytes of a message; ASCII-only, so any string (even a lone surrogate) survives."""
-    return json.dumps(message, separators=(",", ":")).encode("ascii")
 
 
 def _key(request_id: Any) -> tuple[bool, Any]:
@@ -101,6 +111,7 @@ class Relay:
         self._own: dict[tuple[bool, Any], _Pending] = {}
         self._lists: dict[tuple[bool, Any], tuple[int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
+        self._inflight: dict[tuple[bool, Any], Any] = {}
         self._refreshing: anyio.Event | None = None
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -140,31 +151,99 @@ class Relay:
                 log.debug("client closed its side")
                 return
             try:
-                message = json.loads(line)
+                message = loads_client(line)
             except (ValueError, RecursionError):
-                await self._reply(error_response(None, PARSE_ERROR, "Parse error: the line is not valid JSON"))
+                request_id = recover_id(line)
+                text = "Parse error: the line is not valid JSON, or nests deeper than the guard parses"
+                await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
                 continue
             if type(message) is dict:
-                await self._client_message(message)
+                if self._needs_listing(message):
+                    # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
+                    assert self._tg is not None
+                    self._held[_key(message["id"])] = False
+                    self._tg.start_soon(self._route_held, message)
+                else:
+                    await self._act(*await self._route(message))
             elif type(message) is list and message:
                 await self._client_batch(message)
             else:
                 await self._reply(error_response(None, INVALID_REQUEST, "Invalid Request"))
 
-    async def _client_message(self, message: dict[str, Any]) -> None:
+    def _needs_listing(self, message: dict[str, Any]) -> bool:
+        """A tools/call naming a tool the guard has not seen listed (and the table is not complete)."""
+        if message.get("method") != "tools/call" or "id" not in message or self.table.complete:
+            return False
+        params = message.get("params")
+        name = params.get("name") if type(params) is dict else None
+        return type(name) is str and self.table.get(name) is None and valid_id(message["id"])
+
+    async def _route_held(self, message: dict[str, Any]) -> None:
+        forward, reply = await self._route(message)
+        if self._held.pop(_key(message["id"]), False):
+            return  # the client cancelled it while the guard was listing: neither sent nor answered
+        await self._act(forward, reply)
+
+    async def _client_batch(self, batch: list[Any]) -> None:
+        """A JSON-RPC batch (protocol 2025-03-26): each element routed; forwards and replies grouped."""
+        forwards: list[Any] = []
+        replies: list[Any] = []
+        for element in batch:
+            if type(element) is not dict:
+                replies.append(error_response(None, INVALID_REQUEST, "Invalid Request"))
+                continue
+            forward, reply = await self._route(element)
+            if forward is not None:
+                forwards.append(forward)
+            if reply is not None:
+                replies.append(reply)
+        await self._act(forwards or None, replies or None)
+
+    async def _route(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        """What to do with one client message: ``(to forward or None, reply or None)``.
+
+        A ``tools/call`` is judged here (after the guard's own listing when it needs one).
+        """
         method = message.get("method")
-        if "id" in message and method is not None:
-            if method == "tools/call":
-                await self._on_call(message)
-                return
-            if method == "tools/list":
-                self._note_list(message)
-        elif method == "tools/call":
-            log.warning("dropped a tools/call without an id: a notification cannot be judged and answered")
-            return
+        if method == "tools/call":
+            if "id" not in message:
+                log.warning("dropped a tools/call without an id: a notification cannot be judged and answered")
+                return None, None
+            return await self._route_call(message)
+        if "id" in message and method == "tools/list":
+            self._note_list(message)
         elif method == "notifications/cancelled" and self._cancel_held(message):
-            return
-        await self._forward(message)
+            return None, None
+        return message, None
+
+    async def _route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        request_id = message["id"]
+        if not valid_id(request_id) or message.get("jsonrpc") != "2.0":
+            text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
+            return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
+        params = message.get("params")
+        if self._needs_listing(message):
+            try:
+                await self.refresh(_era_meta(params))
+            except ListingFailed as exc:
+                text = f"mcp-guard could not list the upstream's tools: {exc}"
+                return None, error_response(request_id, INTERNAL_ERROR, text)
+        verdict = self.table.judge(params)
+        if verdict.forward:
+            return message, None
+        name = params.get("name") if type(params) is dict else None
+        if verdict.error is not None:
+            code, text = verdict.error
+            log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
+            return None, error_response(request_id, code, text)
+        assert verdict.report is not None
+        log.warning(
+            "rejected tools/call %s (%s): %s",
+            _shown(name),
+            verdict.kind,
+            "; ".join(_logged(i) for i in verdict.report.issues[:20]),
+        )
+        return None, {"jsonrpc": "2.0", "id": request_id, "result": verdict.result}
 
     def _note_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -178,90 +257,17 @@ class Relay:
             return False
         key = _key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
+        self._inflight.pop(key, None)
         if key in self._held:
             self._held[key] = True
             return True
         return False
 
-    async def _on_call(self, message: dict[str, Any]) -> None:
-        params = message.get("params")
-        name = params.get("name") if type(params) is dict else None
-        if type(name) is str and self.table.get(name) is None and not self.table.complete:
-            assert self._tg is not None
-            self._held[_key(message["id"])] = False
-            self._tg.start_soon(self._call_after_listing, message)
-            return
-        await self._decide(message)
-
-    async def _call_after_listing(self, message: dict[str, Any]) -> None:
-        key = _key(message["id"])
-        try:
-            await self.refresh(_era_meta(message.get("params")))
-        except ListingFailed as exc:
-            if not self._held.pop(key, False):
-                await self._reply(
-                    error_response(
-                        message["id"], INTERNAL_ERROR, f"mcp-guard could not list the upstream's tools: {exc}"
-                    )
-                )
-            return
-        if self._held.pop(key, False):
-            return  # the client cancelled it while the guard was listing
-        await self._decide(message)
-
-    async def _decide(self, message: dict[str, Any]) -> None:
-        verdict = self.table.judge(message.get("params"))
-        if verdict.forward:
-            await self._forward(message)
-            return
-        name = message["params"].get("name") if type(message.get("params")) is dict else None
-        if verdict.error is not None:
-            code, text = verdict.error
-            log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
-            await self._reply(error_response(message["id"], code, text))
-            return
-        assert verdict.report is not None
-        log.warning(
-            "rejected tools/call %s (%s): %s",
-            _shown(name),
-            verdict.kind,
-            "; ".join(f"{i.keyword} at {_place(i.instance_path, i.schema_path)}" for i in verdict.report.issues[:20]),
-        )
-        await self._reply({"jsonrpc": "2.0", "id": message["id"], "result": verdict.result})
-
-    async def _client_batch(self, batch: list[Any]) -> None:
-        """A JSON-RPC batch (protocol 2025-03-26): each element judged; forwards and replies grouped."""
-        forward: list[Any] = []
-        replies: list[Any] = []
-        for element in batch:
-            if type(element) is not dict:
-                replies.append(error_response(None, INVALID_REQUEST, "Invalid Request"))
-                continue
-            method = element.get("method")
-            if method == "tools/call" and "id" in element:
-                params = element.get("params")
-                name = params.get("name") if type(params) is dict else None
-                if type(name) is str and self.table.get(name) is None and not self.table.complete:
-                    try:
-                        await self.refresh(_era_meta(params))
-                    except ListingFailed as exc:
-                        replies.append(error_response(element["id"], INTERNAL_ERROR, f"mcp-guard: {exc}"))
-                        continue
-                verdict = self.table.judge(params)
-                if verdict.forward:
-                    forward.append(element)
-                elif verdict.error is not None:
-                    replies.append(error_response(element["id"], *verdict.error))
-                else:
-                    replies.append({"jsonrpc": "2.0", "id": element["id"], "result": verdict.result})
-                continue
-            if method == "tools/list" and "id" in element:
-                self._note_list(element)
-            forward.append(element)
-        if forward:
+    async def _act(self, forward: Any, reply: Any) -> None:
+        if forward is not None:
             await self._forward(forward)
-        if replies:
-            await self.client.send(dumps(replies))
+        if reply is not None:
+            await self.client.send(dumps(reply))
 
     # --- upstream → client ------------------------------------------------------------------
 
@@ -280,7 +286,7 @@ class Relay:
                 try:
                     message = json.loads(line)
                 except (ValueError, RecursionError):
-                    log.warning("skipped a line of %d bytes from the upstream that is not JSON", len(line))
+                    await self._unparsable_from_upstream(line)
                     continue
                 if type(message) is dict:
                     out = self._upstream_message(message)
@@ -288,13 +294,50 @@ class Relay:
                     out = self._upstream_batch(message)
                 else:
                     out = None
-                if out is not None:
-                    await self.client.send(dumps(out))
-                else:
+                if out is None:
                     self._skipped(message)
+                    continue
+                try:
+                    data = dumps(out)
+                except Uncarriable:
+                    await self._uncarriable_from_upstream(out)
+                    continue
+                await self.client.send(data)
         finally:
             for pending in self._own.values():
                 pending.event.set()
+            # Every request the upstream took and did not answer gets an answer now: nothing hangs.
+            inflight, self._inflight = list(self._inflight.values()), {}
+            if inflight and not self.client_closed:
+                log.warning("answering %d request(s) the upstream left unanswered", len(inflight))
+            for request_id in inflight:
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    text = "mcp-guard: the upstream server exited before answering"
+                    await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+
+    async def _unparsable_from_upstream(self, line: bytes) -> None:
+        """A line the guard cannot parse: skipped; a request waiting for it is answered with an error."""
+        request_id = recover_id(line)
+        key = _key(request_id) if request_id is not NO_ID and request_id is not None else None
+        if key is not None and key in self._own:
+            self._own.pop(key).event.set()  # the guard's own request fails
+        elif key is not None and self._inflight.pop(key, None) is not None:
+            self._lists.pop(key, None)
+            log.warning(
+                "the upstream's answer to a request could not be parsed (%d bytes); answering an error", len(line)
+            )
+            text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
+            await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+            return
+        log.warning("skipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)", len(line))
+
+    async def _uncarriable_from_upstream(self, out: Any) -> None:
+        """Upstream output holding NaN or Infinity (not JSON): withheld; a request waiting for it gets an error."""
+        for m in out if type(out) is list else [out]:
+            if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
+                text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
+                await self._reply(error_response(m["id"], INTERNAL_ERROR, text))
+        log.warning("withheld upstream output holding a number JSON cannot carry (NaN or Infinity)")
 
     @staticmethod
     def _skipped(message: Any) -> None:
@@ -309,6 +352,7 @@ class Relay:
             if "id" not in message:
                 return message
             key = _key(message["id"])
+            self._inflight.pop(key, None)
             pending = self._own.pop(key, None)
             if pending is not None:
                 pending.response = message
@@ -345,14 +389,30 @@ class Relay:
         return True
 
     async def _forward(self, message: Any) -> None:
-        """Forward a message (or batch); requests that cannot be delivered are answered with an error."""
-        if await self._send_upstream(dumps(message)):
+        """Forward a message (or batch) as the guard parsed it; requests it cannot deliver are answered."""
+        elements = message if type(message) is list else [message]
+        try:
+            data = dumps(message)
+        except Uncarriable:
+            log.warning("refused to forward a message holding a number JSON cannot carry exactly")
+            text = (
+                "Invalid params: the request holds a number JSON cannot carry exactly (NaN, Infinity, beyond "
+                "the double range, or more digits than a double holds); it was not forwarded"
+            )
+            await self._answer_requests(elements, INVALID_PARAMS, text)
             return
-        log.warning("could not forward to the upstream: it is not running")
-        text = "mcp-guard: the upstream server is not running"
-        for m in message if type(message) is list else [message]:
+        if not await self._send_upstream(data):
+            log.warning("could not forward to the upstream: it is not running")
+            await self._answer_requests(elements, INTERNAL_ERROR, "mcp-guard: the upstream server is not running")
+            return
+        for m in elements:
+            if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
+                self._inflight[_key(m["id"])] = m["id"]
+
+    async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
+        for m in messages:
             if type(m) is dict and "id" in m and "method" in m:
-                await self._reply(error_response(m["id"], INTERNAL_ERROR, text))
+                await self._reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
 
     # --- the guard's own requests -----------------------------------------------------------
 
@@ -458,11 +518,22 @@ def _era_meta(params: Any) -> dict[str, Any] | None:
     return meta or None
 
 
-def _place(instance_path: str | None, schema_path: str) -> str:
-    if instance_path is not None:
-        return instance_path or "(root)"
-    return "schema " + (schema_path or "(root)")
+_SCHEMA_DERIVED = frozenset({"type", "minimum", "enum", "required", "oneOf"})
+
+
+def _logged(issue: Issue) -> str:
+    """An issue for the log: keyword and pointers, never values, never a key the client chose.
+
+    The instance pointer of an ``additionalProperties`` or ``json`` finding may hold an
+    undeclared key (client data); those are logged by their schema pointer only.
+    """
+    if issue.instance_path is not None and issue.keyword in _SCHEMA_DERIVED:
+        return f"{issue.keyword} at {issue.instance_path or '(root)'}"
+    return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"
 
 
 def _shown(name: Any) -> str:
-    return f"`{name}`" if type(name) is str else "(no tool name)"
+    """A tool name for the log: at most 64 characters (control characters are escaped by the log formatter)."""
+    if type(name) is not str:
+        return "(no tool name)"
+    return f"`{name[:64]}`" + ("…" if len(name) > 64 else "")

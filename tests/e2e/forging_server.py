@@ -20,8 +20,10 @@ or sloppy upstream does and the recording server cannot:
     in flight for as long as it needs).
 
 Methods: ``initialize``, ``ping``, ``tools/list`` (one page), ``tools/call`` (``ok``; the tool
-``exit_now`` makes the process exit with status 3 without answering). Notifications get no
-reply; any other request gets error -32601.
+``exit_now`` makes the process exit with status 3 without answering; a call to a tool named
+``nan_result`` is answered with a result holding the non-JSON literal ``NaN``, and one named
+``deep_result`` with a result nested 3000 levels deep; list them in ``TOOLS_FILE`` to call
+them through the guard). Notifications get no reply; any other request gets error -32601.
 """
 
 import json
@@ -114,6 +116,14 @@ class ForgingServer:
         elif method == "tools/call":
             if params.get("name") == EXIT_TOOL["name"]:
                 os._exit(3)
+            head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":'
+            if params.get("name") == "nan_result":
+                self.write(head + b'{"content":[],"structuredContent":{"v":NaN},"isError":false}}\n')
+                return
+            if params.get("name") == "deep_result":
+                deep = b"[" * 3000 + b"]" * 3000
+                self.write(head + b'{"content":[],"structuredContent":{"v":' + deep + b'},"isError":false}}\n')
+                return
             content = [{"type": "text", "text": "ok"}]
             self.send({"jsonrpc": "2.0", "id": request_id, "result": {"content": content, "isError": False}})
         else:

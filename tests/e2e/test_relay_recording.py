@@ -882,14 +882,18 @@ async def test_each_id_gets_its_own_response(shared: Guard) -> None:
 
 
 async def test_a_line_that_is_not_json_gets_a_parse_error(shared: Guard) -> None:
-    """-32700 with id null, echoing nothing of the line; the session goes on."""
+    """-32700 for the request's id when it can be recovered (else null), echoing nothing; the session goes on."""
     await shared.send_raw(f'{{"jsonrpc":"2.0","id":"broken","method":"ping","params":{{"t":"{SECRET}"}}'.encode())
     message = await shared.receive()
     assert message["error"]["code"] == -32700
-    assert message["id"] is None
+    assert message["id"] == "broken"  # JSON-RPC 2.0, section 5: the id when it can be determined
     assert SECRET not in shared.lines[-1].decode() and SECRET not in shared.stderr()
     await shared.send_raw(b"not json at all")
-    assert (await shared.receive())["error"]["code"] == -32700
+    message = await shared.receive()
+    assert message["error"]["code"] == -32700 and message["id"] is None
+    await shared.send_raw(b'{"jsonrpc":"2.0","method":"ping","params":{"x":[1,}, "id": 5}')  # broken before the id
+    message = await shared.receive()
+    assert message["error"]["code"] == -32700 and message["id"] is None
     await shared.sync()
     response = await shared.call("after-parse-error", "read", '{"path":"a"}')
     assert response["result"]["isError"] is False
@@ -1187,3 +1191,209 @@ async def test_a_cancelled_list_answered_late_is_still_the_guards(tmp_path: Path
         for message in late:
             forged = message["result"]["tools"][0]
             assert forged["_meta"][SCHEMA_KEY]["supported"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# 14. Numbers, nesting, envelopes and names that other relays get wrong (found by a new user)
+
+NUMBER_TOOL = {
+    "name": "n",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "minimum": 1},
+            "ratio": {"type": "number", "minimum": 0},
+            "l": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        },
+        "additionalProperties": False,
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "pointer"),
+    [
+        ('{"count":0.99999999999999999999}', "/count"),  # rounds to 1.0: would pass integer and minimum
+        ('{"ratio":-1e-400}', "/ratio"),  # underflows to -0.0: would pass minimum 0
+        ('{"count":1.0000000000000001}', "/count"),
+        ('{"count":9007199254740993.0}', "/count"),  # more digits than a double holds
+        ('{"l":[1,-1e-400]}', "/l/1"),
+    ],
+    ids=["near-integer", "underflow", "near-bound", "beyond-53-bits", "in-items"],
+)
+async def test_numbers_a_double_cannot_carry_exactly_are_refused(tmp_path: Path, arguments: str, pointer: str) -> None:
+    """Rounding would silently change the client's value (and could pass a check it fails): refused, not forwarded."""
+    tools = write_tools(tmp_path / "tools.json", [NUMBER_TOOL])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        response = await guard.call("num", "n", arguments)
+        rejection = response["result"]["_meta"][REJECTION_KEY]
+        assert (rejection["kind"], [(i["keyword"], i["instance_path"]) for i in rejection["issues"]]) == (
+            V,
+            [("json", pointer)],
+        )
+        assert guard.recorded_with_id("num") == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"ratio":0.1}', {"ratio": 0.1}),
+        ('{"ratio":1e2,"count":1E0}', {"ratio": 100.0, "count": 1.0}),
+        ('{"ratio":-0.0}', {"ratio": -0.0}),
+        ('{"count":12345678901234567890123}', {"count": 12345678901234567890123}),  # integers stay exact
+    ],
+    ids=["0.1", "exponents", "negative-zero", "big-integer"],
+)
+async def test_numbers_that_round_trip_are_forwarded_with_the_same_value(
+    tmp_path: Path, arguments: str, expected: dict[str, Any]
+) -> None:
+    tools = write_tools(tmp_path / "tools.json", [NUMBER_TOOL])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        response = await guard.call("num", "n", arguments)
+        assert response["result"]["isError"] is False
+        (arrived,) = guard.recorded_with_id("num")
+        assert canon(arrived["params"]["arguments"]) == canon(expected)
+
+
+async def test_nan_outside_arguments_is_never_written(shared: Guard) -> None:
+    """NaN/Infinity are not JSON: a request holding one is answered -32602 and not forwarded, wherever it stands."""
+    await shared.send_raw(b'{"jsonrpc":"2.0","id":"nan-ping","method":"ping","params":{"y":1e400,"z":NaN}}')
+    response = await shared.response("nan-ping")
+    assert response["error"]["code"] == -32602
+    await shared.send_raw(
+        b'{"jsonrpc":"2.0","id":"nan-meta","method":"tools/call",'
+        b'"params":{"name":"read","arguments":{"path":"x"},"_meta":{"x":Infinity}}}'
+    )
+    assert (await shared.response("nan-meta"))["error"]["code"] == -32602
+    await shared.sync()
+    assert shared.recorded_with_id("nan-ping") == [] and shared.recorded_with_id("nan-meta") == []
+    assert not any(b"NaN" in line or b"Infinity" in line for line in shared.record())
+
+
+async def test_upstream_nan_or_over_deep_answers_become_errors_for_their_ids(tmp_path: Path) -> None:
+    """The client gets an error for its id, never a hang, and stdout never carries NaN."""
+    tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("nan_result", "deep_result")]
+    env = {"TOOLS_FILE": str(write_tools(tmp_path / "tools.json", tools))}
+    async with open_guard(tmp_path, env=env, server=FORGING_SERVER) as guard:
+        await guard.request("tools/list")
+        nan = await guard.call("nan", "nan_result", "{}")
+        assert nan["error"]["code"] == -32603
+        deep = await guard.call("deep", "deep_result", "{}")
+        assert deep["error"]["code"] == -32603
+        for line in guard.lines:  # strict JSON only: no NaN/Infinity token anywhere
+            json.loads(line, parse_constant=lambda token: pytest.fail(f"non-JSON token {token} on stdout"))
+        assert (await guard.request("ping"))["result"] == {}  # the session goes on
+
+
+async def test_arguments_nested_beyond_the_parser_get_a_parse_error_for_their_id(shared: Guard) -> None:
+    deep = "[" * 5000 + "]" * 5000
+    line = '{"jsonrpc":"2.0","id":"deep-args","method":"tools/call","params":{"name":"read","arguments":{"x":'
+    await shared.send_raw((line + deep + "}}}").encode())
+    response = await shared.response("deep-args")
+    assert response["error"]["code"] == -32700
+    await shared.sync()
+    assert shared.recorded_with_id("deep-args") == []
+
+
+@pytest.mark.parametrize(
+    ("envelope", "reply_id"),
+    [
+        ('"id":true', None),
+        ('"id":{"x":1}', None),
+        ('"id":[1]', None),
+        ('"id":null', None),
+        ('"id":1.5', None),
+    ],
+    ids=["bool", "object", "array", "null", "fraction"],
+)
+async def test_a_tools_call_with_an_invalid_id_is_an_invalid_request(
+    shared: Guard, envelope: str, reply_id: Any
+) -> None:
+    """Even a valid call is not forwarded under an id JSON-RPC/MCP does not allow; the reply carries id null."""
+    before = len(shared.record())
+    await shared.send_raw(
+        f'{{"jsonrpc":"2.0",{envelope},"method":"tools/call","params":{{"name":"read","arguments":{{"path":"x"}}}}}}'.encode()
+    )
+    message = await shared.receive()
+    assert message["error"]["code"] == -32600 and message["id"] == reply_id
+    await shared.sync()
+    assert not [m for m in shared.recorded()[before:] if m.get("method") == "tools/call"]
+
+
+async def test_a_tools_call_without_jsonrpc_2_is_an_invalid_request(shared: Guard) -> None:
+    await shared.send_raw(b'{"jsonrpc":"1.0","id":"v1","method":"tools/call","params":{"name":"read","arguments":{}}}')
+    assert (await shared.response("v1"))["error"]["code"] == -32600
+    await shared.send_raw(b'{"id":"v0","method":"tools/call","params":{"name":"read","arguments":{"path":"x"}}}')
+    assert (await shared.response("v0"))["error"]["code"] == -32600
+    await shared.sync()
+    assert shared.recorded_with_id("v1") == [] and shared.recorded_with_id("v0") == []
+
+
+async def test_a_call_the_upstream_dies_on_is_answered(tmp_path: Path) -> None:
+    """The upstream exits mid-call: the pending request gets a JSON-RPC error (no hang); the guard exits 1."""
+    async with open_guard(tmp_path, server=FORGING_SERVER) as guard:
+        await guard.request("tools/list")
+        with anyio.fail_after(3):
+            response = await guard.call("dies", "exit_now", "{}")
+        assert response["error"]["code"] == -32603
+        assert await guard.wait_exit() == 1
+
+
+async def test_log_lines_cannot_be_forged_and_undeclared_keys_stay_out(shared: Guard) -> None:
+    name = "nosuch\nmcp-guard INFO: forged line\x1b[2J"
+    await shared.send({"jsonrpc": "2.0", "id": "inj1", "method": "tools/call", "params": {"name": name}})
+    assert (await shared.response("inj1"))["error"]["code"] == -32602
+    key = "SECRET-KEY-sk-live-BBBB\nmcp-guard INFO: tools: 99 supported"
+    await shared.send(
+        {"jsonrpc": "2.0", "id": "inj2", "method": "tools/call", "params": {"name": "add", "arguments": {key: 1}}}
+    )
+    assert (await shared.response("inj2"))["result"]["isError"] is True
+    await shared.sync()
+    log_lines = shared.stderr().splitlines()
+    assert not any(line.startswith("mcp-guard INFO: forged") for line in log_lines)
+    assert not any("99 supported" in line for line in log_lines)
+    assert "\x1b" not in shared.stderr()
+    assert "SECRET-KEY" not in shared.stderr()
+
+
+async def test_duplicate_tool_names_are_refused_on_one_page_and_across_pages(tmp_path: Path) -> None:
+    """Which of two same-named tools would the upstream run? Unknowable: both are unsupported (fail closed)."""
+    strict_d = {"name": "d", "inputSchema": {"type": "object", "properties": {"b": {"type": "integer", "minimum": 0}}}}
+    loose_d = {"name": "d", "inputSchema": {"type": "object"}}
+    filler = [{"name": f"f{i}", "inputSchema": {"type": "object"}} for i in range(3)]
+    for layout, page_size in (([strict_d, loose_d], "100"), ([strict_d, *filler, loose_d], "4")):
+        directory = tmp_path / page_size
+        directory.mkdir()
+        tools = write_tools(directory / "tools.json", layout)
+        async with open_guard(directory, env={"TOOLS_FILE": str(tools), "PAGE_SIZE": page_size}) as guard:
+            listed: list[Any] = []
+            params: dict[str, Any] = {}
+            while True:
+                result = (await guard.request("tools/list", params))["result"]
+                listed += result["tools"]
+                if "nextCursor" not in result:
+                    break
+                params = {"cursor": result["nextCursor"]}
+            verdicts = [t["_meta"]["mcp-guard/schema"] for t in listed if t["name"] == "d"]
+            assert verdicts[-1]["supported"] is False
+            assert verdicts[-1]["issues"][0]["keyword"] == "name"
+            response = await guard.call("dup", "d", '{"b":-1}')
+            assert response["result"]["_meta"][REJECTION_KEY]["kind"] == U
+            assert guard.recorded_with_id("dup") == []
+
+
+async def test_tools_without_a_name_or_an_input_schema_get_a_verdict(tmp_path: Path) -> None:
+    tools = write_tools(
+        tmp_path / "tools.json",
+        [{"name": 42, "inputSchema": {"type": "object"}}, {"name": "no_schema"}],
+    )
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        listed = (await guard.request("tools/list"))["result"]["tools"]
+        verdicts = {json.dumps(t["name"]): t["_meta"]["mcp-guard/schema"] for t in listed}
+        assert verdicts["42"]["supported"] is False and verdicts["42"]["issues"][0]["keyword"] == "name"
+        assert verdicts['"no_schema"']["issues"][0]["keyword"] == "inputSchema"
+        response = await guard.call("ns", "no_schema", "{}")
+        assert response["result"]["_meta"][REJECTION_KEY]["kind"] == V
+        assert guard.recorded_with_id("ns") == []

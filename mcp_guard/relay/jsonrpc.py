@@ -1,0 +1,151 @@
+"""JSON-RPC 2.0 details the relay needs: strict serialization, ids, and ids of lines that do not parse.
+
+A line that does not parse as a whole (nested beyond the parser's limit, or broken after its
+``id``) still deserves an answer for its request id (JSON-RPC 2.0, section 5: the id, or
+``null`` when it cannot be determined). :func:`recover_id` finds the top-level ``"id"`` by
+scanning, without recursion, so a hostile nesting depth costs time linear in the line.
+
+This module does no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Final
+
+from ..core.json_values import exact_float
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "NO_ID",
+    "PARSE_ERROR",
+    "Uncarriable",
+    "dumps",
+    "error_response",
+    "loads_client",
+    "recover_id",
+    "valid_id",
+]
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+
+NO_ID: Final = object()
+"""Returned by :func:`recover_id` when no id can be found."""
+
+_WS = " \t\r\n"
+_decoder = json.JSONDecoder()
+
+
+class Uncarriable(ValueError):
+    """A message holds a number JSON cannot carry exactly (NaN, ±Infinity, an ``Inexact``), or is too deep."""
+
+
+def dumps(message: Any) -> bytes:
+    """Compact, ASCII-only JSON bytes of a message (any string, even a lone surrogate, survives).
+
+    Raises:
+        Uncarriable: the message holds NaN, ±Infinity or an ``Inexact`` number (none of which
+            is JSON), or nests deeper than the encoder goes. Nothing invalid is ever written.
+    """
+    try:
+        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii")
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise Uncarriable(str(type(exc).__name__)) from None
+
+
+def loads_client(line: bytes) -> Any:
+    """Parse a line from the client; a float literal a double cannot hold exactly becomes ``Inexact``.
+
+    Raises:
+        ValueError: not JSON (including invalid UTF-8).
+        RecursionError: nested beyond the parser's limit.
+    """
+    return json.loads(line, parse_float=exact_float)
+
+
+def valid_id(request_id: Any) -> bool:
+    """Whether a request id is a JSON-RPC id MCP allows: a string or an integer (never a boolean)."""
+    t = type(request_id)
+    return t is str or t is int or (t is float and math.isfinite(request_id) and request_id.is_integer())
+
+
+def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error response object."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _skip_ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _skip_value(text: str, i: int) -> int:
+    """Index just after the JSON value starting at ``i`` (iterative; raises ValueError when broken)."""
+    if i >= len(text):
+        raise ValueError("end of input")
+    if text[i] not in "{[":
+        _value, end = _decoder.raw_decode(text, i)  # a scalar: no nesting
+        return int(end)
+    closers: list[str] = []  # the brackets still open, as the characters that close them
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            _s, i = _decoder.raw_decode(text, i)  # a string, escapes and all
+            continue
+        if c == "{":
+            closers.append("}")
+        elif c == "[":
+            closers.append("]")
+        elif c in "}]":
+            if not closers or closers.pop() != c:
+                raise ValueError("mismatched bracket")
+            if not closers:
+                return i + 1
+        i += 1
+    raise ValueError("unterminated value")
+
+
+def recover_id(line: bytes) -> Any:
+    """The top-level ``"id"`` of a JSON object line that failed to parse as a whole, else :data:`NO_ID`.
+
+    Only a valid id (see :func:`valid_id`) or ``null`` is returned.
+    """
+    text = line.decode("utf-8", "replace")
+    try:
+        i = _skip_ws(text, 0)
+        if i >= len(text) or text[i] != "{":
+            return NO_ID
+        i += 1
+        while True:
+            i = _skip_ws(text, i)
+            if i >= len(text) or text[i] != '"':
+                return NO_ID
+            key, i = _decoder.raw_decode(text, i)
+            i = _skip_ws(text, i)
+            if i >= len(text) or text[i] != ":":
+                return NO_ID
+            i = _skip_ws(text, i + 1)
+            if key == "id":
+                if text[i : i + 1] in ("{", "["):
+                    return NO_ID
+                value, end = _decoder.raw_decode(text, i)
+                end = _skip_ws(text, end)
+                if end < len(text) and text[end] not in ",}":
+                    return NO_ID  # the value goes on past what was read (``2**60``): not an id to trust
+                return value if value is None or valid_id(value) else NO_ID
+            i = _skip_ws(text, _skip_value(text, i))
+            if i < len(text) and text[i] == ",":
+                i += 1
+                continue
+            return NO_ID
+    except (ValueError, IndexError, RecursionError):
+        return NO_ID

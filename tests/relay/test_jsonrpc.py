@@ -1,0 +1,98 @@
+"""The relay's JSON-RPC helpers: exact numbers, strict serialization, ids of lines that do not parse."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from mcp_guard import check
+from mcp_guard.core.json_values import Inexact, exact_float, is_uncarriable
+from mcp_guard.relay.jsonrpc import NO_ID, Uncarriable, dumps, loads_client, recover_id, valid_id
+
+
+@pytest.mark.parametrize(
+    "text", ["0.1", "2.5", "1e2", "1E0", "-0.0", "1.7976931348623157e308", "5e-324", "123456789.125"]
+)
+def test_literals_that_round_trip_parse_to_their_double(text: str) -> None:
+    value = exact_float(text)
+    assert type(value) is float and value == float(text)
+    assert json.loads(dumps(value)) == float(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0.99999999999999999999",
+        "-1e-400",
+        "1e-400",
+        "1.0000000000000001",
+        "9007199254740993.0",
+        "0.1000000000000000000001",
+    ],
+)
+def test_literals_a_double_cannot_hold_become_inexact(text: str) -> None:
+    assert type(exact_float(text)) is Inexact
+    assert "9" not in repr(exact_float(text))  # it carries and shows no value
+
+
+def test_overflow_stays_infinite_and_both_are_uncarriable() -> None:
+    assert math.isinf(exact_float("1e400"))  # type: ignore[arg-type]
+    assert is_uncarriable(exact_float("1e400")) and is_uncarriable(Inexact()) and not is_uncarriable(1.5)
+
+
+def test_inexact_arguments_are_a_json_finding_at_their_pointer() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "number"}}}}
+    report = check(schema, loads_client(b'{"a": [1, 0.99999999999999999999], "b": 1e-400}'))
+    assert sorted((i.keyword, i.instance_path) for i in report.issues) == [("json", "/a/1"), ("json", "/b")]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), Inexact(), {"a": [float("-inf")]}])
+def test_dumps_never_writes_what_json_cannot_carry(value: Any) -> None:
+    with pytest.raises(Uncarriable):
+        dumps({"jsonrpc": "2.0", "id": 1, "result": value})
+
+
+def test_dumps_is_ascii_and_compact() -> None:
+    assert dumps({"s": "é\u2028\ud800", "n": [1, 2.5]}) == b'{"s":"\\u00e9\\u2028\\ud800","n":[1,2.5]}'
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":"x","method":"ping","params":{"a":' + b"[" * 5000 + b"]" * 5000 + b"}}", "x"),
+        (b'{"jsonrpc":"2.0","method":"ping","params":{"a":' + b"[" * 5000 + b"]" * 5000 + b'},"id":7}', 7),
+        (b'{"id": 2**60}', NO_ID),
+        (b'{"a":"}\\"{","id":3,', 3),  # braces inside strings do not count
+        (b'{"id":null,"x":', None),
+        (b'{"id":true}', NO_ID),
+        (b'{"id":{"x":1}}', NO_ID),
+        (b"[1,2", NO_ID),
+        (b"not json", NO_ID),
+        (b'{"a":[1,}, "id": 5}', NO_ID),  # broken before the id: nothing to trust
+    ],
+    ids=[
+        "deep-after-id",
+        "deep-before-id",
+        "not-a-number",
+        "strings",
+        "null",
+        "bool",
+        "object",
+        "array",
+        "text",
+        "broken",
+    ],
+)
+def test_recover_id(line: bytes, expected: Any) -> None:
+    assert recover_id(line) == expected if expected is not NO_ID else recover_id(line) is NO_ID
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("a", True), (0, True), (2**70, True), (3.0, True), (1.5, False), (True, False), (None, False), ([], False)],
+)
+def test_valid_id(value: Any, ok: bool) -> None:
+    assert valid_id(value) is ok
