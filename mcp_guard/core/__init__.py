@@ -6,13 +6,17 @@ Exceptions are faults: ``ValueError`` (unknown profile), ``TypeError`` (a Python
 that is not JSON, with its pointer).
 """
 
-from .compiler import MAX_SCHEMA_DEPTH, Compiled, check, classify, compile
+from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
+from .compiler import Compiled, check, classify, compile
 from .keywords import KEYWORDS, PROFILES
 from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Report
 
 __all__ = [
     "KEYWORDS",
+    "MAX_ENUM_CHOICES",
     "MAX_SCHEMA_DEPTH",
+    "MAX_SCHEMA_NODES",
+    "MAX_WORK",
     "PROFILES",
     "UNSUPPORTED",
     "VALIDATION",

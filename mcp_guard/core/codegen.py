@@ -2,12 +2,16 @@
 
 Two functions per container node (object, array) and per ``oneOf`` node or branch:
 
-- ``v<n>(x) -> bool``: the fast path. Straight-line type tests and loops, scalars inline,
+- ``v<n>(x, w) -> bool``: the fast path. Straight-line type tests and loops, scalars inline,
   nested containers as calls. It is True only for a JSON value (exact types, finite
   numbers) that satisfies the node, so a True answer also proves the arguments can be
   forwarded as JSON.
-- ``c<n>(x, ip, out)``: the slow path, run only when ``v<n>`` said no. Appends an
+- ``c<n>(x, ip, out, w)``: the slow path, run only when ``v<n>`` said no. Appends an
   :class:`~.report.Issue` per violation to ``out``; ``ip`` is the value's JSON Pointer.
+
+``w`` is the call's remaining work budget (a one-element list, see ``budget``): entering an
+array charges its length times its ``items`` schema's weight, and :class:`OverBudget` is
+raised when it runs out.
 
 Safety of the generated source: it is built from fixed templates and generated names
 only. Every value that comes from a schema (property names, bounds, enum choices,
@@ -33,10 +37,15 @@ from .json_values import canonical, escape_token, is_json, is_uncarriable, json_
 from .keywords import Additional, Check, Items, Properties, Required, issue_code, where
 from .report import VALIDATION, Issue
 
-__all__ = ["describe", "generate"]
+__all__ = ["OverBudget", "describe", "generate"]
 
-Valid = Callable[[Any], bool]
-Collect = Callable[[Any, str, list[Issue]], None]
+Valid = Callable[[Any, list[int]], bool]
+Collect = Callable[[Any, str, list[Issue], list[int]], None]
+
+
+class OverBudget(Exception):
+    """Raised by generated code when a call's work budget (``budget.MAX_WORK``) runs out."""
+
 
 ARTICLE = {
     "object": "an object",
@@ -94,6 +103,7 @@ class _Generator:
     def __init__(self) -> None:
         self.namespace: dict[str, Any] = {
             "Issue": Issue,
+            "OverBudget": OverBudget,
             "new": tuple.__new__,
             "is_json": is_json,
             "canonical": canonical,
@@ -106,6 +116,7 @@ class _Generator:
         self.source: list[str] = []
         self._consts: dict[tuple[type, Any], str] = {}
         self._valid_names: dict[int, str] = {}
+        self._weights: dict[int, int] = {}
         self._collect_names: dict[int, str] = {}
         self._count = 0
 
@@ -125,6 +136,18 @@ class _Generator:
             self._consts[key] = name
         return name
 
+    def weight(self, node: Node) -> int:
+        """Subschema evaluations one value costs against ``node`` (array elements are charged on entry)."""
+        found = self._weights.get(id(node))
+        if found is None:
+            if isinstance(node, TypedNode):
+                props = node.part(Properties)
+                found = 1 + (sum(self.weight(sub) for sub in props.nodes.values()) if props else 0)
+            else:
+                found = 1 + sum(self.weight(b) for b in node.one_of.branches)
+            self._weights[id(node)] = found
+        return found
+
     def _name(self, prefix: str) -> str:
         self._count += 1
         return f"{prefix}{self._count}"
@@ -143,11 +166,11 @@ class _Generator:
             body.append("return True")
         else:
             tests = [self.valid_fn(b) for b in node.one_of.branches]
-            body = [f"n = 1 if {tests[0]}(x) else 0"]
+            body = [f"n = 1 if {tests[0]}(x, w) else 0"]
             for test in tests[1:]:
-                body += [f"if {test}(x):", "    if n: return False", "    n = 1"]
+                body += [f"if {test}(x, w):", "    if n: return False", "    n = 1"]
             body.append("return n == 1")
-        self._emit(f"def {name}(x):", body)
+        self._emit(f"def {name}(x, w):", body)
         return name
 
     def _typed_valid(self, node: TypedNode, v: str) -> list[str]:
@@ -167,7 +190,7 @@ class _Generator:
         """Statements checking a member value: scalars inline, everything else by call."""
         if isinstance(node, TypedNode) and node.ntype not in ("object", "array"):
             return self._typed_valid(node, v)
-        return [f"if not {self.valid_fn(node)}({v}): return False"]
+        return [f"if not {self.valid_fn(node)}({v}, w): return False"]
 
     def _object_valid(self, node: TypedNode, v: str) -> list[str]:
         props = node.part(Properties)
@@ -195,7 +218,15 @@ class _Generator:
         items = node.part(Items)
         if items is None:
             return [f"if not is_json({v}): return False"]
-        return [f"for y in {v}:", *("    " + line for line in self._member_valid(items.node, "y"))]
+        return [
+            *self._charge(items.node, v),
+            f"for y in {v}:",
+            *("    " + line for line in self._member_valid(items.node, "y")),
+        ]
+
+    def _charge(self, items: Node, v: str) -> list[str]:
+        """Charge an array's elements to the call's work budget (see ``budget``)."""
+        return [f"w[0] -= len({v}) * {self.const(self.weight(items))}", "if w[0] < 0: raise OverBudget"]
 
     # --- the slow path ----------------------------------------------------------------------
 
@@ -215,7 +246,7 @@ class _Generator:
             none = self.const(f" matches none of the {len(branches)} alternatives of oneOf ({summary})")
             more = self.const(f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})")
             body = [
-                f"n = {' + '.join(f'(1 if {t}(x) else 0)' for t in tests)}",
+                f"n = {' + '.join(f'(1 if {t}(x, w) else 0)' for t in tests)}",
                 "if n == 1 or is_uncarriable(x): return",
                 issue_code(
                     self,
@@ -225,7 +256,7 @@ class _Generator:
                     f"where(ip) + ({none} if n == 0 else {more})",
                 ),
             ]
-        self._emit(f"def {name}(x, ip, out):", body)
+        self._emit(f"def {name}(x, ip, out, w):", body)
         return name
 
     def _typed_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
@@ -249,7 +280,7 @@ class _Generator:
     def _member_collect(self, node: Node, v: str, ip: str) -> list[str]:
         if isinstance(node, TypedNode) and node.ntype not in ("object", "array"):
             return self._typed_collect(node, v, ip)
-        return [f"if not {self.valid_fn(node)}({v}): {self.collect_fn(node)}({v}, {ip}, out)"]
+        return [f"if not {self.valid_fn(node)}({v}, w): {self.collect_fn(node)}({v}, {ip}, out, w)"]
 
     def _object_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
         props = node.part(Properties)
@@ -287,6 +318,7 @@ class _Generator:
         if items is None:
             return []
         return [
+            *self._charge(items.node, v),
             f"for i, y in enumerate({v}):",
             f'    p = {ip} + "/" + str(i)',
             *("    " + line for line in self._member_collect(items.node, "y", "p")),

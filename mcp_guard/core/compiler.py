@@ -15,10 +15,10 @@ This module does not read files, speak MCP, or know about tools.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
-from .codegen import generate
+from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
+from .codegen import Collect, OverBudget, Valid, generate
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import is_json, json_type_name, pointer, scan
 from .keywords import (
@@ -33,14 +33,10 @@ from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Report
 
 __all__ = ["MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
 
-MAX_SCHEMA_DEPTH: Final = 64
-"""Schemas nested deeper than this many subschema levels are ``unsupported_capability``."""
 
 Path = tuple[str | int, ...]
 """A schema path during classification (turned into a JSON Pointer per finding)."""
 
-Collect = Callable[[Any, str, list[Issue]], None]
-"""``collect(value, instance_pointer, out)``; instance pointers are built as strings as the walk descends."""
 
 _MISSING: Final = object()
 
@@ -52,6 +48,7 @@ class _Classifier:
         self.profile = profile
         self.issues: list[Issue] = []
         self._seen: set[tuple[str, str, str]] = set()
+        self.nodes = 0
 
     def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
         at = pointer(path)
@@ -64,6 +61,16 @@ class _Classifier:
         return self.node(schema, path, holder, depth, root=False)
 
     def node(self, schema: Any, path: Path, holder: str, depth: int, *, root: bool) -> Node | None:
+        self.nodes += 1
+        if self.nodes > MAX_SCHEMA_NODES:
+            if self.nodes == MAX_SCHEMA_NODES + 1:
+                self.finding(
+                    UNSUPPORTED,
+                    holder,
+                    path,
+                    f"the schema has more than {MAX_SCHEMA_NODES} subschemas, the guard's work budget",
+                )
+            return None
         if depth > MAX_SCHEMA_DEPTH:
             self.finding(
                 UNSUPPORTED,
@@ -186,7 +193,7 @@ class Compiled:
         self.report = report
         self.profile = profile
         self._root = root if report.ok else None
-        self._valid: Callable[[Any], bool] | None = None
+        self._valid: Valid | None = None
         self._collect: Collect | None = None
 
     @property
@@ -222,8 +229,19 @@ class Compiled:
                 return self.report
             valid, self._collect, _source = generate(self._root)
             self._valid = valid
-        if valid(arguments):
-            return OK_REPORT
+        try:
+            if valid(arguments, [MAX_WORK]):
+                return OK_REPORT
+            return self._findings(arguments)
+        except OverBudget:
+            message = (
+                f"checking these arguments against this schema takes more than the guard's work budget "
+                f"({MAX_WORK:,} subschema evaluations); they are refused unchecked"
+            )
+            return Report((Issue(VALIDATION, "budget", "", "", message),))
+
+    def _findings(self, arguments: Any) -> Report:
+        """The slow path: every violation, with its pointers."""
         out: list[Issue] = []
         if not is_json(arguments):  # only then is the full walk (with its paths) worth it
             for p in scan(arguments, what="arguments"):
@@ -239,7 +257,7 @@ class Compiled:
                     )
                 )
         assert self._collect is not None
-        self._collect(arguments, "", out)
+        self._collect(arguments, "", out, [MAX_WORK])
         if not out:  # pragma: no cover - the two paths disagree: fail closed, loudly
             raise AssertionError("validator paths disagree; refusing to call these arguments valid")
         return Report(tuple(out))

@@ -172,11 +172,26 @@ def is_json(value: Any) -> bool:
 
 
 def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:
-    stack: list[Any] = [value]
+    """Iterative check of a container. A container met twice is checked once (shared, as Python
+    callers may build them); a container that contains itself is not JSON (False)."""
+    done: set[int] = set()
+    active: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(value, False)]
     pop = stack.pop
     push = stack.append
     while stack:
-        current = pop()
+        current, leaving = pop()
+        cid = id(current)
+        if leaving:
+            active.discard(cid)
+            done.add(cid)
+            continue
+        if cid in done:
+            continue
+        if cid in active:
+            return False
+        active.add(cid)
+        push((current, True))
         if type(current) is dict:
             for key, item in current.items():
                 if type(key) is not str:
@@ -188,7 +203,7 @@ def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:
                     if not _isfinite(item):
                         return False
                 elif ti is dict or ti is list:
-                    push(item)
+                    push((item, False))
                 else:
                     return False
         else:
@@ -200,7 +215,7 @@ def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:
                     if not _isfinite(item):
                         return False
                 elif ti is dict or ti is list:
-                    push(item)
+                    push((item, False))
                 else:
                     return False
     return True
@@ -219,38 +234,66 @@ def scan(value: Any, *, what: str = "value") -> list[tuple[str | int, ...]]:
 
     Raises:
         TypeError: a value that is not JSON (tuple, set, bytes, a dict with a non-string
-            key, a subclass of a JSON type, any other object); the message names its JSON
-            Pointer and Python type, never the value.
+            key, a subclass of a JSON type, a container that contains itself, any other
+            object); the message names its JSON Pointer and Python type, never the value.
+            A container shared by several parents is fine, and walked once.
     """
+    # Paths are kept as links to the parent's entry in ``trail`` and rebuilt only for a finding:
+    # building each child's path as a tuple would cost time quadratic in the nesting depth.
+    trail: list[tuple[int, str | int]] = [(-1, "")]
+
+    def path_of(index: int) -> tuple[str | int, ...]:
+        keys: list[str | int] = []
+        while index > 0:
+            parent, key = trail[index]
+            keys.append(key)
+            index = parent
+        return tuple(reversed(keys))
+
     found: list[tuple[str | int, ...]] = []
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    done: set[int] = set()  # containers already walked (a shared one is walked once)
+    active: set[int] = set()  # containers on the current path (one met again is a cycle)
+    stack: list[tuple[Any, int, bool]] = [(value, 0, False)]
     while stack:
-        current, path = stack.pop()
+        current, at, leaving = stack.pop()
         t = type(current)
+        if leaving:
+            active.discard(id(current))
+            done.add(id(current))
+            continue
         if t is str or t is int or t is bool or current is None:
             continue
         if t is float:
             if not _isfinite(current):
-                found.append(path)
+                found.append(path_of(at))
             continue
         if t is Inexact:
-            found.append(path)
+            found.append(path_of(at))
             continue
+        if t is not dict and t is not list:
+            raise TypeError(f"{what} at {pointer(path_of(at))!r} is not JSON: Python type {t.__name__}")
+        cid = id(current)
+        if cid in done:
+            continue
+        if cid in active:
+            raise TypeError(f"{what} at {pointer(path_of(at))!r} is not JSON: it contains itself (a cycle)")
+        active.add(cid)
+        stack.append((current, at, True))
+        children: list[tuple[Any, int, bool]] = []
         if t is dict:
-            children: list[tuple[Any, tuple[str | int, ...]]] = []
             for key, item in current.items():
                 if type(key) is not str:
                     raise TypeError(
-                        f"{what} at {pointer(path)!r} is not JSON: an object key of Python type "
+                        f"{what} at {pointer(path_of(at))!r} is not JSON: an object key of Python type "
                         f"{type(key).__name__} (JSON object keys are strings)"
                     )
-                children.append((item, (*path, key)))
-            stack.extend(reversed(children))
-            continue
-        if t is list:
-            stack.extend(reversed([(item, (*path, i)) for i, item in enumerate(current)]))
-            continue
-        raise TypeError(f"{what} at {pointer(path)!r} is not JSON: Python type {t.__name__}")
+                trail.append((at, key))
+                children.append((item, len(trail) - 1, False))
+        else:
+            for index, item in enumerate(current):
+                trail.append((at, index))
+                children.append((item, len(trail) - 1, False))
+        stack.extend(reversed(children))
     return found
 
 

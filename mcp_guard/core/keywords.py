@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH
 from .json_values import canonical, json_type_name, max_depth, pointer
 from .report import UNSUPPORTED, VALIDATION
 
@@ -344,7 +345,13 @@ def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int,
     if type(value) is not list:
         site.finding(VALIDATION, "enum", path, "`enum` must be a list")
         return None
+    if len(value) > MAX_ENUM_CHOICES:
+        site.finding(UNSUPPORTED, "enum", path, f"`enum` has more than {MAX_ENUM_CHOICES} choices, the guard's budget")
+        return None
     limit = max((max_depth(c) for c in value), default=0)
+    if limit > MAX_SCHEMA_DEPTH:
+        site.finding(UNSUPPORTED, "enum", path, f"`enum` choices nest deeper than {MAX_SCHEMA_DEPTH} levels")
+        return None
     strings = frozenset(value) if all(type(c) is str for c in value) else None
     return Enum(tuple(value), frozenset(canonical(c, limit) for c in value), limit, strings, pointer(path))
 
