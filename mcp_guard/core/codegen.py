@@ -33,7 +33,7 @@ from math import isfinite
 from typing import Any
 
 from .ir import Node, TypedNode
-from .json_values import canonical, escape_token, is_json, is_uncarriable, json_type_name
+from .json_values import canonical, escape_token, is_json, is_uncarriable, json_type_name, pointer
 from .keywords import Additional, Check, Items, Properties, Required, issue_code, where
 from .report import VALIDATION, Issue
 
@@ -261,7 +261,7 @@ class _Generator:
 
     def _typed_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
         """Statements appending every finding for ``v`` (pointer expression ``ip``) against ``node``."""
-        tp, expected = self.const(node.type_path), self.const(ARTICLE[node.ntype])
+        tp, expected = self.const(pointer(node.type_path)), self.const(ARTICLE[node.ntype])
         if node.ntype == "object":
             test, rest = f"type({v}) is not dict", self._object_collect(node, v, ip)
         elif node.ntype == "array":

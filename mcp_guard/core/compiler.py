@@ -135,7 +135,7 @@ class _Classifier:
         before = len(self.issues)
         ntype: str | None = None
         if "type" in schema:
-            type_path = pointer((*path, "type"))
+            type_path: Path = (*path, "type")
             part = self._keyword("type", schema["type"], schema, path, depth)
             if isinstance(part, TypeName):
                 ntype = part.name
@@ -143,9 +143,9 @@ class _Classifier:
                     self.finding(UNSUPPORTED, "type", (*path, "type"), "the root must be an object schema")
                     ntype = None
         elif root:
-            ntype, type_path = "object", pointer(path)
+            ntype, type_path = "object", path
         else:
-            type_path = ""
+            type_path = ()
             self.finding(
                 UNSUPPORTED,
                 "type",
@@ -284,7 +284,7 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:
         TypeError: the schema holds a value that is not JSON; the message names its pointer.
     """
     classifier = _Classifier(_profile(profile))
-    for p in scan(schema, what="schema"):
+    for p in [] if is_json(schema) else scan(schema, what="schema"):
         classifier.finding(VALIDATION, "json", p, "the schema holds a non-finite number, which JSON cannot carry")
     root = classifier.node(schema, (), "schema", 0, root=True)
     return Compiled(Report(tuple(classifier.issues)), root, profile)

@@ -21,12 +21,12 @@ P = TypeVar("P", bound="Part")
 class TypedNode:
     """A classified schema node with a ``type``: its type, where that is, and its keywords' parts.
 
-    ``type_path`` is the pointer of the node's ``type`` keyword (the node's own pointer for
+    ``type_path`` is the schema path of the node's ``type`` keyword (the node's own path for
     a root without ``type``, which is treated as ``object``; decision 1).
     """
 
     ntype: str
-    type_path: str
+    type_path: tuple[str | int, ...]
     parts: list[Part]
 
     def part(self, kind: type[P]) -> P | None:

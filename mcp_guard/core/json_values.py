@@ -174,26 +174,14 @@ def is_json(value: Any) -> bool:
 def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:
     """Iterative check of a container. A container met twice is checked once (shared, as Python
     callers may build them); a container that contains itself is not JSON (False)."""
-    done: set[int] = set()
-    active: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(value, False)]
-    pop = stack.pop
-    push = stack.append
+    active: set[int] = {id(value)}  # containers on the current path
+    done: set[int] = set()  # containers fully checked
+    stack: list[tuple[Any, Any]] = [(value, iter(value.items()) if type(value) is dict else iter(value))]
     while stack:
-        current, leaving = pop()
-        cid = id(current)
-        if leaving:
-            active.discard(cid)
-            done.add(cid)
-            continue
-        if cid in done:
-            continue
-        if cid in active:
-            return False
-        active.add(cid)
-        push((current, True))
-        if type(current) is dict:
-            for key, item in current.items():
+        container, items = stack[-1]
+        child: Any = None
+        if type(container) is dict:
+            for key, item in items:
                 if type(key) is not str:
                     return False
                 ti = type(item)
@@ -202,22 +190,35 @@ def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:
                 if ti is float:
                     if not _isfinite(item):
                         return False
-                elif ti is dict or ti is list:
-                    push((item, False))
-                else:
+                    continue
+                if ti is not dict and ti is not list:
                     return False
+                child = item
+                break
         else:
-            for item in current:
+            for item in items:
                 ti = type(item)
                 if ti is str or ti is int or ti is bool or item is None:
                     continue
                 if ti is float:
                     if not _isfinite(item):
                         return False
-                elif ti is dict or ti is list:
-                    push((item, False))
-                else:
+                    continue
+                if ti is not dict and ti is not list:
                     return False
+                child = item
+                break
+        if child is None:  # this container is done
+            stack.pop()
+            active.discard(id(container))
+            done.add(id(container))
+            continue
+        cid = id(child)
+        if cid in active:
+            return False  # a cycle
+        if cid not in done:
+            active.add(cid)
+            stack.append((child, iter(child.items()) if type(child) is dict else iter(child)))
     return True
 
 

@@ -93,7 +93,7 @@ class Part:
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class TypeName(Part):
     """``type``: the node's JSON type, one of :data:`SUPPORTED_TYPES`."""
 
@@ -148,12 +148,17 @@ def _append(e: Emitter, keyword: str, schema_path: str, ptr: str, message_tail: 
     return issue_code(e, keyword, schema_path, ptr, f"where({ptr}) + {e.const(message_tail)}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Minimum(Check):
     """``minimum``: ``value >= bound`` (Python compares ints and floats exactly)."""
 
     bound: int | float
-    schema_path: str
+    path: tuple[str | int, ...]
+
+    @property
+    def schema_path(self) -> str:
+        """The JSON Pointer of the keyword in the schema (built when code is generated)."""
+        return pointer(self.path)
 
     def valid_code(self, e: Emitter, var: str) -> list[str]:
         """See :meth:`Check.valid_code`."""
@@ -168,7 +173,7 @@ class Minimum(Check):
         ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Enum(Check):
     """``enum``: the value equals one of the choices (decisions 6, 7).
 
@@ -182,7 +187,12 @@ class Enum(Check):
     keys: frozenset[Any]
     depth: int
     strings: frozenset[str] | None
-    schema_path: str
+    path: tuple[str | int, ...]
+
+    @property
+    def schema_path(self) -> str:
+        """The JSON Pointer of the keyword in the schema (built when code is generated)."""
+        return pointer(self.path)
 
     def _test(self, e: Emitter, var: str) -> str:
         if self.strings is not None:
@@ -203,49 +213,64 @@ class Enum(Check):
         return [f"if not {self._test(e, var)}:", "    " + _append(e, "enum", self.schema_path, ptr, tail)]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Properties(Part):
     """``properties``: the compiled schema of each declared property."""
 
     nodes: dict[str, Node]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Required(Part):
     """``required``: names that must be present."""
 
     names: tuple[str, ...]
-    schema_path: str
+    path: tuple[str | int, ...]
+
+    @property
+    def schema_path(self) -> str:
+        """The JSON Pointer of the keyword in the schema (built when code is generated)."""
+        return pointer(self.path)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Additional(Part):
     """``additionalProperties`` (boolean form): whether undeclared properties are allowed."""
 
     allowed: bool
-    schema_path: str
+    path: tuple[str | int, ...]
+
+    @property
+    def schema_path(self) -> str:
+        """The JSON Pointer of the keyword in the schema (built when code is generated)."""
+        return pointer(self.path)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Items(Part):
     """``items`` (single-schema form): the compiled schema of every element."""
 
     node: Node
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class OneOf(Part):
     """``oneOf``: the compiled branches."""
 
     branches: tuple[Node, ...]
-    schema_path: str
+    path: tuple[str | int, ...]
+
+    @property
+    def schema_path(self) -> str:
+        """The JSON Pointer of the keyword in the schema (built when code is generated)."""
+        return pointer(self.path)
 
 
 KeywordFn = Callable[[Site, Any, dict[str, Any], tuple[str | int, ...], int], Part | None]
 """``fn(site, value, node, path_to_keyword, depth) -> Part | None``."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Keyword:
     """One row of the table.
 
@@ -312,7 +337,7 @@ def kw_required(site: Site, value: Any, node: dict[str, Any], path: tuple[str | 
     if len(set(value)) != len(value):
         site.finding(VALIDATION, "required", path, "`required` must not repeat a name")
         return None
-    return Required(tuple(value), pointer(path))
+    return Required(tuple(value), path)
 
 
 def kw_additional_properties(
@@ -320,7 +345,7 @@ def kw_additional_properties(
 ) -> Part | None:
     """``additionalProperties``: boolean only; a schema value is unsupported (decision 9)."""
     if type(value) is bool:
-        return Additional(value, pointer(path))
+        return Additional(value, path)
     if type(value) is dict:
         site.finding(UNSUPPORTED, "additionalProperties", path, "schema-valued additionalProperties is not supported")
     else:
@@ -353,7 +378,7 @@ def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int,
         site.finding(UNSUPPORTED, "enum", path, f"`enum` choices nest deeper than {MAX_SCHEMA_DEPTH} levels")
         return None
     strings = frozenset(value) if all(type(c) is str for c in value) else None
-    return Enum(tuple(value), frozenset(canonical(c, limit) for c in value), limit, strings, pointer(path))
+    return Enum(tuple(value), frozenset(canonical(c, limit) for c in value), limit, strings, path)
 
 
 def _show_choice(choice: Any) -> str:
@@ -368,7 +393,7 @@ def kw_minimum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | i
     if t is not int and not (t is float and math.isfinite(value)):
         site.finding(VALIDATION, "minimum", path, "`minimum` must be a number")
         return None
-    return Minimum(value, pointer(path))
+    return Minimum(value, path)
 
 
 def kw_items(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
@@ -393,7 +418,7 @@ def kw_one_of(site: Site, value: Any, node: dict[str, Any], path: tuple[str | in
             complete = False
         else:
             branches.append(compiled)
-    return OneOf(tuple(branches), pointer(path)) if complete else None
+    return OneOf(tuple(branches), path) if complete else None
 
 
 # --- annotations (standard only) ------------------------------------------------------------
