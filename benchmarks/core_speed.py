@@ -1,18 +1,23 @@
-"""Per-call validation speed: ``Compiled.check`` vs python-jsonschema (and others, if installed).
+"""Per-call validation speed of ``Compiled.check``, and the cost of classifying a long tool list.
 
-For each Sigma schema (``fixtures/sigma/*.json``) and a set of valid and invalid argument
-objects, measures the time per call of:
+Part 1, per call, on the Sigma schemas (``fixtures/sigma``) with hand-written valid and
+invalid arguments, and on every supported schema of the MCP tool corpus
+(``../shared/data/mcp-tool-corpus``, when present) with arguments derived from the schema
+(a valid value, confirmed by the oracle, and one mutation of it that is invalid):
 
-- ``mcp_guard.compile(schema).check(arguments)`` (compiled once);
+- ``mcp_guard.compile(schema).check(arguments)`` (compiled once, code generated on first use);
 - ``jsonschema.Draft202012Validator(schema).iter_errors(arguments)`` drained to a list
-  (validator built once; all errors, as the guard reports all) — the reference;
-- ``fastjsonschema.compile(schema)(arguments)`` and ``jsonschema_rs`` when importable
-  (first error only: they stop early, which favours them).
+  (built once; all errors, as the guard reports all) — the reference;
+- ``fastjsonschema.compile(schema)(arguments)`` and ``jsonschema_rs.validator_for(schema)``
+  ``.iter_errors`` when importable (fastjsonschema stops at the first error, which favours it).
 
-Reported as ratios against the reference measured in the same run (target for the guard:
->= 10x faster). Usage::
+Part 2: classifying a ``tools/list`` of 10,000 distinct tools (the corpus, repeated with a
+distinct root description each) with ``mcp_guard.compile`` vs merely parsing its JSON with
+``json.loads``, and vs parsing it into the SDK's ``ListToolsResult``.
 
-    python benchmarks/core_speed.py [--seconds 0.2]
+Figures are ratios against references measured in the same run. Usage::
+
+    python benchmarks/core_speed.py [--seconds 0.2] [--corpus PATH]
 """
 
 from __future__ import annotations
@@ -32,28 +37,16 @@ from mcp_guard import compile as guard_compile
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMA = ROOT / "fixtures" / "sigma"
+CORPUS = ROOT.parent / "shared" / "data" / "mcp-tool-corpus"
 
-CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
+SIGMA_CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "read": [
         ("valid", {"path": "/src/main.py", "offset": 10, "limit": 200}),
         ("invalid", {"path": 7, "offset": 0, "limit": True}),
     ],
-    "write": [
-        ("valid", {"path": "/tmp/x", "content": "hello\n" * 20}),
-        ("invalid", {"path": "/tmp/x"}),
-    ],
+    "write": [("valid", {"path": "/tmp/x", "content": "hello\n" * 20}), ("invalid", {"path": "/tmp/x"})],
     "grep": [
-        (
-            "valid",
-            {
-                "pattern": "TODO",
-                "path": "src",
-                "glob": "*.py",
-                "ignore_case": True,
-                "context": 2,
-                "limit": 50,
-            },
-        ),
+        ("valid", {"pattern": "TODO", "path": "src", "glob": "*.py", "ignore_case": True, "context": 2, "limit": 50}),
         ("invalid", {"pattern": "TODO", "context": -1, "limit": 0, "ignore_case": "yes"}),
     ],
     "AskUserQuestion": [
@@ -76,16 +69,16 @@ CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
 
 
 def per_call(fn: Callable[[], object], seconds: float) -> float:
-    """Seconds per call of ``fn``: best of 5 batches, each about ``seconds / 5`` long."""
+    """Seconds per call of ``fn``: the best of 5 batches, each about ``seconds / 5`` long."""
     n = 1
-    while True:  # calibrate
+    while True:
         start = time.perf_counter()
         for _ in range(n):
             fn()
         if time.perf_counter() - start > seconds / 50:
             break
         n *= 2
-    batch = max(1, int(n * 10))
+    batch = max(1, n * 10)
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
@@ -95,11 +88,41 @@ def per_call(fn: Callable[[], object], seconds: float) -> float:
     return best
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=0.2, help="rough time budget per measurement")
-    args = parser.parse_args()
-    others: dict[str, Callable[[dict[str, Any]], Callable[[Any], object]]] = {}
+def example(schema: dict[str, Any]) -> Any:
+    """A value the (supported) schema accepts: required and declared properties filled in."""
+    if "oneOf" in schema:
+        return example(schema["oneOf"][0])
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: example(sub) for name, sub in props.items()}
+    if kind == "array":
+        return [example(schema["items"])] * 3 if "items" in schema else [1, "a"]
+    if kind == "integer":
+        return max(int(schema.get("minimum", 0)) + 1, 1)
+    if kind == "number":
+        return float(schema.get("minimum", 0)) + 0.5
+    if kind == "boolean":
+        return True
+    return "example"
+
+
+def mutate(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """An invalid variant: the first property's value replaced by a list of nulls, a required key removed."""
+    bad = dict(value)
+    if bad:
+        bad[next(iter(bad))] = [None]
+    required = schema.get("required", [])
+    if len(required) > 1:
+        bad.pop(required[-1], None)
+    return bad
+
+
+def validators() -> dict[str, Callable[[dict[str, Any]], Callable[[Any], object]]]:
+    """The third-party validators that are installed."""
+    found: dict[str, Callable[[dict[str, Any]], Callable[[Any], object]]] = {}
     try:
         import fastjsonschema
 
@@ -114,7 +137,7 @@ def main() -> int:
 
             return run
 
-        others["fastjsonschema"] = fjs
+        found["fastjsonschema"] = fjs
     except ImportError:
         pass
     try:
@@ -124,37 +147,116 @@ def main() -> int:
             validator = jsonschema_rs.validator_for(schema)
             return lambda value: list(validator.iter_errors(value))
 
-        others["jsonschema-rs"] = rs
+        found["jsonschema-rs"] = rs
     except ImportError:
         pass
+    return found
 
-    header = f"{'tool':<16}{'args':<9}{'jsonschema µs':>14}{'guard µs':>10}{'guard ×':>9}"
-    header += "".join(f"{name + ' ×':>17}" for name in others)
-    print(header)
-    ratios: dict[str, list[float]] = {"guard": [], **{name: [] for name in others}}
-    for tool, cases in CASES.items():
-        schema = json.loads((SIGMA / f"{tool}.json").read_text())["inputSchema"]
+
+def measure_calls(cases: list[tuple[str, str, dict[str, Any], Any]], seconds: float) -> dict[str, list[float]]:
+    """Speed-up over python-jsonschema per case, for the guard and each installed validator."""
+    others = validators()
+    ratios: dict[str, list[float]] = {"mcp-guard": [], **{name: [] for name in others}}
+    for label, kind, schema, arguments in cases:
         compiled = guard_compile(schema)
-        assert compiled.supported, tool
         reference = jsonschema.Draft202012Validator(schema)
-        built = {name: make(schema) for name, make in others.items()}
-        for label, arguments in cases:
-            ok = compiled.check(arguments).ok
-            assert ok == (not list(reference.iter_errors(arguments))) == (label == "valid"), (tool, label)
-            ref = per_call(lambda a=arguments, v=reference: list(v.iter_errors(a)), args.seconds)
-            mine = per_call(lambda a=arguments, c=compiled: c.check(a), args.seconds)
-            row = f"{tool:<16}{label:<9}{ref * 1e6:>14.2f}{mine * 1e6:>10.2f}{ref / mine:>9.1f}"
-            ratios["guard"].append(ref / mine)
-            for name, run in built.items():
-                t = per_call(lambda a=arguments, r=run: r(a), args.seconds)
-                ratios[name].append(ref / t)
-                row += f"{ref / t:>17.1f}"
-            print(row)
-    print()
+        assert compiled.check(arguments).ok == (not list(reference.iter_errors(arguments))), (label, kind)
+        ref = per_call(lambda a=arguments, v=reference: list(v.iter_errors(a)), seconds)
+        ratios["mcp-guard"].append(ref / per_call(lambda a=arguments, c=compiled: c.check(a), seconds))
+        for name, make in others.items():
+            run = make(schema)
+            ratios[name].append(ref / per_call(lambda a=arguments, r=run: r(a), seconds))
+    return ratios
+
+
+def report(title: str, ratios: dict[str, list[float]]) -> None:
+    print(f"\n{title}")
     for name, values in ratios.items():
-        print(
-            f"{name:<16} faster than python-jsonschema: median {statistics.median(values):.1f}×, min {min(values):.1f}×"
-        )
+        if values:
+            print(
+                f"  {name:<15} × python-jsonschema: median {statistics.median(values):5.1f}, "
+                f"min {min(values):5.1f}, max {max(values):6.1f}  ({len(values)} cases)"
+            )
+
+
+def sigma_cases() -> list[tuple[str, str, dict[str, Any], Any]]:
+    cases = []
+    for tool, pairs in SIGMA_CASES.items():
+        schema = json.loads((SIGMA / f"{tool}.json").read_text())["inputSchema"]
+        cases += [(tool, kind, schema, arguments) for kind, arguments in pairs]
+    return cases
+
+
+def corpus_tools(corpus: Path) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    for path in sorted(corpus.glob("*.json")):
+        tools += json.loads(path.read_text())["tools"]
+    return tools
+
+
+def corpus_cases(tools: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any], Any]]:
+    cases = []
+    for tool in tools:
+        schema = tool["inputSchema"]
+        if not guard_compile(schema).supported:
+            continue
+        oracle = jsonschema.Draft202012Validator(schema)
+        valid = example(schema)
+        invalid = mutate(valid, schema)
+        if oracle.is_valid(valid):
+            cases.append((tool["name"], "valid", schema, valid))
+        if not oracle.is_valid(invalid):
+            cases.append((tool["name"], "invalid", schema, invalid))
+    return cases
+
+
+def classify_list(tools: list[dict[str, Any]]) -> None:
+    """Part 2: classifying 10,000 distinct tools vs parsing their tools/list result."""
+    import mcp_types
+
+    listed = []
+    for i in range(10_000):
+        tool = json.loads(json.dumps(tools[i % len(tools)]))
+        tool["name"] = f"{tool['name']}_{i}"
+        tool["inputSchema"] = {**tool["inputSchema"], "description": f"variant {i}"}
+        listed.append(tool)
+    text = json.dumps({"tools": listed})
+    parse = classify = sdk = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        document = json.loads(text)
+        parse = min(parse, time.perf_counter() - start)
+        start = time.perf_counter()
+        for tool in document["tools"]:
+            guard_compile(tool["inputSchema"])
+        classify = min(classify, time.perf_counter() - start)
+        start = time.perf_counter()
+        mcp_types.ListToolsResult.model_validate_json(text)
+        sdk = min(sdk, time.perf_counter() - start)
+    print(f"\nclassifying a tools/list of 10,000 distinct tools ({len(text) / 1e6:.1f} MB of JSON):")
+    print(f"  json.loads                     {parse * 1e3:7.1f} ms")
+    print(f"  SDK ListToolsResult parse      {sdk * 1e3:7.1f} ms")
+    print(f"  mcp-guard classify (compile)   {classify * 1e3:7.1f} ms")
+    print(f"  classify / json.loads = {classify / parse:.2f};  classify / SDK parse = {classify / sdk:.2f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=0.2, help="rough time budget per measurement")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of tools/list corpus files")
+    args = parser.parse_args()
+    report("Sigma schemas, valid and invalid arguments", measure_calls(sigma_cases(), args.seconds))
+    if not args.corpus.is_dir():
+        print(f"\n(corpus not found at {args.corpus}: corpus figures skipped)")
+        return 0
+    tools = corpus_tools(args.corpus)
+    cases = corpus_cases(tools)
+    supported = len({label for label, _kind, _schema, _args in cases})
+    report(
+        f"corpus: {supported} supported schemas of {len(tools)} tools, valid and invalid arguments",
+        measure_calls(cases, args.seconds / 4),
+    )
+    classify_list(tools)
     return 0
 
 

@@ -8,6 +8,9 @@ Two functions per container node (object, array) and per ``oneOf`` node or branc
   forwarded as JSON.
 - ``c<n>(x, ip, out, w)``: the slow path, run only when ``v<n>`` said no. Appends an
   :class:`~.report.Issue` per violation to ``out``; ``ip`` is the value's JSON Pointer.
+  Where it meets a value that is not JSON, or a number JSON cannot carry, it sets ``w[1]``
+  so that the caller runs the path-tracking scan (``TypeError`` / ``json`` findings) then,
+  and only then.
 
 ``w`` is the call's remaining work budget (a one-element list, see ``budget``): entering an
 array charges its length times its ``items`` schema's weight, and :class:`OverBudget` is
@@ -65,10 +68,15 @@ _TYPE_TESTS = {
 }
 
 
-def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue]) -> None:
-    """Append the ``type`` finding for ``value`` (none for an uncarriable number: the scan reports it)."""
-    if is_uncarriable(value):
-        return
+def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[int]) -> None:
+    """Append the ``type`` finding for ``value``; flag (``w[1]``) a value the JSON scan must report.
+
+    An uncarriable number gets no ``type`` finding: the scan reports it once, as ``json``.
+    """
+    if is_uncarriable(value) or not is_json(value):
+        w[1] = 1
+        if is_uncarriable(value):
+            return
     out.append(
         Issue(
             VALIDATION,
@@ -247,7 +255,10 @@ class _Generator:
             more = self.const(f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})")
             body = [
                 f"n = {' + '.join(f'(1 if {t}(x, w) else 0)' for t in tests)}",
-                "if n == 1 or is_uncarriable(x): return",
+                "if n == 1: return",
+                "if is_uncarriable(x) or not is_json(x):",
+                "    w[1] = 1",
+                "    if is_uncarriable(x): return",
                 issue_code(
                     self,
                     "oneOf",
@@ -269,7 +280,7 @@ class _Generator:
         else:
             test, rest = f"not {_TYPE_TESTS[node.ntype].format(v=v)}", []
         lines = [f"t = type({v})"] if node.ntype not in ("object", "array") else []
-        lines += [f"if {test}:", f"    type_issue({v}, {ip}, {tp}, {expected}, out)", "else:"]
+        lines += [f"if {test}:", f"    type_issue({v}, {ip}, {tp}, {expected}, out, w)", "else:"]
         body = list(rest)
         for part in node.parts:
             if isinstance(part, Check):
@@ -295,8 +306,9 @@ class _Generator:
                 lines.append("    " + issue_code(self, "required", required.schema_path, ip, message))
         members = props.nodes if props is not None else {}
         refuse_extra = additional is not None and not additional.allowed
+        flag_extra = "if type(k) is not str or not is_json(y): w[1] = 1"
         if not members and not refuse_extra:
-            return lines
+            return [*lines, f"if not is_json({v}): w[1] = 1"]
         lines.append(f"for k, y in {v}.items():")
         keyword = "if"
         for prop, sub in members.items():
@@ -309,14 +321,20 @@ class _Generator:
             assert additional is not None
             tail = self.const(" is not allowed: the schema declares no such property (additionalProperties: false)")
             issue = issue_code(self, "additionalProperties", additional.schema_path, "p", f"where(p) + {tail}")
-            extra = f"p = child({ip}, k); {issue}"
-            lines.append(f"    else: {extra}" if members else f"    {extra}")
+            extra = [f"p = child({ip}, k)", issue, flag_extra]
+        else:
+            extra = [flag_extra]
+        if members:
+            lines.append("    else:")
+            lines.extend("        " + line for line in extra)
+        else:
+            lines.extend("    " + line for line in extra)
         return lines
 
     def _array_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
         items = node.part(Items)
         if items is None:
-            return []
+            return [f"if not is_json({v}): w[1] = 1"]
         return [
             *self._charge(items.node, v),
             f"for i, y in enumerate({v}):",

@@ -243,21 +243,24 @@ class Compiled:
     def _findings(self, arguments: Any) -> Report:
         """The slow path: every violation, with its pointers."""
         out: list[Issue] = []
-        if not is_json(arguments):  # only then is the full walk (with its paths) worth it
-            for p in scan(arguments, what="arguments"):
-                ip = pointer(p)
-                out.append(
-                    Issue(
-                        VALIDATION,
-                        "json",
-                        "",
-                        ip,
-                        f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
-                        "range, or more digits than a double holds); it is refused rather than rounded",
-                    )
-                )
         assert self._collect is not None
-        self._collect(arguments, "", out, [MAX_WORK])
+        cell = [MAX_WORK, 0]  # work budget, and "the JSON scan is needed" (set by generated code)
+        self._collect(arguments, "", out, cell)
+        if cell[1]:
+            # Somewhere sits a value that is not JSON (TypeError with its pointer) or a number JSON
+            # cannot carry: only now is the path-tracking scan worth its cost.
+            found = [
+                Issue(
+                    VALIDATION,
+                    "json",
+                    "",
+                    ip,
+                    f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
+                    "range, or more digits than a double holds); it is refused rather than rounded",
+                )
+                for ip in map(pointer, scan(arguments, what="arguments"))
+            ]
+            out = found + out
         if not out:  # pragma: no cover - the two paths disagree: fail closed, loudly
             raise AssertionError("validator paths disagree; refusing to call these arguments valid")
         return Report(tuple(out))

@@ -157,7 +157,7 @@ def is_json(value: Any) -> bool:
                 if not _isfinite(item):
                     return False
             elif ti is dict or ti is list:
-                if not _is_json_container(item):
+                if not (_is_flat_json(item) or _is_json_container(item)):
                     return False
             else:
                 return False
@@ -167,8 +167,28 @@ def is_json(value: Any) -> bool:
     if t is float:
         return _isfinite(value)
     if t is list:
-        return _is_json_container(value)
+        return _is_flat_json(value) or _is_json_container(value)
     return False
+
+
+def _is_flat_json(value: dict[Any, Any] | list[Any]) -> bool:
+    """True for a container of JSON scalars only (no cycle possible): the common nested case, cheaply.
+
+    False means "not shown here": a nested container or a non-JSON value; the full walk decides.
+    """
+    if type(value) is dict:
+        for key, item in value.items():
+            ti = type(item)
+            if type(key) is not str or not (
+                ti is str or ti is int or ti is bool or item is None or (ti is float and _isfinite(item))
+            ):
+                return False
+        return True
+    for item in value:
+        ti = type(item)
+        if not (ti is str or ti is int or ti is bool or item is None or (ti is float and _isfinite(item))):
+            return False
+    return True
 
 
 def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:
