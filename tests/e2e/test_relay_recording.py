@@ -1397,3 +1397,38 @@ async def test_tools_without_a_name_or_an_input_schema_get_a_verdict(tmp_path: P
         response = await guard.call("ns", "no_schema", "{}")
         assert response["result"]["_meta"][REJECTION_KEY]["kind"] == V
         assert guard.recorded_with_id("ns") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# 15. Hostile sizes through the relay (the core's budget, seen by a client)
+
+BIG_TOOL = {
+    "name": "big",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string"},
+            "n": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+            "rows": {
+                "type": "array",
+                "items": {"type": "object", "properties": {f"c{i}": {"type": "integer"} for i in range(9)}},
+            },
+        },
+    },
+}
+
+
+async def test_sixteen_mib_and_a_million_elements_pass_and_over_budget_is_refused(tmp_path: Path) -> None:
+    tools = write_tools(tmp_path / "tools.json", [BIG_TOOL])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        big = "x" * (16 << 20)
+        response = await guard.call("s16", "big", json.dumps({"s": big, "n": list(range(1_000_000))}))
+        assert response["result"]["isError"] is False
+        (arrived,) = guard.recorded_with_id("s16")
+        assert arrived["params"]["arguments"]["s"] == big and len(arrived["params"]["arguments"]["n"]) == 1_000_000
+        rows = json.dumps({"rows": [{}] * 400_001})  # 400,001 x weight 10 > 4,000,000
+        response = await guard.call("budget", "big", rows)
+        rejection = response["result"]["_meta"][REJECTION_KEY]
+        assert (rejection["kind"], [i["keyword"] for i in rejection["issues"]]) == (V, ["budget"])
+        assert guard.recorded_with_id("budget") == []
