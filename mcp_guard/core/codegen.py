@@ -95,10 +95,16 @@ def child(ip: str, key: str) -> str:
     return ip + "/" + key
 
 
+CHAIN_LIMIT = 16
+"""Objects with more declared properties than this dispatch through a dict, and ``oneOf``s with
+more branches loop over a tuple: long ``elif`` or ``+`` chains nest in Python's syntax tree and
+exhaust its compiler's recursion (about 3,000 deep)."""
+
+
 def describe(node: Node) -> str:
-    """What a node expects, in a few words, for ``oneOf`` messages (schema facts only)."""
+    """What a node expects, in a few words, for ``oneOf`` messages (schema facts only; bounded size)."""
     if not isinstance(node, TypedNode):
-        return "one of: " + ", ".join(describe(b) for b in node.one_of.branches)
+        return f"one of {len(node.one_of.branches)} alternatives"
     text = ARTICLE[node.ntype]
     required = node.part(Required)
     if node.ntype == "object" and required is not None and required.names:
@@ -122,6 +128,7 @@ class _Generator:
             "child": child,
         }
         self.source: list[str] = []
+        self.trailer: list[str] = []  # assignments that need every function defined first
         self._consts: dict[tuple[type, Any], str] = {}
         self._valid_names: dict[int, str] = {}
         self._weights: dict[int, int] = {}
@@ -174,11 +181,27 @@ class _Generator:
             body.append("return True")
         else:
             tests = [self.valid_fn(b) for b in node.one_of.branches]
-            body = [f"n = 1 if {tests[0]}(x, w) else 0"]
-            for test in tests[1:]:
-                body += [f"if {test}(x, w):", "    if n: return False", "    n = 1"]
+            if len(tests) <= CHAIN_LIMIT:
+                body = [f"n = 1 if {tests[0]}(x, w) else 0"]
+                for test in tests[1:]:
+                    body += [f"if {test}(x, w):", "    if n: return False", "    n = 1"]
+            else:
+                body = ["n = 0", f"for t in {self._late_tuple(tests)}:", "    if t(x, w):"]
+                body += ["        if n: return False", "        n = 1"]
             body.append("return n == 1")
         self._emit(f"def {name}(x, w):", body)
+        return name
+
+    def _late_tuple(self, names: list[str]) -> str:
+        """A module-level tuple of generated functions, bound after they are all defined."""
+        name = self._name("T")
+        self.trailer.append(f"{name} = ({', '.join(names)},)")
+        return name
+
+    def _late_dict(self, entries: dict[str, str]) -> str:
+        """A module-level dict from schema constants (by name) to generated functions."""
+        name = self._name("D")
+        self.trailer.append(f"{name} = {{{', '.join(f'{k}: {v}' for k, v in entries.items())}}}")
         return name
 
     def _typed_valid(self, node: TypedNode, v: str) -> list[str]:
@@ -210,16 +233,28 @@ class _Generator:
         if not members:
             lines.append(f"if not is_json({v}): return False" if allowed else f"if {v}: return False")
             return lines
-        lines.append(f"for k, y in {v}.items():")
+        extra = "if not is_json(y): return False" if allowed else "return False"
+        lines += [f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
+        if len(members) > CHAIN_LIMIT:
+            checks = {}
+            for prop, sub in members.items():
+                fn = self._name("m")
+                self._emit(f"def {fn}(y, w):", [*self._member_valid(sub, "y"), "return True"])
+                checks[self.const(prop)] = fn
+            table = self._late_dict(checks)
+            lines += [
+                f"    f = {table}.get(k)",
+                "    if f is None:",
+                f"        {extra}",
+                "    elif not f(y, w): return False",
+            ]
+            return lines
         keyword = "if"
         for prop, sub in members.items():
             lines.append(f"    {keyword} k == {self.const(prop)}:")
             lines.extend("        " + line for line in self._member_valid(sub, "y"))
             keyword = "elif"
-        if allowed:
-            lines.append("    elif type(k) is not str or not is_json(y): return False")
-        else:
-            lines.append("    else: return False")
+        lines += ["    else:", f"        {extra}"]
         return lines
 
     def _array_valid(self, node: TypedNode, v: str) -> list[str]:
@@ -250,11 +285,14 @@ class _Generator:
         else:
             tests = [self.valid_fn(b) for b in node.one_of.branches]
             branches = node.one_of.branches
-            summary = "; ".join(f"{i + 1}: {describe(b)}" for i, b in enumerate(branches))
+            summary = "; ".join(f"{i + 1}: {describe(b)}" for i, b in enumerate(branches[:8]))
+            summary += "; …" if len(branches) > 8 else ""
             none = self.const(f" matches none of the {len(branches)} alternatives of oneOf ({summary})")
             more = self.const(f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})")
             body = [
-                f"n = {' + '.join(f'(1 if {t}(x, w) else 0)' for t in tests)}",
+                "n = 0",
+                f"for t in {self._late_tuple(tests)}:",
+                "    if t(x, w): n += 1",
                 "if n == 1: return",
                 "if is_uncarriable(x) or not is_json(x):",
                 "    w[1] = 1",
@@ -309,14 +347,6 @@ class _Generator:
         flag_extra = "if type(k) is not str or not is_json(y): w[1] = 1"
         if not members and not refuse_extra:
             return [*lines, f"if not is_json({v}): w[1] = 1"]
-        lines.append(f"for k, y in {v}.items():")
-        keyword = "if"
-        for prop, sub in members.items():
-            lines.append(f"    {keyword} k == {self.const(prop)}:")
-            pointer_expr = f"{ip} + {self.const('/' + escape_token(prop))}"
-            lines.append(f"        p = {pointer_expr}")
-            lines.extend("        " + line for line in self._member_collect(sub, "y", "p"))
-            keyword = "elif"
         if refuse_extra:
             assert additional is not None
             tail = self.const(" is not allowed: the schema declares no such property (additionalProperties: false)")
@@ -324,11 +354,30 @@ class _Generator:
             extra = [f"p = child({ip}, k)", issue, flag_extra]
         else:
             extra = [flag_extra]
-        if members:
-            lines.append("    else:")
-            lines.extend("        " + line for line in extra)
+        lines += [f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
+        if not members:
+            return lines + ["    " + line for line in extra]
+        if len(members) > CHAIN_LIMIT:
+            collectors = {}
+            for prop, sub in members.items():
+                fn = self._name("g")
+                body = [f"p = ip + {self.const('/' + escape_token(prop))}", *self._member_collect(sub, "y", "p")]
+                self._emit(f"def {fn}(y, ip, out, w):", body)
+                collectors[self.const(prop)] = fn
+            lines += [
+                f"    f = {self._late_dict(collectors)}.get(k)",
+                "    if f is not None:",
+                f"        f(y, {ip}, out, w)",
+            ]
         else:
-            lines.extend("    " + line for line in extra)
+            keyword = "if"
+            for prop, sub in members.items():
+                lines.append(f"    {keyword} k == {self.const(prop)}:")
+                lines.append(f"        p = {ip} + {self.const('/' + escape_token(prop))}")
+                lines.extend("        " + line for line in self._member_collect(sub, "y", "p"))
+                keyword = "elif"
+        lines.append("    else:")
+        lines.extend("        " + line for line in extra)
         return lines
 
     def _array_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
@@ -358,7 +407,7 @@ def generate(root: Node) -> tuple[Valid, Collect, str]:
     gen = _Generator()
     valid_name = gen.valid_fn(root)
     collect_name = gen.collect_fn(root)
-    source = "\n".join(gen.source)
+    source = "\n".join([*gen.source, *gen.trailer])
     code = compile(source, "<mcp-guard validator>", "exec")
     exec(code, gen.namespace)  # the source holds generated names and templates only; see the docstring
     return gen.namespace[valid_name], gen.namespace[collect_name], source

@@ -180,3 +180,50 @@ def test_recursion_limit_is_untouched() -> None:
     before = sys.getrecursionlimit()
     check({"type": "object"}, {"x": nested_object(DEEP)})
     assert sys.getrecursionlimit() == before
+
+
+@pytest.mark.parametrize("count", [17, 3_000, 9_000])
+def test_objects_with_thousands_of_properties_compile_and_check(count: int) -> None:
+    """Long property lists dispatch through a dict: no compiler recursion, same verdicts."""
+    schema = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "integer", "minimum": 0} for i in range(count)},
+        "required": ["p0"],
+        "additionalProperties": False,
+    }
+    compiled = compile(schema)
+    assert compiled.check({"p0": 1, f"p{count - 1}": 2}).ok
+    report = compiled.check({"p1": -1, "zz": 1})
+    assert sorted((i.keyword, i.instance_path) for i in report.issues) == [
+        ("additionalProperties", "/zz"),
+        ("minimum", "/p1"),
+        ("required", ""),
+    ]
+
+
+@pytest.mark.parametrize("count", [17, 3_000])
+def test_one_of_with_thousands_of_branches_compiles_and_checks(count: int) -> None:
+    compiled = compile(prop({"oneOf": [{"type": "integer", "enum": [i]} for i in range(count)]}))
+    assert compiled.check({"x": count - 1}).ok
+    report = compiled.check({"x": -1})
+    assert [(i.keyword, i.instance_path) for i in report.issues] == [("oneOf", "/x")]
+    assert len(report.issues[0].message) < 500  # a bounded summary, not every alternative
+
+
+def test_nested_one_of_messages_and_code_stay_small() -> None:
+    node: dict[str, Any] = {"type": "string"}
+    for depth in range(15):
+        node = {"oneOf": [node, {"type": "integer", "minimum": depth}, {"type": "object", "required": ["a"]}]}
+    compiled = compile(prop(node))
+    report = compiled.check({"x": 1.5})
+    assert report.kind == "validation" and len(report.issues[0].message) < 500
+    assert len(compiled.source or "") < 200_000
+
+
+def test_a_str_subclass_key_is_not_json_even_when_it_names_a_property() -> None:
+    class Key(str):
+        pass
+
+    schema = prop({"type": "integer"})
+    with pytest.raises(TypeError, match="object key"):
+        check(schema, {Key("x"): 1})
