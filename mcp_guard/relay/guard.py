@@ -40,6 +40,11 @@ META_PREFIX: Final = "mcp-guard/"
 SCHEMA_KEY: Final = "mcp-guard/schema"
 REJECTION_KEY: Final = "mcp-guard/rejection"
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+MAX_REPORTED_ISSUES: Final = 100
+"""A rejection's ``_meta`` carries at most this many issues (and ``more_issues``, the rest's count)."""
+MAX_TEXT_ISSUES: Final = 20
+"""A rejection's text names at most this many problems."""
 
 _MISSING: Final = object()
 
@@ -113,6 +118,7 @@ class ToolTable:
         self.complete = False
         self._entries: dict[str, ToolEntry] = {}
         self._pass_names: set[str] = set()  # names listed since the last first-page request
+        self._conflicts: set[str] = set()  # names listed more than once in this generation
         self._counts: tuple[int, int] | None = None
 
     def __len__(self) -> int:
@@ -129,6 +135,7 @@ class ToolTable:
     def invalidate(self) -> None:
         """Forget every schema (``notifications/tools/list_changed``)."""
         self._entries.clear()
+        self._conflicts.clear()
         self.generation += 1
         self.complete = False
 
@@ -157,7 +164,14 @@ class ToolTable:
         if first_page:
             self._pass_names.clear()
         names: list[str] = [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
-        duplicated = {n for n in names if n in self._pass_names or names.count(n) > 1}
+        seen: set[str] = set()
+        duplicated: set[str] = set()
+        for n in names:
+            (duplicated if n in seen else seen).add(n)
+        duplicated |= self._pass_names.intersection(names) | self._conflicts.intersection(names)
+        # A name once listed twice stays refused until the upstream says its tools changed: a
+        # later listing of one page alone must not resurrect either definition.
+        self._conflicts |= duplicated
         self._pass_names.update(names)
         shown: list[Any] = []
         for tool in tools:
@@ -271,10 +285,14 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
         modern: the request is in the 2026-07-28 era, whose results must carry
             ``resultType`` (``"complete"`` here).
     """
-    issues = report.issues_json()
     kind = report.kind
+    shown = report.issues[:MAX_REPORTED_ISSUES]
+    issues = [i.to_json() for i in shown]
+    more = len(report.issues) - len(shown)
     if not schema_broken:
-        details = "; ".join(i.message for i in report.issues)
+        details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
+        if len(report.issues) > MAX_TEXT_ISSUES:
+            details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
         text = (
             f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
             f"so nothing was sent to the server. {details}. Correct the arguments and call again."
@@ -293,10 +311,13 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
             f"({details}). This is a fault of the tool's definition, not of the arguments; nothing was sent "
             "to the server."
         )
+    rejection: dict[str, Any] = {"kind": kind, "tool": tool, "issues": issues}
+    if more:
+        rejection["more_issues"] = more
     result: dict[str, Any] = {
         "content": [{"type": "text", "text": text}],
         "isError": True,
-        "_meta": {REJECTION_KEY: {"kind": kind, "tool": tool, "issues": issues}},
+        "_meta": {REJECTION_KEY: rejection},
     }
     if modern:
         result["resultType"] = "complete"

@@ -39,7 +39,7 @@ import anyio.abc
 
 from ..core import Issue
 from .framing import LineStream
-from .guard import ToolTable
+from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -57,6 +57,9 @@ from .jsonrpc import (
 __all__ = ["ListingFailed", "Relay"]
 
 log = logging.getLogger("mcp_guard")
+
+MAX_ENVELOPES: Final = 16
+"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
 
 MAX_LIST_PAGES: Final = 10_000
 """A guard-initiated listing that pages more often than this is abandoned (a cursor loop)."""
@@ -109,10 +112,11 @@ class Relay:
         self._nonce = secrets.token_hex(8)
         self._counter = 0
         self._own: dict[tuple[bool, Any], _Pending] = {}
-        self._lists: dict[tuple[bool, Any], tuple[int, bool]] = {}
+        self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
-        self._refreshing: anyio.Event | None = None
+        self._refreshing: dict[int, anyio.Event] = {}
+        self._tables: dict[str, ToolTable] = {"": table}
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
@@ -154,7 +158,10 @@ class Relay:
                 message = loads_client(line)
             except (ValueError, RecursionError):
                 request_id = recover_id(line)
-                text = "Parse error: the line is not valid JSON, or nests deeper than the guard parses"
+                text = (
+                    "Parse error: the line is not valid JSON, nests deeper than the guard parses, or holds an "
+                    "integer of more than 4,300 digits"
+                )
                 await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
                 continue
             if type(message) is dict:
@@ -172,11 +179,14 @@ class Relay:
 
     def _needs_listing(self, message: dict[str, Any]) -> bool:
         """A tools/call naming a tool the guard has not seen listed (and the table is not complete)."""
-        if message.get("method") != "tools/call" or "id" not in message or self.table.complete:
+        if message.get("method") != "tools/call" or "id" not in message:
             return False
         params = message.get("params")
+        table = self.table_for(params)
+        if table.complete:
+            return False
         name = params.get("name") if type(params) is dict else None
-        return type(name) is str and self.table.get(name) is None and valid_id(message["id"])
+        return type(name) is str and table.get(name) is None and valid_id(message["id"])
 
     async def _route_held(self, message: dict[str, Any]) -> None:
         forward, reply = await self._route(message)
@@ -222,13 +232,14 @@ class Relay:
             text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
             return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
         params = message.get("params")
+        table = self.table_for(params)
         if self._needs_listing(message):
             try:
-                await self.refresh(_era_meta(params))
+                await self.refresh(_era_meta(params), table)
             except ListingFailed as exc:
                 text = f"mcp-guard could not list the upstream's tools: {exc}"
                 return None, error_response(request_id, INTERNAL_ERROR, text)
-        verdict = self.table.judge(params)
+        verdict = table.judge(params)
         if verdict.forward:
             return message, None
         name = params.get("name") if type(params) is dict else None
@@ -248,7 +259,8 @@ class Relay:
     def _note_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
         first_page = not (type(params) is dict and params.get("cursor") is not None)
-        self._lists[_key(message["id"])] = (self.table.generation, first_page)
+        table = self.table_for(params)
+        self._lists[_key(message["id"])] = (table, table.generation, first_page)
 
     def _cancel_held(self, message: dict[str, Any]) -> bool:
         """A cancellation of a call the guard still holds: drop the call, keep the notice."""
@@ -345,9 +357,15 @@ class Relay:
             log.warning("skipped output from the upstream that is JSON but not a JSON-RPC message")
 
     def _upstream_message(self, message: dict[str, Any]) -> Any:
-        """What to send the client for one upstream message: None (nothing), the message, or a new object."""
+        """What to send the client for one upstream message: None (nothing), the message, or a new object.
+
+        The ``mcp-guard/`` ``_meta`` keys are the guard's alone: an upstream's are removed from
+        every result and every request's or notification's params (a tool result cannot pose as
+        the guard's rejection).
+        """
         if message.get("jsonrpc") != "2.0":
             return None
+        message = without_guard_keys(message)
         if "method" not in message:
             if "id" not in message:
                 return message
@@ -360,15 +378,16 @@ class Relay:
                 return None
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
-                generation, first_page = listing
+                table, generation, first_page = listing
                 out = dict(message)
-                out["result"] = self.table.annotate(
-                    message["result"], cache=generation == self.table.generation, first_page=first_page
+                out["result"] = table.annotate(
+                    message["result"], cache=generation == table.generation, first_page=first_page
                 )
                 return out
         elif message["method"] == "notifications/tools/list_changed":
             log.info("upstream tools changed; schemas will be listed again before the next judgement")
-            self.table.invalidate()
+            for table in self._tables.values():
+                table.invalidate()
         return message
 
     def _upstream_batch(self, batch: list[Any]) -> Any:
@@ -455,35 +474,59 @@ class Relay:
             raise ListingFailed(f"the upstream's {method} result is not an object")
         return result
 
-    async def refresh(self, meta: dict[str, Any] | None = None) -> None:
-        """List every page of the upstream's tools and replace the table (one listing at a time).
+    def table_for(self, params: Any) -> ToolTable:
+        """The tool table for a request's protocol-era envelope.
+
+        Handshake-era requests share :attr:`table`. In the 2026-07-28 era each request
+        declares its own protocol version and client capabilities, and a server may list
+        different tools (or schemas) for different capabilities; each envelope gets its
+        own table, so a call is judged against the list its own envelope sees. At most
+        :data:`MAX_ENVELOPES` such tables are kept (least recently used goes first).
+        """
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is not dict or PROTOCOL_VERSION_KEY not in meta:
+            return self.table
+        key = json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
+        table = self._tables.pop(key, None)
+        if table is None:
+            table = ToolTable(self.table.profile, hide_unsupported=self.table.hide_unsupported)
+            if len(self._tables) > MAX_ENVELOPES:
+                oldest = next(k for k in self._tables if k != "")
+                del self._tables[oldest]
+        self._tables[key] = table
+        return table
+
+    async def refresh(self, meta: dict[str, Any] | None = None, table: ToolTable | None = None) -> None:
+        """List every page of the upstream's tools and replace ``table`` (one listing per table at a time).
 
         Args:
             meta: ``_meta`` to put on each ``tools/list`` request: the protocol-era
                 envelope of the client call that needed the listing (2026-07-28 era
-                requests carry their protocol version and client info there).
+                requests carry their protocol version and client capabilities there).
+            table: the table to fill, default :attr:`table`.
 
         Raises:
             ListingFailed: the listing could not be completed.
         """
-        if self._refreshing is not None:
-            await self._refreshing.wait()
-            if not self.table.complete:
+        table = table if table is not None else self.table
+        running = self._refreshing.get(id(table))
+        if running is not None:
+            await running.wait()
+            if not table.complete:
                 raise ListingFailed("the listing the guard was waiting for did not complete")
             return
-        self._refreshing = anyio.Event()
+        self._refreshing[id(table)] = anyio.Event()
         try:
             for _attempt in range(3):
-                generation = self.table.generation
+                generation = table.generation
                 tools = await self._list_all(meta)
-                if generation == self.table.generation:
-                    self.table.replace(tools)
+                if generation == table.generation:
+                    table.replace(tools)
                     return
                 # list_changed arrived meanwhile: this listing may already be stale; list again.
             raise ListingFailed("the upstream's tools kept changing while the guard listed them")
         finally:
-            self._refreshing.set()
-            self._refreshing = None
+            self._refreshing.pop(id(table)).set()
 
     async def _list_all(self, meta: dict[str, Any] | None) -> list[Any]:
         tools: list[Any] = []
@@ -508,6 +551,18 @@ class Relay:
                 raise ListingFailed("the upstream's tools/list cursors loop")
             seen.add(marker)
         raise ListingFailed(f"the upstream's tools/list has more than {MAX_LIST_PAGES} pages")
+
+
+def without_guard_keys(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with ``mcp-guard/`` keys removed from ``result._meta`` and ``params._meta`` (copied only if any)."""
+    for member in ("result", "params"):
+        body = message.get(member)
+        if type(body) is dict and type(body.get("_meta")) is dict:
+            meta = body["_meta"]
+            if any(type(k) is str and k.startswith(META_PREFIX) for k in meta):
+                cleaned = {k: v for k, v in meta.items() if not (type(k) is str and k.startswith(META_PREFIX))}
+                message = {**message, member: {**body, "_meta": cleaned}}
+    return message
 
 
 def _era_meta(params: Any) -> dict[str, Any] | None:
