@@ -23,6 +23,7 @@ from .ir import Node, OneOfNode, TypedNode
 from .json_values import is_json, json_type_name, pointer, scan
 from .keywords import (
     KEYWORDS,
+    PROFILE_KEYWORDS,
     PROFILES,
     OneOf,
     Part,
@@ -46,6 +47,7 @@ class _Classifier:
 
     def __init__(self, profile: str) -> None:
         self.profile = profile
+        self._table = PROFILE_KEYWORDS[profile]
         self.issues: list[Issue] = []
         self._seen: set[tuple[str, str, str]] = set()
         self.nodes = 0
@@ -154,11 +156,15 @@ class _Classifier:
             )
 
         parts: list[Part] = []
+        table = self._table
         for key, value in schema.items():
             if key == "type":
                 continue
-            spec = KEYWORDS.get(key)
-            if spec is not None and spec.types is not None and ntype is not None and ntype not in spec.types:
+            spec = table.get(key)
+            if spec is None:  # unknown, or not in this profile: the general path words the finding
+                self._keyword(key, value, schema, path, depth)
+                continue
+            if spec.types is not None and ntype is not None and ntype not in spec.types:
                 allowed = " and ".join(sorted(spec.types))
                 self.finding(
                     UNSUPPORTED,
@@ -166,7 +172,7 @@ class _Classifier:
                     (*path, key),
                     f"`{key}` applies only to {allowed} schemas here, not {ntype}",
                 )
-            result = self._keyword(key, value, schema, path, depth)
+            result = spec.fn(self, value, schema, (*path, key), depth)
             if result is not None:
                 parts.append(result)
 

@@ -32,6 +32,7 @@ __all__ = [
     "ANNOTATIONS",
     "KEYWORDS",
     "PROFILES",
+    "PROFILE_KEYWORDS",
     "SCHEMA_DIALECTS",
     "TYPE_NAMES",
     "Additional",
@@ -98,6 +99,10 @@ class TypeName(Part):
     """``type``: the node's JSON type, one of :data:`SUPPORTED_TYPES`."""
 
     name: str
+
+
+_TYPE_PARTS: dict[str, TypeName] = {name: TypeName(name) for name in SUPPORTED_TYPES}
+"""One shared ``type`` part per type name (parts are never mutated)."""
 
 
 class Emitter(Protocol):
@@ -309,7 +314,7 @@ def kw_type(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int,
     elif value not in SUPPORTED_TYPES:
         site.finding(VALIDATION, "type", path, "`type` does not name a JSON Schema type")
     else:
-        return TypeName(value)
+        return _TYPE_PARTS[value]
     return None
 
 
@@ -477,3 +482,8 @@ KEYWORDS: dict[str, Keyword] = {
     )
 }
 """The subset (spec, "Supported keywords" and "Two profiles"). Everything else is unsupported."""
+
+PROFILE_KEYWORDS: dict[str, dict[str, Keyword]] = {
+    profile: {name: k for name, k in KEYWORDS.items() if profile in k.profiles} for profile in PROFILES
+}
+"""The rows of :data:`KEYWORDS` each profile accepts (a view of the one table, for one lookup per key)."""
