@@ -78,6 +78,10 @@ class CallVerdict:
     report: Report | None = None
 
 
+FORWARD: Final = CallVerdict(forward=True)
+"""The verdict of every valid call (one shared value: the per-call path builds nothing)."""
+
+
 def _refused(kind: str, keyword: str, message: str) -> Compiled:
     """A tool the guard refuses as a whole, for a reason outside its schema's keywords."""
     return Compiled(Report((Issue(kind, keyword, "", None, message),)), None, "standard")  # type: ignore[arg-type]
@@ -263,7 +267,7 @@ class ToolTable:
         arguments = params.get("arguments", _MISSING)
         report = compiled.check({} if arguments is _MISSING else arguments)
         if report.ok:
-            return CallVerdict(forward=True)
+            return FORWARD
         result = rejection_result(name, report, schema_broken=False, modern=modern)
         return CallVerdict(result=result, kind=report.kind, report=report)
 

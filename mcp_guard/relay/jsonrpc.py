@@ -40,6 +40,9 @@ NO_ID: Final = object()
 
 _WS = " \t\r\n"
 _decoder = json.JSONDecoder()
+# Built once: json.dumps/json.loads with keyword arguments construct a new encoder/decoder per call.
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_decode_client = json.JSONDecoder(parse_float=exact_float).decode
 
 
 class Uncarriable(ValueError):
@@ -54,7 +57,7 @@ def dumps(message: Any) -> bytes:
             is JSON), or nests deeper than the encoder goes. Nothing invalid is ever written.
     """
     try:
-        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii")
+        return _encode(message).encode("ascii")
     except (ValueError, TypeError, RecursionError) as exc:
         raise Uncarriable(str(type(exc).__name__)) from None
 
@@ -66,7 +69,7 @@ def loads_client(line: bytes) -> Any:
         ValueError: not JSON (including invalid UTF-8).
         RecursionError: nested beyond the parser's limit.
     """
-    return json.loads(line, parse_float=exact_float)
+    return _decode_client(line.decode("utf-8-sig"))  # MCP is UTF-8; a leading BOM is tolerated
 
 
 def valid_id(request_id: Any) -> bool:
