@@ -33,21 +33,35 @@ def _pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
-class FdReceiveStream(anyio.abc.ByteReceiveStream):
-    """Reads a file descriptor without threads (a pipe, socket or tty is polled; a file is read).
-
-    Raises ``anyio.EndOfStream`` at EOF. The fd is set non-blocking while in use; on
-    :meth:`aclose` the original flags come back, and the fd is closed when ``owned``.
-    """
+class _Fd:
+    """A file descriptor in non-blocking use; :meth:`_release` restores it and closes it when owned."""
 
     def __init__(self, fd: int, *, owned: bool = False) -> None:
         self._fd = fd
         self._owned = owned
         self._closed = False
-        self._poll = _pollable(fd)
         self._flags = os.get_blocking(fd)
+        self._poll = _pollable(fd)
         if self._poll:
             os.set_blocking(fd, False)
+
+    def _release(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            os.set_blocking(self._fd, self._flags)
+        if self._owned:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+
+
+class FdReceiveStream(_Fd, anyio.abc.ByteReceiveStream):
+    """Reads a file descriptor without threads (a pipe, socket or tty is polled; a file is read).
+
+    Raises ``anyio.EndOfStream`` at EOF. The fd is set non-blocking while in use; on
+    :meth:`aclose` the original flags come back, and the fd is closed when ``owned``.
+    """
 
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
         """Up to ``max_bytes`` bytes, as soon as any are available."""
@@ -65,31 +79,16 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
 
     async def aclose(self) -> None:
         """Restore the fd's blocking mode; close it when owned. Idempotent."""
-        if getattr(self, "_closed", False):
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):
-            os.set_blocking(self._fd, self._flags)
-        if self._owned:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
+        self._release()
 
 
-class FdSendStream(anyio.abc.ByteSendStream):
+class FdSendStream(_Fd, anyio.abc.ByteSendStream):
     """Writes a file descriptor without threads; waits while a pipe is full.
 
     Raises ``anyio.BrokenResourceError`` when the reader has gone (EPIPE), and
     ``anyio.ClosedResourceError`` after :meth:`aclose`, which closes the fd when ``owned``
     (the reader then sees EOF).
     """
-
-    def __init__(self, fd: int, *, owned: bool = False) -> None:
-        self._fd = fd
-        self._owned = owned
-        self._closed = False
-        self._flags = os.get_blocking(fd)
-        if _pollable(fd):
-            os.set_blocking(fd, False)
 
     async def send(self, item: bytes) -> None:
         """Write all of ``item``, waiting while the pipe is full."""
@@ -108,14 +107,7 @@ class FdSendStream(anyio.abc.ByteSendStream):
 
     async def aclose(self) -> None:
         """Restore the fd's blocking mode; close it when owned. Idempotent."""
-        if getattr(self, "_closed", False):
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):
-            os.set_blocking(self._fd, self._flags)
-        if self._owned:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
+        self._release()
 
 
 class LineStream:

@@ -117,6 +117,7 @@ class Relay:
         self._inflight: dict[tuple[bool, Any], Any] = {}
         self._refreshing: dict[int, anyio.Event] = {}
         self._tables: dict[str, ToolTable] = {"": table}
+        self._last_envelope: tuple[Any, ToolTable] = (None, table)
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def run(self) -> None:
@@ -486,6 +487,8 @@ class Relay:
         meta = params.get("_meta") if type(params) is dict else None
         if type(meta) is not dict or PROTOCOL_VERSION_KEY not in meta:
             return self.table
+        if meta is self._last_envelope[0]:  # the same message asks again (routing looks up more than once)
+            return self._last_envelope[1]
         key = json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
         table = self._tables.pop(key, None)
         if table is None:
@@ -494,6 +497,7 @@ class Relay:
                 oldest = next(k for k in self._tables if k != "")
                 del self._tables[oldest]
         self._tables[key] = table
+        self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
         return table
 
     async def refresh(self, meta: dict[str, Any] | None = None, table: ToolTable | None = None) -> None:
