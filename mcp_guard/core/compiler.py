@@ -25,6 +25,7 @@ from .keywords import (
     KEYWORDS,
     PROFILE_KEYWORDS,
     PROFILES,
+    TYPE_PARTS,
     OneOf,
     Part,
     TypeName,
@@ -42,6 +43,10 @@ Path = tuple[str | int, ...]
 _MISSING: Final = object()
 
 
+class _NotJson(Exception):
+    """A keyword's opaque value (``Keyword.opaque``) is not plain JSON: classify the slow way."""
+
+
 class _Classifier:
     """Walks one schema; records findings; builds nodes. Implements ``keywords.Site``."""
 
@@ -51,6 +56,12 @@ class _Classifier:
         self.issues: list[Issue] = []
         self._seen: set[tuple[str, str, str]] = set()
         self.nodes = 0
+        self.json_checked = False  # the whole schema is known to be JSON (else opaque values are checked)
+
+    def _opaque(self, value: Any) -> None:
+        """Before an opaque keyword's function runs: its value must be JSON (``Keyword.opaque``)."""
+        if not self.json_checked and not is_json(value):
+            raise _NotJson
 
     def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
         at = pointer(path)
@@ -60,6 +71,13 @@ class _Classifier:
         self.issues.append(Issue(kind, keyword, at, None, message))  # type: ignore[arg-type]
 
     def subschema(self, schema: Any, path: Path, holder: str, depth: int) -> Node | None:
+        """A nested schema (``properties`` value, ``items``, ``oneOf`` branch): see :meth:`node`."""
+        self.nodes += 1
+        if type(schema) is dict and depth <= MAX_SCHEMA_DEPTH and self.nodes <= MAX_SCHEMA_NODES:
+            if "oneOf" in schema:
+                return self._one_of(schema, path, depth, False)
+            return self._typed(schema, path, depth, False)
+        self.nodes -= 1
         return self.node(schema, path, holder, depth, root=False)
 
     def node(self, schema: Any, path: Path, holder: str, depth: int, *, root: bool) -> Node | None:
@@ -106,6 +124,8 @@ class _Classifier:
         if self.profile not in spec.profiles:
             self.finding(UNSUPPORTED, key, kpath, f"`{key}` is not accepted in the {self.profile} profile")
             return None
+        if spec.opaque:
+            self._opaque(value)
         return spec.fn(self, value, schema, kpath, depth)
 
     def _one_of(self, schema: dict[str, Any], path: Path, depth: int, root: bool) -> Node | None:
@@ -123,6 +143,8 @@ class _Classifier:
                     (*path, key),
                     f"`{key}` beside `oneOf` is not supported (a oneOf node carries only description and annotations)",
                 )
+                if spec.opaque:
+                    self._opaque(value)
                 spec.fn(self, value, schema, (*path, key), depth)  # still report what lies below
                 continue
             result = self._keyword(key, value, schema, path, depth)
@@ -138,8 +160,11 @@ class _Classifier:
         ntype: str | None = None
         if "type" in schema:
             type_path: Path = (*path, "type")
-            part = self._keyword("type", schema["type"], schema, path, depth)
-            if isinstance(part, TypeName):
+            value = schema["type"]
+            part: Part | None = TYPE_PARTS.get(value) if type(value) is str else None  # kw_type's accepted values
+            if part is None:
+                part = self._keyword("type", value, schema, path, depth)
+            if isinstance(part, TypeName):  # TypeName is never subclassed
                 ntype = part.name
                 if root and ntype != "object":
                     self.finding(UNSUPPORTED, "type", (*path, "type"), "the root must be an object schema")
@@ -164,6 +189,11 @@ class _Classifier:
             if spec is None:  # unknown, or not in this profile: the general path words the finding
                 self._keyword(key, value, schema, path, depth)
                 continue
+            if spec.opaque:
+                self._opaque(value)
+            accepts = spec.accepts
+            if accepts is not None and type(value) in accepts and spec.types is None:
+                continue  # an annotation its function would accept without a word (Keyword.accepts)
             if spec.types is not None and ntype is not None and ntype not in spec.types:
                 allowed = " and ".join(sorted(spec.types))
                 self.finding(
@@ -292,11 +322,31 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:
         ValueError: an unknown profile.
         TypeError: the schema holds a value that is not JSON; the message names its pointer.
     """
-    classifier = _Classifier(_profile(profile))
-    for p in [] if is_json(schema) else scan(schema, what="schema"):
-        classifier.finding(VALIDATION, "json", p, "the schema holds a non-finite number, which JSON cannot carry")
-    root = classifier.node(schema, (), "schema", 0, root=True)
-    return Compiled(Report(tuple(classifier.issues)), root, profile)
+    profile = _profile(profile)
+    classifier = _Classifier(profile)
+    try:
+        root = classifier.node(schema, (), "schema", 0, root=True)
+    except Exception:  # not JSON somewhere (a tuple as a key, say): the slow way below says where
+        walked = False
+    else:
+        walked = True
+        if not classifier.issues:
+            # Each keyword function accepts only values of exact JSON types, and opaque values were
+            # checked as JSON: a clean walk proves the schema is JSON; no separate walk is needed.
+            return Compiled(OK_REPORT, root, profile)
+    findings = [] if is_json(schema) else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
+    issues = [
+        Issue(VALIDATION, "json", pointer(p), None, "the schema holds a non-finite number, which JSON cannot carry")
+        for p in findings
+    ]
+    if walked:
+        issues += classifier.issues  # the walk does not depend on the JSON check: its findings stand
+    else:
+        classifier = _Classifier(profile)
+        classifier.json_checked = True
+        classifier.node(schema, (), "schema", 0, root=True)
+        issues += classifier.issues
+    return Compiled(Report(tuple(issues)), None, profile)
 
 
 def classify(schema: Any, *, profile: str = "standard") -> Report:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "NOT_COMPARABLE",
@@ -140,55 +140,65 @@ _SCALARS = (str, int, bool)
 def is_json(value: Any) -> bool:
     """True when ``value`` is a JSON value in the exact sense of this module, all numbers finite.
 
-    Iterative (no recursion), so any depth is safe. Used on the fast path for
-    positions the schema does not constrain (undeclared properties, untyped array items),
+    Any depth is safe: a bounded recursive walk (:func:`_tree`) decides the common case, and a
+    value it cannot decide (deeper than :data:`_TREE_DEPTH`, more than :data:`_TREE_BUDGET`
+    containers, or not JSON) goes to the iterative walk, which also tells a container shared
+    by several parents (fine) from one that contains itself (not JSON). Used on the fast path
+    for positions the schema does not constrain (undeclared properties, untyped array items),
     and to decide whether the slower :func:`scan` is needed at all.
     """
     t = type(value)
-    if t is dict:
-        # Flat objects (most arguments) are checked without building a stack.
-        for key, item in value.items():
-            if type(key) is not str:
-                return False
-            ti = type(item)
-            if ti is str or ti is int or ti is bool or item is None:
-                continue
-            if ti is float:
-                if not _isfinite(item):
-                    return False
-            elif ti is dict or ti is list:
-                if not (_is_flat_json(item) or _is_json_container(item)):
-                    return False
-            else:
-                return False
-        return True
+    if t is dict or t is list:
+        return _tree(value, _TREE_BUDGET, 0) >= 0 or _is_json_container(value)
     if t is str or t is int or t is bool or value is None:
         return True
     if t is float:
         return _isfinite(value)
-    if t is list:
-        return _is_flat_json(value) or _is_json_container(value)
     return False
 
 
-def _is_flat_json(value: dict[Any, Any] | list[Any]) -> bool:
-    """True for a container of JSON scalars only (no cycle possible): the common nested case, cheaply.
+_TREE_DEPTH: Final = 200
+"""Nesting :func:`_tree` walks recursively before it hands a value to the iterative walk."""
 
-    False means "not shown here": a nested container or a non-JSON value; the full walk decides.
+_TREE_BUDGET: Final = 100_000
+"""Containers :func:`_tree` visits before it hands a value to the iterative walk (a Python
+caller's shared containers can make a small value a huge tree)."""
+
+
+def _tree(value: dict[Any, Any] | list[Any], budget: int, depth: int) -> int:
+    """Recursive check of a container: the containers still allowed, or -1 for "undecided".
+
+    -1 means: not JSON, or too deep or too large for this walk; :func:`_is_json_container`
+    decides. A cycle always ends here as too deep, so it is never walked forever.
     """
+    budget -= 1
+    if budget < 0 or depth > _TREE_DEPTH:
+        return -1
     if type(value) is dict:
         for key, item in value.items():
+            if type(key) is not str:
+                return -1
             ti = type(item)
-            if type(key) is not str or not (
-                ti is str or ti is int or ti is bool or item is None or (ti is float and _isfinite(item))
-            ):
-                return False
-        return True
+            if ti is str or ti is int or ti is bool or item is None:
+                continue
+            if ti is dict or ti is list:
+                budget = _tree(item, budget, depth + 1)
+                if budget < 0:
+                    return -1
+            elif ti is not float or not _isfinite(item):
+                return -1
+        return budget
     for item in value:
         ti = type(item)
-        if not (ti is str or ti is int or ti is bool or item is None or (ti is float and _isfinite(item))):
-            return False
-    return True
+        if ti is str or ti is int or ti is bool or item is None:
+            continue
+        if ti is dict or ti is list:
+            budget = _tree(item, budget, depth + 1)
+            if budget < 0:
+                return -1
+        elif ti is not float or not _isfinite(item):
+            return -1
+    return budget
 
 
 def _is_json_container(value: dict[Any, Any] | list[Any]) -> bool:

@@ -35,6 +35,7 @@ __all__ = [
     "PROFILE_KEYWORDS",
     "SCHEMA_DIALECTS",
     "TYPE_NAMES",
+    "TYPE_PARTS",
     "Additional",
     "Check",
     "Emitter",
@@ -101,8 +102,9 @@ class TypeName(Part):
     name: str
 
 
-_TYPE_PARTS: dict[str, TypeName] = {name: TypeName(name) for name in SUPPORTED_TYPES}
-"""One shared ``type`` part per type name (parts are never mutated)."""
+TYPE_PARTS: dict[str, TypeName] = {name: TypeName(name) for name in SUPPORTED_TYPES}
+"""One shared ``type`` part per type name (parts are never mutated); exactly the ``type`` values
+:func:`kw_type` accepts, so the classifier may look a string up here before calling it."""
 
 
 class Emitter(Protocol):
@@ -184,7 +186,8 @@ class Enum(Check):
 
     Attributes:
         choices: the schema's list, as given.
-        keys: :func:`json_values.canonical` keys of the choices (``depth`` levels deep).
+        keys: :func:`json_values.canonical` keys of the choices (``depth`` levels deep); empty
+            when ``strings`` is set.
         strings: the choices when all are strings (a plain set lookup then), else None.
     """
 
@@ -286,6 +289,13 @@ class Keyword:
         types: node types it may stand with (decision 4); ``None`` for any type.
         profiles: profiles in which it is supported.
         in_one_of: whether it may stand beside ``oneOf`` (decision 3).
+        accepts: for an annotation, the Python types of a value ``fn`` accepts with no finding
+            and no part (``fn`` itself is the rule; this lets the classifier skip the call on
+            the common case); ``None`` when ``fn`` must always run.
+        opaque: the value holds JSON that ``fn`` does not type-check element by element
+            (``enum`` choices, ``default``, ``examples``); the classifier checks it is JSON
+            before ``fn`` runs. Every other accepted value is type-checked exactly by its ``fn``,
+            which is what lets a schema that classifies cleanly skip a separate JSON walk.
     """
 
     name: str
@@ -293,6 +303,8 @@ class Keyword:
     types: frozenset[str] | None
     profiles: frozenset[str]
     in_one_of: bool = False
+    accepts: frozenset[type] | None = None
+    opaque: bool = False
 
 
 def where(instance_pointer: str) -> str:
@@ -314,7 +326,7 @@ def kw_type(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int,
     elif value not in SUPPORTED_TYPES:
         site.finding(VALIDATION, "type", path, "`type` does not name a JSON Schema type")
     else:
-        return _TYPE_PARTS[value]
+        return TYPE_PARTS[value]
     return None
 
 
@@ -325,8 +337,13 @@ def kw_properties(site: Site, value: Any, node: dict[str, Any], path: tuple[str 
         return None
     nodes: dict[str, Node] = {}
     complete = True
+    subschema = site.subschema
+    depth += 1
     for name, sub in value.items():
-        compiled = site.subschema(sub, (*path, name), "properties", depth + 1)
+        if type(name) is not str:
+            site.finding(VALIDATION, "properties", path, "property names must be strings")
+            return None
+        compiled = subschema(sub, (*path, name), "properties", depth)
         if compiled is None:
             complete = False
         else:
@@ -378,12 +395,13 @@ def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int,
     if len(value) > MAX_ENUM_CHOICES:
         site.finding(UNSUPPORTED, "enum", path, f"`enum` has more than {MAX_ENUM_CHOICES} choices, the guard's budget")
         return None
+    if all(type(c) is str for c in value):  # the common case: a plain set lookup, no canonical keys
+        return Enum(tuple(value), frozenset(), 0, frozenset(value), path)
     limit = max((max_depth(c) for c in value), default=0)
     if limit > MAX_SCHEMA_DEPTH:
         site.finding(UNSUPPORTED, "enum", path, f"`enum` choices nest deeper than {MAX_SCHEMA_DEPTH} levels")
         return None
-    strings = frozenset(value) if all(type(c) is str for c in value) else None
-    return Enum(tuple(value), frozenset(canonical(c, limit) for c in value), limit, strings, path)
+    return Enum(tuple(value), frozenset(canonical(c, limit) for c in value), limit, None, path)
 
 
 def _show_choice(choice: Any) -> str:
@@ -440,6 +458,23 @@ def _annotation(name: str, json_type: type | None, label: str) -> KeywordFn:
     return fn
 
 
+_JSON_TYPES: frozenset[type] = frozenset({str, int, float, bool, type(None), dict, list})
+
+
+def _annotation_row(name: str, json_type: type | None, label: str) -> Keyword:
+    """A ``standard``-only annotation row: ``fn`` and ``accepts`` derive from the same ``json_type``."""
+    accepts = _JSON_TYPES if json_type is None else frozenset({json_type})
+    return Keyword(
+        name,
+        _annotation(name, json_type, label),
+        None,
+        _STANDARD,
+        in_one_of=True,
+        accepts=accepts,
+        opaque=json_type is None or json_type is list,
+    )
+
+
 def kw_schema(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int, ...], depth: int) -> Part | None:
     """``$schema``: only at the root, only a compatible dialect (spec, "Two profiles")."""
     if len(path) != 1:
@@ -466,18 +501,18 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("properties", kw_properties, _OBJECT, _BOTH),
         Keyword("required", kw_required, _OBJECT, _BOTH),
         Keyword("additionalProperties", kw_additional_properties, _OBJECT, _BOTH),
-        Keyword("description", kw_description, None, _BOTH, in_one_of=True),
-        Keyword("enum", kw_enum, None, _BOTH),
+        Keyword("description", kw_description, None, _BOTH, in_one_of=True, accepts=frozenset({str})),
+        Keyword("enum", kw_enum, None, _BOTH, opaque=True),
         Keyword("minimum", kw_minimum, _NUMERIC, _BOTH),
         Keyword("items", kw_items, frozenset({"array"}), _BOTH),
         Keyword("oneOf", kw_one_of, None, _BOTH, in_one_of=True),
-        Keyword("title", _annotation("title", str, "a string"), None, _STANDARD, in_one_of=True),
-        Keyword("default", _annotation("default", None, "any JSON value"), None, _STANDARD, in_one_of=True),
-        Keyword("examples", _annotation("examples", list, "an array"), None, _STANDARD, in_one_of=True),
-        Keyword("$comment", _annotation("$comment", str, "a string"), None, _STANDARD, in_one_of=True),
-        Keyword("deprecated", _annotation("deprecated", bool, "a boolean"), None, _STANDARD, in_one_of=True),
-        Keyword("readOnly", _annotation("readOnly", bool, "a boolean"), None, _STANDARD, in_one_of=True),
-        Keyword("writeOnly", _annotation("writeOnly", bool, "a boolean"), None, _STANDARD, in_one_of=True),
+        _annotation_row("title", str, "a string"),
+        _annotation_row("default", None, "any JSON value"),
+        _annotation_row("examples", list, "an array"),
+        _annotation_row("$comment", str, "a string"),
+        _annotation_row("deprecated", bool, "a boolean"),
+        _annotation_row("readOnly", bool, "a boolean"),
+        _annotation_row("writeOnly", bool, "a boolean"),
         Keyword("$schema", kw_schema, None, _STANDARD, in_one_of=True),
     )
 }

@@ -577,3 +577,81 @@ def test_very_deep_schema_never_raises(profile: str) -> None:
     report = classify(schema, profile=profile)
     assert report.kind in (None, "unsupported_capability")
     assert check(schema, {}, profile=profile).issues == report.issues or report.ok
+
+
+# --- the classifier's JSON shortcut: a clean walk proves JSON; anything else takes the slow way --
+
+
+def _cyclic_list() -> list[Any]:
+    loop: list[Any] = ["a"]
+    loop.append(loop)
+    return loop
+
+
+def _cyclic_schema() -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "object", "properties": {}}
+    node["properties"]["self"] = node
+    return node
+
+
+@pytest.mark.parametrize(
+    ("build", "pointer"),
+    [
+        pytest.param(
+            lambda: {"type": "object", "properties": {"a": {"type": "string", "enum": _cyclic_list()}}},
+            "/properties/a/enum",
+            id="cycle-in-enum",
+        ),
+        pytest.param(lambda: {"type": "object", "examples": [_cyclic_list()]}, "/examples/0", id="cycle-in-examples"),
+        pytest.param(lambda: {"type": "object", "default": {"x": _cyclic_list()}}, "/default/x", id="cycle-in-default"),
+        pytest.param(_cyclic_schema, "/properties/self", id="cycle-through-properties"),
+        pytest.param(
+            lambda: {"type": "object", "properties": {("a",): {"type": "string"}}},
+            "/properties",
+            id="tuple-property-name",
+        ),
+        pytest.param(lambda: {"type": "object", ("a",): 1}, "", id="tuple-keyword"),
+        pytest.param(
+            lambda: {"type": "object", "properties": {"a": {"type": "string", "enum": [{"k": {1, 2}}]}}},
+            "/properties/a/enum/0/k",
+            id="set-inside-enum",
+        ),
+    ],
+)
+def test_non_json_schemas_never_pass_the_shortcut(build: Any, pointer: str, profile: str) -> None:
+    with pytest.raises(TypeError) as raised:
+        compile_schema(build(), profile=profile)
+    assert pointer in str(raised.value)
+
+
+def test_non_finite_number_in_an_annotation_is_a_json_finding() -> None:
+    report = classify({"type": "object", "properties": {"n": {"type": "number", "default": float("nan")}}})
+    assert not report.ok
+    assert [(i.keyword, i.schema_path) for i in report.issues] == [("json", "/properties/n/default")]
+
+
+def test_shared_subschemas_and_deep_annotations_are_json() -> None:
+    shared = {"type": "string", "enum": ["x", "y"]}
+    deep: Any = 1
+    for _ in range(500):  # deeper than the recursive fast walk goes: the iterative walk decides
+        deep = [deep]
+    schema = {
+        "type": "object",
+        "properties": {"a": shared, "b": shared, "c": {"type": "array", "items": shared}},
+        "default": {"deep": deep},
+    }
+    compiled = compile_schema(schema)
+    assert compiled.supported
+    assert compiled.check({"a": "x", "b": "y", "c": ["x"]}).ok
+    assert not compiled.check({"a": "z"}).ok
+
+
+def test_is_json_on_a_shared_dag_stays_linear() -> None:
+    from mcp_guard.core.json_values import is_json
+
+    dag: Any = ["leaf"]
+    for _ in range(60):  # 2**60 paths, 61 distinct containers: the budgeted walk hands over
+        dag = [dag, dag]
+    assert is_json(dag)
+    dag.append(float("inf"))
+    assert not is_json(dag)
