@@ -1,15 +1,19 @@
-"""Throughput of sequential ``tools/call`` on stdio: through ``mcp-guard wrap`` vs direct.
+"""Throughput and latency of sequential ``tools/call`` on stdio: direct, through ``mcp-guard wrap``,
+and through FastMCP's proxy (``fastmcp.server.create_proxy``), over the same upstream.
 
 The upstream is the Sigma fixture server (an SDK 2.x low-level server). The client is a
 minimal raw JSON-RPC client (newline-delimited JSON over the process's pipes), so the
-figure measures the guard's cost, not a client library's. Direct and guarded rounds are
-interleaved and the median of each is compared, so machine noise hits both alike.
+figure measures the proxies' cost, not a client library's. Rounds of the targets are
+interleaved and the median of each is compared, so machine noise hits all alike.
 
 Usage::
 
     python benchmarks/relay_throughput.py [--calls 2000] [--rounds 3] [--era handshake|modern]
+        [--fastmcp-python PATH]
 
-Prints calls/s for each round and the ratio guard/direct (target: >= 0.7).
+``--fastmcp-python`` names a Python that has ``fastmcp`` installed (default: this one; the
+FastMCP target is skipped when it cannot import fastmcp). Prints calls/s and p50/p99
+latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2).
 """
 
 from __future__ import annotations
@@ -69,8 +73,12 @@ MODERN_META = {
 }
 
 
-def run_round(command: list[str], calls: int, era: str) -> float:
-    """Start ``command``, connect, list tools, make ``calls`` sequential calls; return calls/s."""
+def run_round(command: list[str], calls: int, era: str) -> tuple[float, list[float]]:
+    """Start ``command``, connect, list tools, make ``calls`` sequential calls.
+
+    Returns:
+        calls per second, and each call's latency in seconds.
+    """
     client = RawClient(command)
     try:
         extra: dict[str, object] = {}
@@ -92,31 +100,65 @@ def run_round(command: list[str], calls: int, era: str) -> float:
         params = {"name": "add", "arguments": {"a": 2, "b": 3}, **extra}
         for _ in range(50):  # warm-up
             client.request("tools/call", params)
-        start = time.perf_counter()
+        latencies = []
+        clock = time.perf_counter
+        start = clock()
         for _ in range(calls):
+            before = clock()
             response = client.request("tools/call", params)
-        elapsed = time.perf_counter() - start
+            latencies.append(clock() - before)
+        elapsed = clock() - start
         assert "result" in response and not response["result"].get("isError"), response  # type: ignore[union-attr]
-        return calls / elapsed
+        return calls / elapsed, latencies
     finally:
         client.close()
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values``, nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def has_fastmcp(python: str) -> bool:
+    """Whether ``python`` can import fastmcp."""
+    return subprocess.run([python, "-c", "import fastmcp"], capture_output=True).returncode == 0
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--era", choices=("handshake", "modern"), default="handshake")
+    parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     args = parser.parse_args()
-    direct: list[float] = []
-    guarded: list[float] = []
+    targets = {"direct": SERVER, "mcp-guard": GUARD + SERVER}
+    if has_fastmcp(args.fastmcp_python):
+        targets["fastmcp proxy"] = [args.fastmcp_python, str(ROOT / "benchmarks" / "fastmcp_proxy.py"), "--", *SERVER]
+    else:
+        print(f"(fastmcp not importable by {args.fastmcp_python}: FastMCP proxy target skipped)")
+    rates: dict[str, list[float]] = {name: [] for name in targets}
+    latencies: dict[str, list[float]] = {name: [] for name in targets}
     for i in range(args.rounds):
-        direct.append(run_round(SERVER, args.calls, args.era))
-        guarded.append(run_round(GUARD + SERVER, args.calls, args.era))
-        print(f"round {i + 1}: direct {direct[-1]:7.1f} calls/s   guard {guarded[-1]:7.1f} calls/s")
-    d, g = statistics.median(direct), statistics.median(guarded)
-    print(f"median over {args.rounds} rounds of {args.calls} sequential tools/call ({args.era} era):")
-    print(f"  direct {d:7.1f} calls/s   guard {g:7.1f} calls/s   guard/direct = {g / d:.2f}")
+        line = []
+        for name, command in targets.items():
+            rate, lat = run_round(command, args.calls, args.era)
+            rates[name].append(rate)
+            latencies[name] += lat
+            line.append(f"{name} {rate:7.1f}/s")
+        print(f"round {i + 1}: " + "   ".join(line))
+    print(f"median over {args.rounds} rounds of {args.calls} sequential tools/call on stdio ({args.era} era):")
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    for name in targets:
+        lat = latencies[name]
+        print(
+            f"  {name:<14} {median[name]:8.1f} calls/s   p50 {percentile(lat, 0.5) * 1e6:7.0f} µs"
+            f"   p99 {percentile(lat, 0.99) * 1e6:7.0f} µs"
+        )
+    print(f"  mcp-guard/direct = {median['mcp-guard'] / median['direct']:.2f}", end="")
+    if "fastmcp proxy" in median:
+        print(f";  mcp-guard/fastmcp proxy = {median['mcp-guard'] / median['fastmcp proxy']:.2f}", end="")
+    print()
     return 0
 
 
