@@ -180,6 +180,7 @@ async def list_server(
         The listing, ``status`` ``ok`` or ``failed`` (``disabled`` for a disabled entry).
     """
     listing = UpstreamListing(server.name, server.transport, "ok")
+    statuses: list[int] = []
     if server.disabled:
         listing.status = "disabled"
         return listing
@@ -191,12 +192,22 @@ async def list_server(
                 async with stdio_client(params, errlog=sys.stderr) as (read, write):
                     await _list_over(read, write, listing, timeout)
             else:
-                client = httpx2.AsyncClient(headers=server.headers, timeout=httpx2.Timeout(timeout))
+
+                async def note_status(response: httpx2.Response) -> None:
+                    if response.status_code >= 400:
+                        statuses.append(response.status_code)
+
+                client = httpx2.AsyncClient(
+                    headers=server.headers, timeout=httpx2.Timeout(timeout), event_hooks={"response": [note_status]}
+                )
                 async with client, streamable_http_client(server.url, http_client=client) as (read, write):
                     await _list_over(read, write, listing, timeout)
     except Exception as exc:
         listing.status = "failed"
         listing.error = _reason(exc)
+        if statuses:
+            # The SDK turns an HTTP error status into a generic JSON-RPC error; say which status it was.
+            listing.error = f"HTTP {statuses[0]} from the server ({listing.error})"
         listing.tools = []
         log.warning("upstream %s: could not list its tools: %s", server.name, listing.error)
     return listing
