@@ -68,11 +68,12 @@ class CatalogReport:
         return out
 
 
-def _exposed_tool(tool: dict[str, Any], exposed: str, server: str) -> dict[str, Any]:
-    out = dict(tool)
+def _exposed_item(item: dict[str, Any], exposed: str, server: str, kind: str = "tool") -> dict[str, Any]:
+    """``item`` renamed to ``exposed``, with ``_meta["mcp-guard/origin"] = {"server", kind: original name}``."""
+    out = dict(item)
     out["name"] = exposed
     meta = dict(out["_meta"]) if type(out.get("_meta")) is dict else {}
-    meta[ORIGIN_KEY] = {"server": server, "tool": tool["name"]}
+    meta[ORIGIN_KEY] = {"server": server, kind: item["name"]}
     out["_meta"] = meta
     return out
 
@@ -158,7 +159,7 @@ class Catalog:
                 if route.policy.access == "allow" and route.policy.unsupported == "hide":
                     report.hidden.append(exposed)
             if route.visible:
-                listed.append(_exposed_tool(tool, exposed, origin.server))
+                listed.append(_exposed_item(tool, exposed, origin.server))
         self._routes = routes
         self._by_origin = {(r.server, r.tool): r for r in routes.values()}
         self._listed = listed
@@ -204,7 +205,8 @@ def expose_prompts(
     """Prompts of every upstream, named like tools: the name map and the prompts to list.
 
     Each listed prompt is the upstream's object with ``name`` exposed and
-    ``_meta["mcp-guard/origin"]``; guard-owned ``_meta`` keys from the upstream are dropped.
+    ``_meta["mcp-guard/origin"] = {"server", "prompt"}``; guard-owned ``_meta`` keys from the
+    upstream are dropped. ``prompts/get`` is routed by ``names.origin(exposed)``.
     """
     names: NameMap[Any] = NameMap.build([(s, listings[s]) for s in order if s in listings], name_format)
     listed = []
@@ -212,5 +214,5 @@ def expose_prompts(
         cleaned = dict(prompt)
         if type(cleaned.get("_meta")) is dict:
             cleaned["_meta"] = {k: v for k, v in cleaned["_meta"].items() if not str(k).startswith(META_PREFIX)}
-        listed.append(_exposed_tool(cleaned, exposed, origin.server))
+        listed.append(_exposed_item(cleaned, exposed, origin.server, "prompt"))
     return names, listed

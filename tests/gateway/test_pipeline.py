@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.gateway.catalog import ORIGIN_KEY, Catalog
+from mcp_guard.gateway.catalog import ORIGIN_KEY, Catalog, expose_prompts
 from mcp_guard.gateway.config import GatewayConfig, parse_config
 from mcp_guard.gateway.jcs import canonical_sha256
 from mcp_guard.gateway.journal import Journal, read_records
-from mcp_guard.gateway.naming import CursorCodec, InvalidCursor
+from mcp_guard.gateway.naming import CursorCodec, InvalidCursor, Origin
 from mcp_guard.gateway.pinning import LockFile
 from mcp_guard.gateway.pipeline import STEP_NAMES, Call, Pipeline, Rejection, outcome_of
 from mcp_guard.gateway.policy import Budget
@@ -344,3 +344,22 @@ async def test_outcomes(tmp_path: Path, response: Any, result: str) -> None:
     intent, outcome = read_records(path)[0]
     assert intent["call_id"] == outcome["call_id"] == call.call_id
     assert (outcome["event"], outcome["result"], "kind" in outcome) == ("outcome", result, False)
+
+
+def test_prompts_are_namespaced_like_tools() -> None:
+    names, listed = expose_prompts(
+        {
+            "web": [{"name": "summarize", "_meta": {"mcp-guard/origin": "forged", "k": 1}}],
+            "fs": [
+                {"name": "summarize", "arguments": [{"name": "path"}]},
+                {"name": "summarize"},
+                {"title": "nameless"},
+            ],
+        },
+        "{server}__{tool}",
+        order=["fs", "web"],
+    )
+    assert [p["name"] for p in listed] == ["web__summarize"]  # fs lists its name twice: withheld
+    assert listed[0]["_meta"] == {"k": 1, ORIGIN_KEY: {"server": "web", "prompt": "summarize"}}
+    assert names.origin("web__summarize") == Origin("web", "summarize")
+    assert [c.exposed for c in names.collisions] == ["fs__summarize"] and len(names.nameless) == 1
