@@ -1,4 +1,4 @@
-"""Command line: ``mcp-guard wrap``, ``mcp-guard demo``.
+"""Command line: ``mcp-guard wrap``, ``mcp-guard demo``; the gateway's ``pin``, ``journal``, ``serve``.
 
 ``wrap`` is an MCP server on stdio: nothing but protocol messages may reach stdout, so
 logging goes to stderr and the relay diverts fd 1 while it runs.
@@ -83,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(demo)
     demo.set_defaults(command_parser=demo)
+
+    from .gateway.commands import add_gateway_commands
+
+    add_gateway_commands(sub, LOG_LEVELS)
     return parser
 
 
@@ -124,6 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return anyio.run(lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported))
         except KeyboardInterrupt:
             return 130
+    from .gateway.commands import COMMANDS as GATEWAY_COMMANDS
+
+    if args.command in GATEWAY_COMMANDS:
+        from .gateway.commands import run_gateway_command
+
+        return run_gateway_command(args)
     if args.command == "demo":
         from .demo import run_demo
 

@@ -1,0 +1,218 @@
+"""The merged tool list of every upstream, and the route of each exposed tool.
+
+:class:`Catalog` joins the pieces for one set of listings: each upstream's tools classified
+(the relay's :class:`~mcp_guard.relay.guard.ToolTable`), named (:mod:`.naming`), compared
+with the lock (:mod:`.pinning`) and given their rules (:mod:`.policy`). The relay side calls
+:meth:`Catalog.update` with an upstream's complete listing (after it listed all pages, on
+start and after ``list_changed``), serves ``tools/list`` from :meth:`Catalog.page`, and
+routes ``tools/call`` through :meth:`Catalog.route` into the :class:`~.pipeline.Pipeline`.
+
+A listed tool is the upstream's tool object with ``name`` replaced by the exposed name and
+``_meta`` holding the guard's ``mcp-guard/schema`` verdict and
+``mcp-guard/origin = {"server", "tool"}``; every other field is passed as the upstream sent it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..relay.guard import META_PREFIX, ToolTable
+from .config import GatewayConfig
+from .naming import Collision, CursorCodec, NameMap
+from .pinning import LockFile, PinReport, compare
+from .pipeline import Route
+from .policy import Policy
+
+__all__ = ["ORIGIN_KEY", "Catalog", "CatalogReport", "expose_prompts"]
+
+log = logging.getLogger("mcp_guard")
+
+ORIGIN_KEY = "mcp-guard/origin"
+
+
+@dataclass
+class CatalogReport:
+    """What the operator should know about the current merged list (for the log and ``check``).
+
+    Attributes:
+        collisions: exposed names withheld because several tools map to them.
+        nameless: ``server`` names of tools without a string ``name`` (withheld), one per tool.
+        changed, new, missing: ``server/tool`` keys against the lock (see :mod:`.pinning`).
+        denied, hidden: exposed names the policy keeps out of the list.
+        unsupported: exposed names whose schema the guard cannot enforce.
+    """
+
+    collisions: list[Collision] = field(default_factory=list)
+    nameless: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """One human line per finding, most serious first."""
+        out = [f"name collision: {c.describe()}" for c in self.collisions]
+        out += [f"a tool of {s} has no string name; withheld" for s in self.nameless]
+        out += [f"pinned tool changed (calls refused until pinned again): {k}" for k in self.changed]
+        out += [f"tool not in the lock file: {k}" for k in self.new]
+        out += [f"pinned tool no longer listed: {k}" for k in self.missing]
+        if self.denied:
+            out.append(f"denied by policy: {', '.join(self.denied)}")
+        if self.hidden:
+            out.append(f"hidden: {', '.join(self.hidden)}")
+        return out
+
+
+def _exposed_item(item: dict[str, Any], exposed: str, server: str, kind: str = "tool") -> dict[str, Any]:
+    """``item`` renamed to ``exposed``, with ``_meta["mcp-guard/origin"] = {"server", kind: original name}``."""
+    out = dict(item)
+    out["name"] = exposed
+    meta = dict(out["_meta"]) if type(out.get("_meta")) is dict else {}
+    meta[ORIGIN_KEY] = {"server": server, kind: item["name"]}
+    out["_meta"] = meta
+    return out
+
+
+class Catalog:
+    """The gateway's merged tool list.
+
+    Args:
+        config: the gateway configuration (profile, name format, policy, page size).
+        lock: the lock file in force, or ``None``.
+        cursors: the cursor codec (default: a new random key).
+
+    Attributes:
+        generation: bumped by every :meth:`update`; cursors of older generations are refused.
+        report: findings about the current list.
+    """
+
+    def __init__(self, config: GatewayConfig, lock: LockFile | None = None, cursors: CursorCodec | None = None) -> None:
+        self.config = config
+        self.lock = lock
+        self.policy = Policy(config.guard)
+        self.cursors = cursors if cursors is not None else CursorCodec()
+        self.generation = 0
+        self.report = CatalogReport()
+        self._listings: dict[str, list[Any]] = {}
+        self._routes: dict[str, Route] = {}
+        self._by_origin: dict[tuple[str, str], Route] = {}
+        self._listed: list[dict[str, Any]] = []
+        self.pins = PinReport()
+
+    def update(self, server: str, tools: Sequence[Any] | None) -> None:
+        """Replace ``server``'s listing (all pages, wire dicts); ``None`` removes it (upstream down).
+
+        Rebuilds names, routes and the report over every server's current listing, and
+        bumps :attr:`generation`.
+        """
+        if tools is None:
+            self._listings.pop(server, None)
+        else:
+            self._listings[server] = list(tools)
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        guard = self.config.guard
+        order = [s.name for s in self.config.servers if s.name in self._listings]
+        listings = [(name, self._listings[name]) for name in order]
+        names = NameMap.build(listings, guard.name_format)
+        self.pins = pins = compare(self.lock, listings)
+        annotated: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {}
+        for server, tools in listings:
+            table = ToolTable(guard.profile)
+            shown = table.annotate({"tools": tools}, cache=True, first_page=True)["tools"]
+            for tool in shown:
+                if type(tool) is dict and type(tool.get("name")) is str:
+                    annotated[(server, tool["name"])] = (tool, table.get(tool["name"]))
+        report = CatalogReport(
+            collisions=names.collisions,
+            nameless=[s for s, _ in names.nameless],
+            changed=pins.keys("changed"),
+            new=pins.keys("new"),
+            missing=pins.missing,
+        )
+        routes: dict[str, Route] = {}
+        listed: list[dict[str, Any]] = []
+        for exposed, (origin, _tool) in names.items.items():
+            tool, entry = annotated[(origin.server, origin.name)]
+            assert entry is not None
+            route = Route(
+                exposed=exposed,
+                server=origin.server,
+                tool=origin.name,
+                compiled=entry.compiled,
+                policy=self.policy.for_tool(origin.server, origin.name),
+                pin=pins.of(origin.server, origin.name),
+            )
+            routes[exposed] = route
+            if route.policy.access == "deny":
+                report.denied.append(exposed)
+            elif route.policy.access == "hide":
+                report.hidden.append(exposed)
+            if not entry.supported:
+                report.unsupported.append(exposed)
+                if route.policy.access == "allow" and route.policy.unsupported == "hide":
+                    report.hidden.append(exposed)
+            if route.visible:
+                listed.append(_exposed_item(tool, exposed, origin.server))
+        self._routes = routes
+        self._by_origin = {(r.server, r.tool): r for r in routes.values()}
+        self._listed = listed
+        self.report = report
+        self.generation += 1
+        for line in report.lines():
+            log.warning("%s", line)
+
+    def route(self, exposed: str) -> Route | None:
+        """The route of an exposed name, hidden and denied ones included (their calls are
+        answered as unknown by the pipeline, and journaled); ``None`` for names the guard
+        does not offer at all (unknown, or withheld by a collision)."""
+        return self._routes.get(exposed)
+
+    def route_of(self, server: str, tool: str) -> Route | None:
+        """The route of ``server``'s tool ``tool``; ``None`` when it is withheld or not listed."""
+        return self._by_origin.get((server, tool))
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """Every listed tool (visible ones), in server order then each server's order."""
+        return list(self._listed)
+
+    def page(self, cursor: Any = None) -> dict[str, Any]:
+        """A ``tools/list`` result: one page of the merged list and, when more remain, ``nextCursor``.
+
+        Raises:
+            InvalidCursor: the cursor is not one this catalog issued for the current list
+                (answer -32602).
+        """
+        items, next_cursor = self.cursors.page(
+            self._listed, cursor, "tools", self.generation, self.config.guard.page_size
+        )
+        result: dict[str, Any] = {"tools": items}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+
+def expose_prompts(
+    listings: Mapping[str, Sequence[Any]], name_format: str, order: Sequence[str]
+) -> tuple[NameMap[Any], list[dict[str, Any]]]:
+    """Prompts of every upstream, named like tools: the name map and the prompts to list.
+
+    Each listed prompt is the upstream's object with ``name`` exposed and
+    ``_meta["mcp-guard/origin"] = {"server", "prompt"}``; guard-owned ``_meta`` keys from the
+    upstream are dropped. ``prompts/get`` is routed by ``names.origin(exposed)``.
+    """
+    names: NameMap[Any] = NameMap.build([(s, listings[s]) for s in order if s in listings], name_format)
+    listed = []
+    for exposed, (origin, prompt) in names.items.items():
+        cleaned = dict(prompt)
+        if type(cleaned.get("_meta")) is dict:
+            cleaned["_meta"] = {k: v for k, v in cleaned["_meta"].items() if not str(k).startswith(META_PREFIX)}
+        listed.append(_exposed_item(cleaned, exposed, origin.server, "prompt"))
+    return names, listed

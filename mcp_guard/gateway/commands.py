@@ -1,0 +1,243 @@
+"""The gateway's subcommands: ``pin``, ``journal``, ``serve`` (announced), and ``check --config``'s body.
+
+They print to stdout (none of them is an MCP server on stdio) and log to stderr. Exit
+status: 0 success, 1 failure (an upstream could not be listed, a file could not be read or
+written), 2 usage or configuration errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
+    from .catalog import Catalog
+    from .config import GatewayConfig
+
+DEFAULT_TIMEOUT = 30.0
+
+__all__ = ["add_gateway_commands", "run_check", "run_gateway_command", "run_journal", "run_pin"]
+
+COMMANDS = ("pin", "journal", "serve")
+
+
+def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], log_levels: tuple[str, ...]) -> None:
+    """Add ``pin``, ``journal`` and ``serve`` to the ``mcp-guard`` subcommands."""
+    pin = sub.add_parser(
+        "pin",
+        help="list every upstream of a gateway config and write their tools' digests to a lock file",
+        description="Start or reach every enabled server of FILE, list its tools, and write the lock file: "
+        'JSON {"version": 1, "tools": {"server/tool": "sha256:..."}}, each digest over the RFC 8785 canonical '
+        "JSON of the tool minus _meta. Nothing is written unless every enabled server answered.",
+    )
+    pin.add_argument("--config", required=True, metavar="FILE", help="the gateway config (mcpServers format)")
+    pin.add_argument("--lock", metavar="PATH", help="the lock file (default: guard.lock, else FILE.lock)")
+    pin.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per upstream (default 30)")
+    pin.add_argument("--log-level", choices=log_levels, default="warning", help="stderr log level (default warning)")
+    pin.set_defaults(command_parser=pin)
+
+    journal = sub.add_parser(
+        "journal",
+        help="summarize a gateway journal: per tool, calls, rejections by kind, errors, unfinished intents",
+        description="Read a JSONL journal written by the gateway and print, per server and tool, the calls, "
+        "outcomes, rejections by kind, errors, and calls that have an intent but no outcome.",
+    )
+    journal.add_argument("file", metavar="FILE", help="the journal file")
+    journal.add_argument("--json", action="store_true", help="print the summary as JSON")
+    journal.add_argument("--log-level", choices=log_levels, default="warning", help="stderr log level")
+    journal.set_defaults(command_parser=journal)
+
+    serve = sub.add_parser(
+        "serve",
+        help="(coming) run one guard in front of every server of a gateway config",
+        description="Not available yet: the gateway's relay is being integrated. The config is checked.",
+    )
+    serve.add_argument("--config", required=True, metavar="FILE", help="the gateway config (mcpServers format)")
+    serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
+    serve.set_defaults(command_parser=serve)
+
+
+def run_gateway_command(args: argparse.Namespace) -> int:
+    """Run a command added by :func:`add_gateway_commands`; returns the exit status."""
+    if args.command == "pin":
+        return run_pin(args.config, lock=args.lock, timeout=args.timeout)
+    if args.command == "journal":
+        return run_journal(args.file, as_json=args.json)
+    if args.command == "serve":
+        from .config import ConfigError, load_config
+
+        try:
+            load_config(args.config)
+        except ConfigError as exc:
+            print(f"mcp-guard: {exc}", file=sys.stderr)
+            return 2
+        print(
+            "mcp-guard serve is not available yet: the gateway's relay (several upstreams behind one front) is "
+            "being integrated. The config is valid; `mcp-guard pin --config FILE` works now.",
+            file=sys.stderr,
+        )
+        return 2
+    raise ValueError(f"not a gateway command: {args.command}")
+
+
+def _load(path: str, out: TextIO) -> GatewayConfig | None:
+    from .config import ConfigError, load_config
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(f"mcp-guard: {exc}", file=out)
+        return None
+
+
+def run_pin(
+    config_path: str, *, lock: str | None = None, timeout: float = DEFAULT_TIMEOUT, out: TextIO | None = None
+) -> int:
+    """``mcp-guard pin``: list every enabled upstream and write the lock file.
+
+    Returns:
+        0 written; 1 an upstream failed (nothing written) or the file could not be written;
+        2 the config is wrong.
+    """
+    import anyio
+
+    from .listing import list_servers
+    from .pinning import LockError, LockFile
+
+    out = out if out is not None else sys.stdout
+    config = _load(config_path, sys.stderr)
+    if config is None:
+        return 2
+    path = Path(lock).expanduser() if lock is not None else config.lock_path
+    assert path is not None  # a loaded config has a path
+    listings = anyio.run(lambda: list_servers(config, timeout=timeout))
+    failed = [x for x in listings if x.status == "failed"]
+    for x in failed:
+        print(f"mcp-guard: {x.server}: {x.error}", file=sys.stderr)
+    if failed:
+        print(f"mcp-guard: no lock written: {len(failed)} server(s) could not be listed", file=sys.stderr)
+        return 1
+    new_lock, problems = LockFile.from_listings((x.server, x.tools) for x in listings if x.ok)
+    for problem in problems:
+        print(f"mcp-guard: {problem}", file=sys.stderr)
+    try:
+        old = LockFile.read_optional(path)
+    except LockError as exc:
+        print(f"mcp-guard: replacing an unreadable lock file: {exc}", file=sys.stderr)
+        old = None
+    try:
+        new_lock.write(path)
+    except OSError as exc:
+        print(f"mcp-guard: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    servers = sum(1 for x in listings if x.ok)
+    print(f"pinned {len(new_lock.tools)} tool(s) of {servers} server(s) in {path}", file=out)
+    for x in listings:
+        if x.status == "disabled":
+            print(f"  {x.server}: disabled, not pinned", file=out)
+    if old is not None:
+        added = sorted(set(new_lock.tools) - set(old.tools))
+        removed = sorted(set(old.tools) - set(new_lock.tools))
+        changed = sorted(k for k in set(old.tools) & set(new_lock.tools) if old.tools[k] != new_lock.tools[k])
+        for label, keys in (("added", added), ("changed", changed), ("removed", removed)):
+            for key in keys:
+                print(f"  {label}: {key}", file=out)
+    return 0
+
+
+def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) -> int:
+    """``mcp-guard journal FILE``: print the summary; 1 when the file cannot be read."""
+    from .journal import format_summary, read_records, summarize
+
+    out = out if out is not None else sys.stdout
+    try:
+        records, damaged = read_records(Path(path).expanduser())
+    except OSError as exc:
+        print(f"mcp-guard: {path}: cannot read the journal ({exc.strerror or exc})", file=sys.stderr)
+        return 1
+    summary = summarize(records, damaged)
+    if as_json:
+        print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False), file=out)
+    else:
+        print(format_summary(summary), file=out)
+    return 0
+
+
+def run_check(
+    config_path: str, *, timeout: float = DEFAULT_TIMEOUT, as_json: bool = False, out: TextIO | None = None
+) -> int:
+    """``mcp-guard check --config FILE``: every upstream reachable or not, its tools, and the merged list's findings.
+
+    Returns:
+        0 every enabled upstream answered; 1 some did not; 2 the config (or its lock) is wrong.
+    """
+    import anyio
+
+    from .catalog import Catalog
+    from .listing import list_servers
+    from .pinning import LockError, LockFile
+
+    out = out if out is not None else sys.stdout
+    config = _load(config_path, sys.stderr)
+    if config is None:
+        return 2
+    try:
+        lock = LockFile.read_optional(config.lock_path)
+    except LockError as exc:
+        print(f"mcp-guard: {exc}", file=sys.stderr)
+        return 2
+    listings = anyio.run(lambda: list_servers(config, timeout=timeout))
+    catalog = Catalog(config, lock)
+    for x in listings:
+        if x.ok:
+            catalog.update(x.server, x.tools)
+    if as_json:
+        data = {
+            "servers": [x.to_json() for x in listings],
+            "exposed": [t["name"] for t in catalog.tools],
+            "findings": catalog.report.lines(),
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False), file=out)
+    else:
+        for x in listings:
+            if x.status == "ok":
+                info = x.server_info or {}
+                who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+                print(f"{x.server}: reachable ({x.transport}, {who}, protocol {x.protocol_version})", file=out)
+                for tool in x.tools:
+                    name = tool.get("name") if type(tool) is dict else None
+                    print(
+                        f"  {name if type(name) is str else '(no name)'}{_standing(catalog, x.server, name)}", file=out
+                    )
+            elif x.status == "disabled":
+                print(f"{x.server}: disabled", file=out)
+            else:
+                print(f"{x.server}: NOT reachable ({x.transport}): {x.error}", file=out)
+        lines = catalog.report.lines()
+        if lines:
+            print("", file=out)
+            for line in lines:
+                print(line, file=out)
+        print("", file=out)
+        print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
+    return 1 if any(x.status == "failed" for x in listings) else 0
+
+
+def _standing(catalog: Catalog, server: str, name: object) -> str:
+    """How one upstream tool is offered: `` → exposed`` plus its state."""
+    if type(name) is not str:
+        return ": withheld (no name)"
+    route = catalog.route_of(server, name)
+    if route is None:
+        return ": withheld (name collision)"
+    notes = []
+    if route.policy.access != "allow":
+        notes.append(f"{route.policy.access} ({route.policy.rule})")
+    if not route.compiled.supported:
+        notes.append("unsupported schema" + (", hidden" if route.policy.unsupported == "hide" else ""))
+    if route.pin in ("changed", "new"):
+        notes.append("changed since pinned" if route.pin == "changed" else "not pinned")
+    return f" → {route.exposed}" + (f" [{'; '.join(notes)}]" if notes else "")

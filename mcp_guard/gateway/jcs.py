@@ -1,0 +1,173 @@
+"""RFC 8785 JSON Canonicalization Scheme (JCS): one byte string per JSON value.
+
+Used for the journal's ``arguments_sha256`` and the lock file's tool digests, so that anyone
+can recompute a digest with any JCS implementation.
+
+The rules (RFC 8785 section 3.2):
+
+- no whitespace; ``null``, ``true``, ``false`` as literals;
+- strings as ECMAScript ``JSON.stringify`` writes them: ``"`` and ``\\`` escaped, the control
+  characters U+0000–U+001F as ``\\b \\t \\n \\f \\r`` or ``\\u00xx`` (lower-case hex), every
+  other character as itself in UTF-8 (section 3.2.2.2);
+- numbers as ECMAScript ``Number.prototype.toString`` writes the IEEE 754 double
+  (section 3.2.2.3, ECMA-262 "Number::toString"): shortest round-trip digits, ``-0`` as
+  ``0``, exponent form below 1e-6 and from 1e21 on (``1e+21``, ``1.5e-7``);
+- object members sorted by their names compared as arrays of UTF-16 code units
+  (section 3.2.3), recursively; arrays keep their order.
+
+Inputs outside I-JSON (RFC 7493), decided here:
+
+- An ``int`` is a JSON number, so it is written as the double nearest to it, as a JSON parser
+  that reads numbers as doubles (ECMAScript's, the RFC's reference) would read it:
+  ``9007199254740993`` canonicalizes like ``9007199254740992``. An integer beyond the double
+  range (about 1.8e308) has no canonical form: ``ValueError``.
+- ``NaN`` and ``±Infinity`` (which Python's ``json`` module reads): ``ValueError``, as the
+  RFC requires.
+- A lone surrogate in a string (``"\\ud800"``, which Python's ``json`` module reads) is
+  written as the escape ``\\udxxx``, as ``JSON.stringify`` (ECMAScript 2019 and later)
+  writes it; it cannot be UTF-8.
+
+Anything that is not a JSON value (a tuple, a set, bytes, a non-string key, a ``bool``
+subclass...) raises ``TypeError``. Values are never echoed in messages (they may be secrets).
+Nesting deeper than Python's recursion limit raises ``RecursionError``; the relay's parser
+stops far earlier.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from decimal import Decimal
+from typing import Any, Final
+
+__all__ = ["canonical_json", "canonical_sha256", "number_to_string"]
+
+_ESCAPES: Final = {
+    0x08: "\\b",
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0C: "\\f",
+    0x0D: "\\r",
+    0x22: '\\"',
+    0x5C: "\\\\",
+}
+_STRING_TABLE: Final[dict[int, str]] = {c: _ESCAPES.get(c, f"\\u{c:04x}") for c in range(0x20)} | {
+    0x22: '\\"',
+    0x5C: "\\\\",
+}
+# Lone surrogates (U+D800–U+DFFF as single code points in a Python str) become \\udxxx escapes.
+_STRING_TABLE.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})
+
+
+def number_to_string(value: float) -> str:
+    """The ECMAScript ``Number::toString(value)`` of a finite double (ECMA-262, radix 10).
+
+    Raises:
+        ValueError: ``value`` is NaN or infinite (RFC 8785 section 3.2.2.3 forbids them).
+    """
+    if not math.isfinite(value):
+        raise ValueError("RFC 8785: NaN and Infinity have no canonical JSON form")
+    if value == 0:
+        return "0"  # also -0
+    if value < 0:
+        return "-" + number_to_string(-value)
+    # repr gives the shortest digit string that reads back as the same double (and, among
+    # those, the one closest to the value), which is the s of ECMA-262's Number::toString.
+    _, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    all_digits = "".join(map(str, digit_tuple)).lstrip("0")  # "0.001" has digits (1,) already
+    digits = all_digits.rstrip("0")
+    exponent += len(all_digits) - len(digits)  # trailing zeros moved into the exponent
+    k = len(digits)
+    n = k + exponent  # value = 0.digits × 10^n
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    exp = f"e{'+' if e >= 0 else '-'}{abs(e)}"
+    if k == 1:
+        return digits + exp
+    return digits[0] + "." + digits[1:] + exp
+
+
+def _utf16_key(name: str) -> bytes:
+    """A sort key ordering strings by UTF-16 code units (big-endian bytes compare the same way)."""
+    return name.encode("utf-16-be", "surrogatepass")
+
+
+def _string(text: str) -> str:
+    """A JSON string literal as ``JSON.stringify`` writes it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Surrogate code points: a high one followed by a low one is one character in UTF-16
+        # (ECMAScript strings are UTF-16), so pair them first; lone ones are escaped below.
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return '"' + text.translate(_STRING_TABLE) + '"'
+
+
+def _write(value: Any, out: list[str]) -> None:
+    t = type(value)
+    if t is str:
+        out.append(_string(value))
+    elif t is dict:
+        for key in value:
+            if type(key) is not str:
+                raise TypeError("RFC 8785: object member names must be strings")
+        out.append("{")
+        first = True
+        for key in sorted(value, key=_utf16_key):
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_string(key) + ":")
+            _write(value[key], out)
+        out.append("}")
+    elif t is list:
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif t is int:
+        try:
+            as_double = float(value)
+        except OverflowError:
+            raise ValueError("RFC 8785: an integer beyond the double range has no canonical JSON form") from None
+        out.append(number_to_string(as_double))
+    elif t is float:
+        out.append(number_to_string(value))
+    else:
+        raise TypeError(f"RFC 8785: a {t.__name__} is not a JSON value")
+
+
+def canonical_json(value: Any) -> bytes:
+    """The RFC 8785 canonical form of a JSON value, as UTF-8 bytes.
+
+    Args:
+        value: ``dict`` (``str`` keys), ``list``, ``str``, ``int``, ``float``, ``bool`` or
+            ``None``, exact types, nested.
+
+    Raises:
+        ValueError: NaN, ±Infinity, or an integer beyond the double range.
+        TypeError: a value that is not JSON.
+    """
+    out: list[str] = []
+    _write(value, out)
+    # Lone surrogates were escaped above, so the text is valid Unicode and encodes as UTF-8.
+    return "".join(out).encode("utf-8")
+
+
+def canonical_sha256(value: Any) -> str:
+    """Lower-case hex SHA-256 of :func:`canonical_json` ``(value)``; raises as it does."""
+    return hashlib.sha256(canonical_json(value)).hexdigest()

@@ -1,0 +1,313 @@
+"""The durable journal: one JSON line per call event, append-only, intents on disk before forwarding.
+
+Records (JSONL, UTF-8, one object per line, fields in this order)::
+
+    {"event": "intent", "call_id": "...", "time": "2026-11-20T10:00:00.123Z", "server": "fs",
+     "tool": "read", "arguments_sha256": "<64 hex>", "arguments_bytes": 42}
+    {"event": "outcome", "call_id": "...", "time": "...", "server": "fs", "tool": "read",
+     "result": "ok"}
+    {"event": "outcome", "call_id": "...", "time": "...", "server": "fs", "tool": "write",
+     "result": "rejected", "kind": "policy_denied"}
+
+- ``server`` is the server's name in the config, ``tool`` the upstream's own tool name.
+- ``arguments_sha256``: SHA-256 (lower-case hex) of the arguments' RFC 8785 canonical JSON
+  (an absent ``arguments`` is ``{}``); ``arguments_bytes``: the size the guard's limit
+  measures (bytes of the arguments' compact UTF-8 JSON, :func:`.policy.argument_bytes`).
+  Argument values never appear.
+- ``result``: ``ok``, ``is_error`` (a result with ``isError: true``), ``protocol_error`` (a
+  JSON-RPC error from the upstream), ``upstream_died`` (no answer: the upstream exited), or
+  ``rejected`` (the guard refused the call; ``kind`` says why, and there is no intent).
+- ``time``: RFC 3339, UTC, milliseconds, ``Z``.
+
+Durability: an intent is written with one ``write(2)`` on a file opened ``O_APPEND`` and
+``fsync``'ed before the call may be forwarded; an outcome is written the same way and
+``fsync``'ed too, so after a crash every call in flight shows as an intent without an
+outcome, and no finished call does. A crash in the middle of a write can leave a torn last
+line: the journal, reopened, first ends it with a newline, and :func:`read_records` counts
+such lines as damaged and skips them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, Literal
+
+__all__ = [
+    "RESULTS",
+    "Journal",
+    "JournalSummary",
+    "Result",
+    "ToolSummary",
+    "format_summary",
+    "read_records",
+    "rfc3339",
+    "summarize",
+]
+
+Result = Literal["ok", "is_error", "protocol_error", "upstream_died", "rejected"]
+RESULTS: Final[tuple[Result, ...]] = ("ok", "is_error", "protocol_error", "upstream_died", "rejected")
+ERROR_RESULTS: Final = frozenset({"is_error", "protocol_error", "upstream_died"})
+
+
+def rfc3339(moment: datetime) -> str:
+    """``moment`` as RFC 3339 in UTC with milliseconds: ``2026-11-20T10:00:00.123Z``."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Journal:
+    """An open journal file.
+
+    Args:
+        path: the JSONL file (created if absent, mode 0600; its folder must exist).
+        clock: the time source (tests inject a fixed one).
+        fsync: ``False`` skips ``fsync`` (tests on slow disks only; never in use).
+
+    Raises:
+        OSError: the file cannot be opened for appending.
+
+    Thread-safe: records are written under a lock (the relay writes from worker threads).
+    """
+
+    def __init__(self, path: Path, *, clock: Callable[[], datetime] = _now, fsync: bool = True) -> None:
+        self.path = path
+        self._clock = clock
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            self._repair_tail()
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def _repair_tail(self) -> None:
+        """End a torn last line (a crash mid-write) so the next record starts on its own line."""
+        size = os.fstat(self._fd).st_size
+        if size == 0:
+            return
+        with open(self.path, "rb") as f:
+            f.seek(size - 1)
+            if f.read(1) != b"\n":
+                os.write(self._fd, b"\n")
+                self._sync()
+
+    def _sync(self) -> None:
+        if self._fsync:
+            os.fsync(self._fd)
+
+    @staticmethod
+    def new_call_id() -> str:
+        """A fresh ``call_id`` (a random UUID, 32 hex digits)."""
+        return uuid.uuid4().hex
+
+    def _write(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
+        with self._lock:
+            if self._fd < 0:
+                raise OSError("the journal is closed")
+            view = memoryview(line)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            self._sync()
+
+    def intent(self, call_id: str, server: str, tool: str, arguments_sha256: str, arguments_bytes: int) -> None:
+        """Record that a call is about to be forwarded; returns once it is on disk.
+
+        Raises:
+            OSError: the record could not be written (the call must then not be forwarded).
+        """
+        self._write(
+            {
+                "event": "intent",
+                "call_id": call_id,
+                "time": rfc3339(self._clock()),
+                "server": server,
+                "tool": tool,
+                "arguments_sha256": arguments_sha256,
+                "arguments_bytes": arguments_bytes,
+            }
+        )
+
+    def outcome(self, call_id: str, server: str, tool: str, result: Result, kind: str | None = None) -> None:
+        """Record how a call ended (``kind`` only, and always, for ``rejected``).
+
+        Raises:
+            ValueError: ``result`` is not one of :data:`RESULTS`, or ``kind`` is given for
+                another result or missing for ``rejected``.
+            OSError: the record could not be written.
+        """
+        if result not in RESULTS:
+            raise ValueError(f"unknown journal result {result!r}")
+        if (result == "rejected") != (kind is not None):
+            raise ValueError("a rejected outcome has a kind, other outcomes none")
+        record: dict[str, Any] = {
+            "event": "outcome",
+            "call_id": call_id,
+            "time": rfc3339(self._clock()),
+            "server": server,
+            "tool": tool,
+            "result": result,
+        }
+        if kind is not None:
+            record["kind"] = kind
+        self._write(record)
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Every record of a journal file, and the number of damaged lines skipped.
+
+    A damaged line is one that is not a JSON object with ``event``, ``call_id``, ``server``
+    and ``tool`` strings (a torn line after a crash, or foreign text). Blank lines are
+    ignored.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    records: list[dict[str, Any]] = []
+    damaged = 0
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError):
+                damaged += 1
+                continue
+            if type(record) is not dict or not all(
+                type(record.get(k)) is str for k in ("event", "call_id", "server", "tool")
+            ):
+                damaged += 1
+                continue
+            records.append(record)
+    return records, damaged
+
+
+@dataclass
+class ToolSummary:
+    """What one tool's calls came to.
+
+    Attributes:
+        calls: distinct ``call_id`` values (forwarded and rejected calls).
+        ok: outcomes ``ok``.
+        errors: outcomes ``is_error``, ``protocol_error`` and ``upstream_died`` by result.
+        rejections: rejected calls by ``kind``.
+        unfinished: ``call_id`` values with an intent and no outcome (in flight, or cut
+            off by a crash).
+    """
+
+    calls: int = 0
+    ok: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    rejections: Counter[str] = field(default_factory=Counter)
+    unfinished: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as a JSON object."""
+        return {
+            "calls": self.calls,
+            "ok": self.ok,
+            "errors": dict(sorted(self.errors.items())),
+            "rejections": dict(sorted(self.rejections.items())),
+            "unfinished": list(self.unfinished),
+        }
+
+
+@dataclass
+class JournalSummary:
+    """A journal summarized per ``(server, tool)``, plus the damaged lines count."""
+
+    tools: dict[tuple[str, str], ToolSummary] = field(default_factory=dict)
+    damaged: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"tools": [{"server", "tool", ...ToolSummary}], "damaged_lines": n}``."""
+        return {
+            "tools": [{"server": s, "tool": t, **v.to_json()} for (s, t), v in sorted(self.tools.items())],
+            "damaged_lines": self.damaged,
+        }
+
+
+def summarize(records: Iterable[dict[str, Any]], damaged: int = 0) -> JournalSummary:
+    """Summarize records (as :func:`read_records` returns them) per tool."""
+    out = JournalSummary(damaged=damaged)
+    seen: dict[tuple[str, str], set[str]] = {}
+    open_intents: dict[tuple[str, str], dict[str, None]] = {}
+    for record in records:
+        key = (record["server"], record["tool"])
+        summary = out.tools.setdefault(key, ToolSummary())
+        ids = seen.setdefault(key, set())
+        pending = open_intents.setdefault(key, {})
+        call_id = record["call_id"]
+        if call_id not in ids:
+            ids.add(call_id)
+            summary.calls += 1
+        if record["event"] == "intent":
+            pending[call_id] = None
+        elif record["event"] == "outcome":
+            pending.pop(call_id, None)
+            result = record.get("result")
+            if result == "ok":
+                summary.ok += 1
+            elif result == "rejected":
+                summary.rejections[str(record.get("kind"))] += 1
+            elif result in ERROR_RESULTS:
+                summary.errors[str(result)] += 1
+    for key, pending in open_intents.items():
+        out.tools[key].unfinished = list(pending)
+    return out
+
+
+def format_summary(summary: JournalSummary, *, show_unfinished: int = 10) -> str:
+    """A text table of the summary (one row per tool), then the unfinished calls by id."""
+    header = ("server", "tool", "calls", "ok", "errors", "rejected", "unfinished")
+    rows: list[tuple[str, ...]] = []
+    for (server, tool), s in sorted(summary.tools.items()):
+        errors = ", ".join(f"{k} {v}" for k, v in sorted(s.errors.items())) or "0"
+        rejected = ", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0"
+        rows.append((server, tool, str(s.calls), str(s.ok), errors, rejected, str(len(s.unfinished))))
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    if not rows:
+        lines.append("(no calls recorded)")
+    unfinished = [(s, t, c) for (s, t), v in sorted(summary.tools.items()) for c in v.unfinished]
+    if unfinished:
+        lines.append("")
+        lines.append(f"{len(unfinished)} call(s) without an outcome (in flight, or cut off by a crash):")
+        for server, tool, call_id in unfinished[:show_unfinished]:
+            lines.append(f"  {call_id}  {server}/{tool}")
+        if len(unfinished) > show_unfinished:
+            lines.append(f"  … and {len(unfinished) - show_unfinished} more")
+    if summary.damaged:
+        lines.append("")
+        lines.append(f"{summary.damaged} damaged line(s) skipped (a torn write after a crash, or foreign text)")
+    return "\n".join(lines)

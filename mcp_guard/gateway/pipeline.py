@@ -1,0 +1,356 @@
+"""What happens to every ``tools/call`` in the gateway, in order, as one list of steps.
+
+The order (issue 6, section 3), each step either letting the call on or rejecting it:
+
+1. ``visibility`` — a tool that is denied or hidden by policy, or hidden because its schema is
+   unsupported (``unsupported: hide``), is answered as an unknown tool would be: JSON-RPC
+   -32602. This comes first so that no later answer (a validation message) reveals it.
+2. ``size`` — ``too_large``: the arguments' compact JSON exceeds the tool's limit. Checked
+   before validating, so an oversized call costs no validation work.
+3. ``schema`` — the core's check against the tool's ``inputSchema`` (``validation`` or
+   ``unsupported_capability``, the core's two kinds, unchanged).
+4. ``pinning`` — ``pinned_schema_changed``: the tool differs from its lock file digest.
+5. ``policy`` — ``policy_denied``: the tool is new since the lock and ``newTools`` is ``reject``.
+6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
+   taken only by a call that passes every earlier step).
+7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded.
+
+Then the caller forwards the call and reports its answer to :meth:`Pipeline.finish`, which
+writes the outcome record. A step that raises rejects the call with JSON-RPC -32603 (fail
+closed; kind ``internal_error`` in the journal). A rejected call gets an outcome record
+(``rejected`` with its kind) and no intent.
+
+Rejections other than -32602 and -32603 are ``CallToolResult`` objects with ``isError: true``
+and ``_meta["mcp-guard/rejection"] = {"kind", "tool", "issues", ...}`` (the relay's shape;
+``issues`` is empty for the gateway's own kinds, which carry their own fields instead).
+Texts and logs never hold argument values.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio.to_thread
+
+from ..core import Compiled
+from ..relay.guard import REJECTION_KEY, rejection_result
+from ..relay.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+from .jcs import canonical_sha256
+from .journal import Journal, Result
+from .pinning import PinStatus
+from .policy import Budget, ToolPolicy, argument_bytes
+
+__all__ = [
+    "BUDGET_EXCEEDED",
+    "INTERNAL",
+    "PINNED_SCHEMA_CHANGED",
+    "POLICY_DENIED",
+    "STEP_NAMES",
+    "TOO_LARGE",
+    "Call",
+    "Pipeline",
+    "Rejection",
+    "Route",
+    "outcome_of",
+]
+
+log = logging.getLogger("mcp_guard")
+
+TOO_LARGE: Final = "too_large"
+PINNED_SCHEMA_CHANGED: Final = "pinned_schema_changed"
+POLICY_DENIED: Final = "policy_denied"
+BUDGET_EXCEEDED: Final = "budget_exceeded"
+INTERNAL: Final = "internal_error"
+"""Journal kind of a call refused because a step failed (the client gets -32603)."""
+
+STEP_NAMES: Final = ("visibility", "size", "schema", "pinning", "policy", "budget", "journal")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Everything the pipeline knows about an exposed tool.
+
+    Attributes:
+        exposed: the name the client calls.
+        server: the upstream's name in the config.
+        tool: the upstream's own tool name.
+        compiled: the tool's classified ``inputSchema``.
+        policy: the operator's rules for it.
+        pin: its standing against the lock file.
+    """
+
+    exposed: str
+    server: str
+    tool: str
+    compiled: Compiled
+    policy: ToolPolicy
+    pin: PinStatus = "unpinned"
+
+    @property
+    def visible(self) -> bool:
+        """Whether the tool is listed (and callable) at all."""
+        if self.policy.access != "allow":
+            return False
+        return self.compiled.supported or self.policy.unsupported != "hide"
+
+
+@dataclass(slots=True)
+class Call:
+    """One ``tools/call`` on its way through the pipeline.
+
+    Attributes:
+        route: where it goes.
+        arguments: the ``arguments`` as the client sent them (``{}`` when absent).
+        modern: a 2026-07-28-era request (its result then carries ``resultType``).
+        call_id: pairs the journal's intent and outcome records.
+        size: bytes of the arguments' compact JSON (set by the ``size`` step).
+    """
+
+    route: Route
+    arguments: Any
+    modern: bool = False
+    call_id: str = field(default_factory=Journal.new_call_id)
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A refused call.
+
+    Attributes:
+        kind: ``too_large``, ``validation``, ``unsupported_capability``,
+            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded`` or
+            ``internal_error``; the journal records it.
+        reason: a line for the log (names rules and sizes, never argument values).
+        result: the ``CallToolResult`` to answer with, or ``None`` for an error answer.
+        error: the JSON-RPC ``(code, message)`` to answer with when ``result`` is ``None``.
+    """
+
+    kind: str
+    reason: str
+    result: dict[str, Any] | None = None
+    error: tuple[int, str] | None = None
+
+    def response(self, request_id: Any) -> dict[str, Any]:
+        """The JSON-RPC response to the client's request ``request_id``."""
+        if self.result is not None:
+            return {"jsonrpc": "2.0", "id": request_id, "result": self.result}
+        code, message = self.error if self.error is not None else (INTERNAL_ERROR, "mcp-guard refused the call")
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def gateway_result(kind: str, tool: str, text: str, *, modern: bool, **detail: Any) -> dict[str, Any]:
+    """A ``CallToolResult`` refusing a call for one of the gateway's kinds.
+
+    ``_meta["mcp-guard/rejection"]`` is ``{"kind", "tool", "issues": [], **detail}``.
+    """
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": text}],
+        "isError": True,
+        "_meta": {REJECTION_KEY: {"kind": kind, "tool": tool, "issues": [], **detail}},
+    }
+    if modern:
+        result["resultType"] = "complete"
+    return result
+
+
+def _unknown(call: Call, kind: str, reason: str) -> Rejection:
+    return Rejection(kind, reason, error=(INVALID_PARAMS, f"Unknown tool: {call.route.exposed}"))
+
+
+def outcome_of(response: Any) -> Result:
+    """The journal ``result`` for the upstream's answer (``None``: no answer, the upstream died)."""
+    if type(response) is not dict:
+        return "upstream_died"
+    if "error" in response or "result" not in response:
+        return "protocol_error"
+    result = response["result"]
+    if type(result) is dict and result.get("isError") is True:
+        return "is_error"
+    return "ok"
+
+
+Step = Callable[[Call], Awaitable[Rejection | None]]
+
+
+class Pipeline:
+    """The ordered checks of every call, and its journal records.
+
+    Args:
+        budget: the calls-per-minute counters (shared by all calls of a gateway).
+        journal: where intents and outcomes go, or ``None`` for no journal.
+        new_tools: ``"allow"`` or ``"reject"`` (``guard.newTools``).
+
+    Attributes:
+        steps: ``(name, step)`` in the order of :data:`STEP_NAMES`. Each step returns
+            ``None`` (go on) or a :class:`Rejection`.
+    """
+
+    def __init__(
+        self, *, budget: Budget | None = None, journal: Journal | None = None, new_tools: str = "allow"
+    ) -> None:
+        self.budget = budget if budget is not None else Budget()
+        self.journal = journal
+        self.new_tools = new_tools
+        self.steps: tuple[tuple[str, Step], ...] = (
+            ("visibility", self.check_visibility),
+            ("size", self.check_size),
+            ("schema", self.check_schema),
+            ("pinning", self.check_pinning),
+            ("policy", self.check_policy),
+            ("budget", self.check_budget),
+            ("journal", self.write_intent),
+        )
+        assert tuple(name for name, _ in self.steps) == STEP_NAMES
+
+    async def admit(self, call: Call) -> Rejection | None:
+        """Run every step in order; ``None`` means forward the call now (its intent is on disk).
+
+        A rejection is logged and journaled (outcome ``rejected``) before it is returned.
+        """
+        rejection: Rejection | None = None
+        for name, step in self.steps:
+            try:
+                rejection = await step(call)
+            except Exception:
+                log.exception("internal error in the %s step for `%s`; the call is refused", name, call.route.exposed)
+                text = "mcp-guard could not check this call; it was not forwarded"
+                rejection = Rejection(INTERNAL, f"the {name} step failed", error=(INTERNAL_ERROR, text))
+            if rejection is not None:
+                break
+        if rejection is None:
+            return None
+        level = (
+            logging.INFO if rejection.error is not None and rejection.error[0] == INVALID_PARAMS else logging.WARNING
+        )
+        if call.route.policy.access == "deny" and rejection.kind == POLICY_DENIED:
+            level = logging.WARNING
+        log.log(level, "rejected tools/call `%s` (%s): %s", call.route.exposed, rejection.kind, rejection.reason)
+        await self._record(call, "rejected", rejection.kind)
+        return rejection
+
+    async def finish(self, call: Call, response: Any) -> Result:
+        """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``."""
+        result = outcome_of(response)
+        await self._record(call, result, None)
+        return result
+
+    async def _record(self, call: Call, result: Result, kind: str | None) -> None:
+        if self.journal is None:
+            return
+        route = call.route
+        try:
+            await anyio.to_thread.run_sync(self.journal.outcome, call.call_id, route.server, route.tool, result, kind)
+        except OSError:
+            log.exception("could not write an outcome record to the journal")
+
+    # --- the steps, in order ------------------------------------------------------------------
+
+    async def check_visibility(self, call: Call) -> Rejection | None:
+        """Denied and hidden tools are answered as unknown (-32602)."""
+        route = call.route
+        if route.policy.access == "deny":
+            return _unknown(call, POLICY_DENIED, f"denied by {route.policy.rule}")
+        if route.policy.access == "hide":
+            return _unknown(call, POLICY_DENIED, f"hidden by {route.policy.rule}")
+        if not route.compiled.supported and route.policy.unsupported == "hide":
+            kind = route.compiled.report.kind or "unsupported_capability"
+            return _unknown(call, kind, "its schema is unsupported and unsupported tools are hidden")
+        return None
+
+    async def check_size(self, call: Call) -> Rejection | None:
+        """``too_large`` when the arguments exceed the size limit (measured before validating)."""
+        call.size = argument_bytes(call.arguments)
+        limit = call.route.policy.max_argument_bytes
+        if limit is None or call.size <= limit:
+            return None
+        exposed = call.route.exposed
+        text = (
+            f"mcp-guard refused this call to `{exposed}`: its arguments are {call.size} bytes of JSON, over this "
+            f"tool's limit of {limit} bytes, so nothing was sent to the server. Send smaller arguments, for "
+            "example by splitting the work into several calls."
+        )
+        result = gateway_result(TOO_LARGE, exposed, text, modern=call.modern, bytes=call.size, limit=limit)
+        return Rejection(TOO_LARGE, f"{call.size} bytes of arguments, limit {limit}", result=result)
+
+    async def check_schema(self, call: Call) -> Rejection | None:
+        """The core's verdict on the arguments (or on the schema, when it is unsupported or malformed)."""
+        compiled = call.route.compiled
+        exposed = call.route.exposed
+        if not compiled.supported:
+            report = compiled.report
+            result = rejection_result(exposed, report, schema_broken=True, modern=call.modern)
+            keywords = ", ".join(sorted({i.keyword for i in report.issues}))
+            return Rejection(str(report.kind), f"the tool's schema is refused ({keywords})", result=result)
+        report = compiled.check(call.arguments)
+        if report.ok:
+            return None
+        result = rejection_result(exposed, report, schema_broken=False, modern=call.modern)
+        pointers = "; ".join(f"{i.keyword} at schema {i.schema_path or '(root)'}" for i in report.issues[:20])
+        return Rejection(str(report.kind), pointers, result=result)
+
+    async def check_pinning(self, call: Call) -> Rejection | None:
+        """``pinned_schema_changed`` when the tool no longer matches its lock file digest."""
+        route = call.route
+        if route.pin != "changed":
+            return None
+        text = (
+            f"mcp-guard refused this call to `{route.exposed}`: the server's definition of this tool changed since "
+            "it was pinned in the guard's lock file, so none of its calls are sent until the operator reviews the "
+            "change and pins the tool again (mcp-guard pin). Changing the arguments will not help."
+        )
+        result = gateway_result(PINNED_SCHEMA_CHANGED, route.exposed, text, modern=call.modern)
+        return Rejection(
+            PINNED_SCHEMA_CHANGED, f"{route.server}/{route.tool} differs from the lock file", result=result
+        )
+
+    async def check_policy(self, call: Call) -> Rejection | None:
+        """``policy_denied`` for a tool added since the lock when ``newTools`` is ``reject``."""
+        route = call.route
+        if route.pin != "new" or self.new_tools != "reject":
+            return None
+        text = (
+            f"mcp-guard refused this call to `{route.exposed}`: the tool is not in the guard's lock file (the server "
+            "added it after the operator pinned its tools), and the guard's configuration refuses such tools until "
+            "they are pinned. Changing the arguments will not help."
+        )
+        result = gateway_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="not_pinned")
+        return Rejection(POLICY_DENIED, f"{route.server}/{route.tool} is not in the lock file", result=result)
+
+    async def check_budget(self, call: Call) -> Rejection | None:
+        """``budget_exceeded`` when the tool had its calls-per-minute already."""
+        route = call.route
+        limit = route.policy.calls_per_minute
+        if limit is None:
+            return None
+        wait = self.budget.take(route.exposed, limit)
+        if wait is None:
+            return None
+        seconds = max(1, math.ceil(wait))
+        text = (
+            f"mcp-guard refused this call to `{route.exposed}`: the tool may be called {limit} times per minute and "
+            f"that budget is spent, so nothing was sent to the server. Try again in {seconds} seconds."
+        )
+        result = gateway_result(
+            BUDGET_EXCEEDED,
+            route.exposed,
+            text,
+            modern=call.modern,
+            limit_per_minute=limit,
+            retry_after_seconds=seconds,
+        )
+        return Rejection(BUDGET_EXCEEDED, f"{limit} calls per minute", result=result)
+
+    async def write_intent(self, call: Call) -> Rejection | None:
+        """The intent record, on disk before the call is forwarded (raises when it cannot be written)."""
+        if self.journal is None:
+            return None
+        route = call.route
+        digest = canonical_sha256(call.arguments)
+        size = call.size if call.size is not None else argument_bytes(call.arguments)
+        await anyio.to_thread.run_sync(self.journal.intent, call.call_id, route.server, route.tool, digest, size)
+        return None
