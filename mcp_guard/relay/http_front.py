@@ -55,10 +55,13 @@ from __future__ import annotations
 import contextlib
 import hmac
 import ipaddress
+import itertools
 import json
 import logging
 import math
+import os
 import secrets
+import shutil
 import signal
 import socket
 import threading
@@ -132,6 +135,9 @@ EXCHANGE_BUFFER: Final = 32
 
 INBOUND_BUFFER: Final = 64
 """Client messages buffered on their way into a relay."""
+
+DISCARD_LIMIT: Final = 64 * 1024 * 1024
+"""Bytes of an oversize body read and thrown away so the client can see the 413 (beyond: connection closed)."""
 
 STOP_GRACE_SECONDS: Final = 8.0
 """How long an ended session's relay may drain before it is cancelled (its upstream is stopped either way)."""
@@ -420,6 +426,17 @@ class _Exchange:
         try:
             await self.sender.send(item)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        if item.final:
+            self.answered = True
+            self.sender.close()
+        return True
+
+    def offer(self, item: _Item) -> bool:
+        """Queue ``item`` if there is room now (never waits); False otherwise."""
+        try:
+            self.sender.send_nowait(item)
+        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
             return False
         if item.final:
             self.answered = True
@@ -717,7 +734,8 @@ class _Session(_Channel):
         self._forget_progress(exchange)
         self._tombstone(key)
         data = _error_bytes(exchange.client_id, REQUEST_CANCELLED, "Request cancelled")
-        await exchange.put(_Item(data, final=True))
+        if not exchange.offer(_Item(data, final=True)):
+            exchange.sender.close()  # its stream is full: the handler ends it with a generic error
 
     def _tombstone(self, key: _Key) -> None:
         self.tombstones[key] = None
@@ -757,7 +775,7 @@ class _Session(_Channel):
             exchange = self.progress.get(key) if key is not None else None
             if exchange is not None and await exchange.put(_Item(data)):
                 return
-        for exchange in list(reversed(self.pending.values()))[:4]:
+        for exchange in list(itertools.islice(reversed(self.pending.values()), 4)):
             if await exchange.put(_Item(data)):
                 return
         if self.get_stream is not None and await self.get_stream.put(_Item(data)):
@@ -767,11 +785,9 @@ class _Session(_Channel):
             self.backlog.popleft()
             log.warning("%s: no stream open for server messages; dropped the oldest waiting one", self.label)
 
-    async def flush_backlog(self, exchange: _Exchange) -> None:
-        """Deliver the messages that waited for a stream."""
-        while self.backlog:
-            if not await exchange.put(_Item(self.backlog[0])):
-                return
+    def flush_backlog(self, exchange: _Exchange) -> None:
+        """Give a new request stream the messages that waited for a stream, as many as fit now."""
+        while self.backlog and exchange.offer(_Item(self.backlog[0])):
             self.backlog.popleft()
 
     def _finish(self) -> None:
@@ -1029,21 +1045,31 @@ class HttpFront:
             await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
 
     async def _read_body(self, receive: Receive, headers: Headers) -> bytes | None:
-        """The request body, or None when it exceeds the cap (nothing more is read)."""
+        """The request body, or None when it exceeds the cap.
+
+        The rest of an oversize body is read and thrown away (up to :data:`DISCARD_LIMIT`
+        bytes, never kept), so that a client still sending it gets to read the 413.
+        """
         cap = self.config.max_message_bytes
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
+        if declared.isdigit() and int(declared) > cap + DISCARD_LIMIT:
             return None
         body = bytearray()
+        discarded = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 raise _Disconnected
-            body += message.get("body", b"")
-            if len(body) > cap:
-                return None
+            chunk = message.get("body", b"")
+            if discarded or len(body) + len(chunk) > cap:
+                discarded += len(chunk)
+                body.clear()
+                if discarded > DISCARD_LIMIT:
+                    return None
+            else:
+                body += chunk
             if not message.get("more_body", False):
-                return bytes(body)
+                return None if discarded else bytes(body)
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
         has_json, has_sse = _accepts(headers)
@@ -1139,7 +1165,7 @@ class HttpFront:
             return
         session.enter()
         try:
-            await session.flush_backlog(exchange)
+            session.flush_backlog(exchange)
             if not await session.submit(body):
                 session.abandon(exchange)
                 await _refuse(send, 404, "Not Found: unknown or ended session")
@@ -1279,7 +1305,6 @@ class HttpFront:
         session.get_stream = stream
         session.enter()
         try:
-            await session.flush_backlog(stream)
             sse = [
                 (b"content-type", b"text/event-stream"),
                 (b"cache-control", b"no-cache, no-transform"),
@@ -1295,6 +1320,9 @@ class HttpFront:
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(watch_disconnect)
+                while session.backlog:  # older than anything routed to this stream
+                    data = session.backlog.popleft()
+                    await send({"type": "http.response.body", "body": _sse_event(data), "more_body": True})
                 while True:
                     with anyio.move_on_after(self.config.keepalive) as waiting:
                         item = await stream.next()
@@ -1430,8 +1458,15 @@ async def serve_http(
     Every session's upstream is stopped before this returns.
 
     Returns:
-        0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the address cannot be bound.
+        0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the upstream command is not found
+        or the address cannot be bound.
     """
+    if not command:
+        log.error("no upstream command given")
+        return 1
+    if os.sep not in command[0] and shutil.which(command[0]) is None:
+        log.error("upstream command not found: %s", command[0])
+        return 1
     host, port = config.host, config.port
     if not is_loopback(host):
         log.warning(
