@@ -1,20 +1,25 @@
 """Command line: ``mcp-guard wrap``, ``mcp-guard demo``; the gateway's ``pin``, ``journal``, ``serve``.
 
-``wrap`` is an MCP server on stdio: nothing but protocol messages may reach stdout, so
-logging goes to stderr and the relay diverts fd 1 while it runs.
+``wrap`` is an MCP server on stdio (nothing but protocol messages may reach stdout, so
+logging goes to stderr and the relay diverts fd 1 while it runs), or with ``--http`` an MCP
+streamable HTTP server at ``/mcp``.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import anyio
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .relay.http_front import HttpConfig
 
 __all__ = ["main"]
 
@@ -59,11 +64,12 @@ def _parser() -> argparse.ArgumentParser:
 
     wrap = sub.add_parser(
         "wrap",
-        help="run as an MCP server on stdio in front of an upstream server command",
-        description="Run as an MCP server on stdio; spawn COMMAND as the upstream MCP server (stdio) and "
-        "check every tools/call against the tool's inputSchema before forwarding it.",
+        help="run as an MCP server (stdio, or streamable HTTP) in front of an upstream server command",
+        description="Run as an MCP server on stdio (or, with --http, over streamable HTTP at /mcp); spawn "
+        "COMMAND as the upstream MCP server (stdio) and check every tools/call against the tool's inputSchema "
+        "before forwarding it.",
         usage="mcp-guard wrap [--profile standard|strict] [--hide-unsupported] [--log-level LEVEL] "
-        "-- COMMAND [ARGS...]",
+        "[--http [HOST:]PORT [HTTP OPTIONS]] -- COMMAND [ARGS...]",
     )
     _common(wrap)
     wrap.set_defaults(command_parser=wrap)
@@ -73,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         help="leave tools whose schemas the guard cannot enforce out of tools/list (calls to them are "
         "answered like calls to unknown tools)",
     )
+    _http_options(wrap)
     wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
 
     demo = sub.add_parser(
@@ -101,6 +108,92 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="stderr log level (default info)")
 
 
+def _http_options(parser: argparse.ArgumentParser) -> None:
+    http = parser.add_argument_group("streamable HTTP (with --http)")
+    http.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve MCP streamable HTTP at http://HOST:PORT/mcp instead of stdio; HOST defaults to 127.0.0.1 "
+        "(8080 and :8080 mean 127.0.0.1:8080; [::1]:8080 for IPv6; PORT 0 picks a free port). Each "
+        "initialize opens a session with its own upstream process; 2026-07-28 requests share one",
+    )
+    http.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="also accept this Host header (repeatable; loopback names are always accepted)",
+    )
+    http.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept this Origin header, e.g. https://app.example or http://host:* (repeatable; "
+        "loopback origins are always accepted)",
+    )
+    http.add_argument(
+        "--http-token-env",
+        metavar="VAR",
+        help="require 'Authorization: Bearer <token>' on every request, the token being the value of the "
+        "environment variable VAR",
+    )
+    http.add_argument(
+        "--max-message-bytes",
+        type=int,
+        metavar="N",
+        help="largest message in bytes accepted or delivered over HTTP; larger ones are answered with an error "
+        "(default 33554432, 32 MiB)",
+    )
+    http.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="end a session (and stop its upstream) after this long without a request in flight or a GET "
+        "stream (default 1800; 0 never)",
+    )
+    http.add_argument(
+        "--max-sessions",
+        type=int,
+        default=100,
+        metavar="N",
+        help="sessions (upstream processes) open at once; more are refused with 503 (default 100)",
+    )
+
+
+def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> HttpConfig:
+    """The HTTP front's settings from the command line (usage errors exit with status 2)."""
+    from pydantic import SecretStr, ValidationError
+
+    from .relay.http_front import DEFAULT_MAX_MESSAGE_BYTES, HttpConfig, parse_listen_address
+
+    try:
+        host, port = parse_listen_address(args.http)
+    except ValueError as exc:
+        parser.error(f"--http: {exc}")
+    token: SecretStr | None = None
+    if args.http_token_env is not None:
+        value = os.environ.get(args.http_token_env, "")
+        if not value.strip():
+            parser.error(f"--http-token-env: the environment variable {args.http_token_env} is not set or empty")
+        token = SecretStr(value.strip())
+    try:
+        return HttpConfig(
+            host=host,
+            port=port,
+            allowed_hosts=tuple(args.allowed_host),
+            allowed_origins=tuple(args.allowed_origin),
+            token=token,
+            max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES if args.max_message_bytes is None else args.max_message_bytes,
+            session_idle_timeout=args.session_idle_timeout or None,
+            max_sessions=args.max_sessions,
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        parser.error(f"invalid HTTP option: {problems}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-guard`` console script; returns the exit status.
 
@@ -122,9 +215,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "the upstream command is missing: mcp-guard wrap [OPTIONS] -- COMMAND [ARGS...], "
                 "e.g. mcp-guard wrap -- uvx mcp-server-time"
             )
-        from .relay import wrap_stdio
-
+        http_only = [
+            flag
+            for flag, given in (
+                ("--allowed-host", args.allowed_host),
+                ("--allowed-origin", args.allowed_origin),
+                ("--http-token-env", args.http_token_env is not None),
+            )
+            if given
+        ]
+        if args.http is None and http_only:
+            args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
         try:
+            if args.http is not None:
+                from .relay.http_front import serve_http
+
+                config = _http_config(args, args.command_parser)
+                return anyio.run(
+                    lambda: serve_http(command, config, profile=args.profile, hide_unsupported=args.hide_unsupported)
+                )
+            from .relay import wrap_stdio
+
             return anyio.run(lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported))
         except KeyboardInterrupt:
             return 130

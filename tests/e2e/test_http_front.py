@@ -1,0 +1,986 @@
+"""The HTTP front end to end: ``python -m mcp_guard wrap --http 127.0.0.1:0`` in front of real servers.
+
+Clients are the SDK's own streamable HTTP client (``mcp.Client`` with a URL) and raw ``httpx``
+requests, so every status code and header the front sends is seen as it is. Upstreams are
+the Sigma fixture server (``fixtures/sigma/server.py``, the SDK's low-level server) and
+``http_peer_server.py``, a raw server that sends messages outside a request's answer
+(server-to-client requests, progress, unsolicited notifications) and records what it got.
+
+The guard picks a free port and names it on stderr (``serving MCP streamable HTTP at URL``);
+its stderr goes to a file that the tests poll. Upstream processes are the guard's children,
+found in ``/proc``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import httpx
+import mcp_types as types
+import pytest
+from anyio.abc import Process
+from mcp import Client, MCPError
+
+from mcp_guard.relay.http_front import is_loopback, parse_listen_address
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SIGMA_SERVER = ROOT / "fixtures" / "sigma" / "server.py"
+PEER_SERVER = HERE / "http_peer_server.py"
+FORGING_SERVER = HERE / "forging_server.py"
+
+TIMEOUT = 60.0
+"""Hang guard for one test step (generous: the machine is shared)."""
+
+MODERN = "2026-07-28"
+PV_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
+INFO_KEY = "io.modelcontextprotocol/clientInfo"
+ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}
+
+
+def _raise_fd_limit() -> None:
+    """1000 concurrent connections need about 2000 descriptors (client and guard, which inherits the limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 8192 if hard == resource.RLIM_INFINITY else min(hard, 8192)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+_raise_fd_limit()
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module scope, so one guard process can serve many tests."""
+    return "asyncio"
+
+
+# ---------------------------------------------------------------------------------------------
+# The guard process
+
+
+@dataclass
+class Guard:
+    """A running guard: its process, endpoint URL and stderr file."""
+
+    process: Process
+    url: str
+    log_path: Path
+
+    @property
+    def log(self) -> str:
+        """Everything the guard wrote on stderr so far."""
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    @property
+    def host(self) -> str:
+        """``127.0.0.1:PORT``."""
+        return self.url.split("/")[2]
+
+
+@asynccontextmanager
+async def open_guard(
+    tmp: Path, *options: str, upstream: Path = SIGMA_SERVER, env: dict[str, str] | None = None
+) -> AsyncIterator[Guard]:
+    """Start ``mcp-guard wrap --http 127.0.0.1:0 OPTIONS -- python UPSTREAM``; stop it (SIGTERM) on exit."""
+    log_path = tmp / f"guard-{os.urandom(4).hex()}.log"
+    command = [
+        sys.executable,
+        "-m",
+        "mcp_guard",
+        "wrap",
+        "--http",
+        "127.0.0.1:0",
+        *options,
+        "--",
+        sys.executable,
+        str(upstream),
+    ]
+    with log_path.open("wb") as log_file:
+        process = await anyio.open_process(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
+            env={**os.environ, **(env or {})},
+            cwd=ROOT,
+        )
+    try:
+        url = None
+        with anyio.fail_after(TIMEOUT):
+            while url is None:
+                for line in log_path.read_text(errors="replace").splitlines():
+                    if "serving MCP streamable HTTP at " in line:
+                        url = line.rsplit(" ", 1)[1]
+                if url is None:
+                    assert process.returncode is None, log_path.read_text()
+                    await anyio.sleep(0.05)
+        yield Guard(process, url, log_path)
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        with anyio.move_on_after(TIMEOUT):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await process.aclose()
+
+
+@pytest.fixture(scope="module")
+async def sigma(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Guard]:
+    """One guard over the Sigma fixture server, shared by the tests that do not count processes."""
+    async with open_guard(tmp_path_factory.mktemp("sigma")) as guard:
+        yield guard
+
+
+@pytest.fixture(scope="module")
+async def peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Guard, Path]]:
+    """One guard over ``http_peer_server.py``, and the file recording what the upstreams received."""
+    tmp = tmp_path_factory.mktemp("peer")
+    record = tmp / "record.jsonl"
+    async with open_guard(tmp, upstream=PEER_SERVER, env={"RECORD_FILE": str(record)}) as guard:
+        yield guard, record
+
+
+def children(pid: int) -> set[int]:
+    """The pids of ``pid``'s child processes (from ``/proc``)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.add(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists (and is not a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def eventually(check: Callable[[], bool], what: str) -> None:
+    """Poll ``check`` until it holds (hang guard :data:`TIMEOUT`)."""
+    with anyio.fail_after(TIMEOUT):
+        while not check():
+            await anyio.sleep(0.05)
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counting processes needs /proc")
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw HTTP helpers
+
+
+def request(request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A JSON-RPC request."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def call(request_id: Any, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A ``tools/call`` request."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta is not None:
+        params["_meta"] = meta
+    return request(request_id, "tools/call", params)
+
+
+def modern(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``message`` as a 2026-07-28 request: its ``_meta`` envelope and routing headers."""
+    params = dict(message.get("params") or {})
+    params["_meta"] = {
+        **params.get("_meta", {}),
+        PV_KEY: MODERN,
+        CAPS_KEY: {},
+        INFO_KEY: {"name": "http-test", "version": "0"},
+    }
+    headers = {"mcp-protocol-version": MODERN, "mcp-method": message["method"]}
+    if "name" in params:
+        headers["mcp-name"] = params["name"]
+    return {**message, "params": params}, headers
+
+
+async def post(
+    client: httpx.AsyncClient,
+    guard: Guard,
+    message: Any,
+    session: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
+    """POST one message (any JSON value, or raw bytes) to the guard's endpoint; the whole answer is read."""
+    merged = dict(ACCEPT)
+    if session is not None:
+        merged["mcp-session-id"] = session
+    merged.update(headers or {})
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    return await client.post(guard.url, content=body, headers=merged)
+
+
+def messages_of(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an answer: one JSON body, or the events of an SSE stream."""
+    kind = response.headers.get("content-type", "")
+    if kind.startswith("application/json"):
+        return [response.json()]
+    assert kind.startswith("text/event-stream"), kind
+    return parse_sse(response.text)
+
+
+def parse_sse(text: str) -> list[dict[str, Any]]:
+    """The ``data`` payloads of an SSE text, parsed (comments skipped)."""
+    found = []
+    data: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif line == "" and data:
+            found.append(json.loads("\n".join(data)))
+            data = []
+    return found
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The messages of a streamed SSE answer, as they arrive."""
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+        elif line == "" and data:
+            yield json.loads("\n".join(data))
+            data = []
+
+
+async def open_session(client: httpx.AsyncClient, guard: Guard) -> str:
+    """Initialize a handshake-era session; return its id."""
+    answer = await post(client, guard, request(0, "initialize", INIT))
+    assert answer.status_code == 200, answer.text
+    session = answer.headers["mcp-session-id"]
+    assert answer.json()["result"]["protocolVersion"] == "2025-11-25"
+    done = await post(client, guard, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    assert done.status_code == 202
+    return session
+
+
+def text_of(message: dict[str, Any]) -> str:
+    """The text of a ``tools/call`` result made of one text content."""
+    content = message["result"]["content"]
+    assert len(content) == 1
+    text: str = content[0]["text"]
+    return text
+
+
+def http_client(**kwargs: Any) -> httpx.AsyncClient:
+    """An httpx client with generous timeouts (hang guards only)."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT), **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unit checks of the address parsing
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8080", ("127.0.0.1", 8080)),
+        (":8080", ("127.0.0.1", 8080)),
+        ("localhost:0", ("localhost", 0)),
+        ("0.0.0.0:9000", ("0.0.0.0", 9000)),
+        ("[::1]:8080", ("::1", 8080)),
+    ],
+)
+def test_listen_address_defaults_to_loopback(text: str, expected: tuple[str, int]) -> None:
+    """``--http 8080`` and ``--http :8080`` bind 127.0.0.1; a host is taken as given."""
+    assert parse_listen_address(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "host", "host:", "1.2.3.4:65536", "[::1]8080", "[]:80", "x:-1"])
+def test_listen_address_without_a_valid_port_is_refused(text: str) -> None:
+    """No port, a port out of range, or a broken IPv6 form: ValueError."""
+    with pytest.raises(ValueError):
+        parse_listen_address(text)
+
+
+def test_loopback_hosts() -> None:
+    """Loopback names and addresses, and the others."""
+    assert all(is_loopback(h) for h in ("localhost", "127.0.0.1", "127.8.9.1", "::1", "LOCALHOST"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.5", "example.com", ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# The SDK's client through the guard
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_sdk_client_lists_and_calls_through_the_http_front(sigma: Guard, mode: Literal["legacy", "auto"]) -> None:
+    """Tools listed annotated; a valid call forwarded; invalid and unsupported calls refused; both eras."""
+    with anyio.fail_after(TIMEOUT):
+        async with Client(sigma.url, mode=mode) as client:
+            assert client.protocol_version == ("2025-11-25" if mode == "legacy" else MODERN)
+            listed = await client.list_tools()
+            verdicts = {t.name: (t.meta or {})["mcp-guard/schema"]["supported"] for t in listed.tools}
+            assert len(verdicts) == 15
+            assert verdicts["add"] is True and verdicts["read"] is True
+            assert verdicts["fetch_page"] is False and verdicts["broken_tool"] is False
+
+            added = await client.call_tool("add", {"a": 40, "b": 2})
+            assert not added.is_error
+            assert isinstance(added.content[0], types.TextContent) and added.content[0].text == "42"
+
+            refused = await client.call_tool("add", {"a": "40", "b": 2})
+            assert refused.is_error
+            rejection = (refused.meta or {})["mcp-guard/rejection"]
+            assert rejection["kind"] == "validation"
+            assert [i["instance_path"] for i in rejection["issues"]] == ["/a"]
+
+            unsupported = await client.call_tool("fetch_page", {"url": "https://example.com"})
+            assert unsupported.is_error
+            assert (unsupported.meta or {})["mcp-guard/rejection"]["kind"] == "unsupported_capability"
+
+            with pytest.raises(MCPError) as excinfo:
+                await client.call_tool("no_such_tool", {})
+            assert excinfo.value.error.code == -32602
+
+
+@needs_proc
+async def test_two_sessions_each_get_their_own_upstream(tmp_path: Path) -> None:
+    """Two SDK sessions at once: two upstream processes; each session ends (DELETE) with its own."""
+    async with open_guard(tmp_path) as guard:
+        assert children(guard.process.pid) == set()
+        with anyio.fail_after(TIMEOUT):
+            async with Client(guard.url, mode="legacy") as first:
+                one = children(guard.process.pid)
+                assert len(one) == 1
+                async with Client(guard.url, mode="legacy") as second:
+                    both = children(guard.process.pid)
+                    assert len(both) == 2 and one < both
+                    a, b = (
+                        await first.call_tool("add", {"a": 1, "b": 2}),
+                        await second.call_tool("add", {"a": 3, "b": 4}),
+                    )
+                    assert isinstance(a.content[0], types.TextContent) and a.content[0].text == "3"
+                    assert isinstance(b.content[0], types.TextContent) and b.content[0].text == "7"
+                (second_pid,) = both - one
+                # The second client sent DELETE on leaving: its upstream stops, the first one's runs on.
+                await eventually(lambda: not alive(second_pid), "the second session's upstream to stop")
+                assert children(guard.process.pid) == one
+                again = await first.call_tool("add", {"a": 5, "b": 5})
+                assert isinstance(again.content[0], types.TextContent) and again.content[0].text == "10"
+            await eventually(lambda: not children(guard.process.pid), "every upstream to stop")
+        assert "session" in guard.log and "ended" in guard.log
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions, raw
+
+
+async def test_session_id_is_issued_and_required(sigma: Guard) -> None:
+    """``Mcp-Session-Id`` on the initialize answer; 400 without it, 404 for an unknown one; 202 for notifications."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            answer = await post(client, sigma, request(1, "initialize", INIT))
+            assert answer.status_code == 200
+            assert answer.headers["content-type"] == "application/json"
+            session = answer.headers["mcp-session-id"]
+            assert len(session) >= 32 and all(0x21 <= ord(c) <= 0x7E for c in session)
+            assert answer.json()["id"] == 1
+
+            note = await post(client, sigma, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+            assert (note.status_code, note.content) == (202, b"")
+            assert note.headers["mcp-session-id"] == session
+
+            listed = await post(client, sigma, request(2, "tools/list"), session)
+            assert listed.status_code == 200 and listed.headers["mcp-session-id"] == session
+            (message,) = messages_of(listed)
+            assert message["id"] == 2 and len(message["result"]["tools"]) == 15
+
+            missing = await post(client, sigma, request(3, "tools/list"))
+            assert missing.status_code == 400
+            assert missing.json()["error"]["code"] == -32600
+
+            unknown = await post(client, sigma, request(4, "tools/list"), "0" * 32)
+            assert unknown.status_code == 404
+
+            versioned = await post(client, sigma, request(5, "ping"), session, {"mcp-protocol-version": "2025-11-25"})
+            assert versioned.status_code == 200 and versioned.json() == {"jsonrpc": "2.0", "id": 5, "result": {}}
+            unsupported = await post(client, sigma, request(6, "ping"), session, {"mcp-protocol-version": "1999-01-01"})
+            assert unsupported.status_code == 400
+
+
+async def test_delete_ends_the_session(sigma: Guard) -> None:
+    """DELETE answers 200; afterwards the session id answers 404 to POST, GET and DELETE."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, sigma)
+            assert (await post(client, sigma, request(1, "ping"), session)).status_code == 200
+            deleted = await client.delete(sigma.url, headers={"mcp-session-id": session})
+            assert deleted.status_code == 200
+            assert (await post(client, sigma, request(2, "ping"), session)).status_code == 404
+            get = await client.get(sigma.url, headers={"accept": "text/event-stream", "mcp-session-id": session})
+            assert get.status_code == 404
+            assert (await client.delete(sigma.url, headers={"mcp-session-id": session})).status_code == 404
+            assert (await client.delete(sigma.url)).status_code == 400
+
+
+async def test_same_ids_in_two_sessions_stay_apart(sigma: Guard) -> None:
+    """Two sessions use the same ids at the same time; each answer goes to its own session's request."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            sessions = [await open_session(client, sigma) for _ in range(2)]
+            answers: dict[tuple[int, int], dict[str, Any]] = {}
+
+            async def one(s: int, i: int) -> None:
+                response = await post(client, sigma, call(i, "read", {"path": f"/s{s}/{i}"}), sessions[s])
+                (answers[s, i],) = messages_of(response)
+
+            async with anyio.create_task_group() as tg:
+                for i in range(20):
+                    for s in range(2):
+                        tg.start_soon(one, s, i)
+    for (s, i), message in answers.items():
+        assert message["id"] == i
+        assert text_of(message) == f'read ran with arguments: {{"path":"/s{s}/{i}"}}'
+    assert len(answers) == 40
+
+
+# ---------------------------------------------------------------------------------------------
+# Request checks
+
+
+async def test_dns_rebinding_protection(sigma: Guard) -> None:
+    """A foreign Host or Origin gets 403; loopback hosts and origins pass; no Origin passes."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            evil_host = await post(client, sigma, request(1, "initialize", INIT), headers={"host": "evil.example"})
+            assert evil_host.status_code == 403
+            assert evil_host.json()["error"]["code"] == -32600
+            rebound = await post(
+                client,
+                sigma,
+                request(1, "initialize", INIT),
+                headers={"host": f"evil.example:{sigma.host.split(':')[1]}"},
+            )
+            assert rebound.status_code == 403
+            for origin in ("http://evil.example", "null", "http://localhost.evil.example:8080", "file://"):
+                refused = await post(client, sigma, request(1, "initialize", INIT), headers={"origin": origin})
+                assert refused.status_code == 403, origin
+            port = sigma.host.split(":")[1]
+            for host, origin in (
+                (f"localhost:{port}", "http://localhost:5173"),
+                (f"127.0.0.1:{port}", "http://127.0.0.1"),
+                (f"[::1]:{port}", "https://[::1]:443"),
+            ):
+                answer = await post(
+                    client, sigma, request(1, "initialize", INIT), headers={"host": host, "origin": origin}
+                )
+                assert answer.status_code == 200, (host, origin)
+                await client.delete(sigma.url, headers={"mcp-session-id": answer.headers["mcp-session-id"]})
+    assert "refused an HTTP request: forbidden" in sigma.log
+
+
+async def test_http_level_refusals(sigma: Guard) -> None:
+    """Path, method, Accept, Content-Type, batches, bad JSON and non-messages each get their HTTP error."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, sigma)
+            other_path = await client.post(sigma.url.replace("/mcp", "/other"), content=b"{}", headers=ACCEPT)
+            assert other_path.status_code == 404
+            put = await client.put(sigma.url, content=b"{}", headers=ACCEPT)
+            assert put.status_code == 405 and put.headers["allow"] == "GET, POST, DELETE"
+            json_only = await post(client, sigma, request(1, "ping"), session, {"accept": "application/json"})
+            assert json_only.status_code == 406
+            wrong_type = await post(client, sigma, request(1, "ping"), session, {"content-type": "text/plain"})
+            assert wrong_type.status_code == 415
+            batch = await post(client, sigma, [request(1, "ping"), request(2, "ping")], session)
+            assert batch.status_code == 400 and batch.json()["error"]["code"] == -32600
+            broken = await post(client, sigma, b'{"jsonrpc":"2.0","id":7,"method":"ping"', session)
+            assert broken.status_code == 400
+            assert broken.json()["error"]["code"] == -32700
+            not_message = await post(client, sigma, {"hello": 1}, session)
+            assert not_message.status_code == 400
+            bad_id = await post(client, sigma, request(True, "ping"), session)
+            assert bad_id.status_code == 400
+            get_json = await client.get(sigma.url, headers={"accept": "application/json", "mcp-session-id": session})
+            assert get_json.status_code == 406
+            # Still usable after all that.
+            ok = await post(client, sigma, request(9, "ping"), session)
+            assert ok.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+async def test_one_get_stream_per_session(sigma: Guard) -> None:
+    """GET opens an SSE stream carrying the session id; a second one at the same time gets 409."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, sigma)
+            headers = {"accept": "text/event-stream", "mcp-session-id": session}
+            async with client.stream("GET", sigma.url, headers=headers) as stream:
+                assert stream.status_code == 200
+                assert stream.headers["content-type"] == "text/event-stream"
+                assert stream.headers["mcp-session-id"] == session
+                second = await client.get(sigma.url, headers=headers)
+                assert second.status_code == 409
+            assert (await client.get(sigma.url, headers={"accept": "text/event-stream"})).status_code == 400
+            await client.delete(sigma.url, headers={"mcp-session-id": session})
+
+
+# ---------------------------------------------------------------------------------------------
+# The 2026-07-28 era: no session
+
+
+async def test_2026_requests_need_no_session(sigma: Guard) -> None:
+    """server/discover and calls without a session; the client's ids come back; header mismatches are 400."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            discover, headers = modern(request("d-1", "server/discover"))
+            found = await post(client, sigma, discover, headers=headers)
+            assert found.status_code == 200
+            assert "mcp-session-id" not in found.headers
+            (answer,) = messages_of(found)
+            assert answer["id"] == "d-1" and MODERN in answer["result"]["supportedVersions"]
+
+            valid, headers = modern(call(7, "add", {"a": 2, "b": 3}))
+            (answer,) = messages_of(await post(client, sigma, valid, headers=headers))
+            assert answer["id"] == 7 and text_of(answer) == "5"
+
+            invalid, headers = modern(call(8, "add", {"a": 2}))
+            (answer,) = messages_of(await post(client, sigma, invalid, headers=headers))
+            assert answer["id"] == 8 and answer["result"]["isError"] is True
+            assert answer["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
+
+            unknown, headers = modern(call(9, "no_such_tool", {}))
+            response = await post(client, sigma, unknown, headers=headers)
+            assert response.status_code == 400  # -32602, mapped as the spec's table says
+            assert response.json()["id"] == 9 and response.json()["error"]["code"] == -32602
+
+            mismatch, headers = modern(call(10, "add", {"a": 1, "b": 1}))
+            response = await post(client, sigma, mismatch, headers={**headers, "mcp-name": "read"})
+            assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+            response = await post(client, sigma, mismatch, headers={**headers, "mcp-method": "tools/list"})
+            assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+            no_header = {k: v for k, v in headers.items() if k != "mcp-protocol-version"}
+            response = await post(client, sigma, mismatch, headers=no_header)
+            assert response.status_code == 400 and response.json()["error"]["code"] == -32020
+
+            get = await client.get(sigma.url, headers={"accept": "text/event-stream", "mcp-protocol-version": MODERN})
+            assert get.status_code == 405
+            note = await post(
+                client,
+                sigma,
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}},
+                headers={"mcp-protocol-version": MODERN},
+            )
+            assert note.status_code == 202
+
+
+async def test_2026_concurrent_requests_with_colliding_ids(sigma: Guard) -> None:
+    """200 clients' requests, all with id 1, on the one shared upstream: each gets its own answer."""
+    answers: dict[int, tuple[int, dict[str, Any]]] = {}
+    async with http_client() as client:
+
+        async def one(i: int) -> None:
+            message, headers = modern(call(1, "read", {"path": f"/modern/{i}"}))
+            response = await post(client, sigma, message, headers=headers)
+            (answers[i],) = [(response.status_code, m) for m in messages_of(response)]
+
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                for i in range(200):
+                    tg.start_soon(one, i)
+    assert len(answers) == 200
+    for i, (status, message) in answers.items():
+        assert status == 200 and message["id"] == 1
+        assert text_of(message) == f'read ran with arguments: {{"path":"/modern/{i}"}}'
+
+
+# ---------------------------------------------------------------------------------------------
+# Size and concurrency
+
+
+async def test_16_mib_argument_passes_both_ways(sigma: Guard) -> None:
+    """A 16 MiB argument reaches the upstream and its 16 MiB echo comes back whole."""
+    content = "0123456789abcdef" * (1 << 20)
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT * 2):
+            session = await open_session(client, sigma)
+            response = await post(client, sigma, call(1, "write", {"path": "/big", "content": content}), session)
+    assert response.status_code == 200
+    (message,) = messages_of(response)
+    assert message["id"] == 1 and message["result"]["isError"] is False
+    expected = "write ran with arguments: " + json.dumps({"path": "/big", "content": content}, separators=(",", ":"))
+    assert text_of(message) == expected
+    assert len(response.content) > 16 * 1024 * 1024
+
+
+async def test_1000_concurrent_calls_each_answered_to_its_own_request(sigma: Guard) -> None:
+    """1000 concurrent tools/call in one session, ids ``i`` and ``"i"``: all answered, each with its own echo."""
+    answers: dict[tuple[bool, int], tuple[int, list[dict[str, Any]]]] = {}
+    limits = httpx.Limits(max_connections=1100, max_keepalive_connections=1100)
+    async with http_client(limits=limits) as client:
+        with anyio.fail_after(TIMEOUT * 3):
+            session = await open_session(client, sigma)
+
+            async def one(request_id: int | str) -> None:
+                tag = f"/{type(request_id).__name__}/{request_id}"
+                response = await post(client, sigma, call(request_id, "read", {"path": tag}), session)
+                answers[isinstance(request_id, str), int(request_id)] = (response.status_code, messages_of(response))
+
+            async with anyio.create_task_group() as tg:
+                for i in range(500):
+                    tg.start_soon(one, i)
+                    tg.start_soon(one, str(i))
+            await client.delete(sigma.url, headers={"mcp-session-id": session})
+    assert len(answers) == 1000
+    for (is_str, i), (status, messages) in answers.items():
+        assert status == 200
+        (message,) = messages
+        assert message["id"] == (str(i) if is_str else i)  # "1" and 1 are different requests
+        tag = f"/{'str' if is_str else 'int'}/{i}"
+        assert text_of(message) == f'read ran with arguments: {{"path":"{tag}"}}'
+
+
+async def test_message_cap(tmp_path: Path) -> None:
+    """Past --max-message-bytes: a body gets 413, an upstream answer becomes an error for its request."""
+    cap = 1 << 20
+    async with open_guard(tmp_path, "--max-message-bytes", str(cap)) as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            too_big = await post(client, guard, call(1, "write", {"path": "/x", "content": "x" * cap}), session)
+            assert too_big.status_code == 413
+            assert too_big.json()["error"]["code"] == -32600
+            fits = await post(client, guard, call(2, "write", {"path": "/x", "content": "x" * (cap - 1000)}), session)
+            (message,) = messages_of(fits)
+            assert message["id"] == 2 and text_of(message).startswith("write ran with arguments: ")
+            # Quotes double in the request and double again in the echo: 600 kB in, 1.2 MB out.
+            quotes = '"' * 300_000
+            grown = await post(client, guard, call(3, "write", {"path": "/x", "content": quotes}), session)
+            (message,) = messages_of(grown)
+            assert message["id"] == 3 and message["error"]["code"] == -32603
+            assert "exceeds the HTTP front's message limit" in message["error"]["message"]
+            after = await post(client, guard, request(4, "ping"), session)
+            assert after.json() == {"jsonrpc": "2.0", "id": 4, "result": {}}
+        assert "refused a request body larger than the message limit" in guard.log
+
+
+# ---------------------------------------------------------------------------------------------
+# Routing messages outside a request's answer (http_peer_server.py)
+
+
+async def test_server_request_travels_on_the_post_stream(peer: tuple[Guard, Path]) -> None:
+    """A server-to-client request during a call comes on the call's SSE stream; the client's answer is 202."""
+    guard, _record = peer
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            body = json.dumps(call(5, "ask", {})).encode()
+            headers = {**ACCEPT, "mcp-session-id": session}
+            async with client.stream("POST", guard.url, content=body, headers=headers) as stream:
+                assert stream.headers["content-type"] == "text/event-stream"
+                events = sse_events(stream)
+                asked = await anext(events)
+                assert asked["method"] == "ping" and isinstance(asked["id"], str)
+                reply = await post(client, guard, {"jsonrpc": "2.0", "id": asked["id"], "result": {}}, session)
+                assert reply.status_code == 202
+                answer = await anext(events)
+                assert answer["id"] == 5 and text_of(answer) == "asked: {}"
+                assert [m async for m in events] == []
+
+
+async def test_progress_goes_only_to_its_own_request(peer: tuple[Guard, Path]) -> None:
+    """Two calls at once in one session with their own progress tokens: each stream carries only its own."""
+    guard, _record = peer
+    streams: dict[str, list[dict[str, Any]]] = {}
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+
+            async def one(request_id: int, token: str | int, tag: str) -> None:
+                message = call(request_id, "progress", {"tag": tag}, meta={"progressToken": token})
+                streams[tag] = messages_of(await post(client, guard, message, session))
+
+            async with anyio.create_task_group() as tg:
+                for n in range(6):
+                    tg.start_soon(one, n, f"tok-{n}" if n % 2 else n, f"tag-{n}")
+    for n in range(6):
+        messages = streams[f"tag-{n}"]
+        *progress, answer = messages
+        assert answer["id"] == n and text_of(answer) == f"tag-{n}"
+        assert [m["method"] for m in progress] == ["notifications/progress"] * 3
+        assert {m["params"]["message"] for m in progress} == {f"tag-{n}"}
+        assert {m["params"]["progressToken"] for m in progress} == {f"tok-{n}" if n % 2 else n}
+
+
+async def test_unrelated_notification_goes_to_the_get_stream(peer: tuple[Guard, Path]) -> None:
+    """A notification sent after the call was answered arrives on the session's GET stream."""
+    guard, _record = peer
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            headers = {"accept": "text/event-stream", "mcp-session-id": session}
+            async with client.stream("GET", guard.url, headers=headers) as stream:
+                answer = await post(client, guard, call(1, "later", {}), session)
+                assert answer.headers["content-type"] == "application/json"
+                assert text_of(answer.json()) == "now"
+                note = await anext(sse_events(stream))
+                assert note == {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/message",
+                    "params": {"level": "info", "data": "later"},
+                }
+
+
+async def test_notification_without_a_stream_waits_for_one(peer: tuple[Guard, Path]) -> None:
+    """With no stream open the notification is kept, and delivered once a GET stream opens."""
+    guard, _record = peer
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            answer = await post(client, guard, call(1, "later", {}), session)
+            assert text_of(answer.json()) == "now"
+            await anyio.sleep(0.5)  # the notification comes 0.2 s after the answer, to no open stream
+            headers = {"accept": "text/event-stream", "mcp-session-id": session}
+            async with client.stream("GET", guard.url, headers=headers) as stream:
+                note = await anext(sse_events(stream))
+                assert note["method"] == "notifications/message" and note["params"]["data"] == "later"
+
+
+async def test_cancelled_request_is_answered_and_a_late_answer_dropped(peer: tuple[Guard, Path]) -> None:
+    """A client's cancellation ends the stream with -32800 and reaches the upstream; a late answer is dropped.
+
+    While the upstream may still answer the cancelled request, its id cannot be used again (409);
+    once the late answer has come and gone, it can, and gets its own answer.
+    """
+    guard, record = peer
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            body = json.dumps(call("c-1", "ask", {})).encode()
+            headers = {**ACCEPT, "mcp-session-id": session}
+            async with client.stream("POST", guard.url, content=body, headers=headers) as stream:
+                events = sse_events(stream)
+                asked = await anext(events)
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "c-1"}}
+                assert (await post(client, guard, cancel, session)).status_code == 202
+                ended = await anext(events)
+                assert ended["id"] == "c-1" and ended["error"]["code"] == -32800
+            early = await post(client, guard, call("c-1", "echo", {}), session)
+            assert early.status_code == 409 and early.json()["id"] == "c-1"
+            # The upstream answers the cancelled call once its question is answered: that answer is dropped.
+            assert (
+                await post(client, guard, {"jsonrpc": "2.0", "id": asked["id"], "result": {}}, session)
+            ).status_code == 202
+            echoed = await post(client, guard, call("c-2", "echo", {"n": 2}), session)
+            assert messages_of(echoed) == [
+                {
+                    "jsonrpc": "2.0",
+                    "id": "c-2",
+                    "result": {"content": [{"type": "text", "text": '{"n":2}'}], "isError": False},
+                }
+            ]
+            reused = await post(client, guard, call("c-1", "echo", {"n": 1}), session)
+            assert reused.status_code == 200
+            (answer,) = messages_of(reused)
+            assert answer["id"] == "c-1" and text_of(answer) == '{"n":1}'
+    lines = [json.loads(line) for line in record.read_bytes().splitlines()]
+    assert cancel in lines
+
+
+async def test_2026_closed_stream_cancels_upstream(peer: tuple[Guard, Path]) -> None:
+    """Closing a 2026-07-28 response stream sends notifications/cancelled for the upstream's id of that request."""
+    guard, record = peer
+
+    def recorded() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in record.read_bytes().splitlines()] if record.exists() else []
+
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            message, headers = modern(call("mine", "slow", {"seconds": 30, "marker": "cancel-me"}))
+            before = len(recorded())
+
+            def arrived() -> bool:
+                return any(
+                    m.get("method") == "tools/call" and m["params"]["arguments"].get("marker") == "cancel-me"
+                    for m in recorded()[before:]
+                )
+
+            async with anyio.create_task_group() as tg:
+                # The answer's headers wait for the first message (up to the keep-alive window), so the
+                # request is cancelled in flight: that closes the connection.
+                tg.start_soon(post, client, guard, message, None, headers)
+                await eventually(arrived, "the call to reach the upstream")
+                tg.cancel_scope.cancel()
+            forwarded = next(
+                m
+                for m in recorded()[before:]
+                if m.get("method") == "tools/call" and m["params"]["arguments"].get("marker") == "cancel-me"
+            )
+            assert forwarded["id"] != "mine"  # the shared upstream sees an id of the guard's
+            await eventually(
+                lambda: any(
+                    m.get("method") == "notifications/cancelled" and m["params"]["requestId"] == forwarded["id"]
+                    for m in recorded()
+                ),
+                "the cancellation to reach the upstream",
+            )
+
+
+async def test_2026_progress_tokens_collide_across_clients(peer: tuple[Guard, Path]) -> None:
+    """Concurrent 2026-07-28 calls with the same id and progress token each get only their own progress."""
+    guard, _record = peer
+    streams: dict[int, list[dict[str, Any]]] = {}
+    async with http_client() as client:
+
+        async def one(n: int) -> None:
+            message, headers = modern(call(1, "progress", {"tag": f"m-{n}"}, meta={"progressToken": "p"}))
+            streams[n] = messages_of(await post(client, guard, message, headers=headers))
+
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                for n in range(8):
+                    tg.start_soon(one, n)
+    for n in range(8):
+        *progress, answer = streams[n]
+        assert answer["id"] == 1 and text_of(answer) == f"m-{n}"
+        assert len(progress) == 3
+        assert all(m["params"]["progressToken"] == "p" and m["params"]["message"] == f"m-{n}" for m in progress)
+
+
+# ---------------------------------------------------------------------------------------------
+# Token, idle sessions, shutdown, command line
+
+
+async def test_bearer_token(tmp_path: Path) -> None:
+    """With --http-token-env, requests without the right bearer token get 401; the token is never logged."""
+    token = "tok-" + os.urandom(12).hex()
+    async with (
+        open_guard(tmp_path, "--http-token-env", "GUARD_TEST_TOKEN", env={"GUARD_TEST_TOKEN": token}) as guard,
+        http_client() as client,
+    ):
+        with anyio.fail_after(TIMEOUT):
+            missing = await post(client, guard, request(1, "initialize", INIT))
+            assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+            wrong = await post(
+                client, guard, request(1, "initialize", INIT), headers={"authorization": f"Bearer {token}x"}
+            )
+            assert wrong.status_code == 401
+            basic = await post(
+                client, guard, request(1, "initialize", INIT), headers={"authorization": f"Basic {token}"}
+            )
+            assert basic.status_code == 401
+            auth = {"authorization": f"Bearer {token}"}
+            right = await post(client, guard, request(1, "initialize", INIT), headers=auth)
+            assert right.status_code == 200
+            session = right.headers["mcp-session-id"]
+            assert (await post(client, guard, request(2, "ping"), session)).status_code == 401
+            assert (await post(client, guard, request(2, "ping"), session, auth)).status_code == 200
+        assert token not in guard.log
+
+
+@needs_proc
+async def test_idle_session_is_ended(tmp_path: Path) -> None:
+    """A session idle past --session-idle-timeout ends: its upstream stops and its id answers 404."""
+    async with open_guard(tmp_path, "--session-idle-timeout", "1") as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            (upstream,) = children(guard.process.pid)
+            await eventually(lambda: not alive(upstream), "the idle session's upstream to stop")
+            assert (await post(client, guard, request(1, "ping"), session)).status_code == 404
+        assert "idle for 1 s" in guard.log
+
+
+@needs_proc
+async def test_sigterm_stops_every_upstream(tmp_path: Path) -> None:
+    """SIGTERM: the guard ends every session and the shared 2026-07-28 upstream, then exits 0."""
+    async with open_guard(tmp_path) as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            for _ in range(2):
+                await open_session(client, guard)
+            discover, headers = modern(request(1, "server/discover"))
+            assert (await post(client, guard, discover, headers=headers)).status_code == 200
+            upstreams = children(guard.process.pid)
+            assert len(upstreams) == 3
+            guard.process.send_signal(signal.SIGTERM)
+            await guard.process.wait()
+        assert guard.process.returncode == 0
+        assert not any(alive(pid) for pid in upstreams)
+
+
+async def test_upstream_exit_mid_call(tmp_path: Path) -> None:
+    """The upstream exits during a call: the call is answered with an error, the session then answers 404."""
+    async with open_guard(tmp_path, upstream=FORGING_SERVER) as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            response = await post(client, guard, call(1, "exit_now", {}), session)
+            (answer,) = messages_of(response)
+            assert answer["id"] == 1 and answer["error"]["code"] == -32603
+            await eventually(lambda: "ended" in guard.log, "the session to end")
+            assert (await post(client, guard, request(2, "ping"), session)).status_code == 404
+            fresh = await open_session(client, guard)  # a new session gets a new upstream
+            assert (await post(client, guard, call(3, "echo", {}), fresh)).json()["result"]["content"] == [
+                {"type": "text", "text": "ok"}
+            ]
+
+
+def test_missing_upstream_command_fails_at_start() -> None:
+    """An upstream command that does not exist stops the guard at once (status 1), before it listens."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_guard", "wrap", "--http", "0", "--", "mcp-guard-no-such-command"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "upstream command not found: mcp-guard-no-such-command" in done.stderr
+    assert "serving" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "complaint"),
+    [
+        (["--http", "nonsense"], "--http"),
+        (["--http", "99999"], "--http"),
+        (["--allowed-host", "example.com"], "only apply with --http"),
+        (["--http", "0", "--http-token-env", "MCP_GUARD_SURELY_UNSET"], "MCP_GUARD_SURELY_UNSET"),
+        (["--http", "0", "--max-message-bytes", "10"], "max_message_bytes"),
+    ],
+)
+def test_command_line_usage_errors(arguments: list[str], complaint: str) -> None:
+    """Bad HTTP options are usage errors (status 2) that name the problem."""
+    env = {k: v for k, v in os.environ.items() if k != "MCP_GUARD_SURELY_UNSET"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_guard", "wrap", *arguments, "--", sys.executable, str(SIGMA_SERVER)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=ROOT,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert complaint in done.stderr
