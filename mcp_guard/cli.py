@@ -1,4 +1,4 @@
-"""Command line: ``mcp-guard wrap``, ``mcp-guard demo``.
+"""Command line: ``mcp-guard wrap``, ``mcp-guard demo``, and the operator commands ``check``, ``schema``, ``verify``.
 
 ``wrap`` is an MCP server on stdio: nothing but protocol messages may reach stdout, so
 logging goes to stderr and the relay diverts fd 1 while it runs.
@@ -83,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(demo)
     demo.set_defaults(command_parser=demo)
+
+    from .reports.commands import add_commands
+
+    add_commands(sub, _common)
     return parser
 
 
@@ -100,8 +104,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-guard`` console script; returns the exit status.
 
-    Exit status: 0 success, 1 failure of the run (upstream could not start or went away),
-    2 usage errors.
+    Exit status: 0 success, 1 failure of the run (upstream could not start or went away; for
+    ``check``, ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
+    ``check``, an upstream that cannot be reached).
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -124,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return anyio.run(lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported))
         except KeyboardInterrupt:
             return 130
+    if args.command in ("check", "schema", "verify"):
+        from .reports.commands import run
+
+        return run(args)
     if args.command == "demo":
         from .demo import run_demo
 
