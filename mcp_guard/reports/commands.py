@@ -15,25 +15,20 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ..core import Report, compile
 from .documents import DocumentError, loads, read_text
-from .tool_definitions import is_tool_definition
-from .tools import (
-    FAIL_ON,
-    ToolsReport,
-    escape,
-    judge_tool,
-    render_issue_lines,
-    render_table,
-    report_tools,
-    tool_entries,
-)
+
+if TYPE_CHECKING:
+    from .tools import ToolsReport
 
 __all__ = ["REPORT_COMMANDS", "add_commands", "run"]
 
 REPORT_COMMANDS: Final = ("check", "schema", "verify")
+
+FAIL_ON: Final = ("unsupported", "malformed", "never")
+"""The ``--fail-on`` thresholds (the same as ``tools.FAIL_ON``; kept here so that building the
+parser imports no report models)."""
 
 USAGE_ERROR: Final = 2
 
@@ -150,6 +145,8 @@ def _dump(value: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand ``args.command`` (one of :data:`REPORT_COMMANDS`); return the exit status."""
+    from .tools import escape
+
     as_json = bool(getattr(args, "json", False))
     try:
         if args.command == "check":
@@ -201,6 +198,8 @@ def _check(args: argparse.Namespace) -> int:
         )
     if args.header and args.upstream_url is None:
         args.command_parser.error("--header applies only to --upstream-url")
+    from .tools import report_tools, tool_entries
+
     if args.tools_file is not None:
         document = _read_document(args.tools_file, comments=True)
         try:
@@ -231,6 +230,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _print_check(report: ToolsReport, args: argparse.Namespace) -> int:
+    from .tools import escape, render_table
+
     out = _out()
     if args.json:
         out.write(_dump(report.to_json(args.fail_on)) + "\n")
@@ -263,6 +264,10 @@ def _arguments(text: str) -> Any:
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from ..core import Report, compile
+    from .tool_definitions import is_tool_definition
+    from .tools import ToolsReport, judge_tool, render_issue_lines, render_table
+
     document = _read_document(args.file, comments=True)
     arguments = _arguments(args.arguments) if args.arguments is not None else None
     label = "stdin" if args.file == "-" else Path(args.file).name

@@ -1,7 +1,8 @@
 """End to end: ``python -m mcp_guard check`` against live servers, as a subprocess.
 
 Upstreams: the Sigma fixture server (stdio, and over streamable HTTP with paged
-``tools/list``), ``mcp-server-time`` from PyPI (skipped when not installed), and the raw
+``tools/list``), ``mcp-server-time`` and ``mcp-server-fetch`` from PyPI (skipped when not
+installed; fetch only lists, behind a proxy on a closed port, so no network), and the raw
 recording server (``recording_server.py``), which lists whatever ``TOOLS_FILE`` holds, pages
 by ``PAGE_SIZE`` and records every line it receives: so these tests see what ``check`` sent
 (the capabilities it declared, every page it asked for) and that the server got the user's
@@ -33,6 +34,10 @@ HTTP_SERVER = (sys.executable, str(HERE / "sigma_http_server.py"))
 TIME = (sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC")
 HANG_GUARD = 120.0
 
+needs_fetch = pytest.mark.skipif(
+    importlib.util.find_spec("mcp_server_fetch") is None,
+    reason="mcp-server-fetch is not installed (the test extras pin mcp-server-fetch==2026.10.24)",
+)
 needs_time = pytest.mark.skipif(
     importlib.util.find_spec("mcp_server_time") is None,
     reason="mcp-server-time is not installed (the test extras pin mcp-server-time==2026.10.19)",
@@ -147,6 +152,16 @@ async def test_time_server_by_profile() -> None:
     assert set(statuses(report).values()) == {"unsupported"}
     keywords = {keyword for found in findings(report).values() for _, keyword, _ in found}
     assert keywords == {"title"}
+
+
+@needs_fetch
+async def test_readme_check_example_is_true() -> None:
+    """The README's ``mcp-guard check -- uvx mcp-server-fetch`` block, run offline on the installed server."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ mcp-guard check -- uvx mcp-server-fetch\n", 1)[1].split("```", 1)[0]
+    status, out, _ = await check("--", sys.executable, "-m", "mcp_server_fetch", "--proxy-url", "http://127.0.0.1:9")
+    assert status == 1
+    assert out == block
 
 
 # --- what check sends: capabilities, pages, environment ----------------------------------------

@@ -290,3 +290,14 @@ def test_verify_stdin_and_usage_errors(
     assert status == 2 and "cannot read the file" in err
     status, out, err = run(capsys, "verify", "--json", write(tmp_path, "empty.jsonl", "\n\n"))
     assert status == 2 and "no documents" in err and "no documents" in json.loads(out)["error"]
+
+
+def test_public_names_resolve_and_thresholds_agree() -> None:
+    import mcp_guard.reports as reports
+    from mcp_guard.reports import commands, tools
+
+    for name in reports.__all__:
+        assert getattr(reports, name) is not None, name
+    with pytest.raises(AttributeError):
+        reports.no_such_name  # noqa: B018
+    assert commands.FAIL_ON == tools.FAIL_ON

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,37 @@ def test_verifier_examples(capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert main(["verify", "--json", str(v2)]) == 1
     assert len(capsys.readouterr().out.splitlines()) == 3
+
+
+def console_blocks() -> list[tuple[str, str]]:
+    """(command, output) of every ``console`` block of the README."""
+    blocks = []
+    for body in re.findall(r"```console\n(.*?)```", README, flags=re.S):
+        first, _, rest = body.partition("\n")
+        assert first.startswith("$ mcp-guard ")
+        blocks.append((first[2:], rest))
+    return blocks
+
+
+def test_readme_console_examples_on_config_files_are_true(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    ran = 0
+    for command, shown in console_blocks():
+        argv = shlex.split(command)[1:]
+        if "config/" not in command:
+            continue  # needs a live server: see tests/e2e/test_check_cli.py
+        main(argv)
+        out = capsys.readouterr().out
+        ran += 1
+        if "--json" not in argv:
+            assert out == shown, command
+            continue
+        # JSONL shown abridged: compare each line's index, verdict and reasons
+        for got, line in zip(out.splitlines(), shown.splitlines(), strict=True):
+            row = json.loads(got)
+            assert f'"index": {row["index"]},' in line
+            assert f'"verdict": "{row["verdict"]}"' in line
+            assert f'"reasons": {json.dumps(row["reasons"])}' in line
+    assert ran == 3
