@@ -155,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
             return _schema(args)
         if args.command == "verify":
             return _verify(args)
+    except KeyboardInterrupt:
+        return 130
     except UsageError as exc:
         message = str(exc)
         sys.stderr.write(f"mcp-guard {args.command}: error: {escape(message)}\n")

@@ -313,9 +313,10 @@ def report_tools(
 def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
     """(keyword, pointer, detail) rows for a tool, in report order."""
     rows: list[tuple[str, str, str]] = []
+    what = "malformed definition" if tool.source == "tool-definition" else "malformed tool"
     for error in tool.definition_errors:
         key = error.path.rsplit("/", 1)[-1] if error.path else "(tool)"
-        rows.append((key, error.path or "(tool)", error.message))
+        rows.append((key, error.path or "(tool)", f"{what}: {error.message}"))
     for issue in tool.issues:
         kind = "malformed" if issue.kind == VALIDATION else "unsupported"
         rows.append((issue.keyword, issue.schema_path or "(root)", f"{kind}: {issue.message}"))
@@ -325,6 +326,9 @@ def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
 def render_table(report: ToolsReport) -> str:
     """The human-readable report: a table (tool, status, keyword, pointer, detail), notes, summary.
 
+    A finding on the schema points into the ``inputSchema`` (detail ``unsupported: ...`` or
+    ``malformed: ...``); a problem with the entry itself points into the tool object or the
+    tool definition document (``malformed tool: ...``, ``malformed definition: ...``).
     Every name, keyword and message is passed through :func:`escape`.
     """
     header = ("TOOL", "STATUS", "KEYWORD", "POINTER", "DETAIL")

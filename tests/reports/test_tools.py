@@ -98,6 +98,7 @@ def test_tool_definition_entry() -> None:
     broken = judge_tool({**DEFINITION, "version": "zz"})
     assert broken.status == "malformed" and broken.name == "Def"
     assert [e.path for e in broken.definition_errors] == ["/version"]
+    assert "malformed definition: must match pattern" in render_table(report_tools([broken]))
 
 
 def test_duplicate_names_are_unsupported_both() -> None:
@@ -168,7 +169,7 @@ def test_table_lists_every_finding_with_pointer_and_a_summary() -> None:
     both = [line for line in lines if "/properties/" in line]
     assert any("type" in line and "/properties/c/type" in line and "malformed:" in line for line in both)
     assert any("pattern" in line and "/properties/d/pattern" in line and "unsupported:" in line for line in both)
-    assert any(line.startswith("(tool #3, no name)") for line in lines)
+    assert any(line.startswith("(tool #3, no name)") and "malformed tool: is required" in line for line in lines)
     assert "note: Def: parameter `x` is not inferrable" in text
     assert lines[-1] == "4 tools: 2 supported, 0 unsupported, 2 malformed (profile standard)"
 
