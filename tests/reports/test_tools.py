@@ -98,7 +98,7 @@ def test_tool_definition_entry() -> None:
     broken = judge_tool({**DEFINITION, "version": "zz"})
     assert broken.status == "malformed" and broken.name == "Def"
     assert [e.path for e in broken.definition_errors] == ["/version"]
-    assert "malformed definition: must match pattern" in render_table(report_tools([broken]))
+    assert "malformed definition: must match pattern" in render_table(report_tools([{**DEFINITION, "version": "zz"}]))
 
 
 def test_duplicate_names_are_unsupported_both() -> None:
