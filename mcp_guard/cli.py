@@ -1,4 +1,5 @@
-"""Command line: ``mcp-guard wrap``, ``mcp-guard demo``; the gateway's ``pin``, ``journal``, ``serve``.
+"""Command line: ``mcp-guard wrap``, ``mcp-guard demo``, the operator commands ``check``, ``schema``,
+``verify``, and the gateway's ``pin``, ``journal``, ``serve``.
 
 ``wrap`` is an MCP server on stdio (nothing but protocol messages may reach stdout, so
 logging goes to stderr and the relay diverts fd 1 while it runs), or with ``--http`` an MCP
@@ -90,6 +91,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(demo)
     demo.set_defaults(command_parser=demo)
+
+    from .reports.commands import add_commands
+
+    add_commands(sub, _common)
 
     from .gateway.commands import add_gateway_commands
 
@@ -197,8 +202,9 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-guard`` console script; returns the exit status.
 
-    Exit status: 0 success, 1 failure of the run (upstream could not start or went away),
-    2 usage errors.
+    Exit status: 0 success, 1 failure of the run (upstream could not start or went away; for
+    ``check``, ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
+    ``check``, an upstream that cannot be reached).
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -239,6 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return anyio.run(lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported))
         except KeyboardInterrupt:
             return 130
+    if args.command in ("check", "schema", "verify"):
+        from .reports.commands import run
+
+        return run(args)
     from .gateway.commands import COMMANDS as GATEWAY_COMMANDS
 
     if args.command in GATEWAY_COMMANDS:

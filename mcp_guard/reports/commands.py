@@ -1,0 +1,343 @@
+"""The operator commands ``mcp-guard check``, ``schema`` and ``verify``: argument parsing and runs.
+
+Exit statuses (all three): 0 nothing hits the threshold, 1 something does (a tool not
+supported, a schema or arguments that fail, an invalid verifier document), 2 usage errors
+(bad flags, an unreadable or unparseable file, an upstream that cannot be reached). Reports
+go to stdout (a table, or JSON with ``--json``); errors go to stderr, and with ``--json``
+also to stdout as ``{"error": "..."}`` so a CI step always has a JSON document to read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from .documents import DocumentError, loads, read_text
+
+if TYPE_CHECKING:
+    from .tools import ToolsReport
+
+__all__ = ["REPORT_COMMANDS", "add_commands", "run"]
+
+REPORT_COMMANDS: Final = ("check", "schema", "verify")
+
+FAIL_ON: Final = ("unsupported", "malformed", "never")
+"""The ``--fail-on`` thresholds (the same as ``tools.FAIL_ON``; kept here so that building the
+parser imports no report models)."""
+
+USAGE_ERROR: Final = 2
+
+
+class UsageError(Exception):
+    """A problem with the command line or its input files; exit status 2."""
+
+
+def add_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Add the ``check``, ``schema`` and ``verify`` subcommands to ``sub``.
+
+    Args:
+        sub: the subparsers of the ``mcp-guard`` parser.
+        common: adds the options every command takes (``--profile``, ``--log-level``).
+    """
+    check = sub.add_parser(
+        "check",
+        help="list a server's tools (or read a tools file) and report which ones the guard can enforce",
+        description="Classify every tool's inputSchema: supported, unsupported (with each feature outside the "
+        "subset and its JSON Pointer) or malformed. Lists every page of a live server as a client declaring "
+        "sampling, elicitation and roots. Exit status: 0 nothing hits --fail-on, 1 something does, 2 usage "
+        "errors or an upstream that cannot be reached.",
+        usage="mcp-guard check [--profile standard|strict] [--json] [--fail-on unsupported|malformed|never] "
+        "(--tools-file FILE | --upstream-url URL | -- COMMAND [ARGS...])",
+    )
+    common(check)
+    check.set_defaults(command_parser=check)
+    check.add_argument(
+        "--tools-file",
+        metavar="FILE",
+        help="a saved tools/list result (an object with a `tools` array), an array of tools, or a tool "
+        "definition (Arcade preview format); `//` and `/* */` comments allowed; `-` reads stdin",
+    )
+    check.add_argument("--upstream-url", metavar="URL", help="a streamable HTTP MCP endpoint to list")
+    check.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for --upstream-url (repeatable), e.g. 'Authorization: Bearer ...'",
+    )
+    check.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="unsupported",
+        help="exit 1 when any tool is unsupported or malformed (unsupported, the default), only when one is "
+        "malformed (malformed), or never",
+    )
+    check.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    check.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="time limit for listing a live server (default 30)",
+    )
+    check.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the server command")
+
+    schema = sub.add_parser(
+        "schema",
+        help="classify one schema (or tool, or tool definition) and optionally check arguments against it",
+        description="Classify one inputSchema against the guard's subset; FILE holds a JSON Schema, an MCP tool "
+        "object, or a tool definition (Arcade preview format); `//` and `/* */` comments allowed; `-` reads stdin. "
+        "With --arguments, check them as the guard would check a tools/call. Exit status: 0 supported (and the "
+        "arguments pass), 1 not, 2 usage errors.",
+        usage="mcp-guard schema [--profile standard|strict] [--json] FILE [--arguments JSON | --arguments @FILE]",
+    )
+    common(schema)
+    schema.set_defaults(command_parser=schema)
+    schema.add_argument("file", metavar="FILE", help="the schema file (`-` for stdin)")
+    schema.add_argument(
+        "--arguments", metavar="JSON|@FILE", help="arguments to check: a JSON object, or @FILE to read them from a file"
+    )
+    schema.add_argument("--json", action="store_true", help="print the report as one JSON document")
+
+    verify = sub.add_parser(
+        "verify",
+        help="judge toolcall-verifier documents (v1, v2): valid or deterministic_invalid, with every check",
+        description="Read one toolcall-verifier-input/v1 or /v2 document (JSON) or many (JSONL, one per line) and "
+        "give each a deterministic verdict with every check. Exit status: 0 all valid, 1 any invalid, 2 usage errors.",
+        usage="mcp-guard verify [--profile standard|strict] [--json] FILE|-",
+    )
+    common(verify)
+    verify.set_defaults(command_parser=verify)
+    verify.add_argument("file", metavar="FILE", help="the document file (`-` for stdin)")
+    verify.add_argument("--json", action="store_true", help="one JSON object per document (JSONL)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("the timeout must be a positive number of seconds")
+    return value
+
+
+def _out() -> Any:
+    stream = sys.stdout
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        with contextlib.suppress(ValueError, OSError):  # a detached stream keeps its settings
+            reconfigure(errors="backslashreplace")
+    return stream
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand ``args.command`` (one of :data:`REPORT_COMMANDS`); return the exit status."""
+    from .tools import escape
+
+    as_json = bool(getattr(args, "json", False))
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "schema":
+            return _schema(args)
+        if args.command == "verify":
+            return _verify(args)
+    except KeyboardInterrupt:
+        return 130
+    except UsageError as exc:
+        message = str(exc)
+        sys.stderr.write(f"mcp-guard {args.command}: error: {escape(message)}\n")
+        if as_json:
+            _out().write(_dump({"error": message}) + "\n")
+        return USAGE_ERROR
+    raise ValueError(f"not a report command: {args.command!r}")  # pragma: no cover
+
+
+def _read_document(path: str, *, comments: bool) -> Any:
+    try:
+        return loads(read_text(path), comments=comments)
+    except DocumentError as exc:
+        where = "stdin" if path == "-" else path
+        message = str(exc)
+        raise UsageError(message if message.startswith(f"{where}:") else f"{where}: {message}") from None
+
+
+# --- check -------------------------------------------------------------------------------------
+
+
+def _headers(values: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, rest = value.partition(":")
+        if not sep or not name.strip() or any(c in name for c in " \t\r\n"):
+            raise UsageError("--header takes 'NAME: VALUE', e.g. --header 'Authorization: Bearer ...'")
+        headers[name.strip()] = rest.strip()
+    return headers
+
+
+def _check(args: argparse.Namespace) -> int:
+    command = list(args.upstream)
+    if command and command[0] == "--":
+        command = command[1:]
+    sources = [bool(command), args.tools_file is not None, args.upstream_url is not None]
+    if sum(sources) != 1:
+        args.command_parser.error(
+            "give exactly one of --tools-file FILE, --upstream-url URL, or -- COMMAND [ARGS...], "
+            "e.g. mcp-guard check -- uvx mcp-server-time"
+        )
+    if args.header and args.upstream_url is None:
+        args.command_parser.error("--header applies only to --upstream-url")
+    from .tools import report_tools, tool_entries
+
+    if args.tools_file is not None:
+        document = _read_document(args.tools_file, comments=True)
+        try:
+            entries = tool_entries(document)
+        except ValueError as exc:
+            raise UsageError(f"{args.tools_file}: {exc}") from None
+        report = report_tools(entries, profile=args.profile, source="file")
+    else:
+        import anyio
+
+        from .listing import ListingError, list_tools
+
+        headers = _headers(args.header)
+        try:
+            listing = anyio.run(
+                lambda: list_tools(
+                    command=command or None, url=args.upstream_url, headers=headers or None, timeout=args.timeout
+                )
+            )
+        except ListingError as exc:
+            raise UsageError(str(exc)) from None
+        report = report_tools(
+            listing.tools, profile=args.profile, server=listing.server, source="command" if command else "url"
+        )
+        report.extra["protocol_version"] = listing.protocol_version
+        report.extra["pages"] = listing.pages
+    return _print_check(report, args)
+
+
+def _print_check(report: ToolsReport, args: argparse.Namespace) -> int:
+    from .tools import escape, render_table
+
+    out = _out()
+    if args.json:
+        out.write(_dump(report.to_json(args.fail_on)) + "\n")
+    else:
+        if report.server is not None:
+            name, version = report.server.get("name"), report.server.get("version")
+            out.write(f"server: {escape(str(name))} {escape(str(version))}\n\n")
+        out.write(render_table(report))
+    out.flush()
+    return 1 if report.fails(args.fail_on) else 0
+
+
+# --- schema ------------------------------------------------------------------------------------
+
+
+def _arguments(text: str) -> Any:
+    if text.startswith("@"):
+        path = text[1:]
+        try:
+            return loads(read_text(path), exact=True)
+        except DocumentError as exc:
+            message = str(exc)
+            raise UsageError(
+                f"--arguments: {message if message.startswith(f'{path}:') else f'{path}: {message}'}"
+            ) from None
+    try:
+        return loads(text, exact=True)
+    except DocumentError as exc:
+        raise UsageError(f"--arguments: {exc} (give a JSON object, or @FILE)") from None
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from ..core import Report, compile
+    from .tool_definitions import is_tool_definition
+    from .tools import ToolsReport, judge_tool, render_issue_lines, render_table
+
+    document = _read_document(args.file, comments=True)
+    arguments = _arguments(args.arguments) if args.arguments is not None else None
+    label = "stdin" if args.file == "-" else Path(args.file).name
+    if type(document) is dict and ("tools" in document and "inputSchema" not in document and "type" not in document):
+        raise UsageError(f"{label} holds a list of tools; use mcp-guard check --tools-file {args.file}")
+    if type(document) is list:
+        raise UsageError(f"{label} holds a list; use mcp-guard check --tools-file {args.file}")
+    if is_tool_definition(document) or (type(document) is dict and "inputSchema" in document):
+        tool = judge_tool(document, profile=args.profile)
+        entry_kind = "tool-definition" if tool.source == "tool-definition" else "tool"
+    else:
+        tool = judge_tool({"name": label, "inputSchema": document}, profile=args.profile)
+        entry_kind = "schema"
+    report = ToolsReport([tool], args.profile, source="file")
+    checked: Report | None = None
+    if arguments is not None and tool.supported:
+        checked = compile(tool.input_schema, profile=args.profile).check(arguments)
+    failed = not tool.supported or (checked is not None and not checked.ok)
+    out = _out()
+    if args.json:
+        body = report.to_json()
+        payload: dict[str, Any] = {
+            "profile": args.profile,
+            "document": entry_kind,
+            "tool": body["tools"][0],
+            "arguments": None,
+        }
+        if args.arguments is not None:
+            payload["arguments"] = (
+                {"checked": False, "ok": False, "kind": None, "issues": []}
+                if checked is None
+                else {"checked": True, **checked.to_json()}
+            )
+        payload["failed"] = failed
+        out.write(_dump(payload) + "\n")
+    else:
+        out.write(render_table(report))
+        if args.arguments is not None:
+            out.write("\n")
+            if checked is None:
+                out.write("arguments: not checked: the schema is not supported, so the guard refuses every call\n")
+            elif checked.ok:
+                out.write("arguments: valid; the guard would forward this call\n")
+            else:
+                out.write("arguments: invalid; the guard would refuse this call:\n")
+                out.write("\n".join(render_issue_lines(checked)) + "\n")
+    out.flush()
+    return 1 if failed else 0
+
+
+# --- verify ------------------------------------------------------------------------------------
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .verifier import render_verdicts, verify_text
+
+    try:
+        text = read_text(args.file)
+    except DocumentError as exc:
+        raise UsageError(str(exc)) from None
+    verdicts = verify_text(text, profile=args.profile, name=None if args.file == "-" else args.file)
+    if not verdicts:
+        raise UsageError(f"{'stdin' if args.file == '-' else args.file}: no documents (the input is empty)")
+    out = _out()
+    if args.json:
+        for verdict in verdicts:
+            out.write(_dump(verdict.to_json()) + "\n")
+    else:
+        render_verdicts(verdicts, out.write)
+    out.flush()
+    return 1 if any(v.verdict != "valid" for v in verdicts) else 0

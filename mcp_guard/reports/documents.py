@@ -1,0 +1,271 @@
+"""Reading the operator's documents: JSON, JSON with comments, JSONL; precise error locations.
+
+The documents the operator tools read (schemas, tool lists, tool definitions, arguments,
+verifier inputs) are files a person wrote or a program saved. Unlike the relay, which must
+pass on whatever a peer sent, a reader of such files can and should refuse what is
+ambiguous: a **duplicate object key** is an error here (two parsers may keep different
+values), named by its JSON Pointer. Everything else follows Python's ``json`` module:
+``NaN``/``Infinity`` parse (the schema core reports them as numbers JSON cannot carry), and
+with ``exact=True`` a float literal a double cannot hold exactly becomes an
+:class:`~mcp_guard.core.json_values.Inexact` (as the relay parses a client's ``tools/call``),
+so an offline verdict on arguments equals the guard's.
+
+Comments (``//`` to the end of the line, ``/* ... */``) are stripped by :func:`strip_comments`
+outside strings only; each comment character becomes a space (newlines are kept), so line and
+column numbers in error messages still point into the file as written.
+
+This module does not know schemas, tools or MCP.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..core.json_values import exact_float, pointer
+
+__all__ = [
+    "DocumentError",
+    "FieldError",
+    "field_errors",
+    "iter_lines",
+    "loads",
+    "read_text",
+    "strip_comments",
+]
+
+
+class DocumentError(ValueError):
+    """A document that cannot be read as JSON: the message says where (line and column, or pointer) and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One reason a document does not fit its format.
+
+    Attributes:
+        path: JSON Pointer (RFC 6901) into the document, at the offending field (``""`` for
+            the document itself).
+        message: why, in a short English sentence; never quotes a value of the document.
+    """
+
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"path": str, "message": str}``."""
+        return {"path": self.path, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.path or '(document)'}: {self.message}"
+
+
+def strip_comments(text: str) -> str:
+    """``text`` with ``//`` and ``/* */`` comments outside JSON strings replaced by spaces.
+
+    A ``//`` or ``/*`` inside a string (``"http://x"``) is string content, escapes included
+    (``"\\"//"`` is one string). Newlines inside a block comment are kept, so positions in
+    later error messages stay those of the file.
+
+    Raises:
+        DocumentError: a ``/*`` comment that never ends (line and column of its start).
+    """
+    if "/" not in text:
+        return text
+    out: list[str] = []
+    i, n = 0, len(text)
+    start = 0  # first character not yet copied
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n:
+                d = text[i]
+                if d == "\\":
+                    i += 2
+                    continue
+                i += 1
+                if d == '"' or d == "\n":  # a newline ends a broken string: the JSON parser reports it
+                    break
+            continue
+        if c == "/" and i + 1 < n and text[i + 1] in "/*":
+            out.append(text[start:i])
+            if text[i + 1] == "/":
+                end = text.find("\n", i)
+                end = n if end < 0 else end
+                out.append(" " * (end - i))
+            else:
+                end = text.find("*/", i + 2)
+                if end < 0:
+                    line, column = _position(text, i)
+                    raise DocumentError(f"line {line} column {column}: a /* comment is never closed")
+                end += 2
+                out.append("".join("\n" if ch == "\n" else " " for ch in text[i:end]))
+            i = start = end
+            continue
+        i += 1
+    out.append(text[start:])
+    return "".join(out)
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of ``index`` in ``text``."""
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return line, column
+
+
+class _Duplicates(dict[str, Any]):
+    """Stands, during parsing only, for an object that had a duplicate key (never returned)."""
+
+    __slots__ = ("duplicate",)
+
+    def __init__(self, pairs: list[tuple[str, Any]], duplicate: str) -> None:
+        super().__init__(pairs)
+        self.duplicate = duplicate
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) == len(pairs):
+        return result
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _Duplicates(pairs, key)
+        seen.add(key)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+_plain = json.JSONDecoder(object_pairs_hook=_pairs)
+_exact = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=exact_float)
+
+
+def _find_duplicate(value: Any) -> str | None:
+    """The message for the first object (document order) that had a duplicate key, or None. Iterative."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        current, path = stack.pop()
+        if isinstance(current, _Duplicates):
+            return f"{pointer(path) or '(document)'}: the key {json.dumps(current.duplicate)} appears twice"
+        if type(current) is list:
+            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(current))))
+        elif isinstance(current, dict):
+            stack.extend((item, (*path, k)) for k, item in reversed(list(current.items())))
+    return None
+
+
+def loads(text: str, *, comments: bool = False, exact: bool = False) -> Any:
+    """Parse one JSON document (optionally with comments) into plain JSON values.
+
+    Args:
+        text: the document.
+        comments: strip ``//`` and ``/* */`` comments first (:func:`strip_comments`).
+        exact: parse float literals as the relay parses a client's message: a literal no
+            double holds exactly becomes an ``Inexact`` (refused by the schema core).
+
+    Returns:
+        The value: ``dict`` (``str`` keys), ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``.
+
+    Raises:
+        DocumentError: not JSON (with line and column), a duplicate object key (with its
+            pointer), an unclosed comment, or nesting too deep for the parser.
+    """
+    if comments:
+        text = strip_comments(text)
+    decoder = _exact if exact else _plain
+    try:
+        value = decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise DocumentError("the document nests too deeply for the JSON parser") from None
+    duplicate = _find_duplicate(value)
+    if duplicate is not None:
+        raise DocumentError(duplicate)
+    return value
+
+
+def read_text(path: str) -> str:
+    """The text of the file ``path`` (UTF-8, a leading byte-order mark dropped), or of stdin for ``-``.
+
+    Raises:
+        DocumentError: the file cannot be read or is not UTF-8 (the message names the path).
+    """
+    import sys
+
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"{path}: cannot read the file ({exc.strerror or type(exc).__name__})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    return text.removeprefix("\ufeff")
+
+
+def _loc_pointer(loc: tuple[str | int, ...], drop: frozenset[str]) -> str:
+    return pointer(part for part in loc if not (isinstance(part, str) and part in drop))
+
+
+_MESSAGES = {
+    "missing": "is required",
+    "extra_forbidden": "is not a field of this format",
+    "string_type": "must be a string",
+    "bool_type": "must be a boolean",
+    "list_type": "must be an array",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+}
+
+
+_PREFIXES = (
+    ("Value error, ", ""),
+    ("Input should be ", "must be "),
+    ("String should ", "must "),
+    ("List should ", "must "),
+)
+
+
+def _reword(message: str) -> str:
+    for prefix, replacement in _PREFIXES:
+        if message.startswith(prefix):
+            return (replacement + message[len(prefix) :]).replace(" after validation", "")
+    return message
+
+
+def field_errors(
+    error: ValidationError, *, base: tuple[str | int, ...] = (), drop: frozenset[str] = frozenset()
+) -> list[FieldError]:
+    """The errors of a pydantic validation as :class:`FieldError` values (path and reason).
+
+    Args:
+        error: the exception pydantic raised.
+        base: path of the validated value inside the whole document.
+        drop: location parts pydantic inserts that are not document keys (union tags).
+
+    Messages are rewritten for the common error types (``"is required"``, ``"must be a
+    string"``, ...) and otherwise taken from pydantic's ``msg``, which never holds the input.
+    """
+    out: list[FieldError] = []
+    for item in error.errors(include_url=False, include_input=False):
+        loc = tuple(item["loc"])
+        message = _MESSAGES.get(item["type"]) or _reword(item["msg"])
+        out.append(FieldError(_loc_pointer((*base, *loc), drop), message))
+    return out
+
+
+def iter_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for every line of ``text`` that is not blank (1-based numbers)."""
+    # Only "\n" ends a line: U+2028 and friends may stand unescaped inside a JSON string.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if line.strip(" \t\r"):
+            yield number, line

@@ -1,0 +1,125 @@
+"""Every file of ``config/`` is loaded and does what the README says it does."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from mcp_guard.cli import _parser, main
+from mcp_guard.reports.documents import loads
+from mcp_guard.reports.tool_definitions import ToolDefinition, definition_notes, parse_tool_definition, to_mcp_tool
+from mcp_guard.reports.verifier import verify_text
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "config"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_config_file_is_covered() -> None:
+    assert sorted(p.name for p in CONFIG.iterdir()) == [
+        "claude_desktop_config.json",
+        "schema.jsonc",
+        "tool-definition.jsonc",
+        "toolcall-verifier-v1.json",
+        "toolcall-verifier-v2.jsonl",
+    ]
+
+
+def test_client_config_snippet_parses_as_wrap_commands() -> None:
+    config = json.loads((CONFIG / "claude_desktop_config.json").read_text(encoding="utf-8"))
+    assert set(config) == {"mcpServers"} and config["mcpServers"]
+    for server in config["mcpServers"].values():
+        assert server["command"] == "mcp-guard"
+        args = _parser().parse_args(server["args"])
+        assert args.command == "wrap"
+        upstream = [a for a in args.upstream if a != "--"]
+        assert upstream and upstream[0] in ("uvx", "npx")
+
+
+def test_readme_shows_the_client_config_snippet_as_it_is() -> None:
+    blocks = re.findall(r"```json\n(.*?)```", README, flags=re.S)
+    snippet = json.loads((CONFIG / "claude_desktop_config.json").read_text(encoding="utf-8"))
+    assert snippet in [json.loads(b) for b in blocks if '"mcpServers"' in b]
+
+
+def test_tool_definition_example(capsys: pytest.CaptureFixture[str]) -> None:
+    path = CONFIG / "tool-definition.jsonc"
+    definition = parse_tool_definition(loads(path.read_text(encoding="utf-8"), comments=True))
+    assert isinstance(definition, ToolDefinition)
+    schema = to_mcp_tool(definition)["inputSchema"]
+    assert schema["properties"]["estimate_days"]["type"] == "number"
+    assert schema["properties"]["priority"]["enum"] == ["low", "normal", "high"]
+    assert schema["required"] == ["owner", "repo", "title"]
+    assert [(n.note, n.parameter) for n in definition_notes(definition)] == [("not_inferrable", "owner")]
+    assert main(["check", "--tools-file", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "CreateIssue  supported" in out and "parameter `owner` is not inferrable" in out
+    arguments = '{"owner": "me", "repo": "mcp-guard", "title": "Crash"}'
+    assert main(["schema", str(path), "--arguments", arguments]) == 0
+    assert "arguments: valid" in capsys.readouterr().out
+
+
+def test_schema_example(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(CONFIG / "schema.jsonc")
+    assert main(["schema", path]) == 0
+    capsys.readouterr()
+    assert main(["schema", path, "--arguments", '{"path": "README.md", "offset": 0}']) == 1
+    assert "minimum at /offset" in capsys.readouterr().out
+    assert main(["schema", "--profile", "strict", path]) == 1  # its `default` is an annotation
+    assert "default" in capsys.readouterr().out
+
+
+def test_verifier_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    v1 = CONFIG / "toolcall-verifier-v1.json"
+    verdicts = verify_text(v1.read_text(encoding="utf-8"))
+    assert [(v.schema_version, v.verdict) for v in verdicts] == [("toolcall-verifier-input/v1", "valid")]
+    assert main(["verify", str(v1)]) == 0
+    v2 = CONFIG / "toolcall-verifier-v2.jsonl"
+    verdicts = verify_text(v2.read_text(encoding="utf-8"), name=v2.name)
+    assert [(v.schema_version, v.verdict, v.reasons) for v in verdicts] == [
+        ("toolcall-verifier-input/v2", "valid", []),
+        ("toolcall-verifier-input/v2", "deterministic_invalid", ["steps_pending"]),
+        ("toolcall-verifier-input/v2", "deterministic_invalid", ["invalid_arguments"]),
+    ]
+    assert [w.warning for w in verdicts[2].warnings] == ["repeated_step"]
+    capsys.readouterr()
+    assert main(["verify", "--json", str(v2)]) == 1
+    assert len(capsys.readouterr().out.splitlines()) == 3
+
+
+def console_blocks() -> list[tuple[str, str]]:
+    """(command, output) of every ``console`` block of the README."""
+    blocks = []
+    for body in re.findall(r"```console\n(.*?)```", README, flags=re.S):
+        first, _, rest = body.partition("\n")
+        assert first.startswith("$ mcp-guard ")
+        blocks.append((first[2:], rest))
+    return blocks
+
+
+def test_readme_console_examples_on_config_files_are_true(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    ran = 0
+    for command, shown in console_blocks():
+        argv = shlex.split(command)[1:]
+        if "config/" not in command:
+            continue  # needs a live server: see tests/e2e/test_check_cli.py
+        main(argv)
+        out = capsys.readouterr().out
+        ran += 1
+        if "--json" not in argv:
+            assert out == shown, command
+            continue
+        # JSONL shown abridged: compare each line's index, verdict and reasons
+        for got, line in zip(out.splitlines(), shown.splitlines(), strict=True):
+            row = json.loads(got)
+            assert f'"index": {row["index"]},' in line
+            assert f'"verdict": "{row["verdict"]}"' in line
+            assert f'"reasons": {json.dumps(row["reasons"])}' in line
+    assert ran == 3

@@ -1,0 +1,110 @@
+"""Reading documents: comments stripped outside strings only, duplicate keys refused, exact floats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mcp_guard.core.json_values import Inexact
+from mcp_guard.reports.documents import DocumentError, iter_lines, loads, read_text, strip_comments
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1} // trailing', {"a": 1}),
+        ('// first\n{"a": 1}', {"a": 1}),
+        ('{"a": /* inline */ 1}', {"a": 1}),
+        ('{"url": "http://x//y"}', {"url": "http://x//y"}),
+        ('{"c": "/* not a comment */"}', {"c": "/* not a comment */"}),
+        ('{"q": "a \\" // still string"}', {"q": 'a " // still string'}),
+        ('{"b": "\\\\"} // after an escaped backslash', {"b": "\\"}),
+        ('{"a": 1 /* multi\nline\n*/, "b": 2}', {"a": 1, "b": 2}),
+        ('{"a": "x"}/**/', {"a": "x"}),
+        ("[1, // one\n 2]", [1, 2]),
+    ],
+    ids=[
+        "line-comment-after",
+        "line-comment-before",
+        "block-inline",
+        "slashes-in-string",
+        "block-in-string",
+        "escaped-quote-in-string",
+        "escaped-backslash-ends-string",
+        "block-multiline",
+        "empty-block",
+        "inside-array",
+    ],
+)
+def test_comments_are_stripped_outside_strings_only(text: str, expected: object) -> None:
+    assert loads(text, comments=True) == expected
+
+
+def test_stripping_keeps_positions() -> None:
+    text = '/* one\ntwo */ {"a": 1,\n // c\n "b": }'
+    stripped = strip_comments(text)
+    assert len(stripped) == len(text)
+    assert stripped.count("\n") == text.count("\n")
+    with pytest.raises(DocumentError, match=r"^line 4 column 7: not JSON"):
+        loads(text, comments=True)
+
+
+def test_unclosed_block_comment_names_its_start() -> None:
+    with pytest.raises(DocumentError, match=r"line 2 column 3: a /\* comment is never closed"):
+        strip_comments('{\n  /* open\n "a": 1}')
+
+
+def test_comments_are_not_json_without_the_flag() -> None:
+    with pytest.raises(DocumentError, match="not JSON"):
+        loads('{"a": 1} // x')
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"a": 1, "a": 2}', "(document)"),
+        ('{"x": [{"k": 1}, {"k": 1, "k": 1}]}', "/x/1"),
+        ('{"a~b/c": {"d": 1, "d": 2}}', "/a~0b~1c"),
+    ],
+)
+def test_duplicate_keys_are_refused_with_their_pointer(text: str, where: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        loads(text)
+    assert str(info.value).startswith(f"{where}: the key ")
+    assert "appears twice" in str(info.value)
+
+
+def test_exact_floats_mark_what_a_double_cannot_hold() -> None:
+    value = loads('{"a": 0.1, "b": 0.99999999999999999999, "c": 1e2}', exact=True)
+    assert value["a"] == 0.1 and value["c"] == 100.0
+    assert type(value["b"]) is Inexact
+    assert loads('{"b": 0.99999999999999999999}')["b"] == 1.0  # the plain parse rounds, as the relay does upstream
+
+
+def test_non_finite_literals_parse_for_the_core_to_judge() -> None:
+    value = loads('{"a": NaN, "b": -Infinity}')
+    assert value["a"] != value["a"] and value["b"] == float("-inf")
+
+
+def test_hostile_nesting_is_a_document_error() -> None:
+    with pytest.raises(DocumentError, match="nests too deeply"):
+        loads("[" * 100_000 + "]" * 100_000)
+
+
+def test_read_text(tmp_path: Path) -> None:
+    good = tmp_path / "a.json"
+    good.write_bytes(b'\xef\xbb\xbf{"a": 1}')
+    assert json.loads(read_text(str(good))) == {"a": 1}
+    bad = tmp_path / "b.json"
+    bad.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(DocumentError, match=r"b\.json: not UTF-8 text \(byte 7\)"):
+        read_text(str(bad))
+    with pytest.raises(DocumentError, match="cannot read the file"):
+        read_text(str(tmp_path / "missing.json"))
+
+
+def test_lines_split_on_newlines_only() -> None:
+    text = '{"a": "x\u2028y"}\r\n\n   \n{"b": 1}'
+    assert list(iter_lines(text)) == [(1, '{"a": "x\u2028y"}'), (4, '{"b": 1}')]
