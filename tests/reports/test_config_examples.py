@@ -22,6 +22,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 def test_every_config_file_is_covered() -> None:
     assert sorted(p.name for p in CONFIG.iterdir()) == [
         "claude_desktop_config.json",
+        "gateway.example.jsonc",  # loaded by tests/gateway/test_config.py
         "schema.jsonc",
         "tool-definition.jsonc",
         "toolcall-verifier-v1.json",
