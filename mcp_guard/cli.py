@@ -60,10 +60,12 @@ def _parser() -> argparse.ArgumentParser:
     wrap = sub.add_parser(
         "wrap",
         help="run as an MCP server on stdio in front of an upstream server command",
-        description="Run as an MCP server on stdio; spawn COMMAND as the upstream MCP server (stdio) and "
-        "check every tools/call against the tool's inputSchema before forwarding it.",
+        description="Run as an MCP server on stdio; spawn COMMAND as the upstream MCP server (stdio), or "
+        "connect to the streamable HTTP MCP endpoint given with --upstream-url, and check every tools/call "
+        "against the tool's inputSchema before forwarding it.",
         usage="mcp-guard wrap [--profile standard|strict] [--hide-unsupported] [--log-level LEVEL] "
-        "-- COMMAND [ARGS...]",
+        "-- COMMAND [ARGS...]\n"
+        "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
     )
     _common(wrap)
     wrap.set_defaults(command_parser=wrap)
@@ -73,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         help="leave tools whose schemas the guard cannot enforce out of tools/list (calls to them are "
         "answered like calls to unknown tools)",
     )
+    _http_upstream_options(wrap)
     wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
 
     demo = sub.add_parser(
@@ -84,6 +87,76 @@ def _parser() -> argparse.ArgumentParser:
     _common(demo)
     demo.set_defaults(command_parser=demo)
     return parser
+
+
+def _http_upstream_options(wrap: argparse.ArgumentParser) -> None:
+    group = wrap.add_argument_group("upstream over streamable HTTP (instead of -- COMMAND)")
+    group.add_argument(
+        "--upstream-url",
+        metavar="URL",
+        help="the upstream's streamable HTTP MCP endpoint, e.g. https://example.com/mcp",
+    )
+    group.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an HTTP header for every request to the upstream (repeatable); for secrets use --header-env",
+    )
+    group.add_argument(
+        "--header-env",
+        action="append",
+        default=[],
+        metavar="NAME=ENVVAR",
+        help="an HTTP header whose value is the environment variable ENVVAR, e.g. "
+        "Authorization=UPSTREAM_AUTH with UPSTREAM_AUTH='Bearer ...' (repeatable; values are never logged)",
+    )
+    group.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="the largest message accepted from the upstream, in bytes (default 32 MiB); a larger answer is "
+        "replaced by a JSON-RPC error",
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
+    """``wrap --upstream-url``: check the options, then relay stdio to the HTTP upstream."""
+    import os
+
+    from .relay.http_upstream import DEFAULT_MAX_MESSAGE_BYTES, check_url, parse_headers
+
+    parser: argparse.ArgumentParser = args.command_parser
+    if command:
+        parser.error("give either --upstream-url URL or -- COMMAND, not both")
+    try:
+        check_url(args.upstream_url)
+        headers = parse_headers(args.header, args.header_env, os.environ)
+    except ValueError as exc:
+        parser.error(str(exc))
+    from .relay import wrap_stdio_http
+
+    limit = args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
+    try:
+        return anyio.run(
+            lambda: wrap_stdio_http(
+                args.upstream_url,
+                headers,
+                profile=args.profile,
+                hide_unsupported=args.hide_unsupported,
+                max_message_bytes=limit,
+            )
+        )
+    except KeyboardInterrupt:
+        return 130
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -113,6 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = list(args.upstream)
         if command and command[0] == "--":
             command = command[1:]
+        if args.upstream_url is not None:
+            return _wrap_http(args, command)
+        if args.header or args.header_env or args.max_message_bytes is not None:
+            args.command_parser.error("--header, --header-env and --max-message-bytes need --upstream-url")
         if not command:
             args.command_parser.error(
                 "the upstream command is missing: mcp-guard wrap [OPTIONS] -- COMMAND [ARGS...], "
