@@ -132,7 +132,7 @@ LISTEN_ATTEMPTS: Final = 3
 """Failed attempts in a row after which the standalone ``GET`` event stream is given up (logged)."""
 
 INITIALIZE_WAIT: Final = 60.0
-"""Seconds a message waits for the ``initialize`` in flight to be answered (the session id comes with it)."""
+"""Seconds a message waits for the answer to the ``initialize`` in flight to begin (it brings the session id)."""
 
 CLOSE_TIMEOUT: Final = 5.0
 """Seconds the session's ``DELETE`` may take on close."""
@@ -535,10 +535,14 @@ class HttpUpstream:
     async def _exchange(self, exchange: _Exchange, body: bytes, headers: dict[str, str]) -> None:
         async with self._request("POST", headers, body) as response:
             status = response.status_code
-            if exchange.initialize and 200 <= status < 300:
+            if exchange.initialize:
                 session = response.headers.get(_SESSION_HEADER)
-                if session is not None and _safe_value(session) and session:
+                if 200 <= status < 300 and session is not None and _safe_value(session) and session:
                     self.session_id = session
+                if self._initializing is not None:
+                    # The session id is known: messages sent meanwhile may go (a server that asks the
+                    # client something before its initialize result needs the client's answer).
+                    self._initializing.set()
             if status == 202:
                 exchange.failure = "mcp-guard: the upstream accepted the request (HTTP 202) but sent no response"
                 return

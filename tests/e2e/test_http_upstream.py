@@ -400,11 +400,20 @@ async def test_modern_era_requests_carry_their_envelope_headers(tmp_path: Path) 
                     "c", "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": ENVELOPE}
                 )
                 assert called["result"]["content"] == [{"type": "text", "text": "5"}]
+                unknown = await guard.request("u", "no/such/method", {"_meta": ENVELOPE})
         records = upstream.records()
-    assert [r["method"] for r in records] == ["POST", "POST", "POST"]
+    # The upstream's 404 carries a JSON-RPC error (method not found): passed on as the server sent it.
+    assert unknown["error"]["code"] == -32601 and not unknown["error"]["message"].startswith("mcp-guard")
+    assert records[3]["status"] == 404
+    assert [r["method"] for r in records] == ["POST", "POST", "POST", "POST"]
     assert all(r["headers"]["mcp-protocol-version"] == MODERN for r in records)
     assert all("mcp-session-id" not in r["headers"] for r in records)
-    assert [r["headers"]["mcp-method"] for r in records] == ["server/discover", "tools/list", "tools/call"]
+    assert [r["headers"]["mcp-method"] for r in records] == [
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "no/such/method",
+    ]
     assert records[2]["headers"]["mcp-name"] == "add"
 
 
