@@ -592,6 +592,9 @@ class HttpUpstream:
                     await self._read_events(response, exchange)
             except httpx2.SSEError:
                 raise
+            except httpx2.ConnectError as exc:
+                exchange.failure = self._describe(exc)  # the server is gone: nothing to resume
+                return
             except httpx2.HTTPError as exc:
                 log.debug("resuming a response stream failed: %s", type(exc).__name__)
             failures = 0 if exchange.last_event_id != seen else failures + 1

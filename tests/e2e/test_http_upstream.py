@@ -516,6 +516,27 @@ async def test_ended_session_answers_and_ends_the_guard(tmp_path: Path) -> None:
     assert "ended the session (HTTP 404)" in answer["error"]["message"]
 
 
+@pytest.mark.parametrize("server_args", [[], ["--event-store"]])
+async def test_upstream_crash_mid_call_is_answered(server_args: list[str], tmp_path: Path) -> None:
+    """The upstream dies while a call is in flight: the call is answered with an error, the next one too."""
+    with http_server(tmp_path, *server_args) as upstream, anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, upstream.url) as guard:
+            await guard.initialize()
+            await guard.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hold"}})
+            while [r["method"] for r in upstream.records()].count("POST") < 3:
+                await anyio.sleep(0.05)  # until the call (the third POST) reached the upstream
+            upstream.process.kill()
+            upstream.process.wait()
+            held = await guard.response(1)
+            after = await guard.request(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+    assert held["error"]["code"] == -32603
+    # Without numbered events the broken stream is the answer; with them, resuming finds nobody listening.
+    assert held["error"]["message"] == "mcp-guard: the connection to the upstream broke before it answered" or held[
+        "error"
+    ]["message"].startswith("mcp-guard: cannot reach the upstream at " + upstream.url + ": ")
+    assert after["error"]["message"].startswith("mcp-guard: cannot reach the upstream at " + upstream.url)
+
+
 async def test_stateless_upstream(tmp_path: Path) -> None:
     """A server without sessions: no session id, the GET stream refused, calls work."""
     with http_server(tmp_path, "--stateless") as upstream:
