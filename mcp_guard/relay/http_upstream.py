@@ -140,7 +140,8 @@ CLOSE_TIMEOUT: Final = 5.0
 MAX_REDIRECTS: Final = 5
 
 _ERROR_BODY_BYTES: Final = 1 << 20
-_INBOX: Final = 64
+_BROKE: Final = "mcp-guard: the connection to the upstream broke before it answered"
+_INBOX: Final = 16  # messages; senders (the streams being read) wait beyond that
 _SESSION_HEADER: Final = "Mcp-Session-Id"
 _VERSION_HEADER: Final = "MCP-Protocol-Version"
 _ACCEPT_BOTH: Final = "application/json, text/event-stream"
@@ -562,7 +563,7 @@ class HttpUpstream:
                 raise
             except httpx2.HTTPError as exc:
                 log.debug("a response stream from the upstream broke: %s", type(exc).__name__)
-                exchange.failure = "mcp-guard: the connection to the upstream broke before it answered"
+                exchange.failure = _BROKE
         await self._resume(exchange)
 
     async def _resume(self, exchange: _Exchange) -> None:
@@ -867,6 +868,8 @@ class HttpUpstream:
             return f"mcp-guard: cannot reach the upstream at {self._shown}: {reason[:200]}"
         if isinstance(exc, httpx2.TimeoutException):
             return f"mcp-guard: the connection to the upstream at {self._shown} timed out ({type(exc).__name__})"
+        if isinstance(exc, httpx2.NetworkError | httpx2.RemoteProtocolError):
+            return _BROKE
         return f"mcp-guard: the connection to the upstream at {self._shown} failed ({type(exc).__name__})"
 
     def _too_large(self) -> str:

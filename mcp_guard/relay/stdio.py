@@ -103,6 +103,7 @@ async def wrap_stdio_http(
         ", unsupported tools hidden" if hide_unsupported else "",
         f"; extra headers: {names}" if names else "",
     )
+    relay: Relay | None = None
     with claim_stdio() as (read_fd, write_fd):
         client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
         try:
@@ -113,7 +114,7 @@ async def wrap_stdio_http(
                 tg.cancel_scope.cancel()
         finally:
             await client.aclose()
-    if relay.upstream_closed and not relay.client_closed:
+    if relay is not None and relay.upstream_closed and not relay.client_closed:
         log.info("the connection to the upstream ended")
         return 1
     return 0

@@ -30,7 +30,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, MCPError, StdioServerParameters
 
-from mcp_guard.relay.http_upstream import HttpUpstream, open_http_upstream, parse_headers
+from mcp_guard.relay.http_upstream import HttpUpstream, open_http_upstream, parse_headers, shown_url
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -763,3 +763,10 @@ def test_parse_headers() -> None:
     with pytest.raises(ValueError, match="printable ASCII") as excinfo:
         parse_headers([], ["X-A=BAD"], {"BAD": "sec\nret"})
     assert "sec" not in str(excinfo.value)
+
+
+def test_shown_url_hides_credentials() -> None:
+    """Logs and messages show scheme, host, port and path only."""
+    assert shown_url("https://user:pw@mcp.example.com:8443/v1/mcp?token=abc#x") == "https://mcp.example.com:8443/v1/mcp"
+    assert shown_url("http://[::1]:9000/mcp") == "http://[::1]:9000/mcp"
+    assert shown_url("https://mcp.example.com/mcp") == "https://mcp.example.com/mcp"
