@@ -17,7 +17,7 @@ import select
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -184,6 +184,11 @@ class RawGuard:
         result: dict[str, Any] = init["result"]
         return result
 
+    async def close_stdin(self) -> None:
+        """Hang up: EOF on the guard's stdin."""
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+
     def stderr(self) -> str:
         """What the guard wrote on stderr so far."""
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
@@ -208,7 +213,8 @@ async def raw_guard(
             yield guard
         finally:
             assert process.stdin is not None
-            await process.stdin.aclose()
+            with suppress(anyio.ClosedResourceError):
+                await process.stdin.aclose()
             with anyio.move_on_after(10):
                 await process.wait()
             if process.returncode is None:
@@ -415,6 +421,29 @@ async def test_modern_era_requests_carry_their_envelope_headers(tmp_path: Path) 
         "no/such/method",
     ]
     assert records[2]["headers"]["mcp-name"] == "add"
+
+
+async def test_answers_in_flight_when_the_client_hangs_up_still_arrive(sse_server: Upstream, tmp_path: Path) -> None:
+    """Requests piped in, then EOF: the answers still arrive, then the guard ends the session and exits (0)."""
+    before = len(sse_server.records())
+    with anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, sse_server.url) as guard:
+            await guard.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+            await guard.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await guard.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            await guard.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+                }
+            )
+            await guard.close_stdin()
+            assert len((await guard.response(2))["result"]["tools"]) == 22
+            assert (await guard.response(3))["result"]["content"][0]["text"] == "3"
+            assert await guard.process.wait() == 0
+    assert [r["method"] for r in sse_server.records()[before:]][-1] == "DELETE"
 
 
 @pytest.mark.parametrize("answers", ["sse", "json"])
