@@ -311,8 +311,9 @@ class HttpUpstream:
       :meth:`close_send` and the last answer, after the session ended, after
       :meth:`aclose`).
     - ``send(line)``: one JSON-RPC message (or batch) as JSON bytes, without a newline.
-      Returns once a request's POST has started, or once a notification or response was
-      accepted. Raises ``anyio.ClosedResourceError`` after :meth:`close_send`, and
+      Returns at once for a request (its POST runs in a task of its own), and once the
+      server accepted it for a notification or response. Raises
+      ``anyio.ClosedResourceError`` after :meth:`close_send`, and
       ``anyio.BrokenResourceError`` after the upstream ended the session.
 
     Attributes:
