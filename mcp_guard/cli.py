@@ -65,12 +65,13 @@ def _parser() -> argparse.ArgumentParser:
 
     wrap = sub.add_parser(
         "wrap",
-        help="run as an MCP server (stdio, or streamable HTTP) in front of an upstream server command",
+        help="run as an MCP server (stdio, or streamable HTTP) in front of an upstream server",
         description="Run as an MCP server on stdio (or, with --http, over streamable HTTP at /mcp); spawn "
-        "COMMAND as the upstream MCP server (stdio) and check every tools/call against the tool's inputSchema "
-        "before forwarding it.",
+        "COMMAND as the upstream MCP server (stdio), or connect to the streamable HTTP MCP endpoint given with "
+        "--upstream-url, and check every tools/call against the tool's inputSchema before forwarding it.",
         usage="mcp-guard wrap [--profile standard|strict] [--hide-unsupported] [--log-level LEVEL] "
-        "[--http [HOST:]PORT [HTTP OPTIONS]] -- COMMAND [ARGS...]",
+        "[--http [HOST:]PORT [HTTP OPTIONS]] -- COMMAND [ARGS...]\n"
+        "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
     )
     _common(wrap)
     wrap.set_defaults(command_parser=wrap)
@@ -81,6 +82,15 @@ def _parser() -> argparse.ArgumentParser:
         "answered like calls to unknown tools)",
     )
     _http_options(wrap)
+    _http_upstream_options(wrap)
+    wrap.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="the largest message accepted over HTTP (from the client with --http, from the upstream with "
+        "--upstream-url), in bytes (default 32 MiB); a larger one is answered with an error, never buffered",
+    )
     wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
 
     demo = sub.add_parser(
@@ -100,6 +110,68 @@ def _parser() -> argparse.ArgumentParser:
 
     add_gateway_commands(sub, LOG_LEVELS)
     return parser
+
+
+def _http_upstream_options(wrap: argparse.ArgumentParser) -> None:
+    group = wrap.add_argument_group("upstream over streamable HTTP (instead of -- COMMAND)")
+    group.add_argument(
+        "--upstream-url",
+        metavar="URL",
+        help="the upstream's streamable HTTP MCP endpoint, e.g. https://example.com/mcp",
+    )
+    group.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an HTTP header for every request to the upstream (repeatable); for secrets use --header-env",
+    )
+    group.add_argument(
+        "--header-env",
+        action="append",
+        default=[],
+        metavar="NAME=ENVVAR",
+        help="an HTTP header whose value is the environment variable ENVVAR, e.g. "
+        "Authorization=UPSTREAM_AUTH with UPSTREAM_AUTH='Bearer ...' (repeatable; values are never logged)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return value
+
+
+def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
+    """``wrap --upstream-url``: check the options, then relay stdio to the HTTP upstream."""
+    import os
+
+    from .relay.http_upstream import DEFAULT_MAX_MESSAGE_BYTES, check_url, parse_headers
+
+    parser: argparse.ArgumentParser = args.command_parser
+    if command:
+        parser.error("give either --upstream-url URL or -- COMMAND, not both")
+    try:
+        check_url(args.upstream_url)
+        headers = parse_headers(args.header, args.header_env, os.environ)
+    except ValueError as exc:
+        parser.error(str(exc))
+    from .relay import wrap_stdio_http
+
+    limit = args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
+    try:
+        return anyio.run(
+            lambda: wrap_stdio_http(
+                args.upstream_url,
+                headers,
+                profile=args.profile,
+                hide_unsupported=args.hide_unsupported,
+                max_message_bytes=limit,
+            )
+        )
+    except KeyboardInterrupt:
+        return 130
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -142,13 +214,6 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="require 'Authorization: Bearer <token>' on every request, the token being the value of the "
         "environment variable VAR",
-    )
-    http.add_argument(
-        "--max-message-bytes",
-        type=int,
-        metavar="N",
-        help="largest message in bytes accepted or delivered over HTTP; larger ones are answered with an error "
-        "(default 33554432, 32 MiB)",
     )
     http.add_argument(
         "--session-idle-timeout",
@@ -216,6 +281,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = list(args.upstream)
         if command and command[0] == "--":
             command = command[1:]
+        if args.upstream_url is not None:
+            if args.http is not None:
+                args.command_parser.error("--http with --upstream-url is not supported yet: use one of them")
+            return _wrap_http(args, command)
+        if args.header or args.header_env:
+            args.command_parser.error("--header and --header-env need --upstream-url")
+        if args.max_message_bytes is not None and args.http is None:
+            args.command_parser.error("--max-message-bytes applies with --http or --upstream-url")
         if not command:
             args.command_parser.error(
                 "the upstream command is missing: mcp-guard wrap [OPTIONS] -- COMMAND [ARGS...], "

@@ -4,7 +4,8 @@ Imports the schema core; the core never imports this package.
 """
 
 from .guard import ToolTable
+from .http_upstream import HttpUpstream, open_http_upstream
 from .relay import Relay
-from .stdio import wrap_stdio
+from .stdio import wrap_stdio, wrap_stdio_http
 
-__all__ = ["Relay", "ToolTable", "wrap_stdio"]
+__all__ = ["HttpUpstream", "Relay", "ToolTable", "open_http_upstream", "wrap_stdio", "wrap_stdio_http"]

@@ -18,12 +18,13 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator
+from typing import Protocol
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 
-__all__ = ["FdReceiveStream", "FdSendStream", "LineStream", "claim_stdio"]
+__all__ = ["FdReceiveStream", "FdSendStream", "LineStream", "MessageStream", "claim_stdio"]
 
 _CHUNK = 1 << 16
 
@@ -108,6 +109,33 @@ class FdSendStream(_Fd, anyio.abc.ByteSendStream):
     async def aclose(self) -> None:
         """Restore the fd's blocking mode; close it when owned. Idempotent."""
         self._release()
+
+
+class MessageStream(Protocol):
+    """What the relay needs of an upstream: a stream of JSON-RPC messages as JSON bytes.
+
+    :class:`LineStream` (stdio) and ``http_upstream.HttpUpstream`` (streamable HTTP) are two.
+    ``receive()`` returns one message (or batch) and raises ``anyio.EndOfStream`` at the
+    end; ``send(data)`` sends one and raises ``anyio.BrokenResourceError`` or
+    ``anyio.ClosedResourceError`` when it can no longer be delivered; ``close_send()``
+    tells the peer no more will come (receiving goes on); ``aclose()`` closes both ways.
+    """
+
+    async def receive(self) -> bytes:
+        """The next message, without framing."""
+        ...
+
+    async def send(self, line: bytes) -> None:
+        """Send one message (no newline)."""
+        ...
+
+    async def close_send(self) -> None:
+        """No more messages will be sent."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close both directions."""
+        ...
 
 
 class LineStream:

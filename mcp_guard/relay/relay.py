@@ -22,7 +22,8 @@ The guard issues requests of its own (a ``tools/list`` when a call names a tool 
 not seen listed) with string ids carrying a random nonce, kept apart from the client's ids.
 
 Not done here (yet): respawning a dead upstream, answering the client's pending requests
-when the upstream dies (the guard exits instead, like the server would), HTTP transports.
+when the upstream dies (the guard exits instead, like the server would), an HTTP front.
+The upstream may be a process (``upstream``) or a streamable HTTP endpoint (``http_upstream``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import anyio
 import anyio.abc
 
 from ..core import Issue
-from .framing import LineStream
+from .framing import LineStream, MessageStream
 from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -85,7 +86,8 @@ class Relay:
 
     Args:
         client: the downstream line stream (the MCP client's side).
-        upstream: the upstream line stream (the real server's side).
+        upstream: the upstream message stream (the real server's side: a process's stdio,
+            or a streamable HTTP endpoint).
         table: the tool table (profile, hiding, cache).
         request_timeout: seconds the guard waits for the upstream to answer one of its own
             requests.
@@ -96,7 +98,7 @@ class Relay:
     def __init__(
         self,
         client: LineStream,
-        upstream: LineStream,
+        upstream: MessageStream,
         table: ToolTable,
         *,
         request_timeout: float = 30.0,

@@ -1,0 +1,801 @@
+"""The guard in front of a streamable HTTP upstream: ``mcp-guard wrap --upstream-url URL``.
+
+The upstream is ``http_server.py``: the SDK's own streamable HTTP transport serving the
+Sigma fixture tools (plus test tools) from a uvicorn subprocess on a free loopback port,
+which records every HTTP request it gets (method, MCP headers, whether ``Authorization``
+came, body size). The guard runs as a subprocess on stdio, driven by the SDK's client and
+by raw JSON-RPC lines; :mod:`mcp_guard.relay.http_upstream` is also driven directly where
+the guard's own checks would get in the way (``x-mcp-header`` tools are unsupported by the
+guard's schema subset, so their calls never reach the upstream through it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client, MCPError, StdioServerParameters
+
+from mcp_guard.relay.http_upstream import HttpUpstream, open_http_upstream, parse_headers, shown_url
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+HERE = Path(__file__).resolve().parent
+SERVER = HERE / "http_server.py"
+TIMEOUT = 30.0
+"""Seconds a whole conversation may take (a hang guard, never a measurement)."""
+
+SCHEMA_KEY = "mcp-guard/schema"
+REJECTION_KEY = "mcp-guard/rejection"
+TOKEN = "s3cret-T0KEN-for-tests"
+MODERN = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
+}
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "0"}}
+MiB = 1024 * 1024
+
+
+# ---------------------------------------------------------------------------------------------
+# The upstream server
+
+
+@dataclass
+class Upstream:
+    """A running ``http_server.py``."""
+
+    url: str
+    record_path: Path
+    process: subprocess.Popen[bytes]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every HTTP request the server got, in the order they arrived (``status`` None while unfinished)."""
+        if not self.record_path.exists():
+            return []
+        entries: dict[int, dict[str, Any]] = {}
+        for line in self.record_path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            entries.setdefault(entry["seq"], {"status": None, "body_bytes": None}).update(entry)
+        return [entries[seq] for seq in sorted(entries)]
+
+
+@contextmanager
+def http_server(tmp_path: Path, *args: str) -> Iterator[Upstream]:
+    """Start ``http_server.py ARGS`` and yield it; it is stopped on exit."""
+    record = tmp_path / f"record-{len(list(tmp_path.glob('record-*')))}.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "--record", str(record), *args], stdout=subprocess.PIPE, stderr=None
+    )
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], TIMEOUT)
+        assert ready, "the HTTP fixture server did not start"
+        port = json.loads(process.stdout.readline())["port"]
+        yield Upstream(f"http://127.0.0.1:{port}/mcp", record, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """One SSE-answering server (with resumable streams) for the tests that need nothing special."""
+    with http_server(tmp_path_factory.mktemp("sse"), "--event-store") as upstream:
+        yield upstream
+
+
+@pytest.fixture(scope="module")
+def json_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """One server answering every request as ``application/json``."""
+    with http_server(tmp_path_factory.mktemp("json"), "--json-response") as upstream:
+        yield upstream
+
+
+def free_url() -> str:
+    """A loopback URL nothing listens on (the port was bound, then closed)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+# ---------------------------------------------------------------------------------------------
+# The guard
+
+
+def guard_args(url: str, *extra: str) -> list[str]:
+    """The guard's command line for ``url``."""
+    return ["-m", "mcp_guard", "wrap", "--upstream-url", url, *extra]
+
+
+def guard_params(url: str, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """The SDK's stdio parameters that start the guard in front of ``url``."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=guard_args(url, *extra),
+        env={**os.environ, **(env or {})},
+        cwd=str(HERE.parents[1]),
+    )
+
+
+class RawGuard:
+    """A running guard and a raw JSON-RPC client on its stdio."""
+
+    def __init__(self, process: Process, stderr: Path) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stderr_path = stderr
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self.backlog: list[dict[str, Any]] = []
+
+    async def send(self, message: Any) -> None:
+        """Send one message as compact JSON."""
+        assert self.process.stdin is not None
+        await self.process.stdin.send(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message from the guard."""
+        line = await self._stdout.receive_until(b"\n", 1 << 27)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    async def request(self, request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request; return its response (other messages go to ``backlog``)."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        return await self.response(request_id)
+
+    async def response(self, request_id: Any) -> dict[str, Any]:
+        """The response to ``request_id``; other messages go to ``backlog``."""
+        while True:
+            answer = await self.receive()
+            if answer.get("id") == request_id and "method" not in answer:
+                return answer
+            self.backlog.append(answer)
+
+    async def initialize(self) -> dict[str, Any]:
+        """The handshake; returns the ``initialize`` result."""
+        init = await self.request(0, "initialize", INIT)
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        result: dict[str, Any] = init["result"]
+        return result
+
+    async def close_stdin(self) -> None:
+        """Hang up: EOF on the guard's stdin."""
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+
+    def stderr(self) -> str:
+        """What the guard wrote on stderr so far."""
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+
+@asynccontextmanager
+async def raw_guard(
+    tmp_path: Path, url: str, *extra: str, env: dict[str, str] | None = None
+) -> AsyncIterator[RawGuard]:
+    """Start the guard in front of ``url``; its stdin is closed and the process reaped on exit."""
+    stderr = tmp_path / f"guard-stderr-{len(list(tmp_path.glob('guard-stderr-*')))}.txt"
+    with stderr.open("wb") as err:
+        process = await anyio.open_process(
+            [sys.executable, *guard_args(url, *extra)],
+            env={**os.environ, **(env or {})},
+            stderr=err,
+            cwd=str(HERE.parents[1]),
+        )
+    async with process:
+        guard = RawGuard(process, stderr)
+        try:
+            yield guard
+        finally:
+            assert process.stdin is not None
+            with suppress(anyio.ClosedResourceError):
+                await process.stdin.aclose()
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+async def connect_error(params: StdioServerParameters, mode: Literal["legacy", "auto"]) -> MCPError:
+    """The error that stops the SDK client from connecting (it may come wrapped in exception groups)."""
+    try:
+        async with Client(params, mode=mode):
+            pass
+    except BaseException as exc:  # unwrapped below; re-raised when it is not an MCPError
+        leaf: BaseException = exc
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if isinstance(leaf, MCPError):
+            return leaf
+        raise
+    raise AssertionError("the client connected")
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text of a result made of one text content."""
+    assert len(result.content) == 1
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+def without_annotation(tool: types.Tool) -> dict[str, Any]:
+    """A listed tool as wire JSON, without the guard's ``_meta`` key (and ``_meta`` if that was all)."""
+    wire = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    meta = {k: v for k, v in (wire.get("_meta") or {}).items() if k != SCHEMA_KEY}
+    wire.pop("_meta", None)
+    if meta:
+        wire["_meta"] = meta
+    return wire
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the guard, with the SDK client
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("answers", ["sse", "json"])
+async def test_listing_equals_direct_listing_plus_annotation(
+    mode: Literal["legacy", "auto"], answers: str, sse_server: Upstream, json_server: Upstream
+) -> None:
+    """``tools/list`` through the guard is the direct listing, each tool with the guard's verdict added."""
+    upstream = sse_server if answers == "sse" else json_server
+    with anyio.fail_after(TIMEOUT):
+        async with Client(upstream.url, mode=mode) as direct:
+            expected = (await direct.list_tools()).tools
+        async with Client(guard_params(upstream.url), mode=mode) as client:
+            assert client.protocol_version == ("2025-11-25" if mode == "legacy" else MODERN)
+            listed = (await client.list_tools()).tools
+    assert len(listed) == len(expected) == 22
+    assert [without_annotation(t) for t in listed] == [
+        t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in expected
+    ]
+    verdicts = {t.name: (t.meta or {})[SCHEMA_KEY]["supported"] for t in listed}
+    assert verdicts["read"] is True and verdicts["add"] is True and verdicts["progress"] is True
+    assert verdicts["fetch_page"] is False and verdicts["region"] is False
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("answers", ["sse", "json"])
+async def test_calls_forwarded_refused_and_unknown(
+    mode: Literal["legacy", "auto"], answers: str, sse_server: Upstream, json_server: Upstream
+) -> None:
+    """A valid call is answered by the upstream; invalid and unsupported calls are refused by the guard."""
+    upstream = sse_server if answers == "sse" else json_server
+    with anyio.fail_after(TIMEOUT):
+        async with Client(guard_params(upstream.url), mode=mode) as client:
+            added = await client.call_tool("add", {"a": 40, "b": 2})
+            invalid = await client.call_tool("read", {"path": 5})
+            unsupported = await client.call_tool("fetch_page", {"url": "http://example.com"})
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("no_such_tool", {})
+    assert text_of(added) == "42" and not added.is_error
+    assert invalid.is_error and (invalid.meta or {})[REJECTION_KEY]["kind"] == "validation"
+    assert unsupported.is_error and (unsupported.meta or {})[REJECTION_KEY]["kind"] == "unsupported_capability"
+    assert unknown.value.error.code == -32602
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_progress_is_relayed(mode: Literal["legacy", "auto"], sse_server: Upstream) -> None:
+    """Progress notifications on a request's event stream reach the client, in order, before the result."""
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    with anyio.fail_after(TIMEOUT):
+        async with Client(guard_params(sse_server.url), mode=mode) as client:
+            result = await client.call_tool("progress", {"steps": 3}, progress_callback=on_progress)
+    assert text_of(result) == "done after 3 steps"
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_broken_response_stream_is_resumed(sse_server: Upstream) -> None:
+    """Handshake era: the upstream closes a request's stream early; the guard resumes it with Last-Event-ID."""
+    seen: list[str | None] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+
+    before = len(sse_server.records())
+    with anyio.fail_after(TIMEOUT):
+        async with Client(guard_params(sse_server.url), mode="legacy") as client:
+            result = await client.call_tool("break_stream", {}, progress_callback=on_progress)
+    assert text_of(result) == "answered after the break"
+    assert seen == ["before the break", "after the break"]
+    resumed = [r for r in sse_server.records()[before:] if "last-event-id" in r["headers"]]
+    assert len(resumed) >= 1 and resumed[0]["method"] == "GET"
+
+
+async def test_elicitation_reaches_the_client_and_its_answer_the_upstream(sse_server: Upstream) -> None:
+    """Handshake era: a server-to-client request on the event stream, and the client's response POSTed back."""
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"colour": "blue"})
+
+    with anyio.fail_after(TIMEOUT):
+        async with Client(guard_params(sse_server.url), mode="legacy", elicitation_callback=on_elicit) as client:
+            result = await client.call_tool("ask", {})
+    assert asked == ["Pick a colour"]
+    assert text_of(result) == 'accept: {"colour": "blue"}'
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_requests_run_concurrently(mode: Literal["legacy", "auto"], sse_server: Upstream) -> None:
+    """A request held by the upstream does not hold up the next one (which releases it)."""
+    with anyio.fail_after(TIMEOUT):
+        async with Client(guard_params(sse_server.url), mode=mode) as client:
+            results: dict[str, str] = {}
+
+            async def call(name: str) -> None:
+                results[name] = text_of(await client.call_tool(name, {}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, "hold")
+                await anyio.sleep(0.2)  # not needed for correctness: only makes `hold` likely to go first
+                tg.start_soon(call, "release")
+    assert results == {"hold": "released", "release": "ok"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the guard, with raw JSON-RPC lines
+
+
+async def test_handshake_era_headers_session_and_standalone_stream(tmp_path: Path) -> None:
+    """The session id and protocol version go on every later request; the GET stream delivers list_changed."""
+    with http_server(tmp_path) as upstream:
+        with anyio.fail_after(TIMEOUT):
+            async with raw_guard(tmp_path, upstream.url) as guard:
+                init = await guard.initialize()
+                assert init["protocolVersion"] == "2025-11-25"
+                listed = await guard.request(1, "tools/list")
+                assert len(listed["result"]["tools"]) == 22
+                called = await guard.request(2, "tools/call", {"name": "notify", "arguments": {}})
+                assert called["result"]["content"] == [{"type": "text", "text": "notified"}]
+                while {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"} not in guard.backlog:
+                    guard.backlog.append(await guard.receive())
+            assert guard.process.returncode == 0
+        records = upstream.records()
+    posts = [r for r in records if r["method"] == "POST"]
+    assert "mcp-session-id" not in posts[0]["headers"] and "mcp-protocol-version" not in posts[0]["headers"]
+    session = posts[1]["headers"]["mcp-session-id"]
+    assert all(r["headers"].get("mcp-session-id") == session for r in records[1:])
+    assert all(r["headers"].get("mcp-protocol-version") == "2025-11-25" for r in records[1:])
+    assert [r["method"] for r in records].count("GET") >= 1
+    assert records[-1]["method"] == "DELETE" and records[-1]["status"] == 200
+
+
+async def test_modern_era_requests_carry_their_envelope_headers(tmp_path: Path) -> None:
+    """2026-07-28 requests: MCP-Protocol-Version from the envelope, Mcp-Method, Mcp-Name; no session."""
+    with http_server(tmp_path) as upstream:
+        with anyio.fail_after(TIMEOUT):
+            async with raw_guard(tmp_path, upstream.url) as guard:
+                discovered = await guard.request("d", "server/discover", {"_meta": ENVELOPE})
+                assert MODERN in discovered["result"]["supportedVersions"]
+                listed = await guard.request("l", "tools/list", {"_meta": ENVELOPE})
+                assert len(listed["result"]["tools"]) == 22
+                called = await guard.request(
+                    "c", "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": ENVELOPE}
+                )
+                assert called["result"]["content"] == [{"type": "text", "text": "5"}]
+                unknown = await guard.request("u", "no/such/method", {"_meta": ENVELOPE})
+        records = upstream.records()
+    # The upstream's 404 carries a JSON-RPC error (method not found): passed on as the server sent it.
+    assert unknown["error"]["code"] == -32601 and not unknown["error"]["message"].startswith("mcp-guard")
+    assert records[3]["status"] == 404
+    assert [r["method"] for r in records] == ["POST", "POST", "POST", "POST"]
+    assert all(r["headers"]["mcp-protocol-version"] == MODERN for r in records)
+    assert all("mcp-session-id" not in r["headers"] for r in records)
+    assert [r["headers"]["mcp-method"] for r in records] == [
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "no/such/method",
+    ]
+    assert records[2]["headers"]["mcp-name"] == "add"
+
+
+async def test_answers_in_flight_when_the_client_hangs_up_still_arrive(sse_server: Upstream, tmp_path: Path) -> None:
+    """Requests piped in, then EOF: the answers still arrive, then the guard ends the session and exits (0)."""
+    before = len(sse_server.records())
+    with anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, sse_server.url) as guard:
+            await guard.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+            await guard.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await guard.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            await guard.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+                }
+            )
+            await guard.close_stdin()
+            assert len((await guard.response(2))["result"]["tools"]) == 22
+            assert (await guard.response(3))["result"]["content"][0]["text"] == "3"
+            assert await guard.process.wait() == 0
+    assert [r["method"] for r in sse_server.records()[before:]][-1] == "DELETE"
+
+
+@pytest.mark.parametrize("answers", ["sse", "json"])
+async def test_sixteen_mebibytes_pass_both_ways(
+    answers: str, sse_server: Upstream, json_server: Upstream, tmp_path: Path
+) -> None:
+    """A 16 MiB argument reaches the upstream, and its 16 MiB echo reaches the client."""
+    upstream = sse_server if answers == "sse" else json_server
+    content = "x" * (16 * MiB)
+    with anyio.fail_after(TIMEOUT * 2):
+        async with raw_guard(tmp_path, upstream.url) as guard:
+            await guard.initialize()
+            called = await guard.request(
+                1, "tools/call", {"name": "write", "arguments": {"path": "/big", "content": content}}
+            )
+    text = called["result"]["content"][0]["text"]
+    assert text == 'write ran with arguments: {"path":"/big","content":"' + content + '"}'
+    assert max(r["body_bytes"] for r in upstream.records()) > 16 * MiB
+
+
+# ---------------------------------------------------------------------------------------------
+# Headers and failures
+
+
+async def test_authorization_from_the_environment(tmp_path: Path) -> None:
+    """``--header-env Authorization=VAR`` reaches the upstream; the token is never logged."""
+    with http_server(tmp_path, "--bearer", TOKEN) as upstream:
+        env = {"UPSTREAM_AUTH": f"Bearer {TOKEN}"}
+        with anyio.fail_after(TIMEOUT):
+            params = guard_params(
+                upstream.url, "--header-env", "Authorization=UPSTREAM_AUTH", "--log-level", "debug", env=env
+            )
+            async with Client(params, mode="legacy") as client:
+                result = await client.call_tool("add", {"a": 1, "b": 2})
+            async with raw_guard(
+                tmp_path, upstream.url, "--header-env", "Authorization=UPSTREAM_AUTH", "--log-level", "debug", env=env
+            ) as guard:
+                await guard.initialize()
+                assert (await guard.request(1, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}}))["result"][
+                    "content"
+                ][0]["text"] == "4"
+            stderr = guard.stderr()
+        records = upstream.records()
+    assert text_of(result) == "3"
+    assert records and all(r["authorization"] and r["status"] != 401 for r in records)
+    assert "Authorization" in stderr  # the header's name is logged ...
+    assert TOKEN not in stderr  # ... never its value
+
+
+async def test_missing_authorization_is_a_clear_error(tmp_path: Path) -> None:
+    """A 401 answers the request with a JSON-RPC error naming the status; the guard goes on running."""
+    with http_server(tmp_path, "--bearer", TOKEN) as upstream, anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, upstream.url, "--header", "Authorization=Bearer wrong") as guard:
+            init = await guard.request(0, "initialize", INIT)
+            again = await guard.request(1, "ping")
+        refused = await connect_error(guard_params(upstream.url), "auto")
+    assert "HTTP 401" in str(refused)
+    assert init["error"]["code"] == -32603
+    assert "HTTP 401 Unauthorized" in init["error"]["message"]
+    assert "--header" in init["error"]["message"]
+    assert "401" in again["error"]["message"]
+    assert "wrong" not in guard.stderr()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_upstream_down_is_a_clear_error_not_a_hang(mode: Literal["legacy", "auto"], tmp_path: Path) -> None:
+    """Nothing listens at the URL: every request is answered at once with an error naming the URL."""
+    url = free_url()
+    with anyio.fail_after(TIMEOUT):
+        refused = await connect_error(guard_params(url), mode)
+        async with raw_guard(tmp_path, url) as guard:
+            init = await guard.request(0, "initialize", INIT)
+            listed = await guard.request(1, "tools/list")
+    assert "cannot reach the upstream at " + url in str(refused)
+    assert init["error"]["code"] == listed["error"]["code"] == -32603
+    assert init["error"]["message"].startswith("mcp-guard: cannot reach the upstream at " + url)
+    assert guard.process.returncode == 0
+
+
+async def test_ended_session_answers_and_ends_the_guard(tmp_path: Path) -> None:
+    """A 404 for the session id: the request is answered, then the guard exits (status 1) instead of hanging."""
+    with http_server(tmp_path) as upstream, anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, upstream.url) as guard:
+            await guard.initialize()
+            assert "result" in await guard.request(1, "tools/list")
+            session = next(
+                r["headers"]["mcp-session-id"] for r in upstream.records() if "mcp-session-id" in r["headers"]
+            )
+            async with httpx2.AsyncClient() as http:
+                ended = await http.delete(
+                    upstream.url, headers={"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+                )
+            assert ended.status_code == 200
+            answer = await guard.request(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+            with pytest.raises((anyio.IncompleteRead, anyio.EndOfStream)):
+                await guard.receive()
+            assert await guard.process.wait() == 1
+    assert answer["error"]["code"] == -32603
+    assert "ended the session (HTTP 404)" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("server_args", [[], ["--event-store"]])
+async def test_upstream_crash_mid_call_is_answered(server_args: list[str], tmp_path: Path) -> None:
+    """The upstream dies while a call is in flight: the call is answered with an error, the next one too."""
+    with http_server(tmp_path, *server_args) as upstream, anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, upstream.url) as guard:
+            await guard.initialize()
+            await guard.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hold"}})
+            while [r["method"] for r in upstream.records()].count("POST") < 3:
+                await anyio.sleep(0.05)  # until the call (the third POST) reached the upstream
+            upstream.process.kill()
+            upstream.process.wait()
+            held = await guard.response(1)
+            after = await guard.request(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+    assert held["error"]["code"] == -32603
+    # Without numbered events the broken stream is the answer; with them, resuming finds nobody listening.
+    assert held["error"]["message"] == "mcp-guard: the connection to the upstream broke before it answered" or held[
+        "error"
+    ]["message"].startswith("mcp-guard: cannot reach the upstream at " + upstream.url + ": ")
+    assert after["error"]["message"].startswith("mcp-guard: cannot reach the upstream at " + upstream.url)
+
+
+async def test_stateless_upstream(tmp_path: Path) -> None:
+    """A server without sessions: no session id, the GET stream refused, calls work."""
+    with http_server(tmp_path, "--stateless") as upstream:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(guard_params(upstream.url), mode="legacy") as client:
+                added = await client.call_tool("add", {"a": 1, "b": 1})
+                listed = await client.list_tools()
+        records = upstream.records()
+    assert text_of(added) == "2" and len(listed.tools) == 22
+    assert all("mcp-session-id" not in r["headers"] for r in records)
+    assert "DELETE" not in [r["method"] for r in records]
+
+
+async def test_request_larger_than_the_upstream_takes(tmp_path: Path) -> None:
+    """A 413 from the upstream answers the call with an error naming it."""
+    with http_server(tmp_path, "--max-body-bytes", "4096") as upstream, anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, upstream.url) as guard:
+            await guard.initialize()
+            called = await guard.request(
+                1, "tools/call", {"name": "write", "arguments": {"path": "p", "content": "x" * 8000}}
+            )
+            small = await guard.request(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+    assert "HTTP 413" in called["error"]["message"]
+    assert small["result"]["content"][0]["text"] == "2"
+
+
+@pytest.mark.parametrize("answers", ["sse", "json"])
+async def test_answer_larger_than_the_cap(
+    answers: str, sse_server: Upstream, json_server: Upstream, tmp_path: Path
+) -> None:
+    """``--max-message-bytes``: a larger answer becomes an error for its request; later ones pass."""
+    upstream = sse_server if answers == "sse" else json_server
+    with anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, upstream.url, "--max-message-bytes", "50000") as guard:
+            await guard.initialize()
+            big = await guard.request(
+                1, "tools/call", {"name": "write", "arguments": {"path": "p", "content": "x" * 60000}}
+            )
+            small = await guard.request(
+                2, "tools/call", {"name": "write", "arguments": {"path": "p", "content": "x" * 10}}
+            )
+    assert big["error"]["code"] == -32603
+    assert "larger than 50000 bytes" in big["error"]["message"]
+    assert small["result"]["content"][0]["text"].startswith("write ran with arguments")
+
+
+async def test_redirect_within_the_origin_is_followed(sse_server: Upstream) -> None:
+    """``/mcp/`` answers 307 to ``/mcp``: followed, body and all."""
+    with anyio.fail_after(TIMEOUT):
+        async with Client(guard_params(sse_server.url + "/"), mode="legacy") as client:
+            added = await client.call_tool("add", {"a": 20, "b": 22})
+    assert text_of(added) == "42"
+
+
+# ---------------------------------------------------------------------------------------------
+# The HTTP upstream alone (what the guard's checks would stop before it)
+
+
+class Direct:
+    """A raw conversation with :class:`HttpUpstream`."""
+
+    def __init__(self, upstream: HttpUpstream) -> None:
+        self.upstream = upstream
+        self.backlog: list[Any] = []
+
+    async def request(self, request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.upstream.send(json.dumps(message).encode())
+        while True:
+            answer = json.loads(await self.upstream.receive())
+            if type(answer) is dict and answer.get("id") == request_id and "method" not in answer:
+                return answer
+            self.backlog.append(answer)
+
+
+async def test_mcp_param_headers_mirrored_after_listing(tmp_path: Path) -> None:
+    """2026-07-28: a tool's ``x-mcp-header`` argument goes out as ``Mcp-Param-*`` once the tool was listed.
+
+    Before the listing the upstream refuses the call (``HeaderMismatch``, HTTP 400), and that
+    JSON-RPC error is passed on as the server sent it.
+    """
+    call = {"name": "region", "arguments": {"region": "eu-west", "q": "x"}, "_meta": ENVELOPE}
+    with http_server(tmp_path) as upstream:
+        with anyio.fail_after(TIMEOUT):
+            async with open_http_upstream(upstream.url) as http:
+                direct = Direct(http)
+                unlisted = await direct.request(1, "tools/call", call)
+                await direct.request(2, "tools/list", {"_meta": ENVELOPE})
+                listed = await direct.request(3, "tools/call", call)
+        records = upstream.records()
+    assert unlisted["error"]["code"] == -32020
+    assert records[0]["status"] == 400
+    assert listed["result"]["content"][0]["text"] == 'region ran with arguments: {"region":"eu-west","q":"x"}'
+    assert records[2]["headers"]["mcp-param-region"] == "eu-west"
+
+
+async def test_error_bodies_are_passed_on_for_their_request(sse_server: Upstream) -> None:
+    """An HTTP error whose body is a JSON-RPC error with ``id: null`` answers the request that caused it."""
+    with anyio.fail_after(TIMEOUT):
+        async with open_http_upstream(sse_server.url) as http:
+            direct = Direct(http)
+            no_session = await direct.request(7, "tools/list")  # no initialize: no session id
+    assert no_session["id"] == 7
+    assert no_session["error"]["code"] == -32600
+    assert "session" in no_session["error"]["message"].lower()
+    assert not no_session["error"]["message"].startswith("mcp-guard")
+
+
+async def test_modern_cancellation_aborts_the_post(tmp_path: Path) -> None:
+    """2026-07-28: ``notifications/cancelled`` closes the request's stream, is not POSTed, and is not answered."""
+    with http_server(tmp_path) as upstream:
+        with anyio.fail_after(TIMEOUT):
+            async with open_http_upstream(upstream.url) as http:
+                direct = Direct(http)
+                await http.send(
+                    json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": "held",
+                            "method": "tools/call",
+                            "params": {"name": "hold", "_meta": ENVELOPE},
+                        }
+                    ).encode()
+                )
+                await anyio.sleep(0.2)  # lets the POST start; correctness does not depend on it
+                await http.send(
+                    json.dumps(
+                        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "held"}}
+                    ).encode()
+                )
+                after = await direct.request(
+                    "next", "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": ENVELOPE}
+                )
+        records = upstream.records()
+    assert after["result"]["content"][0]["text"] == "3"
+    assert direct.backlog == []
+    assert [r["headers"].get("mcp-method") for r in records if r["method"] == "POST"].count(None) == 0
+
+
+async def test_close_send_ends_the_stream_after_the_answers(tmp_path: Path, sse_server: Upstream) -> None:
+    """After ``close_send`` the request in flight is still answered, then the stream ends."""
+    with anyio.fail_after(TIMEOUT):
+        async with open_http_upstream(sse_server.url) as http:
+            direct = Direct(http)
+            await direct.request(0, "initialize", INIT)
+            await http.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            await http.send(
+                b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{"steps":2}}}'
+            )
+            await http.close_send()
+            with pytest.raises(anyio.ClosedResourceError):
+                await http.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
+            received = []
+            with pytest.raises(anyio.EndOfStream):
+                while True:
+                    received.append(json.loads(await http.receive()))
+    assert [m.get("id") for m in received] == [1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m mcp_guard ARGS`` with no stdin; return the finished process."""
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_guard", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **(env or {})},
+        cwd=str(HERE.parents[1]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--upstream-url", "http://127.0.0.1:9/mcp", "--", "true"], "not both"),
+        (["--header", "X-A=1", "--", "true"], "need --upstream-url"),
+        (["--upstream-url", "ftp://example.com/mcp"], "http:// or https://"),
+        (
+            ["--upstream-url", "http://127.0.0.1:9/mcp", "--header-env", "Authorization=NO_SUCH_VAR_4711"],
+            "NO_SUCH_VAR_4711",
+        ),
+        (["--upstream-url", "http://127.0.0.1:9/mcp", "--header", "Mcp-Session-Id=x"], "set by mcp-guard"),
+        (["--upstream-url", "http://127.0.0.1:9/mcp", "--header", "Bad Name=x"], "not a valid HTTP header name"),
+        (["--upstream-url", "http://127.0.0.1:9/mcp", "--max-message-bytes", "0"], "positive"),
+    ],
+)
+def test_usage_errors(args: list[str], says: str) -> None:
+    """Wrong combinations are usage errors (status 2) that say what is wrong."""
+    assert "NO_SUCH_VAR_4711" not in os.environ
+    done = run_cli("wrap", *args)
+    assert done.returncode == 2
+    assert says in done.stderr
+    assert done.stdout == ""
+
+
+def test_parse_headers() -> None:
+    """Values from the command line and the environment; errors never carry a value."""
+    env = {"AUTH": "Bearer abc", "EMPTY": ""}
+    assert parse_headers(["X-One=1", "X-Two = two words "], ["Authorization=AUTH"], env) == {
+        "X-One": "1",
+        "X-Two": "two words",
+        "Authorization": "Bearer abc",
+    }
+    assert parse_headers([], ["X-Empty=EMPTY"], env) == {"X-Empty": ""}
+    for values, from_env, says in [
+        (["NoEquals"], [], "NAME=VALUE"),
+        (["X-A=1", "x-a=2"], [], "more than once"),
+        (["Accept=*/*"], [], "set by mcp-guard"),
+        (["Mcp-Param-Region=eu"], [], "set by mcp-guard"),
+        (["X-A=caf\u00e9"], [], "printable ASCII"),
+        ([], ["X-A=MISSING"], "MISSING"),
+        ([], ["X-A"], "NAME=ENVVAR"),
+    ]:
+        with pytest.raises(ValueError, match=says) as excinfo:
+            parse_headers(values, from_env, env)
+        assert "Bearer abc" not in str(excinfo.value)
+    with pytest.raises(ValueError, match="printable ASCII") as excinfo:
+        parse_headers([], ["X-A=BAD"], {"BAD": "sec\nret"})
+    assert "sec" not in str(excinfo.value)
+
+
+def test_shown_url_hides_credentials() -> None:
+    """Logs and messages show scheme, host, port and path only."""
+    assert shown_url("https://user:pw@mcp.example.com:8443/v1/mcp?token=abc#x") == "https://mcp.example.com:8443/v1/mcp"
+    assert shown_url("http://[::1]:9000/mcp") == "http://[::1]:9000/mcp"
+    assert shown_url("https://mcp.example.com/mcp") == "https://mcp.example.com/mcp"
