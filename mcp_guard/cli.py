@@ -62,8 +62,10 @@ def _parser() -> argparse.ArgumentParser:
         help="run as an MCP server on stdio in front of an upstream server command",
         description="Run as an MCP server on stdio; spawn COMMAND as the upstream MCP server (stdio) and "
         "check every tools/call against the tool's inputSchema before forwarding it.",
-        usage="mcp-guard wrap [--profile standard|strict] [--hide-unsupported] [--log-level LEVEL] "
-        "-- COMMAND [ARGS...]",
+        usage="mcp-guard wrap [--profile standard|strict] [--hide-unsupported] [--request-timeout SECONDS] "
+        "[--log-level LEVEL] -- COMMAND [ARGS...]",
+        epilog="When the upstream exits or crashes, requests it left unanswered get a JSON-RPC error, and the "
+        "next request starts it again (never re-sending a call).",
     )
     _common(wrap)
     wrap.set_defaults(command_parser=wrap)
@@ -72,6 +74,15 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="leave tools whose schemas the guard cannot enforce out of tools/list (calls to them are "
         "answered like calls to unknown tools)",
+    )
+    wrap.add_argument(
+        "--request-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="answer a request the upstream has not answered within SECONDS (counted again from each progress "
+        "notification) with a JSON-RPC error, and cancel it upstream; default: no limit (tools may be slow, and "
+        "clients time out on their own). Also the limit for the guard's own requests (default 30)",
     )
     wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
 
@@ -97,11 +108,22 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="stderr log level (default info)")
 
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-guard`` console script; returns the exit status.
 
-    Exit status: 0 success, 1 failure of the run (upstream could not start or went away),
-    2 usage errors.
+    Exit status: 0 success (the client closed the connection, or SIGTERM/SIGHUP), 1 the
+    upstream could not be started at all, 2 usage errors.
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -121,7 +143,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .relay import wrap_stdio
 
         try:
-            return anyio.run(lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported))
+            return anyio.run(
+                lambda: wrap_stdio(
+                    command,
+                    profile=args.profile,
+                    hide_unsupported=args.hide_unsupported,
+                    request_timeout=args.request_timeout,
+                )
+            )
         except KeyboardInterrupt:
             return 130
     if args.command == "demo":
