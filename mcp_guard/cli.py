@@ -72,6 +72,8 @@ def _parser() -> argparse.ArgumentParser:
         usage="mcp-guard wrap [--profile standard|strict] [--hide-unsupported] [--log-level LEVEL] "
         "[--http [HOST:]PORT [HTTP OPTIONS]] -- COMMAND [ARGS...]\n"
         "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
+        epilog="When the upstream exits or crashes, requests it left unanswered get a JSON-RPC error, and the "
+        "next request starts it again (never re-sending a call).",
     )
     _common(wrap)
     wrap.set_defaults(command_parser=wrap)
@@ -90,6 +92,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the largest message accepted over HTTP (from the client with --http, from the upstream with "
         "--upstream-url), in bytes (default 32 MiB); a larger one is answered with an error, never buffered",
+    )
+    wrap.add_argument(
+        "--request-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="answer a request the upstream has not answered within SECONDS (counted again from each progress "
+        "notification) with a JSON-RPC error, and cancel it upstream; default: no limit (tools may be slow, and "
+        "clients time out on their own). Also the limit for the guard's own requests (default 30)",
     )
     wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
 
@@ -168,6 +179,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
                 profile=args.profile,
                 hide_unsupported=args.hide_unsupported,
                 max_message_bytes=limit,
+                request_timeout=args.request_timeout,
             )
         )
     except KeyboardInterrupt:
@@ -264,11 +276,23 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
         parser.error(f"invalid HTTP option: {problems}")
 
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-guard`` console script; returns the exit status.
 
-    Exit status: 0 success, 1 failure of the run (upstream could not start or went away; for
-    ``check``, ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
+    Exit status: 0 success (for ``wrap``: the client closed the connection, or SIGTERM/SIGHUP),
+    1 failure of the run (``wrap``: the upstream could not be started at all; ``check``,
+    ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
     ``check``, an upstream that cannot be reached).
     """
     parser = _parser()
@@ -311,11 +335,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 config = _http_config(args, args.command_parser)
                 return anyio.run(
-                    lambda: serve_http(command, config, profile=args.profile, hide_unsupported=args.hide_unsupported)
+                    lambda: serve_http(
+                        command,
+                        config,
+                        profile=args.profile,
+                        hide_unsupported=args.hide_unsupported,
+                        request_timeout=args.request_timeout,
+                    )
                 )
             from .relay import wrap_stdio
 
-            return anyio.run(lambda: wrap_stdio(command, profile=args.profile, hide_unsupported=args.hide_unsupported))
+            return anyio.run(
+                lambda: wrap_stdio(
+                    command,
+                    profile=args.profile,
+                    hide_unsupported=args.hide_unsupported,
+                    request_timeout=args.request_timeout,
+                )
+            )
         except KeyboardInterrupt:
             return 130
     if args.command in ("check", "schema", "verify"):

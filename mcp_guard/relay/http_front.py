@@ -66,7 +66,7 @@ import signal
 import socket
 import threading
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Final, cast
@@ -104,7 +104,7 @@ from .jsonrpc import (
     valid_id,
 )
 from .relay import Relay
-from .upstream import UpstreamStartError, spawn_upstream
+from .upstream import UpstreamStartError, stdio_connector
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -500,20 +500,24 @@ class _RelayClientSide:
         self._out.close()
 
 
-@contextlib.asynccontextmanager
-async def _open_relay(
-    command: Sequence[str], client: _RelayClientSide, profile: str, hide_unsupported: bool
-) -> AsyncIterator[Relay]:
-    """The one place the front builds a relay: its own upstream process, its own tool table.
+def _make_relay(front: HttpFront, client: _RelayClientSide) -> Relay:
+    """The one place the front builds a relay: its own upstream connector and tool table.
 
-    Raises:
-        UpstreamStartError: the upstream command cannot be started.
+    The upstream process is started when the relay runs, and started again by the relay
+    when it goes away (see ``relay``, "Upstream faults").
     """
-    async with spawn_upstream(command) as upstream:
-        log.debug("upstream started (pid %s)", upstream.process.pid)
-        table = ToolTable(profile, hide_unsupported=hide_unsupported)
-        # The relay reads and writes through the LineStream interface only; the client side is in memory.
-        yield Relay(cast(LineStream, client), upstream.stream, table)
+    from .stdio import DEFAULT_GUARD_REQUEST_TIMEOUT
+
+    table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported)
+    timeout = front.request_timeout
+    # The relay reads and writes through the LineStream interface only; the client side is in memory.
+    return Relay(
+        cast(LineStream, client),
+        stdio_connector(front.command),
+        table,
+        request_timeout=timeout if timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
+        client_request_timeout=timeout,
+    )
 
 
 # --- channels: one relay and the HTTP requests that talk to it ---------------------------------------
@@ -540,14 +544,11 @@ class _Channel:
         """
         try:
             with self.scope:
-                async with _open_relay(
-                    self.front.command, self.client, self.front.profile, self.front.hide_unsupported
-                ) as relay:
-                    task_status.started()
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(self._watch)
-                        await relay.run()
-                        tg.cancel_scope.cancel()
+                relay = _make_relay(self.front, self.client)
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._watch)
+                    await relay.run(task_status=task_status)
+                    tg.cancel_scope.cancel()
         finally:
             self._finish()
 
@@ -913,6 +914,7 @@ class HttpFront:
         config: the front's settings.
         profile: the schema profile (``standard`` or ``strict``).
         hide_unsupported: leave unsupported tools out of ``tools/list``.
+        request_timeout: as for ``stdio.wrap_stdio`` (None: no limit on forwarded requests).
 
     Call it as an ASGI 3 application (``http`` and ``lifespan`` scopes). Channels run in the
     task group the lifespan opens; :meth:`shutdown` ends them all (their upstreams stop).
@@ -925,11 +927,13 @@ class HttpFront:
         *,
         profile: str = "standard",
         hide_unsupported: bool = False,
+        request_timeout: float | None = None,
     ) -> None:
         self.command = list(command)
         self.config = config
         self.profile = profile
         self.hide_unsupported = hide_unsupported
+        self.request_timeout = request_timeout
         self.security = _Security(config)
         self.server: uvicorn.Server | None = None
         self.address = ""
@@ -1451,7 +1455,12 @@ def _configure_uvicorn_logging() -> None:
 
 
 async def serve_http(
-    command: Sequence[str], config: HttpConfig, *, profile: str = "standard", hide_unsupported: bool = False
+    command: Sequence[str],
+    config: HttpConfig,
+    *,
+    profile: str = "standard",
+    hide_unsupported: bool = False,
+    request_timeout: float | None = None,
 ) -> int:
     """Serve the MCP streamable HTTP transport at ``/mcp`` until SIGINT or SIGTERM.
 
@@ -1480,7 +1489,9 @@ async def serve_http(
         log.error("cannot listen on %s:%d: %s", host, port, exc.strerror or exc)
         return 1
     bound_port = sock.getsockname()[1]
-    front = HttpFront(command, config, profile=profile, hide_unsupported=hide_unsupported)
+    front = HttpFront(
+        command, config, profile=profile, hide_unsupported=hide_unsupported, request_timeout=request_timeout
+    )
     front.address = f"http://{_url_host(host)}:{bound_port}{ENDPOINT}"
     if not front.security.checks_host:
         log.warning("the Host header is not checked (bound to every interface; name hosts with --allowed-host)")

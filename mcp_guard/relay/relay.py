@@ -13,17 +13,51 @@ Only what the guard must see is touched:
   valid (a ``tools/call`` without an id is dropped: a notification cannot be judged and
   answered); a ``tools/list`` request is noted so its response can be annotated; a
   ``notifications/cancelled`` for a call the guard still holds drops that call.
+  ``initialize``, ``logging/setLevel``, ``resources/subscribe`` and ``resources/unsubscribe``
+  are noted (to be replayed to a restarted upstream).
 - upstream → client: responses to the guard's own requests are taken out of the stream;
   ``tools/list`` results are annotated; ``notifications/tools/list_changed`` empties the
   schema cache and is forwarded. Output that is not a JSON-RPC message (not JSON, or JSON
   without ``"jsonrpc"``) is logged and skipped: stdout carries protocol messages only.
 
 The guard issues requests of its own (a ``tools/list`` when a call names a tool it has
-not seen listed) with string ids carrying a random nonce, kept apart from the client's ids.
+not seen listed; the replayed handshake after a restart) with string ids carrying a random
+nonce, kept apart from the client's ids.
 
-Not done here (yet): respawning a dead upstream, answering the client's pending requests
-when the upstream dies (the guard exits instead, like the server would), an HTTP front.
-The upstream may be a process (``upstream``) or a streamable HTTP endpoint (``http_upstream``).
+The upstream seam
+-----------------
+The relay takes an upstream *connector* (``upstream.Connector``: a callable returning an
+async context manager that yields one line stream, ``upstream.LineLink``), not a stream.
+Each connection is entered and left in one task of the relay's own; when the upstream goes
+away the relay calls the connector again. ``upstream.stdio_connector`` spawns a process;
+``http_upstream.http_connector`` opens a streamable HTTP session, and gets the same fault
+handling (a session the server ended is opened again, with the handshake replayed). The client side
+is one line stream given at construction (:class:`~mcp_guard.relay.framing.LineStream`, or
+any object with ``receive()`` and ``send()``); one :class:`Relay` serves one client session.
+
+Upstream faults
+---------------
+- When the upstream goes away (exits, crashes, closes its output), every request it was
+  sent and did not answer, and every call the guard holds, is answered at once with
+  JSON-RPC error -32603 saying so (no argument is echoed). Requests the upstream had sent
+  the client are cancelled towards the client (``notifications/cancelled``), and the
+  client's late answers to them are dropped. Nothing is ever re-sent: a ``tools/call``
+  may have had effects.
+- The relay keeps running. The next client *request* starts a new connection (client
+  notifications meanwhile are dropped; messages that arrive while it starts wait, in order).
+  A connection that failed, or that ended within :data:`STABLE_SECONDS` of its start, makes
+  the next start wait (0.5 s, doubling, at most 30 s); every restart is logged with its
+  number. In the handshake era the new upstream is initialized with the client's own
+  ``initialize`` params (the answer is the guard's), gets ``notifications/initialized``, the
+  client's last ``logging/setLevel`` and its resource subscriptions; the tool tables are
+  emptied and the client gets ``notifications/tools/list_changed`` to re-list. In the
+  2026-07-28 era (no ``initialize`` seen) the upstream is just started again. When the start
+  fails, the waiting requests are answered with an error and the next request tries again.
+- ``client_request_timeout`` (CLI ``--request-timeout``): a forwarded request not answered
+  within that many seconds (counted again from each progress notification for it) is
+  answered with an error, cancelled upstream (``notifications/cancelled``), and the
+  upstream's late answer is dropped. Default: none, since tools may run for minutes and MCP
+  clients time out and cancel on their own.
 """
 
 from __future__ import annotations
@@ -39,7 +73,6 @@ import anyio
 import anyio.abc
 
 from ..core import Issue
-from .framing import LineStream, MessageStream
 from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -54,8 +87,9 @@ from .jsonrpc import (
     recover_id,
     valid_id,
 )
+from .upstream import Connector, LineLink
 
-__all__ = ["ListingFailed", "Relay"]
+__all__ = ["ListingFailed", "Relay", "RequestFailed"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -65,13 +99,36 @@ MAX_ENVELOPES: Final = 16
 MAX_LIST_PAGES: Final = 10_000
 """A guard-initiated listing that pages more often than this is abandoned (a cursor loop)."""
 
+STABLE_SECONDS: Final = 10.0
+"""An upstream connection that ends sooner than this after it started counts as a failed start (backoff grows)."""
+
+BACKOFF_FIRST: Final = 0.5
+"""Seconds before the first restart after a failure; doubled after each further failure ..."""
+
+BACKOFF_MAX: Final = 30.0
+"""... up to this many seconds."""
+
+GONE: Final = (
+    "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
+    "the request was not re-sent"
+)
+"""The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
+
+_MISSING: Final = object()
+
+_TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
 
 def _key(request_id: Any) -> tuple[bool, Any]:
     """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not."""
     return (type(request_id) is str, request_id if type(request_id) is not list else repr(request_id))
 
 
-class ListingFailed(Exception):
+class RequestFailed(Exception):
+    """A request of the guard's own got no usable answer (error, timeout, upstream gone)."""
+
+
+class ListingFailed(RequestFailed):
     """The guard could not list the upstream's tools itself (error, timeout, upstream gone)."""
 
 
@@ -79,38 +136,57 @@ class ListingFailed(Exception):
 class _Pending:
     event: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
+    failure: str | None = None
 
 
 class Relay:
-    """One client connection relayed to one upstream connection.
+    """One client connection relayed to an upstream, reconnected when the upstream goes away.
 
     Args:
-        client: the downstream line stream (the MCP client's side).
-        upstream: the upstream message stream (the real server's side: a process's stdio,
-            or a streamable HTTP endpoint).
+        client: the downstream line stream (the MCP client's side): ``receive()`` raises
+            ``anyio.EndOfStream`` when the client closes; ``send(line)``.
+        connect: makes one upstream connection per call (see ``upstream.Connector``); the
+            first is made by :meth:`run`, later ones when a client request finds the
+            upstream gone.
         table: the tool table (profile, hiding, cache).
         request_timeout: seconds the guard waits for the upstream to answer one of its own
-            requests.
+            requests (listing, the replayed handshake).
+        client_request_timeout: seconds a forwarded client request may wait for its answer
+            (restarted by each progress notification for it); None: no limit.
         drain_timeout: seconds the upstream gets, after the client hung up, to answer what it
             holds and exit.
+        backoff: ``(first, most)`` seconds to wait before a restart after failures.
+        stable_after: seconds after which a connection that ends is not a failure.
+
+    Attributes:
+        upstream: the current upstream connection, or None while there is none.
+        restarts: how many times a new connection was started after the first.
+        client_closed: the client has closed its side.
     """
 
     def __init__(
         self,
-        client: LineStream,
-        upstream: MessageStream,
+        client: LineLink,
+        connect: Connector,
         table: ToolTable,
         *,
         request_timeout: float = 30.0,
+        client_request_timeout: float | None = None,
         drain_timeout: float = 2.0,
+        backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
+        stable_after: float = STABLE_SECONDS,
     ) -> None:
         self.client = client
-        self.upstream = upstream
+        self.connect = connect
         self.table = table
         self.request_timeout = request_timeout
-        self.upstream_closed = False
-        self.client_closed = False
+        self.client_request_timeout = client_request_timeout
         self.drain_timeout = drain_timeout
+        self.backoff = backoff
+        self.stable_after = stable_after
+        self.upstream: LineLink | None = None
+        self.client_closed = False
+        self.restarts = 0
         self._nonce = secrets.token_hex(8)
         self._counter = 0
         self._own: dict[tuple[bool, Any], _Pending] = {}
@@ -121,32 +197,243 @@ class Relay:
         self._tables: dict[str, ToolTable] = {"": table}
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
         self._tg: anyio.abc.TaskGroup | None = None
+        # Connection state: ready = connected and restored, client messages go straight through.
+        self._ready = False
+        self._connecting = False
+        self._backlog: list[Any] = []
+        self._connection_done = anyio.Event()
+        self._failures = 0
+        self._retry_at = 0.0
+        self._started_at = 0.0
+        # What a restarted upstream is told again (handshake era).
+        self._init_params: Any = None
+        self._log_level: Any = None
+        self._subscriptions: dict[str, Any] = {}
+        # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
+        self._server_pending: dict[tuple[bool, Any], Any] = {}
+        self._orphaned: set[tuple[bool, Any]] = set()
+        # Client request timeouts: request key -> (deadline, progress token key), in deadline order.
+        self._deadlines: dict[tuple[bool, Any], tuple[float, Any]] = {}
+        self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}
+        self._expired: set[tuple[bool, Any]] = set()
+        self._deadline_added = anyio.Event()
 
-    async def run(self) -> None:
-        """Relay until the client closes its side or the upstream closes its side."""
+    @property
+    def upstream_closed(self) -> bool:
+        """Whether there is no upstream connection right now."""
+        return self.upstream is None
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect the upstream, then relay until the client closes its side.
+
+        ``task_status.started()`` is signalled once the first connection is made (for
+        ``TaskGroup.start``: a first connection that fails then raises in the starter).
+
+        The upstream going away does not end the run: the next client request connects
+        again. After the client hung up, calls the guard still holds are decided, the
+        upstream's input is closed and it gets ``drain_timeout`` seconds to answer what it
+        holds (its answers still reach the client while it can read).
+
+        Raises:
+            UpstreamStartError (or whatever the connector raises): the first connection
+                could not be made.
+        """
+        failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             self._tg = tg
-
-            upstream_done = anyio.Event()
-
-            async def upstream_side() -> None:
-                await self._from_upstream()
-                upstream_done.set()
+            try:
+                await tg.start(self._connection, True)
+            except Exception as exc:
+                failure = exc
                 tg.cancel_scope.cancel()
+            else:
+                task_status.started()
+                if self.client_request_timeout is not None:
+                    tg.start_soon(self._expire_requests)
+                await self._from_client()
+                await self._drain()
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
 
-            tg.start_soon(upstream_side)
-            await self._from_client()
-            # The client hung up: calls the guard still holds (waiting for its own listing) are
-            # decided first; then, like a server, the upstream gets EOF on its stdin and a moment to
-            # answer what it holds. Its remaining answers still reach the client while it can read.
-            self.client_closed = True
+    async def _drain(self) -> None:
+        self.client_closed = True
+        with anyio.move_on_after(self.drain_timeout):
+            while self._held or self._connecting:
+                await anyio.sleep(0.01)
+        await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
+        upstream = self.upstream
+        if upstream is not None:
+            done = self._connection_done
+            await upstream.close_send()
             with anyio.move_on_after(self.drain_timeout):
-                while self._held and not upstream_done.is_set():
-                    await anyio.sleep(0.01)
-            await self.upstream.close_send()
-            with anyio.move_on_after(self.drain_timeout):
-                await upstream_done.wait()
-            tg.cancel_scope.cancel()
+                await done.wait()
+
+    # --- upstream connections ---------------------------------------------------------------
+
+    async def _connection(
+        self, first: bool, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """One upstream connection, from its start to its end (a restart when not ``first``).
+
+        The connection is entered and left in this task (connectors may hold task groups).
+        """
+        if not first:
+            await self._before_restart()
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                upstream = await stack.enter_async_context(self.connect())
+            except Exception as exc:
+                if first:
+                    raise
+                log.error("could not restart the upstream: %s", exc)
+                self._note_failure()
+                await self._attempt_failed()
+                return
+            done = anyio.Event()
+            self.upstream, self._connection_done = upstream, done
+            self._started_at = anyio.current_time()
+            ready = False
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._read_upstream, upstream, done)
+                restored = True
+                if not first:
+                    try:
+                        await self._restore()
+                    except RequestFailed as exc:
+                        log.error("could not restart the upstream: %s", exc)
+                        restored = False
+                        if self.upstream is upstream:  # (when it went away, that was counted already)
+                            self._note_failure()
+                        tg.cancel_scope.cancel()
+                    else:
+                        log.info("upstream restarted (restart %d)", self.restarts)
+                if restored:
+                    ready = await self._flush(upstream)
+                task_status.started()
+            if not ready:
+                await self._attempt_failed()
+
+    async def _attempt_failed(self) -> None:
+        self._connecting = False
+        await self._fail_backlog(self._not_restarted())
+
+    async def _before_restart(self) -> None:
+        self.restarts += 1
+        delay = self._retry_at - anyio.current_time()
+        if delay > 0:
+            log.warning(
+                "restarting the upstream in %.1f s (restart %d; %d failed or short-lived start(s) in a row)",
+                delay,
+                self.restarts,
+                self._failures,
+            )
+            await anyio.sleep(delay)
+        else:
+            log.warning("restarting the upstream (restart %d)", self.restarts)
+
+    def _note_failure(self) -> None:
+        self._failures += 1
+        first, most = self.backoff
+        self._retry_at = anyio.current_time() + min(first * 2 ** min(self._failures - 1, 32), most)
+
+    def _not_restarted(self) -> str:
+        wait = max(0.0, self._retry_at - anyio.current_time())
+        text = "mcp-guard: the upstream server went away and could not be restarted; the next request tries again"
+        return text + (f" after {wait:.1f} s" if wait > 0 else "")
+
+    async def _restore(self) -> None:
+        """Tell a restarted upstream what the client told the first (handshake era); invalidate the tools.
+
+        Raises:
+            RequestFailed: the upstream did not accept ``initialize``.
+        """
+        handshake = self._init_params is not None and not any(
+            type(m) is dict and m.get("method") == "initialize" for m in self._backlog
+        )
+        if handshake:
+            result = await self.request("initialize", self._init_params)
+            version = result.get("protocolVersion")
+            log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
+            await self._send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            if self._log_level is not None:
+                try:
+                    await self.request("logging/setLevel", self._log_level)
+                except RequestFailed as exc:
+                    log.warning("could not restore the log level on the restarted upstream: %s", exc)
+            for params in list(self._subscriptions.values()):
+                try:
+                    await self.request("resources/subscribe", params)
+                except RequestFailed as exc:
+                    log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
+        for table in self._tables.values():
+            table.invalidate()
+        if handshake:
+            await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+    async def _flush(self, upstream: LineLink) -> bool:
+        """Pass on what the client sent while the upstream was being started, in order; then go straight.
+
+        Returns:
+            Whether the upstream is ready (it did not go away meanwhile).
+        """
+        while self._backlog and self.upstream is upstream:
+            await self._dispatch(self._backlog.pop(0))
+        if self.upstream is not upstream:
+            return False
+        self._connecting = False
+        self._ready = True
+        return True
+
+    async def _fail_backlog(self, text: str) -> None:
+        backlog, self._backlog = self._backlog, []
+        for message in backlog:
+            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+
+    async def _read_upstream(self, upstream: LineLink, done: anyio.Event) -> None:
+        ended = False
+        try:
+            await self._from_upstream(upstream)
+            ended = True
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._gone(upstream, ended)
+            done.set()
+
+    async def _gone(self, upstream: LineLink, ended: bool) -> None:
+        """The connection ended: everything waiting on it is answered now; nothing hangs."""
+        if self.upstream is not upstream:
+            return
+        self.upstream = None
+        self._ready = False
+        if ended:  # counted here, before any await: a restart may be asked for as soon as this yields
+            if anyio.current_time() - self._started_at < self.stable_after:
+                self._note_failure()
+            else:
+                self._failures = 0
+        for pending in self._own.values():
+            pending.failure = "the upstream server went away"
+            pending.event.set()
+        inflight, self._inflight = list(self._inflight.values()), {}
+        self._lists.clear()
+        self._deadlines.clear()
+        self._progress.clear()
+        self._expired.clear()
+        orphans = list(self._server_pending.values())
+        self._orphaned.update(self._server_pending)
+        self._server_pending.clear()
+        if ended and not self.client_closed:
+            log.warning(
+                "the upstream went away (it exited, crashed or closed its output)%s; the next request restarts it",
+                f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
+            )
+        for request_id in inflight:
+            with contextlib.suppress(Exception):
+                await self._reply(error_response(request_id, INTERNAL_ERROR, GONE))
+        for request_id in orphans:
+            notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
+            with contextlib.suppress(Exception):
+                await self._reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
 
     # --- client → upstream ------------------------------------------------------------------
 
@@ -167,18 +454,65 @@ class Relay:
                 )
                 await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
                 continue
-            if type(message) is dict:
-                if self._needs_listing(message):
-                    # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
-                    assert self._tg is not None
-                    self._held[_key(message["id"])] = False
-                    self._tg.start_soon(self._route_held, message)
-                else:
-                    await self._act(*await self._route(message))
-            elif type(message) is list and message:
-                await self._client_batch(message)
+            if not self._ready:
+                await self._while_down(message)
+            elif type(message) is dict and not self._needs_listing(message):
+                await self._act(*await self._route(message))  # the hot path, without a call more
             else:
-                await self._reply(error_response(None, INVALID_REQUEST, "Invalid Request"))
+                await self._dispatch(message)
+
+    async def _dispatch(self, message: Any) -> None:
+        if type(message) is dict:
+            if self._needs_listing(message):
+                # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
+                assert self._tg is not None
+                self._held[_key(message["id"])] = False
+                self._tg.start_soon(self._route_held, message)
+            else:
+                await self._act(*await self._route(message))
+        elif type(message) is list and message:
+            await self._client_batch(message)
+        else:
+            await self._reply(error_response(None, INVALID_REQUEST, "Invalid Request"))
+
+    async def _while_down(self, message: Any) -> None:
+        """A client message while no upstream is ready: wait for one, start one, or drop it."""
+        if not message or type(message) not in (dict, list):
+            await self._dispatch(message)  # answered without the upstream
+            return
+        elements = message if type(message) is list else [message]
+        if type(message) is dict and "method" not in message:
+            # The client's answer to a request of the upstream's: only the current upstream can take it.
+            if self.upstream is not None:
+                await self._dispatch(message)
+            else:
+                self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
+            return
+        if self._connecting:
+            if message.get("method") == "notifications/cancelled" and self._cancel_waiting(message):
+                return
+            self._backlog.append(message)
+            return
+        if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
+            log.debug("dropped a client notification: the upstream is not running")
+            return
+        assert self._tg is not None
+        self._backlog.append(message)
+        self._connecting = True
+        self._tg.start_soon(self._connection, False)
+
+    def _cancel_waiting(self, message: dict[str, Any]) -> bool:
+        """A cancellation of a request waiting for the upstream to start: drop both."""
+        params = message.get("params")
+        if type(params) is not dict or not valid_id(params.get("requestId")):
+            return False
+        key = _key(params["requestId"])
+        for index, waiting in enumerate(self._backlog):
+            is_request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
+            if is_request and _key(waiting["id"]) == key:
+                del self._backlog[index]
+                return True
+        return False
 
     def _needs_listing(self, message: dict[str, Any]) -> bool:
         """A tools/call naming a tool the guard has not seen listed (and the table is not complete)."""
@@ -225,9 +559,43 @@ class Relay:
             return await self._route_call(message)
         if "id" in message and method == "tools/list":
             self._note_list(message)
-        elif method == "notifications/cancelled" and self._cancel_held(message):
-            return None, None
+        elif method == "notifications/cancelled":
+            if self._cancel_held(message):
+                return None, None
+        elif method is None:
+            if not self._client_response(message):
+                return None, None
+        elif method in _TRACKED and "id" in message:
+            self._track(method, message.get("params"))
         return message, None
+
+    def _track(self, method: str, params: Any) -> None:
+        """Note what a restarted upstream must be told again (handshake era)."""
+        if method == "initialize":
+            self._init_params = params
+        elif method == "logging/setLevel":
+            self._log_level = params
+        else:
+            uri = params.get("uri") if type(params) is dict else None
+            key = uri if type(uri) is str else json.dumps(params, sort_keys=True, default=repr)
+            if method == "resources/subscribe":
+                self._subscriptions[key] = params
+            else:
+                self._subscriptions.pop(key, None)
+
+    def _client_response(self, message: dict[str, Any]) -> bool:
+        """Whether to forward the client's answer to a request of the upstream's (not to a gone one's)."""
+        request_id = message.get("id")
+        if not valid_id(request_id):
+            return self.upstream is not None
+        key = _key(request_id)
+        if self._server_pending.pop(key, _MISSING) is not _MISSING:
+            return True
+        if key in self._orphaned:
+            self._orphaned.discard(key)
+            log.info("dropped the client's answer to a request of an upstream that went away")
+            return False
+        return self.upstream is not None
 
     async def _route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:
         request_id = message["id"]
@@ -268,11 +636,13 @@ class Relay:
     def _cancel_held(self, message: dict[str, Any]) -> bool:
         """A cancellation of a call the guard still holds: drop the call, keep the notice."""
         params = message.get("params")
-        if type(params) is not dict or "requestId" not in params:
+        if type(params) is not dict or not valid_id(params.get("requestId")):
             return False
         key = _key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
         self._inflight.pop(key, None)
+        if self._deadlines:
+            self._deadline_done(key)
         if key in self._held:
             self._held[key] = True
             return True
@@ -286,58 +656,48 @@ class Relay:
 
     # --- upstream → client ------------------------------------------------------------------
 
-    async def _from_upstream(self) -> None:
-        try:
-            while True:
-                try:
-                    line = await self.upstream.receive()
-                except anyio.EndOfStream:
-                    if self.client_closed:
-                        log.debug("the upstream closed its output after the client hung up")
-                    else:
-                        log.warning("the upstream closed its output (it exited or crashed)")
-                    self.upstream_closed = True
-                    return
-                try:
-                    message = json.loads(line)
-                except (ValueError, RecursionError):
-                    await self._unparsable_from_upstream(line)
-                    continue
-                if type(message) is dict:
-                    out = self._upstream_message(message)
-                elif type(message) is list:
-                    out = self._upstream_batch(message)
-                else:
-                    out = None
-                if out is None:
-                    self._skipped(message)
-                    continue
-                try:
-                    data = dumps(out)
-                except Uncarriable:
-                    await self._uncarriable_from_upstream(out)
-                    continue
-                await self.client.send(data)
-        finally:
-            for pending in self._own.values():
-                pending.event.set()
-            # Every request the upstream took and did not answer gets an answer now: nothing hangs.
-            inflight, self._inflight = list(self._inflight.values()), {}
-            if inflight and not self.client_closed:
-                log.warning("answering %d request(s) the upstream left unanswered", len(inflight))
-            for request_id in inflight:
-                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    text = "mcp-guard: the upstream server exited before answering"
-                    await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+    async def _from_upstream(self, upstream: LineLink) -> None:
+        """Relay the upstream's output to the client until it ends."""
+        while True:
+            try:
+                line = await upstream.receive()
+            except anyio.EndOfStream:
+                if self.client_closed:
+                    log.debug("the upstream closed its output after the client hung up")
+                return
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                await self._unparsable_from_upstream(line)
+                continue
+            if type(message) is dict:
+                out = self._upstream_message(message)
+            elif type(message) is list:
+                out = self._upstream_batch(message)
+            else:
+                out = None
+            if out is None:
+                self._skipped(message)
+                continue
+            try:
+                data = dumps(out)
+            except Uncarriable:
+                await self._uncarriable_from_upstream(out)
+                continue
+            await self.client.send(data)
 
     async def _unparsable_from_upstream(self, line: bytes) -> None:
         """A line the guard cannot parse: skipped; a request waiting for it is answered with an error."""
         request_id = recover_id(line)
         key = _key(request_id) if request_id is not NO_ID and request_id is not None else None
         if key is not None and key in self._own:
-            self._own.pop(key).event.set()  # the guard's own request fails
+            pending = self._own.pop(key)  # the guard's own request fails
+            pending.failure = "the upstream's answer could not be parsed"
+            pending.event.set()
         elif key is not None and self._inflight.pop(key, None) is not None:
             self._lists.pop(key, None)
+            if self._deadlines:
+                self._deadline_done(key)
             log.warning(
                 "the upstream's answer to a request could not be parsed (%d bytes); answering an error", len(line)
             )
@@ -373,7 +733,12 @@ class Relay:
             if "id" not in message:
                 return message
             key = _key(message["id"])
-            self._inflight.pop(key, None)
+            if self._inflight.pop(key, None) is None and self._expired and key in self._expired:
+                self._expired.discard(key)
+                log.info("dropped the upstream's late answer to a request that had timed out")
+                return None
+            if self._deadlines:
+                self._deadline_done(key)
             pending = self._own.pop(key, None)
             if pending is not None:
                 pending.response = message
@@ -387,10 +752,22 @@ class Relay:
                     message["result"], cache=generation == table.generation, first_page=first_page
                 )
                 return out
-        elif message["method"] == "notifications/tools/list_changed":
+            return message
+        method = message["method"]
+        if method == "notifications/tools/list_changed":
             log.info("upstream tools changed; schemas will be listed again before the next judgement")
             for table in self._tables.values():
                 table.invalidate()
+        elif "id" in message:
+            if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
+                self._server_pending[_key(message["id"])] = message["id"]
+        elif method == "notifications/progress":
+            if self._deadlines:
+                self._progressed(message.get("params"))
+        elif method == "notifications/cancelled":
+            params = message.get("params")
+            if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
+                self._server_pending.pop(_key(params["requestId"]), None)
         return message
 
     def _upstream_batch(self, batch: list[Any]) -> Any:
@@ -400,15 +777,74 @@ class Relay:
             log.warning("skipped elements of an upstream batch that are not JSON-RPC messages")
         return kept or None
 
-    # --- sending ---------------------------------------------------------------------------
+    # --- client request timeouts ------------------------------------------------------------
 
-    async def _send_upstream(self, data: bytes) -> bool:
-        """Write one line to the upstream; False when it can no longer be written (it exited)."""
-        try:
-            await self.upstream.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return False
-        return True
+    def _deadline_start(self, key: tuple[bool, Any], message: dict[str, Any]) -> None:
+        assert self.client_request_timeout is not None
+        params = message.get("params")
+        meta = params.get("_meta") if type(params) is dict else None
+        token = meta.get("progressToken") if type(meta) is dict else None
+        token_key = _key(token) if valid_id(token) else None
+        self._deadline_done(key)
+        self._expired.discard(key)
+        self._deadlines[key] = (anyio.current_time() + self.client_request_timeout, token_key)
+        if token_key is not None:
+            self._progress[token_key] = key
+        self._deadline_added.set()
+
+    def _deadline_done(self, key: tuple[bool, Any]) -> None:
+        entry = self._deadlines.pop(key, None)
+        if entry is not None and entry[1] is not None:
+            self._progress.pop(entry[1], None)
+
+    def _progressed(self, params: Any) -> None:
+        """A progress notification: the request it belongs to gets its full timeout again."""
+        token = params.get("progressToken") if type(params) is dict else None
+        key = self._progress.get(_key(token)) if valid_id(token) else None
+        if key is None or self.client_request_timeout is None:
+            return
+        entry = self._deadlines.pop(key, None)
+        if entry is not None:  # moved to the end: deadlines stay in order
+            self._deadlines[key] = (anyio.current_time() + self.client_request_timeout, entry[1])
+
+    async def _expire_requests(self) -> None:
+        """Answer forwarded requests that outlived ``client_request_timeout`` (deadlines come in order)."""
+        while True:
+            if not self._deadlines:
+                self._deadline_added = anyio.Event()
+                await self._deadline_added.wait()
+                continue
+            key, (deadline, token_key) = next(iter(self._deadlines.items()))
+            delay = deadline - anyio.current_time()
+            if delay > 0:
+                await anyio.sleep(delay)
+                continue
+            del self._deadlines[key]
+            if token_key is not None:
+                self._progress.pop(token_key, None)
+            request_id = self._inflight.pop(key, None)
+            if request_id is None:
+                continue
+            self._lists.pop(key, None)
+            self._expired.add(key)
+            log.warning(
+                "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
+                self.client_request_timeout,
+            )
+            reason = f"mcp-guard: no answer within {self.client_request_timeout:g} s"
+            upstream = self.upstream
+            if upstream is not None:
+                notice = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+                notice["params"] = {"requestId": request_id, "reason": reason}  # type: ignore[assignment]
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    await upstream.send(dumps(notice))
+            text = (
+                f"mcp-guard: the upstream server did not answer within {self.client_request_timeout:g} s "
+                "(--request-timeout); the request was cancelled"
+            )
+            await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+
+    # --- sending ---------------------------------------------------------------------------
 
     async def _forward(self, message: Any) -> None:
         """Forward a message (or batch) as the guard parsed it; requests it cannot deliver are answered."""
@@ -423,13 +859,29 @@ class Relay:
             )
             await self._answer_requests(elements, INVALID_PARAMS, text)
             return
-        if not await self._send_upstream(data):
+        upstream = self.upstream
+        if upstream is None:
             log.warning("could not forward to the upstream: it is not running")
-            await self._answer_requests(elements, INTERNAL_ERROR, "mcp-guard: the upstream server is not running")
+            await self._answer_requests(elements, INTERNAL_ERROR, GONE)
             return
+        # In flight before it is sent: should the upstream go away meanwhile, the request is answered.
+        timed = self.client_request_timeout is not None
         for m in elements:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
-                self._inflight[_key(m["id"])] = m["id"]
+                key = _key(m["id"])
+                self._inflight[key] = m["id"]
+                if timed:
+                    self._deadline_start(key, m)
+        try:
+            await upstream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            log.warning("could not forward to the upstream: it went away")
+            for m in elements:
+                if type(m) is dict and "id" in m and "method" in m:
+                    if not valid_id(m["id"]):
+                        await self._reply(error_response(None, INTERNAL_ERROR, GONE))
+                    elif self._inflight.pop(_key(m["id"]), None) is not None:
+                        await self._reply(error_response(m["id"], INTERNAL_ERROR, GONE))
 
     async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
         for m in messages:
@@ -441,40 +893,50 @@ class Relay:
     async def _reply(self, message: dict[str, Any]) -> None:
         await self.client.send(dumps(message))
 
-    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def _send_own(self, message: dict[str, Any]) -> None:
+        """Send a message of the guard's own to the upstream.
+
+        Raises:
+            RequestFailed: there is no upstream, it went away, or the message is not JSON.
+        """
+        upstream = self.upstream
+        if upstream is None:
+            raise RequestFailed("the upstream server is not running")
+        try:
+            await upstream.send(dumps(message))
+        except Uncarriable:
+            raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise RequestFailed("the upstream server went away") from None
+
+    async def request(self, method: str, params: Any) -> dict[str, Any]:
         """Send a request of the guard's own upstream; return its ``result``.
 
         Raises:
-            ListingFailed: an error response, no answer within ``request_timeout``, or
-                the upstream gone.
+            RequestFailed: an error response, no answer within ``request_timeout``, the
+                upstream gone (or not running).
         """
-        if self.upstream_closed:
-            raise ListingFailed("the upstream is not running")
         self._counter += 1
         request_id = f"mcp-guard-{self._nonce}-{self._counter}"
         key = _key(request_id)
         pending = _Pending()
         self._own[key] = pending
         try:
-            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-            if not await self._send_upstream(dumps(message)):
-                raise ListingFailed("the upstream is not running")
+            await self._send_own({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             with anyio.move_on_after(self.request_timeout):
                 await pending.event.wait()
         finally:
             self._own.pop(key, None)
         response = pending.response
         if response is None:
-            raise ListingFailed(
-                "the upstream is not running" if self.upstream_closed else f"no answer to {method} in time"
-            )
+            raise RequestFailed(pending.failure or f"no answer to {method} within {self.request_timeout:g} s")
         if "error" in response:
             error = response["error"]
             code = error.get("code") if type(error) is dict else None
-            raise ListingFailed(f"the upstream answered {method} with error {code}")
+            raise RequestFailed(f"the upstream answered {method} with error {code}")
         result = response.get("result")
         if type(result) is not dict:
-            raise ListingFailed(f"the upstream's {method} result is not an object")
+            raise RequestFailed(f"the upstream's {method} result is not an object")
         return result
 
     def table_for(self, params: Any) -> ToolTable:
@@ -525,7 +987,12 @@ class Relay:
         try:
             for _attempt in range(3):
                 generation = table.generation
-                tools = await self._list_all(meta)
+                try:
+                    tools = await self._list_all(meta)
+                except ListingFailed:
+                    raise
+                except RequestFailed as exc:
+                    raise ListingFailed(str(exc)) from exc
                 if generation == table.generation:
                     table.replace(tools)
                     return

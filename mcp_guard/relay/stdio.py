@@ -1,8 +1,11 @@
 """``mcp-guard wrap``: the guard on stdio in front of one upstream, a process or an HTTP endpoint.
 
 The client talks to this process's stdin/stdout; the upstream is a child process on stdio
-(:func:`wrap_stdio`) or a streamable HTTP endpoint (:func:`wrap_stdio_http`). Logs go to
-stderr only; fd 1 is diverted to stderr while the relay runs (see ``framing.claim_stdio``).
+(:func:`wrap_stdio`) or a streamable HTTP endpoint (:func:`wrap_stdio_http`), connected
+again when it goes away (see ``relay``). Logs go to stderr only; fd 1 is diverted to stderr
+while the relay runs (see ``framing.claim_stdio``). SIGTERM and SIGHUP stop the guard like
+the client closing its side: the upstream's input is closed (a process is then terminated
+with its group if it does not exit; an HTTP session is deleted).
 """
 
 from __future__ import annotations
@@ -19,53 +22,71 @@ from .framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from .guard import ToolTable
 from .http_upstream import DEFAULT_MAX_MESSAGE_BYTES, http_connector, shown_url
 from .relay import Relay
-from .upstream import UpstreamStartError, spawn_upstream
+from .upstream import Connector, UpstreamStartError, stdio_connector
 
-__all__ = ["wrap_stdio", "wrap_stdio_http"]
+__all__ = ["DEFAULT_GUARD_REQUEST_TIMEOUT", "wrap_stdio", "wrap_stdio_http"]
 
 log = logging.getLogger("mcp_guard")
 
+DEFAULT_GUARD_REQUEST_TIMEOUT = 30.0
+"""Seconds the guard waits for answers to its own requests when ``request_timeout`` is not given."""
 
-async def wrap_stdio(command: Sequence[str], *, profile: str = "standard", hide_unsupported: bool = False) -> int:
-    """Relay this process's stdio to ``command`` until either side closes.
+
+async def wrap_stdio(
+    command: Sequence[str],
+    *,
+    profile: str = "standard",
+    hide_unsupported: bool = False,
+    request_timeout: float | None = None,
+) -> int:
+    """Relay this process's stdio to ``command`` until the client closes its side or a signal comes.
+
+    Args:
+        command: the upstream server's executable and arguments.
+        profile: ``"standard"`` or ``"strict"``.
+        hide_unsupported: leave unsupported tools out of ``tools/list``.
+        request_timeout: seconds a forwarded client request may wait for the upstream's
+            answer (None: no limit); also the limit for the guard's own requests (default
+            :data:`DEFAULT_GUARD_REQUEST_TIMEOUT`).
 
     Returns:
-        The process exit status: 0 when the client closed the connection, 1 when the
-        upstream could not be started or went away first.
+        The process exit status: 0 when the client closed the connection (or a signal
+        stopped the guard), 1 when the upstream could not be started at all.
     """
     table = ToolTable(profile, hide_unsupported=hide_unsupported)
     log.info(
-        "wrapping `%s` (profile %s%s)",
+        "wrapping `%s` (profile %s%s%s)",
         shlex.join(command),
         profile,
         ", unsupported tools hidden" if hide_unsupported else "",
+        f", request timeout {request_timeout:g} s" if request_timeout is not None else "",
     )
+    return await _relay_stdio(stdio_connector(command), table, request_timeout)
+
+
+async def _relay_stdio(connect: Connector, table: ToolTable, request_timeout: float | None) -> int:
+    """Relay this process's stdio to the upstream ``connect`` makes, until the client closes or a signal comes."""
     with claim_stdio() as (read_fd, write_fd):
         client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
+        relay = Relay(
+            client,
+            connect,
+            table,
+            request_timeout=request_timeout if request_timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
+            client_request_timeout=request_timeout,
+        )
         try:
-            async with spawn_upstream(command) as upstream, anyio.create_task_group() as tg:
-                process = upstream.process
-                relay = Relay(client, upstream.stream, table)
-
-                async def on_signals() -> None:
-                    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-                        async for signum in signals:
-                            log.info("received signal %d; stopping", signum)
-                            tg.cancel_scope.cancel()
-                            return
-
-                tg.start_soon(on_signals)
-                await relay.run()
-                tg.cancel_scope.cancel()
-        except UpstreamStartError as exc:
-            log.error("%s", exc)
-            return 1
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_stop_on_signals, tg.cancel_scope)
+                try:
+                    await relay.run()
+                except UpstreamStartError as exc:
+                    log.error("%s", exc)
+                    return 1
+                finally:
+                    tg.cancel_scope.cancel()
         finally:
             await client.aclose()
-    if relay.upstream_closed and not relay.client_closed:
-        code = process.returncode
-        log.info("upstream exited%s", f" with status {code}" if code is not None else "")
-        return 1
     return 0
 
 
@@ -76,6 +97,7 @@ async def wrap_stdio_http(
     profile: str = "standard",
     hide_unsupported: bool = False,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    request_timeout: float | None = None,
 ) -> int:
     """Relay this process's stdio to the streamable HTTP MCP endpoint ``url`` until either side closes.
 
@@ -85,10 +107,12 @@ async def wrap_stdio_http(
         profile: the schema profile.
         hide_unsupported: leave unsupported tools out of ``tools/list``.
         max_message_bytes: the cap on one message from the upstream.
+        request_timeout: as for :func:`wrap_stdio`.
 
     Returns:
-        The process exit status: 0 when the client closed the connection, 1 when the
-        upstream ended the session first.
+        The process exit status: 0 when the client closed the connection (or a signal
+        stopped the guard), 1 when the first connection could not be made. A session the
+        server ends later is opened again on the next request (see ``relay``).
 
     Raises:
         ValueError: ``url`` is not an http(s) URL.
@@ -103,21 +127,7 @@ async def wrap_stdio_http(
         ", unsupported tools hidden" if hide_unsupported else "",
         f"; extra headers: {names}" if names else "",
     )
-    relay: Relay | None = None
-    with claim_stdio() as (read_fd, write_fd):
-        client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
-        try:
-            async with connect() as upstream, anyio.create_task_group() as tg:
-                relay = Relay(client, upstream, table)
-                tg.start_soon(_stop_on_signals, tg.cancel_scope)
-                await relay.run()
-                tg.cancel_scope.cancel()
-        finally:
-            await client.aclose()
-    if relay is not None and relay.upstream_closed and not relay.client_closed:
-        log.info("the connection to the upstream ended")
-        return 1
-    return 0
+    return await _relay_stdio(connect, table, request_timeout)
 
 
 async def _stop_on_signals(scope: anyio.CancelScope) -> None:

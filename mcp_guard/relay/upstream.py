@@ -1,39 +1,161 @@
-"""Spawning and stopping an upstream MCP server process (stdio).
+"""The upstream side's seam, and the stdio upstream: spawning and stopping an MCP server process.
 
-The child gets the user's whole environment (the SDK's ``stdio_client`` would pass only
-HOME, LOGNAME, PATH, SHELL, TERM and USER), its own process group, and the guard's stderr
-as its stderr. Shutdown follows the MCP lifecycle: close its stdin, wait, then terminate
-the whole process group with the SDK's ``terminate_posix_process_tree`` (SIGTERM, then
-SIGKILL).
+The seam
+--------
+A :class:`~mcp_guard.relay.relay.Relay` does not hold an upstream stream; it holds a
+*connector* (:data:`Connector`): a callable with no arguments that returns an async context
+manager yielding a :class:`LineLink`, one connection to the upstream. Entering it connects
+(spawns a process, opens an HTTP session, ...); leaving it disconnects and frees everything
+(stops the process and its process group). The relay enters and leaves each connection in
+one task of its own, and calls the connector again whenever it needs a new connection (a
+respawn after the upstream went away), so respawning works the same for every transport.
+
+A :class:`LineLink` carries one JSON-RPC message (or batch) per line, as bytes without the
+newline:
+
+- ``receive()`` returns the next line; it raises ``anyio.EndOfStream`` once the upstream
+  has gone away (process exited and its output drained, connection closed). It must not
+  block forever after that: this is how the relay learns that pending requests will never
+  be answered.
+- ``send(line)`` writes one line; it raises ``anyio.BrokenResourceError`` (or
+  ``ClosedResourceError``, or ``OSError``) when the upstream can no longer be written.
+- ``close_send()`` tells the upstream no more messages come (stdio: EOF on its stdin, the
+  MCP way to ask a server to exit); answers still come in on ``receive()``.
+- ``aclose()`` closes both directions.
+
+Entering a connector raises :class:`UpstreamStartError` (or any other ``Exception``) when no
+connection can be made; the relay answers the waiting requests with an error and tries
+again later.
+
+The stdio upstream
+------------------
+:func:`stdio_connector` (and :func:`spawn_upstream` below it) runs the server command as a
+child process. The child gets the user's whole environment (the SDK's ``stdio_client``
+would pass only HOME, LOGNAME, PATH, SHELL, TERM and USER), its own process group, and the
+guard's stderr as its stderr. When the child process exits, its output is read to the end
+of what it wrote and then ends (``EndOfStream``), even when a process it started still holds
+the pipe open. Shutdown follows the MCP lifecycle: close its stdin, wait
+:data:`EXIT_GRACE_SECONDS`, then terminate the whole process group with the SDK's
+``terminate_posix_process_tree`` (SIGTERM, then SIGKILL); processes the server left behind
+in its group are terminated too, even when the server itself exited cleanly. Processes that
+leave the group on purpose (``setsid``) escape, and nothing is cleaned up when the guard
+itself is killed with SIGKILL.
 
 This module does not read or write messages; ``relay`` does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 
 import anyio
 import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
-from .framing import FdReceiveStream, FdSendStream, LineStream
+from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
 
-__all__ = ["Upstream", "UpstreamStartError", "spawn_upstream"]
+__all__ = [
+    "EXIT_GRACE_SECONDS",
+    "Connector",
+    "LineLink",
+    "Upstream",
+    "UpstreamStartError",
+    "spawn_upstream",
+    "stdio_connector",
+    "stop_upstream",
+]
 
 log = logging.getLogger("mcp_guard")
 
 EXIT_GRACE_SECONDS = 2.0
-"""How long the upstream may take to exit after its stdin closes, before SIGTERM."""
+"""How long the upstream may take to exit after its stdin closes, before SIGTERM (and SIGTERM before SIGKILL)."""
+
+
+LineLink = MessageStream
+"""One upstream connection (a process's stdio, or a streamable HTTP session): the contract of
+:class:`~mcp_guard.relay.framing.MessageStream`, under the name the relay's seam uses."""
+
+
+Connector = Callable[[], AbstractAsyncContextManager[LineLink]]
+"""Makes one upstream connection per call: ``async with connect() as link: ...`` (see the module docstring)."""
 
 
 class UpstreamStartError(Exception):
-    """The upstream command could not be started (not found, not executable)."""
+    """The upstream could not be started or connected (command not found, not executable, ...)."""
+
+
+class _ChildOutput(FdReceiveStream):
+    """The read end of a child's stdout pipe: ends once the child has exited and the pipe is drained.
+
+    A process the child started may hold the pipe's write end open after the child exits;
+    without this the reader would never see EOF, and requests sent to the dead server would
+    never be answered. On asyncio the wait for data is a bare ``add_reader`` future that
+    :meth:`child_exited` can resolve (no cancel scope per read: this is the hot path); on
+    other backends it is ``anyio.wait_readable`` in a cancel scope.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd, owned=True)
+        self._exited = False
+        self._future: asyncio.Future[None] | None = None
+        self._scope: anyio.CancelScope | None = None
+
+    async def receive(self, max_bytes: int = 1 << 16) -> bytes:
+        """Up to ``max_bytes`` bytes as soon as any are available; ``EndOfStream`` at EOF or after exit."""
+        while True:
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                if self._exited:
+                    raise anyio.EndOfStream from None  # the child is gone and all it wrote has been read
+                await self._wait()
+                continue
+            except OSError:
+                raise anyio.EndOfStream from None  # closed under us
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def _wait(self) -> None:
+        """Until the pipe is readable or the child has exited."""
+        try:
+            loop = _asyncio_loop()
+        except RuntimeError:  # not asyncio
+            with anyio.CancelScope() as self._scope:
+                await anyio.wait_readable(self._fd)
+            self._scope = None
+            return
+        future = self._future = loop.create_future()
+        loop.add_reader(self._fd, _resolve, future)
+        try:
+            await future
+        finally:
+            loop.remove_reader(self._fd)
+            self._future = None
+
+    def child_exited(self) -> None:
+        """The child process has exited: end after what is already in the pipe."""
+        self._exited = True
+        if self._future is not None:
+            _resolve(self._future)
+        if self._scope is not None:
+            self._scope.cancel()
+
+
+_asyncio_loop = asyncio.get_running_loop
+"""The running asyncio loop (RuntimeError on other backends); a name of its own so tests can take the other path."""
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class Upstream:
@@ -49,6 +171,22 @@ class Upstream:
         self.stream = stream
 
 
+def stdio_connector(command: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None) -> Connector:
+    """A :data:`Connector` that spawns ``command`` (see :func:`spawn_upstream`) on every connection.
+
+    Raises (on entering a connection):
+        UpstreamStartError: the command cannot be started.
+    """
+    command = list(command)
+
+    @contextlib.asynccontextmanager
+    async def connect() -> AsyncIterator[LineLink]:
+        async with spawn_upstream(command, env, cwd) as upstream:
+            yield upstream.stream
+
+    return connect
+
+
 @contextlib.asynccontextmanager
 async def spawn_upstream(
     command: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
@@ -56,7 +194,8 @@ async def spawn_upstream(
     """Run ``command`` as the upstream; stop it (and its process group) on exit.
 
     The pipes are the guard's own (plain fds read and written like the client side's),
-    not anyio's process streams, whose every send costs an event-loop pass.
+    not anyio's process streams, whose every send costs an event-loop pass. Its exit is
+    logged (info) with its status.
 
     Args:
         command: the executable and its arguments.
@@ -93,9 +232,22 @@ async def spawn_upstream(
     finally:
         os.close(child_in)
         os.close(child_out)
-    stream = LineStream(FdReceiveStream(from_child, owned=True), FdSendStream(to_child, owned=True))
+    output = _ChildOutput(from_child)
+    stream = LineStream(output, FdSendStream(to_child, owned=True))
+    log.debug("started the upstream (pid %d)", process.pid)
+
+    async def watch() -> None:
+        status = await process.wait()
+        log.info("the upstream (pid %d) exited with status %d", process.pid, status)
+        output.child_exited()
+
     try:
-        yield Upstream(process, stream)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch)
+            try:
+                yield Upstream(process, stream)
+            finally:
+                tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
             await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
@@ -111,13 +263,31 @@ def _has_fileno(stream: object) -> bool:
     return True
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 async def stop_upstream(process: anyio.abc.Process) -> None:
-    """Wait :data:`EXIT_GRACE_SECONDS` for the upstream to exit (its stdin is closed), then terminate its group."""
+    """Stop the upstream whose stdin is closed, and everything left in its process group.
+
+    Waits :data:`EXIT_GRACE_SECONDS` for it to exit by itself, then terminates its process
+    group (SIGTERM, :data:`EXIT_GRACE_SECONDS`, SIGKILL). When it did exit but processes it
+    started remain in its group (a server's helper, a wrapper's child), those are terminated
+    the same way: nothing the upstream started outlives the guard's use of it.
+    """
     with anyio.move_on_after(EXIT_GRACE_SECONDS):
-        while process.returncode is None:
-            await anyio.sleep(0.01)
+        await process.wait()
     if process.returncode is None:
         log.info("upstream did not exit after its stdin closed; terminating it")
+        await terminate_posix_process_tree(process, EXIT_GRACE_SECONDS)
+    elif _group_alive(process.pid):  # start_new_session: its pid is its group's id
+        log.info("the upstream left processes behind in its process group; terminating them")
         await terminate_posix_process_tree(process, EXIT_GRACE_SECONDS)
     with anyio.move_on_after(EXIT_GRACE_SECONDS):
         await process.wait()

@@ -930,19 +930,19 @@ async def test_sigterm_stops_every_upstream(tmp_path: Path) -> None:
 
 
 async def test_upstream_exit_mid_call(tmp_path: Path) -> None:
-    """The upstream exits during a call: the call is answered with an error, the session then answers 404."""
+    """The upstream exits during a call: the call is answered with an error; the session's next
+    request starts the upstream again, with the handshake replayed."""
     async with open_guard(tmp_path, upstream=FORGING_SERVER) as guard, http_client() as client:
         with anyio.fail_after(TIMEOUT):
             session = await open_session(client, guard)
             response = await post(client, guard, call(1, "exit_now", {}), session)
             (answer,) = messages_of(response)
             assert answer["id"] == 1 and answer["error"]["code"] == -32603
-            await eventually(lambda: "ended" in guard.log, "the session to end")
-            assert (await post(client, guard, request(2, "ping"), session)).status_code == 404
-            fresh = await open_session(client, guard)  # a new session gets a new upstream
-            assert (await post(client, guard, call(3, "echo", {}), fresh)).json()["result"]["content"] == [
-                {"type": "text", "text": "ok"}
-            ]
+            again = await post(client, guard, call(2, "echo", {}), session)
+            assert again.status_code == 200
+            results = [m for m in messages_of(again) if m.get("id") == 2]
+            assert results and results[0]["result"]["content"] == [{"type": "text", "text": "ok"}]
+            await eventually(lambda: "upstream restarted (restart 1)" in guard.log, "the restart to be logged")
 
 
 def test_missing_upstream_command_fails_at_start() -> None:

@@ -523,8 +523,9 @@ async def test_upstream_down_is_a_clear_error_not_a_hang(mode: Literal["legacy",
     assert guard.process.returncode == 0
 
 
-async def test_ended_session_answers_and_ends_the_guard(tmp_path: Path) -> None:
-    """A 404 for the session id: the request is answered, then the guard exits (status 1) instead of hanging."""
+async def test_ended_session_is_answered_then_opened_again(tmp_path: Path) -> None:
+    """A 404 for the session id: the request is answered with an error (never re-sent); the next
+    request opens a new session with the client's handshake replayed, and the client is told to re-list."""
     with http_server(tmp_path) as upstream, anyio.fail_after(TIMEOUT):
         async with raw_guard(tmp_path, upstream.url) as guard:
             await guard.initialize()
@@ -538,11 +539,13 @@ async def test_ended_session_answers_and_ends_the_guard(tmp_path: Path) -> None:
                 )
             assert ended.status_code == 200
             answer = await guard.request(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
-            with pytest.raises((anyio.IncompleteRead, anyio.EndOfStream)):
-                await guard.receive()
-            assert await guard.process.wait() == 1
-    assert answer["error"]["code"] == -32603
-    assert "ended the session (HTTP 404)" in answer["error"]["message"]
+            assert answer["error"]["code"] == -32603
+            assert "ended the session (HTTP 404)" in answer["error"]["message"]
+            again = await guard.request(3, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})
+            assert again["result"]["content"][0]["text"].endswith("4"), again
+            assert any(m.get("method") == "notifications/tools/list_changed" for m in guard.backlog)
+            sessions = {r["headers"].get("mcp-session-id") for r in upstream.records()} - {None}
+            assert len(sessions) == 2  # a new session was opened
 
 
 @pytest.mark.parametrize("server_args", [[], ["--event-store"]])

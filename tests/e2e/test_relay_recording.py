@@ -1038,22 +1038,34 @@ async def test_client_closing_stdin_ends_guard_and_upstream(tmp_path: Path, serv
         assert "WARNING" not in guard.stderr()
 
 
-async def test_upstream_exiting_ends_the_guard_with_status_1(tmp_path: Path) -> None:
-    """The upstream exits on a call: the guard exits 1 (it does not hang)."""
+async def test_upstream_exiting_leaves_the_guard_running(tmp_path: Path) -> None:
+    """The upstream exits on a call: the call gets an error, the guard stays, the next request restarts it."""
     async with open_guard(tmp_path, server=FORGING_SERVER) as guard:
         await guard.request("tools/list")
+        (first,) = guard.upstream_pids()
         await guard.send_raw(b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"exit_now"}}')
-        assert await guard.wait_exit() == 1
+        assert (await guard.response(9))["error"]["code"] == -32603
+        assert guard.process.returncode is None
+        await guard.sync()
+        (second,) = guard.upstream_pids()
+        assert second != first
+        await guard.close_stdin()
+        assert await guard.wait_exit() == 0
         assert guard.upstream_pids() == []
 
 
-async def test_upstream_killed_ends_the_guard_with_status_1(tmp_path: Path) -> None:
-    """The upstream is killed: the guard exits 1."""
+async def test_upstream_killed_leaves_the_guard_running(tmp_path: Path) -> None:
+    """The upstream is killed: the guard stays; the next request is answered by a new upstream."""
     async with open_guard(tmp_path) as guard:
         await guard.sync()
         (pid,) = guard.upstream_pids()
         os.kill(pid, signal.SIGKILL)
-        assert await guard.wait_exit() == 1
+        with anyio.fail_after(EXIT_TIMEOUT):
+            while "the upstream went away" not in guard.stderr():
+                await anyio.sleep(0.02)
+        await guard.sync()
+        assert guard.upstream_pids() not in ([], [pid])
+        assert guard.process.returncode is None
 
 
 async def test_answers_in_flight_when_the_client_hangs_up_still_arrive(tmp_path: Path) -> None:
@@ -1332,13 +1344,14 @@ async def test_a_tools_call_without_jsonrpc_2_is_an_invalid_request(shared: Guar
 
 
 async def test_a_call_the_upstream_dies_on_is_answered(tmp_path: Path) -> None:
-    """The upstream exits mid-call: the pending request gets a JSON-RPC error (no hang); the guard exits 1."""
+    """The upstream exits mid-call: the pending request gets a JSON-RPC error (no hang); the guard stays."""
     async with open_guard(tmp_path, server=FORGING_SERVER) as guard:
         await guard.request("tools/list")
         with anyio.fail_after(3):
             response = await guard.call("dies", "exit_now", "{}")
         assert response["error"]["code"] == -32603
-        assert await guard.wait_exit() == 1
+        await guard.close_stdin()
+        assert await guard.wait_exit() == 0
 
 
 async def test_log_lines_cannot_be_forged_and_undeclared_keys_stay_out(shared: Guard) -> None:

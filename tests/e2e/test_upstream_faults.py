@@ -1,0 +1,572 @@
+"""Upstream faults end to end: ``python -m mcp_guard wrap -- python faulty_server.py`` driven by a raw client.
+
+The upstream is ``faulty_server.py``, which crashes, hangs, closes its output, prints noise or
+spawns a grandchild on demand, and records every line it receives (with a marker line at
+each start, so the processes of one guard can be told apart). The client is a raw JSON-RPC
+client on the guard's stdio, so every byte the guard writes is seen.
+
+What is proven: requests the upstream leaves unanswered are answered (-32603) at once, not
+by a timeout (the guard's own timeout is 30 s; the hang guards here are 5 s); the guard
+outlives its upstream; the next request restarts it, replays the handshake, log level and
+subscriptions, and tells the client to re-list; a call is never re-sent; request timeouts;
+noise and stderr; no process outlives the guard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from mcp_guard.cli import main as cli_main
+from mcp_guard.relay.relay import GONE
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+FAULTY_SERVER = HERE / "faulty_server.py"
+
+READ_TIMEOUT = 10.0
+"""Seconds any single read from the guard may take (a hang guard)."""
+PROMPT = 5.0
+"""Hang guard for answers that must come at once: far below the guard's own 30 s request timeout."""
+EXIT_TIMEOUT = 20.0
+"""Seconds the guard may take to exit (drain 2 s, then up to 2 s + 2 s to stop a stubborn upstream)."""
+
+SECRET = "sk-live-SECRET-1234"
+SERVER_ENV_KEYS = ("RECORD_FILE", "FAIL_FILE", "STDERR_LINE", "IGNORE_EOF", "HOLD_LIST")
+INIT_PARAMS = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {"roots": {"listChanged": True}, "sampling": {}},
+    "clientInfo": {"name": "fault-test-client", "version": "7.1"},
+}
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "fault-test-client", "version": "7.1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def is_response_to(message: Any, request_id: Any) -> bool:
+    """Whether ``message`` answers ``request_id`` (the id's JSON type must match too)."""
+    return (
+        type(message) is dict
+        and "method" not in message
+        and ("result" in message or "error" in message)
+        and type(message.get("id")) is type(request_id)
+        and message["id"] == request_id
+    )
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie (PID 1 here may not reap orphans)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+class Client:
+    """A running ``mcp-guard wrap`` process and a raw JSON-RPC client on its stdio.
+
+    Attributes:
+        received: every message the guard wrote on stdout, in order.
+        lines: the raw lines of ``received``.
+    """
+
+    def __init__(self, process: Process, record: Path, stderr: Path, marker: str) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.record_path = record
+        self.stderr_path = stderr
+        self.marker = marker
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self.received: list[Any] = []
+        self.lines: list[bytes] = []
+        self._taken = 0
+        self._counter = 0
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write bytes to the guard's stdin."""
+        assert self.process.stdin is not None
+        await self.process.stdin.send(data)
+
+    async def send(self, message: Any) -> None:
+        """Write one message as one line."""
+        await self.send_raw(json.dumps(message).encode() + b"\n")
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+
+    async def _read(self) -> Any:
+        with anyio.fail_after(READ_TIMEOUT):
+            line = await self._stdout.receive_until(b"\n", 1 << 26)
+        self.lines.append(line)
+        self.received.append(json.loads(line))
+        return self.received[-1]
+
+    async def response(self, request_id: Any) -> dict[str, Any]:
+        """Wait for the response to ``request_id`` (already received or coming)."""
+        for message in self.received:
+            if is_response_to(message, request_id):
+                return message  # type: ignore[no-any-return]
+        while True:
+            message = await self._read()
+            if is_response_to(message, request_id):
+                return message  # type: ignore[no-any-return]
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, request_id: Any = None) -> Any:
+        """Send a request and return its response."""
+        if request_id is None:
+            self._counter += 1
+            request_id = f"auto-{self._counter}"
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        return await self.response(request_id)
+
+    async def call(self, request_id: Any, name: str, arguments: dict[str, Any] | None = None, **params: Any) -> Any:
+        """Send a ``tools/call`` and return its response."""
+        return await self.request("tools/call", {"name": name, "arguments": arguments or {}, **params}, request_id)
+
+    async def notification(self, method: str) -> dict[str, Any]:
+        """Wait for a notification ``method`` from the guard (already received or coming)."""
+        for message in self.received:
+            if type(message) is dict and message.get("method") == method and "id" not in message:
+                return message
+        while True:
+            message = await self._read()
+            if type(message) is dict and message.get("method") == method and "id" not in message:
+                return message
+
+    def answers_to(self, request_id: Any) -> list[Any]:
+        """Every response received for ``request_id``."""
+        return [m for m in self.received if is_response_to(m, request_id)]
+
+    # --- the upstream's side
+
+    def starts(self) -> list[int]:
+        """The pid of every upstream process started so far, in order."""
+        return [pid for pid, _ in self.sessions()]
+
+    def sessions(self) -> list[tuple[int, list[Any]]]:
+        """Per upstream process: its pid and the messages it received, in order."""
+        out: list[tuple[int, list[Any]]] = []
+        if not self.record_path.exists():
+            return out
+        for line in self.record_path.read_bytes().splitlines():
+            message = json.loads(line)
+            if type(message) is dict and "faulty_server_started" in message:
+                out.append((message["faulty_server_started"], []))
+            else:
+                out[-1][1].append(message)
+        return out
+
+    async def wait_recorded(self, predicate: Any) -> None:
+        """Wait until some message the upstream received satisfies ``predicate``."""
+        with anyio.fail_after(READ_TIMEOUT):
+            while not any(predicate(m) for _, messages in self.sessions() for m in messages):
+                await anyio.sleep(0.02)
+
+    def stderr(self) -> str:
+        """What the guard (and the upstream) wrote on stderr so far."""
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def live_pids(self) -> list[int]:
+        """Live processes carrying this guard's marker, the guard aside: its upstreams and their children."""
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self.process.pid:
+                continue
+            try:
+                environ = Path("/proc", entry, "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if self.marker.encode() in environ and pid_alive(int(entry)):
+                pids.append(int(entry))
+        return pids
+
+    async def close_stdin(self) -> None:
+        """The client goes away."""
+        assert self.process.stdin is not None
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
+            await self.process.stdin.aclose()
+
+    async def wait_exit(self, timeout: float = EXIT_TIMEOUT) -> int:
+        """Wait for the guard to exit; return its status."""
+        with anyio.fail_after(timeout):
+            return await self.process.wait()
+
+
+@asynccontextmanager
+async def open_guard(
+    directory: Path,
+    *,
+    env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
+    command: Sequence[str] | None = None,
+    initialize: bool = True,
+) -> AsyncIterator[Client]:
+    """Start ``python -m mcp_guard wrap ARGS -- COMMAND`` (default: the faulty server) and connect."""
+    directory.mkdir(parents=True, exist_ok=True)
+    record = directory / "record.jsonl"
+    stderr_path = directory / "guard-stderr.log"
+    marker = f"MCP_GUARD_FAULT_MARKER={uuid.uuid4().hex}"
+    environment = {k: v for k, v in os.environ.items() if k not in SERVER_ENV_KEYS}
+    environment["RECORD_FILE"] = str(record)
+    environment.update(env or {})
+    name, value = marker.split("=")
+    environment[name] = value  # the guard passes its environment on: this finds its upstreams
+    upstream = list(command) if command is not None else [sys.executable, str(FAULTY_SERVER)]
+    argv = [sys.executable, "-m", "mcp_guard", "wrap", *args, "--", *upstream]
+    with stderr_path.open("wb") as stderr:
+        process = await anyio.open_process(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=environment, cwd=ROOT
+        )
+    client = Client(process, record, stderr_path, marker)
+    try:
+        if initialize:
+            response = await client.request("initialize", INIT_PARAMS, "init")
+            assert "result" in response, response
+            await client.notify("notifications/initialized")
+        yield client
+    finally:
+        with anyio.CancelScope(shield=True):
+            await client.close_stdin()
+            with anyio.move_on_after(EXIT_TIMEOUT):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            await process.aclose()
+            for pid in client.live_pids():  # never leave a process behind, even when a test failed
+                with suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def assert_gone_error(response: dict[str, Any]) -> None:
+    """A JSON-RPC -32603 error saying the upstream went away."""
+    assert "result" not in response, response
+    assert response["error"]["code"] == -32603, response
+    assert "went away" in response["error"]["message"], response
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Everything pending is answered when the upstream goes away
+
+
+async def _kill_by_signal(client: Client) -> None:
+    (pid,) = client.starts()
+    os.kill(pid, signal.SIGKILL)
+
+
+async def _crash(client: Client) -> None:
+    await client.notify("test/crash")
+
+
+async def _close_stdout(client: Client) -> None:
+    await client.notify("test/close_stdout")
+
+
+async def _crash_leaving_a_grandchild(client: Client) -> None:
+    # The grandchild (sleep 600) inherits the upstream's stdout: the pipe stays open after the crash.
+    response = await client.request("test/spawn_grandchild", {})
+    assert pid_alive(response["result"]["pid"])
+    await client.notify("test/crash")
+
+
+@pytest.mark.parametrize(
+    "how",
+    [_crash, _kill_by_signal, _close_stdout, _crash_leaving_a_grandchild],
+    ids=["exits", "sigkill", "closes-stdout", "exits-grandchild-holds-stdout"],
+)
+async def test_every_pending_request_is_answered_when_the_upstream_goes_away(tmp_path: Path, how: Any) -> None:
+    """A forwarded request and a call the guard holds (its own listing unanswered) both get -32603 at once."""
+    async with open_guard(tmp_path, env={"HOLD_LIST": "1"}) as client:
+        await client.send({"jsonrpc": "2.0", "id": 1, "method": "test/hang", "params": {"token": SECRET}})
+        await client.send(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"k": SECRET}}}
+        )
+        await client.wait_recorded(lambda m: m.get("method") == "tools/list" and str(m.get("id")).startswith("mcp-"))
+        await client.wait_recorded(lambda m: m.get("id") == 1)
+        await how(client)
+        with anyio.fail_after(PROMPT):
+            forwarded = await client.response(1)
+            held = await client.response(2)
+        assert forwarded["error"] == {"code": -32603, "message": GONE}
+        assert_gone_error(held)
+        assert "could not list the upstream's tools" in held["error"]["message"]
+        assert all(SECRET.encode() not in line for line in client.lines)
+        assert SECRET not in client.stderr()
+        assert "the upstream went away" in client.stderr()
+        assert client.process.returncode is None  # the guard outlives its upstream
+        # ... and answers the next request from a new upstream process.
+        assert "result" in await client.request("ping")
+        assert len(client.starts()) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. The next request restarts the upstream and restores the session
+
+
+async def test_restart_replays_the_handshake_log_level_and_subscriptions(tmp_path: Path) -> None:
+    """A call the upstream dies on gets an error and is never re-sent; the next request finds the session restored."""
+    async with open_guard(tmp_path) as client:
+        for level in ("debug", "warning"):
+            assert "result" in await client.request("logging/setLevel", {"level": level})
+        for method, uri in [
+            ("resources/subscribe", "file:///a"),
+            ("resources/subscribe", "file:///b"),
+            ("resources/unsubscribe", "file:///a"),
+        ]:
+            assert "result" in await client.request(method, {"uri": uri})
+        listed = await client.request("tools/list")
+        assert len(listed["result"]["tools"]) == 9
+        with anyio.fail_after(PROMPT):
+            died = await client.call("c1", "crash", {"k": SECRET})
+        assert died["error"] == {"code": -32603, "message": GONE}
+
+        answered = await client.call("e1", "echo")
+        assert answered["result"]["content"] == [{"type": "text", "text": "ok"}]
+        (first, _), (second, replayed) = client.sessions()
+        assert first != second and client.live_pids() == [second]
+        # The new upstream was told what the client told the first, by the guard (its own ids).
+        assert [m.get("method") for m in replayed] == [
+            "initialize",
+            "notifications/initialized",
+            "logging/setLevel",
+            "resources/subscribe",
+            "tools/list",  # the guard's own: the tool table was emptied
+            "tools/call",
+        ]
+        assert replayed[0]["params"] == INIT_PARAMS and replayed[0]["id"].startswith("mcp-guard-")
+        assert replayed[2]["params"] == {"level": "warning"}
+        assert replayed[3]["params"] == {"uri": "file:///b"}
+        assert replayed[5]["id"] == "e1"
+        # Its answer to the guard's initialize stayed with the guard; the client was told to re-list.
+        assert [m for m in client.received if "result" in m and "serverInfo" in m["result"]] == [
+            client.answers_to("init")[0]
+        ]
+        notice = client.received.index({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        assert notice < client.received.index(answered)
+        # Never re-sent: the call the upstream died on reached it once.
+        assert len([m for _, ms in client.sessions() for m in ms if m.get("id") == "c1"]) == 1
+        assert "restarting the upstream in" in client.stderr() and "(restart 1;" in client.stderr()
+        assert "upstream restarted (restart 1)" in client.stderr()
+
+
+async def test_modern_era_restart_has_no_handshake(tmp_path: Path) -> None:
+    """2026-07-28 era (no initialize): the upstream is just started again; each call is judged on a fresh list."""
+    async with open_guard(tmp_path, initialize=False) as client:
+        listed = await client.request("tools/list", {"_meta": MODERN_META})
+        assert len(listed["result"]["tools"]) == 9
+        with anyio.fail_after(PROMPT):
+            assert_gone_error(await client.call("c1", "crash", _meta=MODERN_META))
+        answered = await client.call("e1", "echo", _meta=MODERN_META)
+        assert answered["result"]["content"] == [{"type": "text", "text": "ok"}]
+        (_, replayed) = client.sessions()[1]
+        assert [m.get("method") for m in replayed] == ["tools/list", "tools/call"]
+        assert replayed[0]["params"]["_meta"] == MODERN_META  # the guard's own listing carries the envelope
+        assert not any(m.get("method") == "notifications/tools/list_changed" for m in client.received)
+
+
+async def test_a_failed_restart_is_an_error_and_the_next_request_tries_again(tmp_path: Path) -> None:
+    """The restarted upstream dies at once: the waiting request gets an error; after backoff the next one works."""
+    fail = tmp_path / "fail-now"
+    async with open_guard(tmp_path, env={"FAIL_FILE": str(fail)}) as client:
+        await client.request("tools/list")
+        fail.touch()
+        with anyio.fail_after(PROMPT):
+            assert_gone_error(await client.call("c1", "crash"))
+        failed = await client.call("r1", "echo", {"k": SECRET})
+        assert failed["error"]["code"] == -32603
+        assert failed["error"]["message"].startswith("mcp-guard: the upstream server went away and could not be")
+        assert SECRET not in failed["error"]["message"]
+        fail.unlink()
+        answered = await client.call("r2", "echo")
+        assert answered["result"]["content"] == [{"type": "text", "text": "ok"}]
+        log = client.stderr()
+        assert "faulty_server: failing on purpose" in log  # the upstream's stderr is the guard's
+        assert "could not restart the upstream" in log
+        assert "(restart 2;" in log  # the second attempt waited (backoff), and was counted
+        assert len(client.starts()) == 2
+        assert client.answers_to("r1") == [failed]
+
+
+async def test_an_upstream_command_that_cannot_start_again_is_an_error_until_it_can(tmp_path: Path) -> None:
+    """The command itself is gone at restart time: an error for the request; once back, the next request works."""
+    script = tmp_path / "upstream.sh"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAULTY_SERVER}"\n')
+    script.chmod(0o755)
+    away = tmp_path / "moved.sh"
+    async with open_guard(tmp_path, command=[str(script)]) as client:
+        await client.request("tools/list")
+        script.rename(away)
+        with anyio.fail_after(PROMPT):
+            assert_gone_error(await client.call("c1", "crash"))
+        failed = await client.call("r1", "echo")
+        assert failed["error"]["code"] == -32603 and "could not be restarted" in failed["error"]["message"]
+        away.rename(script)
+        answered = await client.call("r2", "echo")
+        assert answered["result"]["content"] == [{"type": "text", "text": "ok"}]
+        assert "could not restart the upstream: cannot start upstream" in client.stderr()
+
+
+async def test_an_upstream_that_cannot_start_at_all_ends_the_guard_with_status_1(tmp_path: Path) -> None:
+    async with open_guard(tmp_path, command=["no-such-mcp-server-command"], initialize=False) as client:
+        assert await client.wait_exit() == 1
+        assert "upstream command not found: no-such-mcp-server-command" in client.stderr()
+
+
+async def test_a_request_waiting_for_the_restart_can_be_cancelled(tmp_path: Path) -> None:
+    """A request cancelled before the restarted upstream took it is neither sent nor answered."""
+    async with open_guard(tmp_path) as client:
+        await client.request("tools/list")
+        with anyio.fail_after(PROMPT):
+            assert_gone_error(await client.call("c1", "crash"))
+        # The upstream lived under 10 s: its restart waits 0.5 s, while all three lines arrive.
+        waiting = {"jsonrpc": "2.0", "id": "wa", "method": "tools/call", "params": {"name": "echo"}}
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "wa"}}
+        after = {"jsonrpc": "2.0", "id": "wb", "method": "tools/call", "params": {"name": "echo"}}
+        await client.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in (waiting, cancel, after)))
+        assert "result" in await client.response("wb")
+        assert "result" in await client.request("ping")
+        assert client.answers_to("wa") == []
+        assert not any(m.get("id") == "wa" for m in client.sessions()[1][1])
+
+
+async def test_requests_an_upstream_sent_the_client_are_cancelled_when_it_goes_away(tmp_path: Path) -> None:
+    """The client is told the gone upstream's request is cancelled; its late answer reaches no new upstream."""
+    async with open_guard(tmp_path) as client:
+        await client.request("tools/list")
+        assert "result" in await client.call("s1", "sample")
+        with anyio.fail_after(PROMPT):
+            assert_gone_error(await client.call("c1", "crash"))
+            cancelled = await client.notification("notifications/cancelled")
+        assert cancelled["params"]["requestId"] == "server-req-1"
+        await client.send({"jsonrpc": "2.0", "id": "server-req-1", "result": {"role": "assistant", "content": []}})
+        assert "result" in await client.call("e1", "echo")
+        assert "result" in await client.request("ping")
+        assert not any(m.get("id") == "server-req-1" for m in client.sessions()[1][1])
+        assert "dropped the client's answer to a request of an upstream that went away" in client.stderr()
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Request timeouts
+
+
+async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_path: Path) -> None:
+    async with open_guard(tmp_path, args=["--request-timeout", "2"]) as client:
+        await client.request("tools/list")
+        # Never answered: an error after 2 s, and the upstream is told to stop.
+        hung = await client.call("h1", "hang", {"k": SECRET})
+        assert hung["error"]["code"] == -32603
+        assert "did not answer within 2 s" in hung["error"]["message"] and SECRET not in hung["error"]["message"]
+        await client.wait_recorded(
+            lambda m: m.get("method") == "notifications/cancelled" and m["params"]["requestId"] == "h1"
+        )
+        # Slow but alive: progress every 0.25 s restarts the clock, so 3.5 s in all is fine.
+        progress = {"seconds": 3.5, "progress_every": 0.25}
+        slow = await client.call("p1", "slow", progress, _meta={"progressToken": "tok-1"})
+        assert slow["result"]["content"] == [{"type": "text", "text": "slow ok"}]
+        # Too slow without progress: an error at 2 s; the answer at 3.5 s is dropped.
+        late = await client.call("l1", "slow", {"seconds": 3.5})
+        assert "did not answer within 2 s" in late["error"]["message"]
+        assert "result" in await client.request("test/barrier")  # answered after the late answer was written
+        assert client.answers_to("l1") == [late]
+        assert "dropped the upstream's late answer to a request that had timed out" in client.stderr()
+        assert client.process.returncode is None
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_request_timeout_must_be_a_positive_number(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["wrap", "--request-timeout", value, "--", "true"])
+    assert exited.value.code == 2
+    assert "--request-timeout" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Noise, stderr
+
+
+async def test_noise_is_skipped_and_logged_and_the_upstreams_stderr_is_passed_on(tmp_path: Path) -> None:
+    async with open_guard(tmp_path, env={"STDERR_LINE": "faulty_server: hello on stderr"}) as client:
+        await client.request("tools/list")
+        noisy = await client.call("n1", "noise")
+        assert noisy["result"]["content"] == [{"type": "text", "text": "ok"}]
+        assert all(json.loads(line).get("jsonrpc") == "2.0" for line in client.lines)
+        log = client.stderr()
+        assert "faulty_server: hello on stderr" in log and "faulty_server: noise on stderr" in log
+        length = len("faulty_server: this line is not JSON")
+        assert f"skipped a line of {length} bytes from the upstream that is not JSON" in log
+        assert "this line is not JSON" not in log  # logged by size, not content
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. No orphans
+
+
+@pytest.mark.parametrize("end", ["stdin-closed", "sigterm"])
+async def test_no_process_outlives_the_guard(tmp_path: Path, end: str) -> None:
+    """The upstream, and a grandchild it started, are gone once the guard has exited (status 0)."""
+    async with open_guard(tmp_path) as client:
+        spawned = await client.request("test/spawn_grandchild", {})
+        grandchild = spawned["result"]["pid"]
+        (upstream,) = client.starts()
+        assert sorted(client.live_pids()) == sorted([upstream, grandchild])
+        if end == "sigterm":
+            client.process.send_signal(signal.SIGTERM)
+        else:
+            await client.close_stdin()
+        assert await client.wait_exit() == 0
+        assert not pid_alive(upstream) and not pid_alive(grandchild)
+        assert client.live_pids() == []
+
+
+async def test_an_upstream_ignoring_eof_and_sigterm_is_killed(tmp_path: Path) -> None:
+    async with open_guard(tmp_path, env={"IGNORE_EOF": "1"}) as client:
+        await client.request("ping")
+        (upstream,) = client.starts()
+        await client.close_stdin()
+        assert await client.wait_exit() == 0
+        assert not pid_alive(upstream)
+        assert "upstream did not exit after its stdin closed; terminating it" in client.stderr()
+
+
+async def test_restarted_upstreams_leave_nothing_behind(tmp_path: Path) -> None:
+    """Each upstream that went away was stopped with its group; the last one goes with the guard."""
+    async with open_guard(tmp_path) as client:
+        first = (await client.request("test/spawn_grandchild", {}))["result"]["pid"]
+        await client.notify("test/crash")
+        with anyio.fail_after(READ_TIMEOUT):
+            while "the upstream went away" not in client.stderr():
+                await anyio.sleep(0.02)
+        second = (await client.request("test/spawn_grandchild", {}))["result"]["pid"]
+        with anyio.fail_after(READ_TIMEOUT):
+            while pid_alive(first):  # the first upstream's group is terminated once it went away
+                await anyio.sleep(0.05)
+        assert pid_alive(second)
+        starts = client.starts()
+        await client.close_stdin()
+        assert await client.wait_exit() == 0
+        assert not any(pid_alive(pid) for pid in [*starts, first, second])
