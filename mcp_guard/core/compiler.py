@@ -336,7 +336,14 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:
             return Compiled(OK_REPORT, root, profile)
     findings = [] if is_json(schema) else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
     issues = [
-        Issue(VALIDATION, "json", pointer(p), None, "the schema holds a non-finite number, which JSON cannot carry")
+        Issue(
+            VALIDATION,
+            "json",
+            pointer(p),
+            None,
+            "the schema holds a number JSON cannot carry exactly (NaN, Infinity, beyond the double range, or more "
+            "digits than a double holds): the guard cannot enforce what it cannot read exactly",
+        )
         for p in findings
     ]
     if walked:

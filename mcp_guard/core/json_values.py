@@ -35,6 +35,7 @@ __all__ = [
     "is_number",
     "is_uncarriable",
     "json_type_name",
+    "literal_float",
     "max_depth",
     "pointer",
     "scan",
@@ -44,13 +45,22 @@ _isfinite = math.isfinite
 
 
 class Inexact:
-    """A number literal whose decimal value no double holds exactly; it is never forwarded.
+    """A number literal whose decimal value no double holds exactly.
 
-    Produced by :func:`exact_float` (the relay's ``parse_float`` hook). Deliberately
-    carries no value and prints none: it may be an argument, and arguments may be secrets.
+    Produced by :func:`exact_float` and :func:`literal_float` (the relay's ``parse_float``
+    hooks). It is not a JSON value for the validator (arguments holding one are refused,
+    schemas holding one are not supported), but it keeps the literal's text so that the
+    relay can pass it on digit for digit where it only relays. It never prints the text
+    (``repr`` and ``str`` show none): it may be an argument, and arguments may be secrets.
+
+    Attributes:
+        text: the literal as it appeared in the JSON text (a valid JSON number token).
     """
 
-    __slots__ = ()
+    __slots__ = ("text",)
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
 
     def __repr__(self) -> str:
         return "Inexact()"
@@ -71,7 +81,21 @@ def exact_float(text: str) -> float | Inexact:
     shortest = repr(value)
     if shortest == text or Decimal(shortest) == Decimal(text):
         return value
-    return Inexact()
+    return Inexact(text)
+
+
+def literal_float(text: str) -> float | Inexact:
+    """``parse_float`` hook for what the guard relays from the upstream: like :func:`exact_float`,
+    except that a literal beyond the double range (``1e400``) is also an :class:`Inexact`.
+
+    Every number literal of the upstream's text then either parses to a double that is
+    written back with the same value, or keeps its text: a result is relayed digit for
+    digit, and a schema's ``minimum: 1.00000000000000000001`` is never read as ``1.0``.
+    """
+    value = exact_float(text)
+    if type(value) is float and not _isfinite(value):
+        return Inexact(text)
+    return value
 
 
 def is_uncarriable(value: Any) -> bool:

@@ -56,7 +56,6 @@ import contextlib
 import hmac
 import ipaddress
 import itertools
-import json
 import logging
 import math
 import os
@@ -100,6 +99,7 @@ from .jsonrpc import (
     dumps,
     error_response,
     loads_client,
+    loads_upstream,
     recover_id,
     valid_id,
 )
@@ -582,7 +582,7 @@ class _Channel:
 
     async def _deliver(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = loads_upstream(line)
         except (ValueError, RecursionError):  # the relay writes JSON only; defensive
             log.warning("dropped relay output that is not JSON (%d bytes)", len(line))
             return

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import secrets
 from typing import Any, Final
 
-from ..core.json_values import exact_float
+from ..core.json_values import Inexact, exact_float, literal_float
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -26,6 +28,7 @@ __all__ = [
     "dumps",
     "error_response",
     "loads_client",
+    "loads_upstream",
     "recover_id",
     "valid_id",
 ]
@@ -43,6 +46,12 @@ _decoder = json.JSONDecoder()
 # Built once: json.dumps/json.loads with keyword arguments construct a new encoder/decoder per call.
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 _decode_client = json.JSONDecoder(parse_float=exact_float).decode
+_decode_upstream = json.JSONDecoder(parse_float=literal_float).decode
+
+# The slow path of dumps: an Inexact number is written as a placeholder string, then the
+# placeholder (with a per-process nonce no peer can guess) is replaced by the literal.
+_NONCE = secrets.token_hex(8)
+_PLACEHOLDER = re.compile(rf'"\\u0000mcp-guard-literal-{_NONCE}-(\d+)\\u0000"')
 
 
 class Uncarriable(ValueError):
@@ -52,14 +61,38 @@ class Uncarriable(ValueError):
 def dumps(message: Any) -> bytes:
     """Compact, ASCII-only JSON bytes of a message (any string, even a lone surrogate, survives).
 
+    An :class:`~mcp_guard.core.json_values.Inexact` number that kept its literal (parsed by
+    :func:`loads_upstream`, or a client literal) is written back as that literal, digit for
+    digit: the peer reads the number the sender wrote.
+
     Raises:
-        Uncarriable: the message holds NaN, ±Infinity or an ``Inexact`` number (none of which
-            is JSON), or nests deeper than the encoder goes. Nothing invalid is ever written.
+        Uncarriable: the message holds NaN or ±Infinity (which are not JSON), an ``Inexact``
+            without its literal, or nests deeper than the encoder goes. Nothing invalid is
+            ever written.
     """
     try:
         return _encode(message).encode("ascii")
+    except TypeError:
+        return _dumps_literals(message)
+    except (ValueError, RecursionError) as exc:
+        raise Uncarriable(str(type(exc).__name__)) from None
+
+
+def _dumps_literals(message: Any) -> bytes:
+    """:func:`dumps` for a message holding ``Inexact`` numbers (rare): literals put back by placeholder."""
+    literals: list[str] = []
+
+    def placeholder(value: Any) -> str:
+        if type(value) is Inexact and value.text:
+            literals.append(value.text)
+            return f"\x00mcp-guard-literal-{_NONCE}-{len(literals) - 1}\x00"
+        raise TypeError(type(value).__name__)
+
+    try:
+        text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=placeholder).encode(message)
     except (ValueError, TypeError, RecursionError) as exc:
         raise Uncarriable(str(type(exc).__name__)) from None
+    return _PLACEHOLDER.sub(lambda m: literals[int(m.group(1))], text).encode("ascii")
 
 
 def loads_client(line: bytes) -> Any:
@@ -70,6 +103,20 @@ def loads_client(line: bytes) -> Any:
         RecursionError: nested beyond the parser's limit.
     """
     return _decode_client(line.decode("utf-8-sig"))  # MCP is UTF-8; a leading BOM is tolerated
+
+
+def loads_upstream(line: bytes | str) -> Any:
+    """Parse a line from the upstream (or the relay's own output); number literals keep their value.
+
+    A literal a double cannot hold exactly, or beyond the double range, becomes an
+    ``Inexact`` that keeps its text (see ``json_values.literal_float``): :func:`dumps` writes
+    it back unchanged, and the schema core does not take it for a double it is not.
+
+    Raises:
+        ValueError: not JSON (including invalid UTF-8).
+        RecursionError: nested beyond the parser's limit.
+    """
+    return _decode_upstream(line.decode("utf-8") if isinstance(line, bytes) else line)
 
 
 def valid_id(request_id: Any) -> bool:

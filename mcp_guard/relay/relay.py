@@ -84,6 +84,7 @@ from .jsonrpc import (
     dumps,
     error_response,
     loads_client,
+    loads_upstream,
     recover_id,
     valid_id,
 )
@@ -666,7 +667,7 @@ class Relay:
                     log.debug("the upstream closed its output after the client hung up")
                 return
             try:
-                message = json.loads(line)
+                message = loads_upstream(line)
             except (ValueError, RecursionError):
                 await self._unparsable_from_upstream(line)
                 continue

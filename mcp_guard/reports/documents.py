@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..core.json_values import exact_float, pointer
+from ..core.json_values import exact_float, literal_float, pointer
 
 __all__ = [
     "DocumentError",
@@ -142,7 +142,9 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-_plain = json.JSONDecoder(object_pairs_hook=_pairs)
+# Schemas and tools: a literal no double holds stays an ``Inexact`` (the core then refuses to
+# enforce it), never a rounded double.
+_plain = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=literal_float)
 _exact = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=exact_float)
 
 
@@ -170,7 +172,9 @@ def loads(text: str, *, comments: bool = False, exact: bool = False) -> Any:
             double holds exactly becomes an ``Inexact`` (refused by the schema core).
 
     Returns:
-        The value: ``dict`` (``str`` keys), ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``.
+        The value: ``dict`` (``str`` keys), ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``;
+        a number literal no double holds exactly is an ``Inexact`` (with ``exact``, one beyond
+        the double range is ``inf``, as in a client's arguments).
 
     Raises:
         DocumentError: not JSON (with line and column), a duplicate object key (with its

@@ -21,6 +21,10 @@ or sloppy upstream does and the recording server cannot:
 ``CALL_META``
     A JSON object put as the ``_meta`` of every ``tools/call`` result (to try to pose as
     the guard's rejection).
+``TOOLS_RAW_FILE``
+    A file whose text (a JSON array of tools) is put into every ``tools/list`` result
+    verbatim, before ``exit_now``: number literals reach the guard exactly as written there
+    (``TOOLS_FILE`` is parsed and re-serialized by this server, which rounds them).
 ``HOLD_LIST=1``
     Answer no ``tools/list`` request until the notification ``test/release`` arrives; the
     held requests are then answered in order (so a test can keep the guard's own listing
@@ -29,7 +33,8 @@ or sloppy upstream does and the recording server cannot:
 Methods: ``initialize``, ``ping``, ``tools/list`` (one page), ``tools/call`` (``ok``; the tool
 ``exit_now`` makes the process exit with status 3 without answering; a call to a tool named
 ``nan_result`` is answered with a result holding the non-JSON literal ``NaN``, and one named
-``deep_result`` with a result nested 3000 levels deep; list them in ``TOOLS_FILE`` to call
+``deep_result`` with a result nested 3000 levels deep, one named ``literal_result`` with a
+``structuredContent`` holding number literals no double holds exactly; list them in ``TOOLS_FILE`` to call
 them through the guard). Notifications get no reply; any other request gets error -32601.
 """
 
@@ -89,6 +94,17 @@ class ForgingServer:
         result: dict[str, object] = {"tools": [*tools, EXIT_TOOL]}
         if self.result_meta is not None:
             result["_meta"] = self.result_meta
+        raw = os.environ.get("TOOLS_RAW_FILE")
+        if raw:
+            with open(raw, encoding="utf-8") as f:
+                listed = f.read().strip()
+            assert listed.startswith("[") and listed.endswith("]"), "TOOLS_RAW_FILE holds a JSON array"
+            text = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"))
+            marker = '"tools":['
+            at = text.index(marker) + len(marker)
+            self.write(self.noise)
+            self.write((text[:at] + listed[1:-1] + "," + text[at:]).encode("utf-8") + b"\n")
+            return
         self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def handle_line(self, line: bytes) -> None:
@@ -132,6 +148,10 @@ class ForgingServer:
             head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":'
             if params.get("name") == "nan_result":
                 self.write(head + b'{"content":[],"structuredContent":{"v":NaN},"isError":false}}\n')
+                return
+            if params.get("name") == "literal_result":
+                literals = b'{"a":0.12345678901234567890,"b":1E2,"c":1e400,"d":-0.0,"e":1.00000000000000000001}'
+                self.write(head + b'{"content":[],"structuredContent":' + literals + b',"isError":false}}\n')
                 return
             if params.get("name") == "deep_result":
                 deep = b"[" * 3000 + b"]" * 3000

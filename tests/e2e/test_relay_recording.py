@@ -1299,6 +1299,38 @@ async def test_upstream_nan_or_over_deep_answers_become_errors_for_their_ids(tmp
         assert (await guard.request("ping"))["result"] == {}  # the session goes on
 
 
+async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_rounded(tmp_path: Path) -> None:
+    """A literal no double holds (``1.00000000000000000001``, ``1e400``) reaches the client as written, and a
+    schema holding one is not supported: the guard never enforces a rounded ``minimum`` or ``enum``."""
+    raw = tmp_path / "tools-raw.json"
+    raw.write_text(
+        '[{"name":"low","inputSchema":{"type":"object","properties":{"x":{"type":"number",'
+        '"minimum":1.00000000000000000001}}}},'
+        '{"name":"pick","inputSchema":{"type":"object","properties":{"x":{"type":"number","enum":[1.00000000000000000001]}}}},'
+        '{"name":"literal_result","inputSchema":{"type":"object"}}]'
+    )
+    recorded = tmp_path / "record.jsonl"
+    env = {"TOOLS_RAW_FILE": str(raw), "RECORD_FILE": str(recorded)}
+    async with open_guard(tmp_path, env=env, server=FORGING_SERVER) as guard:
+        listed = await guard.request("tools/list")
+        line = next(raw_line for raw_line in guard.lines if b'"low"' in raw_line)
+        assert b'"minimum":1.00000000000000000001' in line and b'"enum":[1.00000000000000000001]' in line
+        verdicts = {t["name"]: t["_meta"]["mcp-guard/schema"]["supported"] for t in listed["result"]["tools"]}
+        assert verdicts["low"] is False and verdicts["pick"] is False and verdicts["literal_result"] is True
+        for name in ("low", "pick"):
+            refused = await guard.call(f"{name}-1", name, '{"x":1}')
+            assert refused["result"]["isError"] is True
+            assert refused["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
+        result_line_seen = len(guard.lines)
+        answer = await guard.call("lit", "literal_result", "{}")
+        assert answer["result"]["isError"] is False
+        out = next(raw_line for raw_line in guard.lines[result_line_seen:] if b'"lit"' in raw_line)
+        assert b'"a":0.12345678901234567890' in out and b'"c":1e400' in out
+        assert b'"e":1.00000000000000000001' in out and b'"d":-0.0' in out
+    calls = [line for line in recorded.read_bytes().splitlines() if b'"tools/call"' in line]
+    assert len(calls) == 1 and b'"literal_result"' in calls[0]  # the refused calls never reached the upstream
+
+
 async def test_arguments_nested_beyond_the_parser_get_a_parse_error_for_their_id(shared: Guard) -> None:
     deep = "[" * 5000 + "]" * 5000
     line = '{"jsonrpc":"2.0","id":"deep-args","method":"tools/call","params":{"name":"read","arguments":{"x":'

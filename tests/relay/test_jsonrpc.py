@@ -96,3 +96,29 @@ def test_recover_id(line: bytes, expected: Any) -> None:
 )
 def test_valid_id(value: Any, ok: bool) -> None:
     assert valid_id(value) is ok
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ["0.12345678901234567890", "1.00000000000000000001", "1e400", "-1E+400", "4.9e-325", "123456789012345678901234.5"],
+)
+def test_upstream_literals_are_written_back_digit_for_digit(literal: str) -> None:
+    from mcp_guard.relay.jsonrpc import loads_upstream
+
+    line = f'{{"jsonrpc":"2.0","id":1,"result":{{"v":[{literal}],"w":{literal}}}}}'
+    parsed = loads_upstream(line.encode())
+    assert type(parsed["result"]["w"]) is Inexact and repr(parsed["result"]["w"]) == "Inexact()"  # no digits shown
+    assert dumps(parsed) == line.encode()
+
+
+def test_a_placeholder_lookalike_string_stays_a_string() -> None:
+    from mcp_guard.relay.jsonrpc import loads_upstream
+
+    message = loads_upstream(b'{"a":1.00000000000000000001,"b":"\\u0000mcp-guard-literal-0000000000000000-0\\u0000"}')
+    assert dumps(message) == b'{"a":1.00000000000000000001,"b":"\\u0000mcp-guard-literal-0000000000000000-0\\u0000"}'
+
+
+def test_doubles_that_round_trip_stay_doubles() -> None:
+    from mcp_guard.relay.jsonrpc import loads_upstream
+
+    assert loads_upstream(b'{"a":0.1,"b":2.5,"c":-0.0}') == {"a": 0.1, "b": 2.5, "c": -0.0}

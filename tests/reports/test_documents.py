@@ -80,7 +80,16 @@ def test_exact_floats_mark_what_a_double_cannot_hold() -> None:
     value = loads('{"a": 0.1, "b": 0.99999999999999999999, "c": 1e2}', exact=True)
     assert value["a"] == 0.1 and value["c"] == 100.0
     assert type(value["b"]) is Inexact
-    assert loads('{"b": 0.99999999999999999999}')["b"] == 1.0  # the plain parse rounds, as the relay does upstream
+    plain = loads('{"b": 0.99999999999999999999, "c": 1e400}')  # schemas: never rounded, as the relay reads upstream
+    assert type(plain["b"]) is Inexact and type(plain["c"]) is Inexact
+
+
+def test_a_schema_literal_no_double_holds_is_not_enforced_rounded() -> None:
+    from mcp_guard import classify
+
+    schema = loads('{"type":"object","properties":{"x":{"type":"integer","minimum":9007199254740993.0}}}')
+    report = classify(schema)
+    assert not report.ok and "json" in {issue.keyword for issue in report.issues}
 
 
 def test_non_finite_literals_parse_for_the_core_to_judge() -> None:
