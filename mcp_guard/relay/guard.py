@@ -17,6 +17,7 @@ This module does not send anything; ``relay`` moves the messages.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -112,6 +113,11 @@ class ToolTable:
             generation is annotated but not cached (it may describe replaced tools).
         complete: the table holds a whole listing of the current generation, so a name
             not in it is unknown without asking the upstream again.
+        listed_at: ``anyio.current_time()`` when the guard requested the listing that filled
+            the table (``-inf`` before any); see ``relay`` on the 2026-07-28 era.
+        expires_at: when that listing stops being fresh (its ``ttlMs``); ``None`` while a
+            ``subscriptions/listen`` stream tells the guard of every change instead.
+        listening: such a stream is open and acknowledged ``toolsListChanged``.
     """
 
     def __init__(self, profile: str = "standard", *, hide_unsupported: bool = False) -> None:
@@ -120,6 +126,9 @@ class ToolTable:
         self.hide_unsupported = hide_unsupported
         self.generation = 0
         self.complete = False
+        self.listed_at = -math.inf
+        self.expires_at: float | None = -math.inf
+        self.listening = False
         self._entries: dict[str, ToolEntry] = {}
         self._pass_names: set[str] = set()  # names listed since the last first-page request
         self._conflicts: set[str] = set()  # names listed more than once in this generation

@@ -24,6 +24,20 @@ The guard issues requests of its own (a ``tools/list`` when a call names a tool 
 not seen listed; the replayed handshake after a restart) with string ids carrying a random
 nonce, kept apart from the client's ids.
 
+The 2026-07-28 era
+-----------------
+Each request carries its envelope (protocol version, client capabilities) and a server may
+list differently per envelope: each envelope gets its own tool table. In this era
+``list_changed`` reaches only ``subscriptions/listen`` streams, so a table is fresh only
+while one of the guard's own listen streams (opened after the envelope's first listing,
+where the upstream offers the method and acknowledges ``toolsListChanged``) is open, or
+until the listing's ``ttlMs`` has passed (absent: 0, stale at once). A call that finds its
+table stale is held while the guard lists again, with a listing requested after the call
+arrived: a call is never judged against a schema the upstream has replaced. The listen
+stream's frames are the guard's own and never reach the client. A retried ``tools/call``
+(``inputResponses``/``requestState`` after an ``input_required`` result) is judged like any
+other.
+
 The upstream seam
 -----------------
 The relay takes an upstream *connector* (``upstream.Connector``: a callable returning an
@@ -65,6 +79,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -117,7 +132,19 @@ GONE: Final = (
 
 _MISSING: Final = object()
 
+CONSUMED: Final = object()
+"""What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
+
+SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
+"""The ``_meta`` key that stamps every frame of a ``subscriptions/listen`` stream with the listen request's id."""
+
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
+
+def _fresh(table: ToolTable) -> bool:
+    """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
+    changes, or its listing's ``ttlMs`` has not passed."""
+    return table.expires_at is None or anyio.current_time() < table.expires_at
 
 
 def _key(request_id: Any) -> tuple[bool, Any]:
@@ -195,6 +222,9 @@ class Relay:
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
         self._refreshing: dict[int, anyio.Event] = {}
+        # The guard's own subscriptions/listen streams (2026-07-28 era): request key -> table.
+        self._listens: dict[tuple[bool, Any], ToolTable] = {}
+        self._listen_tried: set[int] = set()
         self._tables: dict[str, ToolTable] = {"": table}
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
         self._tg: anyio.abc.TaskGroup | None = None
@@ -367,8 +397,10 @@ class Relay:
                     await self.request("resources/subscribe", params)
                 except RequestFailed as exc:
                     log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
+        self._listen_tried.clear()  # the new upstream gets its own listen streams
         for table in self._tables.values():
             table.invalidate()
+            table.listening, table.expires_at = False, -math.inf
         if handshake:
             await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
@@ -521,6 +553,8 @@ class Relay:
             return False
         params = message.get("params")
         table = self.table_for(params)
+        if table is not self.table and valid_id(message["id"]) and not _fresh(table):
+            return True  # 2026-07-28 era: the listing's ttlMs has passed and no listen stream tells of changes
         if table.complete:
             return False
         name = params.get("name") if type(params) is dict else None
@@ -607,7 +641,7 @@ class Relay:
         table = self.table_for(params)
         if self._needs_listing(message):
             try:
-                await self.refresh(_era_meta(params), table)
+                await self.refresh(_era_meta(params), table, not_before=anyio.current_time())
             except ListingFailed as exc:
                 text = f"mcp-guard could not list the upstream's tools: {exc}"
                 return None, error_response(request_id, INTERNAL_ERROR, text)
@@ -677,6 +711,8 @@ class Relay:
                 out = self._upstream_batch(message)
             else:
                 out = None
+            if out is CONSUMED:
+                continue
             if out is None:
                 self._skipped(message)
                 continue
@@ -755,6 +791,8 @@ class Relay:
                 return out
             return message
         method = message["method"]
+        if self._listens and "id" not in message and self._listen_frame(message):
+            return CONSUMED
         if method == "notifications/tools/list_changed":
             log.info("upstream tools changed; schemas will be listed again before the next judgement")
             for table in self._tables.values():
@@ -773,8 +811,8 @@ class Relay:
 
     def _upstream_batch(self, batch: list[Any]) -> Any:
         out = [self._upstream_message(m) for m in batch if type(m) is dict]
-        kept = [m for m in out if m is not None]
-        if len(kept) != len(batch):
+        kept = [m for m in out if m is not None and m is not CONSUMED]
+        if len(kept) + sum(m is CONSUMED for m in out) != len(batch):
             log.warning("skipped elements of an upstream batch that are not JSON-RPC messages")
         return kept or None
 
@@ -960,12 +998,18 @@ class Relay:
             table = ToolTable(self.table.profile, hide_unsupported=self.table.hide_unsupported)
             if len(self._tables) > MAX_ENVELOPES:
                 oldest = next(k for k in self._tables if k != "")
-                del self._tables[oldest]
+                self._listen_tried.discard(id(self._tables.pop(oldest)))
         self._tables[key] = table
         self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
         return table
 
-    async def refresh(self, meta: dict[str, Any] | None = None, table: ToolTable | None = None) -> None:
+    async def refresh(
+        self,
+        meta: dict[str, Any] | None = None,
+        table: ToolTable | None = None,
+        *,
+        not_before: float | None = None,
+    ) -> None:
         """List every page of the upstream's tools and replace ``table`` (one listing per table at a time).
 
         Args:
@@ -973,37 +1017,112 @@ class Relay:
                 envelope of the client call that needed the listing (2026-07-28 era
                 requests carry their protocol version and client capabilities there).
             table: the table to fill, default :attr:`table`.
+            not_before: a listing requested before this ``anyio.current_time()`` does not
+                do (a call that arrived then must be judged against a listing requested
+                after it); a listing already under way that started earlier is waited
+                for, then another is made.
 
         Raises:
             ListingFailed: the listing could not be completed.
         """
         table = table if table is not None else self.table
-        running = self._refreshing.get(id(table))
-        if running is not None:
+        while True:
+            running = self._refreshing.get(id(table))
+            if running is None:
+                break
             await running.wait()
             if not table.complete:
                 raise ListingFailed("the listing the guard was waiting for did not complete")
-            return
+            if not_before is None or table.listed_at >= not_before:
+                return
         self._refreshing[id(table)] = anyio.Event()
         try:
             for _attempt in range(3):
                 generation = table.generation
+                started = anyio.current_time()
                 try:
-                    tools = await self._list_all(meta)
+                    tools, ttl = await self._list_all(meta)
                 except ListingFailed:
                     raise
                 except RequestFailed as exc:
                     raise ListingFailed(str(exc)) from exc
                 if generation == table.generation:
                     table.replace(tools)
+                    table.listed_at = started
+                    if not table.listening:
+                        table.expires_at = started + (ttl if ttl is not None else 0.0)
+                    if meta and table is not self.table and id(table) not in self._listen_tried:
+                        self._listen_tried.add(id(table))
+                        if self._tg is not None:
+                            self._tg.start_soon(self._listen, table, meta)
                     return
                 # list_changed arrived meanwhile: this listing may already be stale; list again.
             raise ListingFailed("the upstream's tools kept changing while the guard listed them")
         finally:
             self._refreshing.pop(id(table)).set()
 
-    async def _list_all(self, meta: dict[str, Any] | None) -> list[Any]:
+    async def _listen(self, table: ToolTable, meta: dict[str, Any]) -> None:
+        """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.
+
+        While the upstream honours ``toolsListChanged`` on it, the table needs no ``ttlMs``:
+        each ``notifications/tools/list_changed`` on the stream empties it. An upstream that
+        does not offer the method (an error), a stream that ends, or an upstream that goes
+        away leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the
+        guard's request id) are the guard's and never reach the client.
+        """
+        self._counter += 1
+        request_id = f"mcp-guard-{self._nonce}-{self._counter}"
+        key = _key(request_id)
+        pending = _Pending()
+        self._own[key] = pending
+        self._listens[key] = table
+        try:
+            params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
+            await self._send_own(
+                {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
+            )
+            await pending.event.wait()
+        except RequestFailed:
+            pass
+        finally:
+            self._own.pop(key, None)
+            self._listens.pop(key, None)
+            if table.listening:
+                table.listening = False
+                table.expires_at = -math.inf  # changes may have been missed: list again before judging
+                log.info("the upstream's subscriptions/listen stream ended; tool lists are refreshed by ttlMs again")
+        response = pending.response
+        if response is not None and "error" in response:
+            log.debug("the upstream offers no subscriptions/listen; tool lists are refreshed by their ttlMs")
+
+    def _listen_frame(self, message: dict[str, Any]) -> bool:
+        """Whether ``message`` is a notification on one of the guard's own listen streams (then handled here)."""
+        params = message.get("params")
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is not dict or SUBSCRIPTION_ID_KEY not in meta:
+            return False
+        subscription = meta[SUBSCRIPTION_ID_KEY]
+        if not valid_id(subscription):
+            return False
+        table = self._listens.get(_key(subscription))
+        if table is None:
+            return False
+        method = message.get("method")
+        if method == "notifications/subscriptions/acknowledged":
+            honored = params.get("notifications") if type(params) is dict else None
+            if type(honored) is dict and honored.get("toolsListChanged") is True:
+                table.listening = True
+                table.expires_at = None
+                log.info("listening to the upstream's tool list changes (subscriptions/listen)")
+        elif method == "notifications/tools/list_changed":
+            log.info("upstream tools changed (listen stream); schemas will be listed again before the next judgement")
+            table.invalidate()
+        return True
+
+    async def _list_all(self, meta: dict[str, Any] | None) -> tuple[list[Any], float | None]:
+        """Every page of ``tools/list``: the tools, and the pages' shortest ``ttlMs`` in seconds (None: not given)."""
         tools: list[Any] = []
+        ttl: float | None = None
         cursor: Any = None
         seen: set[str] = set()
         for _page in range(MAX_LIST_PAGES):
@@ -1017,9 +1136,13 @@ class Relay:
             if type(page) is not list:
                 raise ListingFailed("the upstream's tools/list result has no `tools` list")
             tools.extend(page)
+            page_ttl = result.get("ttlMs")
+            if (type(page_ttl) is int or type(page_ttl) is float) and page_ttl >= 0:
+                seconds = float(page_ttl) / 1000
+                ttl = seconds if ttl is None else min(ttl, seconds)
             cursor = result.get("nextCursor")
             if cursor is None:
-                return tools
+                return tools, ttl
             marker = json.dumps(cursor)
             if marker in seen:
                 raise ListingFailed("the upstream's tools/list cursors loop")

@@ -25,6 +25,15 @@ or sloppy upstream does and the recording server cannot:
     A file whose text (a JSON array of tools) is put into every ``tools/list`` result
     verbatim, before ``exit_now``: number literals reach the guard exactly as written there
     (``TOOLS_FILE`` is parsed and re-serialized by this server, which rounds them).
+``FLIP_TOOLS_FILE``
+    A JSON array of tools listed instead of ``TOOLS_FILE``'s once the notification
+    ``test/flip`` has arrived (the server replaced its tools). No ``list_changed`` is sent on
+    the connection; with ``LISTEN=1`` one is sent on every open listen stream.
+``TTL_MS``
+    The ``ttlMs`` of every ``tools/list`` result (absent when unset).
+``LISTEN=1``
+    Serve ``subscriptions/listen`` (2026-07-28): acknowledge ``toolsListChanged`` and keep
+    the stream open; otherwise the method is unknown (-32601), as in the SDK's low-level server.
 ``HOLD_LIST=1``
     Answer no ``tools/list`` request until the notification ``test/release`` arrives; the
     held requests are then answered in order (so a test can keep the guard's own listing
@@ -69,6 +78,8 @@ class ForgingServer:
         self.result_meta = json.loads(meta) if meta else None
         self.noise = NOISE.get(os.environ.get("STDOUT_NOISE", ""), b"")
         self.hold = os.environ.get("HOLD_LIST") == "1"
+        self.flipped = False
+        self.listens: list[object] = []
         self.held: list[object] = []
         record = os.environ.get("RECORD_FILE")
         self.record = open(record, "ab") if record else None  # noqa: SIM115 - open for the process's life
@@ -86,12 +97,17 @@ class ForgingServer:
     def list_result(self, request_id: object, params: object = None) -> None:
         """Answer one ``tools/list`` request."""
         tools = self.tools
+        if self.flipped and os.environ.get("FLIP_TOOLS_FILE"):
+            with open(os.environ["FLIP_TOOLS_FILE"], encoding="utf-8") as f:
+                tools = json.load(f)
         meta = params.get("_meta") if isinstance(params, dict) else None
         caps = meta.get("io.modelcontextprotocol/clientCapabilities") if isinstance(meta, dict) else None
         if isinstance(caps, dict) and "elicitation" in caps and os.environ.get("CAPS_TOOLS_FILE"):
             with open(os.environ["CAPS_TOOLS_FILE"], encoding="utf-8") as f:
                 tools = json.load(f)
         result: dict[str, object] = {"tools": [*tools, EXIT_TOOL]}
+        if os.environ.get("TTL_MS"):
+            result["ttlMs"] = int(os.environ["TTL_MS"])
         if self.result_meta is not None:
             result["_meta"] = self.result_meta
         raw = os.environ.get("TOOLS_RAW_FILE")
@@ -120,6 +136,12 @@ class ForgingServer:
             return
         method = message["method"]
         if "id" not in message:
+            if method == "test/flip":
+                self.flipped = True
+                for listen_id in self.listens:
+                    stamp = {"_meta": {"io.modelcontextprotocol/subscriptionId": listen_id}}
+                    self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": stamp})
+                return
             if method == "test/release":
                 for request_id in self.held:
                     self.list_result(request_id)
@@ -135,6 +157,12 @@ class ForgingServer:
                 "serverInfo": {"name": "forging-server", "version": "1.0.0"},
             }
             self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        elif method == "subscriptions/listen" and os.environ.get("LISTEN") == "1":
+            self.listens.append(request_id)
+            stamp = {"io.modelcontextprotocol/subscriptionId": request_id}
+            honored = {"toolsListChanged": True}
+            ack = {"notifications": honored, "_meta": stamp}
+            self.send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack})
         elif method == "ping":
             self.send({"jsonrpc": "2.0", "id": request_id, "result": {}})
         elif method == "tools/list":

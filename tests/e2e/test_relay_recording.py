@@ -1555,3 +1555,91 @@ async def test_a_refusal_with_a_million_issues_stays_small(tmp_path: Path) -> No
         assert len(rejection["issues"]) == 100 and rejection["more_issues"] == 999_900
         assert len(guard.last_line) < 100_000
         assert "and 999980 more" in response["result"]["content"][0]["text"]
+
+
+# --- 2026-07-28 era: a call is never judged against a schema the upstream has replaced ---------
+
+LOOSE_T = {"name": "t", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+STRICT_T = {"name": "t", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}}
+
+
+def listings(guard: Guard) -> int:
+    """How many tools/list requests reached the upstream."""
+    return sum(b'"tools/list"' in line for line in guard.record())
+
+
+@pytest.mark.parametrize("ttl", [None, "0"], ids=["no-ttl", "ttl-0"])
+async def test_modern_listing_without_ttl_or_listen_is_renewed_before_each_call(tmp_path: Path, ttl: Any) -> None:
+    """No listen stream and no lasting ttlMs: the upstream may replace a schema silently (no list_changed
+    in this era), so each call is judged against a listing requested after it arrived."""
+    env = {
+        "TOOLS_FILE": str(write_tools(tmp_path / "tools.json", [LOOSE_T])),
+        "FLIP_TOOLS_FILE": str(write_tools(tmp_path / "flip.json", [STRICT_T])),
+        **({"TTL_MS": ttl} if ttl is not None else {}),
+    }
+    async with open_guard(tmp_path, env=env, server=FORGING_SERVER, initialize=False) as guard:
+        meta = modern_meta({})
+        first = await guard.request("tools/call", {"name": "t", "arguments": {"n": 0}, "_meta": meta})
+        assert first["result"]["isError"] is False  # minimum 1 is not in the schema yet
+        await guard.send({"jsonrpc": "2.0", "method": "test/flip"})
+        second = await guard.request("tools/call", {"name": "t", "arguments": {"n": 0}, "_meta": meta})
+        assert second["result"]["_meta"][REJECTION_KEY]["kind"] == "validation"
+        assert listings(guard) >= 2
+
+
+async def test_modern_listing_with_a_ttl_is_reused_until_it_expires(tmp_path: Path) -> None:
+    env = {"TOOLS_FILE": str(write_tools(tmp_path / "tools.json", [LOOSE_T])), "TTL_MS": "600000"}
+    async with open_guard(tmp_path, env=env, server=FORGING_SERVER, initialize=False) as guard:
+        meta = modern_meta({})
+        for i in range(5):
+            answer = await guard.request("tools/call", {"name": "t", "arguments": {"n": i}, "_meta": meta})
+            assert answer["result"]["isError"] is False
+        assert listings(guard) == 1
+
+
+async def test_modern_listen_stream_replaces_the_ttl_and_reports_changes(tmp_path: Path) -> None:
+    """Where the upstream offers subscriptions/listen, the guard keeps its own stream: no listing per call,
+    a change on the stream empties the table, and the stream's frames never reach the client."""
+    env = {
+        "TOOLS_FILE": str(write_tools(tmp_path / "tools.json", [LOOSE_T])),
+        "FLIP_TOOLS_FILE": str(write_tools(tmp_path / "flip.json", [STRICT_T])),
+        "TTL_MS": "0",
+        "LISTEN": "1",
+    }
+    async with open_guard(tmp_path, env=env, server=FORGING_SERVER, initialize=False) as guard:
+        meta = modern_meta({})
+        await guard.request("tools/call", {"name": "t", "arguments": {"n": 0}, "_meta": meta})
+        with anyio.fail_after(10):
+            while not any(b'"subscriptions/listen"' in line for line in guard.record()):
+                await anyio.sleep(0.02)
+        await guard.request("ping", {"_meta": meta})  # the acknowledgement has been read by now
+        before = listings(guard)
+        for i in range(3):
+            answer = await guard.request("tools/call", {"name": "t", "arguments": {"n": i}, "_meta": meta})
+            assert answer["result"]["isError"] is False
+        assert listings(guard) == before  # the stream stands for freshness
+        await guard.send({"jsonrpc": "2.0", "method": "test/flip"})
+        await guard.request("ping", {"_meta": meta})  # the stream's list_changed has been read by now
+        refused = await guard.request("tools/call", {"name": "t", "arguments": {"n": 0}, "_meta": meta})
+        assert refused["result"]["_meta"][REJECTION_KEY]["kind"] == "validation"
+        assert not any(b"subscriptionId" in line for line in guard.lines)  # the guard's stream is its own
+
+
+async def test_modern_retried_call_after_input_required_is_judged_again(tmp_path: Path) -> None:
+    """A 2026-07-28 client retries a tools/call with inputResponses and requestState after an
+    input_required result: the retry is a tools/call like any other, judged before it is forwarded."""
+    env = {"TOOLS_FILE": str(write_tools(tmp_path / "tools.json", [STRICT_T])), "TTL_MS": "600000"}
+    async with open_guard(tmp_path, env=env, server=FORGING_SERVER, initialize=False) as guard:
+        meta = modern_meta({"elicitation": {}})
+        retry = {"inputResponses": {"confirm": {"action": "accept"}}, "requestState": "opaque-state"}
+        refused = await guard.request(
+            "tools/call", {"name": "t", "arguments": {"n": 0}, **retry, "_meta": meta}, request_id="retry-bad"
+        )
+        assert refused["result"]["_meta"][REJECTION_KEY]["kind"] == "validation"
+        accepted = await guard.request(
+            "tools/call", {"name": "t", "arguments": {"n": 2}, **retry, "_meta": meta}, request_id="retry-ok"
+        )
+        assert accepted["result"]["isError"] is False
+        assert guard.recorded_with_id("retry-bad") == []
+        (forwarded,) = guard.recorded_with_id("retry-ok")
+        assert forwarded["params"]["requestState"] == "opaque-state"  # passed on unchanged
