@@ -90,8 +90,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="the largest message accepted over HTTP (from the client with --http, from the upstream with "
-        "--upstream-url), in bytes (default 32 MiB); a larger one is answered with an error, never buffered",
+        help="the largest message accepted from the client or the upstream, on any transport, in bytes "
+        "(default 32 MiB); a larger one is answered with an error and dropped as it arrives, never buffered",
     )
     wrap.add_argument(
         "--request-timeout",
@@ -311,8 +311,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _wrap_http(args, command)
         if args.header or args.header_env:
             args.command_parser.error("--header and --header-env need --upstream-url")
-        if args.max_message_bytes is not None and args.http is None:
-            args.command_parser.error("--max-message-bytes applies with --http or --upstream-url")
         if not command:
             args.command_parser.error(
                 "the upstream command is missing: mcp-guard wrap [OPTIONS] -- COMMAND [ARGS...], "
@@ -344,6 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                 )
             from .relay import wrap_stdio
+            from .relay.framing import DEFAULT_MAX_LINE
 
             return anyio.run(
                 lambda: wrap_stdio(
@@ -351,6 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     profile=args.profile,
                     hide_unsupported=args.hide_unsupported,
                     request_timeout=args.request_timeout,
+                    max_message_bytes=args.max_message_bytes or DEFAULT_MAX_LINE,
                 )
             )
         except KeyboardInterrupt:

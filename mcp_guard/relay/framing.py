@@ -18,7 +18,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Final, Protocol
 
 import anyio
 import anyio.abc
@@ -138,28 +138,77 @@ class MessageStream(Protocol):
         ...
 
 
+DEFAULT_MAX_LINE: Final = 32 << 20
+"""The default cap on one newline-delimited message, in bytes (32 MiB, as on HTTP)."""
+
+_PREFIX = 1 << 16
+"""How much of an over-long line is kept, to find its request id."""
+
+
+class LineTooLong(Exception):
+    """A peer sent a line longer than the stream's cap; the rest of that line is skipped, not buffered.
+
+    Attributes:
+        prefix: the line's first bytes (up to 64 KiB), to recover its JSON-RPC id from.
+        limit: the cap in bytes.
+    """
+
+    def __init__(self, prefix: bytes, limit: int) -> None:
+        super().__init__(f"a message longer than {limit} bytes")
+        self.prefix = prefix
+        self.limit = limit
+
+
 class LineStream:
     """One newline-delimited message stream over a pair of byte streams.
 
     ``receive()`` returns one line without its ``\\n`` (a trailing ``\\r`` is kept; JSON
     parsers take it as white space) and skips empty lines; it raises ``anyio.EndOfStream``
-    when the peer closes. A last line without a newline is still delivered.
+    when the peer closes. A last line without a newline is still delivered. A line longer
+    than ``max_line`` bytes raises :class:`LineTooLong` as soon as the cap is passed; the
+    rest of that line is read and dropped as it comes (memory stays bounded), and the next
+    ``receive()`` returns the line after it.
     ``send(line)`` writes ``line + b"\\n"`` atomically with respect to other senders.
+
+    Args:
+        receiver: the byte stream read from.
+        sender: the byte stream written to.
+        max_line: the cap on one received line, in bytes (default :data:`DEFAULT_MAX_LINE`).
     """
 
-    def __init__(self, receiver: anyio.abc.ByteReceiveStream, sender: anyio.abc.ByteSendStream) -> None:
+    def __init__(
+        self,
+        receiver: anyio.abc.ByteReceiveStream,
+        sender: anyio.abc.ByteSendStream,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+    ) -> None:
         self._receiver = receiver
         self._sender = sender
         self._buffer = bytearray()
         self._lines: list[bytes] = []
         self._eof = False
+        self._skipping = False  # inside an over-long line: drop bytes until its newline
+        self._overflow: bytes | None = None  # an over-long line's prefix, reported after the lines before it
+        self._max = max_line
         self._lock = anyio.Lock(fast_acquire=True)  # no loop pass when uncontended (the hot path)
 
     async def receive(self) -> bytes:
-        """The next non-empty line, without its newline."""
+        """The next non-empty line, without its newline.
+
+        Raises:
+            anyio.EndOfStream: the peer closed its side.
+            LineTooLong: the next line passed the cap (see the class docstring).
+        """
         while True:
             if self._lines:
-                return self._lines.pop()
+                line = self._lines.pop()
+                if len(line) > self._max:
+                    raise LineTooLong(line[:_PREFIX], self._max)
+                return line
+            if self._overflow is not None:
+                prefix, self._overflow = self._overflow, None
+                raise LineTooLong(prefix, self._max)
             if self._eof:
                 raise anyio.EndOfStream
             try:
@@ -168,17 +217,32 @@ class LineStream:
                 self._eof = True
                 rest = bytes(self._buffer).strip()
                 self._buffer.clear()
-                if rest:
+                if rest and not self._skipping:
                     return rest
                 raise anyio.EndOfStream from None
+            if self._skipping:
+                end = chunk.find(b"\n")
+                if end < 0:
+                    continue
+                self._skipping = False
+                chunk = chunk[end + 1 :]
             if b"\n" not in chunk:
                 self._buffer += chunk
+                if len(self._buffer) > self._max:
+                    prefix = bytes(self._buffer[:_PREFIX])
+                    self._buffer.clear()
+                    self._skipping = True
+                    raise LineTooLong(prefix, self._max)
                 continue
             self._buffer += chunk
             parts = self._buffer.split(b"\n")
             self._buffer = bytearray(parts.pop())
             # Stored reversed so pop() yields them in order.
             self._lines = [bytes(p) for p in reversed(parts) if p.strip()]
+            if len(self._buffer) > self._max:
+                self._overflow = bytes(self._buffer[:_PREFIX])  # reported once the lines before it are read
+                self._buffer.clear()
+                self._skipping = True
 
     async def send(self, line: bytes) -> None:
         """Write ``line`` and a newline, atomically with respect to other senders."""

@@ -513,7 +513,7 @@ def _make_relay(front: HttpFront, client: _RelayClientSide) -> Relay:
     # The relay reads and writes through the LineStream interface only; the client side is in memory.
     return Relay(
         cast(LineStream, client),
-        stdio_connector(front.command),
+        stdio_connector(front.command, max_line=front.config.max_message_bytes),
         table,
         request_timeout=timeout if timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
         client_request_timeout=timeout,

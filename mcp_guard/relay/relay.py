@@ -88,6 +88,7 @@ import anyio
 import anyio.abc
 
 from ..core import Issue
+from .framing import LineTooLong
 from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -477,6 +478,15 @@ class Relay:
             except anyio.EndOfStream:
                 log.debug("client closed its side")
                 return
+            except LineTooLong as exc:
+                request_id = recover_id(exc.prefix)
+                log.warning("refused a message from the client longer than %d bytes", exc.limit)
+                text = (
+                    f"Invalid Request: the message is longer than the guard's limit of {exc.limit} bytes "
+                    "(--max-message-bytes); it was not forwarded"
+                )
+                await self._reply(error_response(None if request_id is NO_ID else request_id, INVALID_REQUEST, text))
+                continue
             try:
                 message = loads_client(line)
             except (ValueError, RecursionError):
@@ -700,6 +710,9 @@ class Relay:
                 if self.client_closed:
                     log.debug("the upstream closed its output after the client hung up")
                 return
+            except LineTooLong as exc:
+                await self._unparsable_from_upstream(exc.prefix, too_long=exc.limit)
+                continue
             try:
                 message = loads_upstream(line)
             except (ValueError, RecursionError):
@@ -723,23 +736,36 @@ class Relay:
                 continue
             await self.client.send(data)
 
-    async def _unparsable_from_upstream(self, line: bytes) -> None:
-        """A line the guard cannot parse: skipped; a request waiting for it is answered with an error."""
+    async def _unparsable_from_upstream(self, line: bytes, *, too_long: int | None = None) -> None:
+        """A line the guard cannot parse (or, with ``too_long``, the start of a line over that cap): skipped;
+        a request waiting for it is answered with an error."""
         request_id = recover_id(line)
         key = _key(request_id) if request_id is not NO_ID and request_id is not None else None
         if key is not None and key in self._own:
             pending = self._own.pop(key)  # the guard's own request fails
-            pending.failure = "the upstream's answer could not be parsed"
+            pending.failure = (
+                "the upstream's answer could not be parsed" if too_long is None else "the upstream's answer is too long"
+            )
             pending.event.set()
         elif key is not None and self._inflight.pop(key, None) is not None:
             self._lists.pop(key, None)
             if self._deadlines:
                 self._deadline_done(key)
-            log.warning(
-                "the upstream's answer to a request could not be parsed (%d bytes); answering an error", len(line)
-            )
-            text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
+            if too_long is not None:
+                log.warning("the upstream's answer to a request is longer than %d bytes; answering an error", too_long)
+                text = (
+                    f"mcp-guard: the upstream's answer is longer than {too_long} bytes (--max-message-bytes); "
+                    "it was dropped, not buffered"
+                )
+            else:
+                log.warning(
+                    "the upstream's answer to a request could not be parsed (%d bytes); answering an error", len(line)
+                )
+                text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
             await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+            return
+        if too_long is not None:
+            log.warning("skipped a message from the upstream longer than %d bytes", too_long)
             return
         log.warning("skipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)", len(line))
 

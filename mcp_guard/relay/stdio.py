@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 
-from .framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from .guard import ToolTable
 from .http_upstream import DEFAULT_MAX_MESSAGE_BYTES, http_connector, shown_url
 from .relay import Relay
@@ -38,6 +38,7 @@ async def wrap_stdio(
     profile: str = "standard",
     hide_unsupported: bool = False,
     request_timeout: float | None = None,
+    max_message_bytes: int = DEFAULT_MAX_LINE,
 ) -> int:
     """Relay this process's stdio to ``command`` until the client closes its side or a signal comes.
 
@@ -48,6 +49,8 @@ async def wrap_stdio(
         request_timeout: seconds a forwarded client request may wait for the upstream's
             answer (None: no limit); also the limit for the guard's own requests (default
             :data:`DEFAULT_GUARD_REQUEST_TIMEOUT`).
+        max_message_bytes: the cap on one message in either direction; a longer one is
+            answered with an error and dropped as it arrives, never buffered.
 
     Returns:
         The process exit status: 0 when the client closed the connection (or a signal
@@ -61,13 +64,16 @@ async def wrap_stdio(
         ", unsupported tools hidden" if hide_unsupported else "",
         f", request timeout {request_timeout:g} s" if request_timeout is not None else "",
     )
-    return await _relay_stdio(stdio_connector(command), table, request_timeout)
+    connect = stdio_connector(command, max_line=max_message_bytes)
+    return await _relay_stdio(connect, table, request_timeout, max_message_bytes)
 
 
-async def _relay_stdio(connect: Connector, table: ToolTable, request_timeout: float | None) -> int:
+async def _relay_stdio(
+    connect: Connector, table: ToolTable, request_timeout: float | None, max_line: int = DEFAULT_MAX_LINE
+) -> int:
     """Relay this process's stdio to the upstream ``connect`` makes, until the client closes or a signal comes."""
     with claim_stdio() as (read_fd, write_fd):
-        client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
+        client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_line)
         relay = Relay(
             client,
             connect,
@@ -127,7 +133,7 @@ async def wrap_stdio_http(
         ", unsupported tools hidden" if hide_unsupported else "",
         f"; extra headers: {names}" if names else "",
     )
-    return await _relay_stdio(connect, table, request_timeout)
+    return await _relay_stdio(connect, table, request_timeout, max_message_bytes)
 
 
 async def _stop_on_signals(scope: anyio.CancelScope) -> None:

@@ -59,7 +59,7 @@ import anyio
 import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
-from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
+from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, MessageStream
 
 __all__ = [
     "EXIT_GRACE_SECONDS",
@@ -171,7 +171,13 @@ class Upstream:
         self.stream = stream
 
 
-def stdio_connector(command: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None) -> Connector:
+def stdio_connector(
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
+) -> Connector:
     """A :data:`Connector` that spawns ``command`` (see :func:`spawn_upstream`) on every connection.
 
     Raises (on entering a connection):
@@ -181,7 +187,7 @@ def stdio_connector(command: Sequence[str], env: Mapping[str, str] | None = None
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[LineLink]:
-        async with spawn_upstream(command, env, cwd) as upstream:
+        async with spawn_upstream(command, env, cwd, max_line=max_line) as upstream:
             yield upstream.stream
 
     return connect
@@ -189,7 +195,11 @@ def stdio_connector(command: Sequence[str], env: Mapping[str, str] | None = None
 
 @contextlib.asynccontextmanager
 async def spawn_upstream(
-    command: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
+    command: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
 ) -> AsyncIterator[Upstream]:
     """Run ``command`` as the upstream; stop it (and its process group) on exit.
 
@@ -201,6 +211,7 @@ async def spawn_upstream(
         command: the executable and its arguments.
         env: extra variables, merged over ``os.environ``.
         cwd: working directory, default the guard's.
+        max_line: the cap on one message from the upstream, in bytes (``framing.LineTooLong``).
 
     Raises:
         UpstreamStartError: the command cannot be started.
@@ -233,7 +244,7 @@ async def spawn_upstream(
         os.close(child_in)
         os.close(child_out)
     output = _ChildOutput(from_child)
-    stream = LineStream(output, FdSendStream(to_child, owned=True))
+    stream = LineStream(output, FdSendStream(to_child, owned=True), max_line=max_line)
     log.debug("started the upstream (pid %d)", process.pid)
 
     async def watch() -> None:

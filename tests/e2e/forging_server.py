@@ -43,7 +43,8 @@ Methods: ``initialize``, ``ping``, ``tools/list`` (one page), ``tools/call`` (``
 ``exit_now`` makes the process exit with status 3 without answering; a call to a tool named
 ``nan_result`` is answered with a result holding the non-JSON literal ``NaN``, and one named
 ``deep_result`` with a result nested 3000 levels deep, one named ``literal_result`` with a
-``structuredContent`` holding number literals no double holds exactly; list them in ``TOOLS_FILE`` to call
+``structuredContent`` holding number literals no double holds exactly, one named ``big_result``
+with a 300,000-byte text; list them in ``TOOLS_FILE`` to call
 them through the guard). Notifications get no reply; any other request gets error -32601.
 """
 
@@ -176,6 +177,9 @@ class ForgingServer:
             head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":'
             if params.get("name") == "nan_result":
                 self.write(head + b'{"content":[],"structuredContent":{"v":NaN},"isError":false}}\n')
+                return
+            if params.get("name") == "big_result":
+                self.write(head + b'{"content":[{"type":"text","text":"' + b"x" * 300_000 + b'"}],"isError":false}}\n')
                 return
             if params.get("name") == "literal_result":
                 literals = b'{"a":0.12345678901234567890,"b":1E2,"c":1e400,"d":-0.0,"e":1.00000000000000000001}'

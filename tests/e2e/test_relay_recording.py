@@ -1309,8 +1309,7 @@ async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_
         '{"name":"pick","inputSchema":{"type":"object","properties":{"x":{"type":"number","enum":[1.00000000000000000001]}}}},'
         '{"name":"literal_result","inputSchema":{"type":"object"}}]'
     )
-    recorded = tmp_path / "record.jsonl"
-    env = {"TOOLS_RAW_FILE": str(raw), "RECORD_FILE": str(recorded)}
+    env = {"TOOLS_RAW_FILE": str(raw)}
     async with open_guard(tmp_path, env=env, server=FORGING_SERVER) as guard:
         listed = await guard.request("tools/list")
         line = next(raw_line for raw_line in guard.lines if b'"low"' in raw_line)
@@ -1327,8 +1326,8 @@ async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_
         out = next(raw_line for raw_line in guard.lines[result_line_seen:] if b'"lit"' in raw_line)
         assert b'"a":0.12345678901234567890' in out and b'"c":1e400' in out
         assert b'"e":1.00000000000000000001' in out and b'"d":-0.0' in out
-    calls = [line for line in recorded.read_bytes().splitlines() if b'"tools/call"' in line]
-    assert len(calls) == 1 and b'"literal_result"' in calls[0]  # the refused calls never reached the upstream
+        calls = [line for line in guard.record() if b'"tools/call"' in line]
+        assert len(calls) == 1 and b'"literal_result"' in calls[0]  # the refused calls never reached the upstream
 
 
 async def test_arguments_nested_beyond_the_parser_get_a_parse_error_for_their_id(shared: Guard) -> None:
@@ -1643,3 +1642,19 @@ async def test_modern_retried_call_after_input_required_is_judged_again(tmp_path
         assert guard.recorded_with_id("retry-bad") == []
         (forwarded,) = guard.recorded_with_id("retry-ok")
         assert forwarded["params"]["requestState"] == "opaque-state"  # passed on unchanged
+
+
+async def test_messages_over_the_cap_are_answered_and_dropped_never_buffered(tmp_path: Path) -> None:
+    """--max-message-bytes on stdio, both ways: an over-long request gets an error for its id and never
+    reaches the upstream; an over-long answer becomes an error for its request; the session goes on."""
+    tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("big_result", "echo")]
+    env = {"TOOLS_FILE": str(write_tools(tmp_path / "tools.json", tools))}
+    async with open_guard(tmp_path, env=env, server=FORGING_SERVER, args=["--max-message-bytes", "100000"]) as guard:
+        await guard.request("tools/list")
+        huge = "y" * 150_000
+        refused = await guard.call("too-long", "echo", json.dumps({"blob": huge}))
+        assert refused["error"]["code"] == -32600 and "100000 bytes" in refused["error"]["message"]
+        answer = await guard.call("big", "big_result", "{}")
+        assert answer["error"]["code"] == -32603 and "longer than 100000 bytes" in answer["error"]["message"]
+        assert (await guard.call("after", "echo", "{}"))["result"]["isError"] is False
+        assert not any(b"too-long" in line for line in guard.record())
