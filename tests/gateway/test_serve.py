@@ -29,6 +29,8 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from tests.e2e import npm_peers
+
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -349,3 +351,35 @@ def test_check_config_reports_every_upstream(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "sigma: reachable" in out and "gone: NOT reachable" in out
     assert "read → sigma__read" in out
+
+
+async def test_prompts_and_resources_routed_to_server_everything(tmp_path: Path) -> None:
+    reason = npm_peers.missing(npm_peers.SERVER_EVERYTHING)
+    if reason is not None:
+        pytest.skip(reason)
+    argv = npm_peers.command(npm_peers.SERVER_EVERYTHING)
+    config = write_config(
+        tmp_path / "gw.json",
+        {
+            "everything": {"command": argv[0], "args": argv[1:]},
+            "sigma": {"command": sys.executable, "args": [str(SIGMA)]},
+        },
+        {},
+    )
+    async with serve(config) as client:
+        await client.initialize()
+        names = await client.tool_names()
+        assert "everything__echo" in names and "sigma__read" in names
+        echoed = await client.call("everything__echo", {"message": "hello"})
+        assert "hello" in json.dumps(echoed["result"]["content"])
+        prompts = (await client.request("prompts/list"))["result"]["prompts"]
+        simple = next(p for p in prompts if p["name"].startswith("everything__") and not p.get("arguments"))
+        assert simple["_meta"]["mcp-guard/origin"]["server"] == "everything"
+        got = await client.request("prompts/get", {"name": simple["name"]})
+        assert got["result"]["messages"]
+        resources = (await client.request("resources/list"))["result"]["resources"]
+        assert resources
+        read = await client.request("resources/read", {"uri": resources[0]["uri"]})
+        assert read["result"]["contents"][0]["uri"] == resources[0]["uri"]
+        unknown = await client.request("resources/read", {"uri": "nowhere://x"})
+        assert unknown["error"]["code"] == -32602
