@@ -1,4 +1,4 @@
-"""The gateway's subcommands: ``pin``, ``journal``, ``serve`` (announced), and ``check --config``'s body.
+"""The gateway's subcommands: ``pin``, ``journal``, ``serve``, and ``check --config``'s body.
 
 They print to stdout (none of them is an MCP server on stdio) and log to stderr. Exit
 status: 0 success, 1 failure (an upstream could not be listed, a file could not be read or
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` sta
 
 DEFAULT_TIMEOUT = 30.0
 
-__all__ = ["add_gateway_commands", "run_check", "run_gateway_command", "run_journal", "run_pin"]
+__all__ = ["add_gateway_commands", "run_check", "run_gateway_command", "run_journal", "run_pin", "run_serve"]
 
 COMMANDS = ("pin", "journal", "serve")
 
@@ -52,10 +52,22 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
     serve = sub.add_parser(
         "serve",
-        help="(coming) run one guard in front of every server of a gateway config",
-        description="Not available yet: the gateway's relay is being integrated. The config is checked.",
+        help="run one guard on stdio in front of every server of a gateway config",
+        description="Run as an MCP server on stdio in front of every enabled server of FILE: tools and prompts "
+        "namespaced SERVER__NAME in one list, resources routed by URI, every tools/call checked (schema, "
+        "pinning, policy, budget) and journaled. Exit status: 0 the client closed the connection (or "
+        "SIGTERM/SIGHUP), 1 the journal or lock file cannot be used, 2 configuration errors.",
     )
     serve.add_argument("--config", required=True, metavar="FILE", help="the gateway config (mcpServers format)")
+    serve.add_argument("--lock", metavar="PATH", help="the lock file (default: guard.lock, else FILE.lock, if present)")
+    serve.add_argument("--journal", metavar="FILE", help="append-only JSONL journal (overrides guard.journal)")
+    serve.add_argument(
+        "--request-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="seconds an upstream gets to answer the guard's own requests (handshake, listings; default 30)",
+    )
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
 
@@ -67,20 +79,43 @@ def run_gateway_command(args: argparse.Namespace) -> int:
     if args.command == "journal":
         return run_journal(args.file, as_json=args.json)
     if args.command == "serve":
-        from .config import ConfigError, load_config
-
-        try:
-            load_config(args.config)
-        except ConfigError as exc:
-            print(f"mcp-guard: {exc}", file=sys.stderr)
-            return 2
-        print(
-            "mcp-guard serve is not available yet: the gateway's relay (several upstreams behind one front) is "
-            "being integrated. The config is valid; `mcp-guard pin --config FILE` works now.",
-            file=sys.stderr,
-        )
-        return 2
+        return run_serve(args.config, lock=args.lock, journal=args.journal, request_timeout=args.request_timeout)
     raise ValueError(f"not a gateway command: {args.command}")
+
+
+def run_serve(
+    config_path: str, *, lock: str | None = None, journal: str | None = None, request_timeout: float = DEFAULT_TIMEOUT
+) -> int:
+    """``mcp-guard serve``: the gateway on stdio until the client closes its side.
+
+    Returns:
+        0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
+        the journal cannot be opened; 2 the config is wrong.
+    """
+    import anyio
+
+    from .pinning import LockError, LockFile
+    from .serve import serve_stdio
+
+    config = _load(config_path, sys.stderr)
+    if config is None:
+        return 2
+    lock_path = Path(lock).expanduser() if lock is not None else config.lock_path
+    try:
+        lock_file = LockFile.read_optional(lock_path)
+    except LockError as exc:
+        print(f"mcp-guard: {exc}", file=sys.stderr)
+        return 1
+    if lock is not None and lock_file is None:
+        print(f"mcp-guard: {lock}: no such lock file", file=sys.stderr)
+        return 1
+    journal_path = Path(journal).expanduser() if journal is not None else config.journal_path
+    try:
+        return anyio.run(
+            lambda: serve_stdio(config, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout)
+        )
+    except KeyboardInterrupt:
+        return 130
 
 
 def _load(path: str, out: TextIO) -> GatewayConfig | None:

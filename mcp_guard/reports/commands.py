@@ -55,7 +55,7 @@ def add_commands(
         "sampling, elicitation and roots. Exit status: 0 nothing hits --fail-on, 1 something does, 2 usage "
         "errors or an upstream that cannot be reached.",
         usage="mcp-guard check [--profile standard|strict] [--json] [--fail-on unsupported|malformed|never] "
-        "(--tools-file FILE | --upstream-url URL | -- COMMAND [ARGS...])",
+        "(--tools-file FILE | --upstream-url URL | --config FILE | -- COMMAND [ARGS...])",
     )
     common(check)
     check.set_defaults(command_parser=check)
@@ -66,6 +66,12 @@ def add_commands(
         "definition (Arcade preview format); `//` and `/* */` comments allowed; `-` reads stdin",
     )
     check.add_argument("--upstream-url", metavar="URL", help="a streamable HTTP MCP endpoint to list")
+    check.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a gateway config (mcpServers format): report every enabled upstream, reachable or not, its tools, "
+        "and how the gateway offers them (exit 1 when an upstream cannot be listed)",
+    )
     check.add_argument(
         "--header",
         action="append",
@@ -192,12 +198,16 @@ def _check(args: argparse.Namespace) -> int:
     command = list(args.upstream)
     if command and command[0] == "--":
         command = command[1:]
-    sources = [bool(command), args.tools_file is not None, args.upstream_url is not None]
+    sources = [bool(command), args.tools_file is not None, args.upstream_url is not None, args.config is not None]
     if sum(sources) != 1:
         args.command_parser.error(
-            "give exactly one of --tools-file FILE, --upstream-url URL, or -- COMMAND [ARGS...], "
+            "give exactly one of --tools-file FILE, --upstream-url URL, --config FILE, or -- COMMAND [ARGS...], "
             "e.g. mcp-guard check -- uvx mcp-server-time"
         )
+    if args.config is not None:
+        from ..gateway.commands import run_check
+
+        return run_check(args.config, timeout=args.timeout, as_json=args.json)
     if args.header and args.upstream_url is None:
         args.command_parser.error("--header applies only to --upstream-url")
     from .tools import report_tools, tool_entries

@@ -162,11 +162,18 @@ def test_config_errors_exit_2(tmp_path: Path) -> None:
         assert f"{bad}: mcpServers.a.command: Input should be a valid string" in done.stderr
 
 
-def test_serve_is_announced_not_faked(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"a": {"command": "x"}})
-    done = run_cli("serve", "--config", str(config))
+def test_serve_refuses_a_bad_config_or_lock_before_serving(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"mcpServers": {"a": {"command": 3}}}))
+    done = run_cli("serve", "--config", str(bad))
     assert done.returncode == 2 and done.stdout == ""
-    assert "not available yet" in done.stderr
+    assert f"{bad}: mcpServers.a.command" in done.stderr
+    config = write_config(tmp_path, {"a": {"command": "x"}})
+    Path(f"{config}.lock").write_text("{not json")
+    done = run_cli("serve", "--config", str(config))
+    assert done.returncode == 1 and done.stdout == ""
+    missing = run_cli("serve", "--config", str(config), "--lock", str(tmp_path / "none.lock"))
+    assert missing.returncode == 1 and "no such lock file" in missing.stderr
 
 
 def test_journal_command(tmp_path: Path) -> None:

@@ -1,0 +1,88 @@
+"""``mcp-guard serve --config FILE``: the gateway on stdio, in front of every enabled server of the config.
+
+The client talks to this process's stdin/stdout (fd 1 is diverted to stderr while the
+session runs, as for ``wrap``); each enabled server is an upstream of one
+:class:`~.session.GatewaySession`. SIGTERM and SIGHUP stop the guard like the client
+closing its side: every upstream's input is closed, then processes still running are
+terminated with their process group.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from pathlib import Path
+
+import anyio
+import anyio.abc
+
+from ..relay.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from .config import GatewayConfig
+from .journal import Journal
+from .pinning import LockFile
+from .session import GatewaySession
+
+__all__ = ["serve_stdio"]
+
+log = logging.getLogger("mcp_guard")
+
+
+async def serve_stdio(
+    config: GatewayConfig,
+    *,
+    lock: LockFile | None = None,
+    journal_path: Path | None = None,
+    request_timeout: float = 30.0,
+) -> int:
+    """Serve one client on this process's stdio until it closes its side or a signal comes.
+
+    Args:
+        config: the loaded gateway config.
+        lock: the lock file in force, or ``None``.
+        journal_path: where the journal is appended (``None``: no journal).
+        request_timeout: seconds the guard waits for an upstream's answer to its own requests.
+
+    Returns:
+        0 (the client closed the connection, or a signal stopped the guard); 1 when the
+        journal cannot be opened.
+    """
+    journal: Journal | None = None
+    if journal_path is not None:
+        try:
+            journal = Journal(journal_path)
+        except OSError as exc:
+            log.error("cannot open the journal %s: %s", journal_path, exc.strerror or exc)
+            return 1
+    names = ", ".join(s.name for s in config.enabled) or "(none)"
+    log.info(
+        "gateway: serving %s on stdio (profile %s%s%s)",
+        names,
+        config.guard.profile,
+        f", lock {config.lock_path}" if lock is not None else ", no lock file",
+        f", journal {journal_path}" if journal_path is not None else "",
+    )
+    try:
+        with claim_stdio() as (read_fd, write_fd):
+            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
+            session = GatewaySession(client, config, lock=lock, journal=journal, request_timeout=request_timeout)
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_stop_on_signals, tg.cancel_scope)
+                    try:
+                        await session.run()
+                    finally:
+                        tg.cancel_scope.cancel()
+            finally:
+                await client.aclose()
+    finally:
+        if journal is not None:
+            journal.close()
+    return 0
+
+
+async def _stop_on_signals(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for signum in signals:
+            log.info("received signal %d; stopping", signum)
+            scope.cancel()
+            return

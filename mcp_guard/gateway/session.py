@@ -1,0 +1,1075 @@
+"""The gateway session: one MCP client in front of every enabled upstream of a config.
+
+A :class:`GatewaySession` serves one client (a line stream, as the relay's client side) and
+holds one :class:`Link` per enabled server. Each link makes its upstream connections through
+the relay's connector seam (``upstream.stdio_connector``, ``http_upstream.http_connector``):
+
+- A link that cannot start, or whose upstream goes away, is logged and started again with
+  backoff (0.5 s doubling to 30 s after failed or short-lived starts); the other links are
+  not affected. While a link is down its tools, prompts and resources leave the merged
+  lists (the client gets ``notifications/tools/list_changed``); requests it had not
+  answered are answered at once with JSON-RPC -32603 (a ``tools/call`` is journaled
+  ``upstream_died``); nothing is re-sent.
+- Handshake era: the session answers ``initialize`` itself (the client's protocol version
+  when every upstream agreed on it, capabilities merged over the upstreams), and initializes
+  each upstream with the client's own ``initialize`` params, then
+  ``notifications/initialized`` and the last ``logging/setLevel``.
+- 2026-07-28 era: no handshake; ``server/discover`` goes to every upstream and the answers
+  are merged; each ``tools/list`` and ``tools/call`` is judged against the merged list its
+  own envelope (protocol version, client capabilities) sees.
+
+Routing (client → upstream): ``tools/list`` from the merged :class:`~.catalog.Catalog` with
+the guard's cursors; ``tools/call`` → :meth:`Catalog.route` → :meth:`Pipeline.admit` →
+forwarded with ``params.name`` the upstream's own name → :meth:`Pipeline.finish`;
+``prompts/get`` and ``completion/complete`` (``ref/prompt``) by namespaced prompt name;
+``resources/read``, ``subscribe``, ``unsubscribe`` and ``completion/complete``
+(``ref/resource``) by the URI table; ``logging/setLevel`` and
+``notifications/roots/list_changed`` to every link; ``ping`` is answered by the session.
+
+Ids: each link gives every request it forwards an id of its own (a string with a random
+nonce) and restores the client's id on the answer; ``notifications/cancelled`` goes to the
+link that holds the request, with that link's id. Requests from an upstream to the client
+(sampling, elicitation, roots) get a session id of their own, and the client's answer goes
+back to that upstream under the upstream's id. Progress tokens pass through unchanged.
+
+A ``list_changed`` notification from upstream ``k`` makes the session list ``k`` again,
+update the merged list and send the client one ``list_changed`` of that kind.
+
+Messages are parsed and re-serialized as in the relay (compact, ASCII-only); ``mcp-guard/``
+``_meta`` keys coming from upstreams are removed. Logs never hold argument values.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from ..relay.guard import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, is_modern
+from ..relay.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    Uncarriable,
+    dumps,
+    error_response,
+    loads_client,
+    recover_id,
+    valid_id,
+)
+from ..relay.relay import without_guard_keys
+from ..relay.upstream import Connector, LineLink
+from .catalog import Catalog, expose_prompts
+from .config import GatewayConfig, HttpServer, StdioServer
+from .journal import Journal
+from .naming import CursorCodec, InvalidCursor, NameMap, ResourceMap
+from .pinning import LockFile
+from .pipeline import Call, Pipeline
+from .policy import Budget
+
+__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "GatewaySession", "Link", "RequestFailed", "connector_for"]
+
+log = logging.getLogger("mcp_guard")
+
+METHOD_NOT_FOUND: Final = -32601
+BACKOFF_FIRST: Final = 0.5
+"""Seconds before restarting a link after a failed or short-lived start; doubled after each further one ..."""
+BACKOFF_MAX: Final = 30.0
+"""... up to this many seconds."""
+STABLE_SECONDS: Final = 10.0
+"""A connection that lived this long and then ended is restarted without waiting."""
+MAX_LIST_PAGES: Final = 10_000
+MAX_ENVELOPES: Final = 16
+
+GONE: Final = (
+    "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
+    "the request was not re-sent"
+)
+DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
+
+
+def _key(request_id: Any) -> tuple[bool, Any]:
+    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ."""
+    return (type(request_id) is str, request_id)
+
+
+def connector_for(server: StdioServer | HttpServer) -> Connector:
+    """The relay connector of one config entry (stdio: its command, ``env`` over the guard's, ``cwd``)."""
+    if isinstance(server, StdioServer):
+        from ..relay.upstream import stdio_connector
+
+        return stdio_connector([server.command, *server.args], server.env or None, server.cwd)
+    from ..relay.http_upstream import http_connector
+
+    return http_connector(server.url, server.headers)
+
+
+class RequestFailed(Exception):
+    """A request of the guard's own got no usable answer (error, timeout, upstream gone)."""
+
+
+@dataclass
+class _Own:
+    event: anyio.Event = field(default_factory=anyio.Event)
+    response: dict[str, Any] | None = None
+
+
+@dataclass
+class _Forwarded:
+    """A client request a link forwarded: the client's id, its method, and the call (``tools/call``)."""
+
+    client_id: Any
+    method: str
+    call: Call | None = None
+
+
+class Link:
+    """One upstream of a gateway session, connected again whenever it goes away.
+
+    Attributes:
+        name: the server's name in the config.
+        ready: connected, initialized (handshake era) and listed.
+        settled: set once the first start attempt finished (well or not).
+        tools, prompts, resources, templates: the upstream's complete listings (handshake
+            era; ``None`` when the upstream is down or does not offer the feature).
+        capabilities, protocol_version, server_info: from its ``initialize`` answer.
+        restarts: connections made after the first.
+    """
+
+    def __init__(self, session: GatewaySession, name: str, connect: Connector) -> None:
+        self.session = session
+        self.name = name
+        self.connect = connect
+        self.upstream: LineLink | None = None
+        self.ready = False
+        self.settled = anyio.Event()
+        self.tools: list[Any] | None = None
+        self.prompts: list[Any] | None = None
+        self.resources: list[Any] | None = None
+        self.templates: list[Any] | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.protocol_version: Any = None
+        self.server_info: Any = None
+        self.restarts = 0
+        self.initialized = False
+        self._nonce = secrets.token_hex(6)
+        self._counter = 0
+        self._own: dict[tuple[bool, Any], _Own] = {}
+        self._pending: dict[tuple[bool, Any], _Forwarded] = {}
+        self._relisting = False
+        self._relist_again = False
+
+    def new_id(self) -> str:
+        """A fresh upstream request id of this link."""
+        self._counter += 1
+        return f"mcp-guard-{self._nonce}-{self._counter}"
+
+    # --- the connection loop ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, set up, relay; on any end, clean up, wait the backoff and connect again (until cancelled)."""
+        failures = 0
+        first = True
+        while True:
+            if not first:
+                self.restarts += 1
+                delay = min(BACKOFF_FIRST * 2 ** min(failures - 1, 32), BACKOFF_MAX) if failures else 0.0
+                log.warning("upstream %s: restarting in %.1f s (restart %d)", self.name, delay, self.restarts)
+                await anyio.sleep(delay)
+            first = False
+            started = anyio.current_time()
+            was_ready = False
+            try:
+                async with self.connect() as upstream:
+                    self.upstream = upstream
+                    ended = anyio.Event()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._read, upstream, ended)
+                        try:
+                            await self._setup()
+                        except RequestFailed as exc:
+                            log.error("upstream %s: could not set it up: %s", self.name, exc)
+                            tg.cancel_scope.cancel()
+                        else:
+                            self.ready = was_ready = True
+                            self.settled.set()
+                            log.info("upstream %s: ready (%s)", self.name, self._counts())
+                            await self.session.link_changed(self)
+                            await ended.wait()
+                            if not self.session.closing:
+                                log.error("upstream %s: went away", self.name)
+                            tg.cancel_scope.cancel()
+            except Exception as exc:
+                log.error("upstream %s: %s", self.name, _reason(exc))
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._down()
+            self.settled.set()
+            if self.session.closing:
+                return
+            lived = anyio.current_time() - started
+            failures = 0 if was_ready and lived >= STABLE_SECONDS else failures + 1
+
+    def _counts(self) -> str:
+        parts = [f"{len(self.tools or [])} tool(s)"]
+        if self.prompts is not None:
+            parts.append(f"{len(self.prompts)} prompt(s)")
+        if self.resources is not None:
+            parts.append(f"{len(self.resources)} resource(s)")
+        return ", ".join(parts)
+
+    async def _setup(self) -> None:
+        """Handshake (when the client did one) and the listings."""
+        self.initialized = False
+        if self.session.init_params is not None:
+            await self.handshake()
+        else:
+            await self.session.wait_for_client_era()
+            if self.session.init_params is not None:
+                await self.handshake()
+            else:
+                self.tools = self.prompts = self.resources = self.templates = None
+
+    async def handshake(self) -> None:
+        """``initialize`` with the client's params, ``notifications/initialized``, log level, subscriptions, listings.
+
+        Raises:
+            RequestFailed: the upstream did not accept ``initialize`` or could not be listed.
+        """
+        result = await self.request("initialize", self.session.init_params)
+        caps = result.get("capabilities")
+        self.capabilities = caps if type(caps) is dict else {}
+        self.protocol_version = result.get("protocolVersion")
+        self.server_info = result.get("serverInfo")
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.initialized = True
+        if self.session.log_level is not None and "logging" in self.capabilities:
+            try:
+                await self.request("logging/setLevel", self.session.log_level)
+            except RequestFailed as exc:
+                log.warning("upstream %s: could not set the log level: %s", self.name, exc)
+        await self.list_everything()
+        for uri in self.session.subscriptions_of(self):
+            try:
+                await self.request("resources/subscribe", {"uri": uri})
+            except RequestFailed as exc:
+                log.warning("upstream %s: could not restore a resource subscription: %s", self.name, exc)
+
+    async def list_everything(self) -> None:
+        """List tools, prompts, resources and resource templates (each as the capabilities say)."""
+        caps = self.capabilities
+        self.tools = await self.list_all("tools/list", "tools") if "tools" in caps else []
+        self.prompts = await self._optional("prompts/list", "prompts") if "prompts" in caps else None
+        if "resources" in caps:
+            self.resources = await self._optional("resources/list", "resources")
+            self.templates = await self._optional("resources/templates/list", "resourceTemplates")
+        else:
+            self.resources = self.templates = None
+
+    async def _optional(self, method: str, member: str) -> list[Any]:
+        try:
+            return await self.list_all(method, member)
+        except RequestFailed as exc:
+            log.warning("upstream %s: %s failed (%s); offering none", self.name, method, exc)
+            return []
+
+    async def list_all(self, method: str, member: str, meta: dict[str, Any] | None = None) -> list[Any]:
+        """Every page of a list method (``tools/list``, ...): the items of ``member``.
+
+        Raises:
+            RequestFailed: an error, no answer, a page without the list, or a cursor loop.
+        """
+        items: list[Any] = []
+        cursor: Any = None
+        seen: set[str] = set()
+        for _page in range(MAX_LIST_PAGES):
+            params: dict[str, Any] = {}
+            if cursor is not None:
+                params["cursor"] = cursor
+            if meta:
+                params["_meta"] = meta
+            result = await self.request(method, params)
+            page = result.get(member)
+            if type(page) is not list:
+                raise RequestFailed(f"its {method} result has no `{member}` list")
+            items.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return items
+            marker = json.dumps(cursor, sort_keys=True)
+            if marker in seen:
+                raise RequestFailed(f"its {method} cursors loop")
+            seen.add(marker)
+        raise RequestFailed(f"its {method} has more than {MAX_LIST_PAGES} pages")
+
+    async def relist(self, kind: str) -> None:
+        """Re-list after ``notifications/{kind}/list_changed`` and tell the session (one listing at a time)."""
+        if self._relisting:
+            self._relist_again = True
+            return
+        self._relisting = True
+        try:
+            while True:
+                self._relist_again = False
+                try:
+                    if kind == "tools":
+                        self.tools = await self.list_all("tools/list", "tools")
+                    elif kind == "prompts":
+                        self.prompts = await self._optional("prompts/list", "prompts")
+                    else:
+                        self.resources = await self._optional("resources/list", "resources")
+                        self.templates = await self._optional("resources/templates/list", "resourceTemplates")
+                except RequestFailed as exc:
+                    log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
+                    return
+                if not self._relist_again:
+                    break
+            await self.session.link_changed(self, kind)
+        finally:
+            self._relisting = False
+
+    async def _down(self) -> None:
+        """The connection ended: answer everything that waited on it; leave the merged lists."""
+        was_ready = self.ready
+        self.upstream = None
+        self.ready = False
+        self.initialized = False
+        for own in self._own.values():
+            own.event.set()
+        pending, self._pending = list(self._pending.values()), {}
+        for forwarded in pending:
+            self.session.forget_client_request(forwarded.client_id)
+            if forwarded.call is not None:
+                await self.session.pipeline.finish(forwarded.call, None)
+            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, GONE))
+        await self.session.server_requests_gone(self)
+        self.tools = self.prompts = self.resources = self.templates = None
+        if was_ready:
+            await self.session.link_changed(self)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    async def _read(self, upstream: LineLink, ended: anyio.Event) -> None:
+        try:
+            while True:
+                try:
+                    line = await upstream.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+                try:
+                    message = json.loads(line)
+                except (ValueError, RecursionError):
+                    log.warning("upstream %s: skipped %d bytes of output that are not JSON", self.name, len(line))
+                    continue
+                if type(message) is not dict or message.get("jsonrpc") != "2.0":
+                    log.warning("upstream %s: skipped output that is not a JSON-RPC message", self.name)
+                    continue
+                await self._from_upstream(without_guard_keys(message))
+        finally:
+            ended.set()
+
+    async def _from_upstream(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if type(method) is not str:  # a response
+            key = _key(message.get("id"))
+            own = self._own.get(key)
+            if own is not None:
+                own.response = message
+                own.event.set()
+                return
+            forwarded = self._pending.pop(key, None)
+            if forwarded is None:
+                log.debug("upstream %s: dropped an answer to no pending request", self.name)
+                return
+            await self.session.answer(self, forwarded, message)
+            return
+        if "id" in message:
+            await self.session.server_request(self, message)
+            return
+        if method.endswith("/list_changed") and method.startswith("notifications/"):
+            kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+            if kind in ("tools", "prompts", "resources"):
+                if self.ready and self.initialized:
+                    self.session.spawn(self.relist, kind)
+                elif not self.initialized:
+                    await self.session.modern_list_changed(kind)
+                return
+        if method == "notifications/cancelled":
+            params = message.get("params")
+            if type(params) is dict and valid_id(params.get("requestId")):
+                session_id = self.session.session_id_of(self, params["requestId"])
+                if session_id is None:
+                    return
+                message = {**message, "params": {**params, "requestId": session_id}}
+        await self.session.reply(message)
+
+    # --- writing ------------------------------------------------------------------------------
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Send one message upstream.
+
+        Raises:
+            RequestFailed: there is no upstream, or it went away.
+            Uncarriable: the message holds a number JSON cannot carry exactly.
+        """
+        upstream = self.upstream
+        if upstream is None:
+            raise RequestFailed("the upstream server is not running")
+        data = dumps(message)
+        try:
+            await upstream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise RequestFailed("the upstream server went away") from None
+
+    async def request(self, method: str, params: Any) -> dict[str, Any]:
+        """A request of the guard's own; its ``result``.
+
+        Raises:
+            RequestFailed: an error answer, no answer within the session's request timeout,
+                or the upstream gone.
+        """
+        request_id = self.new_id()
+        key = _key(request_id)
+        own = _Own()
+        self._own[key] = own
+        try:
+            try:
+                await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            except Uncarriable:
+                raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
+            with anyio.move_on_after(self.session.request_timeout):
+                await own.event.wait()
+        finally:
+            self._own.pop(key, None)
+        response = own.response
+        if response is None:
+            if self.upstream is None:
+                raise RequestFailed(f"the upstream went away before answering {method}")
+            raise RequestFailed(f"no answer to {method} within {self.session.request_timeout:g} s")
+        if "error" in response:
+            error = response["error"]
+            code = error.get("code") if type(error) is dict else None
+            raise RequestFailed(f"it answered {method} with error {code}")
+        result = response.get("result")
+        if type(result) is not dict:
+            raise RequestFailed(f"its {method} result is not an object")
+        return result
+
+    async def forward(self, message: dict[str, Any], forwarded: _Forwarded) -> Any:
+        """Forward a client request under a new id of this link; returns that id.
+
+        Raises:
+            RequestFailed: the upstream is not running or went away (nothing is pending then).
+            Uncarriable: the message holds a number JSON cannot carry exactly.
+        """
+        upstream_id = self.new_id()
+        self._pending[_key(upstream_id)] = forwarded
+        try:
+            await self.send({**message, "id": upstream_id})
+        except BaseException:
+            self._pending.pop(_key(upstream_id), None)
+            raise
+        return upstream_id
+
+    def holds(self, upstream_id: Any) -> bool:
+        """Whether the forwarded request ``upstream_id`` is still waiting for its answer."""
+        return _key(upstream_id) in self._pending
+
+
+class _Envelope:
+    """The merged tool list of one 2026-07-28 envelope (protocol version, client capabilities)."""
+
+    def __init__(self, catalog: Catalog, meta: dict[str, Any]) -> None:
+        self.catalog = catalog
+        self.meta = meta
+        self.complete = False
+        self.lock = anyio.Lock()
+
+
+class GatewaySession:
+    """One client served by every enabled upstream of ``config``.
+
+    Args:
+        client: the client's line stream (``receive()`` raises ``anyio.EndOfStream`` at its end).
+        config: the gateway configuration.
+        lock: the lock file in force (or ``None``).
+        journal: the open journal (or ``None``); the caller closes it.
+        connectors: per server name, a connector replacing :func:`connector_for` (tests).
+        request_timeout: seconds the guard waits for an upstream to answer its own requests
+            (handshake, listings).
+        start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
+            for upstreams still starting.
+        drain_timeout: seconds upstreams get, after the client closed, to answer what they
+            hold and exit.
+
+    Attributes:
+        links: one :class:`Link` per enabled server, in config order.
+        catalog: the merged tool list (handshake era).
+        pipeline: the ordered checks and the journal of every ``tools/call``.
+    """
+
+    def __init__(
+        self,
+        client: LineLink,
+        config: GatewayConfig,
+        *,
+        lock: LockFile | None = None,
+        journal: Journal | None = None,
+        connectors: Mapping[str, Connector] | None = None,
+        request_timeout: float = 30.0,
+        start_timeout: float = 30.0,
+        drain_timeout: float = 2.0,
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.lock = lock
+        self.request_timeout = request_timeout
+        self.start_timeout = start_timeout
+        self.drain_timeout = drain_timeout
+        self.cursors = CursorCodec()
+        self.catalog = Catalog(config, lock, self.cursors)
+        self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
+        connectors = connectors or {}
+        self.links = [Link(self, s.name, connectors.get(s.name) or connector_for(s)) for s in config.enabled]
+        self._by_name = {link.name: link for link in self.links}
+        self.init_params: Any = None
+        self.log_level: Any = None
+        self.closing = False
+        self._announced = False
+        self._era_known = anyio.Event()
+        self._started = False
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._nonce = secrets.token_hex(6)
+        self._counter = 0
+        self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
+        self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
+        self._subscriptions: dict[str, str] = {}
+        self._prompt_names: NameMap[Any] = NameMap()
+        self._prompts: list[dict[str, Any]] = []
+        self._resources = ResourceMap()
+        self._lists_generation = 0
+        self._envelopes: dict[str, _Envelope] = {}
+        self._send_lock = anyio.Lock()
+
+    # --- running ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve the client until it closes its side; then stop every upstream."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            await self._from_client()
+            self.closing = True
+            await self._close_upstreams()
+            tg.cancel_scope.cancel()
+
+    def spawn(self, func: Any, *args: Any) -> None:
+        """Run ``func(*args)`` in the session's task group."""
+        assert self._tg is not None
+        self._tg.start_soon(func, *args)
+
+    def _start_links(self) -> None:
+        if not self._started:
+            self._started = True
+            for link in self.links:
+                self.spawn(link.run)
+
+    async def wait_for_client_era(self) -> None:
+        """Wait until the client showed its era (``initialize``, or a first other request)."""
+        await self._era_known.wait()
+
+    async def _settled(self) -> None:
+        """Wait (at most ``start_timeout``) until every link made its first attempt."""
+        self._start_links()
+        with anyio.move_on_after(self.start_timeout):
+            for link in self.links:
+                await link.settled.wait()
+
+    async def _close_upstreams(self) -> None:
+        for link in self.links:
+            if link.upstream is not None:
+                with contextlib.suppress(Exception):
+                    await link.upstream.close_send()
+        with anyio.move_on_after(self.drain_timeout):
+            while any(link.upstream is not None for link in self.links):
+                await anyio.sleep(0.02)
+
+    async def reply(self, message: dict[str, Any]) -> None:
+        """Send one message to the client (a message JSON cannot carry becomes an error, or is dropped)."""
+        try:
+            data = dumps(message)
+        except Uncarriable:
+            log.warning("dropped a message holding a number JSON cannot carry exactly")
+            if "id" in message and "method" not in message:
+                data = dumps(error_response(message["id"], INTERNAL_ERROR, "mcp-guard: the answer was not JSON"))
+            else:
+                return
+        async with self._send_lock:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self.client.send(data)
+
+    # --- the client side ----------------------------------------------------------------------
+
+    async def _from_client(self) -> None:
+        while True:
+            try:
+                line = await self.client.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            try:
+                message = loads_client(line)
+            except (ValueError, RecursionError):
+                found = recover_id(line)
+                request_id = found if valid_id(found) else None
+                await self.reply(error_response(request_id, PARSE_ERROR, "Parse error"))
+                continue
+            if type(message) is not dict or message.get("jsonrpc") != "2.0":
+                text = "Invalid Request: one JSON-RPC 2.0 message object per line (batches are not supported)"
+                await self.reply(error_response(None, INVALID_REQUEST, text))
+                continue
+            method = message.get("method")
+            if type(method) is not str:
+                await self._client_answer(message)
+            elif "id" in message:
+                if not valid_id(message["id"]):
+                    await self.reply(error_response(None, INVALID_REQUEST, "Invalid Request: bad id"))
+                    continue
+                if method == "initialize":
+                    await self._initialize(message)
+                else:
+                    if not self._era_known.is_set():
+                        self._start_links()
+                        self._era_known.set()
+                    self.spawn(self._request, message)
+            else:
+                await self._client_notification(method, message)
+
+    async def _initialize(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        if type(params) is not dict:
+            await self.reply(error_response(message["id"], INVALID_PARAMS, "Invalid params: initialize needs params"))
+            return
+        first = self.init_params is None
+        self.init_params = params
+        self._era_known.set()
+        # Upstreams already running for a 2026-07-28 probe get the handshake now.
+        late = [link for link in self.links if first and link.ready and not link.initialized]
+        self.spawn(self._answer_initialize, message["id"], params, late)
+
+    async def _late_handshake(self, link: Link) -> None:
+        try:
+            await link.handshake()
+        except RequestFailed as exc:
+            log.error("upstream %s: could not initialize it: %s", link.name, exc)
+            return
+        await self.link_changed(link)
+
+    async def _answer_initialize(self, request_id: Any, params: dict[str, Any], late: list[Link]) -> None:
+        async with anyio.create_task_group() as tg:
+            for link in late:
+                tg.start_soon(self._late_handshake, link)
+        await self._settled()
+        ready = [link for link in self.links if link.ready]
+        versions = {json.dumps(link.protocol_version) for link in ready}
+        requested = params.get("protocolVersion")
+        version = ready[0].protocol_version if len(versions) == 1 and ready else requested
+        result = {
+            "protocolVersion": version,
+            "capabilities": self._merged_capabilities(ready),
+            "serverInfo": {"name": "mcp-guard-gateway", "version": _version()},
+            "instructions": _instructions(self.links),
+        }
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+        self._announced = True
+
+    def _merged_capabilities(self, ready: list[Link]) -> dict[str, Any]:
+        caps: dict[str, Any] = {"tools": {"listChanged": True}}
+        for link in ready:
+            theirs = link.capabilities
+            if "prompts" in theirs:
+                caps["prompts"] = {"listChanged": True}
+            if "resources" in theirs:
+                res = caps.setdefault("resources", {"listChanged": True})
+                if type(theirs["resources"]) is dict and theirs["resources"].get("subscribe"):
+                    res["subscribe"] = True
+            for member in ("logging", "completions"):
+                if member in theirs:
+                    caps[member] = {}
+        return caps
+
+    async def _client_notification(self, method: str, message: dict[str, Any]) -> None:
+        if method == "notifications/initialized":
+            return  # each upstream got its own
+        if method == "notifications/cancelled":
+            params = message.get("params")
+            request_id = params.get("requestId") if type(params) is dict else None
+            owner = self._client_requests.get(_key(request_id)) if valid_id(request_id) else None
+            if owner is None:
+                return
+            link, upstream_id = owner
+            assert type(params) is dict
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await link.send({**message, "params": {**params, "requestId": upstream_id}})
+            return
+        for link in self.links:  # roots/list_changed and anything else: every running upstream
+            if link.ready:
+                with contextlib.suppress(RequestFailed, Uncarriable):
+                    await link.send(message)
+
+    async def _client_answer(self, message: dict[str, Any]) -> None:
+        """The client's answer to a request an upstream sent it: back to that upstream, under its id."""
+        request_id = message.get("id")
+        owner = self._server_requests.pop(_key(request_id), None) if valid_id(request_id) else None
+        if owner is None:
+            log.debug("dropped a client answer to no pending server request")
+            return
+        link, upstream_id = owner
+        try:
+            await link.send({**message, "id": upstream_id})
+        except (RequestFailed, Uncarriable):
+            log.warning("upstream %s: could not pass on the client's answer", link.name)
+
+    # --- client requests ----------------------------------------------------------------------
+
+    async def _request(self, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        method = message["method"]
+        params = message.get("params")
+        try:
+            if method == "ping":
+                await self._result(request_id, {}, params)
+            elif method == "server/discover":
+                await self._discover(message)
+            elif method == "tools/list":
+                await self._tools_list(request_id, params)
+            elif method == "tools/call":
+                await self._tools_call(message)
+            elif method == "prompts/list":
+                await self._settled()
+                await self._paged(request_id, params, "prompts", self._prompts)
+            elif method == "resources/list":
+                await self._settled()
+                await self._paged(request_id, params, "resources", [r for _, r in self._resources.resources])
+            elif method == "resources/templates/list":
+                await self._settled()
+                items = [t for _, t in self._resources.templates]
+                await self._paged(request_id, params, "resourceTemplates", items)
+            elif method == "prompts/get":
+                await self._by_prompt(message, params.get("name") if type(params) is dict else None, ("name",))
+            elif method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
+                await self._by_uri(message, params.get("uri") if type(params) is dict else None)
+            elif method == "completion/complete":
+                await self._complete(message)
+            elif method == "logging/setLevel":
+                await self._set_level(message)
+            else:
+                text = f"Method not found: the gateway does not route {method[:80]}"
+                await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
+        except InvalidCursor as exc:
+            await self.reply(error_response(request_id, INVALID_PARAMS, str(exc)))
+
+    async def _result(self, request_id: Any, result: dict[str, Any], params: Any) -> None:
+        if is_modern(params):
+            result = {**result, "resultType": "complete"}
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _paged(self, request_id: Any, params: Any, kind: str, items: list[Any]) -> None:
+        cursor = params.get("cursor") if type(params) is dict else None
+        page, next_cursor = self.cursors.page(items, cursor, kind, self._lists_generation, self.config.guard.page_size)
+        result: dict[str, Any] = {kind: page}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        await self._result(request_id, result, params)
+
+    async def _tools_list(self, request_id: Any, params: Any) -> None:
+        cursor = params.get("cursor") if type(params) is dict else None
+        if is_modern(params) and self.init_params is None:
+            envelope = await self._envelope(params)
+            result = envelope.catalog.page(cursor)
+            result["resultType"] = "complete"
+        else:
+            await self._settled()
+            result = self.catalog.page(cursor)
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _tools_call(self, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        params = message.get("params")
+        name = params.get("name") if type(params) is dict else None
+        if type(params) is not dict or type(name) is not str:
+            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: tools/call needs a `name`"))
+            return
+        modern = is_modern(params) and self.init_params is None
+        if modern:
+            catalog = (await self._envelope(params)).catalog
+        else:
+            await self._settled()
+            catalog = self.catalog
+        route = catalog.route(name)
+        if route is None:
+            shown = name if len(name) <= 64 else name[:64] + "…"
+            await self.reply(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {shown}"))
+            return
+        arguments = params.get("arguments", {})
+        call = Call(route, arguments, modern=is_modern(params))
+        rejection = await self.pipeline.admit(call)
+        if rejection is not None:
+            await self.reply(rejection.response(request_id))
+            return
+        link = self._by_name[route.server]
+        outgoing = {**message, "params": {**params, "name": route.tool}}
+        await self._forward(link, outgoing, _Forwarded(request_id, "tools/call", call))
+
+    async def _forward(self, link: Link, message: dict[str, Any], forwarded: _Forwarded) -> None:
+        request_id = forwarded.client_id
+        try:
+            upstream_id = await link.forward(message, forwarded)
+        except Uncarriable:
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, {"error": "uncarriable"})
+            text = "Invalid params: the request holds a number JSON cannot carry exactly; it was not forwarded"
+            await self.reply(error_response(request_id, INVALID_PARAMS, text))
+            return
+        except RequestFailed:
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, None)
+            await self.reply(error_response(request_id, INTERNAL_ERROR, DOWN))
+            return
+        if link.holds(upstream_id):
+            self._client_requests[_key(request_id)] = (link, upstream_id)
+
+    async def answer(self, link: Link, forwarded: _Forwarded, response: dict[str, Any]) -> None:
+        """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on."""
+        self.forget_client_request(forwarded.client_id)
+        if forwarded.call is not None:
+            await self.pipeline.finish(forwarded.call, response)
+        await self.reply({**response, "id": forwarded.client_id})
+
+    def forget_client_request(self, client_id: Any) -> None:
+        """The client's request ``client_id`` is no longer held by any upstream."""
+        self._client_requests.pop(_key(client_id), None)
+
+    async def _by_prompt(self, message: dict[str, Any], name: Any, path: tuple[str, ...]) -> None:
+        request_id = message["id"]
+        await self._settled()
+        origin = self._prompt_names.origin(name) if type(name) is str else None
+        if origin is None:
+            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown prompt"))
+            return
+        params = dict(message["params"])
+        if path == ("name",):
+            params["name"] = origin.name
+        else:
+            params["ref"] = {**params["ref"], "name": origin.name}
+        await self._to_link(self._by_name[origin.server], {**message, "params": params})
+
+    async def _by_uri(self, message: dict[str, Any], uri: Any) -> None:
+        request_id = message["id"]
+        if type(uri) is not str:
+            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: a string `uri` is needed"))
+            return
+        await self._settled()
+        route = self._resources.route(uri)
+        if route.server is None:
+            await self.reply(error_response(request_id, INVALID_PARAMS, f"Invalid params: {route.reason}"))
+            return
+        method = message["method"]
+        if method == "resources/subscribe":
+            self._subscriptions[uri] = route.server
+        elif method == "resources/unsubscribe":
+            self._subscriptions.pop(uri, None)
+        await self._to_link(self._by_name[route.server], message)
+
+    async def _to_link(self, link: Link, message: dict[str, Any]) -> None:
+        if not link.ready:
+            await self.reply(error_response(message["id"], INTERNAL_ERROR, DOWN))
+            return
+        await self._forward(link, message, _Forwarded(message["id"], message["method"]))
+
+    async def _complete(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        ref = params.get("ref") if type(params) is dict else None
+        if type(ref) is dict and ref.get("type") == "ref/prompt":
+            await self._by_prompt(message, ref.get("name"), ("ref", "name"))
+        elif type(ref) is dict and ref.get("type") == "ref/resource":
+            await self._by_uri(message, ref.get("uri"))
+        else:
+            text = "Invalid params: completion/complete needs a ref/prompt or ref/resource"
+            await self.reply(error_response(message["id"], INVALID_PARAMS, text))
+
+    async def _set_level(self, message: dict[str, Any]) -> None:
+        self.log_level = message.get("params")
+        for link in self.links:
+            if link.ready and "logging" in link.capabilities:
+                try:
+                    await link.request("logging/setLevel", self.log_level)
+                except RequestFailed as exc:
+                    log.warning("upstream %s: could not set the log level: %s", link.name, exc)
+        await self._result(message["id"], {}, message.get("params"))
+
+    def subscriptions_of(self, link: Link) -> list[str]:
+        """The resource URIs the client subscribed to at ``link`` (replayed after a restart)."""
+        return [uri for uri, server in self._subscriptions.items() if server == link.name]
+
+    # --- requests from upstreams --------------------------------------------------------------
+
+    async def server_request(self, link: Link, message: dict[str, Any]) -> None:
+        """An upstream's request to the client (sampling, elicitation, roots): a session id, then to the client."""
+        self._counter += 1
+        session_id = f"mcp-guard-{self._nonce}-{self._counter}"
+        self._server_requests[_key(session_id)] = (link, message["id"])
+        await self.reply({**message, "id": session_id})
+
+    def session_id_of(self, link: Link, upstream_id: Any) -> Any:
+        """The session id under which ``link``'s request ``upstream_id`` went to the client (``None``: none)."""
+        for key, (owner, their_id) in list(self._server_requests.items()):
+            if owner is link and _key(their_id) == _key(upstream_id):
+                del self._server_requests[key]
+                return key[1]
+        return None
+
+    async def server_requests_gone(self, link: Link) -> None:
+        """``link`` went away: its requests to the client are cancelled there."""
+        for key, (owner, _their_id) in list(self._server_requests.items()):
+            if owner is link:
+                del self._server_requests[key]
+                notice = {"requestId": key[1], "reason": "mcp-guard: the upstream server went away"}
+                await self.reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+
+    # --- merged lists -------------------------------------------------------------------------
+
+    async def link_changed(self, link: Link, kind: str | None = None) -> None:
+        """``link`` came up, went down, or re-listed ``kind``: rebuild the merged lists; tell the client."""
+        self._envelopes.clear()
+        before = self._shown()
+        if kind in (None, "tools"):
+            self.catalog.update(link.name, link.tools if link.ready else None)
+        if kind in (None, "prompts", "resources"):
+            self._rebuild_lists()
+        if not self._announced or self.closing:
+            return  # the client lists after its initialize answer; nothing to announce before
+        after = self._shown()
+        for k in ("tools", "prompts", "resources"):
+            if before[k] != after[k]:
+                await self.reply({"jsonrpc": "2.0", "method": f"notifications/{k}/list_changed"})
+
+    def _shown(self) -> dict[str, Any]:
+        """What the client sees of each list (to tell whether a change is worth a notification)."""
+        return {
+            "tools": self.catalog.tools,
+            "prompts": self._prompts,
+            "resources": (self._resources.resources, self._resources.templates),
+        }
+
+    def _rebuild_lists(self) -> None:
+        order = [link.name for link in self.links]
+        prompts = {link.name: link.prompts for link in self.links if link.ready and link.prompts is not None}
+        self._prompt_names, self._prompts = expose_prompts(prompts, self.config.guard.name_format, order)
+        for collision in self._prompt_names.collisions:
+            log.warning("prompt name collision: %s", collision.describe())
+        resources = {link.name: link.resources or [] for link in self.links if link.ready}
+        templates = {link.name: link.templates or [] for link in self.links if link.ready}
+        self._resources = ResourceMap.build(resources, templates)
+        for uri, servers in self._resources.withheld_uris.items():
+            log.warning("resource listed by several servers, withheld: %s (%s)", uri[:200], ", ".join(servers))
+        self._lists_generation += 1
+
+    async def modern_list_changed(self, kind: str) -> None:
+        """A ``list_changed`` in the 2026-07-28 era: the envelopes' lists are listed again when next asked."""
+        if kind == "tools":
+            self._envelopes.clear()
+        await self.reply({"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
+
+    async def _envelope(self, params: dict[str, Any]) -> _Envelope:
+        """The merged list for a 2026-07-28 request's envelope (listed on first use; at most 16 kept)."""
+        meta = params["_meta"]
+        era = {k: v for k, v in meta.items() if type(k) is str and k.startswith("io.modelcontextprotocol/")}
+        key = json.dumps([era.get(PROTOCOL_VERSION_KEY), era.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
+        envelope = self._envelopes.get(key)
+        if envelope is None:
+            if len(self._envelopes) >= MAX_ENVELOPES:
+                del self._envelopes[next(iter(self._envelopes))]
+            envelope = self._envelopes[key] = _Envelope(Catalog(self.config, self.lock, self.cursors), era)
+        async with envelope.lock:
+            if not envelope.complete:
+                await self._settled()
+
+                async def one(link: Link) -> None:
+                    try:
+                        tools = await link.list_all("tools/list", "tools", era)
+                    except RequestFailed as exc:
+                        log.error("upstream %s: could not list its tools: %s", link.name, exc)
+                        return
+                    envelope.catalog.update(link.name, tools)
+
+                async with anyio.create_task_group() as tg:
+                    for link in self.links:
+                        if link.ready:
+                            tg.start_soon(one, link)
+                envelope.complete = True
+        return envelope
+
+    async def _discover(self, message: dict[str, Any]) -> None:
+        """``server/discover``: every running upstream asked; versions intersected, capabilities merged.
+
+        When no upstream answers it (handshake-era servers answer -32601), neither does the gateway,
+        so the client falls back to ``initialize``.
+        """
+        await self._settled()
+        request_id = message["id"]
+        params = message.get("params")
+        answers: list[dict[str, Any]] = []
+        for link in self.links:
+            if link.ready and not link.initialized:
+                with contextlib.suppress(RequestFailed):
+                    answers.append(await link.request("server/discover", params))
+        if not answers:
+            text = "Method not found: no upstream server speaks the 2026-07-28 protocol era; use initialize"
+            await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
+            return
+        versions: list[Any] | None = None
+        capabilities: dict[str, Any] = {"tools": {"listChanged": True}}
+        for answer in answers:
+            theirs = [v for v in answer.get("supportedVersions") or [] if type(v) is str]
+            versions = theirs if versions is None else [v for v in versions if v in theirs]
+            caps = answer.get("capabilities")
+            for member in ("prompts", "resources", "logging", "completions"):
+                if type(caps) is dict and member in caps:
+                    capabilities[member] = {}
+        result: dict[str, Any] = {
+            "supportedVersions": versions or [],
+            "capabilities": capabilities,
+            "serverInfo": {"name": "mcp-guard-gateway", "version": _version()},
+            "resultType": "complete",
+        }
+        if "cacheScope" in answers[0]:
+            result["cacheScope"] = "private"
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _instructions(links: list[Link]) -> str:
+    names = ", ".join(link.name for link in links)
+    return (
+        f"mcp-guard gateway in front of: {names}. Tools and prompts are named SERVER__NAME; "
+        "calls whose arguments do not match a tool's input schema are refused with an explanation."
+    )
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def _reason(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return text[:300] or type(exc).__name__
