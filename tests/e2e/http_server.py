@@ -74,6 +74,11 @@ TEST_TOOLS: list[dict[str, Any]] = [
         },
     },
     {"name": "ask", "description": "Asks the client for a colour.", "inputSchema": {"type": "object"}},
+    {
+        "name": "big",
+        "description": "Answers with `size` bytes of text.",
+        "inputSchema": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}}},
+    },
     {"name": "notify", "description": "Sends tools/list_changed.", "inputSchema": {"type": "object"}},
     {"name": "hold", "description": "Answers once `release` was called.", "inputSchema": {"type": "object"}},
     {"name": "release", "description": "Lets `hold` answer.", "inputSchema": {"type": "object"}},
@@ -140,6 +145,9 @@ def build_server() -> Server[Any]:
         if params.name == "add":
             result: types.CallToolResult = SIGMA._add(arguments)
             return result
+        if params.name == "big":
+            size = int(arguments.get("size", 0))
+            return types.CallToolResult(content=[types.TextContent(type="text", text="x" * size)])
         if params.name == "progress":
             steps = int(arguments.get("steps", 1))
             for step in range(1, steps + 1):
