@@ -391,7 +391,9 @@ class Relay:
             await self._from_upstream(upstream)
             ended = True
         finally:
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True) as scope:
+                if not ended:  # stopping: a client that does not read cannot hold the way out
+                    scope.deadline = anyio.current_time() + self.drain_timeout
                 await self._gone(upstream, ended)
             done.set()
 
@@ -647,7 +649,7 @@ class Relay:
         if forward is not None:
             await self._forward(forward)
         if reply is not None:
-            await self.client.send(dumps(reply))
+            await self._reply(reply)
 
     # --- upstream → client ------------------------------------------------------------------
 
@@ -679,7 +681,11 @@ class Relay:
             except Uncarriable:
                 await self._uncarriable_from_upstream(out)
                 continue
-            await self.client.send(data)
+            try:
+                await self.client.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._client_gone()
+                return
 
     async def _unparsable_from_upstream(self, line: bytes) -> None:
         """A line the guard cannot parse: skipped; a request waiting for it is answered with an error."""
@@ -886,7 +892,19 @@ class Relay:
     # --- the guard's own requests -----------------------------------------------------------
 
     async def _reply(self, message: dict[str, Any]) -> None:
-        await self.client.send(dumps(message))
+        """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
+        try:
+            await self.client.send(dumps(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+
+    def _client_gone(self) -> None:
+        """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
+        if not self.client_closed:
+            log.info("the client stopped reading; stopping")
+        self.client_closed = True
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
 
     async def _send_own(self, message: dict[str, Any]) -> None:
         """Send a message of the guard's own to the upstream.

@@ -570,3 +570,44 @@ async def test_restarted_upstreams_leave_nothing_behind(tmp_path: Path) -> None:
         await client.close_stdin()
         assert await client.wait_exit() == 0
         assert not any(pid_alive(pid) for pid in [*starts, first, second])
+
+
+async def test_a_client_that_stops_reading_ends_the_guard_cleanly(tmp_path: Path) -> None:
+    """The read end of the guard's stdout closes (the client crashed): exit 0, no traceback, no orphans."""
+    marker = f"MCP_GUARD_FAULT_MARKER={uuid.uuid4().hex}"
+    environment = {k: v for k, v in os.environ.items() if k not in SERVER_ENV_KEYS}
+    environment[marker.split("=")[0]] = marker.split("=")[1]
+    stderr_path = tmp_path / "guard-stderr.log"
+    read_end, write_end = os.pipe()  # the guard's stdout, whose read end the test closes for real
+    argv = [sys.executable, "-m", "mcp_guard", "wrap", "--", sys.executable, str(FAULTY_SERVER)]
+    with stderr_path.open("wb") as stderr:
+        process = await anyio.open_process(
+            argv, stdin=subprocess.PIPE, stdout=write_end, stderr=stderr, env=environment, cwd=ROOT
+        )
+    os.close(write_end)
+    client = Client.__new__(Client)  # only the process-finding helpers are used
+    client.process, client.marker = process, marker
+    try:
+        assert process.stdin is not None
+        await process.stdin.send(b'{"jsonrpc":"2.0","id":1,"method":"test/spawn_grandchild"}\n')
+        with anyio.fail_after(READ_TIMEOUT):
+            line = await anyio.to_thread.run_sync(os.read, read_end, 65536)
+        grandchild = json.loads(line)["result"]["pid"]
+        os.close(read_end)
+        read_end = -1
+        await process.stdin.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')  # its answer finds no reader
+        with anyio.fail_after(EXIT_TIMEOUT):
+            assert await process.wait() == 0
+        assert client.live_pids() == [] and not pid_alive(grandchild)
+        log = stderr_path.read_text()
+        assert "the client stopped reading; stopping" in log
+        assert "Traceback" not in log
+    finally:
+        if read_end >= 0:
+            os.close(read_end)
+        if process.returncode is None:
+            process.kill()
+        await process.aclose()
+        for pid in client.live_pids():
+            with suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
