@@ -56,7 +56,8 @@ Upstream faults
   within that many seconds (counted again from each progress notification for it) is
   answered with an error, cancelled upstream (``notifications/cancelled``), and the
   upstream's late answer is dropped. Default: none, since tools may run for minutes and MCP
-  clients time out and cancel on their own.
+  clients time out and cancel on their own. Requests that stay open by design
+  (:data:`UNTIMED`: ``subscriptions/listen``, ``tasks/result``) have no timeout.
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ GONE: Final = (
 """The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
 
 _MISSING: Final = object()
+
+UNTIMED: Final = frozenset({"subscriptions/listen", "tasks/result"})
+"""Requests that stay open by design (a 2026-07-28 listen stream; a task's result): no client request timeout."""
 
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
@@ -562,7 +566,7 @@ class Relay:
         elif method is None:
             if not self._client_response(message):
                 return None, None
-        elif method in _TRACKED and "id" in message:
+        elif type(method) is str and method in _TRACKED and "id" in message:
             self._track(method, message.get("params"))
         return message, None
 
@@ -871,7 +875,7 @@ class Relay:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
                 key = _key(m["id"])
                 self._inflight[key] = m["id"]
-                if timed:
+                if timed and (type(m["method"]) is not str or m["method"] not in UNTIMED):
                     self._deadline_start(key, m)
         try:
             await upstream.send(data)

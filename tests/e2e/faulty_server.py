@@ -31,7 +31,7 @@ Tools (all with schema ``{"type": "object"}``; ``tools/list`` is one page):
 - ``sample``: sends the client the request ``sampling/createMessage`` with id
   ``"server-req-1"``, then answers ``ok`` (without waiting for the client's answer).
 
-Without listing, ``test/hang`` (a request never answered), ``test/crash`` and
+Without listing, ``test/hang`` and ``subscriptions/listen`` (requests never answered), ``test/crash`` and
 ``test/close_stdout`` (notifications doing what the tools of the same names do), and
 ``test/spawn_grandchild`` (a request doing what the tool does, answered ``{"pid": PID}``) act
 too; ``HOLD_LIST=1`` leaves every ``tools/list`` request unanswered.
@@ -123,7 +123,7 @@ class FaultyServer:
         elif method == "tools/list":
             if os.environ.get("HOLD_LIST") != "1":
                 self.reply(request_id, {"tools": TOOLS})
-        elif method == "test/hang":
+        elif method in ("test/hang", "subscriptions/listen"):
             return
         elif method == "test/spawn_grandchild":
             self.reply(request_id, {"pid": subprocess.Popen(["sleep", "600"]).pid})

@@ -477,6 +477,8 @@ async def test_requests_an_upstream_sent_the_client_are_cancelled_when_it_goes_a
 async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_path: Path) -> None:
     async with open_guard(tmp_path, args=["--request-timeout", "2"]) as client:
         await client.request("tools/list")
+        # Open by design: a listen stream is never timed out (checked at the end, seconds later).
+        await client.send({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": {}})
         # Never answered: an error after 2 s, and the upstream is told to stop.
         hung = await client.call("h1", "hang", {"k": SECRET})
         assert hung["error"]["code"] == -32603
@@ -494,6 +496,18 @@ async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_pat
         assert "result" in await client.request("test/barrier")  # answered after the late answer was written
         assert client.answers_to("l1") == [late]
         assert "dropped the upstream's late answer to a request that had timed out" in client.stderr()
+        assert client.process.returncode is None
+        assert client.answers_to("listen-1") == []
+
+
+@pytest.mark.parametrize("args", [[], ["--request-timeout", "30"]], ids=["untimed", "timed"])
+async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, args: list[str]) -> None:
+    """A method that is a list or an object is passed on as before (the guard keeps no table of those)."""
+    async with open_guard(tmp_path, args=args) as client:
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": ["logging/setLevel"], "params": {}})
+        await client.send({"jsonrpc": "2.0", "id": 6, "method": {"m": "tasks/result"}, "params": {}})
+        assert "result" in await client.request("ping")
+        await client.wait_recorded(lambda m: m.get("id") == 6)
         assert client.process.returncode is None
 
 
