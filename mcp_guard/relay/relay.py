@@ -123,8 +123,13 @@ _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscr
 
 
 def _key(request_id: Any) -> tuple[bool, Any]:
-    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not."""
-    return (type(request_id) is str, request_id if type(request_id) is not list else repr(request_id))
+    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not.
+
+    An id that is not hashable (an array or object, which no peer should send) gets its
+    ``repr``: it matches nothing the guard sent, and it cannot crash a lookup.
+    """
+    t = type(request_id)
+    return (t is str, request_id if t is not list and t is not dict else repr(request_id))
 
 
 class RequestFailed(Exception):

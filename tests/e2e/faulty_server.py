@@ -28,6 +28,7 @@ Tools (all with schema ``{"type": "object"}``; ``tools/list`` is one page):
   to stderr, then answers ``ok``.
 - ``spawn_grandchild``: starts ``sleep 600`` (which inherits stdin, stdout and stderr) and
   answers with its pid as the text.
+- ``object_id``: first writes a response whose id is the object ``{"a": 1}``, then answers ``ok``.
 - ``sample``: sends the client the request ``sampling/createMessage`` with id
   ``"server-req-1"``, then answers ``ok`` (without waiting for the client's answer).
 
@@ -50,7 +51,18 @@ import sys
 import threading
 import time
 
-TOOL_NAMES = ["echo", "crash", "kill", "close_stdout", "hang", "slow", "noise", "spawn_grandchild", "sample"]
+TOOL_NAMES = [
+    "echo",
+    "crash",
+    "kill",
+    "close_stdout",
+    "hang",
+    "slow",
+    "noise",
+    "spawn_grandchild",
+    "sample",
+    "object_id",
+]
 TOOLS = [{"name": n, "description": f"The {n} tool.", "inputSchema": {"type": "object"}} for n in TOOL_NAMES]
 
 
@@ -163,6 +175,9 @@ class FaultyServer:
         elif name == "spawn_grandchild":
             child = subprocess.Popen(["sleep", "600"])
             self.text(request_id, str(child.pid))
+        elif name == "object_id":
+            self.send({"jsonrpc": "2.0", "id": {"a": 1}, "result": {}})
+            self.text(request_id, "ok")
         elif name == "sample":
             sampling = {"messages": [], "maxTokens": 1}
             self.send({"jsonrpc": "2.0", "id": "server-req-1", "method": "sampling/createMessage", "params": sampling})

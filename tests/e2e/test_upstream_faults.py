@@ -340,7 +340,7 @@ async def test_restart_replays_the_handshake_log_level_and_subscriptions(tmp_pat
         ]:
             assert "result" in await client.request(method, {"uri": uri})
         listed = await client.request("tools/list")
-        assert len(listed["result"]["tools"]) == 9
+        assert len(listed["result"]["tools"]) == 10
         with anyio.fail_after(PROMPT):
             died = await client.call("c1", "crash", {"k": SECRET})
         assert died["error"] == {"code": -32603, "message": GONE}
@@ -378,7 +378,7 @@ async def test_modern_era_restart_has_no_handshake(tmp_path: Path) -> None:
     """2026-07-28 era (no initialize): the upstream is just started again; each call is judged on a fresh list."""
     async with open_guard(tmp_path, initialize=False) as client:
         listed = await client.request("tools/list", {"_meta": MODERN_META})
-        assert len(listed["result"]["tools"]) == 9
+        assert len(listed["result"]["tools"]) == 10
         with anyio.fail_after(PROMPT):
             assert_gone_error(await client.call("c1", "crash", _meta=MODERN_META))
         answered = await client.call("e1", "echo", _meta=MODERN_META)
@@ -509,6 +509,14 @@ async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, ar
         assert "result" in await client.request("ping")
         await client.wait_recorded(lambda m: m.get("id") == 6)
         assert client.process.returncode is None
+
+
+async def test_an_upstream_response_with_an_object_id_is_passed_on_without_harm(tmp_path: Path) -> None:
+    async with open_guard(tmp_path) as client:
+        await client.request("tools/list")
+        assert "result" in await client.call("o1", "object_id")
+        assert {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}} in client.received
+        assert "result" in await client.request("ping")
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
