@@ -502,10 +502,12 @@ async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_pat
 
 @pytest.mark.parametrize("args", [[], ["--request-timeout", "30"]], ids=["untimed", "timed"])
 async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, args: list[str]) -> None:
-    """A method that is a list or an object is passed on as before (the guard keeps no table of those)."""
+    """A method (or a cancelled requestId) that is a list or an object is passed on as before, harmlessly."""
     async with open_guard(tmp_path, args=args) as client:
         await client.send({"jsonrpc": "2.0", "id": 5, "method": ["logging/setLevel"], "params": {}})
         await client.send({"jsonrpc": "2.0", "id": 6, "method": {"m": "tasks/result"}, "params": {}})
+        # (an object requestId once crashed the guard: a client could end it with one notification)
+        await client.notify("notifications/cancelled", {"requestId": {"a": 1}})
         assert "result" in await client.request("ping")
         await client.wait_recorded(lambda m: m.get("id") == 6)
         assert client.process.returncode is None
