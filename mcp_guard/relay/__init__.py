@@ -1,10 +1,13 @@
 """The relay: MCP messages between a client and an upstream server, with the guard in between.
 
-Imports the schema core; the core never imports this package.
+Imports the schema core; the core never imports this package. A :class:`Relay` serves one
+client over an upstream *connector* (see ``upstream``: :data:`Connector`, :class:`LineLink`,
+:func:`stdio_connector`), which it calls again whenever the upstream has gone away.
 """
 
 from .guard import ToolTable
 from .relay import Relay
 from .stdio import wrap_stdio
+from .upstream import Connector, LineLink, UpstreamStartError, stdio_connector
 
-__all__ = ["Relay", "ToolTable", "wrap_stdio"]
+__all__ = ["Connector", "LineLink", "Relay", "ToolTable", "UpstreamStartError", "stdio_connector", "wrap_stdio"]
