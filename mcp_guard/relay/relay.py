@@ -66,6 +66,7 @@ import contextlib
 import json
 import logging
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -790,17 +791,21 @@ class Relay:
     # --- client request timeouts ------------------------------------------------------------
 
     def _deadline_start(self, key: tuple[bool, Any], message: dict[str, Any]) -> None:
+        """Time a forwarded request (deadlines on ``time.monotonic``, the clock asyncio's loop uses)."""
         assert self.client_request_timeout is not None
         params = message.get("params")
         meta = params.get("_meta") if type(params) is dict else None
         token = meta.get("progressToken") if type(meta) is dict else None
-        token_key = _key(token) if valid_id(token) else None
-        self._deadline_done(key)
-        self._expired.discard(key)
-        self._deadlines[key] = (anyio.current_time() + self.client_request_timeout, token_key)
+        token_key = _key(token) if token is not None and valid_id(token) else None
+        if key in self._deadlines:  # an id used again
+            self._deadline_done(key)
+        if self._expired:
+            self._expired.discard(key)
+        self._deadlines[key] = (time.monotonic() + self.client_request_timeout, token_key)
         if token_key is not None:
             self._progress[token_key] = key
-        self._deadline_added.set()
+        if not self._deadline_added.is_set():
+            self._deadline_added.set()
 
     def _deadline_done(self, key: tuple[bool, Any]) -> None:
         entry = self._deadlines.pop(key, None)
@@ -815,7 +820,7 @@ class Relay:
             return
         entry = self._deadlines.pop(key, None)
         if entry is not None:  # moved to the end: deadlines stay in order
-            self._deadlines[key] = (anyio.current_time() + self.client_request_timeout, entry[1])
+            self._deadlines[key] = (time.monotonic() + self.client_request_timeout, entry[1])
 
     async def _expire_requests(self) -> None:
         """Answer forwarded requests that outlived ``client_request_timeout`` (deadlines come in order)."""
@@ -825,7 +830,7 @@ class Relay:
                 await self._deadline_added.wait()
                 continue
             key, (deadline, token_key) = next(iter(self._deadlines.items()))
-            delay = deadline - anyio.current_time()
+            delay = deadline - time.monotonic()
             if delay > 0:
                 await anyio.sleep(delay)
                 continue
