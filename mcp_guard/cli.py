@@ -100,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="answer a request the upstream has not answered within SECONDS (counted again from each progress "
         "notification) with a JSON-RPC error, and cancel it upstream; default: no limit (tools may be slow, and "
-        "clients time out on their own). Also the limit for the guard's own requests (default 30)",
+        "clients time out on their own). subscriptions/listen and tasks/result, open by design, have no limit. "
+        "Also the limit for the guard's own requests (default 30)",
     )
     wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
 

@@ -71,7 +71,8 @@ Upstream faults
   within that many seconds (counted again from each progress notification for it) is
   answered with an error, cancelled upstream (``notifications/cancelled``), and the
   upstream's late answer is dropped. Default: none, since tools may run for minutes and MCP
-  clients time out and cancel on their own.
+  clients time out and cancel on their own. Requests that stay open by design
+  (:data:`UNTIMED`: ``subscriptions/listen``, ``tasks/result``) have no timeout.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ import json
 import logging
 import math
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -139,6 +141,9 @@ CONSUMED: Final = object()
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 """The ``_meta`` key that stamps every frame of a ``subscriptions/listen`` stream with the listen request's id."""
 
+UNTIMED: Final = frozenset({"subscriptions/listen", "tasks/result"})
+"""Requests that stay open by design (a 2026-07-28 listen stream; a task's result): no client request timeout."""
+
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
@@ -149,8 +154,13 @@ def _fresh(table: ToolTable) -> bool:
 
 
 def _key(request_id: Any) -> tuple[bool, Any]:
-    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not."""
-    return (type(request_id) is str, request_id if type(request_id) is not list else repr(request_id))
+    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not.
+
+    An id that is not hashable (an array or object, which no peer should send) gets its
+    ``repr``: it matches nothing the guard sent, and it cannot crash a lookup.
+    """
+    t = type(request_id)
+    return (t is str, request_id if t is not list and t is not dict else repr(request_id))
 
 
 class RequestFailed(Exception):
@@ -430,7 +440,9 @@ class Relay:
             await self._from_upstream(upstream)
             ended = True
         finally:
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True) as scope:
+                if not ended:  # stopping: a client that does not read cannot hold the way out
+                    scope.deadline = anyio.current_time() + self.drain_timeout
                 await self._gone(upstream, ended)
             done.set()
 
@@ -610,7 +622,7 @@ class Relay:
         elif method is None:
             if not self._client_response(message):
                 return None, None
-        elif method in _TRACKED and "id" in message:
+        elif type(method) is str and method in _TRACKED and "id" in message:
             self._track(method, message.get("params"))
         return message, None
 
@@ -697,7 +709,7 @@ class Relay:
         if forward is not None:
             await self._forward(forward)
         if reply is not None:
-            await self.client.send(dumps(reply))
+            await self._reply(reply)
 
     # --- upstream → client ------------------------------------------------------------------
 
@@ -734,7 +746,11 @@ class Relay:
             except Uncarriable:
                 await self._uncarriable_from_upstream(out)
                 continue
-            await self.client.send(data)
+            try:
+                await self.client.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._client_gone()
+                return
 
     async def _unparsable_from_upstream(self, line: bytes, *, too_long: int | None = None) -> None:
         """A line the guard cannot parse (or, with ``too_long``, the start of a line over that cap): skipped;
@@ -845,17 +861,21 @@ class Relay:
     # --- client request timeouts ------------------------------------------------------------
 
     def _deadline_start(self, key: tuple[bool, Any], message: dict[str, Any]) -> None:
+        """Time a forwarded request (deadlines on ``time.monotonic``, the clock asyncio's loop uses)."""
         assert self.client_request_timeout is not None
         params = message.get("params")
         meta = params.get("_meta") if type(params) is dict else None
         token = meta.get("progressToken") if type(meta) is dict else None
-        token_key = _key(token) if valid_id(token) else None
-        self._deadline_done(key)
-        self._expired.discard(key)
-        self._deadlines[key] = (anyio.current_time() + self.client_request_timeout, token_key)
+        token_key = _key(token) if token is not None and valid_id(token) else None
+        if key in self._deadlines:  # an id used again
+            self._deadline_done(key)
+        if self._expired:
+            self._expired.discard(key)
+        self._deadlines[key] = (time.monotonic() + self.client_request_timeout, token_key)
         if token_key is not None:
             self._progress[token_key] = key
-        self._deadline_added.set()
+        if not self._deadline_added.is_set():
+            self._deadline_added.set()
 
     def _deadline_done(self, key: tuple[bool, Any]) -> None:
         entry = self._deadlines.pop(key, None)
@@ -870,7 +890,7 @@ class Relay:
             return
         entry = self._deadlines.pop(key, None)
         if entry is not None:  # moved to the end: deadlines stay in order
-            self._deadlines[key] = (anyio.current_time() + self.client_request_timeout, entry[1])
+            self._deadlines[key] = (time.monotonic() + self.client_request_timeout, entry[1])
 
     async def _expire_requests(self) -> None:
         """Answer forwarded requests that outlived ``client_request_timeout`` (deadlines come in order)."""
@@ -880,7 +900,7 @@ class Relay:
                 await self._deadline_added.wait()
                 continue
             key, (deadline, token_key) = next(iter(self._deadlines.items()))
-            delay = deadline - anyio.current_time()
+            delay = deadline - time.monotonic()
             if delay > 0:
                 await anyio.sleep(delay)
                 continue
@@ -935,7 +955,7 @@ class Relay:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
                 key = _key(m["id"])
                 self._inflight[key] = m["id"]
-                if timed:
+                if timed and (type(m["method"]) is not str or m["method"] not in UNTIMED):
                     self._deadline_start(key, m)
         try:
             await upstream.send(data)
@@ -956,7 +976,19 @@ class Relay:
     # --- the guard's own requests -----------------------------------------------------------
 
     async def _reply(self, message: dict[str, Any]) -> None:
-        await self.client.send(dumps(message))
+        """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
+        try:
+            await self.client.send(dumps(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+
+    def _client_gone(self) -> None:
+        """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
+        if not self.client_closed:
+            log.info("the client stopped reading; stopping")
+        self.client_closed = True
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
 
     async def _send_own(self, message: dict[str, Any]) -> None:
         """Send a message of the guard's own to the upstream.

@@ -28,10 +28,11 @@ Tools (all with schema ``{"type": "object"}``; ``tools/list`` is one page):
   to stderr, then answers ``ok``.
 - ``spawn_grandchild``: starts ``sleep 600`` (which inherits stdin, stdout and stderr) and
   answers with its pid as the text.
+- ``object_id``: first writes a response whose id is the object ``{"a": 1}``, then answers ``ok``.
 - ``sample``: sends the client the request ``sampling/createMessage`` with id
   ``"server-req-1"``, then answers ``ok`` (without waiting for the client's answer).
 
-Without listing, ``test/hang`` (a request never answered), ``test/crash`` and
+Without listing, ``test/hang`` and ``subscriptions/listen`` (requests never answered), ``test/crash`` and
 ``test/close_stdout`` (notifications doing what the tools of the same names do), and
 ``test/spawn_grandchild`` (a request doing what the tool does, answered ``{"pid": PID}``) act
 too; ``HOLD_LIST=1`` leaves every ``tools/list`` request unanswered.
@@ -50,7 +51,18 @@ import sys
 import threading
 import time
 
-TOOL_NAMES = ["echo", "crash", "kill", "close_stdout", "hang", "slow", "noise", "spawn_grandchild", "sample"]
+TOOL_NAMES = [
+    "echo",
+    "crash",
+    "kill",
+    "close_stdout",
+    "hang",
+    "slow",
+    "noise",
+    "spawn_grandchild",
+    "sample",
+    "object_id",
+]
 TOOLS = [{"name": n, "description": f"The {n} tool.", "inputSchema": {"type": "object"}} for n in TOOL_NAMES]
 
 
@@ -123,7 +135,7 @@ class FaultyServer:
         elif method == "tools/list":
             if os.environ.get("HOLD_LIST") != "1":
                 self.reply(request_id, {"tools": TOOLS})
-        elif method == "test/hang":
+        elif method in ("test/hang", "subscriptions/listen"):
             return
         elif method == "test/spawn_grandchild":
             self.reply(request_id, {"pid": subprocess.Popen(["sleep", "600"]).pid})
@@ -163,6 +175,9 @@ class FaultyServer:
         elif name == "spawn_grandchild":
             child = subprocess.Popen(["sleep", "600"])
             self.text(request_id, str(child.pid))
+        elif name == "object_id":
+            self.send({"jsonrpc": "2.0", "id": {"a": 1}, "result": {}})
+            self.text(request_id, "ok")
         elif name == "sample":
             sampling = {"messages": [], "maxTokens": 1}
             self.send({"jsonrpc": "2.0", "id": "server-req-1", "method": "sampling/createMessage", "params": sampling})

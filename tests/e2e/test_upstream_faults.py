@@ -340,7 +340,7 @@ async def test_restart_replays_the_handshake_log_level_and_subscriptions(tmp_pat
         ]:
             assert "result" in await client.request(method, {"uri": uri})
         listed = await client.request("tools/list")
-        assert len(listed["result"]["tools"]) == 9
+        assert len(listed["result"]["tools"]) == 10
         with anyio.fail_after(PROMPT):
             died = await client.call("c1", "crash", {"k": SECRET})
         assert died["error"] == {"code": -32603, "message": GONE}
@@ -378,7 +378,7 @@ async def test_modern_era_restart_has_no_handshake(tmp_path: Path) -> None:
     """2026-07-28 era (no initialize): the upstream is just started again; each call is judged on a fresh list."""
     async with open_guard(tmp_path, initialize=False) as client:
         listed = await client.request("tools/list", {"_meta": MODERN_META})
-        assert len(listed["result"]["tools"]) == 9
+        assert len(listed["result"]["tools"]) == 10
         with anyio.fail_after(PROMPT):
             assert_gone_error(await client.call("c1", "crash", _meta=MODERN_META))
         answered = await client.call("e1", "echo", _meta=MODERN_META)
@@ -479,6 +479,8 @@ async def test_requests_an_upstream_sent_the_client_are_cancelled_when_it_goes_a
 async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_path: Path) -> None:
     async with open_guard(tmp_path, args=["--request-timeout", "2"]) as client:
         await client.request("tools/list")
+        # Open by design: a listen stream is never timed out (checked at the end, seconds later).
+        await client.send({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": {}})
         # Never answered: an error after 2 s, and the upstream is told to stop.
         hung = await client.call("h1", "hang", {"k": SECRET})
         assert hung["error"]["code"] == -32603
@@ -497,6 +499,28 @@ async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_pat
         assert client.answers_to("l1") == [late]
         assert "dropped the upstream's late answer to a request that had timed out" in client.stderr()
         assert client.process.returncode is None
+        assert client.answers_to("listen-1") == []
+
+
+@pytest.mark.parametrize("args", [[], ["--request-timeout", "30"]], ids=["untimed", "timed"])
+async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, args: list[str]) -> None:
+    """A method (or a cancelled requestId) that is a list or an object is passed on as before, harmlessly."""
+    async with open_guard(tmp_path, args=args) as client:
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": ["logging/setLevel"], "params": {}})
+        await client.send({"jsonrpc": "2.0", "id": 6, "method": {"m": "tasks/result"}, "params": {}})
+        # (an object requestId once crashed the guard: a client could end it with one notification)
+        await client.notify("notifications/cancelled", {"requestId": {"a": 1}})
+        assert "result" in await client.request("ping")
+        await client.wait_recorded(lambda m: m.get("id") == 6)
+        assert client.process.returncode is None
+
+
+async def test_an_upstream_response_with_an_object_id_is_passed_on_without_harm(tmp_path: Path) -> None:
+    async with open_guard(tmp_path) as client:
+        await client.request("tools/list")
+        assert "result" in await client.call("o1", "object_id")
+        assert {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}} in client.received
+        assert "result" in await client.request("ping")
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
@@ -535,7 +559,9 @@ async def test_no_process_outlives_the_guard(tmp_path: Path, end: str) -> None:
         spawned = await client.request("test/spawn_grandchild", {})
         grandchild = spawned["result"]["pid"]
         (upstream,) = client.starts()
-        assert sorted(client.live_pids()) == sorted([upstream, grandchild])
+        with anyio.fail_after(READ_TIMEOUT):  # (/proc may lag behind a process just started)
+            while sorted(client.live_pids()) != sorted([upstream, grandchild]):
+                await anyio.sleep(0.05)
         if end == "sigterm":
             client.process.send_signal(signal.SIGTERM)
         else:
@@ -572,3 +598,44 @@ async def test_restarted_upstreams_leave_nothing_behind(tmp_path: Path) -> None:
         await client.close_stdin()
         assert await client.wait_exit() == 0
         assert not any(pid_alive(pid) for pid in [*starts, first, second])
+
+
+async def test_a_client_that_stops_reading_ends_the_guard_cleanly(tmp_path: Path) -> None:
+    """The read end of the guard's stdout closes (the client crashed): exit 0, no traceback, no orphans."""
+    marker = f"MCP_GUARD_FAULT_MARKER={uuid.uuid4().hex}"
+    environment = {k: v for k, v in os.environ.items() if k not in SERVER_ENV_KEYS}
+    environment[marker.split("=")[0]] = marker.split("=")[1]
+    stderr_path = tmp_path / "guard-stderr.log"
+    read_end, write_end = os.pipe()  # the guard's stdout, whose read end the test closes for real
+    argv = [sys.executable, "-m", "mcp_guard", "wrap", "--", sys.executable, str(FAULTY_SERVER)]
+    with stderr_path.open("wb") as stderr:
+        process = await anyio.open_process(
+            argv, stdin=subprocess.PIPE, stdout=write_end, stderr=stderr, env=environment, cwd=ROOT
+        )
+    os.close(write_end)
+    client = Client.__new__(Client)  # only the process-finding helpers are used
+    client.process, client.marker = process, marker
+    try:
+        assert process.stdin is not None
+        await process.stdin.send(b'{"jsonrpc":"2.0","id":1,"method":"test/spawn_grandchild"}\n')
+        with anyio.fail_after(READ_TIMEOUT):
+            line = await anyio.to_thread.run_sync(os.read, read_end, 65536)
+        grandchild = json.loads(line)["result"]["pid"]
+        os.close(read_end)
+        read_end = -1
+        await process.stdin.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')  # its answer finds no reader
+        with anyio.fail_after(EXIT_TIMEOUT):
+            assert await process.wait() == 0
+        assert client.live_pids() == [] and not pid_alive(grandchild)
+        log = stderr_path.read_text()
+        assert "the client stopped reading; stopping" in log
+        assert "Traceback" not in log
+    finally:
+        if read_end >= 0:
+            os.close(read_end)
+        if process.returncode is None:
+            process.kill()
+        await process.aclose()
+        for pid in client.live_pids():
+            with suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
