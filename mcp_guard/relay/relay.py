@@ -47,10 +47,13 @@ Upstream faults
   notifications meanwhile are dropped; messages that arrive while it starts wait, in order).
   A connection that failed, or that ended within :data:`STABLE_SECONDS` of its start, makes
   the next start wait (0.5 s, doubling, at most 30 s); every restart is logged with its
-  number. In the handshake era the new upstream is initialized with the client's own
-  ``initialize`` params (the answer is the guard's), gets ``notifications/initialized``, the
-  client's last ``logging/setLevel`` and its resource subscriptions; the tool tables are
-  emptied and the client gets ``notifications/tools/list_changed`` to re-list. In the
+  number. A request that would wait more than :data:`HOLD_MAX` seconds for the next start is
+  answered at once with an error naming the wait (the first request after it starts the
+  upstream); so is every call held for a listing that failed, with the listing's reason. In
+  the handshake era the new upstream is initialized with the client's own ``initialize``
+  params (the answer is the guard's), gets ``notifications/initialized``, the client's last
+  ``logging/setLevel`` and its resource subscriptions; the tool tables are emptied and the
+  client gets ``notifications/tools/list_changed`` to re-list. In the
   2026-07-28 era (no ``initialize`` seen) the upstream is just started again. When the start
   fails, the waiting requests are answered with an error and the next request tries again.
 - ``client_request_timeout`` (CLI ``--request-timeout``): a forwarded request not answered
@@ -108,6 +111,10 @@ BACKOFF_FIRST: Final = 0.5
 BACKOFF_MAX: Final = 30.0
 """... up to this many seconds."""
 
+HOLD_MAX: Final = 1.0
+"""A request arriving while the next restart is further away than this many seconds is answered at
+once with an error (saying when the next attempt will be) instead of waiting for it."""
+
 GONE: Final = (
     "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
     "the request was not re-sent"
@@ -136,6 +143,14 @@ class ListingFailed(RequestFailed):
 class _Pending:
     event: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
+    failure: str | None = None
+
+
+@dataclass
+class _Listing:
+    """A listing of the guard's own in progress: calls needing the same table wait for it, and learn why it failed."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
     failure: str | None = None
 
 
@@ -193,7 +208,7 @@ class Relay:
         self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
-        self._refreshing: dict[int, anyio.Event] = {}
+        self._refreshing: dict[int, _Listing] = {}
         self._tables: dict[str, ToolTable] = {"": table}
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
         self._tg: anyio.abc.TaskGroup | None = None
@@ -489,12 +504,24 @@ class Relay:
                 self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
             return
         if self._connecting:
-            if message.get("method") == "notifications/cancelled" and self._cancel_waiting(message):
+            cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
+            if cancel and self._cancel_waiting(message):
                 return
             self._backlog.append(message)
             return
         if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
             log.debug("dropped a client notification: the upstream is not running")
+            return
+        wait = self._retry_at - anyio.current_time()
+        if wait > HOLD_MAX:
+            # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
+            text = (
+                f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
+                f"{self._failures} time(s) in a row; the guard starts it again on the first request after "
+                f"{wait:.1f} s"
+            )
+            log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
+            await self._answer_requests(elements, INTERNAL_ERROR, text)
             return
         assert self._tg is not None
         self._backlog.append(message)
@@ -901,7 +928,7 @@ class Relay:
         """
         upstream = self.upstream
         if upstream is None:
-            raise RequestFailed("the upstream server is not running")
+            raise RequestFailed("the upstream server went away (it exited, crashed or closed its connection)")
         try:
             await upstream.send(dumps(message))
         except Uncarriable:
@@ -979,27 +1006,29 @@ class Relay:
         table = table if table is not None else self.table
         running = self._refreshing.get(id(table))
         if running is not None:
-            await running.wait()
+            await running.done.wait()
             if not table.complete:
-                raise ListingFailed("the listing the guard was waiting for did not complete")
+                raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
             return
-        self._refreshing[id(table)] = anyio.Event()
+        listing = self._refreshing[id(table)] = _Listing()
         try:
             for _attempt in range(3):
                 generation = table.generation
                 try:
                     tools = await self._list_all(meta)
-                except ListingFailed:
-                    raise
                 except RequestFailed as exc:
+                    listing.failure = str(exc)
+                    if isinstance(exc, ListingFailed):
+                        raise
                     raise ListingFailed(str(exc)) from exc
                 if generation == table.generation:
                     table.replace(tools)
                     return
                 # list_changed arrived meanwhile: this listing may already be stale; list again.
-            raise ListingFailed("the upstream's tools kept changing while the guard listed them")
+            listing.failure = "the upstream's tools kept changing while the guard listed them"
+            raise ListingFailed(listing.failure)
         finally:
-            self._refreshing.pop(id(table)).set()
+            self._refreshing.pop(id(table)).done.set()
 
     async def _list_all(self, meta: dict[str, Any] | None) -> list[Any]:
         tools: list[Any] = []

@@ -41,9 +41,12 @@ ROOT = HERE.parents[1]
 SIGMA_SERVER = ROOT / "fixtures" / "sigma" / "server.py"
 PEER_SERVER = HERE / "http_peer_server.py"
 FORGING_SERVER = HERE / "forging_server.py"
+FAULTY_SERVER = HERE / "faulty_server.py"
 
 TIMEOUT = 60.0
 """Hang guard for one test step (generous: the machine is shared)."""
+PROMPT = 10.0
+"""Hang guard for answers that must come without waiting for a timeout (the guard's own is 30 s)."""
 
 MODERN = "2026-07-28"
 PV_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -943,6 +946,33 @@ async def test_upstream_exit_mid_call(tmp_path: Path) -> None:
             results = [m for m in messages_of(again) if m.get("id") == 2]
             assert results and results[0]["result"]["content"] == [{"type": "text", "text": "ok"}]
             await eventually(lambda: "upstream restarted (restart 1)" in guard.log, "the restart to be logged")
+
+
+async def test_calls_held_for_a_listing_the_upstream_dies_on_are_answered(tmp_path: Path) -> None:
+    """The upstream answers initialize and exits on tools/list: calls waiting for the guard's listing, in a
+    session and in the 2026-07-28 era, all get -32603 saying the upstream went away (no hang)."""
+    env = {"EXIT_ON_LIST": "1", "RECORD_FILE": str(tmp_path / "record.jsonl")}
+    answers: dict[Any, dict[str, Any]] = {}
+    async with open_guard(tmp_path, upstream=FAULTY_SERVER, env=env) as guard, http_client() as client:
+        with anyio.fail_after(PROMPT):
+            session = await open_session(client, guard)
+
+            async def one(message: dict[str, Any], session: str | None, headers: dict[str, str] | None) -> None:
+                for answer in messages_of(await post(client, guard, message, session, headers)):
+                    if "id" in answer and "method" not in answer:
+                        answers[answer["id"]] = answer
+
+            async with anyio.create_task_group() as tg:
+                for request_id in (2, 3):
+                    tg.start_soon(one, call(request_id, "echo", {}), session, None)
+                for request_id in ("m7", "m8"):
+                    message, headers = modern(call(request_id, "echo", {}))
+                    tg.start_soon(one, message, None, headers)
+    assert sorted(map(str, answers)) == ["2", "3", "m7", "m8"]
+    for answer in answers.values():
+        assert answer["error"]["code"] == -32603, answer
+        assert answer["error"]["message"].startswith("mcp-guard could not list the upstream's tools"), answer
+        assert "went away" in answer["error"]["message"], answer
 
 
 def test_missing_upstream_command_fails_at_start() -> None:
