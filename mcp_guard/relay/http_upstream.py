@@ -74,7 +74,9 @@ import contextlib
 import http
 import json
 import logging
+import os
 import re
+import socket
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -99,6 +101,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "WRITE_TIMEOUT",
     "HttpUpstream",
+    "connect_failure",
     "http_connector",
     "open_http_upstream",
     "parse_headers",
@@ -252,6 +255,42 @@ def check_url(url: str) -> httpx2.URL:
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise ValueError("the upstream URL must be an http:// or https:// URL with a host")
     return parsed
+
+
+def connect_failure(exc: BaseException) -> str:
+    """Why a connection could not be made, in words (``connection refused``, ``the host name could not be resolved``).
+
+    httpx reports a refused connection as "All connection attempts failed"; the operating
+    system's reason is further down the exception chain (``__cause__``, the exception's
+    arguments, exception groups: one error per address tried). Distinct reasons are joined
+    with ``; ``. Falls back to the exception's own text (at most 200 characters).
+    """
+    reasons: list[str] = []
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror):
+            text = f"the host name could not be resolved ({current.strerror or current})"
+        elif isinstance(current, OSError) and type(current.errno) is int:
+            text = os.strerror(current.errno)
+            text = text[:1].lower() + text[1:]
+        else:
+            text = ""
+        if text and text not in reasons:
+            reasons.append(text)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(a for a in current.args if isinstance(a, BaseException))
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                todo.append(linked)
+    if reasons:
+        return "; ".join(reasons)[:200]
+    return (str(exc).strip() or type(exc).__name__)[:200]
 
 
 def _id_key(request_id: Any) -> tuple[bool, Any]:
@@ -865,8 +904,7 @@ class HttpUpstream:
         if isinstance(exc, httpx2.ConnectTimeout):
             return f"mcp-guard: cannot reach the upstream at {self._shown}: the connection timed out"
         if isinstance(exc, httpx2.ConnectError):
-            reason = str(exc).strip() or type(exc).__name__
-            return f"mcp-guard: cannot reach the upstream at {self._shown}: {reason[:200]}"
+            return f"mcp-guard: cannot reach the upstream at {self._shown}: {connect_failure(exc)}"
         if isinstance(exc, httpx2.TimeoutException):
             return f"mcp-guard: the connection to the upstream at {self._shown} timed out ({type(exc).__name__})"
         if isinstance(exc, httpx2.NetworkError | httpx2.RemoteProtocolError):

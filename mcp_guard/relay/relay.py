@@ -958,9 +958,7 @@ class Relay:
         if response is None:
             raise RequestFailed(pending.failure or f"no answer to {method} within {self.request_timeout:g} s")
         if "error" in response:
-            error = response["error"]
-            code = error.get("code") if type(error) is dict else None
-            raise RequestFailed(f"the upstream answered {method} with error {code}")
+            raise RequestFailed(_error_reason(method, response["error"]))
         result = response.get("result")
         if type(result) is not dict:
             raise RequestFailed(f"the upstream's {method} result is not an object")
@@ -1053,6 +1051,29 @@ class Relay:
                 raise ListingFailed("the upstream's tools/list cursors loop")
             seen.add(marker)
         raise ListingFailed(f"the upstream's tools/list has more than {MAX_LIST_PAGES} pages")
+
+
+TRANSPORT_PREFIX: Final = "mcp-guard: "
+"""Error messages starting so were written by the guard's own transport (the HTTP upstream could not
+deliver the request: connection refused, HTTP 401, ...), not by the upstream server."""
+
+
+def _error_reason(method: str, error: Any) -> str:
+    """Why a request of the guard's own failed, from the error response it got (for :class:`RequestFailed`).
+
+    An error the transport wrote says what happened (nothing answered); an error of the server's
+    is named with its code and message (at most 200 characters: it is the server's text about
+    the guard's own request, which holds no client arguments).
+    """
+    code = error.get("code") if type(error) is dict else None
+    message = error.get("message") if type(error) is dict else None
+    if type(message) is str and message.startswith(TRANSPORT_PREFIX):
+        return message.removeprefix(TRANSPORT_PREFIX)
+    text = f"the upstream answered {method} with error {code if type(code) is int else '(no code)'}"
+    if type(message) is str and message.strip():
+        shown = message.strip()
+        text += f" ({shown[:200]}{'…' if len(shown) > 200 else ''})"
+    return text
 
 
 def without_guard_keys(message: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,13 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, MCPError, StdioServerParameters
 
-from mcp_guard.relay.http_upstream import HttpUpstream, open_http_upstream, parse_headers, shown_url
+from mcp_guard.relay.http_upstream import (
+    HttpUpstream,
+    connect_failure,
+    open_http_upstream,
+    parse_headers,
+    shown_url,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -523,6 +529,20 @@ async def test_upstream_down_is_a_clear_error_not_a_hang(mode: Literal["legacy",
     assert guard.process.returncode == 0
 
 
+async def test_unreachable_upstream_errors_say_what_happened(tmp_path: Path) -> None:
+    """Connection refused: forwarded requests and the guard's own listing (for a call) both say so;
+    nothing pretends the upstream answered."""
+    url = free_url()
+    with anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, url) as guard:
+            init = await guard.request(0, "initialize", INIT)
+            called = await guard.request(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    reason = f"cannot reach the upstream at {url}: connection refused"
+    assert init["error"] == {"code": -32603, "message": f"mcp-guard: {reason}"}
+    assert called["error"] == {"code": -32603, "message": f"mcp-guard could not list the upstream's tools: {reason}"}
+    assert "answered" not in called["error"]["message"]
+
+
 async def test_ended_session_is_answered_then_opened_again(tmp_path: Path) -> None:
     """A 404 for the session id: the request is answered with an error (never re-sent); the next
     request opens a new session with the client's handshake replayed, and the client is told to re-list."""
@@ -795,6 +815,30 @@ def test_parse_headers() -> None:
     with pytest.raises(ValueError, match="printable ASCII") as excinfo:
         parse_headers([], ["X-A=BAD"], {"BAD": "sec\nret"})
     assert "sec" not in str(excinfo.value)
+
+
+def test_connect_failure_finds_the_operating_systems_reason() -> None:
+    """httpx says "All connection attempts failed"; the reason below it (per address tried) is what counts."""
+    import errno
+    import socket
+
+    def chained(cause: BaseException) -> Exception:
+        """The chain httpx builds: ConnectError <- httpcore's error(OSError) <- OSError <- the reason(s)."""
+        attempts = OSError("All connection attempts failed")
+        attempts.__cause__ = cause
+        exc = httpx2.ConnectError("All connection attempts failed")
+        exc.__cause__ = Exception(attempts)  # httpcore carries the OSError as its argument
+        return exc
+
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connect call failed ('127.0.0.1', 1)")
+    assert connect_failure(chained(refused)) == "connection refused"
+    both = ExceptionGroup("multiple", [refused, ConnectionRefusedError(errno.ECONNREFUSED, "::1")])
+    assert connect_failure(chained(both)) == "connection refused"
+    mixed = ExceptionGroup("multiple", [refused, OSError(errno.ENETUNREACH, "x")])
+    assert connect_failure(chained(mixed)) == f"connection refused; {os.strerror(errno.ENETUNREACH).lower()}"
+    unknown = socket.gaierror(-2, "Name or service not known")
+    assert connect_failure(chained(unknown)) == "the host name could not be resolved (Name or service not known)"
+    assert connect_failure(httpx2.ConnectError("no reason below")) == "no reason below"
 
 
 def test_shown_url_hides_credentials() -> None:
