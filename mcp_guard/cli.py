@@ -135,7 +135,8 @@ def _http_upstream_options(wrap: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="an HTTP header for every request to the upstream (repeatable); for secrets use --header-env",
+        help="an HTTP header for every request to the upstream (repeatable; 'NAME: VALUE' works too); for "
+        "secrets use --header-env",
     )
     group.add_argument(
         "--header-env",

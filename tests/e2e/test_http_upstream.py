@@ -499,6 +499,41 @@ async def test_authorization_from_the_environment(tmp_path: Path) -> None:
     assert TOKEN not in stderr  # ... never its value
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--header", f"Authorization=Bearer {TOKEN}"],
+        ["--header", f"Authorization: Bearer {TOKEN}"],
+        ["--header-env", "Authorization=UPSTREAM_AUTH"],
+        ["--header-env", "Authorization: UPSTREAM_AUTH"],
+    ],
+    ids=["header-equals", "header-colon", "header-env-equals", "header-env-colon"],
+)
+def test_wrap_and_check_take_the_same_header_syntax(tmp_path: Path, flags: list[str]) -> None:
+    """``wrap`` and ``check`` share one parser: NAME=VALUE and 'NAME: VALUE', ``--header-env`` for both."""
+    env = {"UPSTREAM_AUTH": f"Bearer {TOKEN}"}
+    with http_server(tmp_path, "--bearer", TOKEN) as upstream:
+        checked = run_cli("check", "--json", "--fail-on", "never", "--upstream-url", upstream.url, *flags, env=env)
+        assert checked.returncode == 0, checked.stderr
+        assert len(json.loads(checked.stdout)["tools"]) == 22
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
+        wrapped = subprocess.run(
+            [sys.executable, *guard_args(upstream.url, *flags)],
+            input=json.dumps(init) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env={**os.environ, **env},
+            cwd=str(HERE.parents[1]),
+            check=False,
+        )
+        answer = json.loads(wrapped.stdout.splitlines()[0])
+        assert answer["result"]["serverInfo"], answer
+        records = upstream.records()
+    assert records and all(r["status"] != 401 for r in records)
+    assert TOKEN not in checked.stderr + checked.stdout + wrapped.stderr
+
+
 async def test_missing_authorization_is_a_clear_error(tmp_path: Path) -> None:
     """A 401 answers the request with a JSON-RPC error naming the status; the guard goes on running."""
     with http_server(tmp_path, "--bearer", TOKEN) as upstream, anyio.fail_after(TIMEOUT):
@@ -800,8 +835,17 @@ def test_parse_headers() -> None:
         "Authorization": "Bearer abc",
     }
     assert parse_headers([], ["X-Empty=EMPTY"], env) == {"X-Empty": ""}
+    # One syntax for wrap and check: NAME=VALUE or 'NAME: VALUE'; the name ends at the first '=' or ':'.
+    assert parse_headers(["Authorization: Bearer a=b", "X-C=d:e", "X-E:"], ["X-F: AUTH"], env) == {
+        "Authorization": "Bearer a=b",
+        "X-C": "d:e",
+        "X-E": "",
+        "X-F": "Bearer abc",
+    }
     for values, from_env, says in [
-        (["NoEquals"], [], "NAME=VALUE"),
+        (["NoEquals"], [], "NAME=VALUE or 'NAME: VALUE'"),
+        (["Bearer abc"], [], "no '=' or ':' found"),
+        (["Bearer abc: x"], [], "not a valid HTTP header name"),
         (["X-A=1", "x-a=2"], [], "more than once"),
         (["Accept=*/*"], [], "set by mcp-guard"),
         (["Mcp-Param-Region=eu"], [], "set by mcp-guard"),

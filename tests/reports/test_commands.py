@@ -134,8 +134,17 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
 
 
 def test_bad_header_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = run(capsys, "check", "--upstream-url", "http://127.0.0.1:9/mcp", "--header", "no colon")
-    assert status == 2 and "--header takes 'NAME: VALUE'" in err
+    status, _, err = run(capsys, "check", "--upstream-url", "http://127.0.0.1:9/mcp", "--header", "no separator")
+    assert status == 2 and "--header takes NAME=VALUE or 'NAME: VALUE'" in err
+    assert "no separator" not in err  # it may be a misplaced secret
+    status, _, err = run(
+        capsys, "check", "--upstream-url", "http://127.0.0.1:9/mcp", "--header-env", "Authorization=NO_SUCH_VAR_4711"
+    )
+    assert status == 2 and "the environment variable NO_SUCH_VAR_4711 (for the header Authorization) is not set" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--header-env", "Authorization=X", "--", "true"])
+    assert exited.value.code == 2
+    assert "--header and --header-env apply only to --upstream-url" in capsys.readouterr().err
 
 
 # --- schema ------------------------------------------------------------------------------------
