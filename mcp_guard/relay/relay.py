@@ -76,7 +76,7 @@ import anyio
 import anyio.abc
 
 from ..core import Issue
-from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolTable
+from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolIssue, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -1105,6 +1105,8 @@ def _logged(issue: Issue) -> str:
     The instance pointer of an ``additionalProperties`` or ``json`` finding may hold an
     undeclared key (client data); those are logged by their schema pointer only.
     """
+    if isinstance(issue, ToolIssue):
+        return issue.message.split(":")[0]  # the tool as a whole: its reason's first clause
     if issue.instance_path is not None and issue.keyword in _SCHEMA_DERIVED:
         return f"{issue.keyword} at {issue.instance_path or '(root)'}"
     return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"

@@ -1395,6 +1395,19 @@ async def test_duplicate_tool_names_are_refused_on_one_page_and_across_pages(tmp
             response = await guard.call("dup", "d", '{"b":-1}')
             assert response["result"]["_meta"][REJECTION_KEY]["kind"] == U
             assert guard.recorded_with_id("dup") == []
+            # Every account says why: the name is listed twice (not "features the guard cannot enforce").
+            (issue,) = response["result"]["_meta"][REJECTION_KEY]["issues"]
+            assert issue["message"].startswith("the tool's name is listed more than once by the server")
+            assert verdicts[-1]["issues"][0]["message"] == issue["message"]
+            text = response["result"]["content"][0]["text"]
+            assert text.startswith("mcp-guard refused this call to `d`: the tool's name is listed more than once")
+            assert "features the guard cannot enforce" not in text and "schema must change" not in text
+            await guard.sync()
+            assert (
+                "rejected tools/call `d` (unsupported_capability): the tool's name is listed more than once by the "
+                "server\n" in guard.stderr()
+            )
+            assert "name at schema (root)" not in guard.stderr()
 
 
 async def test_tools_without_a_name_or_an_input_schema_get_a_verdict(tmp_path: Path) -> None:
@@ -1410,6 +1423,9 @@ async def test_tools_without_a_name_or_an_input_schema_get_a_verdict(tmp_path: P
         response = await guard.call("ns", "no_schema", "{}")
         assert response["result"]["_meta"][REJECTION_KEY]["kind"] == V
         assert guard.recorded_with_id("ns") == []
+        text = response["result"]["content"][0]["text"]
+        assert text.startswith("mcp-guard refused this call to `no_schema`: the tool has no `inputSchema`.")
+        assert "input schema itself is malformed" not in text
 
 
 # ---------------------------------------------------------------------------------------------
