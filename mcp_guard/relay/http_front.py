@@ -103,7 +103,7 @@ from .jsonrpc import (
     recover_id,
     valid_id,
 )
-from .relay import Relay
+from .relay import Relay, parse_error_text
 from .upstream import UpstreamStartError, stdio_connector
 
 __all__ = [
@@ -1096,9 +1096,9 @@ class HttpFront:
             return
         try:
             message = loads_client(body)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:
             request_id = recover_id(body)
-            text = "Parse error: the body is not valid JSON, or nests deeper than the guard parses"
+            text = parse_error_text(exc, "body")
             await _refuse(send, 400, text, request_id=None if request_id is NO_ID else request_id, code=PARSE_ERROR)
             return
         if type(message) is list:

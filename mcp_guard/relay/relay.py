@@ -76,6 +76,7 @@ import anyio
 import anyio.abc
 
 from ..core import Issue
+from ..core.budget import integer_digit_limit, is_integer_too_long
 from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolIssue, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -92,7 +93,7 @@ from .jsonrpc import (
 )
 from .upstream import Connector, LineLink
 
-__all__ = ["ListingFailed", "Relay", "RequestFailed"]
+__all__ = ["ListingFailed", "Relay", "RequestFailed", "parse_error_text"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -461,12 +462,9 @@ class Relay:
                 return
             try:
                 message = loads_client(line)
-            except (ValueError, RecursionError):
+            except (ValueError, RecursionError) as exc:
                 request_id = recover_id(line)
-                text = (
-                    "Parse error: the line is not valid JSON, nests deeper than the guard parses, or holds an "
-                    "integer of more than 4,300 digits"
-                )
+                text = parse_error_text(exc, "line")
                 await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
                 continue
             if not self._ready:
@@ -1051,6 +1049,30 @@ class Relay:
                 raise ListingFailed("the upstream's tools/list cursors loop")
             seen.add(marker)
         raise ListingFailed(f"the upstream's tools/list has more than {MAX_LIST_PAGES} pages")
+
+
+def parse_error_text(exc: BaseException, what: str) -> str:
+    """The message of the JSON-RPC -32700 answer to a client message that did not parse: which rule it broke.
+
+    Args:
+        exc: what the parser raised (``ValueError``, ``RecursionError``).
+        what: how the message came (``line`` on stdio, ``body`` over HTTP).
+
+    The message is never quoted (it may hold secrets): the text names the rule, and for
+    invalid JSON the parser's own description and the character offset.
+    """
+    if isinstance(exc, RecursionError):
+        return f"Parse error: the {what} nests deeper than the guard parses; nothing was forwarded"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"Parse error: the {what} is not UTF-8 (at byte {exc.start}); nothing was forwarded"
+    if is_integer_too_long(exc):
+        return (
+            f"Parse error: the {what} holds an integer literal of more than {integer_digit_limit():,} digits, the "
+            "most the guard parses (a limit against denial of service); nothing was forwarded"
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return f"Parse error: the {what} is not valid JSON ({exc.msg} at character {exc.pos}); nothing was forwarded"
+    return f"Parse error: the {what} is not valid JSON; nothing was forwarded"
 
 
 TRANSPORT_PREFIX: Final = "mcp-guard: "

@@ -524,6 +524,13 @@ async def test_http_level_refusals(sigma: Guard) -> None:
             broken = await post(client, sigma, b'{"jsonrpc":"2.0","id":7,"method":"ping"', session)
             assert broken.status_code == 400
             assert broken.json()["error"]["code"] == -32700
+            assert broken.json()["error"]["message"].startswith("Parse error: the body is not valid JSON (")
+            long_integer = b'{"jsonrpc":"2.0","id":8,"method":"ping","params":{"n":' + b"3" * 5000 + b"}}"
+            too_long = await post(client, sigma, long_integer, session)
+            assert too_long.status_code == 400 and too_long.json()["id"] == 8
+            assert too_long.json()["error"]["code"] == -32700
+            assert "integer literal of more than 4,300 digits" in too_long.json()["error"]["message"]
+            assert "3333333333" not in too_long.text
             not_message = await post(client, sigma, {"hello": 1}, session)
             assert not_message.status_code == 400
             bad_id = await post(client, sigma, request(True, "ping"), session)

@@ -1269,6 +1269,25 @@ async def test_numbers_that_round_trip_are_forwarded_with_the_same_value(
         assert canon(arrived["params"]["arguments"]) == canon(expected)
 
 
+async def test_integers_are_exact_up_to_the_digit_limit_and_a_precise_parse_error_beyond(tmp_path: Path) -> None:
+    """4,300 digits go through digit for digit; 4,301 make the line a parse error that says so (no value echoed)."""
+    tools = write_tools(tmp_path / "tools.json", [NUMBER_TOOL])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        longest = "9" * 4300
+        response = await guard.call("exact", "n", f'{{"count":{longest}}}')
+        assert response["result"]["isError"] is False
+        assert any(f'"count":{longest}}}'.encode() in line for line in guard.record())
+        too_long = "7" * 4301
+        response = await guard.call("long", "n", f'{{"count":{too_long}}}')
+        assert response["error"]["code"] == -32700
+        message = response["error"]["message"]
+        assert message.startswith("Parse error: the line holds an integer literal of more than 4,300 digits"), message
+        assert "not valid JSON" not in message and "nests" not in message
+        assert guard.recorded_with_id("long") == []
+        assert "7777777777" not in message + guard.stderr()
+
+
 async def test_nan_outside_arguments_is_never_written(shared: Guard) -> None:
     """NaN/Infinity are not JSON: a request holding one is answered -32602 and not forwarded, wherever it stands."""
     await shared.send_raw(b'{"jsonrpc":"2.0","id":"nan-ping","method":"ping","params":{"y":1e400,"z":NaN}}')

@@ -243,6 +243,26 @@ def test_schema_bad_arguments_are_usage_errors(
     assert status == 2 and message in err
 
 
+def test_integers_beyond_the_parsers_digit_limit_are_usage_errors_not_crashes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """check, schema and verify: a clear error naming the limit (exit 2, or a malformed document), no traceback."""
+    digits = "5" * 5000
+    says = "an integer literal has more than 4,300 digits, the most the JSON parser reads"
+    schema = write(tmp_path, "s.json", '{"type": "object", "properties": {"n": {"minimum": ' + digits + "}}}")
+    arguments = write(tmp_path, "a.json", '{"n": ' + digits + "}")
+    for argv in (
+        ["schema", schema],
+        ["schema", write(tmp_path, "ok.json", {"type": "object"}), "--arguments", "@" + arguments],
+        ["check", "--tools-file", write(tmp_path, "t.json", '[{"name": "t", "inputSchema": ' + digits + "}]")],
+    ):
+        status, out, err = run(capsys, *argv)
+        assert status == 2 and says in err and out == "", argv
+        assert "5555555555" not in err
+    status, out, _ = run(capsys, "verify", arguments)
+    assert status == 1 and says in out and "malformed_document" in out
+
+
 def test_schema_refuses_a_tools_list(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     for document in ({"tools": [OK_TOOL]}, [OK_TOOL]):
         status, _, err = run(capsys, "schema", write(tmp_path, "l.json", document))
