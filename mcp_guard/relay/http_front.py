@@ -85,7 +85,7 @@ from mcp.shared.inbound import (
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import HEADER_MISMATCH
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
@@ -113,6 +113,7 @@ __all__ = [
     "HttpFront",
     "is_loopback",
     "parse_listen_address",
+    "parse_origin",
     "serve_http",
 ]
 
@@ -164,7 +165,9 @@ class HttpConfig(BaseModel):
             names, and the bound host when it is a specific address): ``NAME`` accepts any
             port, ``NAME:PORT`` only that port.
         allowed_origins: ``Origin`` values accepted besides ``http(s)://`` loopback origins:
-            exact, or ``scheme://name:*`` for any port. Requests without ``Origin`` pass.
+            ``scheme://name`` (the scheme's default port), ``scheme://name:PORT``, or
+            ``scheme://name:*`` for any port, the default one included (see
+            :func:`parse_origin`). Requests without ``Origin`` pass.
         token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
         max_message_bytes: largest message accepted or delivered, in bytes.
         session_idle_timeout: seconds a handshake-era session may stay without a request in
@@ -186,6 +189,16 @@ class HttpConfig(BaseModel):
     session_idle_timeout: float | None = Field(default=1800.0, gt=0)
     max_sessions: int = Field(default=100, ge=1)
     keepalive: float = Field(default=15.0, gt=0)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_are_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            if parse_origin(entry, pattern=True) is None:
+                raise ValueError(
+                    f"{entry[:100]!r} is not an origin: expected SCHEME://HOST, SCHEME://HOST:PORT or SCHEME://HOST:*"
+                )
+        return value
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:
@@ -245,7 +258,7 @@ class _Security:
             self._hosts.append((name, port))
         if _is_wildcard(config.host) and not config.allowed_hosts:
             self._hosts = None  # any interface, no names given: the Host check cannot know the valid names
-        self._origins = [o.strip().lower().rstrip("/") for o in config.allowed_origins]
+        self._origins = [pattern for o in config.allowed_origins if (pattern := parse_origin(o, pattern=True))]
         token = config.token.get_secret_value() if config.token is not None else None
         self._token = token.encode() if token else None
 
@@ -272,23 +285,14 @@ class _Security:
         assert self._hosts is not None
         return any(name == n and (p is None or p == port) for n, p in self._hosts)
 
-    def _origin_ok(self, origin: str) -> bool:
-        origin = origin.strip().lower()
-        try:
-            parts = urlsplit(origin)
-            hostname, _port = parts.hostname, parts.port
-        except ValueError:
+    def _origin_ok(self, value: str) -> bool:
+        origin = parse_origin(value)
+        if origin is None:
             return False
-        if parts.scheme in ("http", "https") and hostname in _LOOPBACK_NAMES and not parts.path:
+        scheme, host, port = origin
+        if scheme in ("http", "https") and host in _LOOPBACK_NAMES:
             return True
-        for allowed in self._origins:
-            if origin == allowed:
-                return True
-            if allowed.endswith(":*"):
-                base, rest = allowed[:-1], origin[len(allowed) - 1 :]
-                if origin.startswith(base) and rest.isdigit():
-                    return True
-        return False
+        return any(scheme == s and host == h and (p == "*" or p == port) for s, h, p in self._origins)
 
     def _token_ok(self, authorization: str | None) -> bool:
         assert self._token is not None
@@ -298,6 +302,40 @@ class _Security:
         if scheme.lower() != "bearer":
             return False
         return hmac.compare_digest(value.strip().encode("utf-8", "surrogateescape"), self._token)
+
+
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def parse_origin(text: str, *, pattern: bool = False) -> tuple[str, str, int | str | None] | None:
+    """``(scheme, host, port)`` of an ``Origin`` value (RFC 6454), or None when it is not one.
+
+    Scheme and host are lowercased (an IPv6 host without brackets); a port left out is the
+    scheme's default (80 for http, 443 for https), so ``http://app.test`` and
+    ``http://app.test:80`` are one origin; None when the scheme has no default. With
+    ``pattern`` (an ``--allowed-origin`` entry) the port may be ``*`` (any port, the default
+    one included) and a trailing ``/`` is tolerated. ``null`` and values with a path, query,
+    fragment or user info are not origins.
+    """
+    text = text.strip().lower()
+    wildcard = pattern and text.endswith(":*")
+    if wildcard:
+        text = text[:-2]
+    if pattern and text.endswith("/"):
+        text = text[:-1]
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if not parts.scheme or not host or parts.path or parts.query or parts.fragment or "@" in parts.netloc:
+        return None
+    if wildcard:
+        if port is not None:
+            return None
+        return parts.scheme, host, "*"
+    return parts.scheme, host, port if port is not None else _DEFAULT_PORTS.get(parts.scheme)
 
 
 def _host_name(name: str) -> str:

@@ -31,8 +31,9 @@ import mcp_types as types
 import pytest
 from anyio.abc import Process
 from mcp import Client, MCPError
+from starlette.datastructures import Headers
 
-from mcp_guard.relay.http_front import is_loopback, parse_listen_address
+from mcp_guard.relay.http_front import HttpConfig, HttpFront, is_loopback, parse_listen_address, parse_origin
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -333,6 +334,41 @@ def test_loopback_hosts() -> None:
     """Loopback names and addresses, and the others."""
     assert all(is_loopback(h) for h in ("localhost", "127.0.0.1", "127.8.9.1", "::1", "LOCALHOST"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.5", "example.com", ""))
+
+
+@pytest.mark.parametrize(
+    ("allowed", "origin", "ok"),
+    [
+        ("http://app.test:*", "http://app.test", True),  # any port includes the default one
+        ("http://app.test:*", "http://app.test:5173", True),
+        ("http://app.test:*", "https://app.test", False),
+        ("http://app.test:*", "http://app.test.evil:80", False),
+        ("http://app.test:*", "http://app.test:80/path", False),
+        ("http://app.test", "http://app.test:80", True),  # one origin, written two ways
+        ("http://app.test:80", "http://app.test", True),
+        ("http://app.test", "http://app.test:8080", False),
+        ("https://APP.test/", "https://app.TEST", True),
+        ("https://app.test:8443", "https://app.test:8443", True),
+        ("https://app.test:8443", "https://app.test", False),
+        ("http://[::2]:*", "http://[::2]:9000", True),
+        ("vscode-webview://abc", "vscode-webview://abc", True),
+    ],
+)
+def test_allowed_origins(allowed: str, origin: str, ok: bool) -> None:
+    """``--allowed-origin`` entries match origins as RFC 6454 compares them (scheme, host, port)."""
+    front = HttpFront(["true"], HttpConfig(allowed_origins=(allowed,)))
+    refusal = front.security.refusal(Headers({"host": "127.0.0.1", "origin": origin}))
+    assert (refusal is None) is ok, (allowed, origin)
+
+
+def test_allowed_origin_entries_must_be_origins() -> None:
+    """A malformed --allowed-origin is a configuration error, not a pattern that silently never matches."""
+    assert parse_origin("http://app.test") == ("http", "app.test", 80)
+    assert parse_origin("http://app.test:*", pattern=True) == ("http", "app.test", "*")
+    assert parse_origin("http://app.test:*") is None  # a wildcard is no Origin header value
+    for bad in ("app.test", "http://app.test/path", "null", "http://user@app.test", "http://app.test:1:*"):
+        with pytest.raises(ValueError, match="is not an origin"):
+            HttpConfig(allowed_origins=(bad,))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1005,6 +1041,7 @@ def test_missing_upstream_command_fails_at_start() -> None:
         (["--allowed-host", "example.com"], "only apply with --http"),
         (["--http", "0", "--http-token-env", "MCP_GUARD_SURELY_UNSET"], "MCP_GUARD_SURELY_UNSET"),
         (["--http", "0", "--max-message-bytes", "10"], "max_message_bytes"),
+        (["--http", "0", "--allowed-origin", "app.test:*"], "is not an origin"),
     ],
 )
 def test_command_line_usage_errors(arguments: list[str], complaint: str) -> None:
