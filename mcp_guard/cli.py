@@ -234,7 +234,8 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
         default=1800.0,
         metavar="SECONDS",
         help="end a session (and stop its upstream) after this long without a request in flight or a GET "
-        "stream (default 1800; 0 never)",
+        "stream, and stop the shared 2026-07-28 upstream after this long without a request in flight "
+        "(default 1800; 0 never)",
     )
     http.add_argument(
         "--max-sessions",

@@ -27,6 +27,11 @@ Wire behaviour (MCP streamable HTTP, revisions 2025-03-26 … 2025-11-25 and 202
   and relay. Ids are the clients' own and collide across clients, so the front gives each
   request a fresh upstream id (and progress token) and restores the client's on the way
   back; closing the response stream cancels the request upstream (``notifications/cancelled``).
+  The shared upstream is stopped when no 2026-07-28 request has been in flight for
+  :attr:`HttpConfig.session_idle_timeout` seconds, and as soon as none is in flight once it
+  answered ``server/discover`` with an error other than -32022: it does not speak this era
+  (an SDK client's ``mode="auto"`` probe then falls back to ``initialize`` and a session of
+  its own). The next 2026-07-28 request starts it again.
   The routing headers are checked against the body as the spec requires of a server
   (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``: ``HeaderMismatch``, 400);
   ``Mcp-Param-*`` headers are not checked. ``GET``/``DELETE`` with a 2026-07-28 version
@@ -83,7 +88,7 @@ from mcp.shared.inbound import (
     find_duplicated_routing_header,
 )
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
-from mcp_types import HEADER_MISMATCH
+from mcp_types import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from starlette.datastructures import Headers
@@ -171,7 +176,8 @@ class HttpConfig(BaseModel):
         token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
         max_message_bytes: largest message accepted or delivered, in bytes.
         session_idle_timeout: seconds a handshake-era session may stay without a request in
-            flight or a GET stream before it is ended; ``None`` never.
+            flight or a GET stream before it is ended (and the shared 2026-07-28 upstream
+            without a request in flight before it is stopped); ``None`` never.
         max_sessions: handshake-era sessions (each one an upstream process) open at once;
             more are refused with 503.
         keepalive: seconds a request's answer waits before the front commits to an SSE
@@ -452,6 +458,7 @@ class _Exchange:
     client_id: Any
     progress: _Key | None = None
     initialize: bool = False
+    discover: bool = False
     answered: bool = False
     sender: MemoryObjectSendStream[_Item] = field(init=False)
     receiver: MemoryObjectReceiveStream[_Item] = field(init=False)
@@ -573,6 +580,10 @@ class _Channel:
         self.closed = False
         self.done = anyio.Event()
         self.scope = anyio.CancelScope()
+        self.active = 0
+        self.idle_scope = anyio.CancelScope(deadline=math.inf)
+        self._idle_timeout = front.config.session_idle_timeout
+        self._end_reason: str | None = None
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the relay until the client side ends or the upstream goes away.
@@ -590,8 +601,48 @@ class _Channel:
         finally:
             self._finish()
 
+    # --- activity and idle timeout ---------------------------------------------------------------
+
+    def enter(self) -> None:
+        """A request (or a GET stream) is being served: the idle timer stops."""
+        self.active += 1
+        self.idle_scope.deadline = math.inf
+
+    def leave(self) -> None:
+        """A request (or a GET stream) is done: the idle timer restarts when none is left.
+
+        A channel asked to end once idle (:meth:`end_when_idle`) ends now.
+        """
+        self.active -= 1
+        if self.active == 0:
+            if self._end_reason is not None:
+                self.idle_scope.deadline = anyio.current_time()
+            elif self._idle_timeout is not None:
+                self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+
+    def end_when_idle(self, reason: str) -> None:
+        """End the channel (and stop its upstream) as soon as nothing is in flight; ``reason`` is logged."""
+        if self._end_reason is None:
+            self._end_reason = reason
+        if self.active == 0:
+            self.idle_scope.deadline = anyio.current_time()
+
     async def _watch(self) -> None:
-        """Side task of a running channel (the session's idle timer)."""
+        """Side task of a running channel: end it after ``session_idle_timeout`` idle seconds, or when asked."""
+        if self.active == 0 and self._idle_timeout is not None and self.idle_scope.deadline == math.inf:
+            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+        with self.idle_scope:
+            await anyio.sleep_forever()
+        if self.idle_scope.cancelled_caught:
+            if self._end_reason is not None:
+                log.info("%s: %s; ending it", self.label, self._end_reason)
+            else:
+                log.info("%s idle for %g s; ending it", self.label, self._idle_timeout)
+            self._end()
+
+    def _end(self) -> None:
+        """End the channel (idle, or asked to): its upstream stops."""
+        self.stop()
 
     def stop(self) -> None:
         """End the channel: the relay gets EOF and drains; after :data:`STOP_GRACE_SECONDS` it is cancelled."""
@@ -660,6 +711,8 @@ class _Channel:
         status = self._status(message)
         if exchange.initialize:
             self._note_initialize(message)
+        if exchange.discover:
+            self._note_discover(message)
         if not await exchange.put(_Item(data, final=True, status=status)):
             log.debug("the client of a request went away before its answer arrived; answer dropped")
 
@@ -671,6 +724,9 @@ class _Channel:
 
     def _note_initialize(self, message: dict[str, Any]) -> None:
         """The response to ``initialize`` went by (handshake sessions note the negotiated version)."""
+
+    def _note_discover(self, message: dict[str, Any]) -> None:
+        """The response to ``server/discover`` went by (the 2026-07-28 channel judges the upstream's era)."""
 
     def _forget_progress(self, exchange: _Exchange) -> None:
         """The request of ``exchange`` is answered: its progress token is no longer routed."""
@@ -705,34 +761,9 @@ class _Session(_Channel):
         self.backlog: deque[bytes] = deque()
         self.tombstones: OrderedDict[_Key, None] = OrderedDict()
         self.progress: dict[_Key, _Exchange] = {}
-        self.active = 0
-        timeout = front.config.session_idle_timeout
-        self.idle_scope = anyio.CancelScope(deadline=math.inf)
-        self._idle_timeout = timeout
 
-    # --- activity and idle timeout ---------------------------------------------------------------
-
-    def enter(self) -> None:
-        """A request (or the GET stream) is being served: the idle timer stops."""
-        self.active += 1
-        self.idle_scope.deadline = math.inf
-
-    def leave(self) -> None:
-        """A request (or the GET stream) is done: the idle timer restarts when none is left."""
-        self.active -= 1
-        if self.active == 0 and self._idle_timeout is not None:
-            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
-
-    async def _watch(self) -> None:
-        if self._idle_timeout is None:
-            return
-        if self.active == 0:
-            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
-        with self.idle_scope:
-            await anyio.sleep_forever()
-        if self.idle_scope.cancelled_caught:
-            log.info("%s idle for %g s; ending it", self.label, self._idle_timeout)
-            self.front.end_session(self)
+    def _end(self) -> None:
+        self.front.end_session(self)
 
     # --- requests --------------------------------------------------------------------------------
 
@@ -851,7 +882,7 @@ class _ModernChannel(_Channel):
         """The stream for a request, its key, and the message as the relay gets it (fresh id and progress token)."""
         self._counter += 1
         upstream_id = self._counter
-        exchange = _Exchange(message["id"])
+        exchange = _Exchange(message["id"], discover=message.get("method") == "server/discover")
         out = dict(message)
         out["id"] = upstream_id
         token = _progress_token(message)
@@ -889,6 +920,21 @@ class _ModernChannel(_Channel):
 
     def _answer_bytes(self, message: dict[str, Any], raw: bytes | None, exchange: _Exchange) -> bytes:
         return dumps({**message, "id": exchange.client_id})
+
+    def _note_discover(self, message: dict[str, Any]) -> None:
+        """An error to ``server/discover`` other than -32022: the upstream does not speak this era; retire it.
+
+        Clients then fall back to ``initialize`` (a session with an upstream of its own), so the
+        shared one would only idle. -32022 (unsupported protocol version) names versions the
+        server does speak: it stays.
+        """
+        error = message.get("error")
+        code = error.get("code") if type(error) is dict else None
+        if type(code) is int and code != UNSUPPORTED_PROTOCOL_VERSION:
+            self.end_when_idle(
+                f"the upstream answered server/discover with error {code}, so it does not speak the 2026-07-28 "
+                "era; it is stopped now that no 2026-07-28 request is in flight"
+            )
 
     def _status(self, message: dict[str, Any]) -> int:
         error = message.get("error")
@@ -1264,14 +1310,20 @@ class HttpFront:
                     await channel.abandon(exchange, key)
         finally:
             exchange.receiver.close()
+            channel.leave()
 
     async def _modern_channel(self) -> _ModernChannel:
+        """The shared channel, started when there is none (or it ended); counted active for the caller.
+
+        The caller calls ``leave()`` once its request is done.
+        """
         async with self._modern_lock:
             if self._modern is None or self._modern.closed:
                 channel = _ModernChannel(self)
                 await self._start(channel)
                 self._modern = channel
                 log.info("2026-07-28 requests: shared upstream started")
+            self._modern.enter()
             return self._modern
 
     async def _answer(

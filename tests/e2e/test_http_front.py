@@ -959,6 +959,51 @@ async def test_idle_session_is_ended(tmp_path: Path) -> None:
 
 
 @needs_proc
+async def test_idle_shared_2026_upstream_is_stopped_and_started_again(tmp_path: Path) -> None:
+    """The shared 2026-07-28 upstream stops after --session-idle-timeout without a request; the next starts it."""
+    async with open_guard(tmp_path, "--session-idle-timeout", "1") as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            discover, headers = modern(request("d-1", "server/discover"))
+            assert (await post(client, guard, discover, headers=headers)).status_code == 200
+            (upstream,) = children(guard.process.pid)
+            await eventually(lambda: not alive(upstream), "the idle shared upstream to stop")
+            valid, headers = modern(call(7, "add", {"a": 2, "b": 3}))
+            (answer,) = messages_of(await post(client, guard, valid, headers=headers))
+            assert text_of(answer) == "5"
+            assert len(children(guard.process.pid)) == 1
+        assert "2026-07-28 channel idle for 1 s; ending it" in guard.log
+
+
+@needs_proc
+async def test_shared_upstream_that_does_not_speak_2026_is_stopped_after_discover(tmp_path: Path) -> None:
+    """server/discover answered -32601 (an SDK client's auto probe, a handshake-era server): the shared upstream
+    stops once no 2026-07-28 request is in flight, not when the guard exits; requests in flight finish first."""
+    env = {"RECORD_FILE": str(tmp_path / "record.jsonl")}
+    async with open_guard(tmp_path, upstream=FAULTY_SERVER, env=env) as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            slow, slow_headers = modern(call("s-1", "slow", {"seconds": 2}))
+            answers: list[dict[str, Any]] = []
+
+            async def slow_call() -> None:
+                answers.extend(messages_of(await post(client, guard, slow, headers=slow_headers)))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow_call)
+                await eventually(lambda: len(children(guard.process.pid)) == 1, "the shared upstream to start")
+                (upstream,) = children(guard.process.pid)
+                discover, headers = modern(request("d-1", "server/discover"))
+                (refused,) = messages_of(await post(client, guard, discover, headers=headers))
+                assert refused["error"]["code"] == -32601
+                assert alive(upstream)  # the slow call is still in flight
+            assert [m["result"]["content"][0]["text"] for m in answers if m.get("id") == "s-1"] == ["slow ok"]
+            await eventually(lambda: not alive(upstream), "the shared upstream to stop")
+            ping, headers = modern(request("p-1", "ping"))
+            (answer,) = messages_of(await post(client, guard, ping, headers=headers))
+            assert answer == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
+        assert "answered server/discover with error -32601, so it does not speak the 2026-07-28 era" in guard.log
+
+
+@needs_proc
 async def test_sigterm_stops_every_upstream(tmp_path: Path) -> None:
     """SIGTERM: the guard ends every session and the shared 2026-07-28 upstream, then exits 0."""
     async with open_guard(tmp_path) as guard, http_client() as client:
