@@ -289,7 +289,9 @@ class _Security:
             return False
         name, port = _split_host(host.strip().lower())
         assert self._hosts is not None
-        return any(name == n and (p is None or p == port) for n, p in self._hosts)
+        # A Host without a port names the scheme's default one: 80, or 443 behind a TLS proxy.
+        ports = (port,) if port is not None else ("80", "443")
+        return any(name == n and (p is None or p in ports) for n, p in self._hosts)
 
     def _origin_ok(self, value: str) -> bool:
         origin = parse_origin(value)

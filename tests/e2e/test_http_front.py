@@ -361,6 +361,22 @@ def test_allowed_origins(allowed: str, origin: str, ok: bool) -> None:
     assert (refusal is None) is ok, (allowed, origin)
 
 
+@pytest.mark.parametrize(
+    ("allowed", "host", "ok"),
+    [
+        ("app.test", "app.test:8080", True),
+        ("app.test:80", "app.test", True),  # no port in Host: the default one
+        ("app.test:443", "app.test", True),  # ... or https's, behind a TLS proxy
+        ("app.test:8080", "app.test", False),
+        ("app.test:8080", "app.test:8081", False),
+    ],
+)
+def test_allowed_hosts(allowed: str, host: str, ok: bool) -> None:
+    """``--allowed-host NAME`` takes any port; ``NAME:PORT`` that port, a Host without one meaning the default."""
+    front = HttpFront(["true"], HttpConfig(allowed_hosts=(allowed,)))
+    assert (front.security.refusal(Headers({"host": host})) is None) is ok, (allowed, host)
+
+
 def test_allowed_origin_entries_must_be_origins() -> None:
     """A malformed --allowed-origin is a configuration error, not a pattern that silently never matches."""
     assert parse_origin("http://app.test") == ("http", "app.test", 80)
