@@ -136,7 +136,8 @@ def _http_upstream_options(wrap: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="an HTTP header for every request to the upstream (repeatable); for secrets use --header-env",
+        help="an HTTP header for every request to the upstream (repeatable; 'NAME: VALUE' works too); for "
+        "secrets use --header-env",
     )
     group.add_argument(
         "--header-env",
@@ -234,7 +235,8 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
         default=1800.0,
         metavar="SECONDS",
         help="end a session (and stop its upstream) after this long without a request in flight or a GET "
-        "stream (default 1800; 0 never)",
+        "stream, and stop the shared 2026-07-28 upstream after this long without a request in flight "
+        "(default 1800; 0 never)",
     )
     http.add_argument(
         "--max-sessions",

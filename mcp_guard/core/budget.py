@@ -14,7 +14,14 @@ subschemas in one schema   10,000      ``unsupported_capability``, keyword of th
 choices in one ``enum``    10,000      ``unsupported_capability``, keyword ``enum``
 ``enum`` choice nesting    64          ``unsupported_capability``, keyword ``enum``
 work for one call          4,000,000   ``validation``, keyword ``budget``
+digits of one integer      4,300       the message (or document) is not parsed at all:
+                                       JSON-RPC -32700 from the relay, a usage error from
+                                       the commands
 =========================  ==========  ==================================================
+
+The digit limit is Python's own (``sys.get_int_max_str_digits()``, a guard against the
+quadratic cost of converting long digit strings; ``PYTHONINTMAXSTRDIGITS`` changes it), kept
+on purpose: within it every integer is exact, digit for digit; beyond it nothing is read.
 
 Work is counted in subschema evaluations: each array the arguments hold costs its length
 times the weight of its ``items`` schema (the subschemas one element is checked against,
@@ -22,11 +29,38 @@ every ``oneOf`` branch included). Values the schema does not constrain cost no b
 are only checked to be JSON, iteratively, in time linear in their size.
 """
 
+import json
+import sys
 from typing import Final
 
-__all__ = ["MAX_ENUM_CHOICES", "MAX_SCHEMA_DEPTH", "MAX_SCHEMA_NODES", "MAX_WORK"]
+__all__ = [
+    "MAX_ENUM_CHOICES",
+    "MAX_SCHEMA_DEPTH",
+    "MAX_SCHEMA_NODES",
+    "MAX_WORK",
+    "integer_digit_limit",
+    "is_integer_too_long",
+]
 
 MAX_SCHEMA_DEPTH: Final = 64
 MAX_SCHEMA_NODES: Final = 10_000
 MAX_ENUM_CHOICES: Final = 10_000
 MAX_WORK: Final = 4_000_000
+
+
+def integer_digit_limit() -> int:
+    """The most digits an integer literal may have to be parsed (Python's ``sys.get_int_max_str_digits()``; 0: none)."""
+    return sys.get_int_max_str_digits()
+
+
+def is_integer_too_long(exc: BaseException) -> bool:
+    """Whether a JSON parser's ``ValueError`` is Python's integer digit limit (not a syntax error).
+
+    ``json`` converts integer literals with ``int()``, which raises a plain ``ValueError``
+    ("Exceeds the limit (4300 digits) for integer string conversion ...") past the limit.
+    """
+    return (
+        isinstance(exc, ValueError)
+        and not isinstance(exc, json.JSONDecodeError | UnicodeError)
+        and "integer string conversion" in str(exc)
+    )

@@ -1,8 +1,8 @@
 """The gateway's subcommands: ``pin``, ``journal``, ``serve``, and ``check --config``'s body.
 
 They print to stdout (none of them is an MCP server on stdio) and log to stderr. Exit
-status: 0 success, 1 failure (an upstream could not be listed, a file could not be read or
-written), 2 usage or configuration errors.
+status: 0 success, 1 failure (an upstream could not be listed, the lock file could not be
+written), 2 usage or configuration errors and unreadable input (a journal that cannot be read).
 """
 
 from __future__ import annotations
@@ -184,15 +184,24 @@ def run_pin(
 
 
 def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) -> int:
-    """``mcp-guard journal FILE``: print the summary; 1 when the file cannot be read."""
+    """``mcp-guard journal FILE``: print the summary.
+
+    Returns:
+        0 printed; 2 the file cannot be read (as ``check``, ``schema`` and ``verify`` do for
+        unreadable input: the message goes to stderr and, with ``as_json``, to ``out`` as
+        ``{"error": "..."}``).
+    """
     from .journal import format_summary, read_records, summarize
 
     out = out if out is not None else sys.stdout
     try:
         records, damaged = read_records(Path(path).expanduser())
     except OSError as exc:
-        print(f"mcp-guard: {path}: cannot read the journal ({exc.strerror or exc})", file=sys.stderr)
-        return 1
+        message = f"{path}: cannot read the journal ({exc.strerror or type(exc).__name__})"
+        print(f"mcp-guard journal: error: {message}", file=sys.stderr)
+        if as_json:
+            print(json.dumps({"error": message}, ensure_ascii=False), file=out)
+        return 2
     summary = summarize(records, damaged)
     if as_json:
         print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False), file=out)

@@ -156,7 +156,9 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, httpx2.HTTPStatusError):
         return f"HTTP {exc.response.status_code} from the server"
     if isinstance(exc, httpx2.ConnectError):
-        return "cannot connect"
+        from ..relay.http_upstream import connect_failure
+
+        return f"cannot connect: {connect_failure(exc)}"
     if isinstance(exc, httpx2.HTTPError):
         return f"HTTP failure ({type(exc).__name__})"
     if isinstance(exc, MCPError) and "closed" in str(exc).lower():

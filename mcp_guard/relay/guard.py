@@ -30,6 +30,7 @@ __all__ = [
     "SCHEMA_KEY",
     "CallVerdict",
     "ToolEntry",
+    "ToolIssue",
     "ToolTable",
     "is_modern",
     "rejection_result",
@@ -83,9 +84,28 @@ FORWARD: Final = CallVerdict(forward=True)
 """The verdict of every valid call (one shared value: the per-call path builds nothing)."""
 
 
+class ToolIssue(Issue):
+    """A finding about the tool as a whole, not about a keyword of its ``inputSchema``.
+
+    Same fields and JSON as :class:`~mcp_guard.core.Issue` (``keyword`` names the tool's
+    field at fault: ``name``, ``inputSchema``; ``schema`` for a schema the guard could not
+    classify; ``schema_path`` is ``""``). Its ``message`` is the whole reason, fit for the
+    rejection's text and for the log (it holds no tool name and no value).
+    """
+
+    __slots__ = ()
+
+
+DUPLICATE_NAME: Final = (
+    "the tool's name is listed more than once by the server: the guard cannot know which of those tools the "
+    "server would run, so it refuses calls to all of them until the server's tool list changes"
+)
+"""The message of a tool refused because another tool of the server's list has the same name."""
+
+
 def _refused(kind: str, keyword: str, message: str) -> Compiled:
-    """A tool the guard refuses as a whole, for a reason outside its schema's keywords."""
-    return Compiled(Report((Issue(kind, keyword, "", None, message),)), None, "standard")  # type: ignore[arg-type]
+    """A tool the guard refuses as a whole, for a reason outside its schema's keywords (a :class:`ToolIssue`)."""
+    return Compiled(Report((ToolIssue(kind, keyword, "", None, message),)), None, "standard")  # type: ignore[arg-type]
 
 
 def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
@@ -196,7 +216,7 @@ class ToolTable:
                 compiled = _refused(VALIDATION, "name", "the tool has no string `name`, so it cannot be called")
             elif name in duplicated:
                 # Which definition would the upstream run? Unknowable: refuse them all (fail closed).
-                compiled = _refused(UNSUPPORTED, "name", "the upstream lists more than one tool with this name")
+                compiled = _refused(UNSUPPORTED, "name", DUPLICATE_NAME)
             elif "inputSchema" not in tool:
                 compiled = _refused(VALIDATION, "inputSchema", "the tool has no `inputSchema`")
             else:
@@ -302,7 +322,15 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
     shown = report.issues[:MAX_REPORTED_ISSUES]
     issues = [i.to_json() for i in shown]
     more = len(report.issues) - len(shown)
-    if not schema_broken:
+    tool_level = [i for i in report.issues if isinstance(i, ToolIssue)]
+    if schema_broken and tool_level:
+        # Refused for what the tool is (listed twice, no inputSchema), not for a keyword of its schema.
+        reasons = "; ".join(i.message for i in tool_level)
+        text = (
+            f"mcp-guard refused this call to `{tool}`: {reasons}. Nothing was sent to the server; changing the "
+            "arguments will not help."
+        )
+    elif not schema_broken:
         details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
         if len(report.issues) > MAX_TEXT_ISSUES:
             details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"

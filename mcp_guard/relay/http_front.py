@@ -27,6 +27,11 @@ Wire behaviour (MCP streamable HTTP, revisions 2025-03-26 … 2025-11-25 and 202
   and relay. Ids are the clients' own and collide across clients, so the front gives each
   request a fresh upstream id (and progress token) and restores the client's on the way
   back; closing the response stream cancels the request upstream (``notifications/cancelled``).
+  The shared upstream is stopped when no 2026-07-28 request has been in flight for
+  :attr:`HttpConfig.session_idle_timeout` seconds, and as soon as none is in flight once it
+  answered ``server/discover`` with an error other than -32022: it does not speak this era
+  (an SDK client's ``mode="auto"`` probe then falls back to ``initialize`` and a session of
+  its own). The next 2026-07-28 request starts it again.
   The routing headers are checked against the body as the spec requires of a server
   (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``: ``HeaderMismatch``, 400);
   ``Mcp-Param-*`` headers are not checked. ``GET``/``DELETE`` with a 2026-07-28 version
@@ -82,9 +87,9 @@ from mcp.shared.inbound import (
     find_duplicated_routing_header,
 )
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
-from mcp_types import HEADER_MISMATCH
+from mcp_types import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
@@ -103,7 +108,7 @@ from .jsonrpc import (
     recover_id,
     valid_id,
 )
-from .relay import Relay
+from .relay import Relay, parse_error_text
 from .upstream import UpstreamStartError, stdio_connector
 
 __all__ = [
@@ -113,6 +118,7 @@ __all__ = [
     "HttpFront",
     "is_loopback",
     "parse_listen_address",
+    "parse_origin",
     "serve_http",
 ]
 
@@ -164,11 +170,14 @@ class HttpConfig(BaseModel):
             names, and the bound host when it is a specific address): ``NAME`` accepts any
             port, ``NAME:PORT`` only that port.
         allowed_origins: ``Origin`` values accepted besides ``http(s)://`` loopback origins:
-            exact, or ``scheme://name:*`` for any port. Requests without ``Origin`` pass.
+            ``scheme://name`` (the scheme's default port), ``scheme://name:PORT``, or
+            ``scheme://name:*`` for any port, the default one included (see
+            :func:`parse_origin`). Requests without ``Origin`` pass.
         token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
         max_message_bytes: largest message accepted or delivered, in bytes.
         session_idle_timeout: seconds a handshake-era session may stay without a request in
-            flight or a GET stream before it is ended; ``None`` never.
+            flight or a GET stream before it is ended (and the shared 2026-07-28 upstream
+            without a request in flight before it is stopped); ``None`` never.
         max_sessions: handshake-era sessions (each one an upstream process) open at once;
             more are refused with 503.
         keepalive: seconds a request's answer waits before the front commits to an SSE
@@ -186,6 +195,16 @@ class HttpConfig(BaseModel):
     session_idle_timeout: float | None = Field(default=1800.0, gt=0)
     max_sessions: int = Field(default=100, ge=1)
     keepalive: float = Field(default=15.0, gt=0)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_are_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            if parse_origin(entry, pattern=True) is None:
+                raise ValueError(
+                    f"{entry[:100]!r} is not an origin: expected SCHEME://HOST, SCHEME://HOST:PORT or SCHEME://HOST:*"
+                )
+        return value
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:
@@ -245,7 +264,7 @@ class _Security:
             self._hosts.append((name, port))
         if _is_wildcard(config.host) and not config.allowed_hosts:
             self._hosts = None  # any interface, no names given: the Host check cannot know the valid names
-        self._origins = [o.strip().lower().rstrip("/") for o in config.allowed_origins]
+        self._origins = [pattern for o in config.allowed_origins if (pattern := parse_origin(o, pattern=True))]
         token = config.token.get_secret_value() if config.token is not None else None
         self._token = token.encode() if token else None
 
@@ -270,25 +289,18 @@ class _Security:
             return False
         name, port = _split_host(host.strip().lower())
         assert self._hosts is not None
-        return any(name == n and (p is None or p == port) for n, p in self._hosts)
+        # A Host without a port names the scheme's default one: 80, or 443 behind a TLS proxy.
+        ports = (port,) if port is not None else ("80", "443")
+        return any(name == n and (p is None or p in ports) for n, p in self._hosts)
 
-    def _origin_ok(self, origin: str) -> bool:
-        origin = origin.strip().lower()
-        try:
-            parts = urlsplit(origin)
-            hostname, _port = parts.hostname, parts.port
-        except ValueError:
+    def _origin_ok(self, value: str) -> bool:
+        origin = parse_origin(value)
+        if origin is None:
             return False
-        if parts.scheme in ("http", "https") and hostname in _LOOPBACK_NAMES and not parts.path:
+        scheme, host, port = origin
+        if scheme in ("http", "https") and host in _LOOPBACK_NAMES:
             return True
-        for allowed in self._origins:
-            if origin == allowed:
-                return True
-            if allowed.endswith(":*"):
-                base, rest = allowed[:-1], origin[len(allowed) - 1 :]
-                if origin.startswith(base) and rest.isdigit():
-                    return True
-        return False
+        return any(scheme == s and host == h and (p == "*" or p == port) for s, h, p in self._origins)
 
     def _token_ok(self, authorization: str | None) -> bool:
         assert self._token is not None
@@ -298,6 +310,40 @@ class _Security:
         if scheme.lower() != "bearer":
             return False
         return hmac.compare_digest(value.strip().encode("utf-8", "surrogateescape"), self._token)
+
+
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def parse_origin(text: str, *, pattern: bool = False) -> tuple[str, str, int | str | None] | None:
+    """``(scheme, host, port)`` of an ``Origin`` value (RFC 6454), or None when it is not one.
+
+    Scheme and host are lowercased (an IPv6 host without brackets); a port left out is the
+    scheme's default (80 for http, 443 for https), so ``http://app.test`` and
+    ``http://app.test:80`` are one origin; None when the scheme has no default. With
+    ``pattern`` (an ``--allowed-origin`` entry) the port may be ``*`` (any port, the default
+    one included) and a trailing ``/`` is tolerated. ``null`` and values with a path, query,
+    fragment or user info are not origins.
+    """
+    text = text.strip().lower()
+    wildcard = pattern and text.endswith(":*")
+    if wildcard:
+        text = text[:-2]
+    if pattern and text.endswith("/"):
+        text = text[:-1]
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if not parts.scheme or not host or parts.path or parts.query or parts.fragment or "@" in parts.netloc:
+        return None
+    if wildcard:
+        if port is not None:
+            return None
+        return parts.scheme, host, "*"
+    return parts.scheme, host, port if port is not None else _DEFAULT_PORTS.get(parts.scheme)
 
 
 def _host_name(name: str) -> str:
@@ -414,6 +460,7 @@ class _Exchange:
     client_id: Any
     progress: _Key | None = None
     initialize: bool = False
+    discover: bool = False
     answered: bool = False
     sender: MemoryObjectSendStream[_Item] = field(init=False)
     receiver: MemoryObjectReceiveStream[_Item] = field(init=False)
@@ -535,6 +582,10 @@ class _Channel:
         self.closed = False
         self.done = anyio.Event()
         self.scope = anyio.CancelScope()
+        self.active = 0
+        self.idle_scope = anyio.CancelScope(deadline=math.inf)
+        self._idle_timeout = front.config.session_idle_timeout
+        self._end_reason: str | None = None
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the relay until the client side ends or the upstream goes away.
@@ -552,8 +603,48 @@ class _Channel:
         finally:
             self._finish()
 
+    # --- activity and idle timeout ---------------------------------------------------------------
+
+    def enter(self) -> None:
+        """A request (or a GET stream) is being served: the idle timer stops."""
+        self.active += 1
+        self.idle_scope.deadline = math.inf
+
+    def leave(self) -> None:
+        """A request (or a GET stream) is done: the idle timer restarts when none is left.
+
+        A channel asked to end once idle (:meth:`end_when_idle`) ends now.
+        """
+        self.active -= 1
+        if self.active == 0:
+            if self._end_reason is not None:
+                self.idle_scope.deadline = anyio.current_time()
+            elif self._idle_timeout is not None:
+                self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+
+    def end_when_idle(self, reason: str) -> None:
+        """End the channel (and stop its upstream) as soon as nothing is in flight; ``reason`` is logged."""
+        if self._end_reason is None:
+            self._end_reason = reason
+        if self.active == 0:
+            self.idle_scope.deadline = anyio.current_time()
+
     async def _watch(self) -> None:
-        """Side task of a running channel (the session's idle timer)."""
+        """Side task of a running channel: end it after ``session_idle_timeout`` idle seconds, or when asked."""
+        if self.active == 0 and self._idle_timeout is not None and self.idle_scope.deadline == math.inf:
+            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+        with self.idle_scope:
+            await anyio.sleep_forever()
+        if self.idle_scope.cancelled_caught:
+            if self._end_reason is not None:
+                log.info("%s: %s; ending it", self.label, self._end_reason)
+            else:
+                log.info("%s idle for %g s; ending it", self.label, self._idle_timeout)
+            self._end()
+
+    def _end(self) -> None:
+        """End the channel (idle, or asked to): its upstream stops."""
+        self.stop()
 
     def stop(self) -> None:
         """End the channel: the relay gets EOF and drains; after :data:`STOP_GRACE_SECONDS` it is cancelled."""
@@ -622,6 +713,8 @@ class _Channel:
         status = self._status(message)
         if exchange.initialize:
             self._note_initialize(message)
+        if exchange.discover:
+            self._note_discover(message)
         if not await exchange.put(_Item(data, final=True, status=status)):
             log.debug("the client of a request went away before its answer arrived; answer dropped")
 
@@ -633,6 +726,9 @@ class _Channel:
 
     def _note_initialize(self, message: dict[str, Any]) -> None:
         """The response to ``initialize`` went by (handshake sessions note the negotiated version)."""
+
+    def _note_discover(self, message: dict[str, Any]) -> None:
+        """The response to ``server/discover`` went by (the 2026-07-28 channel judges the upstream's era)."""
 
     def _forget_progress(self, exchange: _Exchange) -> None:
         """The request of ``exchange`` is answered: its progress token is no longer routed."""
@@ -667,34 +763,9 @@ class _Session(_Channel):
         self.backlog: deque[bytes] = deque()
         self.tombstones: OrderedDict[_Key, None] = OrderedDict()
         self.progress: dict[_Key, _Exchange] = {}
-        self.active = 0
-        timeout = front.config.session_idle_timeout
-        self.idle_scope = anyio.CancelScope(deadline=math.inf)
-        self._idle_timeout = timeout
 
-    # --- activity and idle timeout ---------------------------------------------------------------
-
-    def enter(self) -> None:
-        """A request (or the GET stream) is being served: the idle timer stops."""
-        self.active += 1
-        self.idle_scope.deadline = math.inf
-
-    def leave(self) -> None:
-        """A request (or the GET stream) is done: the idle timer restarts when none is left."""
-        self.active -= 1
-        if self.active == 0 and self._idle_timeout is not None:
-            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
-
-    async def _watch(self) -> None:
-        if self._idle_timeout is None:
-            return
-        if self.active == 0:
-            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
-        with self.idle_scope:
-            await anyio.sleep_forever()
-        if self.idle_scope.cancelled_caught:
-            log.info("%s idle for %g s; ending it", self.label, self._idle_timeout)
-            self.front.end_session(self)
+    def _end(self) -> None:
+        self.front.end_session(self)
 
     # --- requests --------------------------------------------------------------------------------
 
@@ -813,7 +884,7 @@ class _ModernChannel(_Channel):
         """The stream for a request, its key, and the message as the relay gets it (fresh id and progress token)."""
         self._counter += 1
         upstream_id = self._counter
-        exchange = _Exchange(message["id"])
+        exchange = _Exchange(message["id"], discover=message.get("method") == "server/discover")
         out = dict(message)
         out["id"] = upstream_id
         token = _progress_token(message)
@@ -851,6 +922,21 @@ class _ModernChannel(_Channel):
 
     def _answer_bytes(self, message: dict[str, Any], raw: bytes | None, exchange: _Exchange) -> bytes:
         return dumps({**message, "id": exchange.client_id})
+
+    def _note_discover(self, message: dict[str, Any]) -> None:
+        """An error to ``server/discover`` other than -32022: the upstream does not speak this era; retire it.
+
+        Clients then fall back to ``initialize`` (a session with an upstream of its own), so the
+        shared one would only idle. -32022 (unsupported protocol version) names versions the
+        server does speak: it stays.
+        """
+        error = message.get("error")
+        code = error.get("code") if type(error) is dict else None
+        if type(code) is int and code != UNSUPPORTED_PROTOCOL_VERSION:
+            self.end_when_idle(
+                f"the upstream answered server/discover with error {code}, so it does not speak the 2026-07-28 "
+                "era; it is stopped now that no 2026-07-28 request is in flight"
+            )
 
     def _status(self, message: dict[str, Any]) -> int:
         error = message.get("error")
@@ -1096,9 +1182,9 @@ class HttpFront:
             return
         try:
             message = loads_client(body)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:
             request_id = recover_id(body)
-            text = "Parse error: the body is not valid JSON, or nests deeper than the guard parses"
+            text = parse_error_text(exc, "body")
             await _refuse(send, 400, text, request_id=None if request_id is NO_ID else request_id, code=PARSE_ERROR)
             return
         if type(message) is list:
@@ -1226,14 +1312,20 @@ class HttpFront:
                     await channel.abandon(exchange, key)
         finally:
             exchange.receiver.close()
+            channel.leave()
 
     async def _modern_channel(self) -> _ModernChannel:
+        """The shared channel, started when there is none (or it ended); counted active for the caller.
+
+        The caller calls ``leave()`` once its request is done.
+        """
         async with self._modern_lock:
             if self._modern is None or self._modern.closed:
                 channel = _ModernChannel(self)
                 await self._start(channel)
                 self._modern = channel
                 log.info("2026-07-28 requests: shared upstream started")
+            self._modern.enter()
             return self._modern
 
     async def _answer(

@@ -74,7 +74,9 @@ import contextlib
 import http
 import json
 import logging
+import os
 import re
+import socket
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -99,6 +101,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "WRITE_TIMEOUT",
     "HttpUpstream",
+    "connect_failure",
     "http_connector",
     "open_http_upstream",
     "parse_headers",
@@ -176,28 +179,38 @@ class MessageTooLarge(Exception):
 def parse_headers(values: Iterable[str], from_env: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
     """The extra headers for every request to the upstream, from ``--header`` and ``--header-env``.
 
+    One syntax for every command that takes these flags (``wrap``, ``check``): ``NAME=VALUE``,
+    or ``NAME: VALUE`` as HTTP writes it. The name ends at the first ``=`` or ``:``, neither of
+    which can occur in a header name (RFC 9110, section 5.6.2), so either form is unambiguous
+    and the value may hold both (``Authorization: Bearer a=b``). White space around the name
+    and the value is dropped.
+
     Args:
-        values: ``NAME=VALUE`` strings (``--header``).
-        from_env: ``NAME=ENVVAR`` strings (``--header-env``): the header's value is the
-            whole value of the environment variable ``ENVVAR``, so a secret such as
-            ``Bearer …`` need not appear on a command line.
+        values: ``NAME=VALUE`` (or ``NAME: VALUE``) strings (``--header``).
+        from_env: ``NAME=ENVVAR`` (or ``NAME: ENVVAR``) strings (``--header-env``): the
+            header's value is the whole value of the environment variable ``ENVVAR``, so a
+            secret such as ``Bearer …`` need not appear on a command line.
         environ: the environment to read (``os.environ``).
 
     Returns:
         Header name to value, names as given.
 
     Raises:
-        ValueError: a malformed pair, a name that is not an HTTP token, a name the
-            transport sets itself (``Accept``, ``Content-Type``, ``Mcp-*``, …), a name
-            given twice, a value with control or non-ASCII characters, or an unset
-            variable. Messages name the header and the variable, never a value.
+        ValueError: a string without ``=`` or ``:``, a name that is not an HTTP token, a
+            name the transport sets itself (``Accept``, ``Content-Type``, ``Mcp-*``, …), a
+            name given twice, a value with control or non-ASCII characters, or an unset
+            variable. Messages name a valid header and the variable, never a value (nor a
+            malformed name, which may be a misplaced value).
     """
     headers: dict[str, str] = {}
     seen: set[str] = set()
 
     def add(name: str, value: str, flag: str) -> None:
         if not _TOKEN.fullmatch(name):
-            raise ValueError(f"{flag}: {name[:64]!r} is not a valid HTTP header name")
+            raise ValueError(
+                f"{flag}: the text before the first '=' or ':' is not a valid HTTP header name "
+                "(letters, digits and !#$%&'*+-.^_`|~ only)"
+            )
         lower = name.lower()
         if lower in _RESERVED or lower.startswith("mcp-param-"):
             raise ValueError(f"{flag}: the header {name} is set by mcp-guard itself")
@@ -211,18 +224,30 @@ def parse_headers(values: Iterable[str], from_env: Iterable[str], environ: Mappi
         headers[name] = value
 
     for pair in values:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise ValueError(f"--header takes NAME=VALUE, got a value without '=' (for {name[:64]!r})")
-        add(name.strip(), value.strip(), "--header")
+        split = _split_header(pair)
+        if split is None:
+            raise ValueError("--header takes NAME=VALUE or 'NAME: VALUE' (no '=' or ':' found)")
+        add(split[0], split[1], "--header")
     for pair in from_env:
-        name, sep, variable = pair.partition("=")
-        if not sep or not variable:
-            raise ValueError(f"--header-env takes NAME=ENVVAR, got {pair[:64]!r}")
+        split = _split_header(pair)
+        if split is None or not split[1]:
+            raise ValueError(
+                "--header-env takes NAME=ENVVAR: a header name and the environment variable holding its value"
+            )
+        name, variable = split
         if variable not in environ:
             raise ValueError(f"--header-env: the environment variable {variable} (for the header {name}) is not set")
-        add(name.strip(), environ[variable].strip(), "--header-env")
+        add(name, environ[variable].strip(), "--header-env")
     return headers
+
+
+def _split_header(pair: str) -> tuple[str, str] | None:
+    """``(name, rest)`` of ``NAME=REST`` or ``NAME: REST`` (split at the first ``=`` or ``:``), stripped."""
+    cuts = [i for i in (pair.find("="), pair.find(":")) if i >= 0]
+    if not cuts:
+        return None
+    cut = min(cuts)
+    return pair[:cut].strip(), pair[cut + 1 :].strip()
 
 
 def shown_url(url: str | httpx2.URL) -> str:
@@ -252,6 +277,42 @@ def check_url(url: str) -> httpx2.URL:
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise ValueError("the upstream URL must be an http:// or https:// URL with a host")
     return parsed
+
+
+def connect_failure(exc: BaseException) -> str:
+    """Why a connection could not be made, in words (``connection refused``, ``the host name could not be resolved``).
+
+    httpx reports a refused connection as "All connection attempts failed"; the operating
+    system's reason is further down the exception chain (``__cause__``, the exception's
+    arguments, exception groups: one error per address tried). Distinct reasons are joined
+    with ``; ``. Falls back to the exception's own text (at most 200 characters).
+    """
+    reasons: list[str] = []
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror):
+            text = f"the host name could not be resolved ({current.strerror or current})"
+        elif isinstance(current, OSError) and type(current.errno) is int:
+            text = os.strerror(current.errno)
+            text = text[:1].lower() + text[1:]
+        else:
+            text = ""
+        if text and text not in reasons:
+            reasons.append(text)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(a for a in current.args if isinstance(a, BaseException))
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                todo.append(linked)
+    if reasons:
+        return "; ".join(reasons)[:200]
+    return (str(exc).strip() or type(exc).__name__)[:200]
 
 
 def _id_key(request_id: Any) -> tuple[bool, Any]:
@@ -865,8 +926,7 @@ class HttpUpstream:
         if isinstance(exc, httpx2.ConnectTimeout):
             return f"mcp-guard: cannot reach the upstream at {self._shown}: the connection timed out"
         if isinstance(exc, httpx2.ConnectError):
-            reason = str(exc).strip() or type(exc).__name__
-            return f"mcp-guard: cannot reach the upstream at {self._shown}: {reason[:200]}"
+            return f"mcp-guard: cannot reach the upstream at {self._shown}: {connect_failure(exc)}"
         if isinstance(exc, httpx2.TimeoutException):
             return f"mcp-guard: the connection to the upstream at {self._shown} timed out ({type(exc).__name__})"
         if isinstance(exc, httpx2.NetworkError | httpx2.RemoteProtocolError):

@@ -61,10 +61,13 @@ Upstream faults
   notifications meanwhile are dropped; messages that arrive while it starts wait, in order).
   A connection that failed, or that ended within :data:`STABLE_SECONDS` of its start, makes
   the next start wait (0.5 s, doubling, at most 30 s); every restart is logged with its
-  number. In the handshake era the new upstream is initialized with the client's own
-  ``initialize`` params (the answer is the guard's), gets ``notifications/initialized``, the
-  client's last ``logging/setLevel`` and its resource subscriptions; the tool tables are
-  emptied and the client gets ``notifications/tools/list_changed`` to re-list. In the
+  number. A request that would wait more than :data:`HOLD_MAX` seconds for the next start is
+  answered at once with an error naming the wait (the first request after it starts the
+  upstream); so is every call held for a listing that failed, with the listing's reason. In
+  the handshake era the new upstream is initialized with the client's own ``initialize``
+  params (the answer is the guard's), gets ``notifications/initialized``, the client's last
+  ``logging/setLevel`` and its resource subscriptions; the tool tables are emptied and the
+  client gets ``notifications/tools/list_changed`` to re-list. In the
   2026-07-28 era (no ``initialize`` seen) the upstream is just started again. When the start
   fails, the waiting requests are answered with an error and the next request tries again.
 - ``client_request_timeout`` (CLI ``--request-timeout``): a forwarded request not answered
@@ -90,8 +93,9 @@ import anyio
 import anyio.abc
 
 from ..core import Issue
+from ..core.budget import integer_digit_limit, is_integer_too_long
 from .framing import LineTooLong
-from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolTable
+from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolIssue, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -108,7 +112,7 @@ from .jsonrpc import (
 )
 from .upstream import Connector, LineLink
 
-__all__ = ["ListingFailed", "Relay", "RequestFailed"]
+__all__ = ["ListingFailed", "Relay", "RequestFailed", "parse_error_text"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -126,6 +130,10 @@ BACKOFF_FIRST: Final = 0.5
 
 BACKOFF_MAX: Final = 30.0
 """... up to this many seconds."""
+
+HOLD_MAX: Final = 1.0
+"""A request arriving while the next restart is further away than this many seconds is answered at
+once with an error (saying when the next attempt will be) instead of waiting for it."""
 
 GONE: Final = (
     "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
@@ -175,6 +183,14 @@ class ListingFailed(RequestFailed):
 class _Pending:
     event: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
+    failure: str | None = None
+
+
+@dataclass
+class _Listing:
+    """A listing of the guard's own in progress: calls needing the same table wait for it, and learn why it failed."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
     failure: str | None = None
 
 
@@ -232,7 +248,7 @@ class Relay:
         self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
-        self._refreshing: dict[int, anyio.Event] = {}
+        self._refreshing: dict[int, _Listing] = {}
         # The guard's own subscriptions/listen streams (2026-07-28 era): request key -> table.
         self._listens: dict[tuple[bool, Any], ToolTable] = {}
         self._listen_tried: set[int] = set()
@@ -501,12 +517,9 @@ class Relay:
                 continue
             try:
                 message = loads_client(line)
-            except (ValueError, RecursionError):
+            except (ValueError, RecursionError) as exc:
                 request_id = recover_id(line)
-                text = (
-                    "Parse error: the line is not valid JSON, nests deeper than the guard parses, or holds an "
-                    "integer of more than 4,300 digits"
-                )
+                text = parse_error_text(exc, "line")
                 await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
                 continue
             if not self._ready:
@@ -544,12 +557,24 @@ class Relay:
                 self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
             return
         if self._connecting:
-            if message.get("method") == "notifications/cancelled" and self._cancel_waiting(message):
+            cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
+            if cancel and self._cancel_waiting(message):
                 return
             self._backlog.append(message)
             return
         if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
             log.debug("dropped a client notification: the upstream is not running")
+            return
+        wait = self._retry_at - anyio.current_time()
+        if wait > HOLD_MAX:
+            # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
+            text = (
+                f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
+                f"{self._failures} time(s) in a row; the guard starts it again on the first request after "
+                f"{wait:.1f} s"
+            )
+            log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
+            await self._answer_requests(elements, INTERNAL_ERROR, text)
             return
         assert self._tg is not None
         self._backlog.append(message)
@@ -998,7 +1023,7 @@ class Relay:
         """
         upstream = self.upstream
         if upstream is None:
-            raise RequestFailed("the upstream server is not running")
+            raise RequestFailed("the upstream server went away (it exited, crashed or closed its connection)")
         try:
             await upstream.send(dumps(message))
         except Uncarriable:
@@ -1028,9 +1053,7 @@ class Relay:
         if response is None:
             raise RequestFailed(pending.failure or f"no answer to {method} within {self.request_timeout:g} s")
         if "error" in response:
-            error = response["error"]
-            code = error.get("code") if type(error) is dict else None
-            raise RequestFailed(f"the upstream answered {method} with error {code}")
+            raise RequestFailed(_error_reason(method, response["error"]))
         result = response.get("result")
         if type(result) is not dict:
             raise RequestFailed(f"the upstream's {method} result is not an object")
@@ -1088,21 +1111,22 @@ class Relay:
             running = self._refreshing.get(id(table))
             if running is None:
                 break
-            await running.wait()
+            await running.done.wait()
             if not table.complete:
-                raise ListingFailed("the listing the guard was waiting for did not complete")
+                raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
             if not_before is None or table.listed_at >= not_before:
                 return
-        self._refreshing[id(table)] = anyio.Event()
+        listing = self._refreshing[id(table)] = _Listing()
         try:
             for _attempt in range(3):
                 generation = table.generation
                 started = anyio.current_time()
                 try:
                     tools, ttl = await self._list_all(meta)
-                except ListingFailed:
-                    raise
                 except RequestFailed as exc:
+                    listing.failure = str(exc)
+                    if isinstance(exc, ListingFailed):
+                        raise
                     raise ListingFailed(str(exc)) from exc
                 if generation == table.generation:
                     table.replace(tools)
@@ -1115,9 +1139,10 @@ class Relay:
                             self._tg.start_soon(self._listen, table, meta)
                     return
                 # list_changed arrived meanwhile: this listing may already be stale; list again.
-            raise ListingFailed("the upstream's tools kept changing while the guard listed them")
+            listing.failure = "the upstream's tools kept changing while the guard listed them"
+            raise ListingFailed(listing.failure)
         finally:
-            self._refreshing.pop(id(table)).set()
+            self._refreshing.pop(id(table)).done.set()
 
     async def _listen(self, table: ToolTable, meta: dict[str, Any]) -> None:
         """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.
@@ -1208,6 +1233,53 @@ class Relay:
         raise ListingFailed(f"the upstream's tools/list has more than {MAX_LIST_PAGES} pages")
 
 
+def parse_error_text(exc: BaseException, what: str) -> str:
+    """The message of the JSON-RPC -32700 answer to a client message that did not parse: which rule it broke.
+
+    Args:
+        exc: what the parser raised (``ValueError``, ``RecursionError``).
+        what: how the message came (``line`` on stdio, ``body`` over HTTP).
+
+    The message is never quoted (it may hold secrets): the text names the rule, and for
+    invalid JSON the parser's own description and the character offset.
+    """
+    if isinstance(exc, RecursionError):
+        return f"Parse error: the {what} nests deeper than the guard parses; nothing was forwarded"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"Parse error: the {what} is not UTF-8 (at byte {exc.start}); nothing was forwarded"
+    if is_integer_too_long(exc):
+        return (
+            f"Parse error: the {what} holds an integer literal of more than {integer_digit_limit():,} digits, the "
+            "most the guard parses (a limit against denial of service); nothing was forwarded"
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return f"Parse error: the {what} is not valid JSON ({exc.msg} at character {exc.pos}); nothing was forwarded"
+    return f"Parse error: the {what} is not valid JSON; nothing was forwarded"
+
+
+TRANSPORT_PREFIX: Final = "mcp-guard: "
+"""Error messages starting so were written by the guard's own transport (the HTTP upstream could not
+deliver the request: connection refused, HTTP 401, ...), not by the upstream server."""
+
+
+def _error_reason(method: str, error: Any) -> str:
+    """Why a request of the guard's own failed, from the error response it got (for :class:`RequestFailed`).
+
+    An error the transport wrote says what happened (nothing answered); an error of the server's
+    is named with its code and message (at most 200 characters: it is the server's text about
+    the guard's own request, which holds no client arguments).
+    """
+    code = error.get("code") if type(error) is dict else None
+    message = error.get("message") if type(error) is dict else None
+    if type(message) is str and message.startswith(TRANSPORT_PREFIX):
+        return message.removeprefix(TRANSPORT_PREFIX)
+    text = f"the upstream answered {method} with error {code if type(code) is int else '(no code)'}"
+    if type(message) is str and message.strip():
+        shown = message.strip()
+        text += f" ({shown[:200]}{'…' if len(shown) > 200 else ''})"
+    return text
+
+
 def without_guard_keys(message: dict[str, Any]) -> dict[str, Any]:
     """``message`` with ``mcp-guard/`` keys removed from ``result._meta`` and ``params._meta`` (copied only if any)."""
     for member in ("result", "params"):
@@ -1237,6 +1309,8 @@ def _logged(issue: Issue) -> str:
     The instance pointer of an ``additionalProperties`` or ``json`` finding may hold an
     undeclared key (client data); those are logged by their schema pointer only.
     """
+    if isinstance(issue, ToolIssue):
+        return issue.message.split(":")[0]  # the tool as a whole: its reason's first clause
     if issue.instance_path is not None and issue.keyword in _SCHEMA_DERIVED:
         return f"{issue.keyword} at {issue.instance_path or '(root)'}"
     return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"

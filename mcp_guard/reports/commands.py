@@ -55,7 +55,8 @@ def add_commands(
         "sampling, elicitation and roots. Exit status: 0 nothing hits --fail-on, 1 something does, 2 usage "
         "errors or an upstream that cannot be reached.",
         usage="mcp-guard check [--profile standard|strict] [--json] [--fail-on unsupported|malformed|never] "
-        "(--tools-file FILE | --upstream-url URL | --config FILE | -- COMMAND [ARGS...])",
+        "(--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]... "
+        "| --config FILE | -- COMMAND [ARGS...])",
     )
     common(check)
     check.set_defaults(command_parser=check)
@@ -76,8 +77,16 @@ def add_commands(
         "--header",
         action="append",
         default=[],
-        metavar="'NAME: VALUE'",
-        help="an HTTP header for --upstream-url (repeatable), e.g. 'Authorization: Bearer ...'",
+        metavar="NAME=VALUE",
+        help="an HTTP header for --upstream-url (repeatable; 'NAME: VALUE' works too); for secrets use --header-env",
+    )
+    check.add_argument(
+        "--header-env",
+        action="append",
+        default=[],
+        metavar="NAME=ENVVAR",
+        help="an HTTP header for --upstream-url whose value is the environment variable ENVVAR, e.g. "
+        "Authorization=UPSTREAM_AUTH with UPSTREAM_AUTH='Bearer ...' (repeatable; values are never printed)",
     )
     check.add_argument(
         "--fail-on",
@@ -184,14 +193,16 @@ def _read_document(path: str, *, comments: bool) -> Any:
 # --- check -------------------------------------------------------------------------------------
 
 
-def _headers(values: list[str]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for value in values:
-        name, sep, rest = value.partition(":")
-        if not sep or not name.strip() or any(c in name for c in " \t\r\n"):
-            raise UsageError("--header takes 'NAME: VALUE', e.g. --header 'Authorization: Bearer ...'")
-        headers[name.strip()] = rest.strip()
-    return headers
+def _headers(values: list[str], from_env: list[str]) -> dict[str, str]:
+    """``--header`` and ``--header-env``, parsed as ``wrap`` parses them (``http_upstream.parse_headers``)."""
+    import os
+
+    from ..relay.http_upstream import parse_headers
+
+    try:
+        return parse_headers(values, from_env, os.environ)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -208,8 +219,8 @@ def _check(args: argparse.Namespace) -> int:
         from ..gateway.commands import run_check
 
         return run_check(args.config, timeout=args.timeout, as_json=args.json)
-    if args.header and args.upstream_url is None:
-        args.command_parser.error("--header applies only to --upstream-url")
+    if (args.header or args.header_env) and args.upstream_url is None:
+        args.command_parser.error("--header and --header-env apply only to --upstream-url")
     from .tools import report_tools, tool_entries
 
     if args.tools_file is not None:
@@ -224,7 +235,7 @@ def _check(args: argparse.Namespace) -> int:
 
         from .listing import ListingError, list_tools
 
-        headers = _headers(args.header)
+        headers = _headers(args.header, args.header_env)
         try:
             listing = anyio.run(
                 lambda: list_tools(

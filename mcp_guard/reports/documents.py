@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.budget import integer_digit_limit, is_integer_too_long
 from ..core.json_values import exact_float, literal_float, pointer
 
 __all__ = [
@@ -178,7 +179,8 @@ def loads(text: str, *, comments: bool = False, exact: bool = False) -> Any:
 
     Raises:
         DocumentError: not JSON (with line and column), a duplicate object key (with its
-            pointer), an unclosed comment, or nesting too deep for the parser.
+            pointer), an unclosed comment, nesting too deep for the parser, or an integer
+            literal longer than the parser reads (``core.budget``).
     """
     if comments:
         text = strip_comments(text)
@@ -189,6 +191,13 @@ def loads(text: str, *, comments: bool = False, exact: bool = False) -> Any:
         raise DocumentError(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
     except RecursionError:
         raise DocumentError("the document nests too deeply for the JSON parser") from None
+    except ValueError as exc:
+        if not is_integer_too_long(exc):
+            raise
+        raise DocumentError(
+            f"an integer literal has more than {integer_digit_limit():,} digits, the most the JSON parser reads "
+            "(a limit against denial of service)"
+        ) from None
     duplicate = _find_duplicate(value)
     if duplicate is not None:
         raise DocumentError(duplicate)

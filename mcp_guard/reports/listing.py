@@ -136,9 +136,20 @@ async def list_tools(
             raise ListingError(
                 f"the server answered with an error: {exc.error.message} (code {exc.error.code})"
             ) from None
+        if url is not None and _is_connect_error(exc):
+            from ..relay.http_upstream import connect_failure, shown_url
+
+            raise ListingError(f"cannot reach the server at {shown_url(url)}: {connect_failure(exc)}") from None
         if command is not None and isinstance(exc, OSError) and not isinstance(exc, ConnectionError):
             raise ListingError(f"cannot start `{command[0]}`: {exc.strerror or _describe(exc)}") from None
         raise ListingError(f"the server could not be listed: {_describe(exc)}") from None
+
+
+def _is_connect_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the HTTP client's "could not connect" (connection refused, no such host, ...)."""
+    import httpx2
+
+    return isinstance(exc, httpx2.ConnectError)
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -35,7 +35,8 @@ Tools (all with schema ``{"type": "object"}``; ``tools/list`` is one page):
 Without listing, ``test/hang`` and ``subscriptions/listen`` (requests never answered), ``test/crash`` and
 ``test/close_stdout`` (notifications doing what the tools of the same names do), and
 ``test/spawn_grandchild`` (a request doing what the tool does, answered ``{"pid": PID}``) act
-too; ``HOLD_LIST=1`` leaves every ``tools/list`` request unanswered.
+too; ``HOLD_LIST=1`` leaves every ``tools/list`` request unanswered; ``EXIT_ON_LIST=1`` makes
+the process exit (status 4) at the first ``tools/list``, without answering.
 
 Other methods: ``initialize`` (echoes the protocol version; declares tools, logging and
 resource subscriptions), ``ping``, ``logging/setLevel``, ``resources/subscribe``,
@@ -133,6 +134,8 @@ class FaultyServer:
         elif method in ("ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"):
             self.reply(request_id, {})
         elif method == "tools/list":
+            if os.environ.get("EXIT_ON_LIST") == "1":
+                os._exit(4)
             if os.environ.get("HOLD_LIST") != "1":
                 self.reply(request_id, {"tools": TOOLS})
         elif method in ("test/hang", "subscriptions/listen"):

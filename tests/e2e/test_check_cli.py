@@ -285,7 +285,10 @@ LIST_ERROR = LOOPING_CURSOR.replace(
         (["--timeout", "2", "--", sys.executable, "-c", NEVER_ANSWERS], "did not list its tools within 2 s"),
         (["--", sys.executable, "-c", LOOPING_CURSOR], "cursors do not end"),
         (["--", sys.executable, "-c", LIST_ERROR], "boom (code -32603)"),
-        (["--upstream-url", "http://127.0.0.1:9/mcp"], "could not be listed"),
+        (
+            ["--upstream-url", "http://127.0.0.1:9/mcp"],
+            "cannot reach the server at http://127.0.0.1:9/mcp: connection refused",
+        ),
     ],
     ids=["missing-command", "exits", "never-answers", "looping-cursor", "list-error", "refused-url"],
 )

@@ -31,8 +31,9 @@ import mcp_types as types
 import pytest
 from anyio.abc import Process
 from mcp import Client, MCPError
+from starlette.datastructures import Headers
 
-from mcp_guard.relay.http_front import is_loopback, parse_listen_address
+from mcp_guard.relay.http_front import HttpConfig, HttpFront, is_loopback, parse_listen_address, parse_origin
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -41,9 +42,12 @@ ROOT = HERE.parents[1]
 SIGMA_SERVER = ROOT / "fixtures" / "sigma" / "server.py"
 PEER_SERVER = HERE / "http_peer_server.py"
 FORGING_SERVER = HERE / "forging_server.py"
+FAULTY_SERVER = HERE / "faulty_server.py"
 
 TIMEOUT = 60.0
 """Hang guard for one test step (generous: the machine is shared)."""
+PROMPT = 10.0
+"""Hang guard for answers that must come without waiting for a timeout (the guard's own is 30 s)."""
 
 MODERN = "2026-07-28"
 PV_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -332,6 +336,57 @@ def test_loopback_hosts() -> None:
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.5", "example.com", ""))
 
 
+@pytest.mark.parametrize(
+    ("allowed", "origin", "ok"),
+    [
+        ("http://app.test:*", "http://app.test", True),  # any port includes the default one
+        ("http://app.test:*", "http://app.test:5173", True),
+        ("http://app.test:*", "https://app.test", False),
+        ("http://app.test:*", "http://app.test.evil:80", False),
+        ("http://app.test:*", "http://app.test:80/path", False),
+        ("http://app.test", "http://app.test:80", True),  # one origin, written two ways
+        ("http://app.test:80", "http://app.test", True),
+        ("http://app.test", "http://app.test:8080", False),
+        ("https://APP.test/", "https://app.TEST", True),
+        ("https://app.test:8443", "https://app.test:8443", True),
+        ("https://app.test:8443", "https://app.test", False),
+        ("http://[::2]:*", "http://[::2]:9000", True),
+        ("vscode-webview://abc", "vscode-webview://abc", True),
+    ],
+)
+def test_allowed_origins(allowed: str, origin: str, ok: bool) -> None:
+    """``--allowed-origin`` entries match origins as RFC 6454 compares them (scheme, host, port)."""
+    front = HttpFront(["true"], HttpConfig(allowed_origins=(allowed,)))
+    refusal = front.security.refusal(Headers({"host": "127.0.0.1", "origin": origin}))
+    assert (refusal is None) is ok, (allowed, origin)
+
+
+@pytest.mark.parametrize(
+    ("allowed", "host", "ok"),
+    [
+        ("app.test", "app.test:8080", True),
+        ("app.test:80", "app.test", True),  # no port in Host: the default one
+        ("app.test:443", "app.test", True),  # ... or https's, behind a TLS proxy
+        ("app.test:8080", "app.test", False),
+        ("app.test:8080", "app.test:8081", False),
+    ],
+)
+def test_allowed_hosts(allowed: str, host: str, ok: bool) -> None:
+    """``--allowed-host NAME`` takes any port; ``NAME:PORT`` that port, a Host without one meaning the default."""
+    front = HttpFront(["true"], HttpConfig(allowed_hosts=(allowed,)))
+    assert (front.security.refusal(Headers({"host": host})) is None) is ok, (allowed, host)
+
+
+def test_allowed_origin_entries_must_be_origins() -> None:
+    """A malformed --allowed-origin is a configuration error, not a pattern that silently never matches."""
+    assert parse_origin("http://app.test") == ("http", "app.test", 80)
+    assert parse_origin("http://app.test:*", pattern=True) == ("http", "app.test", "*")
+    assert parse_origin("http://app.test:*") is None  # a wildcard is no Origin header value
+    for bad in ("app.test", "http://app.test/path", "null", "http://user@app.test", "http://app.test:1:*"):
+        with pytest.raises(ValueError, match="is not an origin"):
+            HttpConfig(allowed_origins=(bad,))
+
+
 # ---------------------------------------------------------------------------------------------
 # The SDK's client through the guard
 
@@ -521,6 +576,13 @@ async def test_http_level_refusals(sigma: Guard) -> None:
             broken = await post(client, sigma, b'{"jsonrpc":"2.0","id":7,"method":"ping"', session)
             assert broken.status_code == 400
             assert broken.json()["error"]["code"] == -32700
+            assert broken.json()["error"]["message"].startswith("Parse error: the body is not valid JSON (")
+            long_integer = b'{"jsonrpc":"2.0","id":8,"method":"ping","params":{"n":' + b"3" * 5000 + b"}}"
+            too_long = await post(client, sigma, long_integer, session)
+            assert too_long.status_code == 400 and too_long.json()["id"] == 8
+            assert too_long.json()["error"]["code"] == -32700
+            assert "integer literal of more than 4,300 digits" in too_long.json()["error"]["message"]
+            assert "3333333333" not in too_long.text
             not_message = await post(client, sigma, {"hello": 1}, session)
             assert not_message.status_code == 400
             bad_id = await post(client, sigma, request(True, "ping"), session)
@@ -914,6 +976,51 @@ async def test_idle_session_is_ended(tmp_path: Path) -> None:
 
 
 @needs_proc
+async def test_idle_shared_2026_upstream_is_stopped_and_started_again(tmp_path: Path) -> None:
+    """The shared 2026-07-28 upstream stops after --session-idle-timeout without a request; the next starts it."""
+    async with open_guard(tmp_path, "--session-idle-timeout", "1") as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            discover, headers = modern(request("d-1", "server/discover"))
+            assert (await post(client, guard, discover, headers=headers)).status_code == 200
+            (upstream,) = children(guard.process.pid)
+            await eventually(lambda: not alive(upstream), "the idle shared upstream to stop")
+            valid, headers = modern(call(7, "add", {"a": 2, "b": 3}))
+            (answer,) = messages_of(await post(client, guard, valid, headers=headers))
+            assert text_of(answer) == "5"
+            assert len(children(guard.process.pid)) == 1
+        assert "2026-07-28 channel idle for 1 s; ending it" in guard.log
+
+
+@needs_proc
+async def test_shared_upstream_that_does_not_speak_2026_is_stopped_after_discover(tmp_path: Path) -> None:
+    """server/discover answered -32601 (an SDK client's auto probe, a handshake-era server): the shared upstream
+    stops once no 2026-07-28 request is in flight, not when the guard exits; requests in flight finish first."""
+    env = {"RECORD_FILE": str(tmp_path / "record.jsonl")}
+    async with open_guard(tmp_path, upstream=FAULTY_SERVER, env=env) as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            slow, slow_headers = modern(call("s-1", "slow", {"seconds": 2}))
+            answers: list[dict[str, Any]] = []
+
+            async def slow_call() -> None:
+                answers.extend(messages_of(await post(client, guard, slow, headers=slow_headers)))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slow_call)
+                await eventually(lambda: len(children(guard.process.pid)) == 1, "the shared upstream to start")
+                (upstream,) = children(guard.process.pid)
+                discover, headers = modern(request("d-1", "server/discover"))
+                (refused,) = messages_of(await post(client, guard, discover, headers=headers))
+                assert refused["error"]["code"] == -32601
+                assert alive(upstream)  # the slow call is still in flight
+            assert [m["result"]["content"][0]["text"] for m in answers if m.get("id") == "s-1"] == ["slow ok"]
+            await eventually(lambda: not alive(upstream), "the shared upstream to stop")
+            ping, headers = modern(request("p-1", "ping"))
+            (answer,) = messages_of(await post(client, guard, ping, headers=headers))
+            assert answer == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
+        assert "answered server/discover with error -32601, so it does not speak the 2026-07-28 era" in guard.log
+
+
+@needs_proc
 async def test_sigterm_stops_every_upstream(tmp_path: Path) -> None:
     """SIGTERM: the guard ends every session and the shared 2026-07-28 upstream, then exits 0."""
     async with open_guard(tmp_path) as guard, http_client() as client:
@@ -946,6 +1053,33 @@ async def test_upstream_exit_mid_call(tmp_path: Path) -> None:
             await eventually(lambda: "upstream restarted (restart 1)" in guard.log, "the restart to be logged")
 
 
+async def test_calls_held_for_a_listing_the_upstream_dies_on_are_answered(tmp_path: Path) -> None:
+    """The upstream answers initialize and exits on tools/list: calls waiting for the guard's listing, in a
+    session and in the 2026-07-28 era, all get -32603 saying the upstream went away (no hang)."""
+    env = {"EXIT_ON_LIST": "1", "RECORD_FILE": str(tmp_path / "record.jsonl")}
+    answers: dict[Any, dict[str, Any]] = {}
+    async with open_guard(tmp_path, upstream=FAULTY_SERVER, env=env) as guard, http_client() as client:
+        with anyio.fail_after(PROMPT):
+            session = await open_session(client, guard)
+
+            async def one(message: dict[str, Any], session: str | None, headers: dict[str, str] | None) -> None:
+                for answer in messages_of(await post(client, guard, message, session, headers)):
+                    if "id" in answer and "method" not in answer:
+                        answers[answer["id"]] = answer
+
+            async with anyio.create_task_group() as tg:
+                for request_id in (2, 3):
+                    tg.start_soon(one, call(request_id, "echo", {}), session, None)
+                for request_id in ("m7", "m8"):
+                    message, headers = modern(call(request_id, "echo", {}))
+                    tg.start_soon(one, message, None, headers)
+    assert sorted(map(str, answers)) == ["2", "3", "m7", "m8"]
+    for answer in answers.values():
+        assert answer["error"]["code"] == -32603, answer
+        assert answer["error"]["message"].startswith("mcp-guard could not list the upstream's tools"), answer
+        assert "went away" in answer["error"]["message"], answer
+
+
 def test_missing_upstream_command_fails_at_start() -> None:
     """An upstream command that does not exist stops the guard at once (status 1), before it listens."""
     done = subprocess.run(
@@ -969,6 +1103,7 @@ def test_missing_upstream_command_fails_at_start() -> None:
         (["--allowed-host", "example.com"], "only apply with --http"),
         (["--http", "0", "--http-token-env", "MCP_GUARD_SURELY_UNSET"], "MCP_GUARD_SURELY_UNSET"),
         (["--http", "0", "--max-message-bytes", "10"], "max_message_bytes"),
+        (["--http", "0", "--allowed-origin", "app.test:*"], "is not an origin"),
     ],
 )
 def test_command_line_usage_errors(arguments: list[str], complaint: str) -> None:

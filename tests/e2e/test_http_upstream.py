@@ -30,7 +30,13 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, MCPError, StdioServerParameters
 
-from mcp_guard.relay.http_upstream import HttpUpstream, open_http_upstream, parse_headers, shown_url
+from mcp_guard.relay.http_upstream import (
+    HttpUpstream,
+    connect_failure,
+    open_http_upstream,
+    parse_headers,
+    shown_url,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -493,6 +499,41 @@ async def test_authorization_from_the_environment(tmp_path: Path) -> None:
     assert TOKEN not in stderr  # ... never its value
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--header", f"Authorization=Bearer {TOKEN}"],
+        ["--header", f"Authorization: Bearer {TOKEN}"],
+        ["--header-env", "Authorization=UPSTREAM_AUTH"],
+        ["--header-env", "Authorization: UPSTREAM_AUTH"],
+    ],
+    ids=["header-equals", "header-colon", "header-env-equals", "header-env-colon"],
+)
+def test_wrap_and_check_take_the_same_header_syntax(tmp_path: Path, flags: list[str]) -> None:
+    """``wrap`` and ``check`` share one parser: NAME=VALUE and 'NAME: VALUE', ``--header-env`` for both."""
+    env = {"UPSTREAM_AUTH": f"Bearer {TOKEN}"}
+    with http_server(tmp_path, "--bearer", TOKEN) as upstream:
+        checked = run_cli("check", "--json", "--fail-on", "never", "--upstream-url", upstream.url, *flags, env=env)
+        assert checked.returncode == 0, checked.stderr
+        assert len(json.loads(checked.stdout)["tools"]) == 23
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
+        wrapped = subprocess.run(
+            [sys.executable, *guard_args(upstream.url, *flags)],
+            input=json.dumps(init) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env={**os.environ, **env},
+            cwd=str(HERE.parents[1]),
+            check=False,
+        )
+        answer = json.loads(wrapped.stdout.splitlines()[0])
+        assert answer["result"]["serverInfo"], answer
+        records = upstream.records()
+    assert records and all(r["status"] != 401 for r in records)
+    assert TOKEN not in checked.stderr + checked.stdout + wrapped.stderr
+
+
 async def test_missing_authorization_is_a_clear_error(tmp_path: Path) -> None:
     """A 401 answers the request with a JSON-RPC error naming the status; the guard goes on running."""
     with http_server(tmp_path, "--bearer", TOKEN) as upstream, anyio.fail_after(TIMEOUT):
@@ -521,6 +562,20 @@ async def test_upstream_down_is_a_clear_error_not_a_hang(mode: Literal["legacy",
     assert init["error"]["code"] == listed["error"]["code"] == -32603
     assert init["error"]["message"].startswith("mcp-guard: cannot reach the upstream at " + url)
     assert guard.process.returncode == 0
+
+
+async def test_unreachable_upstream_errors_say_what_happened(tmp_path: Path) -> None:
+    """Connection refused: forwarded requests and the guard's own listing (for a call) both say so;
+    nothing pretends the upstream answered."""
+    url = free_url()
+    with anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, url) as guard:
+            init = await guard.request(0, "initialize", INIT)
+            called = await guard.request(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    reason = f"cannot reach the upstream at {url}: connection refused"
+    assert init["error"] == {"code": -32603, "message": f"mcp-guard: {reason}"}
+    assert called["error"] == {"code": -32603, "message": f"mcp-guard could not list the upstream's tools: {reason}"}
+    assert "answered" not in called["error"]["message"]
 
 
 async def test_ended_session_is_answered_then_opened_again(tmp_path: Path) -> None:
@@ -782,8 +837,17 @@ def test_parse_headers() -> None:
         "Authorization": "Bearer abc",
     }
     assert parse_headers([], ["X-Empty=EMPTY"], env) == {"X-Empty": ""}
+    # One syntax for wrap and check: NAME=VALUE or 'NAME: VALUE'; the name ends at the first '=' or ':'.
+    assert parse_headers(["Authorization: Bearer a=b", "X-C=d:e", "X-E:"], ["X-F: AUTH"], env) == {
+        "Authorization": "Bearer a=b",
+        "X-C": "d:e",
+        "X-E": "",
+        "X-F": "Bearer abc",
+    }
     for values, from_env, says in [
-        (["NoEquals"], [], "NAME=VALUE"),
+        (["NoEquals"], [], "NAME=VALUE or 'NAME: VALUE'"),
+        (["Bearer abc"], [], "no '=' or ':' found"),
+        (["Bearer abc: x"], [], "not a valid HTTP header name"),
         (["X-A=1", "x-a=2"], [], "more than once"),
         (["Accept=*/*"], [], "set by mcp-guard"),
         (["Mcp-Param-Region=eu"], [], "set by mcp-guard"),
@@ -797,6 +861,30 @@ def test_parse_headers() -> None:
     with pytest.raises(ValueError, match="printable ASCII") as excinfo:
         parse_headers([], ["X-A=BAD"], {"BAD": "sec\nret"})
     assert "sec" not in str(excinfo.value)
+
+
+def test_connect_failure_finds_the_operating_systems_reason() -> None:
+    """httpx says "All connection attempts failed"; the reason below it (per address tried) is what counts."""
+    import errno
+    import socket
+
+    def chained(cause: BaseException) -> Exception:
+        """The chain httpx builds: ConnectError <- httpcore's error(OSError) <- OSError <- the reason(s)."""
+        attempts = OSError("All connection attempts failed")
+        attempts.__cause__ = cause
+        exc = httpx2.ConnectError("All connection attempts failed")
+        exc.__cause__ = Exception(attempts)  # httpcore carries the OSError as its argument
+        return exc
+
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connect call failed ('127.0.0.1', 1)")
+    assert connect_failure(chained(refused)) == "connection refused"
+    both = ExceptionGroup("multiple", [refused, ConnectionRefusedError(errno.ECONNREFUSED, "::1")])
+    assert connect_failure(chained(both)) == "connection refused"
+    mixed = ExceptionGroup("multiple", [refused, OSError(errno.ENETUNREACH, "x")])
+    assert connect_failure(chained(mixed)) == f"connection refused; {os.strerror(errno.ENETUNREACH).lower()}"
+    unknown = socket.gaierror(-2, "Name or service not known")
+    assert connect_failure(chained(unknown)) == "the host name could not be resolved (Name or service not known)"
+    assert connect_failure(httpx2.ConnectError("no reason below")) == "no reason below"
 
 
 def test_shown_url_hides_credentials() -> None:

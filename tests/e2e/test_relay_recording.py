@@ -1269,6 +1269,25 @@ async def test_numbers_that_round_trip_are_forwarded_with_the_same_value(
         assert canon(arrived["params"]["arguments"]) == canon(expected)
 
 
+async def test_integers_are_exact_up_to_the_digit_limit_and_a_precise_parse_error_beyond(tmp_path: Path) -> None:
+    """4,300 digits go through digit for digit; 4,301 make the line a parse error that says so (no value echoed)."""
+    tools = write_tools(tmp_path / "tools.json", [NUMBER_TOOL])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        longest = "9" * 4300
+        response = await guard.call("exact", "n", f'{{"count":{longest}}}')
+        assert response["result"]["isError"] is False
+        assert any(f'"count":{longest}}}'.encode() in line for line in guard.record())
+        too_long = "7" * 4301
+        response = await guard.call("long", "n", f'{{"count":{too_long}}}')
+        assert response["error"]["code"] == -32700
+        message = response["error"]["message"]
+        assert message.startswith("Parse error: the line holds an integer literal of more than 4,300 digits"), message
+        assert "not valid JSON" not in message and "nests" not in message
+        assert guard.recorded_with_id("long") == []
+        assert "7777777777" not in message + guard.stderr()
+
+
 async def test_nan_outside_arguments_is_never_written(shared: Guard) -> None:
     """NaN/Infinity are not JSON: a request holding one is answered -32602 and not forwarded, wherever it stands."""
     await shared.send_raw(b'{"jsonrpc":"2.0","id":"nan-ping","method":"ping","params":{"y":1e400,"z":NaN}}')
@@ -1426,6 +1445,19 @@ async def test_duplicate_tool_names_are_refused_on_one_page_and_across_pages(tmp
             response = await guard.call("dup", "d", '{"b":-1}')
             assert response["result"]["_meta"][REJECTION_KEY]["kind"] == U
             assert guard.recorded_with_id("dup") == []
+            # Every account says why: the name is listed twice (not "features the guard cannot enforce").
+            (issue,) = response["result"]["_meta"][REJECTION_KEY]["issues"]
+            assert issue["message"].startswith("the tool's name is listed more than once by the server")
+            assert verdicts[-1]["issues"][0]["message"] == issue["message"]
+            text = response["result"]["content"][0]["text"]
+            assert text.startswith("mcp-guard refused this call to `d`: the tool's name is listed more than once")
+            assert "features the guard cannot enforce" not in text and "schema must change" not in text
+            await guard.sync()
+            assert (
+                "rejected tools/call `d` (unsupported_capability): the tool's name is listed more than once by the "
+                "server\n" in guard.stderr()
+            )
+            assert "name at schema (root)" not in guard.stderr()
 
 
 async def test_tools_without_a_name_or_an_input_schema_get_a_verdict(tmp_path: Path) -> None:
@@ -1441,6 +1473,9 @@ async def test_tools_without_a_name_or_an_input_schema_get_a_verdict(tmp_path: P
         response = await guard.call("ns", "no_schema", "{}")
         assert response["result"]["_meta"][REJECTION_KEY]["kind"] == V
         assert guard.recorded_with_id("ns") == []
+        text = response["result"]["content"][0]["text"]
+        assert text.startswith("mcp-guard refused this call to `no_schema`: the tool has no `inputSchema`.")
+        assert "input schema itself is malformed" not in text
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ EXIT_TIMEOUT = 20.0
 """Seconds the guard may take to exit (drain 2 s, then up to 2 s + 2 s to stop a stubborn upstream)."""
 
 SECRET = "sk-live-SECRET-1234"
-SERVER_ENV_KEYS = ("RECORD_FILE", "FAIL_FILE", "STDERR_LINE", "IGNORE_EOF", "HOLD_LIST")
+SERVER_ENV_KEYS = ("RECORD_FILE", "FAIL_FILE", "STDERR_LINE", "IGNORE_EOF", "HOLD_LIST", "EXIT_ON_LIST")
 INIT_PARAMS = {
     "protocolVersion": "2025-06-18",
     "capabilities": {"roots": {"listChanged": True}, "sampling": {}},
@@ -639,3 +639,55 @@ async def test_a_client_that_stops_reading_ends_the_guard_cleanly(tmp_path: Path
         for pid in client.live_pids():
             with suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Found in a new user's trial: every request answered promptly when the upstream cannot stay up
+
+
+async def test_calls_held_for_a_listing_the_upstream_dies_on_are_answered_with_the_reason(tmp_path: Path) -> None:
+    """The upstream answers initialize and exits on tools/list: both held calls get -32603 saying why, at once."""
+    async with open_guard(tmp_path, env={"EXIT_ON_LIST": "1"}) as client:
+        for request_id in (2, 3):
+            await client.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {}},
+                }
+            )
+        with anyio.fail_after(PROMPT):
+            answers = [await client.response(2), await client.response(3)]
+            assert "result" in await client.request("ping")  # a restarted upstream answers what needs no listing
+        for answer in answers:
+            assert answer["error"]["code"] == -32603, answer
+            assert answer["error"]["message"] == (
+                "mcp-guard could not list the upstream's tools: the upstream server went away"
+            ), answer
+
+
+async def test_an_upstream_that_exits_at_once_gets_every_request_answered_promptly(tmp_path: Path) -> None:
+    """``wrap -- sh -c 'exit 0'``: every request, calls included, gets an error within the hang guard.
+
+    Each start fails, so restarts back off (0.5 s, 1 s, 2 s, 4 s, 8 s, ...): a request that
+    would have to wait more than a second for the next start is answered at once instead.
+    """
+    async with open_guard(tmp_path, command=["sh", "-c", "exit 0"], initialize=False) as client:
+        requests: list[tuple[str, dict[str, Any]]] = [
+            ("initialize", INIT_PARAMS),
+            ("ping", {}),
+            ("tools/call", {"name": "echo", "arguments": {"k": SECRET}}),
+            ("tools/call", {"name": "echo", "arguments": {}}),
+        ]
+        requests += [("ping", {})] * 6
+        texts = []
+        for number, (method, params) in enumerate(requests):
+            with anyio.fail_after(PROMPT):
+                answer = await client.request(method, params, request_id=number)
+            assert answer["error"]["code"] == -32603, answer
+            texts.append(answer["error"]["message"])
+        assert texts[-1].startswith("mcp-guard: the upstream server went away and failed to start"), texts
+        assert "the guard starts it again on the first request after" in texts[-1]
+        assert all(SECRET not in text for text in texts)
+        assert client.process.returncode is None

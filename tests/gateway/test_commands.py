@@ -191,5 +191,16 @@ def test_journal_command(tmp_path: Path) -> None:
     assert "c2  fs/read" in done.stdout
     as_json = json.loads(run_cli("journal", "--json", str(path)).stdout)
     assert as_json["tools"][0]["unfinished"] == ["c2"]
-    missing = run_cli("journal", str(tmp_path / "absent.jsonl"))
-    assert missing.returncode == 1 and "cannot read the journal" in missing.stderr
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_unreadable_journal_is_exit_2_like_other_unreadable_input(tmp_path: Path, as_json: bool) -> None:
+    """A missing file or a directory: status 2 (as check, schema and verify), a message naming the path."""
+    for path in (tmp_path / "absent.jsonl", tmp_path):
+        done = run_cli("journal", *(["--json"] if as_json else []), str(path))
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"mcp-guard journal: error: {path}: cannot read the journal (")
+        if as_json:
+            assert json.loads(done.stdout)["error"].startswith(f"{path}: cannot read the journal (")
+        else:
+            assert done.stdout == ""

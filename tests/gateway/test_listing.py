@@ -122,7 +122,7 @@ FAILURES = [
         stdio("x", "-c", "print('hello'); import time; time.sleep(30)"),
         "no complete answer in time",
     ),
-    ("nobody listening", HttpServer(name="x", url="http://127.0.0.1:9/mcp"), "cannot connect"),
+    ("nobody listening", HttpServer(name="x", url="http://127.0.0.1:9/mcp"), "cannot connect: connection refused"),
 ]
 
 

@@ -57,7 +57,7 @@ def link_pair() -> tuple[MemoryLink, MemoryLink]:
 
 
 class FakeUpstream:
-    """A connector whose servers answer ``initialize``, ``ping``, ``tools/list``, ``tools/call``.
+    """A connector whose servers answer ``initialize``, ``ping``, ``tools/list``, ``tools/call`` (and batches of pings).
 
     ``tools/call`` of ``die`` ends the connection without answering. ``fail`` makes the next
     connections fail to start. ``received`` holds, per connection, the messages it got.
@@ -94,6 +94,11 @@ class FakeUpstream:
             except anyio.EndOfStream:
                 await link.aclose()  # like a server exiting at the end of its input
                 return
+            if type(message) is list:  # a batch of pings: one batch of answers
+                received.extend(message)
+                answers = [{"jsonrpc": "2.0", "id": m["id"], "result": {}} for m in message if "id" in m]
+                await link.send(json.dumps(answers).encode())
+                continue
             received.append(message)
             method, request_id = message.get("method"), message.get("id")
             if request_id is None:
@@ -183,3 +188,39 @@ async def test_failed_connections_back_off_doubling_up_to_the_cap() -> None:
         upstream.fail = False
         assert "result" in await client.request(20, "ping")
         assert relay.restarts == 5 and upstream.calls == 6
+
+
+async def test_a_request_is_answered_at_once_rather_than_wait_out_a_long_backoff() -> None:
+    """The next start is more than a second away: the request gets an error now, naming the wait; no start for it."""
+    upstream = FakeUpstream()
+    async with running(upstream, backoff=(1.5, 30.0)) as (relay, client):
+        assert "result" in await client.request(1, "tools/list")
+        await client.request(2, "tools/call", {"name": "die"})  # lived under 10 s: the next start waits 1.5 s
+        with anyio.fail_after(1.0):  # far less than the 1.5 s a held request would wait
+            answered = await client.request(3, "ping")
+        text = answered["error"]["message"]
+        assert answered["error"]["code"] == -32603
+        assert text.startswith("mcp-guard: the upstream server went away and failed to start"), text
+        assert "1 time(s) in a row; the guard starts it again on the first request after 1." in text
+        assert upstream.calls == 1 and relay.upstream is None
+        await anyio.sleep(1.5)
+        assert "result" in await client.request(4, "ping")  # the first request after the wait starts it again
+        assert upstream.calls == 2
+
+
+async def test_a_batch_sent_while_the_upstream_restarts_waits_for_it() -> None:
+    """A JSON-RPC batch arriving while the upstream is being started again is queued like any message."""
+    upstream = FakeUpstream()
+    async with running(upstream, backoff=(0.3, 0.3)) as (_relay, client):
+        assert "result" in await client.request(1, "tools/list")
+        await client.request(2, "tools/call", {"name": "die"})
+        await client.link.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode())
+        batch = [{"jsonrpc": "2.0", "id": 4, "method": "ping"}, {"jsonrpc": "2.0", "id": 5, "method": "ping"}]
+        await client.link.send(json.dumps(batch).encode())  # the restart is still waiting out its 0.3 s
+        flat: list[Any] = []
+        with anyio.fail_after(TIMEOUT):
+            while len(flat) < 3:
+                answer = json.loads(await client.link.receive())
+                flat += [m for m in (answer if type(answer) is list else [answer]) if "method" not in m]
+        assert sorted(m["id"] for m in flat) == [3, 4, 5]
+        assert all(m["result"] == {} for m in flat)

@@ -134,8 +134,17 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
 
 
 def test_bad_header_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = run(capsys, "check", "--upstream-url", "http://127.0.0.1:9/mcp", "--header", "no colon")
-    assert status == 2 and "--header takes 'NAME: VALUE'" in err
+    status, _, err = run(capsys, "check", "--upstream-url", "http://127.0.0.1:9/mcp", "--header", "no separator")
+    assert status == 2 and "--header takes NAME=VALUE or 'NAME: VALUE'" in err
+    assert "no separator" not in err  # it may be a misplaced secret
+    status, _, err = run(
+        capsys, "check", "--upstream-url", "http://127.0.0.1:9/mcp", "--header-env", "Authorization=NO_SUCH_VAR_4711"
+    )
+    assert status == 2 and "the environment variable NO_SUCH_VAR_4711 (for the header Authorization) is not set" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--header-env", "Authorization=X", "--", "true"])
+    assert exited.value.code == 2
+    assert "--header and --header-env apply only to --upstream-url" in capsys.readouterr().err
 
 
 # --- schema ------------------------------------------------------------------------------------
@@ -232,6 +241,26 @@ def test_schema_bad_arguments_are_usage_errors(
     path = write(tmp_path, "s.json", {"type": "object"})
     status, _, err = run(capsys, "schema", path, "--arguments", arguments)
     assert status == 2 and message in err
+
+
+def test_integers_beyond_the_parsers_digit_limit_are_usage_errors_not_crashes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """check, schema and verify: a clear error naming the limit (exit 2, or a malformed document), no traceback."""
+    digits = "5" * 5000
+    says = "an integer literal has more than 4,300 digits, the most the JSON parser reads"
+    schema = write(tmp_path, "s.json", '{"type": "object", "properties": {"n": {"minimum": ' + digits + "}}}")
+    arguments = write(tmp_path, "a.json", '{"n": ' + digits + "}")
+    for argv in (
+        ["schema", schema],
+        ["schema", write(tmp_path, "ok.json", {"type": "object"}), "--arguments", "@" + arguments],
+        ["check", "--tools-file", write(tmp_path, "t.json", '[{"name": "t", "inputSchema": ' + digits + "}]")],
+    ):
+        status, out, err = run(capsys, *argv)
+        assert status == 2 and says in err and out == "", argv
+        assert "5555555555" not in err
+    status, out, _ = run(capsys, "verify", arguments)
+    assert status == 1 and says in out and "malformed_document" in out
 
 
 def test_schema_refuses_a_tools_list(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
