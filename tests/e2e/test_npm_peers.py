@@ -502,6 +502,39 @@ async def test_everything_conversation_through_the_guard_matches_direct(tmp_path
     assert steps["unknown method"][0]["error"]["code"] == -32601
 
 
+@needs(SERVER_EVERYTHING)
+async def test_everything_over_streamable_http_through_the_guard(tmp_path: Path) -> None:
+    """server-everything in its streamable HTTP mode as the upstream (``wrap --upstream-url``): the same
+    session as over stdio, with server-to-client requests, progress and notifications relayed, and
+    every listed tool carrying the guard's verdict; a wrongly typed call never reaches the server."""
+    with npm_peers.serve_everything_http(tmp_path / "everything-http.log") as url:
+        argv = [sys.executable, "-m", "mcp_guard", "wrap", "--upstream-url", url]
+        with anyio.fail_after(TIMEOUT):
+            async with raw_client(argv, tmp_path / "stderr.log", ANSWERS) as client:
+                steps = await everything_conversation(client)
+                refused, _ = await client.request("tools/call", {"name": "get-sum", "arguments": {"a": "2", "b": 3}})
+    by_label = {label: (response, before) for label, response, before in steps}
+    results = {label: response.get("result") for label, (response, _) in by_label.items()}
+    assert results["initialize"]["serverInfo"]["name"] == "mcp-servers/everything"
+    assert results["ping"] == {} and results["ping again"] == {}
+    tools = results["tools/list"]["tools"]
+    assert tools and all("mcp-guard/schema" in tool["_meta"] for tool in tools)
+    assert {t["name"] for t in tools if not t["_meta"]["mcp-guard/schema"]["supported"]} <= set(EVERYTHING_UNSUPPORTED)
+    assert len(results["resources/list"]["resources"]) >= 5
+    assert results["prompt with arguments"]["messages"][0]["content"]["text"] == "What's weather in Paris?"
+    assert results["complete"]["completion"]["values"] == ["Sales", "Support"]
+    progress = [m for m in by_label["progress"][1] if m.get("method") == "notifications/progress"]
+    assert [m["params"]["progress"] for m in progress] == [1, 2, 3]
+    sampling = [m for m in by_label["sampling"][1] if m.get("method") == "sampling/createMessage"]
+    assert len(sampling) == 1 and "guard-test-model" in text_of(results["sampling"])
+    elicitation = [m for m in by_label["elicitation"][1] if m.get("method") == "elicitation/create"]
+    assert len(elicitation) == 1 and "- Name: Ada Lovelace" in text_of(results["elicitation"])
+    assert text_of(results["echo"]) == "Echo: héllo \u2028 wörld"
+    assert by_label["unknown method"][0]["error"]["code"] == -32601
+    assert refused["result"]["isError"] is True
+    assert refused["result"]["_meta"]["mcp-guard/rejection"]["kind"] == V
+
+
 # ---------------------------------------------------------------------------------------------
 # server-everything: the guard's verdicts on real tools
 
