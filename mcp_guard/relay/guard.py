@@ -16,6 +16,7 @@ This module does not send anything; ``relay`` moves the messages.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from dataclasses import dataclass
@@ -49,6 +50,12 @@ MAX_TEXT_ISSUES: Final = 20
 """A rejection's text names at most this many problems."""
 
 _MISSING: Final = object()
+
+
+MAX_CACHED_SCHEMAS: Final = 20_000
+"""Compiled schemas a table keeps for reuse (emptied when full)."""
+
+_schema_text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, sort_keys=False).encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +157,9 @@ class ToolTable:
         self.expires_at: float | None = -math.inf
         self.listening = False
         self._entries: dict[str, ToolEntry] = {}
+        # Compiled schemas by their exact JSON text: a listing that repeats a schema reuses its
+        # validator (2026-07-28 servers without listen streams are listed again before each call).
+        self._schemas: dict[str, Compiled] = {}
         self._pass_names: set[str] = set()  # names listed since the last first-page request
         self._conflicts: set[str] = set()  # names listed more than once in this generation
         self._counts: tuple[int, int] | None = None
@@ -220,7 +230,7 @@ class ToolTable:
             elif "inputSchema" not in tool:
                 compiled = _refused(VALIDATION, "inputSchema", "the tool has no `inputSchema`")
             else:
-                compiled = self._compile(tool["inputSchema"])
+                compiled = self._compiled(tool["inputSchema"])
             if type(name) is not str:
                 shown.append(_with_verdict(tool, compiled))
                 continue
@@ -235,6 +245,25 @@ class ToolTable:
             self.complete = True
             self._log_counts()
         return out
+
+    def _compiled(self, schema: Any) -> Compiled:
+        """The compiled schema, from the cache when the same JSON text was compiled before.
+
+        The key is the schema's exact JSON text (``true`` and ``1``, or ``1`` and ``1.0``, are
+        different texts), so a reused validator is one compiled from an identical schema. A
+        schema that has no such text (a non-finite or inexact number) is compiled every time.
+        """
+        try:
+            key = _schema_text(schema)
+        except (TypeError, ValueError, RecursionError):
+            return self._compile(schema)
+        compiled = self._schemas.get(key)
+        if compiled is None:
+            compiled = self._compile(schema)
+            if len(self._schemas) >= MAX_CACHED_SCHEMAS:
+                self._schemas.clear()
+            self._schemas[key] = compiled
+        return compiled
 
     def _compile(self, schema: Any) -> Compiled:
         """Compile one tool's schema; a fault in the guard makes the tool unsupported (fail closed)."""
