@@ -121,6 +121,15 @@ def _parser() -> argparse.ArgumentParser:
     from .gateway.commands import add_gateway_commands
 
     add_gateway_commands(sub, LOG_LEVELS)
+    serve = sub.choices["serve"]
+    _http_options(serve)  # serve --http: the same front as wrap --http
+    serve.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="with --http: the largest message accepted over HTTP, in bytes (default 32 MiB)",
+    )
     return parser
 
 
@@ -367,6 +376,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in GATEWAY_COMMANDS:
         from .gateway.commands import run_gateway_command
 
+        if args.command == "serve":
+            http_only = [
+                f
+                for f, given in (
+                    ("--allowed-host", args.allowed_host),
+                    ("--allowed-origin", args.allowed_origin),
+                    ("--http-token-env", args.http_token_env is not None),
+                    ("--max-message-bytes", args.max_message_bytes is not None),
+                )
+                if given
+            ]
+            if args.http is None and http_only:
+                args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
+            args.http_config = _http_config(args, args.command_parser) if args.http is not None else None
         return run_gateway_command(args)
     if args.command == "demo":
         from .demo import run_demo

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
+    from ..relay.http_front import HttpConfig
     from .catalog import Catalog
     from .config import GatewayConfig
 
@@ -52,8 +53,9 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
     serve = sub.add_parser(
         "serve",
-        help="run one guard on stdio in front of every server of a gateway config",
-        description="Run as an MCP server on stdio in front of every enabled server of FILE: tools and prompts "
+        help="run one guard (stdio, or streamable HTTP) in front of every server of a gateway config",
+        description="Run as an MCP server on stdio (or, with --http, over streamable HTTP at /mcp, each "
+        "session with its own upstreams) in front of every enabled server of FILE: tools and prompts "
         "namespaced SERVER__NAME in one list, resources routed by URI, every tools/call checked (schema, "
         "pinning, policy, budget) and journaled. Exit status: 0 the client closed the connection (or "
         "SIGTERM/SIGHUP), 1 the journal or lock file cannot be used, 2 configuration errors.",
@@ -79,14 +81,26 @@ def run_gateway_command(args: argparse.Namespace) -> int:
     if args.command == "journal":
         return run_journal(args.file, as_json=args.json)
     if args.command == "serve":
-        return run_serve(args.config, lock=args.lock, journal=args.journal, request_timeout=args.request_timeout)
+        return run_serve(
+            args.config,
+            lock=args.lock,
+            journal=args.journal,
+            request_timeout=args.request_timeout,
+            http=getattr(args, "http_config", None),
+        )
     raise ValueError(f"not a gateway command: {args.command}")
 
 
 def run_serve(
-    config_path: str, *, lock: str | None = None, journal: str | None = None, request_timeout: float = DEFAULT_TIMEOUT
+    config_path: str,
+    *,
+    lock: str | None = None,
+    journal: str | None = None,
+    request_timeout: float = DEFAULT_TIMEOUT,
+    http: HttpConfig | None = None,
 ) -> int:
-    """``mcp-guard serve``: the gateway on stdio until the client closes its side.
+    """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
+    ``http``, over streamable HTTP until SIGINT/SIGTERM).
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -95,7 +109,7 @@ def run_serve(
     import anyio
 
     from .pinning import LockError, LockFile
-    from .serve import serve_stdio
+    from .serve import serve_http, serve_stdio
 
     config = _load(config_path, sys.stderr)
     if config is None:
@@ -111,6 +125,13 @@ def run_serve(
         return 1
     journal_path = Path(journal).expanduser() if journal is not None else config.journal_path
     try:
+        if http is not None:
+            front = http
+            return anyio.run(
+                lambda: serve_http(
+                    config, front, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout
+                )
+            )
         return anyio.run(
             lambda: serve_stdio(config, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout)
         )

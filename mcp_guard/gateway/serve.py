@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -22,7 +23,10 @@ from .journal import Journal
 from .pinning import LockFile
 from .session import GatewaySession
 
-__all__ = ["serve_stdio"]
+__all__ = ["serve_http", "serve_stdio"]
+
+if TYPE_CHECKING:
+    from ..relay.http_front import HttpConfig
 
 log = logging.getLogger("mcp_guard")
 
@@ -78,6 +82,64 @@ async def serve_stdio(
         if journal is not None:
             journal.close()
     return 0
+
+
+class _GatewayRunner:
+    """A gateway session as the HTTP front runs it (``http_front.SessionRunner``)."""
+
+    def __init__(self, session: GatewaySession) -> None:
+        self.session = session
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve the session (its upstreams start, and restart, inside it)."""
+        task_status.started()
+        await self.session.run()
+
+
+async def serve_http(
+    config: GatewayConfig,
+    http: HttpConfig,
+    *,
+    lock: LockFile | None = None,
+    journal_path: Path | None = None,
+    request_timeout: float = 30.0,
+) -> int:
+    """Serve the gateway over MCP streamable HTTP at ``/mcp`` (the front of ``wrap --http``).
+
+    Each handshake-era HTTP session gets a gateway session of its own (its own upstream
+    processes and links); 2026-07-28 requests share one. One journal serves them all.
+
+    Args:
+        config: the loaded gateway config.
+        http: the HTTP front's settings (address, Host/Origin checks, token, size cap).
+        lock, journal_path, request_timeout: as for :func:`serve_stdio`.
+
+    Returns:
+        0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the journal cannot be opened or
+        the address cannot be bound.
+    """
+    from ..relay.http_front import HttpFront, serve_front
+
+    journal: Journal | None = None
+    if journal_path is not None:
+        try:
+            journal = Journal(journal_path)
+        except OSError as exc:
+            log.error("cannot open the journal %s: %s", journal_path, exc.strerror or exc)
+            return 1
+
+    def session(client: LineStream) -> _GatewayRunner:
+        return _GatewayRunner(
+            GatewaySession(client, config, lock=lock, journal=journal, request_timeout=request_timeout)
+        )
+
+    front = HttpFront([], http, profile=config.guard.profile, session_factory=session)
+    names = ", ".join(s.name for s in config.enabled) or "(none)"
+    try:
+        return await serve_front(front, f"gateway: serving {names} over HTTP (profile {config.guard.profile})")
+    finally:
+        if journal is not None:
+            journal.close()
 
 
 async def _stop_on_signals(scope: anyio.CancelScope) -> None:

@@ -73,7 +73,7 @@ from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol, cast
 from urllib.parse import urlsplit
 
 import anyio
@@ -116,9 +116,12 @@ __all__ = [
     "ENDPOINT",
     "HttpConfig",
     "HttpFront",
+    "SessionFactory",
+    "SessionRunner",
     "is_loopback",
     "parse_listen_address",
     "parse_origin",
+    "serve_front",
     "serve_http",
 ]
 
@@ -547,13 +550,34 @@ class _RelayClientSide:
         self._out.close()
 
 
-def _make_relay(front: HttpFront, client: _RelayClientSide) -> Relay:
-    """The one place the front builds a relay: its own upstream connector and tool table.
+class SessionRunner(Protocol):
+    """What serves one client session behind the front: a :class:`Relay`, or a gateway session.
+
+    ``run`` relays until the client side ends; it signals ``task_status.started()`` once it
+    serves (a failure before that, such as an upstream that cannot start, is raised to the
+    front, which answers the ``initialize`` with an error).
+    """
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve until the client side ends."""
+        ...
+
+
+SessionFactory = Callable[[LineStream], SessionRunner]
+"""Builds the runner of one session from its in-memory client line stream."""
+
+
+def _make_relay(front: HttpFront, client: _RelayClientSide) -> SessionRunner:
+    """The one place the front builds what serves a session: the front's session factory, or a
+    relay with its own upstream connector and tool table.
 
     The upstream process is started when the relay runs, and started again by the relay
     when it goes away (see ``relay``, "Upstream faults").
     """
     from .stdio import DEFAULT_GUARD_REQUEST_TIMEOUT
+
+    if front.session_factory is not None:
+        return front.session_factory(cast(LineStream, client))
 
     table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported)
     timeout = front.request_timeout
@@ -1001,6 +1025,8 @@ class HttpFront:
         profile: the schema profile (``standard`` or ``strict``).
         hide_unsupported: leave unsupported tools out of ``tools/list``.
         request_timeout: as for ``stdio.wrap_stdio`` (None: no limit on forwarded requests).
+        session_factory: builds what serves one client session instead of a :class:`Relay`
+            over ``command`` (the gateway's sessions); ``command`` is then unused.
 
     Call it as an ASGI 3 application (``http`` and ``lifespan`` scopes). Channels run in the
     task group the lifespan opens; :meth:`shutdown` ends them all (their upstreams stop).
@@ -1014,12 +1040,14 @@ class HttpFront:
         profile: str = "standard",
         hide_unsupported: bool = False,
         request_timeout: float | None = None,
+        session_factory: SessionFactory | None = None,
     ) -> None:
         self.command = list(command)
         self.config = config
         self.profile = profile
         self.hide_unsupported = hide_unsupported
         self.request_timeout = request_timeout
+        self.session_factory = session_factory
         self.security = _Security(config)
         self.server: uvicorn.Server | None = None
         self.address = ""
@@ -1568,6 +1596,19 @@ async def serve_http(
     if os.sep not in command[0] and shutil.which(command[0]) is None:
         log.error("upstream command not found: %s", command[0])
         return 1
+    front = HttpFront(
+        command, config, profile=profile, hide_unsupported=hide_unsupported, request_timeout=request_timeout
+    )
+    return await serve_front(front, f"wrapping `{' '.join(command)}` over HTTP (profile {profile})")
+
+
+async def serve_front(front: HttpFront, banner: str) -> int:
+    """Bind ``front.config``'s address and serve ``front`` until SIGINT or SIGTERM; log ``banner`` first.
+
+    Returns:
+        0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the address cannot be bound.
+    """
+    config = front.config
     host, port = config.host, config.port
     if not is_loopback(host):
         log.warning(
@@ -1581,9 +1622,6 @@ async def serve_http(
         log.error("cannot listen on %s:%d: %s", host, port, exc.strerror or exc)
         return 1
     bound_port = sock.getsockname()[1]
-    front = HttpFront(
-        command, config, profile=profile, hide_unsupported=hide_unsupported, request_timeout=request_timeout
-    )
     front.address = f"http://{_url_host(host)}:{bound_port}{ENDPOINT}"
     if not front.security.checks_host:
         log.warning("the Host header is not checked (bound to every interface; name hosts with --allowed-host)")
@@ -1604,7 +1642,7 @@ async def serve_http(
         )
     )
     front.server = server
-    log.info("wrapping `%s` over HTTP (profile %s)", " ".join(command), profile)
+    log.info("%s", banner)
     try:
         await server.serve(sockets=[sock])
     finally:
