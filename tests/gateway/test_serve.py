@@ -354,14 +354,18 @@ def test_check_config_reports_every_upstream(tmp_path: Path) -> None:
 
 
 async def test_prompts_and_resources_routed_to_server_everything(tmp_path: Path) -> None:
+    """server-everything and mcp-server-time (and Sigma) at once: tools of all, prompts and resources routed."""
     reason = npm_peers.missing(npm_peers.SERVER_EVERYTHING)
     if reason is not None:
         pytest.skip(reason)
+    if not HAS_TIME:
+        pytest.skip("mcp-server-time is not installed (pip install -e '.[test]')")
     argv = npm_peers.command(npm_peers.SERVER_EVERYTHING)
     config = write_config(
         tmp_path / "gw.json",
         {
             "everything": {"command": argv[0], "args": argv[1:]},
+            "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
             "sigma": {"command": sys.executable, "args": [str(SIGMA)]},
         },
         {},
@@ -369,7 +373,11 @@ async def test_prompts_and_resources_routed_to_server_everything(tmp_path: Path)
     async with serve(config) as client:
         await client.initialize()
         names = await client.tool_names()
-        assert "everything__echo" in names and "sigma__read" in names
+        assert "everything__echo" in names and "sigma__read" in names and "time__get_current_time" in names
+        now = await client.call("time__get_current_time", {"timezone": "UTC"})
+        assert now["result"].get("isError") is not True and "UTC" in json.dumps(now["result"]["content"])
+        summed = await client.call("everything__get-sum", {"a": 2, "b": "3"})
+        assert rejection_kind(summed) == "validation"  # checked before it reaches server-everything
         echoed = await client.call("everything__echo", {"message": "hello"})
         assert "hello" in json.dumps(echoed["result"]["content"])
         prompts = (await client.request("prompts/list"))["result"]["prompts"]
