@@ -65,7 +65,7 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.relay import without_guard_keys
+from ..relay.relay import list_pages, without_guard_keys
 from ..relay.upstream import Connector, LineLink
 from .catalog import Catalog, expose_prompts
 from .config import GatewayConfig, HttpServer, StdioServer
@@ -86,7 +86,6 @@ BACKOFF_MAX: Final = 30.0
 """... up to this many seconds."""
 STABLE_SECONDS: Final = 10.0
 """A connection that lived this long and then ended is restarted without waiting."""
-MAX_LIST_PAGES: Final = 10_000
 MAX_ENVELOPES: Final = 16
 
 GONE: Final = (
@@ -282,33 +281,13 @@ class Link:
             return []
 
     async def list_all(self, method: str, member: str, meta: dict[str, Any] | None = None) -> list[Any]:
-        """Every page of a list method (``tools/list``, ...): the items of ``member``.
+        """Every page of a list method (``tools/list``, ...): the items of ``member`` (``relay.list_pages``).
 
         Raises:
             RequestFailed: an error, no answer, a page without the list, or a cursor loop.
         """
-        items: list[Any] = []
-        cursor: Any = None
-        seen: set[str] = set()
-        for _page in range(MAX_LIST_PAGES):
-            params: dict[str, Any] = {}
-            if cursor is not None:
-                params["cursor"] = cursor
-            if meta:
-                params["_meta"] = meta
-            result = await self.request(method, params)
-            page = result.get(member)
-            if type(page) is not list:
-                raise RequestFailed(f"its {method} result has no `{member}` list")
-            items.extend(page)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-            marker = json.dumps(cursor, sort_keys=True)
-            if marker in seen:
-                raise RequestFailed(f"its {method} cursors loop")
-            seen.add(marker)
-        raise RequestFailed(f"its {method} has more than {MAX_LIST_PAGES} pages")
+        items, _ttl = await list_pages(self.request, method, member, meta, failure=RequestFailed)
+        return items
 
     async def relist(self, kind: str) -> None:
         """Re-list after ``notifications/{kind}/list_changed`` and tell the session (one listing at a time)."""

@@ -86,6 +86,7 @@ import logging
 import math
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -112,7 +113,7 @@ from .jsonrpc import (
 )
 from .upstream import Connector, LineLink
 
-__all__ = ["ListingFailed", "Relay", "RequestFailed", "parse_error_text"]
+__all__ = ["ListingFailed", "Relay", "RequestFailed", "list_pages", "parse_error_text"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -1204,33 +1205,59 @@ class Relay:
 
     async def _list_all(self, meta: dict[str, Any] | None) -> tuple[list[Any], float | None]:
         """Every page of ``tools/list``: the tools, and the pages' shortest ``ttlMs`` in seconds (None: not given)."""
-        tools: list[Any] = []
-        ttl: float | None = None
-        cursor: Any = None
-        seen: set[str] = set()
-        for _page in range(MAX_LIST_PAGES):
-            params: dict[str, Any] = {}
-            if cursor is not None:
-                params["cursor"] = cursor
-            if meta:
-                params["_meta"] = meta
-            result = await self.request("tools/list", params)
-            page = result.get("tools")
-            if type(page) is not list:
-                raise ListingFailed("the upstream's tools/list result has no `tools` list")
-            tools.extend(page)
-            page_ttl = result.get("ttlMs")
-            if (type(page_ttl) is int or type(page_ttl) is float) and page_ttl >= 0:
-                seconds = float(page_ttl) / 1000
-                ttl = seconds if ttl is None else min(ttl, seconds)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return tools, ttl
-            marker = json.dumps(cursor)
-            if marker in seen:
-                raise ListingFailed("the upstream's tools/list cursors loop")
-            seen.add(marker)
-        raise ListingFailed(f"the upstream's tools/list has more than {MAX_LIST_PAGES} pages")
+        return await list_pages(self.request, "tools/list", "tools", meta)
+
+
+async def list_pages(
+    request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]],
+    method: str,
+    member: str,
+    meta: dict[str, Any] | None = None,
+    *,
+    failure: type[Exception] = ListingFailed,
+) -> tuple[list[Any], float | None]:
+    """Every page of a list method (``tools/list``, ``prompts/list``, ...), following ``nextCursor``.
+
+    Args:
+        request: sends one request of the guard's own and returns its ``result``.
+        method: the list method; member: the result's list (``tools``, ``prompts``, ...).
+        meta: ``_meta`` for each page's request (a 2026-07-28 envelope), or None.
+        failure: the exception raised when the listing cannot be completed.
+
+    Returns:
+        The items of every page, and the pages' shortest ``ttlMs`` in seconds (None: not given).
+
+    Raises:
+        ``failure``: a page without the list, a cursor seen before (a loop), more than
+            :data:`MAX_LIST_PAGES` pages; and whatever ``request`` raises.
+    """
+    items: list[Any] = []
+    ttl: float | None = None
+    cursor: Any = None
+    seen: set[str] = set()
+    for _page in range(MAX_LIST_PAGES):
+        params: dict[str, Any] = {}
+        if cursor is not None:
+            params["cursor"] = cursor
+        if meta:
+            params["_meta"] = meta
+        result = await request(method, params)
+        page = result.get(member)
+        if type(page) is not list:
+            raise failure(f"the upstream's {method} result has no `{member}` list")
+        items.extend(page)
+        page_ttl = result.get("ttlMs")
+        if (type(page_ttl) is int or type(page_ttl) is float) and page_ttl >= 0:
+            seconds = float(page_ttl) / 1000
+            ttl = seconds if ttl is None else min(ttl, seconds)
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return items, ttl
+        marker = json.dumps(cursor, sort_keys=True)
+        if marker in seen:
+            raise failure(f"the upstream's {method} cursors loop")
+        seen.add(marker)
+    raise failure(f"the upstream's {method} has more than {MAX_LIST_PAGES} pages")
 
 
 def parse_error_text(exc: BaseException, what: str) -> str:
