@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from relay_throughput import percentile  # (this script's folder is on sys.path when it runs)
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMA = [sys.executable, str(ROOT / "fixtures" / "sigma" / "server.py")]
@@ -123,11 +124,6 @@ def run_round(url: str, calls: int) -> tuple[float, list[float]]:
             latencies.append(time.perf_counter() - before)
             assert answer["id"] == i + 2 and answer["result"]["isError"] is False, answer
         return calls / (time.perf_counter() - start), latencies
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> int:
