@@ -61,6 +61,7 @@ from ..relay.jsonrpc import (
     Uncarriable,
     dumps,
     error_response,
+    id_key,
     loads_client,
     recover_id,
     valid_id,
@@ -93,11 +94,6 @@ GONE: Final = (
     "the request was not re-sent"
 )
 DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
-
-
-def _key(request_id: Any) -> tuple[bool, Any]:
-    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ."""
-    return (type(request_id) is str, request_id)
 
 
 def connector_for(server: StdioServer | HttpServer) -> Connector:
@@ -358,7 +354,7 @@ class Link:
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if type(method) is not str:  # a response
-            key = _key(message.get("id"))
+            key = id_key(message.get("id"))
             own = self._own.get(key)
             if own is not None:
                 own.response = message
@@ -416,7 +412,7 @@ class Link:
                 or the upstream gone.
         """
         request_id = self.new_id()
-        key = _key(request_id)
+        key = id_key(request_id)
         own = _Own()
         self._own[key] = own
         try:
@@ -450,17 +446,17 @@ class Link:
             Uncarriable: the message holds a number JSON cannot carry exactly.
         """
         upstream_id = self.new_id()
-        self._pending[_key(upstream_id)] = forwarded
+        self._pending[id_key(upstream_id)] = forwarded
         try:
             await self.send({**message, "id": upstream_id})
         except BaseException:
-            self._pending.pop(_key(upstream_id), None)
+            self._pending.pop(id_key(upstream_id), None)
             raise
         return upstream_id
 
     def holds(self, upstream_id: Any) -> bool:
         """Whether the forwarded request ``upstream_id`` is still waiting for its answer."""
-        return _key(upstream_id) in self._pending
+        return id_key(upstream_id) in self._pending
 
 
 class _Envelope:
@@ -689,7 +685,7 @@ class GatewaySession:
         if method == "notifications/cancelled":
             params = message.get("params")
             request_id = params.get("requestId") if type(params) is dict else None
-            owner = self._client_requests.get(_key(request_id)) if valid_id(request_id) else None
+            owner = self._client_requests.get(id_key(request_id)) if valid_id(request_id) else None
             if owner is None:
                 return
             link, upstream_id = owner
@@ -705,7 +701,7 @@ class GatewaySession:
     async def _client_answer(self, message: dict[str, Any]) -> None:
         """The client's answer to a request an upstream sent it: back to that upstream, under its id."""
         request_id = message.get("id")
-        owner = self._server_requests.pop(_key(request_id), None) if valid_id(request_id) else None
+        owner = self._server_requests.pop(id_key(request_id), None) if valid_id(request_id) else None
         if owner is None:
             log.debug("dropped a client answer to no pending server request")
             return
@@ -822,7 +818,7 @@ class GatewaySession:
             await self.reply(error_response(request_id, INTERNAL_ERROR, DOWN))
             return
         if link.holds(upstream_id):
-            self._client_requests[_key(request_id)] = (link, upstream_id)
+            self._client_requests[id_key(request_id)] = (link, upstream_id)
 
     async def answer(self, link: Link, forwarded: _Forwarded, response: dict[str, Any]) -> None:
         """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on."""
@@ -833,7 +829,7 @@ class GatewaySession:
 
     def forget_client_request(self, client_id: Any) -> None:
         """The client's request ``client_id`` is no longer held by any upstream."""
-        self._client_requests.pop(_key(client_id), None)
+        self._client_requests.pop(id_key(client_id), None)
 
     async def _by_prompt(self, message: dict[str, Any], name: Any, path: tuple[str, ...]) -> None:
         request_id = message["id"]
@@ -903,13 +899,13 @@ class GatewaySession:
         """An upstream's request to the client (sampling, elicitation, roots): a session id, then to the client."""
         self._counter += 1
         session_id = f"mcp-guard-{self._nonce}-{self._counter}"
-        self._server_requests[_key(session_id)] = (link, message["id"])
+        self._server_requests[id_key(session_id)] = (link, message["id"])
         await self.reply({**message, "id": session_id})
 
     def session_id_of(self, link: Link, upstream_id: Any) -> Any:
         """The session id under which ``link``'s request ``upstream_id`` went to the client (``None``: none)."""
         for key, (owner, their_id) in list(self._server_requests.items()):
-            if owner is link and _key(their_id) == _key(upstream_id):
+            if owner is link and id_key(their_id) == id_key(upstream_id):
                 del self._server_requests[key]
                 return key[1]
         return None

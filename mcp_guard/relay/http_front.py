@@ -103,6 +103,7 @@ from .jsonrpc import (
     Uncarriable,
     dumps,
     error_response,
+    id_key,
     loads_client,
     loads_upstream,
     recover_id,
@@ -383,11 +384,7 @@ def _accepts(headers: Headers) -> tuple[bool, bool]:
 
 def _id_key(request_id: Any) -> _Key | None:
     """A map key for a JSON-RPC id (``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not); None if not an id."""
-    if not valid_id(request_id):
-        return None
-    if type(request_id) is float:
-        request_id = int(request_id)
-    return (type(request_id) is str, request_id)
+    return id_key(request_id) if valid_id(request_id) else None
 
 
 def _kind(message: dict[str, Any]) -> str | None:

@@ -94,7 +94,7 @@ from mcp.shared.inbound import (
 
 from .. import __version__
 from .guard import PROTOCOL_VERSION_KEY
-from .jsonrpc import INTERNAL_ERROR, NO_ID, Uncarriable, dumps, error_response, recover_id, valid_id
+from .jsonrpc import INTERNAL_ERROR, NO_ID, Uncarriable, dumps, error_response, id_key, recover_id, valid_id
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -313,11 +313,6 @@ def connect_failure(exc: BaseException) -> str:
     if reasons:
         return "; ".join(reasons)[:200]
     return (str(exc).strip() or type(exc).__name__)[:200]
-
-
-def _id_key(request_id: Any) -> tuple[bool, Any]:
-    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not (as in the relay)."""
-    return (type(request_id) is str, request_id)
 
 
 def _safe_value(value: Any) -> bool:
@@ -539,7 +534,7 @@ class HttpUpstream:
         """
         params = message.get("params")
         request_id = params.get("requestId") if type(params) is dict else None
-        exchange = self._exchanges.get(_id_key(request_id)) if valid_id(request_id) else None
+        exchange = self._exchanges.get(id_key(request_id)) if valid_id(request_id) else None
         if exchange is not None:
             exchange.cancelled = True  # no error for it when its stream ends unanswered
             if exchange.modern:
@@ -763,12 +758,12 @@ class HttpUpstream:
             # Passed on all the same: the relay answers the request it names, if it can find the id.
             request_id = recover_id(data)
             if request_id is not NO_ID and request_id is not None:
-                self._answered(_id_key(request_id), None)
+                self._answered(id_key(request_id), None)
             await self._push(data)
             return
         for m in message if type(message) is list else [message]:
             if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
-                self._answered(_id_key(m["id"]), m)
+                self._answered(id_key(m["id"]), m)
         await self._push(data)
 
     def _answered(self, key: tuple[bool, Any], response: dict[str, Any] | None) -> None:
@@ -948,7 +943,7 @@ def _request_ids(message: Any) -> dict[tuple[bool, Any], Any]:
     ids: dict[tuple[bool, Any], Any] = {}
     for m in message if type(message) is list else [message]:
         if type(m) is dict and "method" in m and "id" in m and valid_id(m["id"]):
-            ids[_id_key(m["id"])] = m["id"]
+            ids[id_key(m["id"])] = m["id"]
     return ids
 
 

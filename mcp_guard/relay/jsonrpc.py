@@ -27,6 +27,7 @@ __all__ = [
     "Uncarriable",
     "dumps",
     "error_response",
+    "id_key",
     "loads_client",
     "loads_upstream",
     "recover_id",
@@ -117,6 +118,16 @@ def loads_upstream(line: bytes | str) -> Any:
         RecursionError: nested beyond the parser's limit.
     """
     return _decode_upstream(line.decode("utf-8") if isinstance(line, bytes) else line)
+
+
+def id_key(request_id: Any) -> tuple[bool, Any]:
+    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not.
+
+    An id that is not hashable (an array or object, which no peer should send) gets its
+    ``repr``: it matches nothing the guard sent, and it cannot crash a lookup.
+    """
+    t = type(request_id)
+    return (t is str, request_id if t is not list and t is not dict else repr(request_id))
 
 
 def valid_id(request_id: Any) -> bool:

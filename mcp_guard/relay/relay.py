@@ -106,6 +106,7 @@ from .jsonrpc import (
     Uncarriable,
     dumps,
     error_response,
+    id_key,
     loads_client,
     loads_upstream,
     recover_id,
@@ -160,16 +161,6 @@ def _fresh(table: ToolTable) -> bool:
     """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
     changes, or its listing's ``ttlMs`` has not passed."""
     return table.expires_at is None or anyio.current_time() < table.expires_at
-
-
-def _key(request_id: Any) -> tuple[bool, Any]:
-    """A map key for a JSON-RPC id: ``"1"`` and ``1`` differ, ``1`` and ``1.0`` do not.
-
-    An id that is not hashable (an array or object, which no peer should send) gets its
-    ``repr``: it matches nothing the guard sent, and it cannot crash a lookup.
-    """
-    t = type(request_id)
-    return (t is str, request_id if t is not list and t is not dict else repr(request_id))
 
 
 class RequestFailed(Exception):
@@ -535,7 +526,7 @@ class Relay:
             if self._needs_listing(message):
                 # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
                 assert self._tg is not None
-                self._held[_key(message["id"])] = False
+                self._held[id_key(message["id"])] = False
                 self._tg.start_soon(self._route_held, message)
             else:
                 await self._act(*await self._route(message))
@@ -587,10 +578,10 @@ class Relay:
         params = message.get("params")
         if type(params) is not dict or not valid_id(params.get("requestId")):
             return False
-        key = _key(params["requestId"])
+        key = id_key(params["requestId"])
         for index, waiting in enumerate(self._backlog):
             is_request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
-            if is_request and _key(waiting["id"]) == key:
+            if is_request and id_key(waiting["id"]) == key:
                 del self._backlog[index]
                 return True
         return False
@@ -610,7 +601,7 @@ class Relay:
 
     async def _route_held(self, message: dict[str, Any]) -> None:
         forward, reply = await self._route(message)
-        if self._held.pop(_key(message["id"]), False):
+        if self._held.pop(id_key(message["id"]), False):
             return  # the client cancelled it while the guard was listing: neither sent nor answered
         await self._act(forward, reply)
 
@@ -671,7 +662,7 @@ class Relay:
         request_id = message.get("id")
         if not valid_id(request_id):
             return self.upstream is not None
-        key = _key(request_id)
+        key = id_key(request_id)
         if self._server_pending.pop(key, _MISSING) is not _MISSING:
             return True
         if key in self._orphaned:
@@ -714,14 +705,14 @@ class Relay:
         params = message.get("params")
         first_page = not (type(params) is dict and params.get("cursor") is not None)
         table = self.table_for(params)
-        self._lists[_key(message["id"])] = (table, table.generation, first_page)
+        self._lists[id_key(message["id"])] = (table, table.generation, first_page)
 
     def _cancel_held(self, message: dict[str, Any]) -> bool:
         """A cancellation of a call the guard still holds: drop the call, keep the notice."""
         params = message.get("params")
         if type(params) is not dict or not valid_id(params.get("requestId")):
             return False
-        key = _key(params["requestId"])
+        key = id_key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
         self._inflight.pop(key, None)
         if self._deadlines:
@@ -782,7 +773,7 @@ class Relay:
         """A line the guard cannot parse (or, with ``too_long``, the start of a line over that cap): skipped;
         a request waiting for it is answered with an error."""
         request_id = recover_id(line)
-        key = _key(request_id) if request_id is not NO_ID and request_id is not None else None
+        key = id_key(request_id) if request_id is not NO_ID and request_id is not None else None
         if key is not None and key in self._own:
             pending = self._own.pop(key)  # the guard's own request fails
             pending.failure = (
@@ -837,7 +828,7 @@ class Relay:
         if "method" not in message:
             if "id" not in message:
                 return message
-            key = _key(message["id"])
+            key = id_key(message["id"])
             if self._inflight.pop(key, None) is None and self._expired and key in self._expired:
                 self._expired.discard(key)
                 log.info("dropped the upstream's late answer to a request that had timed out")
@@ -867,14 +858,14 @@ class Relay:
                 table.invalidate()
         elif "id" in message:
             if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
-                self._server_pending[_key(message["id"])] = message["id"]
+                self._server_pending[id_key(message["id"])] = message["id"]
         elif method == "notifications/progress":
             if self._deadlines:
                 self._progressed(message.get("params"))
         elif method == "notifications/cancelled":
             params = message.get("params")
             if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
-                self._server_pending.pop(_key(params["requestId"]), None)
+                self._server_pending.pop(id_key(params["requestId"]), None)
         return message
 
     def _upstream_batch(self, batch: list[Any]) -> Any:
@@ -892,7 +883,7 @@ class Relay:
         params = message.get("params")
         meta = params.get("_meta") if type(params) is dict else None
         token = meta.get("progressToken") if type(meta) is dict else None
-        token_key = _key(token) if token is not None and valid_id(token) else None
+        token_key = id_key(token) if token is not None and valid_id(token) else None
         if key in self._deadlines:  # an id used again
             self._deadline_done(key)
         if self._expired:
@@ -911,7 +902,7 @@ class Relay:
     def _progressed(self, params: Any) -> None:
         """A progress notification: the request it belongs to gets its full timeout again."""
         token = params.get("progressToken") if type(params) is dict else None
-        key = self._progress.get(_key(token)) if valid_id(token) else None
+        key = self._progress.get(id_key(token)) if valid_id(token) else None
         if key is None or self.client_request_timeout is None:
             return
         entry = self._deadlines.pop(key, None)
@@ -979,7 +970,7 @@ class Relay:
         timed = self.client_request_timeout is not None
         for m in elements:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
-                key = _key(m["id"])
+                key = id_key(m["id"])
                 self._inflight[key] = m["id"]
                 if timed and (type(m["method"]) is not str or m["method"] not in UNTIMED):
                     self._deadline_start(key, m)
@@ -991,7 +982,7 @@ class Relay:
                 if type(m) is dict and "id" in m and "method" in m:
                     if not valid_id(m["id"]):
                         await self._reply(error_response(None, INTERNAL_ERROR, GONE))
-                    elif self._inflight.pop(_key(m["id"]), None) is not None:
+                    elif self._inflight.pop(id_key(m["id"]), None) is not None:
                         await self._reply(error_response(m["id"], INTERNAL_ERROR, GONE))
 
     async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
@@ -1041,7 +1032,7 @@ class Relay:
         """
         self._counter += 1
         request_id = f"mcp-guard-{self._nonce}-{self._counter}"
-        key = _key(request_id)
+        key = id_key(request_id)
         pending = _Pending()
         self._own[key] = pending
         try:
@@ -1156,7 +1147,7 @@ class Relay:
         """
         self._counter += 1
         request_id = f"mcp-guard-{self._nonce}-{self._counter}"
-        key = _key(request_id)
+        key = id_key(request_id)
         pending = _Pending()
         self._own[key] = pending
         self._listens[key] = table
@@ -1188,7 +1179,7 @@ class Relay:
         subscription = meta[SUBSCRIPTION_ID_KEY]
         if not valid_id(subscription):
             return False
-        table = self._listens.get(_key(subscription))
+        table = self._listens.get(id_key(subscription))
         if table is None:
             return False
         method = message.get("method")

@@ -122,3 +122,11 @@ def test_doubles_that_round_trip_stay_doubles() -> None:
     from mcp_guard.relay.jsonrpc import loads_upstream
 
     assert loads_upstream(b'{"a":0.1,"b":2.5,"c":-0.0}') == {"a": 0.1, "b": 2.5, "c": -0.0}
+
+
+def test_id_key_tells_strings_from_numbers_and_never_fails_on_unhashable_ids() -> None:
+    from mcp_guard.relay.jsonrpc import id_key
+
+    assert id_key("1") != id_key(1) and id_key(1) == id_key(1.0)
+    keys = {id_key([1]), id_key({"a": 1}), id_key(None)}  # no TypeError: arrays and objects are keyed by repr
+    assert len(keys) == 3 and id_key([1]) != id_key("[1]")
