@@ -26,6 +26,7 @@ from .keywords import (
     PROFILE_KEYWORDS,
     PROFILES,
     TYPE_PARTS,
+    Keyword,
     OneOf,
     Part,
     TypeName,
@@ -48,15 +49,42 @@ class _NotJson(Exception):
 
 
 class _Classifier:
-    """Walks one schema; records findings; builds nodes. Implements ``keywords.Site``."""
+    """Walks one schema; records findings; builds nodes. Implements ``keywords.Site``.
 
-    def __init__(self, profile: str) -> None:
+    With ``skim`` (findings only, for a schema the verdict-only walk did not find clean),
+    each nested schema is first given to :class:`_Verdict`; one it finds clean has no
+    finding to word, so the classifier does not descend into it and puts :data:`_SKIMMED`
+    in its place. The findings, their order and the subschema count are those of the full
+    walk; the tree is not (it is never used).
+
+    What the walk proves JSON: every value a keyword function accepted without a finding (each
+    accepts only exact JSON types; opaque values are checked first), and every skimmed
+    subschema. What it does not: the value a finding was about (kept in ``loose``: an unknown
+    keyword's value, a malformed one, a node that is not a schema) and, past the subschema
+    budget, the nodes it stopped visiting (``unproven``). :meth:`proves_json` checks the rest,
+    so a schema with findings needs no separate walk of all of it.
+    """
+
+    def __init__(self, profile: str, *, skim: bool = False) -> None:
         self.profile = profile
         self._table = PROFILE_KEYWORDS[profile]
         self.issues: list[Issue] = []
         self._seen: set[tuple[str, str, str]] = set()
         self.nodes = 0
         self.json_checked = False  # the whole schema is known to be JSON (else opaque values are checked)
+        self._verdict = _Verdict(profile) if skim else None
+        self._current: Any = None  # the value the walk is looking at (a finding's value is kept in loose)
+        self.loose: list[Any] = []
+        self.unproven = False
+
+    def proves_json(self) -> bool:
+        """True when the schema walked is JSON (see the class docstring); False: scan it to know."""
+        if self.unproven:
+            return False
+        for value in self.loose:
+            if not is_json(value):
+                return False
+        return True
 
     def _opaque(self, value: Any) -> None:
         """Before an opaque keyword's function runs: its value must be JSON (``Keyword.opaque``)."""
@@ -69,20 +97,34 @@ class _Classifier:
             return  # one finding per kind, keyword and place (e.g. wrong type *and* tuple-form items)
         self._seen.add((kind, keyword, at))
         self.issues.append(Issue(kind, keyword, at, None, message))  # type: ignore[arg-type]
+        self.loose.append(self._current)
 
     def subschema(self, schema: Any, path: Path, holder: str, depth: int) -> Node | None:
         """A nested schema (``properties`` value, ``items``, ``oneOf`` branch): see :meth:`node`."""
+        verdict = self._verdict
+        if verdict is not None:
+            verdict.nodes = self.nodes
+            if verdict.clean(schema, depth):
+                self.nodes = verdict.nodes  # counted as the full walk counts them, in the same order
+                return _SKIMMED
+        current = self._current
         self.nodes += 1
         if type(schema) is dict and depth <= MAX_SCHEMA_DEPTH and self.nodes <= MAX_SCHEMA_NODES:
             if "oneOf" in schema:
-                return self._one_of(schema, path, depth, False)
-            return self._typed(schema, path, depth, False)
-        self.nodes -= 1
-        return self.node(schema, path, holder, depth, root=False)
+                found = self._one_of(schema, path, depth, False)
+            else:
+                found = self._typed(schema, path, depth, False)
+        else:
+            self.nodes -= 1
+            found = self.node(schema, path, holder, depth, root=False)
+        self._current = current  # the holder's keyword may still record a finding about its value
+        return found
 
     def node(self, schema: Any, path: Path, holder: str, depth: int, *, root: bool) -> Node | None:
         self.nodes += 1
+        self._current = schema
         if self.nodes > MAX_SCHEMA_NODES:
+            self.unproven = True  # nodes past the budget are not visited
             if self.nodes == MAX_SCHEMA_NODES + 1:
                 self.finding(
                     UNSUPPORTED,
@@ -119,6 +161,8 @@ class _Classifier:
         kpath = (*path, key)
         spec = KEYWORDS.get(key)
         if spec is None:
+            if type(key) is not str:
+                self.unproven = True  # a key JSON cannot have: the scan says where
             self.finding(UNSUPPORTED, key, kpath, f"`{key}` is not supported by the guard's schema subset")
             return None
         if self.profile not in spec.profiles:
@@ -135,6 +179,7 @@ class _Classifier:
             self.finding(UNSUPPORTED, "oneOf", (*path, "oneOf"), "the root must be an object schema, not a oneOf")
         part: Part | None = None
         for key, value in schema.items():
+            self._current = value
             spec = KEYWORDS.get(key)
             if key != "oneOf" and spec is not None and not spec.in_one_of and self.profile in spec.profiles:
                 self.finding(
@@ -158,9 +203,10 @@ class _Classifier:
         """A node that is not ``oneOf``: it has a ``type`` (the root may omit it; decisions 1, 2)."""
         before = len(self.issues)
         ntype: str | None = None
+        self._current = None  # a finding about the node itself (no `type`) keeps nothing
         if "type" in schema:
             type_path: Path = (*path, "type")
-            value = schema["type"]
+            value = self._current = schema["type"]
             part: Part | None = TYPE_PARTS.get(value) if type(value) is str else None  # kw_type's accepted values
             if part is None:
                 part = self._keyword("type", value, schema, path, depth)
@@ -185,6 +231,7 @@ class _Classifier:
         for key, value in schema.items():
             if key == "type":
                 continue
+            self._current = value
             spec = table.get(key)
             if spec is None:  # unknown, or not in this profile: the general path words the finding
                 self._keyword(key, value, schema, path, depth)
@@ -211,6 +258,78 @@ class _Classifier:
         return TypedNode(ntype, type_path, parts)
 
 
+class _Verdict:
+    """The verdict-only walk of ``compile(..., defer=True)``. Implements ``keywords.Walk``.
+
+    It answers one question — is the schema inside the subset with no finding at all? —
+    without paths, findings or parts, reading each keyword through its table row
+    (``Keyword.accepts``, ``Keyword.quick``, ``Keyword.types``, ``Keyword.in_one_of``) and
+    counting subschemas and depth as :class:`_Classifier` does. Any doubt is False, and the
+    full classifier then words the findings; True is only ever said where the full
+    classifier finds nothing (a property test holds the two together).
+    """
+
+    __slots__ = ("nodes", "table")
+
+    def __init__(self, profile: str) -> None:
+        self.table = PROFILE_KEYWORDS[profile]
+        self.nodes = 0
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when ``schema`` at ``depth`` (0: the root) would classify with no finding."""
+        self.nodes += 1
+        if type(schema) is not dict or self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
+            return False
+        table = self.table
+        if "oneOf" in schema:
+            if depth == 0:
+                return False  # the root must be an object schema
+            for key, value in schema.items():
+                spec = table.get(key)
+                if spec is None or not spec.in_one_of or not self._value(spec, value, depth):
+                    return False
+            return True
+        ntype = schema.get("type", _MISSING)
+        if ntype is _MISSING:
+            if depth:
+                return False  # a nested schema without type
+            ntype = "object"
+        elif type(ntype) is not str or ntype not in TYPE_PARTS or (depth == 0 and ntype != "object"):
+            return False
+        for key, value in schema.items():  # the body of _value, inlined: this loop is the walk's cost
+            spec = table.get(key)
+            if spec is None:
+                return False
+            types = spec.types
+            if types is not None and ntype not in types:
+                return False
+            accepts = spec.accepts
+            if accepts is not None:
+                t = type(value)
+                if t not in accepts or (spec.opaque and (t is dict or t is list or t is float) and not is_json(value)):
+                    return False
+            elif key != "type":
+                quick = spec.quick
+                if quick is None or not quick(value, depth, self):
+                    return False
+        return True
+
+    def _value(self, spec: Keyword, value: Any, depth: int) -> bool:
+        """Whether one keyword's value is clean: its ``accepts`` decides, else its ``quick``."""
+        accepts = spec.accepts
+        if accepts is not None:
+            t = type(value)
+            if t not in accepts:
+                return False
+            return not spec.opaque or not (t is dict or t is list or t is float) or is_json(value)
+        quick = spec.quick
+        return quick is not None and quick(value, depth, self)
+
+
+_SKIMMED: Final = TypedNode("object", (), [])
+"""The stand-in for a clean subschema a skimming classifier did not descend into."""
+
+
 class Compiled:
     """A schema classified once and, when supported, compiled for per-call checks.
 
@@ -220,17 +339,33 @@ class Compiled:
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``codegen``), so classifying a long ``tools/list`` costs no code
-    generation for tools that are never called. Reusable; ``check`` keeps no state.
+    generation for tools that are never called. Reusable; ``check`` keeps no state beyond
+    the validator it builds once.
     """
 
-    __slots__ = ("_collect", "_root", "_valid", "profile", "report")
+    __slots__ = ("_collect", "_deferred", "_root", "_valid", "profile", "report")
 
-    def __init__(self, report: Report, root: Node | None, profile: str) -> None:
+    def __init__(self, report: Report, root: Node | None, profile: str, deferred: Any = _MISSING) -> None:
         self.report = report
         self.profile = profile
         self._root = root if report.ok else None
+        self._deferred = deferred  # a clean schema whose tree is built on first use (compile's defer)
         self._valid: Valid | None = None
         self._collect: Collect | None = None
+
+    def _build(self) -> Node | None:
+        """The tree of a deferred schema, built once by the full classifier.
+
+        Should the full classifier find anything where the verdict-only walk found nothing
+        (a fault in the guard, or a schema changed after ``compile``), its findings become
+        the report and nothing is validated (fail closed).
+        """
+        schema, self._deferred = self._deferred, _MISSING
+        compiled = compile(schema, profile=self.profile)
+        if not compiled.report.ok:
+            self.report = compiled.report
+        self._root = compiled._root
+        return self._root
 
     @property
     def supported(self) -> bool:
@@ -240,9 +375,10 @@ class Compiled:
     @property
     def source(self) -> str | None:
         """The generated validator's Python source (None for an unsupported schema)."""
-        if self._root is None:
+        root = self._root if self._deferred is _MISSING else self._build()
+        if root is None:
             return None
-        return generate(self._root)[2]
+        return generate(root)[2]
 
     def check(self, arguments: Any) -> Report:
         """Validate one call's arguments without any schema analysis.
@@ -261,9 +397,10 @@ class Compiled:
         """
         valid = self._valid
         if valid is None:
-            if self._root is None:
+            root = self._root if self._deferred is _MISSING else self._build()
+            if root is None:
                 return self.report
-            valid, self._collect, _source = generate(self._root)
+            valid, self._collect, _source = generate(root)
             self._valid = valid
         try:
             if valid(arguments, [MAX_WORK]):
@@ -308,12 +445,19 @@ def _profile(profile: str) -> str:
     return profile
 
 
-def compile(schema: Any, *, profile: str = "standard") -> Compiled:
+def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> Compiled:
     """Classify ``schema`` completely and compile it when it is inside the subset.
 
     Args:
         schema: a tool's ``inputSchema`` as a JSON value.
         profile: ``"standard"`` (default) or ``"strict"`` (spec, "Two profiles").
+        defer: classify a clean schema with the verdict-only walk (no paths, no parts) and
+            build its validator from ``schema`` on the first :meth:`Compiled.check`: a long
+            ``tools/list`` then costs one light walk per tool. The caller must not change
+            ``schema`` afterwards (the relay compiles what it parsed and never changes it);
+            should the first check find the schema no longer clean, the check returns the
+            findings and validates nothing. A schema with any finding is classified in full
+            at once either way, so ``report`` is the same.
 
     Returns:
         A :class:`Compiled`; ``Compiled.report`` holds every finding.
@@ -323,7 +467,11 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:
         TypeError: the schema holds a value that is not JSON; the message names its pointer.
     """
     profile = _profile(profile)
-    classifier = _Classifier(profile)
+    if defer and _Verdict(profile).clean(schema, 0):
+        # Every value the walk accepted has an exact JSON type (opaque ones were checked as
+        # JSON), so a clean walk proves the schema is JSON, as for the full walk below.
+        return Compiled(OK_REPORT, None, profile, schema)
+    classifier = _Classifier(profile, skim=defer)
     try:
         root = classifier.node(schema, (), "schema", 0, root=True)
     except Exception:  # not JSON somewhere (a tuple as a key, say): the slow way below says where
@@ -333,8 +481,11 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:
         if not classifier.issues:
             # Each keyword function accepts only values of exact JSON types, and opaque values were
             # checked as JSON: a clean walk proves the schema is JSON; no separate walk is needed.
+            if defer:  # a skimmed tree stands in for clean parts: build the real one when first used
+                return Compiled(OK_REPORT, None, profile, schema)
             return Compiled(OK_REPORT, root, profile)
-    findings = [] if is_json(schema) else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
+    proven = classifier.proves_json() if walked else is_json(schema)
+    findings = [] if proven else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
     issues = [
         Issue(
             VALIDATION,
@@ -349,7 +500,7 @@ def compile(schema: Any, *, profile: str = "standard") -> Compiled:
     if walked:
         issues += classifier.issues  # the walk does not depend on the JSON check: its findings stand
     else:
-        classifier = _Classifier(profile)
+        classifier = _Classifier(profile, skim=defer)
         classifier.json_checked = True
         classifier.node(schema, (), "schema", 0, root=True)
         issues += classifier.issues

@@ -114,7 +114,13 @@ def escape_token(token: str | int) -> str:
 
 def pointer(parts: Iterable[str | int]) -> str:
     """The JSON Pointer (RFC 6901) for a path of object keys and array indices; ``""`` for none."""
-    return "".join("/" + escape_token(p) for p in parts)
+    tokens = parts if type(parts) is tuple else tuple(parts)
+    if not tokens:
+        return ""
+    text = "/".join(map(str, tokens))
+    if "~" in text or text.count("/") != len(tokens) - 1:  # a token holds `~` or `/`: escape each
+        return "".join("/" + escape_token(p) for p in tokens)
+    return "/" + text
 
 
 def is_integer(value: Any) -> bool:

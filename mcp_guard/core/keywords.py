@@ -46,9 +46,11 @@ __all__ = [
     "OneOf",
     "Part",
     "Properties",
+    "QuickFn",
     "Required",
     "Site",
     "TypeName",
+    "Walk",
     "issue_code",
     "where",
 ]
@@ -278,6 +280,17 @@ KeywordFn = Callable[[Site, Any, dict[str, Any], tuple[str | int, ...], int], Pa
 """``fn(site, value, node, path_to_keyword, depth) -> Part | None``."""
 
 
+class Walk(Protocol):
+    """What a keyword's quick test may ask of the verdict-only walk (implemented in ``compiler``)."""
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when the nested ``schema`` (at ``depth``) is inside the subset with no finding."""
+
+
+QuickFn = Callable[[Any, int, Walk], bool]
+"""``quick(value, depth_of_node, walk) -> bool``: True only when ``fn`` would record no finding."""
+
+
 @dataclass(slots=True)  # not frozen: built per keyword at list time, frozen init costs
 class Keyword:
     """One row of the table.
@@ -296,6 +309,13 @@ class Keyword:
             (``enum`` choices, ``default``, ``examples``); the classifier checks it is JSON
             before ``fn`` runs. Every other accepted value is type-checked exactly by its ``fn``,
             which is what lets a schema that classifies cleanly skip a separate JSON walk.
+        quick: the keyword's test for the verdict-only walk that classifies a listing
+            (``compiler.compile(..., defer=True)``): True only when ``fn`` would accept the
+            value with no finding, nested schemas included (through ``walk``); False sends the
+            whole schema to the full classifier, which words the findings. ``None`` for rows
+            whose ``accepts`` decides (annotations), and for ``type``, which the walk reads
+            from :data:`TYPE_PARTS`. The node's ``types`` rule (decision 4) is the walk's.
+            A property test holds each ``quick`` to its ``fn``.
     """
 
     name: str
@@ -305,6 +325,7 @@ class Keyword:
     in_one_of: bool = False
     accepts: frozenset[type] | None = None
     opaque: bool = False
+    quick: QuickFn | None = None
 
 
 def where(instance_pointer: str) -> str:
@@ -444,6 +465,76 @@ def kw_one_of(site: Site, value: Any, node: dict[str, Any], path: tuple[str | in
     return OneOf(tuple(branches), path) if complete else None
 
 
+# --- quick tests (verdict only; see ``Keyword.quick``) --------------------------------------
+
+
+def quick_properties(value: Any, depth: int, walk: Walk) -> bool:
+    """``properties`` as :func:`kw_properties` accepts it: string names, clean subschemas."""
+    if type(value) is not dict:
+        return False
+    depth += 1
+    for name, sub in value.items():
+        if type(name) is not str or not walk.clean(sub, depth):
+            return False
+    return True
+
+
+def quick_required(value: Any, depth: int, walk: Walk) -> bool:
+    """``required`` as :func:`kw_required` accepts it: a list of unique strings."""
+    if type(value) is not list:
+        return False
+    for name in value:
+        if type(name) is not str:
+            return False
+    return len(set(value)) == len(value)
+
+
+def quick_additional_properties(value: Any, depth: int, walk: Walk) -> bool:
+    """``additionalProperties`` as :func:`kw_additional_properties` accepts it: a boolean."""
+    return type(value) is bool
+
+
+_ENUM_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
+
+
+def quick_enum(value: Any, depth: int, walk: Walk) -> bool:
+    """``enum`` as :func:`kw_enum` accepts it, for scalar choices (containers: the full path)."""
+    if type(value) is not list or len(value) > MAX_ENUM_CHOICES:
+        return False
+    for choice in value:
+        t = type(choice)
+        if t not in _ENUM_SCALARS and not (t is float and math.isfinite(choice)):
+            return False
+    return True
+
+
+def quick_minimum(value: Any, depth: int, walk: Walk) -> bool:
+    """``minimum`` as :func:`kw_minimum` accepts it: a finite number, not a boolean."""
+    t = type(value)
+    return t is int or (t is float and math.isfinite(value))
+
+
+def quick_items(value: Any, depth: int, walk: Walk) -> bool:
+    """``items`` as :func:`kw_items` accepts it: one clean schema."""
+    return type(value) is not list and walk.clean(value, depth + 1)
+
+
+def quick_one_of(value: Any, depth: int, walk: Walk) -> bool:
+    """``oneOf`` as :func:`kw_one_of` accepts it: a non-empty list of clean schemas."""
+    if type(value) is not list or not value:
+        return False
+    depth += 1
+    for branch in value:
+        if not walk.clean(branch, depth):
+            return False
+    return True
+
+
+def quick_schema(value: Any, depth: int, walk: Walk) -> bool:
+    """``$schema`` as :func:`kw_schema` accepts it: at the root, a compatible dialect."""
+    return depth == 0 and type(value) is str and value in SCHEMA_DIALECTS
+
+
 # --- annotations (standard only) ------------------------------------------------------------
 
 
@@ -498,14 +589,14 @@ KEYWORDS: dict[str, Keyword] = {
     k.name: k
     for k in (
         Keyword("type", kw_type, None, _BOTH),
-        Keyword("properties", kw_properties, _OBJECT, _BOTH),
-        Keyword("required", kw_required, _OBJECT, _BOTH),
-        Keyword("additionalProperties", kw_additional_properties, _OBJECT, _BOTH),
+        Keyword("properties", kw_properties, _OBJECT, _BOTH, quick=quick_properties),
+        Keyword("required", kw_required, _OBJECT, _BOTH, quick=quick_required),
+        Keyword("additionalProperties", kw_additional_properties, _OBJECT, _BOTH, quick=quick_additional_properties),
         Keyword("description", kw_description, None, _BOTH, in_one_of=True, accepts=frozenset({str})),
-        Keyword("enum", kw_enum, None, _BOTH, opaque=True),
-        Keyword("minimum", kw_minimum, _NUMERIC, _BOTH),
-        Keyword("items", kw_items, frozenset({"array"}), _BOTH),
-        Keyword("oneOf", kw_one_of, None, _BOTH, in_one_of=True),
+        Keyword("enum", kw_enum, None, _BOTH, opaque=True, quick=quick_enum),
+        Keyword("minimum", kw_minimum, _NUMERIC, _BOTH, quick=quick_minimum),
+        Keyword("items", kw_items, frozenset({"array"}), _BOTH, quick=quick_items),
+        Keyword("oneOf", kw_one_of, None, _BOTH, in_one_of=True, quick=quick_one_of),
         _annotation_row("title", str, "a string"),
         _annotation_row("default", None, "any JSON value"),
         _annotation_row("examples", list, "an array"),
@@ -513,7 +604,7 @@ KEYWORDS: dict[str, Keyword] = {
         _annotation_row("deprecated", bool, "a boolean"),
         _annotation_row("readOnly", bool, "a boolean"),
         _annotation_row("writeOnly", bool, "a boolean"),
-        Keyword("$schema", kw_schema, None, _STANDARD, in_one_of=True),
+        Keyword("$schema", kw_schema, None, _STANDARD, in_one_of=True, quick=quick_schema),
     )
 }
 """The subset (spec, "Supported keywords" and "Two profiles"). Everything else is unsupported."""

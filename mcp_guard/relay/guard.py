@@ -268,7 +268,9 @@ class ToolTable:
     def _compile(self, schema: Any) -> Compiled:
         """Compile one tool's schema; a fault in the guard makes the tool unsupported (fail closed)."""
         try:
-            return compile(schema, profile=self.profile)
+            # defer: a listing costs one light walk per tool; the validator is built on the
+            # tool's first call. The table never changes a schema it compiled.
+            return compile(schema, profile=self.profile, defer=True)
         except Exception:
             log.exception("internal error while classifying a tool's inputSchema; the tool is refused")
             return _refused(UNSUPPORTED, "schema", "mcp-guard could not classify this schema (internal error)")

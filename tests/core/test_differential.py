@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given, seed, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
@@ -50,16 +50,26 @@ ANY_INJECTION_EXAMPLES = 10_000 if LONG else 150
 PER_INJECTION_EXAMPLES = 500 if LONG else 10
 
 
-def profile_settings(max_examples: int) -> settings:
-    """CI: derandomized and bounded. Long: randomized. Never a database."""
-    return settings(
+CI_SEED = 20261129
+"""The CI profile's fixed seed. (``derandomize`` would seed from the test's own source, so an
+unrelated edit of a test body changed the example stream, and with it which traps a run hit.)"""
+
+
+def profile_settings(max_examples: int) -> Callable[[Any], Any]:
+    """CI: a fixed seed and bounded. Long: randomized. Never a database."""
+    chosen = settings(
         max_examples=max_examples,
-        derandomize=not LONG,
         database=None,
         deadline=None,
         print_blob=True,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
     )
+
+    def apply(test: Any) -> Any:
+        test = chosen(test)
+        return test if LONG else seed(CI_SEED)(test)
+
+    return apply
 
 
 PROFILES = ["standard", "strict"]
@@ -677,6 +687,8 @@ def test_guard_agrees_with_oracle(profile: str) -> None:
             assert report.ok == expected, describe(schema, value, report, expected, profile)
             again = compiled.check(value)
             assert again.ok == expected, describe(schema, value, again, expected, profile)
+            deferred = compile_schema(schema, profile=profile, defer=True).check(value)
+            assert deferred == again, describe(schema, value, deferred, expected, profile)
             if not report.ok:
                 assert report.kind == VALIDATION, report
                 assert all(i.instance_path is not None for i in report.issues), report
@@ -960,6 +972,7 @@ def test_outside_the_subset_every_call_is_refused(profile: str, wanted: str) -> 
         schema, label, at, values, (inside_one_of, some_sent, all_sent) = case
         report = classify(schema, profile=profile)
         assert not report.ok, (label, schema)
+        assert compile_schema(schema, profile=profile, defer=True).report == report, (label, schema)
         assert report.kind == UNSUPPORTED, (label, schema, report.issues_json())
         found = {(i.kind, i.schema_path) for i in report.issues}
         assert (UNSUPPORTED, at) in found, (label, at, schema, report.issues_json())
