@@ -68,24 +68,32 @@ _TYPE_TESTS = {
 }
 
 
+_PLAIN_NAMES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", type(None): "null"}
+"""JSON type names of the scalar types that are always JSON (see ``json_values.json_type_name``)."""
+
+
 def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[int]) -> None:
     """Append the ``type`` finding for ``value``; flag (``w[1]``) a value the JSON scan must report.
 
     An uncarriable number gets no ``type`` finding: the scan reports it once, as ``json``.
+    (Runs on the per-call slow path: the common types are named without further calls.)
     """
-    if is_uncarriable(value) or not is_json(value):
-        w[1] = 1
-        if is_uncarriable(value):
-            return
-    out.append(
-        Issue(
-            VALIDATION,
-            "type",
-            type_path,
-            ip,
-            f"{where(ip)} must be {expected}, not {json_type_name(value)} (type)",
-        )
-    )
+    t = type(value)
+    name = _PLAIN_NAMES.get(t)
+    if name is None:
+        if t is dict or t is list:
+            name = "object" if t is dict else "array"
+            if not is_json(value):
+                w[1] = 1
+        else:
+            if is_uncarriable(value) or not is_json(value):
+                w[1] = 1
+                if is_uncarriable(value):
+                    return
+            name = json_type_name(value)
+    where_ = "`" + ip + "`" if ip else "the arguments object"  # as keywords.where
+    message = where_ + " must be " + expected + ", not " + name + " (type)"
+    out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
 
 
 def child(ip: str, key: str) -> str:
@@ -231,7 +239,7 @@ class _Generator:
         lines = [f"if {self.const(n)} not in {v}: return False" for n in (required.names if required else ())]
         members = props.nodes if props is not None else {}
         if not members:
-            lines.append(f"if not is_json({v}): return False" if allowed else f"if {v}: return False")
+            lines.append(f"if {v} and not is_json({v}): return False" if allowed else f"if {v}: return False")
             return lines
         extra = "if not is_json(y): return False" if allowed else "return False"
         lines += [f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
