@@ -75,6 +75,7 @@ from ..relay.jsonrpc import (
     error_response,
     id_key,
     loads_client,
+    loads_upstream,
     recover_id,
     valid_id,
 )
@@ -432,7 +433,7 @@ class Link:
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
                 try:
-                    message = json.loads(line)
+                    message = loads_upstream(line)  # literals keep their value, as in the relay
                 except (ValueError, RecursionError):
                     log.warning("upstream %s: skipped %d bytes of output that are not JSON", self.name, len(line))
                     continue

@@ -441,3 +441,38 @@ async def test_serve_over_streamable_http(tmp_path: Path) -> None:
     intents = [r for r in records if r["event"] == "intent"]
     assert len(intents) == 2 and all(r["server"] == "sigma" and r["tool"] == "ls" for r in intents)
     assert sum(r["event"] == "outcome" and r["result"] == "rejected" for r in records) == 2
+
+
+async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_rounded(tmp_path: Path) -> None:
+    """As in the relay: a literal no double holds reaches the client as written (not rounded, and
+    ``1e400`` not turned into an error), and a schema holding one is not supported."""
+    raw = tmp_path / "tools-raw.json"
+    raw.write_text(
+        '[{"name":"low","inputSchema":{"type":"object","properties":{"x":{"type":"number",'
+        '"minimum":1.00000000000000000001}}}},'
+        '{"name":"literal_result","inputSchema":{"type":"object"}}]'
+    )
+    forging = ROOT / "tests" / "e2e" / "forging_server.py"
+    server = {"command": sys.executable, "args": [str(forging)], "env": {"TOOLS_RAW_FILE": str(raw)}}
+    config = write_config(tmp_path / "gw.json", {"lit": server}, {})
+    async with serve(config) as client:
+        await client.initialize()
+
+        async def raw_answer(request_id: str, method: str, params: dict[str, Any]) -> bytes:
+            await client.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            with anyio.fail_after(READ_TIMEOUT):
+                while True:
+                    line = await client._stdout.receive_until(b"\n", 1 << 26)
+                    if json.loads(line).get("id") == request_id:
+                        return line
+
+        listed = await raw_answer("list", "tools/list", {})
+        assert b'"minimum":1.00000000000000000001' in listed
+        verdicts = {
+            t["name"]: t["_meta"]["mcp-guard/schema"]["supported"] for t in json.loads(listed)["result"]["tools"]
+        }
+        assert verdicts["lit__low"] is False and verdicts["lit__literal_result"] is True
+        refused = json.loads(await raw_answer("low", "tools/call", {"name": "lit__low", "arguments": {"x": 1}}))
+        assert refused["result"]["isError"] is True  # never judged by a rounded minimum
+        answer = await raw_answer("lit", "tools/call", {"name": "lit__literal_result", "arguments": {}})
+        assert b'"c":1e400' in answer and b'"e":1.00000000000000000001' in answer and b'"d":-0.0' in answer
