@@ -64,6 +64,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..relay.framing import LineTooLong
 from ..relay.guard import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, is_modern
 from ..relay.jsonrpc import (
     INTERNAL_ERROR,
@@ -432,10 +433,13 @@ class Link:
                     line = await upstream.receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
+                except LineTooLong as exc:
+                    await self._unreadable(exc.prefix, too_long=exc.limit)
+                    continue
                 try:
                     message = loads_upstream(line)  # literals keep their value, as in the relay
                 except (ValueError, RecursionError):
-                    log.warning("upstream %s: skipped %d bytes of output that are not JSON", self.name, len(line))
+                    await self._unreadable(line)
                     continue
                 if type(message) is not dict or message.get("jsonrpc") != "2.0":
                     log.warning("upstream %s: skipped output that is not a JSON-RPC message", self.name)
@@ -443,6 +447,29 @@ class Link:
                 await self._from_upstream(without_guard_keys(message))
         finally:
             ended.set()
+
+    async def _unreadable(self, line: bytes, *, too_long: int | None = None) -> None:
+        """A line the guard cannot parse (with ``too_long``: the start of a line over that cap, whose
+        rest is dropped as it comes): skipped, and the request it answers (its id recovered from the
+        text) gets -32603 at once, as in the relay; the connection goes on."""
+        request_id = recover_id(line)
+        key = id_key(request_id) if valid_id(request_id) else None
+        if too_long is not None:
+            text = f"mcp-guard: the upstream's answer is longer than {too_long} bytes; it was dropped, not buffered"
+        else:
+            text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
+        own = self._own.get(key) if key is not None else None
+        if own is not None:
+            own.response = error_response(request_id, INTERNAL_ERROR, text)
+            own.event.set()
+            return
+        forwarded = self._pending.pop(key, None) if key is not None else None
+        if forwarded is not None:
+            log.warning("upstream %s: %s; answering an error", self.name, text.removeprefix("mcp-guard: "))
+            await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
+            return
+        what = f"longer than {too_long} bytes" if too_long is not None else f"of {len(line)} bytes that is not JSON"
+        log.warning("upstream %s: skipped a line %s", self.name, what)
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -787,6 +814,9 @@ class GatewaySession:
                 data = dumps(error_response(message["id"], INTERNAL_ERROR, "mcp-guard: the answer was not JSON"))
             else:
                 return
+        await self._send(data)
+
+    async def _send(self, data: bytes) -> None:
         async with self._send_lock:
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 await self.client.send(data)
@@ -1025,11 +1055,24 @@ class GatewaySession:
             self._client_requests[id_key(request_id)] = (link, upstream_id)
 
     async def answer(self, link: Link, forwarded: _Forwarded, response: dict[str, Any]) -> None:
-        """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on."""
+        """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on.
+
+        An answer holding a number JSON cannot carry (NaN, Infinity) is withheld: the client gets
+        -32603 instead, and a call is journaled ``protocol_error``.
+        """
         self.forget_client_request(forwarded.client_id)
+        try:
+            data = dumps({**response, "id": forwarded.client_id})
+        except Uncarriable:
+            log.warning(
+                "upstream %s: withheld an answer holding a number JSON cannot carry (NaN or Infinity)", link.name
+            )
+            text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
+            response = error_response(response.get("id"), INTERNAL_ERROR, text)
+            data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
         if forwarded.call is not None:
             await self.pipeline.finish(forwarded.call, response)
-        await self.reply({**response, "id": forwarded.client_id})
+        await self._send(data)
 
     def forget_client_request(self, client_id: Any) -> None:
         """The client's request ``client_id`` is no longer held by any upstream."""
