@@ -10,27 +10,51 @@ routes ``tools/call`` through :meth:`Catalog.route` into the :class:`~.pipeline.
 A listed tool is the upstream's tool object with ``name`` replaced by the exposed name and
 ``_meta`` holding the guard's ``mcp-guard/schema`` verdict and
 ``mcp-guard/origin = {"server", "tool"}``; every other field is passed as the upstream sent it.
+
+:class:`MergedLists` holds everything one client view sees: the tool :class:`Catalog`, the
+prompts (named like tools) and the resources and resource templates (routed by URI). The
+gateway keeps one for the handshake era and one per 2026-07-28 envelope.
+
+Generations (of the tool list and of the other lists) come from one process-wide counter
+and change only when a list is rebuilt from a listing that differs from the one before: a
+cursor stays valid while the list it pages is unchanged, and a cursor of another list (another
+envelope's, or one dropped since) never matches.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..relay.guard import META_PREFIX, ToolTable
+from ..relay.jsonrpc import Uncarriable, dumps
 from .config import GatewayConfig
-from .naming import Collision, CursorCodec, NameMap
+from .naming import Collision, CursorCodec, NameMap, ResourceMap
 from .pinning import LockFile, PinReport, compare
 from .pipeline import Route
 from .policy import Policy
 
-__all__ = ["ORIGIN_KEY", "Catalog", "CatalogReport", "expose_prompts"]
+__all__ = ["KINDS", "ORIGIN_KEY", "Catalog", "CatalogReport", "MergedLists", "expose_prompts"]
 
 log = logging.getLogger("mcp_guard")
 
 ORIGIN_KEY = "mcp-guard/origin"
+
+KINDS: Final = ("tools", "prompts", "resources")
+"""The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
+
+_GENERATIONS = itertools.count(1)
+
+
+def _text(listing: Any) -> bytes | None:
+    """The exact JSON text of a listing, to tell an unchanged one (``None``: it has no exact text)."""
+    try:
+        return dumps(listing)
+    except (Uncarriable, TypeError, ValueError, RecursionError):
+        return None
 
 
 @dataclass
@@ -96,25 +120,35 @@ class Catalog:
         self.lock = lock
         self.policy = Policy(config.guard)
         self.cursors = cursors if cursors is not None else CursorCodec()
-        self.generation = 0
+        self.generation = next(_GENERATIONS)
         self.report = CatalogReport()
         self._listings: dict[str, list[Any]] = {}
+        self._texts: dict[str, bytes | None] = {}
         self._routes: dict[str, Route] = {}
         self._by_origin: dict[tuple[str, str], Route] = {}
         self._listed: list[dict[str, Any]] = []
         self.pins = PinReport()
 
-    def update(self, server: str, tools: Sequence[Any] | None) -> None:
+    def update(self, server: str, tools: Sequence[Any] | None) -> bool:
         """Replace ``server``'s listing (all pages, wire dicts); ``None`` removes it (upstream down).
 
         Rebuilds names, routes and the report over every server's current listing, and
-        bumps :attr:`generation`.
+        changes :attr:`generation`, unless the listing is the one the catalog holds (the same
+        JSON text). Returns whether it rebuilt.
         """
         if tools is None:
+            if server not in self._listings:
+                return False
             self._listings.pop(server, None)
+            self._texts.pop(server, None)
         else:
+            text = _text(tools)
+            if server in self._listings and text is not None and self._texts.get(server) == text:
+                return False
             self._listings[server] = list(tools)
+            self._texts[server] = text
         self._rebuild()
+        return True
 
     def _rebuild(self) -> None:
         guard = self.config.guard
@@ -164,7 +198,7 @@ class Catalog:
         self._by_origin = {(r.server, r.tool): r for r in routes.values()}
         self._listed = listed
         self.report = report
-        self.generation += 1
+        self.generation = next(_GENERATIONS)
         for line in report.lines():
             log.warning("%s", line)
 
@@ -216,3 +250,109 @@ def expose_prompts(
             cleaned["_meta"] = {k: v for k, v in cleaned["_meta"].items() if not str(k).startswith(META_PREFIX)}
         listed.append(_exposed_item(cleaned, exposed, origin.server, "prompt"))
     return names, listed
+
+
+class MergedLists:
+    """Every list one client view sees, merged over the upstreams (handshake era, or one 2026-07-28 envelope).
+
+    Args:
+        config, lock, cursors: as for :class:`Catalog` (one codec per session: its cursors
+            are refused by every other list, see the module docstring).
+
+    Attributes:
+        catalog: the tool list and the routes of ``tools/call``.
+        prompt_names: exposed prompt name → origin (``prompts/get``, ``completion/complete``).
+        prompts: the prompts listed, each renamed (see :func:`expose_prompts`).
+        resources: the URI → server table, with the resources and templates listed.
+    """
+
+    def __init__(self, config: GatewayConfig, lock: LockFile | None, cursors: CursorCodec) -> None:
+        self.config = config
+        self.cursors = cursors
+        self.catalog = Catalog(config, lock, cursors)
+        self.prompt_names: NameMap[Any] = NameMap()
+        self.prompts: list[dict[str, Any]] = []
+        self.resources = ResourceMap()
+        self._generations = {"prompts": next(_GENERATIONS), "resources": next(_GENERATIONS)}
+        self._prompts: dict[str, list[Any]] = {}
+        self._resources: dict[str, tuple[list[Any], list[Any]]] = {}
+        self._texts: dict[tuple[str, str], bytes | None] = {}
+
+    def config_order(self) -> list[str]:
+        """Server names in config order."""
+        return [s.name for s in self.config.servers]
+
+    def set_tools(self, server: str, tools: Sequence[Any] | None) -> set[str]:
+        """Replace ``server``'s tools (``None``: none); returns ``{"tools"}`` when what the client sees changed."""
+        before = self.catalog.tools
+        if not self.catalog.update(server, tools):
+            return set()
+        return {"tools"} if self.catalog.tools != before else set()
+
+    def set_prompts(self, server: str, prompts: Sequence[Any] | None) -> set[str]:
+        """Replace ``server``'s prompts (``None``: it offers none, or is down); returns ``{"prompts"}`` on a change."""
+        if not self._replace(self._prompts, server, "prompts", None if prompts is None else list(prompts)):
+            return set()
+        before = self.prompts
+        order = self.config_order()
+        self.prompt_names, self.prompts = expose_prompts(self._prompts, self.config.guard.name_format, order)
+        for collision in self.prompt_names.collisions:
+            log.warning("prompt name collision: %s", collision.describe())
+        self._generations["prompts"] = next(_GENERATIONS)
+        return {"prompts"} if self.prompts != before else set()
+
+    def set_resources(self, server: str, resources: Sequence[Any] | None, templates: Sequence[Any] | None) -> set[str]:
+        """Replace ``server``'s resources and templates (both ``None``: none); returns ``{"resources"}`` on a change."""
+        pair = None if resources is None and templates is None else (list(resources or []), list(templates or []))
+        if not self._replace(self._resources, server, "resources", pair):
+            return set()
+        before = (self.resources.resources, self.resources.templates)
+        order = [s for s in self.config_order() if s in self._resources]
+        self.resources = ResourceMap.build(
+            {s: self._resources[s][0] for s in order}, {s: self._resources[s][1] for s in order}
+        )
+        for uri, servers in self.resources.withheld_uris.items():
+            log.warning("resource listed by several servers, withheld: %s (%s)", uri[:200], ", ".join(servers))
+        self._generations["resources"] = next(_GENERATIONS)
+        return {"resources"} if (self.resources.resources, self.resources.templates) != before else set()
+
+    def remove(self, server: str) -> set[str]:
+        """``server`` is down: its listings leave every list; returns the kinds whose visible list changed."""
+        return self.set_tools(server, None) | self.set_prompts(server, None) | self.set_resources(server, None, None)
+
+    def _replace(self, store: dict[str, Any], server: str, kind: str, value: Any) -> bool:
+        key = (server, kind)
+        if value is None:
+            if server not in store:
+                return False
+            del store[server]
+            self._texts.pop(key, None)
+            return True
+        text = _text(value)
+        if server in store and text is not None and self._texts.get(key) == text:
+            return False
+        store[server] = value
+        self._texts[key] = text
+        return True
+
+    def page(self, member: str, cursor: Any) -> dict[str, Any]:
+        """One page of a merged list: ``member`` is ``tools``, ``prompts``, ``resources`` or
+        ``resourceTemplates``; the result holds that member and, when more remain, ``nextCursor``.
+
+        Raises:
+            InvalidCursor: a cursor this view did not issue for the list as it is now (-32602).
+        """
+        if member == "tools":
+            return self.catalog.page(cursor)
+        if member == "prompts":
+            items: list[Any] = self.prompts
+            generation = self._generations["prompts"]
+        else:
+            pairs = self.resources.resources if member == "resources" else self.resources.templates
+            items = [item for _, item in pairs]
+            generation = self._generations["resources"]
+        page, next_cursor = self.cursors.page(items, cursor, member, generation, self.config.guard.page_size)
+        result: dict[str, Any] = {member: page}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result

@@ -9,18 +9,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
     from ..relay.http_front import HttpConfig
     from .catalog import Catalog
-    from .config import GatewayConfig
+    from .config import GatewayConfig, HttpServer, StdioServer
 
 DEFAULT_TIMEOUT = 30.0
+"""Seconds one upstream gets to start, say hello (``initialize`` or ``server/discover``) and list all its tools."""
 
-__all__ = ["add_gateway_commands", "run_check", "run_gateway_command", "run_journal", "run_pin", "run_serve"]
+__all__ = [
+    "UpstreamListing",
+    "add_gateway_commands",
+    "list_server",
+    "list_servers",
+    "run_check",
+    "run_gateway_command",
+    "run_journal",
+    "run_pin",
+    "run_serve",
+]
+
+log = logging.getLogger("mcp_guard")
 
 COMMANDS = ("pin", "journal", "serve")
 
@@ -160,7 +175,6 @@ def run_pin(
     """
     import anyio
 
-    from .listing import list_servers
     from .pinning import LockError, LockFile
 
     out = out if out is not None else sys.stdout
@@ -204,6 +218,104 @@ def run_pin(
     return 0
 
 
+@dataclass
+class UpstreamListing:
+    """What listing one upstream of a config found (``pin``, ``check --config``).
+
+    Attributes:
+        server: the server's name in the config.
+        transport: ``stdio`` or ``http``.
+        status: ``ok``, ``failed`` (``error`` says why) or ``disabled`` (not contacted).
+        error: the reason of a failure (never an environment or header value).
+        tools: every tool as the upstream listed it (wire JSON), all pages in order.
+        server_info: the upstream's ``serverInfo`` (``name``, ``version``), when it answered.
+        protocol_version: the protocol version agreed on (``initialize``), or the 2026-07-28
+            version the upstream offered in ``server/discover`` when it refused the handshake.
+    """
+
+    server: str
+    transport: Literal["stdio", "http"]
+    status: Literal["ok", "failed", "disabled"]
+    error: str | None = None
+    tools: list[Any] = field(default_factory=list)
+    server_info: dict[str, Any] | None = None
+    protocol_version: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the upstream answered with a complete listing."""
+        return self.status == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        """The listing as JSON (tools by name only)."""
+        return {
+            "server": self.server,
+            "transport": self.transport,
+            "status": self.status,
+            "error": self.error,
+            "server_info": self.server_info,
+            "protocol_version": self.protocol_version,
+            "tools": [t.get("name") if type(t) is dict else None for t in self.tools],
+        }
+
+
+async def list_server(
+    server: StdioServer | HttpServer, *, timeout: float = DEFAULT_TIMEOUT, environ: dict[str, str] | None = None
+) -> UpstreamListing:
+    """List every tool of one config entry with :func:`mcp_guard.reports.listing.list_tools`; never raises
+    for the upstream's faults.
+
+    Args:
+        server: the server's config entry (``env``/``headers`` already expanded).
+        timeout: seconds for start, handshake (or discovery) and all pages together.
+        environ: the environment a stdio upstream starts with, under its ``env``
+            (default ``os.environ``: the upstream gets what the user's shell has).
+
+    Returns:
+        The listing, ``status`` ``ok`` or ``failed`` (``disabled`` for a disabled entry).
+    """
+    import os
+
+    from ..reports.listing import ListingError, list_tools
+    from .config import StdioServer
+
+    listing = UpstreamListing(server.name, server.transport, "ok")
+    if server.disabled:
+        listing.status = "disabled"
+        return listing
+    try:
+        if isinstance(server, StdioServer):
+            env = dict(os.environ if environ is None else environ) | server.env
+            found = await list_tools(command=[server.command, *server.args], env=env, cwd=server.cwd, timeout=timeout)
+        else:
+            found = await list_tools(url=server.url, headers=server.headers, timeout=timeout)
+    except ListingError as exc:
+        listing.status = "failed"
+        listing.error = str(exc)
+        log.warning("upstream %s: could not list its tools: %s", server.name, listing.error)
+        return listing
+    listing.tools = found.tools
+    listing.server_info = found.server or None
+    listing.protocol_version = found.protocol_version
+    return listing
+
+
+async def list_servers(config: GatewayConfig, *, timeout: float = DEFAULT_TIMEOUT) -> list[UpstreamListing]:
+    """List every server of ``config`` concurrently (disabled ones reported, not contacted), in config order;
+    one failing upstream does not affect the others."""
+    import anyio
+
+    results: dict[str, UpstreamListing] = {}
+
+    async def one(server: StdioServer | HttpServer) -> None:
+        results[server.name] = await list_server(server, timeout=timeout)
+
+    async with anyio.create_task_group() as tg:
+        for server in config.servers:
+            tg.start_soon(one, server)
+    return [results[s.name] for s in config.servers]
+
+
 def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) -> int:
     """``mcp-guard journal FILE``: print the summary.
 
@@ -242,7 +354,6 @@ def run_check(
     import anyio
 
     from .catalog import Catalog
-    from .listing import list_servers
     from .pinning import LockError, LockFile
 
     out = out if out is not None else sys.stdout

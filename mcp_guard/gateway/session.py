@@ -15,8 +15,18 @@ the relay's connector seam (``upstream.stdio_connector``, ``http_upstream.http_c
   each upstream with the client's own ``initialize`` params, then
   ``notifications/initialized`` and the last ``logging/setLevel``.
 - 2026-07-28 era: no handshake; ``server/discover`` goes to every upstream and the answers
-  are merged; each ``tools/list`` and ``tools/call`` is judged against the merged list its
-  own envelope (protocol version, client capabilities) sees.
+  are merged. Every request is served from the merged lists its own envelope (protocol
+  version, client capabilities) sees: tools, prompts, resources and resource templates are
+  listed per envelope (at most :data:`MAX_ENVELOPES` kept, least recently used dropped), and
+  listed again before use once a listing's ``ttlMs`` has passed (absent: at once), unless a
+  ``subscriptions/listen`` stream of the guard's own at that upstream (opened after the first
+  listing, for the kinds the upstream acknowledges) says when it changed. A call is never
+  judged against a schema the upstream has replaced. The client's own ``subscriptions/listen``
+  is answered by the session: ``list_changed`` for the merged lists, and each URI of
+  ``resourceSubscriptions`` subscribed at the upstream that serves it (a listen stream per
+  upstream, whose ``resources/updated`` frames reach the client's stream under its id). When
+  such an upstream stream ends, the client's stream ends too (its result), so the client
+  listens again.
 
 Routing (client → upstream): ``tools/list`` from the merged :class:`~.catalog.Catalog` with
 the guard's cursors; ``tools/call`` → :meth:`Catalog.route` → :meth:`Pipeline.admit` →
@@ -33,7 +43,8 @@ link that holds the request, with that link's id. Requests from an upstream to t
 back to that upstream under the upstream's id. Progress tokens pass through unchanged.
 
 A ``list_changed`` notification from upstream ``k`` makes the session list ``k`` again,
-update the merged list and send the client one ``list_changed`` of that kind.
+update the merged list and send the client one ``list_changed`` of that kind (2026-07-28 era:
+on every listen stream of the client that asked for that kind).
 
 Messages are parsed and re-serialized as in the relay (compact, ASCII-only); ``mcp-guard/``
 ``_meta`` keys coming from upstreams are removed. Logs never hold argument values.
@@ -44,14 +55,16 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
+from ..relay.framing import LineTooLong
 from ..relay.guard import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, is_modern
 from ..relay.jsonrpc import (
     INTERNAL_ERROR,
@@ -63,15 +76,16 @@ from ..relay.jsonrpc import (
     error_response,
     id_key,
     loads_client,
+    loads_upstream,
     recover_id,
     valid_id,
 )
-from ..relay.relay import list_pages, without_guard_keys
+from ..relay.relay import SUBSCRIPTION_ID_KEY, list_pages, without_guard_keys
 from ..relay.upstream import Connector, LineLink
-from .catalog import Catalog, expose_prompts
+from .catalog import KINDS, Catalog, MergedLists
 from .config import GatewayConfig, HttpServer, StdioServer
 from .journal import Journal
-from .naming import CursorCodec, InvalidCursor, NameMap, ResourceMap
+from .naming import CursorCodec, InvalidCursor
 from .pinning import LockFile
 from .pipeline import Call, Pipeline
 from .policy import Budget
@@ -88,6 +102,23 @@ BACKOFF_MAX: Final = 30.0
 STABLE_SECONDS: Final = 10.0
 """A connection that lived this long and then ended is restarted without waiting."""
 MAX_ENVELOPES: Final = 16
+"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep merged lists of their own."""
+
+ENVELOPE_KEYS: Final = (
+    PROTOCOL_VERSION_KEY,
+    "io.modelcontextprotocol/clientInfo",
+    CAPABILITIES_KEY,
+)
+"""The ``_meta`` keys of a client's envelope that the guard's own 2026-07-28 requests carry (not its log level)."""
+
+LISTEN_FLAGS: Final = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+"""The ``subscriptions/listen`` filter flag of each list kind."""
+
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 
 GONE: Final = (
     "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
@@ -136,7 +167,11 @@ class Link:
         tools, prompts, resources, templates: the upstream's complete listings (handshake
             era; ``None`` when the upstream is down or does not offer the feature).
         capabilities, protocol_version, server_info: from its ``initialize`` answer.
+        offers: 2026-07-28 era: the list kinds its ``server/discover`` answer offers
+            (``{"tools"}`` when it answered with an error; ``None`` before it was asked on
+            this connection).
         restarts: connections made after the first.
+        connection: counts the connections made (2026-07-28 listings belong to one).
     """
 
     def __init__(self, session: GatewaySession, name: str, connect: Connector) -> None:
@@ -154,11 +189,15 @@ class Link:
         self.protocol_version: Any = None
         self.server_info: Any = None
         self.restarts = 0
+        self.connection = 0
         self.initialized = False
+        self.offers: frozenset[str] | None = None
         self._nonce = secrets.token_hex(6)
         self._counter = 0
         self._own: dict[tuple[bool, Any], _Own] = {}
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
+        self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
+        self._discover_lock = anyio.Lock()
         self._relisting = False
         self._relist_again = False
 
@@ -182,6 +221,7 @@ class Link:
             first = False
             started = anyio.current_time()
             was_ready = False
+            self.connection += 1
             try:
                 async with self.connect() as upstream:
                     self.upstream = upstream
@@ -196,7 +236,10 @@ class Link:
                         else:
                             self.ready = was_ready = True
                             self.settled.set()
-                            log.info("upstream %s: ready (%s)", self.name, self._counts())
+                            if self.initialized:
+                                log.info("upstream %s: ready (%s)", self.name, self._counts())
+                            else:
+                                log.info("upstream %s: ready (2026-07-28 era: listed per request envelope)", self.name)
                             await self.session.link_changed(self)
                             await ended.wait()
                             if not self.session.closing:
@@ -224,6 +267,7 @@ class Link:
     async def _setup(self) -> None:
         """Handshake (when the client did one) and the listings."""
         self.initialized = False
+        self.offers = None
         if self.session.init_params is not None:
             await self.handshake()
         else:
@@ -311,12 +355,62 @@ class Link:
         finally:
             self._relisting = False
 
+    async def discover(self, meta: dict[str, Any]) -> frozenset[str]:
+        """The list kinds this upstream offers in the 2026-07-28 era (its ``server/discover``
+        capabilities, asked once per connection with the envelope ``meta``); ``{"tools"}``
+        when it answers with an error or not at all."""
+        async with self._discover_lock:
+            if self.offers is None:
+                try:
+                    self.note_discovered(await self.request("server/discover", {"_meta": meta}))
+                except RequestFailed as exc:
+                    log.info("upstream %s: no server/discover answer (%s); listing its tools alone", self.name, exc)
+                    self.offers = frozenset({"tools"})
+            return self.offers if self.offers is not None else frozenset({"tools"})
+
+    def note_discovered(self, result: dict[str, Any]) -> None:
+        """Keep what a ``server/discover`` answer of this connection offers (the first one counts)."""
+        if self.offers is None:
+            caps = result.get("capabilities")
+            self.offers = frozenset(k for k in KINDS if type(caps) is dict and k in caps)
+
+    async def listen(
+        self, params: dict[str, Any], on_frame: Callable[[str, dict[str, Any]], Awaitable[None]]
+    ) -> dict[str, Any] | None:
+        """A ``subscriptions/listen`` stream of the guard's own, open until the upstream ends it.
+
+        Every notification stamped with this request's id (``_meta`` ``subscriptionId``) goes
+        to ``on_frame(method, params)`` and nowhere else. Returns the response that ended the
+        stream (a result, or an error when the upstream does not offer the method), or ``None``
+        when the upstream went away. Cancelling the caller cancels the stream upstream
+        (``notifications/cancelled``).
+        """
+        request_id = self.new_id()
+        key = id_key(request_id)
+        own = _Own()
+        self._own[key] = own
+        self._listens[key] = on_frame
+        try:
+            await self.send({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params})
+            await own.event.wait()
+        except (RequestFailed, Uncarriable):
+            return None
+        finally:
+            self._own.pop(key, None)
+            self._listens.pop(key, None)
+            if own.response is None and self.upstream is not None:
+                notice = {"requestId": request_id, "reason": "mcp-guard no longer needs this stream"}
+                with anyio.CancelScope(shield=True), contextlib.suppress(RequestFailed, Uncarriable):
+                    await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+        return own.response
+
     async def _down(self) -> None:
         """The connection ended: answer everything that waited on it; leave the merged lists."""
         was_ready = self.ready
         self.upstream = None
         self.ready = False
         self.initialized = False
+        self.offers = None
         for own in self._own.values():
             own.event.set()
         pending, self._pending = list(self._pending.values()), {}
@@ -339,10 +433,13 @@ class Link:
                     line = await upstream.receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
+                except LineTooLong as exc:
+                    await self._unreadable(exc.prefix, too_long=exc.limit)
+                    continue
                 try:
-                    message = json.loads(line)
+                    message = loads_upstream(line)  # literals keep their value, as in the relay
                 except (ValueError, RecursionError):
-                    log.warning("upstream %s: skipped %d bytes of output that are not JSON", self.name, len(line))
+                    await self._unreadable(line)
                     continue
                 if type(message) is not dict or message.get("jsonrpc") != "2.0":
                     log.warning("upstream %s: skipped output that is not a JSON-RPC message", self.name)
@@ -350,6 +447,29 @@ class Link:
                 await self._from_upstream(without_guard_keys(message))
         finally:
             ended.set()
+
+    async def _unreadable(self, line: bytes, *, too_long: int | None = None) -> None:
+        """A line the guard cannot parse (with ``too_long``: the start of a line over that cap, whose
+        rest is dropped as it comes): skipped, and the request it answers (its id recovered from the
+        text) gets -32603 at once, as in the relay; the connection goes on."""
+        request_id = recover_id(line)
+        key = id_key(request_id) if valid_id(request_id) else None
+        if too_long is not None:
+            text = f"mcp-guard: the upstream's answer is longer than {too_long} bytes; it was dropped, not buffered"
+        else:
+            text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
+        own = self._own.get(key) if key is not None else None
+        if own is not None:
+            own.response = error_response(request_id, INTERNAL_ERROR, text)
+            own.event.set()
+            return
+        forwarded = self._pending.pop(key, None) if key is not None else None
+        if forwarded is not None:
+            log.warning("upstream %s: %s; answering an error", self.name, text.removeprefix("mcp-guard: "))
+            await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
+            return
+        what = f"longer than {too_long} bytes" if too_long is not None else f"of {len(line)} bytes that is not JSON"
+        log.warning("upstream %s: skipped a line %s", self.name, what)
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -369,13 +489,21 @@ class Link:
         if "id" in message:
             await self.session.server_request(self, message)
             return
+        params = message.get("params")
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is dict and valid_id(meta.get(SUBSCRIPTION_ID_KEY)):
+            handler = self._listens.get(id_key(meta[SUBSCRIPTION_ID_KEY]))
+            if handler is not None:
+                assert type(params) is dict
+                await handler(method, params)
+                return
         if method.endswith("/list_changed") and method.startswith("notifications/"):
             kind = method.removeprefix("notifications/").removesuffix("/list_changed")
-            if kind in ("tools", "prompts", "resources"):
+            if kind in KINDS:
                 if self.ready and self.initialized:
                     self.session.spawn(self.relist, kind)
                 elif not self.initialized:
-                    await self.session.modern_list_changed(kind)
+                    self.session.modern_list_changed(self, kind)
                 return
         if method == "notifications/cancelled":
             params = message.get("params")
@@ -459,14 +587,112 @@ class Link:
         return id_key(upstream_id) in self._pending
 
 
-class _Envelope:
-    """The merged tool list of one 2026-07-28 envelope (protocol version, client capabilities)."""
+class _Listed:
+    """What one 2026-07-28 envelope holds of one upstream connection: when each listing goes stale.
 
-    def __init__(self, catalog: Catalog, meta: dict[str, Any]) -> None:
-        self.catalog = catalog
+    Attributes:
+        connection: the link's connection these listings came from.
+        expires: per kind, when its listing stops being fresh (``anyio.current_time()``;
+            ``inf`` while a listen stream reports its changes; absent: never listed).
+        ttl_ms: per kind, the ``ttlMs`` the upstream gave (0 when it gave none).
+        changes: per kind, bumped by each change the upstream reported (a listing that a
+            change overtook is made again).
+        listening: the kinds the guard's own listen stream at this upstream acknowledged.
+        listen_scope: that stream's cancel scope (``None``: none opened on this connection).
+    """
+
+    def __init__(self, connection: int) -> None:
+        self.connection = connection
+        self.expires: dict[str, float] = {}
+        self.ttl_ms: dict[str, int] = {}
+        self.changes: dict[str, int] = dict.fromkeys(KINDS, 0)
+        self.listening: set[str] = set()
+        self.listen_scope: anyio.CancelScope | None = None
+
+    def fresh(self, kind: str, now: float) -> bool:
+        """Whether the listing of ``kind`` may still be used."""
+        return self.expires.get(kind, -math.inf) > now
+
+    def listed(self, kind: str, started: float, ttl: float | None) -> None:
+        """A listing of ``kind`` requested at ``started`` (``ttl`` seconds, or None: not given) is in."""
+        self.ttl_ms[kind] = round(ttl * 1000) if ttl is not None else 0
+        self.expires[kind] = math.inf if kind in self.listening else started + (ttl or 0.0)
+
+    def changed(self, kind: str) -> None:
+        """The upstream said ``kind`` changed: list it again before use."""
+        self.changes[kind] += 1
+        self.expires[kind] = -math.inf
+
+    def deaf(self) -> None:
+        """The listen stream ended: changes may have been missed, so everything is listed again."""
+        self.listening.clear()
+        for kind in self.expires:
+            self.expires[kind] = -math.inf
+
+
+class _Envelope:
+    """The merged lists of one 2026-07-28 envelope (protocol version, client capabilities).
+
+    Attributes:
+        meta: the envelope keys (:data:`ENVELOPE_KEYS`) the guard's own requests for it carry.
+        view: the merged lists its requests are served from.
+        listed: per link name, what the view holds of that upstream.
+        lock: one listing at a time.
+    """
+
+    def __init__(self, view: MergedLists, meta: dict[str, Any]) -> None:
+        self.view = view
         self.meta = meta
-        self.complete = False
+        self.listed: dict[str, _Listed] = {}
         self.lock = anyio.Lock()
+
+    def of(self, link: Link) -> _Listed:
+        """What the envelope holds of ``link``'s current connection (a fresh record for a new connection)."""
+        listed = self.listed.get(link.name)
+        if listed is None or listed.connection != link.connection:
+            if listed is not None and listed.listen_scope is not None:
+                listed.listen_scope.cancel()
+            listed = self.listed[link.name] = _Listed(link.connection)
+        return listed
+
+    def ttl_ms(self, kind: str) -> int:
+        """The ``ttlMs`` of a merged list: the shortest of its upstreams' (0 when none gave one)."""
+        given = [x.ttl_ms[kind] for x in self.listed.values() if kind in x.ttl_ms]
+        return min(given) if given else 0
+
+    def close(self) -> None:
+        """The envelope is dropped: its listen streams are cancelled."""
+        for listed in self.listed.values():
+            if listed.listen_scope is not None:
+                listed.listen_scope.cancel()
+
+
+@dataclass
+class _ClientListen:
+    """A ``subscriptions/listen`` stream of the client's (2026-07-28 era), served by the session.
+
+    Attributes:
+        request_id: the client's id of the listen request (stamped on every frame).
+        kinds: the list kinds whose ``list_changed`` the client asked for.
+        acknowledged: the client got its ``notifications/subscriptions/acknowledged``.
+        held: resource updates that came before that acknowledgement (sent right after it).
+        ended: set when an upstream stream it relies on ended (the client's stream then ends).
+        scope: cancelled when the client cancels the request.
+    """
+
+    request_id: Any
+    kinds: set[str]
+    acknowledged: bool = False
+    held: list[dict[str, Any]] = field(default_factory=list)
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+
+    def stamped(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A notification for this stream: ``params._meta`` carries the client's listen id."""
+        body = dict(params or {})
+        meta = body.get("_meta")
+        body["_meta"] = {**(meta if type(meta) is dict else {}), SUBSCRIPTION_ID_KEY: self.request_id}
+        return {"jsonrpc": "2.0", "method": method, "params": body}
 
 
 class GatewaySession:
@@ -479,7 +705,7 @@ class GatewaySession:
         journal: the open journal (or ``None``); the caller closes it.
         connectors: per server name, a connector replacing :func:`connector_for` (tests).
         request_timeout: seconds the guard waits for an upstream to answer its own requests
-            (handshake, listings).
+            (handshake, listings, discovery, a listen stream's acknowledgement).
         start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
             for upstreams still starting.
         drain_timeout: seconds upstreams get, after the client closed, to answer what they
@@ -487,7 +713,7 @@ class GatewaySession:
 
     Attributes:
         links: one :class:`Link` per enabled server, in config order.
-        catalog: the merged tool list (handshake era).
+        view: the merged lists of the handshake era (2026-07-28 envelopes have their own).
         pipeline: the ordered checks and the journal of every ``tools/call``.
     """
 
@@ -510,7 +736,7 @@ class GatewaySession:
         self.start_timeout = start_timeout
         self.drain_timeout = drain_timeout
         self.cursors = CursorCodec()
-        self.catalog = Catalog(config, lock, self.cursors)
+        self.view = MergedLists(config, lock, self.cursors)
         self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
         connectors = connectors or {}
         self.links = [Link(self, s.name, connectors.get(s.name) or connector_for(s)) for s in config.enabled]
@@ -527,12 +753,14 @@ class GatewaySession:
         self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._subscriptions: dict[str, str] = {}
-        self._prompt_names: NameMap[Any] = NameMap()
-        self._prompts: list[dict[str, Any]] = []
-        self._resources = ResourceMap()
-        self._lists_generation = 0
         self._envelopes: dict[str, _Envelope] = {}
+        self._client_listens: dict[tuple[bool, Any], _ClientListen] = {}
         self._send_lock = anyio.Lock()
+
+    @property
+    def catalog(self) -> Catalog:
+        """The merged tool list of the handshake era."""
+        return self.view.catalog
 
     # --- running ------------------------------------------------------------------------------
 
@@ -586,6 +814,9 @@ class GatewaySession:
                 data = dumps(error_response(message["id"], INTERNAL_ERROR, "mcp-guard: the answer was not JSON"))
             else:
                 return
+        await self._send(data)
+
+    async def _send(self, data: bytes) -> None:
         async with self._send_lock:
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 await self.client.send(data)
@@ -685,7 +916,13 @@ class GatewaySession:
         if method == "notifications/cancelled":
             params = message.get("params")
             request_id = params.get("requestId") if type(params) is dict else None
-            owner = self._client_requests.get(id_key(request_id)) if valid_id(request_id) else None
+            if not valid_id(request_id):
+                return
+            listen = self._client_listens.get(id_key(request_id))
+            if listen is not None:
+                listen.scope.cancel()  # its upstream streams are cancelled with it
+                return
+            owner = self._client_requests.get(id_key(request_id))
             if owner is None:
                 return
             link, upstream_id = owner
@@ -713,6 +950,10 @@ class GatewaySession:
 
     # --- client requests ----------------------------------------------------------------------
 
+    def _modern(self, params: Any) -> bool:
+        """Whether a request is served from its 2026-07-28 envelope's lists (no handshake in this session)."""
+        return is_modern(params) and self.init_params is None
+
     async def _request(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
         method = message["method"]
@@ -722,28 +963,23 @@ class GatewaySession:
                 await self._result(request_id, {}, params)
             elif method == "server/discover":
                 await self._discover(message)
-            elif method == "tools/list":
-                await self._tools_list(request_id, params)
             elif method == "tools/call":
                 await self._tools_call(message)
-            elif method == "prompts/list":
-                await self._settled()
-                await self._paged(request_id, params, "prompts", self._prompts)
-            elif method == "resources/list":
-                await self._settled()
-                await self._paged(request_id, params, "resources", [r for _, r in self._resources.resources])
-            elif method == "resources/templates/list":
-                await self._settled()
-                items = [t for _, t in self._resources.templates]
-                await self._paged(request_id, params, "resourceTemplates", items)
+            elif method in _LIST_METHODS:
+                await self._list(request_id, params, _LIST_METHODS[method])
             elif method == "prompts/get":
                 await self._by_prompt(message, params.get("name") if type(params) is dict else None, ("name",))
+            elif method in ("resources/subscribe", "resources/unsubscribe") and self._modern(params):
+                text = f"Method not found: {method} is not in the 2026-07-28 era; use subscriptions/listen"
+                await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
             elif method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
                 await self._by_uri(message, params.get("uri") if type(params) is dict else None)
             elif method == "completion/complete":
                 await self._complete(message)
             elif method == "logging/setLevel":
                 await self._set_level(message)
+            elif method == "subscriptions/listen" and self._modern(params):
+                await self._client_listen(message)
             else:
                 text = f"Method not found: the gateway does not route {method[:80]}"
                 await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
@@ -755,23 +991,26 @@ class GatewaySession:
             result = {**result, "resultType": "complete"}
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    async def _paged(self, request_id: Any, params: Any, kind: str, items: list[Any]) -> None:
-        cursor = params.get("cursor") if type(params) is dict else None
-        page, next_cursor = self.cursors.page(items, cursor, kind, self._lists_generation, self.config.guard.page_size)
-        result: dict[str, Any] = {kind: page}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        await self._result(request_id, result, params)
+    async def _view_for(self, params: Any, kind: str) -> MergedLists:
+        """The merged lists a request is served from: its envelope's (fresh for ``kind``), or the handshake era's."""
+        if self._modern(params):
+            return (await self._modern_view(params, {kind})).view
+        await self._settled()
+        return self.view
 
-    async def _tools_list(self, request_id: Any, params: Any) -> None:
+    async def _list(self, request_id: Any, params: Any, member: str) -> None:
+        """``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list`` from the merged lists."""
         cursor = params.get("cursor") if type(params) is dict else None
-        if is_modern(params) and self.init_params is None:
-            envelope = await self._envelope(params)
-            result = envelope.catalog.page(cursor)
-            result["resultType"] = "complete"
+        kind = "resources" if member == "resourceTemplates" else member
+        if self._modern(params):
+            envelope = await self._modern_view(params, {kind})
+            result = envelope.view.page(member, cursor)
+            # 2026-07-28 list results carry their cache hints: the shortest ttlMs of the upstreams'
+            # listings, and private (each gateway session merges for its own client and policy).
+            result.update(resultType="complete", ttlMs=envelope.ttl_ms(kind), cacheScope="private")
         else:
             await self._settled()
-            result = self.catalog.page(cursor)
+            result = self.view.page(member, cursor)
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     async def _tools_call(self, message: dict[str, Any]) -> None:
@@ -781,12 +1020,7 @@ class GatewaySession:
         if type(params) is not dict or type(name) is not str:
             await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: tools/call needs a `name`"))
             return
-        modern = is_modern(params) and self.init_params is None
-        if modern:
-            catalog = (await self._envelope(params)).catalog
-        else:
-            await self._settled()
-            catalog = self.catalog
+        catalog = (await self._view_for(params, "tools")).catalog
         route = catalog.route(name)
         if route is None:
             shown = name if len(name) <= 64 else name[:64] + "…"
@@ -821,11 +1055,24 @@ class GatewaySession:
             self._client_requests[id_key(request_id)] = (link, upstream_id)
 
     async def answer(self, link: Link, forwarded: _Forwarded, response: dict[str, Any]) -> None:
-        """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on."""
+        """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on.
+
+        An answer holding a number JSON cannot carry (NaN, Infinity) is withheld: the client gets
+        -32603 instead, and a call is journaled ``protocol_error``.
+        """
         self.forget_client_request(forwarded.client_id)
+        try:
+            data = dumps({**response, "id": forwarded.client_id})
+        except Uncarriable:
+            log.warning(
+                "upstream %s: withheld an answer holding a number JSON cannot carry (NaN or Infinity)", link.name
+            )
+            text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
+            response = error_response(response.get("id"), INTERNAL_ERROR, text)
+            data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
         if forwarded.call is not None:
             await self.pipeline.finish(forwarded.call, response)
-        await self.reply({**response, "id": forwarded.client_id})
+        await self._send(data)
 
     def forget_client_request(self, client_id: Any) -> None:
         """The client's request ``client_id`` is no longer held by any upstream."""
@@ -833,8 +1080,8 @@ class GatewaySession:
 
     async def _by_prompt(self, message: dict[str, Any], name: Any, path: tuple[str, ...]) -> None:
         request_id = message["id"]
-        await self._settled()
-        origin = self._prompt_names.origin(name) if type(name) is str else None
+        view = await self._view_for(message.get("params"), "prompts")
+        origin = view.prompt_names.origin(name) if type(name) is str else None
         if origin is None:
             await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown prompt"))
             return
@@ -850,8 +1097,8 @@ class GatewaySession:
         if type(uri) is not str:
             await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: a string `uri` is needed"))
             return
-        await self._settled()
-        route = self._resources.route(uri)
+        view = await self._view_for(message.get("params"), "resources")
+        route = view.resources.route(uri)
         if route.server is None:
             await self.reply(error_response(request_id, INVALID_PARAMS, f"Invalid params: {route.reason}"))
             return
@@ -922,74 +1169,303 @@ class GatewaySession:
 
     async def link_changed(self, link: Link, kind: str | None = None) -> None:
         """``link`` came up, went down, or re-listed ``kind``: rebuild the merged lists; tell the client."""
-        self._envelopes.clear()
-        before = self._shown()
-        if kind in (None, "tools"):
-            self.catalog.update(link.name, link.tools if link.ready else None)
-        if kind in (None, "prompts", "resources"):
-            self._rebuild_lists()
+        if not link.ready:
+            changed = self.view.remove(link.name)
+        else:
+            changed = set()
+            if kind in (None, "tools"):
+                changed |= self.view.set_tools(link.name, link.tools)
+            if kind in (None, "prompts"):
+                changed |= self.view.set_prompts(link.name, link.prompts)
+            if kind in (None, "resources"):
+                changed |= self.view.set_resources(link.name, link.resources, link.templates)
+        if kind is None and not link.initialized:
+            await self._modern_link_changed(link)
         if not self._announced or self.closing:
             return  # the client lists after its initialize answer; nothing to announce before
-        after = self._shown()
-        for k in ("tools", "prompts", "resources"):
-            if before[k] != after[k]:
+        for k in KINDS:
+            if k in changed:
                 await self.reply({"jsonrpc": "2.0", "method": f"notifications/{k}/list_changed"})
 
-    def _shown(self) -> dict[str, Any]:
-        """What the client sees of each list (to tell whether a change is worth a notification)."""
-        return {
-            "tools": self.catalog.tools,
-            "prompts": self._prompts,
-            "resources": (self._resources.resources, self._resources.templates),
-        }
+    # --- the 2026-07-28 era -------------------------------------------------------------------
 
-    def _rebuild_lists(self) -> None:
-        order = [link.name for link in self.links]
-        prompts = {link.name: link.prompts for link in self.links if link.ready and link.prompts is not None}
-        self._prompt_names, self._prompts = expose_prompts(prompts, self.config.guard.name_format, order)
-        for collision in self._prompt_names.collisions:
-            log.warning("prompt name collision: %s", collision.describe())
-        resources = {link.name: link.resources or [] for link in self.links if link.ready}
-        templates = {link.name: link.templates or [] for link in self.links if link.ready}
-        self._resources = ResourceMap.build(resources, templates)
-        for uri, servers in self._resources.withheld_uris.items():
-            log.warning("resource listed by several servers, withheld: %s (%s)", uri[:200], ", ".join(servers))
-        self._lists_generation += 1
-
-    async def modern_list_changed(self, kind: str) -> None:
-        """A ``list_changed`` in the 2026-07-28 era: the envelopes' lists are listed again when next asked."""
-        if kind == "tools":
-            self._envelopes.clear()
-        await self.reply({"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
-
-    async def _envelope(self, params: dict[str, Any]) -> _Envelope:
-        """The merged list for a 2026-07-28 request's envelope (listed on first use; at most 16 kept)."""
+    def _envelope_of(self, params: dict[str, Any]) -> _Envelope:
+        """The envelope of a 2026-07-28 request (made on first use; the least recently used of more
+        than :data:`MAX_ENVELOPES` is dropped)."""
         meta = params["_meta"]
-        era = {k: v for k, v in meta.items() if type(k) is str and k.startswith("io.modelcontextprotocol/")}
+        era = {k: meta[k] for k in ENVELOPE_KEYS if k in meta}
         key = json.dumps([era.get(PROTOCOL_VERSION_KEY), era.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
-        envelope = self._envelopes.get(key)
+        envelope = self._envelopes.pop(key, None)
         if envelope is None:
             if len(self._envelopes) >= MAX_ENVELOPES:
-                del self._envelopes[next(iter(self._envelopes))]
-            envelope = self._envelopes[key] = _Envelope(Catalog(self.config, self.lock, self.cursors), era)
-        async with envelope.lock:
-            if not envelope.complete:
-                await self._settled()
-
-                async def one(link: Link) -> None:
-                    try:
-                        tools = await link.list_all("tools/list", "tools", era)
-                    except RequestFailed as exc:
-                        log.error("upstream %s: could not list its tools: %s", link.name, exc)
-                        return
-                    envelope.catalog.update(link.name, tools)
-
-                async with anyio.create_task_group() as tg:
-                    for link in self.links:
-                        if link.ready:
-                            tg.start_soon(one, link)
-                envelope.complete = True
+                self._envelopes.pop(next(iter(self._envelopes))).close()
+            envelope = _Envelope(MergedLists(self.config, self.lock, self.cursors), era)
+        self._envelopes[key] = envelope
         return envelope
+
+    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> _Envelope:
+        """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh."""
+        envelope = self._envelope_of(params)
+        await self._refresh(envelope, kinds)
+        return envelope
+
+    async def _refresh(self, envelope: _Envelope, kinds: set[str]) -> None:
+        """List again, at every running upstream, each of ``kinds`` whose listing is stale in
+        ``envelope`` (concurrently; one refresh per envelope at a time); tell the client's
+        listen streams what changed.
+
+        A listing that fails leaves that upstream's list of that kind out of the merged one
+        (logged): nothing is served from a listing the guard could not renew.
+        """
+        async with envelope.lock:
+            await self._settled()
+            changed: set[str] = set()
+            for link in self.links:
+                if not link.ready and link.name in envelope.listed:
+                    del envelope.listed[link.name]
+                    changed |= envelope.view.remove(link.name)
+
+            async def one(link: Link) -> None:
+                nonlocal changed
+                offers = await link.discover(envelope.meta)
+                listed = envelope.of(link)
+                for kind in sorted(kinds):
+                    if kind not in offers:
+                        changed |= self._put(envelope.view, link.name, kind, None)
+                        continue
+                    if listed.fresh(kind, anyio.current_time()):
+                        continue
+                    try:
+                        changed |= await self._list_kind(envelope, link, listed, kind)
+                    except RequestFailed as exc:
+                        log.error("upstream %s: could not list its %s: %s", link.name, kind, exc)
+                        listed.expires.pop(kind, None)
+                        listed.ttl_ms.pop(kind, None)
+                        changed |= self._put(envelope.view, link.name, kind, None)
+                if listed.listen_scope is None and link.ready and listed.expires:
+                    listed.listen_scope = anyio.CancelScope()
+                    self.spawn(self._keep_listening, envelope, link, listed, offers)
+
+            async with anyio.create_task_group() as tg:
+                for link in self.links:
+                    if link.ready:
+                        tg.start_soon(one, link)
+        if changed:
+            await self._notify_listens(changed)
+
+    @staticmethod
+    def _put(view: MergedLists, server: str, kind: str, listing: Any) -> set[str]:
+        """Put one upstream's listing of ``kind`` (``None``: none; resources: ``(resources, templates)``)."""
+        if kind == "tools":
+            return view.set_tools(server, listing)
+        if kind == "prompts":
+            return view.set_prompts(server, listing)
+        resources, templates = listing if listing is not None else (None, None)
+        return view.set_resources(server, resources, templates)
+
+    async def _list_kind(self, envelope: _Envelope, link: Link, listed: _Listed, kind: str) -> set[str]:
+        """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing).
+
+        Raises:
+            RequestFailed: the listing failed, or kept being overtaken by changes.
+        """
+        meta = envelope.meta
+        for _attempt in range(3):
+            mark = listed.changes[kind]
+            started = anyio.current_time()
+            listing: Any
+            if kind == "resources":
+                resources, ttl = await list_pages(
+                    link.request, "resources/list", "resources", meta, failure=RequestFailed
+                )
+                try:
+                    templates, ttl2 = await list_pages(
+                        link.request, "resources/templates/list", "resourceTemplates", meta, failure=RequestFailed
+                    )
+                except RequestFailed as exc:
+                    log.debug("upstream %s: no resource templates (%s)", link.name, exc)
+                    templates, ttl2 = [], None
+                listing = (resources, templates)
+                ttl = min((t for t in (ttl, ttl2) if t is not None), default=None)
+            else:
+                listing, ttl = await list_pages(link.request, f"{kind}/list", kind, meta, failure=RequestFailed)
+            if listed.changes[kind] != mark:
+                continue  # the upstream said it changed meanwhile: this listing may be stale already
+            listed.listed(kind, started, ttl)
+            return self._put(envelope.view, link.name, kind, listing)
+        raise RequestFailed(f"its {kind} kept changing while the guard listed them")
+
+    async def _keep_listening(self, envelope: _Envelope, link: Link, listed: _Listed, offers: frozenset[str]) -> None:
+        """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its
+        lists fresh without ``ttlMs`` for the kinds the upstream acknowledges; each change makes the
+        session list that kind again (and tell the client's listen streams)."""
+        scope = listed.listen_scope
+        assert scope is not None
+        flags = {LISTEN_FLAGS[k]: True for k in KINDS if k in offers}
+
+        async def frame(method: str, params: dict[str, Any]) -> None:
+            if method == ACKNOWLEDGED:
+                honored = params.get("notifications")
+                if type(honored) is dict:
+                    listed.listening |= {k for k, flag in LISTEN_FLAGS.items() if honored.get(flag) is True}
+                shown = ", ".join(sorted(listed.listening)) or "nothing"
+                log.info("upstream %s: listening to its list changes (%s) on a listen stream", link.name, shown)
+            elif method.startswith("notifications/") and method.endswith("/list_changed"):
+                kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+                if kind in KINDS:
+                    listed.changed(kind)
+                    self.spawn(self._refresh_quietly, envelope, {kind})
+
+        response: dict[str, Any] | None = None
+        with scope:
+            response = await link.listen({"_meta": envelope.meta, "notifications": flags}, frame)
+        listed.deaf()
+        if response is not None and "error" in response:
+            log.debug("upstream %s offers no subscriptions/listen; its lists are renewed by their ttlMs", link.name)
+        elif not scope.cancel_called and link.ready:
+            log.info("upstream %s ended the guard's listen stream; its lists are renewed by their ttlMs", link.name)
+
+    async def _refresh_quietly(self, envelope: _Envelope, kinds: set[str]) -> None:
+        """A refresh nobody waits for (after a change the upstream reported); failures are logged."""
+        if envelope in self._envelopes.values():
+            try:
+                await self._refresh(envelope, kinds)
+            except Exception as exc:  # a background listing must not end the session
+                log.error("could not list again after an upstream change: %s", _reason(exc))
+
+    def modern_list_changed(self, link: Link, kind: str) -> None:
+        """A ``list_changed`` outside any listen stream (2026-07-28 era): every envelope lists ``kind`` again."""
+        for envelope in list(self._envelopes.values()):
+            listed = envelope.listed.get(link.name)
+            if listed is not None and listed.connection == link.connection:
+                listed.changed(kind)
+                self.spawn(self._refresh_quietly, envelope, {kind})
+
+    async def _modern_link_changed(self, link: Link) -> None:
+        """A 2026-07-28-era upstream came up or went down: every envelope's lists follow."""
+        if link.ready:
+            for envelope in list(self._envelopes.values()):
+                self.spawn(self._refresh_quietly, envelope, set(KINDS))
+            return
+        changed: set[str] = set()
+        for envelope in list(self._envelopes.values()):
+            if envelope.listed.pop(link.name, None) is not None:
+                changed |= envelope.view.remove(link.name)
+        if changed:
+            await self._notify_listens(changed)
+
+    async def _notify_listens(self, kinds: set[str]) -> None:
+        """``list_changed`` of each of ``kinds`` on every client listen stream that asked for it."""
+        for listen in list(self._client_listens.values()):
+            for kind in KINDS:
+                if kind in kinds and kind in listen.kinds:
+                    await self._deliver(listen, listen.stamped(f"notifications/{kind}/list_changed"))
+
+    async def _deliver(self, listen: _ClientListen, message: dict[str, Any]) -> None:
+        """A frame for a client's listen stream; before its acknowledgement (the stream's first frame)
+        a resource update is held, a ``list_changed`` dropped (the client lists after the acknowledgement)."""
+        if listen.scope.cancel_called:
+            return  # the client cancelled the stream: nothing more goes out on it
+        if listen.acknowledged:
+            await self.reply(message)
+        elif message["method"] == "notifications/resources/updated":
+            listen.held.append(message)
+
+    async def _client_listen(self, message: dict[str, Any]) -> None:
+        """The client's ``subscriptions/listen``: acknowledged by the session, open until the client
+        cancels it (no answer then) or an upstream stream it relies on ends (answered with its result).
+
+        Honoured: the ``list_changed`` flags (for the merged lists), and each URI of
+        ``resourceSubscriptions`` that the URI table routes to a running upstream whose own listen
+        stream acknowledged it.
+        """
+        request_id = message["id"]
+        params = message["params"]
+        wanted = params.get("notifications")
+        if type(wanted) is not dict:
+            text = "Invalid params: subscriptions/listen needs a `notifications` object"
+            await self.reply(error_response(request_id, INVALID_PARAMS, text))
+            return
+        key = id_key(request_id)
+        if key in self._client_listens:
+            text = "Invalid Request: a listen stream with this id is already open"
+            await self.reply(error_response(request_id, INVALID_REQUEST, text))
+            return
+        listen = _ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
+        self._client_listens[key] = listen  # from now on the client can cancel it
+        graceful = False
+        try:
+            with listen.scope:
+                envelope = await self._modern_view(params, set(KINDS))
+                uris = wanted.get("resourceSubscriptions")
+                groups: dict[str, list[str]] = {}
+                for uri in dict.fromkeys(u for u in (uris if type(uris) is list else []) if type(u) is str):
+                    route = envelope.view.resources.route(uri)
+                    if route.server is not None and self._by_name[route.server].ready:
+                        groups.setdefault(route.server, []).append(uri)
+                async with anyio.create_task_group() as tg:
+                    honored_uris: list[str] = []
+                    for server, server_uris in groups.items():
+                        link = self._by_name[server]
+                        honored_uris += await tg.start(self._resource_listen, link, listen, server_uris, envelope.meta)
+                    honored: dict[str, Any] = {LISTEN_FLAGS[k]: True for k in KINDS if k in listen.kinds}
+                    if honored_uris:
+                        honored["resourceSubscriptions"] = honored_uris
+                    await self.reply(listen.stamped(ACKNOWLEDGED, {"notifications": honored}))
+                    listen.acknowledged = True
+                    held, listen.held = listen.held, []
+                    for frame in held:
+                        await self.reply(frame)
+                    await listen.ended.wait()
+                    graceful = True
+                    tg.cancel_scope.cancel()
+        finally:
+            self._client_listens.pop(key, None)
+        if graceful:
+            result = {"_meta": {SUBSCRIPTION_ID_KEY: request_id}, "resultType": "complete"}
+            await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _resource_listen(
+        self,
+        link: Link,
+        listen: _ClientListen,
+        uris: list[str],
+        meta: dict[str, Any],
+        *,
+        task_status: anyio.abc.TaskStatus[list[str]] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """A listen stream at ``link`` for the client's ``uris`` there; reports (``task_status``) the URIs
+        the upstream acknowledged (none when it did not within the request timeout), then passes its
+        ``resources/updated`` frames to the client's stream until it ends."""
+        honored: list[str] = []
+        acknowledged = anyio.Event()
+        finished = False
+
+        async def frame(method: str, params: dict[str, Any]) -> None:
+            if method == ACKNOWLEDGED:
+                notifications = params.get("notifications")
+                got = notifications.get("resourceSubscriptions") if type(notifications) is dict else None
+                honored[:] = [u for u in uris if type(got) is list and u in got]
+                acknowledged.set()
+            elif method == "notifications/resources/updated":
+                await self._deliver(listen, listen.stamped(method, params))
+
+        async def stream() -> None:
+            nonlocal finished
+            await link.listen({"_meta": meta, "notifications": {"resourceSubscriptions": uris}}, frame)
+            finished = True
+            acknowledged.set()
+            if listen.acknowledged:
+                listen.ended.set()  # the client listens again, and is subscribed anew
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stream)
+            with anyio.move_on_after(self.request_timeout):
+                await acknowledged.wait()
+            if finished or not honored:
+                honored.clear()  # an upstream stream that already ended honours nothing
+                tg.cancel_scope.cancel()
+            task_status.started(list(honored))
 
     async def _discover(self, message: dict[str, Any]) -> None:
         """``server/discover``: every running upstream asked; versions intersected, capabilities merged.
@@ -1004,7 +1480,9 @@ class GatewaySession:
         for link in self.links:
             if link.ready and not link.initialized:
                 with contextlib.suppress(RequestFailed):
-                    answers.append(await link.request("server/discover", params))
+                    answer = await link.request("server/discover", params)
+                    link.note_discovered(answer)
+                    answers.append(answer)
         if not answers:
             text = "Method not found: no upstream server speaks the 2026-07-28 protocol era; use initialize"
             await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
@@ -1015,18 +1493,35 @@ class GatewaySession:
             theirs = [v for v in answer.get("supportedVersions") or [] if type(v) is str]
             versions = theirs if versions is None else [v for v in versions if v in theirs]
             caps = answer.get("capabilities")
-            for member in ("prompts", "resources", "logging", "completions"):
-                if type(caps) is dict and member in caps:
+            if type(caps) is not dict:
+                continue
+            if "prompts" in caps:
+                capabilities["prompts"] = {"listChanged": True}
+            if "resources" in caps:
+                resources = capabilities.setdefault("resources", {"listChanged": True})
+                if type(caps["resources"]) is dict and caps["resources"].get("subscribe"):
+                    resources["subscribe"] = True
+            for member in ("logging", "completions"):
+                if member in caps:
                     capabilities[member] = {}
         result: dict[str, Any] = {
             "supportedVersions": versions or [],
             "capabilities": capabilities,
             "serverInfo": {"name": "mcp-guard-gateway", "version": _version()},
             "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
         }
-        if "cacheScope" in answers[0]:
-            result["cacheScope"] = "private"
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+_LIST_METHODS: Final = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+"""List methods → the member of their result."""
 
 
 def _instructions(links: list[Link]) -> str:

@@ -239,7 +239,11 @@ def _check(args: argparse.Namespace) -> int:
         try:
             listing = anyio.run(
                 lambda: list_tools(
-                    command=command or None, url=args.upstream_url, headers=headers or None, timeout=args.timeout
+                    command=command or None,
+                    url=args.upstream_url,
+                    headers=headers or None,
+                    timeout=args.timeout,
+                    client_name="mcp-guard-check",
                 )
             )
         except ListingError as exc:

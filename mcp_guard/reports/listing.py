@@ -1,31 +1,42 @@
-"""List a live MCP server's tools for ``mcp-guard check``, with the ``mcp`` SDK's client.
+"""List a live MCP server's tools with the ``mcp`` SDK's client (``check``, ``check --config``, ``pin``).
 
-The server is started from a command (``stdio_client``, with the user's whole environment:
-the SDK alone would pass only ``HOME``, ``PATH`` and a few more) or reached at a URL
-(streamable HTTP). The client speaks the handshake era (``initialize``) and declares the
-sampling, elicitation and roots capabilities, because servers list some tools only to
-clients that have them. Should the server ask for any of them while it is being listed, it
-gets a refusal (sampling), a decline (elicitation) or an empty list (roots).
+The one place the guard lists a server as a client of its own (``serve`` and ``wrap`` list
+through the relay instead). The server is started from a command (``stdio_client``, with the
+user's whole environment plus any ``env`` given: the SDK alone would pass only ``HOME``,
+``PATH`` and a few more) or reached at a URL (streamable HTTP, with the given headers).
+
+Protocol eras: the client first speaks the handshake era (``initialize``). A server that
+refuses the handshake with a JSON-RPC error (a server that speaks only the 2026-07-28 era
+answers it with -32022, or -32601) is asked ``server/discover`` on the same connection and,
+when it offers a 2026-07-28 version, listed in that era: every ``tools/list`` page carries the
+``_meta`` envelope (protocol version, client info, client capabilities) and its headers.
+
+Either way the client declares the sampling, elicitation and roots capabilities, because
+servers list some tools only to clients that have them (``server-everything``), and a
+listing (a lock file above all) must cover what any client may be shown. Should the server
+ask for any of them while it is being listed, it gets a refusal (sampling), a decline
+(elicitation) or an empty list (roots).
 
 ``tools/list`` results are read raw, page after page (``nextCursor``) until the last: the
 SDK's typed ``list_tools()`` validates the whole result and would fail on one malformed
-tool, which is exactly what ``check`` must report tool by tool. So the requests go through
-the session's :class:`~mcp.shared.jsonrpc_dispatcher.JSONRPCDispatcher` (built here and
-handed to :class:`~mcp.ClientSession`), which returns results as plain JSON.
+tool, which ``check`` must report tool by tool. So the requests go through the session's
+:class:`~mcp.shared.jsonrpc_dispatcher.JSONRPCDispatcher` (built here and handed to
+:class:`~mcp.ClientSession`), which returns results as plain JSON.
 
 Errors: :class:`ListingError` for every way the listing can fail (the command cannot
-start, the server exits or answers with an error, the URL cannot be reached, a malformed
-``tools/list`` result, a cursor that repeats, the time limit).
+start, the server exits or answers with an error, the URL cannot be reached or answers with
+an HTTP error status, a malformed ``tools/list`` result, a cursor that repeats, the time
+limit); its message never holds an environment or header value.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Final, Literal, TextIO
 
 import anyio
 
@@ -33,8 +44,11 @@ from .. import __version__
 
 __all__ = ["MAX_PAGES", "Listing", "ListingError", "list_tools"]
 
-MAX_PAGES = 10_000
+MAX_PAGES: Final = 10_000
 """A server that hands out more pages than this is taken to loop (its cursors never end)."""
+
+CAPABILITIES: Final = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}}
+"""The client capabilities declared in the 2026-07-28 envelope (what the handshake declares too)."""
 
 
 class ListingError(Exception):
@@ -47,15 +61,18 @@ class Listing:
 
     Attributes:
         tools: every tool object of every page, in order, as plain JSON values.
-        server: ``{"name", "version"}`` from the ``initialize`` result.
+        server: ``{"name", "version"}`` from the ``initialize`` result (2026-07-28 era: from
+            the ``server/discover`` result's ``serverInfo`` stamp; ``{}`` when it has none).
         protocol_version: the negotiated protocol version.
         pages: how many ``tools/list`` pages there were.
+        era: ``handshake`` (``initialize``) or ``2026-07-28`` (``server/discover``).
     """
 
     tools: list[Any]
     server: dict[str, Any]
     protocol_version: str
     pages: int
+    era: Literal["handshake", "2026-07-28"] = "handshake"
 
 
 def _describe(exc: BaseException) -> str:
@@ -78,7 +95,7 @@ def _errlog() -> TextIO:
 async def _sampling(context: Any, params: Any) -> Any:
     import mcp_types as types
 
-    return types.ErrorData(code=types.INVALID_REQUEST, message="mcp-guard check does not sample; it only lists tools")
+    return types.ErrorData(code=types.INVALID_REQUEST, message="mcp-guard does not sample; it only lists tools")
 
 
 async def _elicitation(context: Any, params: Any) -> Any:
@@ -97,17 +114,23 @@ async def list_tools(
     *,
     command: Sequence[str] | None = None,
     url: str | None = None,
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
     timeout: float = 30.0,
+    client_name: str = "mcp-guard",
 ) -> Listing:
     """Start (``command``) or reach (``url``) a server and list all its tools.
 
     Args:
-        command: the server command and its arguments (stdio); the server inherits the
-            whole environment.
+        command: the server command and its arguments (stdio).
         url: the streamable HTTP endpoint (exactly one of ``command`` and ``url``).
         headers: HTTP headers for every request to ``url`` (e.g. ``Authorization``).
-        timeout: seconds for the whole listing (start, ``initialize`` and every page).
+        env: the whole environment of a stdio server (default ``os.environ``: what the
+            user's shell has).
+        cwd: the working folder of a stdio server (default the guard's).
+        timeout: seconds for the whole listing (start, handshake or discovery, every page).
+        client_name: the ``name`` of the client info the server is shown.
 
     Returns:
         The :class:`Listing`.
@@ -121,15 +144,19 @@ async def list_tools(
     from mcp import MCPError
     from mcp_types import CONNECTION_CLOSED
 
+    statuses: list[int] = []
     try:
         with anyio.fail_after(timeout):
-            return await _list(command, url, headers)
+            return await _list(command, url, headers, env, cwd, client_name, statuses)
     except Exception as raised:
         exc = _leaf(raised)
         if isinstance(exc, ListingError):
             raise exc from None
         if isinstance(exc, TimeoutError):
             raise ListingError(f"the server did not list its tools within {timeout:g} s") from None
+        if statuses:
+            # The SDK turns an HTTP error status into a generic JSON-RPC error; say which status it was.
+            raise ListingError(f"the server answered HTTP {statuses[0]} ({_describe(exc)})") from None
         if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
             raise ListingError("the server closed the connection before it listed its tools") from None
         if isinstance(exc, MCPError):
@@ -141,8 +168,19 @@ async def list_tools(
 
             raise ListingError(f"cannot reach the server at {shown_url(url)}: {connect_failure(exc)}") from None
         if command is not None and isinstance(exc, OSError) and not isinstance(exc, ConnectionError):
-            raise ListingError(f"cannot start `{command[0]}`: {exc.strerror or _describe(exc)}") from None
+            raise ListingError(f"cannot start `{command[0]}`: {_start_failure(exc, cwd)}") from None
         raise ListingError(f"the server could not be listed: {_describe(exc)}") from None
+
+
+def _start_failure(exc: OSError, cwd: str | None) -> str:
+    """Why a command could not be started (its folder, or the command itself)."""
+    if isinstance(exc, FileNotFoundError):
+        if cwd is not None and exc.filename == cwd:
+            return f"its working folder {cwd} does not exist"
+        return "command not found"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return exc.strerror or _describe(exc)
 
 
 def _is_connect_error(exc: BaseException) -> bool:
@@ -159,51 +197,92 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-async def _list(command: Sequence[str] | None, url: str | None, headers: dict[str, str] | None) -> Listing:
+async def _list(
+    command: Sequence[str] | None,
+    url: str | None,
+    headers: Mapping[str, str] | None,
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    client_name: str,
+    statuses: list[int],
+) -> Listing:
+    import httpx2
     import mcp_types as types
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession, MCPError, StdioServerParameters
     from mcp.client.stdio import stdio_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
-    from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+    from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_PROTOCOL_VERSION_HEADER
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+    from mcp_types import CONNECTION_CLOSED
+
+    async def note_status(response: httpx2.Response) -> None:
+        if response.status_code >= 400 and response.request.method == "POST":
+            statuses.append(response.status_code)
 
     async with AsyncExitStack() as stack:
         if command is not None:
-            params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
+            environment = dict(os.environ if env is None else env)
+            params = StdioServerParameters(command=command[0], args=list(command[1:]), env=environment, cwd=cwd)
             read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
         else:
             assert url is not None
-            client = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            client = await stack.enter_async_context(create_mcp_http_client(headers=dict(headers or {})))
+            client.event_hooks["response"].append(note_status)
             read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
         dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
+        info = types.Implementation(name=client_name, version=__version__)
         session = ClientSession(
             dispatcher=dispatcher,
             sampling_callback=_sampling,
             elicitation_callback=_elicitation,
             list_roots_callback=_roots,
-            client_info=types.Implementation(name="mcp-guard-check", version=__version__),
+            client_info=info,
         )
         await stack.enter_async_context(session)
-        initialized = await session.initialize()
-        version = initialized.protocol_version
-        server = {"name": initialized.server_info.name, "version": initialized.server_info.version}
+        era: Literal["handshake", "2026-07-28"] = "handshake"
+        meta: dict[str, Any] | None = None
+        try:
+            initialized = await session.initialize()
+            version = initialized.protocol_version
+            server = {"name": initialized.server_info.name, "version": initialized.server_info.version}
+        except (MCPError, RuntimeError) as refused:
+            if isinstance(refused, MCPError) and refused.error.code == CONNECTION_CLOSED:
+                raise
+            # No handshake: a server of the 2026-07-28 era alone answers server/discover instead.
+            try:
+                await session.discover()
+            except Exception:
+                raise refused from None
+            statuses.clear()  # the refused handshake's status, if any, is no failure of the listing
+            era = "2026-07-28"
+            version = str(session.protocol_version)
+            identity = session.server_info
+            server = {"name": identity.name, "version": identity.version} if identity is not None else {}
+            meta = {
+                types.PROTOCOL_VERSION_META_KEY: version,
+                types.CLIENT_INFO_META_KEY: info.model_dump(by_alias=True, mode="json", exclude_none=True),
+                types.CLIENT_CAPABILITIES_META_KEY: CAPABILITIES,
+            }
+        request_headers = {MCP_PROTOCOL_VERSION_HEADER: version}
+        if meta is not None:
+            request_headers[MCP_METHOD_HEADER] = "tools/list"
         tools: list[Any] = []
         cursor: Any = None
         seen: set[str] = set()
         pages = 0
         while True:
             request: dict[str, Any] | None = None if cursor is None else {"cursor": cursor}
-            result = await dispatcher.send_raw_request(
-                "tools/list", request, {"headers": {MCP_PROTOCOL_VERSION_HEADER: version}}
-            )
+            if meta is not None:
+                request = {**(request or {}), "_meta": meta}
+            result = await dispatcher.send_raw_request("tools/list", request, {"headers": dict(request_headers)})
             pages += 1
             if type(result) is not dict or type(result.get("tools")) is not list:
                 raise ListingError(f"page {pages} of tools/list has no `tools` array")
             tools.extend(result["tools"])
             cursor = result.get("nextCursor")
             if cursor is None:
-                return Listing(tools, server, version, pages)
+                return Listing(tools, server, version, pages, era)
             if type(cursor) is not str:
                 raise ListingError(f"page {pages} of tools/list has a `nextCursor` that is not a string")
             if cursor in seen:

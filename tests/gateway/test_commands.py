@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.gateway import commands, listing
+from mcp_guard.gateway import commands
 from mcp_guard.gateway.config import load_config
 from mcp_guard.gateway.journal import Journal
 from mcp_guard.gateway.pinning import LockFile, tool_digest
@@ -48,10 +48,6 @@ def test_example_config_loads() -> None:
     assert config.journal_path == EXAMPLE.parent / "calls.jsonl"
     assert config.lock_path == EXAMPLE.parent / "gateway.example.jsonc.lock"
     assert config.warnings == ("mcpServers.filesystem.autoApprove: not a key the guard uses; ignored",)
-
-
-def test_the_commands_share_the_listing_timeout() -> None:
-    assert commands.DEFAULT_TIMEOUT == listing.DEFAULT_TIMEOUT
 
 
 def write_config(tmp_path: Path, servers: dict[str, Any], guard: dict[str, Any] | None = None) -> Path:
@@ -128,12 +124,12 @@ def test_pin_writes_nothing_when_an_upstream_fails(tmp_path: Path) -> None:
     )
     done = run_cli("pin", "--config", str(config), "--timeout", "20")
     assert done.returncode == 1
-    assert "broken: cannot start: command not found" in done.stderr
+    assert "broken: cannot start `/nonexistent/server`: command not found" in done.stderr
     assert "no lock written: 1 server(s) could not be listed" in done.stderr
     assert not (tmp_path / "gateway.json.lock").exists()
     out = io.StringIO()
     assert commands.run_check(str(config), out=out, timeout=20) == 1
-    assert "broken: NOT reachable (stdio): cannot start: command not found" in out.getvalue()
+    assert "broken: NOT reachable (stdio): cannot start `/nonexistent/server`: command not found" in out.getvalue()
 
 
 @pytest.mark.e2e
@@ -204,3 +200,30 @@ def test_an_unreadable_journal_is_exit_2_like_other_unreadable_input(tmp_path: P
             assert json.loads(done.stdout)["error"].startswith(f"{path}: cannot read the journal (")
         else:
             assert done.stdout == ""
+
+
+@pytest.mark.e2e
+def test_pin_and_check_list_an_upstream_of_the_2026_era_only(tmp_path: Path) -> None:
+    """An upstream that refuses ``initialize`` is listed through ``server/discover`` by ``pin`` and ``check``."""
+    library = ROOT / "tests" / "e2e" / "library_server.py"
+    config = write_config(
+        tmp_path,
+        {
+            "modern": {"command": sys.executable, "args": [str(library), "--name", "m", "--modern-only"]},
+            "sigma": {"command": sys.executable, "args": [str(SIGMA)]},
+        },
+    )
+    pinned = run_cli("pin", "--config", str(config), "--timeout", "20")
+    assert pinned.returncode == 0, pinned.stderr
+    lock = json.loads((tmp_path / "gateway.json.lock").read_text())["tools"]
+    assert {"modern/echo", "modern/retype", "sigma/read"} <= set(lock)
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, timeout=20) == 0
+    text = out.getvalue()
+    assert "modern: reachable (stdio, library-m 1.0.0, protocol 2026-07-28)" in text
+    assert "  echo → modern__echo\n" in text
+    direct = run_cli("check", "--json", "--", sys.executable, str(library), "--modern-only")
+    assert direct.returncode == 0, direct.stderr
+    report = json.loads(direct.stdout)
+    assert report["protocol_version"] == "2026-07-28"
+    assert [t["name"] for t in report["tools"]] == ["echo", "touch", "add_prompt", "retype"]

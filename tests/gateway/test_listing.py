@@ -15,8 +15,8 @@ import pytest
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_guard.gateway.commands import list_server, list_servers
 from mcp_guard.gateway.config import GatewayConfig, HttpServer, StdioServer, parse_config
-from mcp_guard.gateway.listing import list_server, list_servers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -115,14 +115,22 @@ async def test_http_upstream_with_headers_from_the_environment() -> None:
 
 
 FAILURES = [
-    ("command not found", StdioServer(name="x", command="/nonexistent/mcp-server"), "cannot start: command not found"),
-    ("exits at once", stdio("x", "-c", "pass"), "the upstream closed the connection"),
+    (
+        "command not found",
+        StdioServer(name="x", command="/nonexistent/mcp-server"),
+        "cannot start `/nonexistent/mcp-server`: command not found",
+    ),
+    ("exits at once", stdio("x", "-c", "pass"), "the server closed the connection before it listed its tools"),
     (
         "not an MCP server",
         stdio("x", "-c", "print('hello'); import time; time.sleep(30)"),
-        "no complete answer in time",
+        "the server did not list its tools within 3 s",
     ),
-    ("nobody listening", HttpServer(name="x", url="http://127.0.0.1:9/mcp"), "cannot connect: connection refused"),
+    (
+        "nobody listening",
+        HttpServer(name="x", url="http://127.0.0.1:9/mcp"),
+        "cannot reach the server at http://127.0.0.1:9/mcp: connection refused",
+    ),
 ]
 
 
@@ -155,3 +163,33 @@ async def test_one_failing_upstream_does_not_affect_the_others() -> None:
         ("off", "disabled", 0),
     ]
     assert listings[1].to_json()["tools"][0] == "AskUserQuestion"
+
+
+LIBRARY = ROOT / "tests" / "e2e" / "library_server.py"
+
+
+async def test_an_upstream_that_refuses_the_handshake_is_listed_in_the_2026_era() -> None:
+    """``initialize`` answered -32022: the listing falls back to ``server/discover`` and lists with the envelope."""
+    with anyio.fail_after(TIMEOUT):
+        listing = await list_server(stdio("lib", str(LIBRARY), "--name", "alpha", "--modern-only"))
+    assert listing.ok, listing.error
+    assert listing.protocol_version == "2026-07-28"
+    assert listing.server_info == {"name": "library-alpha", "version": "1.0.0"}
+    assert [t["name"] for t in listing.tools] == ["echo", "touch", "add_prompt", "retype"]
+
+
+REFUSES_EVERYTHING = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" in m:
+        error = {"code": -32600, "message": "no " + m["method"]}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": error}), flush=True)
+"""
+
+
+async def test_an_upstream_that_refuses_both_eras_is_reported_with_the_handshake_error() -> None:
+    with anyio.fail_after(TIMEOUT):
+        listing = await list_server(stdio("x", "-c", REFUSES_EVERYTHING))
+    assert listing.status == "failed"
+    assert listing.error == "the server answered with an error: no initialize (code -32600)"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.gateway.catalog import ORIGIN_KEY, Catalog, expose_prompts
+from mcp_guard.gateway.catalog import ORIGIN_KEY, Catalog, MergedLists, expose_prompts
 from mcp_guard.gateway.config import GatewayConfig, parse_config
 from mcp_guard.gateway.jcs import canonical_sha256
 from mcp_guard.gateway.journal import Journal, read_records
@@ -112,9 +112,14 @@ def test_paging_the_merged_list() -> None:
     assert [t["name"] for t in first["tools"]] == ["fs__read", "fs__write", "fs__grep"]
     second = cat.page(first["nextCursor"])
     assert [t["name"] for t in second["tools"]] == ["web__get"] and "nextCursor" not in second
-    cat.update("web", [GET])  # the list changed: old cursors are refused (-32602)
+    assert cat.update("web", [GET]) is False  # listed again, unchanged: the cursors stay good
+    assert cat.page(first["nextCursor"]) == second
+    assert cat.update("web", [{**GET, "description": "new"}]) is True  # changed: old cursors are refused (-32602)
     with pytest.raises(InvalidCursor, match="changed"):
         cat.page(first["nextCursor"])
+    other = catalog({"pageSize": 3})  # another list's cursor is refused too (generations are never reused)
+    with pytest.raises(InvalidCursor, match="changed"):
+        other.page(first["nextCursor"])
 
 
 # --- the steps ---------------------------------------------------------------------------------------
@@ -363,3 +368,37 @@ def test_prompts_are_namespaced_like_tools() -> None:
     assert listed[0]["_meta"] == {"k": 1, ORIGIN_KEY: {"server": "web", "prompt": "summarize"}}
     assert names.origin("web__summarize") == Origin("web", "summarize")
     assert [c.exposed for c in names.collisions] == ["fs__summarize"] and len(names.nameless) == 1
+
+
+def test_merged_lists_say_which_lists_changed_and_page_each() -> None:
+    """One view's lists: a listing that repeats the last changes nothing (cursors stay good); a URI that
+    two servers list is withheld; a server that goes away leaves every list."""
+    view = MergedLists(config({"pageSize": 1}), None, CursorCodec(b"k" * 32))
+    assert view.set_tools("fs", [READ]) == {"tools"}
+    assert view.set_tools("fs", [READ]) == set()
+    assert view.set_prompts("fs", [{"name": "summarize"}]) == {"prompts"}
+    assert view.set_prompts("web", [{"name": "fetch"}]) == {"prompts"}
+    first = view.page("prompts", None)
+    assert [p["name"] for p in first["prompts"]] == ["fs__summarize"]
+    assert view.set_prompts("web", [{"name": "fetch"}]) == set()  # listed again, unchanged
+    assert [p["name"] for p in view.page("prompts", first["nextCursor"])["prompts"]] == ["web__fetch"]
+
+    shared = {"uri": "file:///shared", "name": "shared"}
+    assert view.set_resources(
+        "fs", [{"uri": "file:///a", "name": "a"}, shared], [{"uriTemplate": "file:///t/{x}"}]
+    ) == {"resources"}
+    assert view.set_resources("web", [shared], None) == {"resources"}
+    assert [r["uri"] for _, r in view.resources.resources] == ["file:///a"]
+    assert view.resources.route("file:///shared").server is None
+    assert view.resources.route("file:///t/1").server == "fs"
+    templates = view.page("resourceTemplates", None)
+    assert templates == {"resourceTemplates": [{"uriTemplate": "file:///t/{x}"}]}
+    resources_cursor = view.page("resources", None).get("nextCursor")
+    assert resources_cursor is None  # one resource left to list
+
+    assert view.remove("fs") == {"tools", "prompts", "resources"}
+    assert view.catalog.tools == [] and [p["name"] for p in view.prompts] == ["web__fetch"]
+    assert view.resources.route("file:///shared").server == "web"  # no longer listed twice
+    with pytest.raises(InvalidCursor):
+        view.page("prompts", first["nextCursor"])  # the prompts changed since
+    assert view.remove("fs") == set()

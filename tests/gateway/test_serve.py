@@ -441,3 +441,109 @@ async def test_serve_over_streamable_http(tmp_path: Path) -> None:
     intents = [r for r in records if r["event"] == "intent"]
     assert len(intents) == 2 and all(r["server"] == "sigma" and r["tool"] == "ls" for r in intents)
     assert sum(r["event"] == "outcome" and r["result"] == "rejected" for r in records) == 2
+
+
+async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_rounded(tmp_path: Path) -> None:
+    """As in the relay: a literal no double holds reaches the client as written (not rounded, and
+    ``1e400`` not turned into an error), and a schema holding one is not supported."""
+    raw = tmp_path / "tools-raw.json"
+    raw.write_text(
+        '[{"name":"low","inputSchema":{"type":"object","properties":{"x":{"type":"number",'
+        '"minimum":1.00000000000000000001}}}},'
+        '{"name":"literal_result","inputSchema":{"type":"object"}}]'
+    )
+    forging = ROOT / "tests" / "e2e" / "forging_server.py"
+    server = {"command": sys.executable, "args": [str(forging)], "env": {"TOOLS_RAW_FILE": str(raw)}}
+    config = write_config(tmp_path / "gw.json", {"lit": server}, {})
+    async with serve(config) as client:
+        await client.initialize()
+
+        async def raw_answer(request_id: str, method: str, params: dict[str, Any]) -> bytes:
+            await client.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            with anyio.fail_after(READ_TIMEOUT):
+                while True:
+                    line = await client._stdout.receive_until(b"\n", 1 << 26)
+                    if json.loads(line).get("id") == request_id:
+                        return line
+
+        listed = await raw_answer("list", "tools/list", {})
+        assert b'"minimum":1.00000000000000000001' in listed
+        verdicts = {
+            t["name"]: t["_meta"]["mcp-guard/schema"]["supported"] for t in json.loads(listed)["result"]["tools"]
+        }
+        assert verdicts["lit__low"] is False and verdicts["lit__literal_result"] is True
+        refused = json.loads(await raw_answer("low", "tools/call", {"name": "lit__low", "arguments": {"x": 1}}))
+        assert refused["result"]["isError"] is True  # never judged by a rounded minimum
+        answer = await raw_answer("lit", "tools/call", {"name": "lit__literal_result", "arguments": {}})
+        assert b'"c":1e400' in answer and b'"e":1.00000000000000000001' in answer and b'"d":-0.0' in answer
+
+
+async def test_an_upstream_answer_the_guard_cannot_read_is_an_error_for_its_request(tmp_path: Path) -> None:
+    """An answer nested deeper than the parser goes (or NaN, which is not JSON) is answered -32603 for its
+    request, never left pending; the upstream keeps serving."""
+    tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("deep_result", "nan_result", "echo")]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    forging = ROOT / "tests" / "e2e" / "forging_server.py"
+    server = {"command": sys.executable, "args": [str(forging)], "env": {"TOOLS_FILE": str(tmp_path / "tools.json")}}
+    config = write_config(tmp_path / "gw.json", {"f": server}, {"journal": str(tmp_path / "calls.jsonl")})
+    async with serve(config) as client:
+        await client.initialize()
+        deep = await client.call("f__deep_result", {})
+        assert deep["error"]["code"] == -32603 and "could not be parsed" in deep["error"]["message"]
+        nan = await client.call("f__nan_result", {})
+        assert nan["error"]["code"] == -32603
+        assert (await client.call("f__echo", {}))["result"]["content"][0]["text"] == "ok"
+    outcomes = [r["result"] for r in journal_records(tmp_path / "calls.jsonl") if r["event"] == "outcome"]
+    assert outcomes == ["protocol_error", "protocol_error", "ok"]
+
+
+class MemoryClient:
+    """The client side of an in-process gateway session: lines in, lines out."""
+
+    def __init__(self) -> None:
+        self.inbound, self._inbound = anyio.create_memory_object_stream[bytes](100)
+        self._outbound, self.outbound = anyio.create_memory_object_stream[bytes](100)
+
+    async def receive(self) -> bytes:
+        return await self._inbound.receive()
+
+    async def send(self, data: bytes) -> None:
+        await self._outbound.send(data)
+
+    async def request(self, request_id: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        await self.inbound.send(
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
+        )
+        with anyio.fail_after(READ_TIMEOUT):
+            while True:
+                message = json.loads(await self.outbound.receive())
+                if message.get("id") == request_id and "method" not in message:
+                    assert type(message) is dict
+                    return message
+
+
+async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(tmp_path: Path) -> None:
+    """A line longer than the upstream pipe's cap fails its request (-32603) and nothing else: the
+    connection is kept (it used to end, and with it every request the upstream held)."""
+    from mcp_guard.gateway.config import load_config
+    from mcp_guard.gateway.session import GatewaySession
+    from mcp_guard.relay.upstream import stdio_connector
+
+    tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("big_result", "echo")]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    forging = ROOT / "tests" / "e2e" / "forging_server.py"
+    config = load_config(write_config(tmp_path / "gw.json", {"f": {"command": "unused"}}, {}), environ={})
+    connector = stdio_connector(
+        [sys.executable, str(forging)], {"TOOLS_FILE": str(tmp_path / "tools.json")}, max_line=100_000
+    )
+    client = MemoryClient()
+    session = GatewaySession(client, config, connectors={"f": connector})  # type: ignore[arg-type]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        await client.request("init", "initialize", INIT)
+        big = await client.request("big", "tools/call", {"name": "f__big_result", "arguments": {}})
+        assert big["error"]["code"] == -32603 and "longer than 100000 bytes" in big["error"]["message"]
+        echoed = await client.request("echo", "tools/call", {"name": "f__echo", "arguments": {}})
+        assert echoed["result"]["content"][0]["text"] == "ok"
+        assert session.links[0].restarts == 0
+        client.inbound.close()
