@@ -12,9 +12,13 @@ Two functions per container node (object, array) and per ``oneOf`` node or branc
   so that the caller runs the path-tracking scan (``TypeError`` / ``json`` findings) then,
   and only then.
 
-``w`` is the call's remaining work budget (a one-element list, see ``budget``): entering an
-array charges its length times its ``items`` schema's weight, and :class:`OverBudget` is
-raised when it runs out.
+``w`` is the call's cell ``[budget, scan flag, memo]``: ``w[0]`` the remaining work budget
+(see ``budget``): entering an array charges its length times its ``items`` schema's weight,
+and :class:`OverBudget` is raised when it runs out; ``w[1]`` the scan flag above; ``w[2]``
+the per-call memo of ``json_values.json_once`` / ``canonical_once``, so the JSON walk of an
+unconstrained container and the ``enum`` key of a value are made once per call however many
+``oneOf`` branches look at them (the work the budget does not count stays linear in the
+arguments' size).
 
 Safety of the generated source: it is built from fixed templates and generated names
 only. Every value that comes from a schema (property names, bounds, enum choices,
@@ -36,14 +40,14 @@ from math import isfinite
 from typing import Any
 
 from .ir import Node, TypedNode
-from .json_values import canonical, escape_token, is_json, is_uncarriable, json_type_name, pointer
+from .json_values import canonical_once, escape_token, is_json, is_uncarriable, json_once, json_type_name, pointer
 from .keywords import Additional, Check, Items, Properties, Required, issue_code, where
 from .report import VALIDATION, Issue
 
 __all__ = ["OverBudget", "describe", "generate"]
 
-Valid = Callable[[Any, list[int]], bool]
-Collect = Callable[[Any, str, list[Issue], list[int]], None]
+Valid = Callable[[Any, list[Any]], bool]
+Collect = Callable[[Any, str, list[Issue], list[Any]], None]
 
 
 class OverBudget(Exception):
@@ -72,7 +76,7 @@ _PLAIN_NAMES: dict[type, str] = {str: "string", int: "integer", bool: "boolean",
 """JSON type names of the scalar types that are always JSON (see ``json_values.json_type_name``)."""
 
 
-def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[int]) -> None:
+def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[Any]) -> None:
     """Append the ``type`` finding for ``value``; flag (``w[1]``) a value the JSON scan must report.
 
     An uncarriable number gets no ``type`` finding: the scan reports it once, as ``json``.
@@ -83,10 +87,10 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
     if name is None:
         if t is dict or t is list:
             name = "object" if t is dict else "array"
-            if not is_json(value):
+            if not json_once(value, w):
                 w[1] = 1
         else:
-            if is_uncarriable(value) or not is_json(value):
+            if is_uncarriable(value) or not json_once(value, w):
                 w[1] = 1
                 if is_uncarriable(value):
                     return
@@ -104,9 +108,10 @@ def child(ip: str, key: str) -> str:
 
 
 CHAIN_LIMIT = 16
-"""Objects with more declared properties than this dispatch through a dict, and ``oneOf``s with
-more branches loop over a tuple: long ``elif`` or ``+`` chains nest in Python's syntax tree and
-exhaust its compiler's recursion (about 3,000 deep)."""
+"""Objects with more declared properties than this dispatch through a dict, ``oneOf``s with
+more branches loop over a tuple, and longer ``required`` lists loop over a constant: long
+``elif`` or ``+`` chains nest in Python's syntax tree and exhaust its compiler's recursion
+(about 3,000 deep), and a statement per name makes the source grow with the schema's size."""
 
 
 def describe(node: Node) -> str:
@@ -128,7 +133,8 @@ class _Generator:
             "OverBudget": OverBudget,
             "new": tuple.__new__,
             "is_json": is_json,
-            "canonical": canonical,
+            "json_once": json_once,
+            "canonical_once": canonical_once,
             "isfinite": isfinite,
             "where": where,
             "type_issue": type_issue,
@@ -236,12 +242,16 @@ class _Generator:
         required = node.part(Required)
         additional = node.part(Additional)
         allowed = additional is None or additional.allowed
-        lines = [f"if {self.const(n)} not in {v}: return False" for n in (required.names if required else ())]
+        names = required.names if required else ()
+        if len(names) > CHAIN_LIMIT:  # one loop over a constant, not two lines per name
+            lines = [f"for n in {self.const(names)}:", f"    if n not in {v}: return False"]
+        else:
+            lines = [f"if {self.const(n)} not in {v}: return False" for n in names]
         members = props.nodes if props is not None else {}
         if not members:
-            lines.append(f"if {v} and not is_json({v}): return False" if allowed else f"if {v}: return False")
+            lines.append(f"if {v} and not json_once({v}, w): return False" if allowed else f"if {v}: return False")
             return lines
-        extra = "if not is_json(y): return False" if allowed else "return False"
+        extra = "if not json_once(y, w): return False" if allowed else "return False"
         lines += [f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
         if len(members) > CHAIN_LIMIT:
             checks = {}
@@ -268,7 +278,7 @@ class _Generator:
     def _array_valid(self, node: TypedNode, v: str) -> list[str]:
         items = node.part(Items)
         if items is None:
-            return [f"if not is_json({v}): return False"]
+            return [f"if not json_once({v}, w): return False"]
         return [
             *self._charge(items.node, v),
             f"for y in {v}:",
@@ -302,7 +312,7 @@ class _Generator:
                 f"for t in {self._late_tuple(tests)}:",
                 "    if t(x, w): n += 1",
                 "if n == 1: return",
-                "if is_uncarriable(x) or not is_json(x):",
+                "if is_uncarriable(x) or not json_once(x, w):",
                 "    w[1] = 1",
                 "    if is_uncarriable(x): return",
                 issue_code(
@@ -344,7 +354,13 @@ class _Generator:
         required = node.part(Required)
         additional = node.part(Additional)
         lines: list[str] = []
-        if required is not None:
+        if required is not None and len(required.names) > CHAIN_LIMIT:
+            tails = tuple((n, "/" + escape_token(n) + "` is required") for n in required.names)
+            lines.append(f"for n, m in {self.const(tails)}:")
+            lines.append(f"    if n not in {v}:")
+            message = f"{self.const('`')} + {ip} + m"
+            lines.append("        " + issue_code(self, "required", required.schema_path, ip, message))
+        elif required is not None:
             for n in required.names:
                 # "`" + ip + "/name` is required": the member's pointer is never empty.
                 message = f"{self.const('`')} + {ip} + {self.const('/' + escape_token(n) + '` is required')}"
@@ -352,9 +368,9 @@ class _Generator:
                 lines.append("    " + issue_code(self, "required", required.schema_path, ip, message))
         members = props.nodes if props is not None else {}
         refuse_extra = additional is not None and not additional.allowed
-        flag_extra = "if type(k) is not str or not is_json(y): w[1] = 1"
+        flag_extra = "if type(k) is not str or not json_once(y, w): w[1] = 1"
         if not members and not refuse_extra:
-            return [*lines, f"if not is_json({v}): w[1] = 1"]
+            return [*lines, f"if not json_once({v}, w): w[1] = 1"]
         if refuse_extra:
             assert additional is not None
             tail = self.const(" is not allowed: the schema declares no such property (additionalProperties: false)")
@@ -391,7 +407,7 @@ class _Generator:
     def _array_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
         items = node.part(Items)
         if items is None:
-            return [f"if not is_json({v}): w[1] = 1"]
+            return [f"if not json_once({v}, w): w[1] = 1"]
         return [
             *self._charge(items.node, v),
             f"for i, y in enumerate({v}):",

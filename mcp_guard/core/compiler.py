@@ -20,7 +20,7 @@ from typing import Any, Final
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .codegen import Collect, OverBudget, Valid, generate
 from .ir import Node, OneOfNode, TypedNode
-from .json_values import is_json, json_type_name, pointer, scan
+from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
     KEYWORDS,
     PROFILE_KEYWORDS,
@@ -180,6 +180,8 @@ class _Classifier:
         part: Part | None = None
         for key, value in schema.items():
             self._current = value
+            if type(key) is not str:
+                raise _NotJson  # a str subclass would find its row: the scan names it
             spec = KEYWORDS.get(key)
             if key != "oneOf" and spec is not None and not spec.in_one_of and self.profile in spec.profiles:
                 self.finding(
@@ -229,6 +231,8 @@ class _Classifier:
         parts: list[Part] = []
         table = self._table
         for key, value in schema.items():
+            if type(key) is not str:
+                raise _NotJson  # a str subclass would find its row: the scan names it
             if key == "type":
                 continue
             self._current = value
@@ -286,7 +290,7 @@ class _Verdict:
                 return False  # the root must be an object schema
             for key, value in schema.items():
                 spec = table.get(key)
-                if spec is None or not spec.in_one_of or not self._value(spec, value, depth):
+                if spec is None or type(key) is not str or not spec.in_one_of or not self._value(spec, value, depth):
                     return False
             return True
         ntype = schema.get("type", _MISSING)
@@ -298,7 +302,7 @@ class _Verdict:
             return False
         for key, value in schema.items():  # the body of _value, inlined: this loop is the walk's cost
             spec = table.get(key)
-            if spec is None:
+            if spec is None or type(key) is not str:  # a str subclass finds its row too: not JSON
                 return False
             types = spec.types
             if types is not None and ntype not in types:
@@ -403,10 +407,10 @@ class Compiled:
             valid, self._collect, _source = generate(root)
             self._valid = valid
         try:
-            if valid(arguments, [MAX_WORK]):
+            if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (codegen)
                 return OK_REPORT
             return self._findings(arguments)
-        except OverBudget:
+        except (OverBudget, TooLarge):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "
                 f"({MAX_WORK:,} subschema evaluations); they are refused unchecked"
@@ -417,7 +421,7 @@ class Compiled:
         """The slow path: every violation, with its pointers."""
         out: list[Issue] = []
         assert self._collect is not None
-        cell = [MAX_WORK, 0]  # work budget, and "the JSON scan is needed" (set by generated code)
+        cell: list[Any] = [MAX_WORK, 0, None]  # work budget, "the JSON scan is needed", per-call memo
         self._collect(arguments, "", out, cell)
         if cell[1]:
             # Somewhere sits a value that is not JSON (TypeError with its pointer) or a number JSON

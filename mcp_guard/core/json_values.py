@@ -27,13 +27,16 @@ from typing import Any, Final
 __all__ = [
     "NOT_COMPARABLE",
     "Inexact",
+    "TooLarge",
     "canonical",
+    "canonical_once",
     "escape_token",
     "exact_float",
     "is_integer",
     "is_json",
     "is_number",
     "is_uncarriable",
+    "json_once",
     "json_type_name",
     "literal_float",
     "max_depth",
@@ -72,16 +75,27 @@ def exact_float(text: str) -> float | Inexact:
     The relay serializes a float with ``repr``, the shortest decimal that round-trips; when
     that decimal equals the literal's value (``0.1``, ``2.5``, ``1e2``, ``-0.0``), forwarding
     the double forwards exactly what was sent. Otherwise (more digits than a double holds,
-    underflow to zero) an :class:`Inexact` stands in its place. ``1e400`` still parses to
-    ``inf`` (the non-finite rule).
+    underflow to zero) an :class:`Inexact` stands in its place. From 2**53 up, where every
+    double is an integer that Python compares with integers by its exact value, the literal
+    must *be* that value: ``1e25`` (10**25, which no double holds) is an :class:`Inexact`,
+    ``1e22`` is not. ``1e400`` still parses to ``inf`` (the non-finite rule).
     """
     value = float(text)
     if not _isfinite(value):
         return value
+    if value >= _EXACT_SPAN or value <= -_EXACT_SPAN:
+        # Here every double is an integer, and its shortest decimal may not be its value
+        # (1e25 is 10000000000000000905969664): Python compares it with integers by its
+        # value, so it stands for the literal only when the two are the same number.
+        return value if Decimal(text) == int(value) else Inexact(text)
     shortest = repr(value)
     if shortest == text or Decimal(shortest) == Decimal(text):
         return value
     return Inexact(text)
+
+
+_EXACT_SPAN: Final = 2.0**53
+"""Below this magnitude a double and its shortest decimal order alike against every integer."""
 
 
 def literal_float(text: str) -> float | Inexact:
@@ -362,7 +376,11 @@ class _NotComparable:
 NOT_COMPARABLE: Hashable = _NotComparable()
 
 
-def canonical(value: Any, depth: int = 64) -> Hashable:
+class TooLarge(ValueError):
+    """Raised by :func:`canonical` when a value, expanded as a tree, has more nodes than its cap."""
+
+
+def canonical(value: Any, depth: int = 64, cap: int = 4_000_000) -> Hashable:
     """A hashable key such that two JSON values are equal (decision 7) iff their keys are equal.
 
     Numbers compare by value (``1 == 1.0``, ``0 == -0.0``, big integers exactly); booleans
@@ -370,38 +388,141 @@ def canonical(value: Any, depth: int = 64) -> Hashable:
     compare case-sensitively; arrays by order and values; objects by keys and values.
 
     Args:
-        value: a JSON value (already known to be JSON).
+        value: a JSON value. Anything else in it (a set, a tuple, a subclass, a non-string
+            key, NaN) yields :data:`NOT_COMPARABLE` at its place, which equals no choice;
+            never an exception (the caller's JSON scan reports such a value, with its pointer).
         depth: how many container levels to follow; a value nested deeper yields
             :data:`NOT_COMPARABLE`, which equals no choice. Callers pass the depth of the
             deepest ``enum`` choice, so the recursion is bounded by the schema, not by the
             arguments.
+        cap: the most nodes the key may stand for, counted as a tree (within ``depth``).
+
+    Raises:
+        TooLarge: the value has more than ``cap`` nodes as a tree. Only a Python caller's
+            shared sub-objects can make that happen in a small value (``x = [x, x]`` forty
+            times over); the key of such a value costs as much to hash or compare as the
+            tree it stands for, so it is refused rather than built.
+
+    A container met twice is keyed once per depth, so building a key is linear in the
+    distinct containers, not in the paths to them.
     """
     t = type(value)
+    if t is dict or t is list:
+        key, size = _canonical(value, depth, {})
+        if size > cap:
+            raise TooLarge(f"a value of more than {cap:,} nodes (counted as a tree)")
+        return key
+    return _canonical(value, depth, None)[0]
+
+
+def _canonical(
+    value: Any, depth: int, memo: dict[tuple[int, int], tuple[Hashable, int]] | None
+) -> tuple[Hashable, int]:
+    """The key of :func:`canonical` and the number of nodes it stands for."""
+    t = type(value)
+    if t is str or t is int:
+        return value, 1
     if t is bool:
-        return (bool, value)
+        return (bool, value), 1
+    if t is float:
+        return (value if value == value else NOT_COMPARABLE), 1  # NaN never equals anything, not even itself
+    if value is None:
+        return None, 1
+    if (t is not dict and t is not list) or depth <= 0:
+        return NOT_COMPARABLE, 1
+    assert memo is not None
+    seen = (id(value), depth)
+    found = memo.get(seen)
+    if found is not None:
+        return found
+    key: Hashable
+    size = 1
     if t is dict:
-        if depth <= 0:
-            return NOT_COMPARABLE
-        return (dict, frozenset((k, canonical(v, depth - 1)) for k, v in value.items()))
-    if t is list:
-        if depth <= 0:
-            return NOT_COMPARABLE
-        return (list, tuple(canonical(v, depth - 1) for v in value))
-    if t is float and value != value:  # NaN never equals anything, not even itself
-        return NOT_COMPARABLE
-    return value  # type: ignore[no-any-return]
+        if any(type(k) is not str for k in value):
+            key = NOT_COMPARABLE
+        else:
+            members = []
+            for k, v in value.items():
+                sub, n = _canonical(v, depth - 1, memo)
+                members.append((k, sub))
+                size += n
+            key = (dict, frozenset(members))
+    else:
+        items = []
+        for v in value:
+            sub, n = _canonical(v, depth - 1, memo)
+            items.append(sub)
+            size += n
+        key = (list, tuple(items))
+    memo[seen] = (key, size)
+    return key, size
 
 
-def max_depth(value: Any) -> int:
-    """How many container levels a JSON value has (a scalar: 0, ``[1]``: 1). Iterative."""
+def json_once(value: Any, w: list[Any]) -> bool:
+    """:func:`is_json` for generated validators: a container is walked once per call.
+
+    ``w`` is the call's cell (``[budget, scan flag, memo]``); the memo (by ``id``, the
+    arguments being alive and unchanged during the call) makes the ``oneOf`` branches that
+    look at the same unconstrained container share one walk.
+    """
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if t is float:
+        return _isfinite(value)
+    if t is not dict and t is not list:
+        return False
+    memo = w[2]
+    if memo is None:
+        memo = w[2] = {}
+    seen = id(value)
+    found = memo.get(seen)
+    if found is None:
+        found = memo[seen] = is_json(value)
+    return found  # type: ignore[no-any-return]
+
+
+def canonical_once(value: Any, depth: int, w: list[Any]) -> Hashable:
+    """:func:`canonical` for generated validators: a container is keyed once per call (see :func:`json_once`).
+
+    Raises:
+        TooLarge: the value, counted as a tree, is larger than the call's remaining budget.
+    """
+    t = type(value)
+    if t is not dict and t is not list:
+        return _canonical(value, depth, None)[0]
+    memo = w[2]
+    if memo is None:
+        memo = w[2] = {}
+    seen = ("canonical", id(value), depth)
+    found = memo.get(seen)
+    if found is None:
+        found = memo[seen] = canonical(value, depth, w[0])  # TooLarge past the call's budget
+    return found  # type: ignore[no-any-return]
+
+
+def max_depth(value: Any, limit: int = 1 << 30) -> int:
+    """How many container levels a JSON value has (a scalar: 0, ``[1]``: 1). Iterative.
+
+    Stops at ``limit + 1`` ("deeper than ``limit``"). A container met again at a level no
+    deeper than before is not walked again, so shared sub-objects cost no more than once per
+    level.
+    """
     deepest = 0
+    reached: dict[int, int] = {}
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         current, level = stack.pop()
-        if type(current) is dict:
-            stack.extend((v, level + 1) for v in current.values())
-            deepest = max(deepest, level + 1)
-        elif type(current) is list:
-            stack.extend((v, level + 1) for v in current)
-            deepest = max(deepest, level + 1)
+        t = type(current)
+        if t is not dict and t is not list:
+            continue
+        if reached.get(id(current), -1) >= level:
+            continue
+        reached[id(current)] = level
+        level += 1
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        stack.extend((v, level) for v in (current.values() if t is dict else current))
     return deepest

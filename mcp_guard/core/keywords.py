@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH
-from .json_values import canonical, json_type_name, max_depth, pointer
+from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
+from .json_values import TooLarge, canonical, json_type_name, max_depth, pointer
 from .report import UNSUPPORTED, VALIDATION
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ class Enum(Check):
     def _test(self, e: Emitter, var: str) -> str:
         if self.strings is not None:
             return f"(type({var}) is str and {var} in {e.const(self.strings)})"
-        return f"(canonical({var}, {e.const(self.depth)}) in {e.const(self.keys)})"
+        return f"(canonical_once({var}, {e.const(self.depth)}, w) in {e.const(self.keys)})"
 
     def valid_code(self, e: Emitter, var: str) -> list[str]:
         """See :meth:`Check.valid_code`."""
@@ -418,16 +418,34 @@ def kw_enum(site: Site, value: Any, node: dict[str, Any], path: tuple[str | int,
         return None
     if all(type(c) is str for c in value):  # the common case: a plain set lookup, no canonical keys
         return Enum(tuple(value), frozenset(), 0, frozenset(value), path)
-    limit = max((max_depth(c) for c in value), default=0)
+    limit = max((max_depth(c, MAX_SCHEMA_DEPTH) for c in value), default=0)
     if limit > MAX_SCHEMA_DEPTH:
         site.finding(UNSUPPORTED, "enum", path, f"`enum` choices nest deeper than {MAX_SCHEMA_DEPTH} levels")
         return None
-    return Enum(tuple(value), frozenset(canonical(c, limit) for c in value), limit, None, path)
+    try:
+        keys = frozenset(canonical(c, limit, MAX_WORK) for c in value)
+    except TooLarge:
+        site.finding(
+            UNSUPPORTED,
+            "enum",
+            path,
+            f"`enum` choices stand for more than {MAX_WORK:,} values counted as trees (shared sub-objects), "
+            "the guard's budget",
+        )
+        return None
+    return Enum(tuple(value), keys, limit, None, path)
 
 
 def _show_choice(choice: Any) -> str:
-    """A schema's enum choice for a message (schema values, never argument values)."""
-    text = json.dumps(choice, ensure_ascii=False, allow_nan=True)
+    """A schema's enum choice or bound for a message (schema values, never argument values).
+
+    A value Python will not write as text (an integer of more than 4,300 digits) is named,
+    not shown: building a message never raises.
+    """
+    try:
+        text = json.dumps(choice, ensure_ascii=False, allow_nan=True)
+    except ValueError:
+        return "(a number too long to show)"
     return text if len(text) <= 40 else text[:37] + "…"
 
 

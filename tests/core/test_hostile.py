@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard import check, classify, compile
+from mcp_guard import UNSUPPORTED, VALIDATION, check, classify, compile
 from mcp_guard.core import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 
 DEEP = 100_000
@@ -227,3 +227,118 @@ def test_a_str_subclass_key_is_not_json_even_when_it_names_a_property() -> None:
     schema = prop({"type": "integer"})
     with pytest.raises(TypeError, match="object key"):
         check(schema, {Key("x"): 1})
+
+
+# --- found by a red-team session (2026-11-30): each of these was a fault ----------------------
+
+
+def test_a_float_literal_stands_for_its_decimal_value_or_is_refused() -> None:
+    """From 2**53 up a double's shortest decimal is not its value: 1e25 is no double (was fail-open)."""
+    import json
+
+    from mcp_guard.core.json_values import Inexact, exact_float, literal_float
+
+    for text in ("1e25", "1E23", "-1e25", "1e308", "9007199254740993.0"):
+        assert type(exact_float(text)) is Inexact, text
+        assert type(literal_float(text)) is Inexact, text
+    for text in ("1e22", "9007199254740992.0", "1.8014398509481984e16", "0.1", "1e2", "-0.0"):
+        assert type(exact_float(text)) is float, text
+    schema = {"type": "object", "properties": {"n": {"type": "number", "minimum": 10**25 + 1}}}
+    arguments = json.loads('{"n": 1e25}', parse_float=exact_float)  # as the relay parses a client line
+    report = compile(schema).check(arguments)
+    assert [i.keyword for i in report.issues] == ["json"]  # refused, never forwarded as 1e+25
+
+
+def test_oneof_branches_share_one_walk_of_an_unconstrained_container(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each branch used to walk the same big array again (is_json, canonical): unbudgeted work × branches."""
+    import mcp_guard.core.json_values as jv
+
+    walks: list[int] = []
+    real = jv.is_json
+    monkeypatch.setattr(jv, "is_json", lambda value: walks.append(id(value)) or real(value))
+    branches = [{"type": "array", "enum": [[i]]} for i in range(50)]
+    compiled = compile({"type": "object", "properties": {"a": {"oneOf": branches}}})
+    big = list(range(10_000))
+    report = compiled.check({"a": big})
+    assert report.kind == VALIDATION
+    assert walks.count(id(big)) <= 2, "once on the fast path and once on the slow path"
+
+
+def test_shared_sub_objects_cost_their_distinct_containers_not_their_paths() -> None:
+    """x = [x, x] forty times: 2**40 paths. Classification and checks end at once with a verdict."""
+    shared: list[Any] = []
+    for _ in range(40):
+        shared = [shared, shared]
+    report = classify({"type": "object", "properties": {"a": {"type": "array", "enum": [shared]}}})
+    assert report.kind == UNSUPPORTED
+    assert "budget" in report.issues[0].message
+    shallow = compile({"type": "object", "properties": {"a": {"type": "array", "enum": [[[[[1]]]]]}}})
+    assert [i.keyword for i in shallow.check({"a": shared}).issues] == ["enum"]  # keyed 4 levels deep only
+    deep: list[Any] = [1]
+    for _ in range(45):
+        deep = [deep]
+    compiled = compile({"type": "object", "properties": {"a": {"type": "array", "enum": [deep]}}})
+    refused = compiled.check({"a": shared})  # keyed 46 levels deep: 2**41 nodes as a tree
+    assert [i.keyword for i in refused.issues] == ["budget"]
+    small: list[Any] = [1]
+    for _ in range(10):
+        small = [small, small]  # 2**11 nodes as a tree: within budget, compared exactly
+    compiled = compile({"type": "object", "properties": {"a": {"type": "array", "enum": [small]}}})
+    import copy
+
+    assert compiled.check({"a": copy.deepcopy(small)}).ok
+    assert compiled.check({"a": small}).ok
+
+
+def test_a_bound_too_long_to_write_still_gives_a_verdict() -> None:
+    """minimum or an enum choice of 10**5000: check() used to raise ValueError building the message."""
+    huge = 10**5000
+    for schema in (
+        {"type": "object", "properties": {"a": {"type": "number", "minimum": huge}}},
+        {"type": "object", "properties": {"a": {"type": "integer", "enum": [huge, 1]}}},
+    ):
+        compiled = compile(schema)
+        assert compiled.supported
+        report = compiled.check({"a": 2})
+        assert report.kind == VALIDATION and "too long to show" in report.issues[0].message
+        assert compiled.check({"a": huge}).ok
+
+
+class _Str(str):
+    pass
+
+
+@pytest.mark.parametrize("defer", [False, True])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {_Str("type"): "object"},
+        {"type": "object", "properties": {"a": {_Str("type"): "string"}}},
+        {"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}], _Str("description"): "x"}}},
+        {"type": "object", "properties": {"a": {"type": "string", _Str("maxLength"): 1}}},
+    ],
+)
+def test_str_subclass_keys_in_a_schema_are_type_errors(schema: dict[Any, Any], defer: bool) -> None:
+    """A key that only compares equal to a keyword is not JSON (was classified supported)."""
+    with pytest.raises(TypeError, match="Python type _Str"):
+        compile(schema, defer=defer)
+
+
+def test_non_json_inside_an_enum_position_is_a_type_error_with_its_pointer() -> None:
+    from collections import OrderedDict
+
+    compiled = compile({"type": "object", "properties": {"e": {"type": "array", "enum": [[1, [2]]]}}})
+    for bad in ({2}, OrderedDict(), (1,)):
+        with pytest.raises(TypeError, match="'/e/1'"):
+            compiled.check({"e": [1, bad]})
+
+
+def test_a_long_required_list_is_one_loop_in_the_validator() -> None:
+    names = [f"n{i}" for i in range(5_000)] + ["a/b", "c~d"]
+    compiled = compile({"type": "object", "required": names})
+    assert compiled.source is not None and len(compiled.source) < 2_000
+    report = compiled.check({"n1": 0})
+    assert len(report.issues) == len(names) - 1
+    assert report.issues[0].message == "`/n0` is required"
+    assert [i.message for i in report.issues[-2:]] == ["`/a~1b` is required", "`/c~0d` is required"]
+    assert compiled.check(dict.fromkeys(names, 0)).ok

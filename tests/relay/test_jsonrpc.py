@@ -14,12 +14,33 @@ from mcp_guard.relay.jsonrpc import NO_ID, Uncarriable, dumps, loads_client, rec
 
 
 @pytest.mark.parametrize(
-    "text", ["0.1", "2.5", "1e2", "1E0", "-0.0", "1.7976931348623157e308", "5e-324", "123456789.125"]
+    "text",
+    [
+        "0.1",
+        "2.5",
+        "1e2",
+        "1E0",
+        "-0.0",
+        "5e-324",
+        "123456789.125",
+        "1e22",
+        "9007199254740992.0",
+        "1.8014398509481984e16",
+    ],
 )
 def test_literals_that_round_trip_parse_to_their_double(text: str) -> None:
     value = exact_float(text)
     assert type(value) is float and value == float(text)
     assert json.loads(dumps(value)) == float(text)
+
+
+@pytest.mark.parametrize("text", ["1.7976931348623157e308", "1e25", "1E23", "-1e300", "9007199254740993.0"])
+def test_big_literals_whose_double_is_another_number_are_inexact(text: str) -> None:
+    """From 2**53 up a double is an integer compared with integers by its own value: 1e25 stands
+    for 10**25, the double for 10000000000000000905969664, so the literal is not taken for it."""
+    value = exact_float(text)
+    assert type(value) is Inexact
+    assert dumps({"n": value}) == b'{"n":' + text.encode() + b"}"  # still written back digit for digit
 
 
 @pytest.mark.parametrize(
