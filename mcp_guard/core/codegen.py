@@ -87,10 +87,10 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
     if name is None:
         if t is dict or t is list:
             name = "object" if t is dict else "array"
-            if not json_once(value, w):
+            if not is_json(value):  # each position meets type_issue once per call: no memo needed
                 w[1] = 1
         else:
-            if is_uncarriable(value) or not json_once(value, w):
+            if is_uncarriable(value) or not is_json(value):
                 w[1] = 1
                 if is_uncarriable(value):
                     return
