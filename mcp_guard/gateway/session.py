@@ -161,6 +161,7 @@ class Link:
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
         self._relisting = False
         self._relist_again = False
+        self._reading = False
 
     def new_id(self) -> str:
         """A fresh upstream request id of this link."""
@@ -185,6 +186,7 @@ class Link:
             try:
                 async with self.connect() as upstream:
                     self.upstream = upstream
+                    self._reading = True
                     ended = anyio.Event()
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(self._read, upstream, ended)
@@ -349,6 +351,10 @@ class Link:
                     continue
                 await self._from_upstream(without_guard_keys(message))
         finally:
+            # Nothing more will come: the guard's own requests (initialize, listings) fail now.
+            self._reading = False
+            for own in self._own.values():
+                own.event.set()
             ended.set()
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
@@ -420,13 +426,14 @@ class Link:
                 await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             except Uncarriable:
                 raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
-            with anyio.move_on_after(self.session.request_timeout):
-                await own.event.wait()
+            if self._reading:
+                with anyio.move_on_after(self.session.request_timeout):
+                    await own.event.wait()
         finally:
             self._own.pop(key, None)
         response = own.response
         if response is None:
-            if self.upstream is None:
+            if self.upstream is None or not self._reading:
                 raise RequestFailed(f"the upstream went away before answering {method}")
             raise RequestFailed(f"no answer to {method} within {self.session.request_timeout:g} s")
         if "error" in response:
