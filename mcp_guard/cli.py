@@ -128,7 +128,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="with --http: the largest message accepted over HTTP, in bytes (default 32 MiB)",
+        help="the largest message accepted from the client or an upstream, on any transport, in bytes "
+        "(default 32 MiB); a larger one is answered with an error and dropped as it arrives, never buffered",
     )
     return parser
 
@@ -383,7 +384,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ("--allowed-host", args.allowed_host),
                     ("--allowed-origin", args.allowed_origin),
                     ("--http-token-env", args.http_token_env is not None),
-                    ("--max-message-bytes", args.max_message_bytes is not None),
                 )
                 if given
             ]

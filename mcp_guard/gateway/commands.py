@@ -87,6 +87,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             journal=args.journal,
             request_timeout=args.request_timeout,
             http=getattr(args, "http_config", None),
+            max_message_bytes=getattr(args, "max_message_bytes", None),
         )
     raise ValueError(f"not a gateway command: {args.command}")
 
@@ -98,9 +99,11 @@ def run_serve(
     journal: str | None = None,
     request_timeout: float = DEFAULT_TIMEOUT,
     http: HttpConfig | None = None,
+    max_message_bytes: int | None = None,
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
-    ``http``, over streamable HTTP until SIGINT/SIGTERM).
+    ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
+    from the client or an upstream on stdio (``None``: 32 MiB); with ``http`` the front's setting applies.
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -132,8 +135,17 @@ def run_serve(
                     config, front, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout
                 )
             )
+        from ..relay.framing import DEFAULT_MAX_LINE
+
+        cap = max_message_bytes or DEFAULT_MAX_LINE
         return anyio.run(
-            lambda: serve_stdio(config, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout)
+            lambda: serve_stdio(
+                config,
+                lock=lock_file,
+                journal_path=journal_path,
+                request_timeout=request_timeout,
+                max_message_bytes=cap,
+            )
         )
     except KeyboardInterrupt:
         return 130

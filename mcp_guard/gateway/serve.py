@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from ..relay.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from ..relay.framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from .config import GatewayConfig
 from .journal import Journal
 from .pinning import LockFile
@@ -37,6 +37,7 @@ async def serve_stdio(
     lock: LockFile | None = None,
     journal_path: Path | None = None,
     request_timeout: float = 30.0,
+    max_message_bytes: int = DEFAULT_MAX_LINE,
 ) -> int:
     """Serve one client on this process's stdio until it closes its side or a signal comes.
 
@@ -45,6 +46,7 @@ async def serve_stdio(
         lock: the lock file in force, or ``None``.
         journal_path: where the journal is appended (``None``: no journal).
         request_timeout: seconds the guard waits for an upstream's answer to its own requests.
+        max_message_bytes: the cap on one message from the client or an upstream, in bytes.
 
     Returns:
         0 (the client closed the connection, or a signal stopped the guard); 1 when the
@@ -67,8 +69,15 @@ async def serve_stdio(
     )
     try:
         with claim_stdio() as (read_fd, write_fd):
-            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
-            session = GatewaySession(client, config, lock=lock, journal=journal, request_timeout=request_timeout)
+            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_message_bytes)
+            session = GatewaySession(
+                client,
+                config,
+                lock=lock,
+                journal=journal,
+                request_timeout=request_timeout,
+                max_message_bytes=max_message_bytes,
+            )
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_stop_on_signals, tg.cancel_scope)
@@ -130,7 +139,14 @@ async def serve_http(
 
     def session(client: LineStream) -> _GatewayRunner:
         return _GatewayRunner(
-            GatewaySession(client, config, lock=lock, journal=journal, request_timeout=request_timeout)
+            GatewaySession(
+                client,
+                config,
+                lock=lock,
+                journal=journal,
+                request_timeout=request_timeout,
+                max_message_bytes=http.max_message_bytes,
+            )
         )
 
     front = HttpFront([], http, profile=config.guard.profile, session_factory=session)

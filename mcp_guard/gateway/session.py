@@ -52,11 +52,13 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..relay.guard import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, is_modern
 from ..relay.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    NO_ID,
     PARSE_ERROR,
     Uncarriable,
     dumps,
@@ -96,15 +98,21 @@ GONE: Final = (
 DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
 
 
-def connector_for(server: StdioServer | HttpServer) -> Connector:
-    """The relay connector of one config entry (stdio: its command, ``env`` over the guard's, ``cwd``)."""
+def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEFAULT_MAX_LINE) -> Connector:
+    """The relay connector of one config entry (stdio: its command, ``env`` over the guard's, ``cwd``).
+
+    ``max_message_bytes`` caps one message from the upstream (a longer one is skipped as it
+    arrives, and the request it answers gets an error).
+    """
     if isinstance(server, StdioServer):
         from ..relay.upstream import stdio_connector
 
-        return stdio_connector([server.command, *server.args], server.env or None, server.cwd)
+        return stdio_connector(
+            [server.command, *server.args], server.env or None, server.cwd, max_line=max_message_bytes
+        )
     from ..relay.http_upstream import http_connector
 
-    return http_connector(server.url, server.headers)
+    return http_connector(server.url, server.headers, max_message_bytes=max_message_bytes)
 
 
 class RequestFailed(Exception):
@@ -115,6 +123,7 @@ class RequestFailed(Exception):
 class _Own:
     event: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
+    failure: str | None = None
 
 
 @dataclass
@@ -341,10 +350,13 @@ class Link:
                     line = await upstream.receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
+                except LineTooLong as exc:
+                    await self._unreadable(exc.prefix, too_long=exc.limit)
+                    continue
                 try:
                     message = json.loads(line)
                 except (ValueError, RecursionError):
-                    log.warning("upstream %s: skipped %d bytes of output that are not JSON", self.name, len(line))
+                    await self._unreadable(line)
                     continue
                 if type(message) is not dict or message.get("jsonrpc") != "2.0":
                     log.warning("upstream %s: skipped output that is not a JSON-RPC message", self.name)
@@ -356,6 +368,29 @@ class Link:
             for own in self._own.values():
                 own.event.set()
             ended.set()
+
+    async def _unreadable(self, line: bytes, *, too_long: int | None = None) -> None:
+        """A line that is not JSON (or, with ``too_long``, the start of a line over that cap): skipped;
+        the request it answers, when its id can be read, gets an error at once. The upstream stays."""
+        request_id = recover_id(line)
+        key = id_key(request_id) if request_id is not NO_ID and request_id is not None else None
+        what = f"longer than {too_long} bytes (--max-message-bytes)" if too_long else "not valid JSON"
+        own = self._own.get(key) if key is not None else None
+        forwarded = self._pending.pop(key, None) if key is not None and own is None else None
+        if too_long:
+            log.warning("upstream %s: skipped a message %s", self.name, what)
+        else:
+            log.warning("upstream %s: skipped %d bytes of output that are not JSON", self.name, len(line))
+        if own is not None:
+            own.failure = f"its answer is {what}"
+            own.event.set()
+        elif forwarded is not None:
+            text = f"mcp-guard: the upstream's answer is {what}; it was dropped"
+            error = error_response(forwarded.client_id, INTERNAL_ERROR, text)
+            self.session.forget_client_request(forwarded.client_id)
+            if forwarded.call is not None:
+                await self.session.pipeline.finish(forwarded.call, error)
+            await self.session.reply(error)
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -433,6 +468,8 @@ class Link:
             self._own.pop(key, None)
         response = own.response
         if response is None:
+            if own.failure is not None:
+                raise RequestFailed(own.failure)
             if self.upstream is None or not self._reading:
                 raise RequestFailed(f"the upstream went away before answering {method}")
             raise RequestFailed(f"no answer to {method} within {self.session.request_timeout:g} s")
@@ -491,6 +528,7 @@ class GatewaySession:
             for upstreams still starting.
         drain_timeout: seconds upstreams get, after the client closed, to answer what they
             hold and exit.
+        max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
 
     Attributes:
         links: one :class:`Link` per enabled server, in config order.
@@ -509,6 +547,7 @@ class GatewaySession:
         request_timeout: float = 30.0,
         start_timeout: float = 30.0,
         drain_timeout: float = 2.0,
+        max_message_bytes: int = DEFAULT_MAX_LINE,
     ) -> None:
         self.client = client
         self.config = config
@@ -520,7 +559,9 @@ class GatewaySession:
         self.catalog = Catalog(config, lock, self.cursors)
         self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
         connectors = connectors or {}
-        self.links = [Link(self, s.name, connectors.get(s.name) or connector_for(s)) for s in config.enabled]
+        self.links = [
+            Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
+        ]
         self._by_name = {link.name: link for link in self.links}
         self.init_params: Any = None
         self.log_level: Any = None
@@ -605,6 +646,15 @@ class GatewaySession:
                 line = await self.client.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
+            except LineTooLong as exc:
+                found = recover_id(exc.prefix)
+                log.warning("refused a message from the client longer than %d bytes", exc.limit)
+                text = (
+                    f"Invalid Request: the message is longer than the guard's limit of {exc.limit} bytes "
+                    "(--max-message-bytes); it was not forwarded"
+                )
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+                continue
             try:
                 message = loads_client(line)
             except (ValueError, RecursionError):

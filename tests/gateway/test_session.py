@@ -275,3 +275,34 @@ async def test_an_upstream_exiting_before_initialize_fails_its_setup_at_once() -
         listed = await client.request("tools/list")
         assert {t["name"] for t in listed["result"]["tools"]} == {"ok__echo", "ok__hang", "ok__die"}
         assert servers["dead"].count("initialize") >= 1
+
+
+# --- F3: over-long and unreadable lines from an upstream ------------------------------------
+
+
+async def test_an_over_long_answer_is_skipped_and_answered_and_the_upstream_stays(tmp_path: Path) -> None:
+    """As ``wrap`` does: the junk line is skipped, its request gets the size error, the upstream keeps serving."""
+    server = FakeServer([*TOOLS, {"name": "huge", "inputSchema": OPEN}, {"name": "garbled", "inputSchema": OPEN}])
+    with Journal(tmp_path / "j.jsonl", fsync=False) as journal:
+        async with running({"f": server}, journal=journal) as (_session, client):
+            await client.initialize()
+            huge = await client.call("f__huge")
+            assert huge["error"]["code"] == -32603
+            assert "longer than 1000 bytes (--max-message-bytes)" in huge["error"]["message"]
+            garbled = await client.call("f__garbled")
+            assert garbled["error"]["code"] == -32603 and "not valid JSON" in garbled["error"]["message"]
+            echoed = await client.call("f__echo", {"text": "x"})
+            assert echoed["result"]["content"][0]["text"] == "echo ok"
+            assert server.connections == 1
+    outcomes = [json.loads(x) for x in (tmp_path / "j.jsonl").read_text().splitlines()]
+    results = [(r["tool"], r["result"]) for r in outcomes if r["event"] == "outcome"]
+    assert results == [("huge", "protocol_error"), ("garbled", "protocol_error"), ("echo", "ok")]
+
+
+async def test_an_over_long_client_line_is_answered_and_the_session_goes_on() -> None:
+    async with running({"f": FakeServer()}) as (_session, client):
+        await client.initialize()
+        await client.send_raw(TOO_LONG + b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"f__echo"')
+        refused = await client.answer(7)
+        assert refused["error"]["code"] == -32600 and "longer than" in refused["error"]["message"]
+        assert "result" in await client.call("f__echo", {"text": "x"})
