@@ -43,6 +43,8 @@ class CatalogReport:
         changed, new, missing: ``server/tool`` keys against the lock (see :mod:`.pinning`).
         denied, hidden: exposed names the policy keeps out of the list.
         unsupported: exposed names whose schema the guard cannot enforce.
+        unpinned_refused: ``guard.newTools`` is ``reject`` and no lock file is in force, so
+            every call is refused until ``mcp-guard pin`` writes one.
     """
 
     collisions: list[Collision] = field(default_factory=list)
@@ -53,10 +55,17 @@ class CatalogReport:
     denied: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
+    unpinned_refused: bool = False
 
     def lines(self) -> list[str]:
         """One human line per finding, most serious first."""
-        out = [f"name collision: {c.describe()}" for c in self.collisions]
+        out = []
+        if self.unpinned_refused:
+            out.append(
+                "guard.newTools is reject and there is no lock file: every tools/call is refused until "
+                "`mcp-guard pin --config FILE` pins the tools"
+            )
+        out += [f"name collision: {c.describe()}" for c in self.collisions]
         out += [f"a tool of {s} has no string name; withheld" for s in self.nameless]
         out += [f"pinned tool changed (calls refused until pinned again): {k}" for k in self.changed]
         out += [f"tool not in the lock file: {k}" for k in self.new]
@@ -135,6 +144,7 @@ class Catalog:
             changed=pins.keys("changed"),
             new=pins.keys("new"),
             missing=pins.missing,
+            unpinned_refused=self.lock is None and guard.new_tools == "reject" and bool(listings),
         )
         routes: dict[str, Route] = {}
         listed: list[dict[str, Any]] = []

@@ -317,4 +317,6 @@ def _standing(catalog: Catalog, server: str, name: object) -> str:
         notes.append("unsupported schema" + (", hidden" if route.policy.unsupported == "hide" else ""))
     if route.pin in ("changed", "new"):
         notes.append("changed since pinned" if route.pin == "changed" else "not pinned")
+    elif route.pin == "unpinned" and catalog.config.guard.new_tools == "reject":
+        notes.append("refused: no lock file and newTools is reject")
     return f" → {route.exposed}" + (f" [{'; '.join(notes)}]" if notes else "")

@@ -245,7 +245,8 @@ class GuardSettings(_Model):
         journal: path of the JSONL journal (``None``: no journal).
         lock: path of the lock file (default: the config file's path plus ``.lock``).
         new_tools: ``"allow"`` (default; tools absent from the lock are reported) or
-            ``"reject"`` (their calls are refused with ``policy_denied``).
+            ``"reject"`` (their calls are refused with ``policy_denied``; with no lock file
+            every tool is absent from it, so every call is refused until ``mcp-guard pin``).
         page_size: tools (prompts, resources) per page of the guard's merged lists.
         servers: per upstream settings; each key must name a server of the config.
     """

@@ -10,7 +10,8 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
 3. ``schema`` — the core's check against the tool's ``inputSchema`` (``validation`` or
    ``unsupported_capability``, the core's two kinds, unchanged).
 4. ``pinning`` — ``pinned_schema_changed``: the tool differs from its lock file digest.
-5. ``policy`` — ``policy_denied``: the tool is new since the lock and ``newTools`` is ``reject``.
+5. ``policy`` — ``policy_denied``: ``newTools`` is ``reject`` and the tool is new since the lock,
+   or there is no lock file at all (then every tool is new: fail closed until ``mcp-guard pin``).
 6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
    taken only by a call that passes every earlier step).
 7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded.
@@ -309,10 +310,22 @@ class Pipeline:
         )
 
     async def check_policy(self, call: Call) -> Rejection | None:
-        """``policy_denied`` for a tool added since the lock when ``newTools`` is ``reject``."""
+        """``policy_denied`` for a tool added since the lock when ``newTools`` is ``reject``.
+
+        With no lock file in force every tool is new, so every call is refused (``reason``
+        ``no_lock_file``) until the operator pins the tools.
+        """
         route = call.route
-        if route.pin != "new" or self.new_tools != "reject":
+        if self.new_tools != "reject" or route.pin not in ("new", "unpinned"):
             return None
+        if route.pin == "unpinned":
+            text = (
+                f"mcp-guard refused this call to `{route.exposed}`: the guard's configuration refuses tools that are "
+                "not pinned (guard.newTools is reject) and there is no lock file, so no tool is pinned yet; the "
+                "operator must pin the tools first (mcp-guard pin --config FILE). Changing the arguments will not help."
+            )
+            result = gateway_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="no_lock_file")
+            return Rejection(POLICY_DENIED, "no lock file, and newTools is reject (run mcp-guard pin)", result=result)
         text = (
             f"mcp-guard refused this call to `{route.exposed}`: the tool is not in the guard's lock file (the server "
             "added it after the operator pinned its tools), and the guard's configuration refuses such tools until "

@@ -191,6 +191,8 @@ CASES: list[tuple[str, dict[str, Any], LockFile | None, str, Any, str | None, st
         "policy_denied",
         "isError",
     ),
+    ("no lock: every tool is new", {"newTools": "reject"}, None, "web__get", {}, "policy_denied", "isError"),
+    ("no lock file, newTools allow", {}, None, "web__get", {}, None, "forward"),
     (
         "pinning before policy",
         {"newTools": "reject"},
@@ -201,6 +203,12 @@ CASES: list[tuple[str, dict[str, Any], LockFile | None, str, Any, str | None, st
         "isError",
     ),
 ]
+
+
+def test_new_tools_reject_without_a_lock_is_reported() -> None:
+    assert any("there is no lock file" in line for line in catalog({"newTools": "reject"}).report.lines())
+    assert not any("no lock file" in line for line in catalog({"newTools": "reject"}, _lock()).report.lines())
+    assert not any("no lock file" in line for line in catalog().report.lines())
 
 
 @pytest.mark.parametrize(
