@@ -1,8 +1,9 @@
 """The gateway's subcommands: ``pin``, ``journal``, ``serve``, and ``check --config``'s body.
 
 They print to stdout (none of them is an MCP server on stdio) and log to stderr. Exit
-status: 0 success, 1 failure (an upstream could not be listed, the lock file could not be
-written), 2 usage or configuration errors and unreadable input (a journal that cannot be read).
+status: 0 success, 1 failure (``pin``: an upstream could not be listed, the lock file could not
+be written), 2 usage or configuration errors and unreadable input (a journal that cannot be
+read). ``check --config`` exits as ``check -- COMMAND`` does (see :func:`run_check`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
     from ..relay.http_front import HttpConfig
+    from ..reports.tools import ToolReport
     from .catalog import Catalog
     from .config import GatewayConfig
 
@@ -244,15 +246,27 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
 
 
 def run_check(
-    config_path: str, *, timeout: float = DEFAULT_TIMEOUT, as_json: bool = False, out: TextIO | None = None
+    config_path: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    as_json: bool = False,
+    out: TextIO | None = None,
+    fail_on: str = "unsupported",
 ) -> int:
     """``mcp-guard check --config FILE``: every upstream reachable or not, its tools, and the merged list's findings.
 
+    Each reachable upstream's tools are judged as ``check -- COMMAND`` judges them (under the
+    config's ``guard.profile``): status, keyword and JSON Pointer of every finding; text or,
+    with ``as_json``, one JSON document.
+
     Returns:
-        0 every enabled upstream answered; 1 some did not; 2 the config (or its lock) is wrong.
+        As ``check -- COMMAND``: 0 nothing hits ``fail_on`` (``unsupported``, ``malformed``,
+        ``never``), 1 something does, 2 an enabled upstream could not be reached or listed
+        (the others are reported all the same), or the config (or its lock) is wrong.
     """
     import anyio
 
+    from ..reports.tools import ToolsReport, escape, report_tools
     from .catalog import Catalog
     from .listing import list_servers
     from .pinning import LockError, LockFile
@@ -268,43 +282,92 @@ def run_check(
         return 2
     listings = anyio.run(lambda: list_servers(config, timeout=timeout))
     catalog = Catalog(config, lock)
+    profile = config.guard.profile
+    reports: dict[str, ToolsReport] = {}
     for x in listings:
         if x.ok:
             catalog.update(x.server, x.tools)
+            reports[x.server] = report_tools(x.tools, profile=profile, server=x.server_info, source="config")
+    everything = ToolsReport([t for r in reports.values() for t in r.tools], profile, source="config")
+    findings = catalog.report.lines()
+    tool_findings = [
+        f"{server}/{t.name if t.name is not None else f'(tool #{t.index}, no name)'}: {t.status}: "
+        + "; ".join(f"{keyword} at {where}" for keyword, where, _detail in _finding_rows(t))
+        for server, r in reports.items()
+        for t in r.tools
+        if not t.supported
+    ]
+    unreachable = [x for x in listings if x.status == "failed"]
+    failed = everything.fails(fail_on)
     if as_json:
+        servers = []
+        for x in listings:
+            entry = x.to_json()
+            report = reports.get(x.server)
+            if report is not None:
+                entry["summary"] = report.counts()
+                entry["tools"] = [_tool_json(catalog, x.server, t.to_json()) for t in report.tools]
+            servers.append(entry)
         data = {
-            "servers": [x.to_json() for x in listings],
+            "profile": profile,
+            "servers": servers,
             "exposed": [t["name"] for t in catalog.tools],
-            "findings": catalog.report.lines(),
+            "findings": findings + tool_findings,
+            "summary": everything.counts(),
+            "fail_on": fail_on,
+            "failed": failed,
+            "unreachable": [x.server for x in unreachable],
         }
         print(json.dumps(data, indent=2, ensure_ascii=False), file=out)
     else:
         for x in listings:
             if x.status == "ok":
                 info = x.server_info or {}
-                who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+                who = escape(f"{info.get('name', '?')} {info.get('version', '')}".strip())
                 print(f"{x.server}: reachable ({x.transport}, {who}, protocol {x.protocol_version})", file=out)
-                for tool in x.tools:
-                    name = tool.get("name") if type(tool) is dict else None
-                    print(
-                        f"  {name if type(name) is str else '(no name)'}{_standing(catalog, x.server, name)}", file=out
-                    )
+                for tool in reports[x.server].tools:
+                    name = escape(tool.name) if tool.name is not None else "(no name)"
+                    print(f"  {name}{_standing(catalog, x.server, tool.name, tool.status)}", file=out)
+                    for keyword, where, detail in _finding_rows(tool):
+                        print(f"      {escape(keyword)} at {escape(where)}: {escape(detail)}", file=out)
+                    for note in tool.notes:
+                        print(f"      note: {escape(note.message)}", file=out)
             elif x.status == "disabled":
                 print(f"{x.server}: disabled", file=out)
             else:
                 print(f"{x.server}: NOT reachable ({x.transport}): {x.error}", file=out)
-        lines = catalog.report.lines()
-        if lines:
+        if findings:
             print("", file=out)
-            for line in lines:
-                print(line, file=out)
+            for line in findings:
+                print(escape(line), file=out)
         print("", file=out)
+        print(everything.summary(), file=out)
         print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
-    return 1 if any(x.status == "failed" for x in listings) else 0
+        if unreachable:
+            print(f"{len(unreachable)} server(s) could not be reached or listed", file=out)
+    if unreachable:
+        return 2
+    return 1 if failed else 0
 
 
-def _standing(catalog: Catalog, server: str, name: object) -> str:
-    """How one upstream tool is offered: `` → exposed`` plus its state."""
+def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
+    from ..reports.tools import _finding_rows as rows
+
+    return rows(tool)
+
+
+def _tool_json(catalog: Catalog, server: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A tool's ``check`` JSON plus how the gateway offers it: ``exposed`` (``null``: withheld), ``access``, ``pin``."""
+    name = data.get("name")
+    route = catalog.route_of(server, name) if type(name) is str else None
+    data["exposed"] = None if route is None else route.exposed
+    data["access"] = None if route is None else route.policy.access
+    data["pin"] = None if route is None else route.pin
+    return data
+
+
+def _standing(catalog: Catalog, server: str, name: object, status: str = "supported") -> str:
+    """How one upstream tool is offered: `` → exposed`` plus its state (``status``: its ``check`` verdict)."""
     if type(name) is not str:
         return ": withheld (no name)"
     route = catalog.route_of(server, name)
@@ -313,8 +376,9 @@ def _standing(catalog: Catalog, server: str, name: object) -> str:
     notes = []
     if route.policy.access != "allow":
         notes.append(f"{route.policy.access} ({route.policy.rule})")
-    if not route.compiled.supported:
-        notes.append("unsupported schema" + (", hidden" if route.policy.unsupported == "hide" else ""))
+    if status != "supported" or not route.compiled.supported:
+        shown = status if status != "supported" else "unsupported"
+        notes.append(shown + (", hidden" if route.policy.unsupported == "hide" else ", calls refused"))
     if route.pin in ("changed", "new"):
         notes.append("changed since pinned" if route.pin == "changed" else "not pinned")
     elif route.pin == "unpinned" and catalog.config.guard.new_tools == "reject":

@@ -132,8 +132,9 @@ def test_pin_writes_nothing_when_an_upstream_fails(tmp_path: Path) -> None:
     assert "no lock written: 1 server(s) could not be listed" in done.stderr
     assert not (tmp_path / "gateway.json.lock").exists()
     out = io.StringIO()
-    assert commands.run_check(str(config), out=out, timeout=20) == 1
-    assert "broken: NOT reachable (stdio): cannot start: command not found" in out.getvalue()
+    assert commands.run_check(str(config), out=out, timeout=20) == 2  # as check -- COMMAND: unreachable is 2
+    assert "broken: NOT reachable (stdio): cannot start" in out.getvalue()
+    assert "sigma: reachable" in out.getvalue()  # the others are reported all the same
 
 
 @pytest.mark.e2e
@@ -151,6 +152,36 @@ def test_check_reports_collisions_and_policy_as_json(tmp_path: Path) -> None:
     assert [s["status"] for s in data["servers"]] == ["ok", "ok"]
     assert data["exposed"] == []  # read and write collide across a and b: all withheld
     assert "name collision: `read` would name 2 items (a/read, b/read); all are withheld" in data["findings"]
+
+
+@pytest.mark.e2e
+def test_check_config_reports_and_exits_as_check_does(tmp_path: Path) -> None:
+    """Sigma lists unsupported and malformed tools: the same verdicts, findings and exit codes as check -- CMD."""
+    config = write_config(tmp_path, {"sigma": {"command": sys.executable, "args": [str(SIGMA)]}})
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out) == 1  # --fail-on unsupported, the default
+    text = out.getvalue()
+    assert "  fetch_page → sigma__fetch_page [unsupported, calls refused]" in text
+    assert "      pattern at /properties/url/pattern: unsupported: `pattern` is not supported" in text
+    assert "  broken_tool → sigma__broken_tool [malformed, calls refused]" in text
+    assert "15 tools: 11 supported, 3 unsupported, 1 malformed (profile standard)" in text
+    assert commands.run_check(str(config), out=io.StringIO(), fail_on="malformed") == 1
+    assert commands.run_check(str(config), out=io.StringIO(), fail_on="never") == 0
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, as_json=True) == 1
+    data = json.loads(out.getvalue())
+    assert data["failed"] is True and data["summary"]["unsupported"] == 3
+    tools = {t["name"]: t for t in data["servers"][0]["tools"]}
+    assert tools["fetch_page"]["status"] == "unsupported" and tools["fetch_page"]["exposed"] == "sigma__fetch_page"
+    assert {"keyword": "pattern", "schema_path": "/properties/url/pattern"}.items() <= (
+        tools["fetch_page"]["issues"][1].items()
+    )
+    assert (
+        "sigma/fetch_page: unsupported: format at /properties/url/format; pattern at /properties/url/pattern"
+        in (data["findings"])
+    )
+    done = run_cli("check", "--config", str(config), "--fail-on", "never", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["fail_on"] == "never"
 
 
 def test_config_errors_exit_2(tmp_path: Path) -> None:
