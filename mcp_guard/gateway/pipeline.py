@@ -15,6 +15,8 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
 6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
    taken only by a call that passes every earlier step).
 7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded.
+   ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
+   canonical JSON (the digest's input) cannot express; refused while a journal is kept.
 
 Then the caller forwards the call and reports its answer to :meth:`Pipeline.finish`, which
 writes the outcome record. A step that raises rejects the call with JSON-RPC -32603 (fail
@@ -48,6 +50,7 @@ from .policy import Budget, ToolPolicy, argument_bytes
 __all__ = [
     "BUDGET_EXCEEDED",
     "INTERNAL",
+    "NO_CANONICAL_FORM",
     "PINNED_SCHEMA_CHANGED",
     "POLICY_DENIED",
     "STEP_NAMES",
@@ -65,6 +68,7 @@ TOO_LARGE: Final = "too_large"
 PINNED_SCHEMA_CHANGED: Final = "pinned_schema_changed"
 POLICY_DENIED: Final = "policy_denied"
 BUDGET_EXCEEDED: Final = "budget_exceeded"
+NO_CANONICAL_FORM: Final = "no_canonical_form"
 INTERNAL: Final = "internal_error"
 """Journal kind of a call refused because a step failed (the client gets -32603)."""
 
@@ -124,8 +128,8 @@ class Rejection:
 
     Attributes:
         kind: ``too_large``, ``validation``, ``unsupported_capability``,
-            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded`` or
-            ``internal_error``; the journal records it.
+            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded``,
+            ``no_canonical_form`` or ``internal_error``; the journal records it.
         reason: a line for the log (names rules and sizes, never argument values).
         result: the ``CallToolResult`` to answer with, or ``None`` for an error answer.
         error: the JSON-RPC ``(code, message)`` to answer with when ``result`` is ``None``.
@@ -359,11 +363,25 @@ class Pipeline:
         return Rejection(BUDGET_EXCEEDED, f"{limit} calls per minute", result=result)
 
     async def write_intent(self, call: Call) -> Rejection | None:
-        """The intent record, on disk before the call is forwarded (raises when it cannot be written)."""
+        """The intent record, on disk before the call is forwarded (raises when it cannot be written).
+
+        Arguments without an RFC 8785 canonical form (an integer beyond the double range: the
+        schema may well accept it) have no digest to journal: ``no_canonical_form``.
+        """
         if self.journal is None:
             return None
         route = call.route
-        digest = canonical_sha256(call.arguments)
+        try:
+            digest = canonical_sha256(call.arguments)
+        except ValueError:
+            text = (
+                f"mcp-guard refused this call to `{route.exposed}`: its arguments hold an integer beyond the range of "
+                "a double (about 1.8e308). The guard journals every call by a digest of its arguments' RFC 8785 "
+                "canonical JSON, which cannot express such a number, so nothing was sent to the server. Send a "
+                "smaller number."
+            )
+            result = gateway_result(NO_CANONICAL_FORM, route.exposed, text, modern=call.modern)
+            return Rejection(NO_CANONICAL_FORM, "an integer beyond the double range (no RFC 8785 form)", result=result)
         size = call.size if call.size is not None else argument_bytes(call.arguments)
         await anyio.to_thread.run_sync(self.journal.intent, call.call_id, route.server, route.tool, digest, size)
         return None

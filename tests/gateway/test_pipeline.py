@@ -193,6 +193,7 @@ CASES: list[tuple[str, dict[str, Any], LockFile | None, str, Any, str | None, st
     ),
     ("no lock: every tool is new", {"newTools": "reject"}, None, "web__get", {}, "policy_denied", "isError"),
     ("no lock file, newTools allow", {}, None, "web__get", {}, None, "forward"),
+    ("no canonical form", {}, None, "fs__read", {"path": "/a", "n": 10**400}, "no_canonical_form", "isError"),
     (
         "pinning before policy",
         {"newTools": "reject"},
@@ -317,13 +318,18 @@ async def test_no_intent_no_forward(tmp_path: Path) -> None:
     assert rejection is not None and rejection.kind == "internal_error"
 
 
-async def test_arguments_without_canonical_form_refuse_the_call_when_journaling(tmp_path: Path) -> None:
+async def test_arguments_without_canonical_form_refuse_the_call_when_journaling(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An integer beyond the double range passes the schema but has no RFC 8785 form: refused, no traceback."""
     cat = catalog(
         listings={"fs": [{"name": "n", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}]}
     )
     with Journal(tmp_path / "j.jsonl") as journal:
-        rejection = await admit(cat, "fs__n", {"n": 10**400}, journal=journal)
-    assert rejection is not None and rejection.kind == "internal_error"
+        rejection = await admit(cat, "fs__n", {"n": -(10**400)}, journal=journal)
+    assert rejection is not None and rejection.kind == "no_canonical_form" and rejection.result is not None
+    assert rejection.result["isError"] is True and "RFC 8785" in rejection.result["content"][0]["text"]
+    assert not [r for r in caplog.records if r.exc_info]  # a decision, not an internal error
     assert await admit(cat, "fs__n", {"n": 10**400}) is None  # without a journal there is nothing to record
 
 
