@@ -45,6 +45,7 @@ class CatalogReport:
         unsupported: exposed names whose schema the guard cannot enforce.
         unpinned_refused: ``guard.newTools`` is ``reject`` and no lock file is in force, so
             every call is refused until ``mcp-guard pin`` writes one.
+        patterns: policy patterns that match nothing (:meth:`.policy.Policy.pattern_warnings`).
     """
 
     collisions: list[Collision] = field(default_factory=list)
@@ -56,6 +57,7 @@ class CatalogReport:
     hidden: list[str] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     unpinned_refused: bool = False
+    patterns: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """One human line per finding, most serious first."""
@@ -70,6 +72,7 @@ class CatalogReport:
         out += [f"pinned tool changed (calls refused until pinned again): {k}" for k in self.changed]
         out += [f"tool not in the lock file: {k}" for k in self.new]
         out += [f"pinned tool no longer listed: {k}" for k in self.missing]
+        out += [f"policy pattern that matches nothing: {line}" for line in self.patterns]
         if self.denied:
             out.append(f"denied by policy: {', '.join(self.denied)}")
         if self.hidden:
@@ -170,6 +173,16 @@ class Catalog:
                     report.hidden.append(exposed)
             if route.visible:
                 listed.append(_exposed_item(tool, exposed, origin.server))
+        listed_names = {
+            server: [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
+            for server, tools in listings
+        }
+        report.patterns = self.policy.pattern_warnings(
+            {s.name for s in self.config.servers},
+            listed_names,
+            every_server_listed=all(s.name in self._listings for s in self.config.enabled),
+            exposed={r.exposed: f"{r.server}/{r.tool}" for r in routes.values()},
+        )
         self._routes = routes
         self._by_origin = {(r.server, r.tool): r for r in routes.values()}
         self._listed = listed

@@ -206,6 +206,18 @@ CASES: list[tuple[str, dict[str, Any], LockFile | None, str, Any, str | None, st
 ]
 
 
+def test_patterns_matching_nothing_are_findings_once_every_server_listed() -> None:
+    line = (
+        'policy pattern that matches nothing: guard.deny "fs__read" matches no listed tool (`fs__read` is an '
+        "exposed name; patterns match server/tool: fs/read)"
+    )
+    assert line in catalog({"deny": ["fs__read"]}).report.lines()
+    partial = catalog({"deny": ["fs__read"]}, listings={"fs": LISTINGS["fs"]})  # web is not listed yet
+    assert not any("matches nothing" in x for x in partial.report.lines())
+    route = catalog({"deny": ["fs/[x]"]}, listings={"fs": [{**READ, "name": "[x]"}], "web": []}).route("fs___x_")
+    assert route is not None and route.policy.access == "deny"  # the literal name, though a glob reads it as x
+
+
 def test_new_tools_reject_without_a_lock_is_reported() -> None:
     assert any("there is no lock file" in line for line in catalog({"newTools": "reject"}).report.lines())
     assert not any("no lock file" in line for line in catalog({"newTools": "reject"}, _lock()).report.lines())
