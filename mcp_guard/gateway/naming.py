@@ -49,6 +49,7 @@ __all__ = [
     "Origin",
     "ResourceMap",
     "UriRoute",
+    "could_name",
     "exposed_name",
 ]
 
@@ -78,6 +79,17 @@ def exposed_name(server: str, name: str, name_format: str = DEFAULT_NAME_FORMAT)
         return text
     digest = hashlib.sha256(json.dumps([server, name]).encode("utf-8")).hexdigest()[:HASH_DIGITS]
     return f"{text[: MAX_NAME_LENGTH - HASH_DIGITS - 1]}_{digest}"
+
+
+def could_name(exposed: str, server: str, name_format: str = DEFAULT_NAME_FORMAT) -> bool:
+    """Whether ``exposed`` has the shape of a name of ``server``'s (its prefix and suffix under
+    ``name_format``): which server a name would belong to, when that server has listed nothing."""
+    before, _, after = name_format.partition("{tool}")
+    prefix = _OTHER.sub("_", before.format(server=server))
+    suffix = _OTHER.sub("_", after.format(server=server))
+    if len(exposed) <= len(prefix) + len(suffix) or not exposed.startswith(prefix):
+        return False
+    return exposed.endswith(suffix) or len(exposed) == MAX_NAME_LENGTH  # a long name lost its suffix
 
 
 @dataclass(frozen=True, slots=True, order=True)

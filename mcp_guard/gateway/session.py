@@ -70,10 +70,10 @@ from ..relay.jsonrpc import (
 )
 from ..relay.relay import list_pages, without_guard_keys
 from ..relay.upstream import Connector, LineLink
-from .catalog import Catalog, expose_prompts
+from .catalog import ORIGIN_KEY, Catalog, expose_prompts
 from .config import GatewayConfig, HttpServer, StdioServer
 from .journal import Journal
-from .naming import CursorCodec, InvalidCursor, NameMap, ResourceMap
+from .naming import CursorCodec, InvalidCursor, NameMap, ResourceMap, could_name
 from .pinning import LockFile
 from .pipeline import Call, Pipeline
 from .policy import Budget
@@ -96,6 +96,21 @@ GONE: Final = (
     "the request was not re-sent"
 )
 DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
+NOT_INITIALIZED: Final = (
+    "mcp-guard: the client has not sent initialize, so the gateway has not set up its servers for it: in the "
+    "handshake era every request but ping comes after initialize (a 2026-07-28 request carries its protocol "
+    "version in _meta); the request was not sent"
+)
+_BEFORE_INITIALIZE: Final = frozenset({"ping", "server/discover", "logging/setLevel"})
+"""Requests the gateway serves before ``initialize`` without a 2026-07-28 envelope."""
+
+
+def unavailable(server: str, what: str) -> str:
+    """The -32603 message for a request to ``what`` (a tool, prompt, resource) of a server that is down."""
+    return (
+        f"mcp-guard: the server `{server}` of this {what} is not running right now (it went away or could not "
+        "start; the guard keeps starting it again, with backoff); the request was not sent. Try again later."
+    )
 
 
 def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEFAULT_MAX_LINE) -> Connector:
@@ -581,6 +596,9 @@ class GatewaySession:
         self._lists_generation = 0
         self._envelopes: dict[str, _Envelope] = {}
         self._send_lock = anyio.Lock()
+        # Names and URIs the client was shown, with their server: a request to one whose server
+        # is down is told so (-32603), not answered as unknown.
+        self._known: dict[str, dict[str, str]] = {"tool": {}, "prompt": {}, "resource": {}}
 
     # --- running ------------------------------------------------------------------------------
 
@@ -774,6 +792,9 @@ class GatewaySession:
         request_id = message["id"]
         method = message["method"]
         params = message.get("params")
+        if self.init_params is None and method not in _BEFORE_INITIALIZE and not is_modern(params):
+            await self.reply(error_response(request_id, INTERNAL_ERROR, NOT_INITIALIZED))
+            return
         try:
             if method == "ping":
                 await self._result(request_id, {}, params)
@@ -846,6 +867,10 @@ class GatewaySession:
             catalog = self.catalog
         route = catalog.route(name)
         if route is None:
+            down = self._down_owner("tool", name)
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
+                return
             shown = name if len(name) <= 64 else name[:64] + "…"
             await self.reply(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {shown}"))
             return
@@ -893,6 +918,10 @@ class GatewaySession:
         await self._settled()
         origin = self._prompt_names.origin(name) if type(name) is str else None
         if origin is None:
+            down = self._down_owner("prompt", name) if type(name) is str else None
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "prompt")))
+                return
             await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown prompt"))
             return
         params = dict(message["params"])
@@ -910,6 +939,10 @@ class GatewaySession:
         await self._settled()
         route = self._resources.route(uri)
         if route.server is None:
+            down = self._down_owner("resource", uri)
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "resource")))
+                return
             await self.reply(error_response(request_id, INVALID_PARAMS, f"Invalid params: {route.reason}"))
             return
         method = message["method"]
@@ -985,12 +1018,36 @@ class GatewaySession:
             self.catalog.update(link.name, link.tools if link.ready else None)
         if kind in (None, "prompts", "resources"):
             self._rebuild_lists()
+        self._remember()
         if not self._announced or self.closing:
             return  # the client lists after its initialize answer; nothing to announce before
         after = self._shown()
         for k in ("tools", "prompts", "resources"):
             if before[k] != after[k]:
                 await self.reply({"jsonrpc": "2.0", "method": f"notifications/{k}/list_changed"})
+
+    def _remember(self) -> None:
+        """Note the names and URIs the client can see now, with their servers (see :meth:`_down_owner`)."""
+        for tool in self.catalog.tools:
+            self._known["tool"][tool["name"]] = tool["_meta"][ORIGIN_KEY]["server"]
+        for prompt in self._prompts:
+            self._known["prompt"][prompt["name"]] = prompt["_meta"][ORIGIN_KEY]["server"]
+        for server, resource in self._resources.resources:
+            self._known["resource"][resource["uri"]] = server
+
+    def _down_owner(self, kind: str, name: str) -> str | None:
+        """The server, now down, that a tool, prompt (exposed name) or resource (URI) the guard
+        cannot route belongs to: the client was shown it from that server, or (a tool or prompt
+        of a server that never listed) its name has that server's prefix. ``None``: unknown."""
+        server = self._known[kind].get(name)
+        link = self._by_name.get(server) if server is not None else None
+        if link is not None:
+            return None if link.ready else link.name
+        if kind == "resource":
+            return None
+        name_format = self.config.guard.name_format
+        owners = [link.name for link in self.links if not link.ready and could_name(name, link.name, name_format)]
+        return owners[0] if len(owners) == 1 else None
 
     def _shown(self) -> dict[str, Any]:
         """What the client sees of each list (to tell whether a change is worth a notification)."""

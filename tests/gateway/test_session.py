@@ -306,3 +306,47 @@ async def test_an_over_long_client_line_is_answered_and_the_session_goes_on() ->
         refused = await client.answer(7)
         assert refused["error"]["code"] == -32600 and "longer than" in refused["error"]["message"]
         assert "result" in await client.call("f__echo", {"text": "x"})
+
+
+# --- F8: tools, prompts and resources of a server that is down -------------------------------
+
+
+async def wait_for(predicate: Any) -> None:
+    with anyio.fail_after(TIMEOUT):
+        while not predicate():
+            await anyio.sleep(0.01)
+
+
+async def test_requests_to_a_server_that_is_down_say_so() -> None:
+    """A name the client was shown (or with a never-started server's prefix) gets -32603 naming the server."""
+    flaky = FakeServer(prompts=[{"name": "greet"}], resources=[{"uri": "f://only", "name": "only"}])
+    servers = {"f": flaky, "dead": FakeServer(faults={"fail_start"}), "ok": FakeServer()}
+    async with running(servers) as (session, client):
+        await client.initialize()
+        assert "f__echo" in {t["name"] for t in (await client.request("tools/list"))["result"]["tools"]}
+        flaky.faults.add("fail_start")  # it dies, and does not come back
+        assert (await client.call("f__die"))["error"]["code"] == -32603
+        await wait_for(lambda: not session.links[0].ready)
+        for method, params, what in [
+            ("tools/call", {"name": "f__echo", "arguments": {"text": "x"}}, "tool"),
+            ("prompts/get", {"name": "f__greet"}, "prompt"),
+            ("resources/read", {"uri": "f://only"}, "resource"),
+            ("tools/call", {"name": "dead__echo", "arguments": {}}, "tool"),
+        ]:
+            answer = await client.request(method, params)
+            server = "dead" if "dead" in json.dumps(params) else "f"
+            assert answer["error"]["code"] == -32603, (method, answer)
+            assert f"the server `{server}` of this {what} is not running" in answer["error"]["message"]
+        assert (await client.call("ok__nope"))["error"] == {"code": -32602, "message": "Unknown tool: ok__nope"}
+        assert "result" in await client.call("ok__echo", {"text": "x"})
+
+
+async def test_requests_before_initialize_say_so() -> None:
+    async with running({"g": FakeServer()}) as (_session, client):
+        for method, params in [("tools/call", {"name": "g__echo", "arguments": {}}), ("tools/list", {})]:
+            answer = await client.request(method, params)
+            assert answer["error"]["code"] == -32603
+            assert "has not sent initialize" in answer["error"]["message"]
+        assert "result" in await client.request("ping")
+        await client.initialize()
+        assert "result" in await client.call("g__echo", {"text": "x"})
