@@ -90,6 +90,8 @@ BACKOFF_MAX: Final = 30.0
 STABLE_SECONDS: Final = 10.0
 """A connection that lived this long and then ended is restarted without waiting."""
 MAX_ENVELOPES: Final = 16
+RELIST_INTERVAL: Final = 1.0
+"""A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
 
 GONE: Final = (
     "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
@@ -184,7 +186,9 @@ class Link:
         self._own: dict[tuple[bool, Any], _Own] = {}
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
         self._relisting = False
-        self._relist_again = False
+        self._dirty: set[str] = set()
+        self._relisted_at = -float("inf")
+        self._throttled = False
         self._reading = False
 
     def new_id(self) -> str:
@@ -224,6 +228,7 @@ class Link:
                             self.settled.set()
                             log.info("upstream %s: ready (%s)", self.name, self._counts())
                             await self.session.link_changed(self)
+                            self._relist_soon()  # changes announced while it was being listed
                             await ended.wait()
                             if not self.session.closing:
                                 log.error("upstream %s: went away", self.name)
@@ -311,37 +316,65 @@ class Link:
         items, _ttl = await list_pages(self.request, method, member, meta, failure=RequestFailed)
         return items
 
-    async def relist(self, kind: str) -> None:
-        """Re-list after ``notifications/{kind}/list_changed`` and tell the session (one listing at a time)."""
-        if self._relisting:
-            self._relist_again = True
-            return
-        self._relisting = True
+    def list_changed(self, kind: str) -> None:
+        """``notifications/{kind}/list_changed``: note it; one task per link re-lists what was noted.
+
+        Notifications are coalesced: at most one listing is under way per link, and the kinds
+        noted meanwhile are listed after it, once, no sooner than ``relist_interval`` seconds
+        after the previous round (an upstream announcing a change after every listing cannot
+        keep the guard listing).
+        """
+        self._dirty.add(kind)
+        self._relist_soon()
+
+    def _relist_soon(self) -> None:
+        if self._dirty and self.ready and not self._relisting:
+            self._relisting = True
+            self.session.spawn(self._relist_noted)
+
+    async def _relist_noted(self) -> None:
         try:
-            while True:
-                self._relist_again = False
-                try:
-                    if kind == "tools":
-                        self.tools = await self.list_all("tools/list", "tools")
-                    elif kind == "prompts":
-                        self.prompts = await self._optional("prompts/list", "prompts")
-                    else:
-                        self.resources = await self._optional("resources/list", "resources")
-                        self.templates = await self._optional("resources/templates/list", "resourceTemplates")
-                except RequestFailed as exc:
-                    log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
-                    return
-                if not self._relist_again:
-                    break
-            await self.session.link_changed(self, kind)
+            while self._dirty and self.ready and self.initialized:
+                wait = self._relisted_at + self.session.relist_interval - anyio.current_time()
+                if wait > 0:
+                    if not self._throttled:
+                        self._throttled = True
+                        log.warning(
+                            "upstream %s: announces list changes faster than the guard re-lists (once per %g s); "
+                            "changes are coalesced",
+                            self.name,
+                            self.session.relist_interval,
+                        )
+                    await anyio.sleep(wait)
+                kinds, self._dirty = self._dirty, set()
+                self._relisted_at = anyio.current_time()
+                for kind in ("tools", "prompts", "resources"):
+                    if kind in kinds and self.ready:
+                        await self.relist(kind)
         finally:
             self._relisting = False
+
+    async def relist(self, kind: str) -> None:
+        """List ``kind`` (``tools``, ``prompts``, ``resources``) again and tell the session."""
+        try:
+            if kind == "tools":
+                self.tools = await self.list_all("tools/list", "tools")
+            elif kind == "prompts":
+                self.prompts = await self._optional("prompts/list", "prompts")
+            else:
+                self.resources = await self._optional("resources/list", "resources")
+                self.templates = await self._optional("resources/templates/list", "resourceTemplates")
+        except RequestFailed as exc:
+            log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
+            return
+        await self.session.link_changed(self, kind)
 
     async def _down(self) -> None:
         """The connection ended: answer everything that waited on it; leave the merged lists."""
         was_ready = self.ready
         self.upstream = None
         self.ready = False
+        self._dirty.clear()  # a restart lists everything anyway
         self.initialized = False
         for own in self._own.values():
             own.event.set()
@@ -428,9 +461,9 @@ class Link:
         if method.endswith("/list_changed") and method.startswith("notifications/"):
             kind = method.removeprefix("notifications/").removesuffix("/list_changed")
             if kind in ("tools", "prompts", "resources"):
-                if self.ready and self.initialized:
-                    self.session.spawn(self.relist, kind)
-                elif not self.initialized:
+                if self.initialized:
+                    self.list_changed(kind)  # during the first listing too: re-listed once ready
+                else:
                     await self.session.modern_list_changed(kind)
                 return
         if method == "notifications/cancelled":
@@ -544,6 +577,8 @@ class GatewaySession:
         drain_timeout: seconds upstreams get, after the client closed, to answer what they
             hold and exit.
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
+        relist_interval: seconds between two rounds of re-listing one upstream after its
+            ``list_changed`` notifications (which coalesce meanwhile).
 
     Attributes:
         links: one :class:`Link` per enabled server, in config order.
@@ -563,6 +598,7 @@ class GatewaySession:
         start_timeout: float = 30.0,
         drain_timeout: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_LINE,
+        relist_interval: float = RELIST_INTERVAL,
     ) -> None:
         self.client = client
         self.config = config
@@ -570,6 +606,7 @@ class GatewaySession:
         self.request_timeout = request_timeout
         self.start_timeout = start_timeout
         self.drain_timeout = drain_timeout
+        self.relist_interval = relist_interval
         self.cursors = CursorCodec()
         self.catalog = Catalog(config, lock, self.cursors)
         self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)

@@ -350,3 +350,29 @@ async def test_requests_before_initialize_say_so() -> None:
         assert "result" in await client.request("ping")
         await client.initialize()
         assert "result" in await client.call("g__echo", {"text": "x"})
+
+
+# --- F9: list_changed storms ---------------------------------------------------------------------
+
+
+async def test_a_list_changed_storm_is_coalesced() -> None:
+    """A server that announces a change after every listing: re-listed once per interval, not in a loop."""
+    storm = FakeServer(faults={"storm"})
+    async with running({"st": storm, "g": FakeServer()}, relist_interval=0.2) as (_session, client):
+        await client.initialize()
+        await anyio.sleep(1.0)
+        listings = storm.count("tools/list")
+        assert 2 <= listings <= 12, listings  # without coalescing: thousands in this second
+        assert "result" in await client.call("g__echo", {"text": "x"})
+        assert "result" in await client.call("st__echo", {"text": "x"})
+
+
+async def test_changes_of_several_kinds_at_once_are_all_listed() -> None:
+    server = FakeServer(prompts=[{"name": "a"}])
+    async with running({"f": server}) as (session, client):
+        await client.initialize()
+        server.tools = [*TOOLS, {"name": "new", "inputSchema": OPEN}]
+        server.prompts = [{"name": "a"}, {"name": "b"}]
+        for kind in ("tools", "prompts"):
+            await server.send(server.links[-1], {"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
+        await wait_for(lambda: len(session.catalog.tools) == 4 and len(session._prompts) == 2)
