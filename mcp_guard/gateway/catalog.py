@@ -73,10 +73,8 @@ class CatalogReport:
         out += [f"tool not in the lock file: {k}" for k in self.new]
         out += [f"pinned tool no longer listed: {k}" for k in self.missing]
         out += [f"policy pattern that matches nothing: {line}" for line in self.patterns]
-        if self.denied:
-            out.append(f"denied by policy: {', '.join(self.denied)}")
-        if self.hidden:
-            out.append(f"hidden: {', '.join(self.hidden)}")
+        out += [f"denied by policy: {name}" for name in self.denied]
+        out += [f"hidden: {name}" for name in self.hidden]
         return out
 
 
@@ -97,14 +95,24 @@ class Catalog:
         config: the gateway configuration (profile, name format, policy, page size).
         lock: the lock file in force, or ``None``.
         cursors: the cursor codec (default: a new random key).
+        quiet: log nothing (``check --config`` prints the report instead). Otherwise each
+            server's tool counts and each finding of the report are logged once per change.
 
     Attributes:
         generation: bumped by every :meth:`update`; cursors of older generations are refused.
         report: findings about the current list.
     """
 
-    def __init__(self, config: GatewayConfig, lock: LockFile | None = None, cursors: CursorCodec | None = None) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        lock: LockFile | None = None,
+        cursors: CursorCodec | None = None,
+        *,
+        quiet: bool = False,
+    ) -> None:
         self.config = config
+        self.quiet = quiet
         self.lock = lock
         self.policy = Policy(config.guard)
         self.cursors = cursors if cursors is not None else CursorCodec()
@@ -115,6 +123,11 @@ class Catalog:
         self._by_origin: dict[tuple[str, str], Route] = {}
         self._listed: list[dict[str, Any]] = []
         self.pins = PinReport()
+        # Per server, its listing classified (tool name -> (annotated tool, entry)): redone
+        # only when that server's listing changes, so one server's change costs no other's.
+        self._annotated: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
+        self._tables: dict[str, ToolTable] = {}
+        self._logged: set[str] = set()
 
     def update(self, server: str, tools: Sequence[Any] | None) -> None:
         """Replace ``server``'s listing (all pages, wire dicts); ``None`` removes it (upstream down).
@@ -124,9 +137,24 @@ class Catalog:
         """
         if tools is None:
             self._listings.pop(server, None)
+            self._annotated.pop(server, None)
+            self._tables.pop(server, None)
         else:
             self._listings[server] = list(tools)
+            self._annotated[server] = self._annotate(server, self._listings[server])
         self._rebuild()
+
+    def _annotate(self, server: str, tools: list[Any]) -> dict[str, tuple[dict[str, Any], Any]]:
+        table = self._tables.get(server)
+        if table is None:
+            label = None if self.quiet else f"upstream {server}: "
+            table = self._tables[server] = ToolTable(self.config.guard.profile, label=label)
+        table.invalidate()
+        out: dict[str, tuple[dict[str, Any], Any]] = {}
+        for tool in table.annotate({"tools": tools}, cache=True, first_page=True)["tools"]:
+            if type(tool) is dict and type(tool.get("name")) is str:
+                out[tool["name"]] = (tool, table.get(tool["name"]))
+        return out
 
     def _rebuild(self) -> None:
         guard = self.config.guard
@@ -134,13 +162,7 @@ class Catalog:
         listings = [(name, self._listings[name]) for name in order]
         names = NameMap.build(listings, guard.name_format)
         self.pins = pins = compare(self.lock, listings)
-        annotated: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {}
-        for server, tools in listings:
-            table = ToolTable(guard.profile)
-            shown = table.annotate({"tools": tools}, cache=True, first_page=True)["tools"]
-            for tool in shown:
-                if type(tool) is dict and type(tool.get("name")) is str:
-                    annotated[(server, tool["name"])] = (tool, table.get(tool["name"]))
+        annotated = {(server, name): pair for server, _ in listings for name, pair in self._annotated[server].items()}
         report = CatalogReport(
             collisions=names.collisions,
             nameless=[s for s, _ in names.nameless],
@@ -188,8 +210,12 @@ class Catalog:
         self._listed = listed
         self.report = report
         self.generation += 1
-        for line in report.lines():
-            log.warning("%s", line)
+        lines = report.lines()
+        if not self.quiet:
+            for line in lines:
+                if line not in self._logged:  # each fact once, until it changes
+                    log.warning("%s", line)
+        self._logged = set(lines)
 
     def route(self, exposed: str) -> Route | None:
         """The route of an exposed name, hidden and denied ones included (their calls are

@@ -281,7 +281,7 @@ def run_check(
         print(f"mcp-guard: {exc}", file=sys.stderr)
         return 2
     listings = anyio.run(lambda: list_servers(config, timeout=timeout))
-    catalog = Catalog(config, lock)
+    catalog = Catalog(config, lock, quiet=True)  # the report is printed, not logged
     profile = config.guard.profile
     reports: dict[str, ToolsReport] = {}
     for x in listings:

@@ -636,6 +636,7 @@ class GatewaySession:
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
         self._known: dict[str, dict[str, str]] = {"tool": {}, "prompt": {}, "resource": {}}
+        self._noted: set[str] = set()
 
     # --- running ------------------------------------------------------------------------------
 
@@ -1049,6 +1050,8 @@ class GatewaySession:
 
     async def link_changed(self, link: Link, kind: str | None = None) -> None:
         """``link`` came up, went down, or re-listed ``kind``: rebuild the merged lists; tell the client."""
+        if self.closing:
+            return  # the client is gone: nothing to rebuild or announce
         self._envelopes.clear()
         before = self._shown()
         if kind in (None, "tools"):
@@ -1056,7 +1059,7 @@ class GatewaySession:
         if kind in (None, "prompts", "resources"):
             self._rebuild_lists()
         self._remember()
-        if not self._announced or self.closing:
+        if not self._announced:
             return  # the client lists after its initialize answer; nothing to announce before
         after = self._shown()
         for k in ("tools", "prompts", "resources"):
@@ -1098,13 +1101,16 @@ class GatewaySession:
         order = [link.name for link in self.links]
         prompts = {link.name: link.prompts for link in self.links if link.ready and link.prompts is not None}
         self._prompt_names, self._prompts = expose_prompts(prompts, self.config.guard.name_format, order)
-        for collision in self._prompt_names.collisions:
-            log.warning("prompt name collision: %s", collision.describe())
+        notes = [f"prompt name collision: {c.describe()}" for c in self._prompt_names.collisions]
         resources = {link.name: link.resources or [] for link in self.links if link.ready}
         templates = {link.name: link.templates or [] for link in self.links if link.ready}
         self._resources = ResourceMap.build(resources, templates)
         for uri, servers in self._resources.withheld_uris.items():
-            log.warning("resource listed by several servers, withheld: %s (%s)", uri[:200], ", ".join(servers))
+            notes.append(f"resource listed by several servers, withheld: {uri[:200]} ({', '.join(servers)})")
+        for line in notes:
+            if line not in self._noted:  # each fact once, until it changes
+                log.warning("%s", line)
+        self._noted = set(notes)
         self._lists_generation += 1
 
     async def modern_list_changed(self, kind: str) -> None:

@@ -8,6 +8,7 @@ storm, calls that hang or die). The client is the test's side of a memory line l
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -376,3 +377,45 @@ async def test_changes_of_several_kinds_at_once_are_all_listed() -> None:
         for kind in ("tools", "prompts"):
             await server.send(server.links[-1], {"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
         await wait_for(lambda: len(session.catalog.tools) == 4 and len(session._prompts) == 2)
+
+
+# --- F10: each fact logged once per change ----------------------------------------------------------
+
+
+@pytest.fixture
+def log_lines() -> Any:
+    """The ``mcp_guard`` logger's messages (attached directly: the CLI may have turned propagation off)."""
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger("mcp_guard")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield lines
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+async def test_facts_are_logged_once_per_change(log_lines: list[str]) -> None:
+    lock = LockFile({"a/echo": "sha256:" + "0" * 64, "a/gone": "sha256:" + "1" * 64})
+    a, b = FakeServer(), FakeServer(prompts=[{"name": "p"}])
+    servers = {"a": a, "b": b, "c": FakeServer([], prompts=[{"name": "p"}])}
+    async with running(servers, {"nameFormat": "x{tool}"}, lock=lock) as (_session, client):
+        await client.initialize()
+        for _ in range(3):  # b re-lists its tools and prompts: nothing it lists changed
+            for kind in ("tools", "prompts"):
+                await b.send(b.links[-1], {"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
+            await anyio.sleep(0.05)
+        assert "result" in await client.request("ping")
+        await wait_for(lambda: b.count("tools/list") >= 2)
+    counted = {
+        "gone": sum("pinned tool no longer listed: a/gone" in x for x in log_lines),
+        "counts a": sum(x.startswith("upstream a: tools: ") for x in log_lines),
+        "collision": sum(x.startswith("prompt name collision: `xp`") for x in log_lines),
+        "tool collision": sum(x.startswith("name collision: `xecho`") for x in log_lines),
+    }
+    assert counted == {"gone": 1, "counts a": 1, "collision": 1, "tool collision": 1}, log_lines
