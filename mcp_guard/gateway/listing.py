@@ -189,6 +189,9 @@ async def list_server(
     try:
         with anyio.fail_after(timeout):
             if isinstance(server, StdioServer):
+                if server.cwd is not None and not os.path.isdir(server.cwd):
+                    folder = f"its working folder (cwd) {server.cwd}"
+                    raise _Failed(f"cannot start: {folder} does not exist or is not a folder")
                 env = dict(os.environ if environ is None else environ) | server.env
                 params = StdioServerParameters(command=server.command, args=server.args, env=env, cwd=server.cwd)
                 async with stdio_client(params, errlog=sys.stderr) as (read, write):
@@ -211,6 +214,10 @@ async def list_server(
             # The SDK turns an HTTP error status into a generic JSON-RPC error; say which status it was.
             listing.error = f"HTTP {statuses[0]} from the server ({listing.error})"
         listing.tools = []
+        if isinstance(server, StdioServer) and listing.error.startswith("cannot start: "):
+            listing.error = f"cannot start `{server.command}`: " + listing.error.removeprefix("cannot start: ")
+            if server.command.startswith("~") and "not found" in listing.error:
+                listing.error += " (`~` is not expanded in `command`: write the full path)"
         log.warning("upstream %s: could not list its tools: %s", server.name, listing.error)
     return listing
 

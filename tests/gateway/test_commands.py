@@ -128,7 +128,7 @@ def test_pin_writes_nothing_when_an_upstream_fails(tmp_path: Path) -> None:
     )
     done = run_cli("pin", "--config", str(config), "--timeout", "20")
     assert done.returncode == 1
-    assert "broken: cannot start: command not found" in done.stderr
+    assert "broken: cannot start `/nonexistent/server`: command not found" in done.stderr
     assert "no lock written: 1 server(s) could not be listed" in done.stderr
     assert not (tmp_path / "gateway.json.lock").exists()
     out = io.StringIO()
@@ -152,6 +152,34 @@ def test_check_reports_collisions_and_policy_as_json(tmp_path: Path) -> None:
     assert [s["status"] for s in data["servers"]] == ["ok", "ok"]
     assert data["exposed"] == []  # read and write collide across a and b: all withheld
     assert "name collision: `read` would name 2 items (a/read, b/read); all are withheld" in data["findings"]
+
+
+def test_check_names_the_command_and_the_real_cause(tmp_path: Path) -> None:
+    """The trial's cwd.json: a missing working folder is not a missing command."""
+    config = write_config(
+        tmp_path,
+        {
+            "e": {"command": sys.executable, "args": [str(SIGMA)], "cwd": str(tmp_path / "nonexistent")},
+            "tilde": {"command": "~/no-such-server"},
+        },
+    )
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, timeout=20) == 2
+    text = out.getvalue()
+    assert (
+        f"e: NOT reachable (stdio): cannot start `{sys.executable}`: its working folder (cwd) "
+        f"{tmp_path / 'nonexistent'} does not exist or is not a folder"
+    ) in text
+    assert "tilde: NOT reachable (stdio): cannot start `~/no-such-server`: command not found (`~` is not" in text
+
+
+@pytest.mark.anyio
+async def test_a_stdio_upstream_with_a_missing_working_folder_says_so(tmp_path: Path) -> None:
+    from mcp_guard.relay.upstream import UpstreamStartError, spawn_upstream
+
+    with pytest.raises(UpstreamStartError, match=r"its working folder .* does not exist"):
+        async with spawn_upstream([sys.executable, "-c", "pass"], cwd=str(tmp_path / "gone")):
+            pass
 
 
 @pytest.mark.e2e
