@@ -202,6 +202,7 @@ class ResourceMap:
     invalid: list[tuple[str, Any, str]] = field(default_factory=list)
     _uris: dict[str, str] = field(default_factory=dict)
     _parsed: list[tuple[str, UriTemplate]] = field(default_factory=list)
+    _withheld_parsed: list[tuple[str, UriTemplate]] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -234,6 +235,11 @@ class ResourceMap:
                     continue
                 template_owners.setdefault(text, set()).add(server)
         out.withheld_templates = {t: tuple(sorted(s)) for t, s in template_owners.items() if len(s) > 1}
+        for text in out.withheld_templates:
+            try:
+                out._withheld_parsed.append((text, UriTemplate.parse(text)))
+            except InvalidUriTemplate:
+                continue
         for server, items in (templates or {}).items():
             for item in items:
                 text = item.get("uriTemplate") if type(item) is dict else None
@@ -251,7 +257,8 @@ class ResourceMap:
 
         A listed URI goes to its server; a URI listed by several servers is refused; an
         unlisted one goes to the single server whose templates match it, and is refused
-        when none or several do.
+        when none or several do, or when it matches a template listed by several servers
+        (withheld: which of them would serve it is unknowable).
         """
         if uri in self.withheld_uris:
             servers = ", ".join(self.withheld_uris[uri])
@@ -259,6 +266,18 @@ class ResourceMap:
         server = self._uris.get(uri)
         if server is not None:
             return UriRoute(server)
+        for text, template in self._withheld_parsed:
+            try:
+                matched = template.match(uri) is not None
+            except ValueError:
+                continue
+            if matched:
+                servers = ", ".join(self.withheld_templates[text])
+                return UriRoute(
+                    None,
+                    f"the URI matches the resource template {text[:200]}, which several servers list ({servers}); "
+                    "it is withheld",
+                )
         matching = set()
         for owner, template in self._parsed:
             try:

@@ -1107,6 +1107,8 @@ class GatewaySession:
         self._resources = ResourceMap.build(resources, templates)
         for uri, servers in self._resources.withheld_uris.items():
             notes.append(f"resource listed by several servers, withheld: {uri[:200]} ({', '.join(servers)})")
+        for text, servers in self._resources.withheld_templates.items():
+            notes.append(f"resource template listed by several servers, withheld: {text[:200]} ({', '.join(servers)})")
         for line in notes:
             if line not in self._noted:  # each fact once, until it changes
                 log.warning("%s", line)

@@ -419,3 +419,21 @@ async def test_facts_are_logged_once_per_change(log_lines: list[str]) -> None:
         "tool collision": sum(x.startswith("name collision: `xecho`") for x in log_lines),
     }
     assert counted == {"gone": 1, "counts a": 1, "collision": 1, "tool collision": 1}, log_lines
+
+
+# --- F13: a resource template listed by several servers --------------------------------------------
+
+
+async def test_a_template_of_several_servers_is_logged_and_said_withheld(log_lines: list[str]) -> None:
+    template = [{"uriTemplate": "tmpl://{id}", "name": "t"}]
+    servers = {"a": FakeServer(templates=template), "b": FakeServer(templates=template)}
+    async with running(servers) as (_session, client):
+        await client.initialize()
+        listed = await client.request("resources/templates/list")
+        assert listed["result"]["resourceTemplates"] == []
+        read = await client.request("resources/read", {"uri": "tmpl://42"})
+        assert read["error"]["code"] == -32602
+        assert (
+            "matches the resource template tmpl://{id}, which several servers list (a, b)" in (read["error"]["message"])
+        )
+    assert log_lines.count("resource template listed by several servers, withheld: tmpl://{id} (a, b)") == 1
