@@ -238,9 +238,12 @@ class Pipeline:
         await self._record(call, "rejected", rejection.kind)
         return rejection
 
-    async def finish(self, call: Call, response: Any) -> Result:
-        """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``."""
-        result = outcome_of(response)
+    async def finish(self, call: Call, response: Any, result: Result | None = None) -> Result:
+        """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``.
+
+        ``result`` overrides what the response says (``cancelled``: the client gave up on it).
+        """
+        result = result if result is not None else outcome_of(response)
         await self._record(call, result, None)
         return result
 

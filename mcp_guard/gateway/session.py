@@ -381,6 +381,10 @@ class Link:
         pending, self._pending = list(self._pending.values()), {}
         for forwarded in pending:
             self.session.forget_client_request(forwarded.client_id)
+            if self.session.closing:  # the client left: it gave up on what it had asked
+                if forwarded.call is not None:
+                    await self.session.pipeline.finish(forwarded.call, None, "cancelled")
+                continue
             if forwarded.call is not None:
                 await self.session.pipeline.finish(forwarded.call, None)
             await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, GONE))
@@ -546,6 +550,12 @@ class Link:
             raise
         return upstream_id
 
+    async def cancelled(self, upstream_id: Any) -> None:
+        """The client cancelled the forwarded request ``upstream_id``: it is no longer awaited (nor answered)."""
+        forwarded = self._pending.pop(id_key(upstream_id), None)
+        if forwarded is not None and forwarded.call is not None:
+            await self.session.pipeline.finish(forwarded.call, None, "cancelled")
+
     def holds(self, upstream_id: Any) -> bool:
         """Whether the forwarded request ``upstream_id`` is still waiting for its answer."""
         return id_key(upstream_id) in self._pending
@@ -636,6 +646,9 @@ class GatewaySession:
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
         self._known: dict[str, dict[str, str]] = {"tool": {}, "prompt": {}, "resource": {}}
+        # Client requests not answered yet, and those of them the client cancelled (never answered).
+        self._open: set[tuple[bool, Any]] = set()
+        self._cancelled: set[tuple[bool, Any]] = set()
         self._noted: set[str] = set()
 
     # --- running ------------------------------------------------------------------------------
@@ -681,7 +694,17 @@ class GatewaySession:
                 await anyio.sleep(0.02)
 
     async def reply(self, message: dict[str, Any]) -> None:
-        """Send one message to the client (a message JSON cannot carry becomes an error, or is dropped)."""
+        """Send one message to the client (a message JSON cannot carry becomes an error, or is dropped).
+
+        The answer to a request the client cancelled is dropped (MCP: it is not answered).
+        """
+        if "method" not in message and self._open:
+            key = id_key(message.get("id"))
+            self._open.discard(key)
+            if key in self._cancelled:
+                self._cancelled.discard(key)
+                log.debug("dropped the answer to a request the client cancelled")
+                return
         try:
             data = dumps(message)
         except Uncarriable:
@@ -735,6 +758,7 @@ class GatewaySession:
                     if not self._era_known.is_set():
                         self._start_links()
                         self._era_known.set()
+                    self._open.add(id_key(message["id"]))
                     self.spawn(self._request, message)
             else:
                 await self._client_notification(method, message)
@@ -798,10 +822,14 @@ class GatewaySession:
         if method == "notifications/cancelled":
             params = message.get("params")
             request_id = params.get("requestId") if type(params) is dict else None
-            owner = self._client_requests.get(id_key(request_id)) if valid_id(request_id) else None
+            if not valid_id(request_id) or id_key(request_id) not in self._open:
+                return  # answered already, or never asked
+            self._cancelled.add(id_key(request_id))
+            owner = self._client_requests.pop(id_key(request_id), None)
             if owner is None:
-                return
+                return  # not forwarded yet: it will not be (see _forward)
             link, upstream_id = owner
+            await link.cancelled(upstream_id)
             assert type(params) is dict
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
@@ -924,6 +952,12 @@ class GatewaySession:
 
     async def _forward(self, link: Link, message: dict[str, Any], forwarded: _Forwarded) -> None:
         request_id = forwarded.client_id
+        if id_key(request_id) in self._cancelled:  # cancelled while it was being checked: never sent
+            self._cancelled.discard(id_key(request_id))
+            self._open.discard(id_key(request_id))
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, None, "cancelled")
+            return
         try:
             upstream_id = await link.forward(message, forwarded)
         except Uncarriable:
@@ -937,8 +971,15 @@ class GatewaySession:
                 await self.pipeline.finish(forwarded.call, None)
             await self.reply(error_response(request_id, INTERNAL_ERROR, DOWN))
             return
-        if link.holds(upstream_id):
-            self._client_requests[id_key(request_id)] = (link, upstream_id)
+        if not link.holds(upstream_id):
+            return
+        if id_key(request_id) in self._cancelled:  # cancelled while it was being sent
+            await link.cancelled(upstream_id)
+            notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await link.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+            return
+        self._client_requests[id_key(request_id)] = (link, upstream_id)
 
     async def answer(self, link: Link, forwarded: _Forwarded, response: dict[str, Any]) -> None:
         """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on."""

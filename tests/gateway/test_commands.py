@@ -245,8 +245,8 @@ def test_journal_command(tmp_path: Path) -> None:
     done = run_cli("journal", str(path))
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
-    assert rows[1] == ["fs", "read", "2", "1", "0", "0", "1"]
-    assert rows[2] == ["fs", "write", "1", "0", "0", "policy_denied", "1", "0"]
+    assert rows[1] == ["fs", "read", "2", "1", "0", "0", "0", "1"]
+    assert rows[2] == ["fs", "write", "1", "0", "0", "policy_denied", "1", "0", "0"]
     assert "c2  fs/read" in done.stdout
     as_json = json.loads(run_cli("journal", "--json", str(path)).stdout)
     assert as_json["tools"][0]["unfinished"] == ["c2"]

@@ -437,3 +437,41 @@ async def test_a_template_of_several_servers_is_logged_and_said_withheld(log_lin
             "matches the resource template tmpl://{id}, which several servers list (a, b)" in (read["error"]["message"])
         )
     assert log_lines.count("resource template listed by several servers, withheld: tmpl://{id} (a, b)") == 1
+
+
+# --- F15: cancellation and the client's exit --------------------------------------------------------
+
+
+def journal_results(path: Path) -> list[tuple[str, str]]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [(r["tool"], r["result"]) for r in records if r["event"] == "outcome"]
+
+
+async def test_a_cancelled_call_is_never_answered_and_is_journaled_cancelled(tmp_path: Path) -> None:
+    server = FakeServer()
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as journal:
+        async with running({"f": server}, journal=journal) as (_session, client):
+            await client.initialize()
+            await client.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "f__hang"}})
+            await wait_for(lambda: server.count("tools/call") == 1)
+            await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}})
+            await wait_for(lambda: server.count("notifications/cancelled") == 1)
+            upstream_id = next(m["id"] for m in server.received if m.get("method") == "tools/call")
+            cancel = next(m for m in server.received if m.get("method") == "notifications/cancelled")
+            assert cancel["params"]["requestId"] == upstream_id  # under the link's own id
+            assert (await client.call("f__die"))["error"]["code"] == -32603  # the server goes away ...
+            assert "result" in await client.request("ping")
+            assert 6 not in client.answers  # ... and the cancelled call still gets no answer
+    assert journal_results(path) == [("hang", "cancelled"), ("die", "upstream_died")]
+
+
+async def test_calls_cut_off_by_the_client_leaving_are_journaled_cancelled(tmp_path: Path) -> None:
+    server = FakeServer()
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as journal:
+        async with running({"f": server}, journal=journal) as (_session, client):
+            await client.initialize()
+            await client.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "f__hang"}})
+            await wait_for(lambda: server.count("tools/call") == 1)
+    assert journal_results(path) == [("hang", "cancelled")]
