@@ -67,10 +67,13 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     serve.add_argument("--journal", metavar="FILE", help="append-only JSONL journal (overrides guard.journal)")
     serve.add_argument(
         "--request-timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
+        type=_seconds,
+        default=None,
         metavar="SECONDS",
-        help="seconds an upstream gets to answer the guard's own requests (handshake, listings; default 30)",
+        help="as for wrap: answer a request a server has not answered within SECONDS (counted again from each "
+        "progress notification) with a JSON-RPC error, and cancel it at the server (a tools/call is journaled "
+        "timed_out); default: no limit. subscriptions/listen and tasks/result have none. Also the limit for the "
+        "guard's own requests (handshake, listings; default 30)",
     )
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
@@ -99,13 +102,15 @@ def run_serve(
     *,
     lock: str | None = None,
     journal: str | None = None,
-    request_timeout: float = DEFAULT_TIMEOUT,
+    request_timeout: float | None = None,
     http: HttpConfig | None = None,
     max_message_bytes: int | None = None,
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
     ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
     from the client or an upstream on stdio (``None``: 32 MiB); with ``http`` the front's setting applies.
+    ``request_timeout`` (``--request-timeout``, as for ``wrap``) bounds every forwarded request and
+    the guard's own; ``None``: forwarded requests have no limit, the guard's own 30 s.
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -129,12 +134,18 @@ def run_serve(
         print(f"mcp-guard: {lock}: no such lock file", file=sys.stderr)
         return 1
     journal_path = Path(journal).expanduser() if journal is not None else config.journal_path
+    own_timeout = request_timeout if request_timeout is not None else DEFAULT_TIMEOUT
     try:
         if http is not None:
             front = http
             return anyio.run(
                 lambda: serve_http(
-                    config, front, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout
+                    config,
+                    front,
+                    lock=lock_file,
+                    journal_path=journal_path,
+                    request_timeout=own_timeout,
+                    client_request_timeout=request_timeout,
                 )
             )
         from ..relay.framing import DEFAULT_MAX_LINE
@@ -145,12 +156,24 @@ def run_serve(
                 config,
                 lock=lock_file,
                 journal_path=journal_path,
-                request_timeout=request_timeout,
+                request_timeout=own_timeout,
+                client_request_timeout=request_timeout,
                 max_message_bytes=cap,
             )
         )
     except KeyboardInterrupt:
         return 130
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
 
 
 def _load(path: str, out: TextIO) -> GatewayConfig | None:

@@ -16,9 +16,11 @@ Records (JSONL, UTF-8, one object per line, fields in this order)::
   Argument values never appear.
 - ``result``: ``ok``, ``is_error`` (a result with ``isError: true``), ``protocol_error`` (a
   JSON-RPC error from the upstream), ``upstream_died`` (no answer: the upstream exited),
-  ``cancelled`` (the client cancelled the request, or closed the connection, before it was
-  answered: whether the server carried it out is unknown), or ``rejected`` (the guard
-  refused the call; ``kind`` says why, and there is no intent).
+  ``timed_out`` (no answer within ``--request-timeout``: the guard answered an error and
+  cancelled it upstream), ``cancelled`` (the client cancelled the request, or closed the
+  connection, before it was answered), or ``rejected`` (the guard refused the call; ``kind``
+  says why, and there is no intent). After ``upstream_died``, ``timed_out`` and ``cancelled``
+  whether the server carried the call out is unknown.
 - ``time``: RFC 3339, UTC, milliseconds, ``Z``.
 
 Durability: an intent is written with one ``write(2)`` on a file opened ``O_APPEND`` and
@@ -54,9 +56,17 @@ __all__ = [
     "summarize",
 ]
 
-Result = Literal["ok", "is_error", "protocol_error", "upstream_died", "cancelled", "rejected"]
-RESULTS: Final[tuple[Result, ...]] = ("ok", "is_error", "protocol_error", "upstream_died", "cancelled", "rejected")
-ERROR_RESULTS: Final = frozenset({"is_error", "protocol_error", "upstream_died"})
+Result = Literal["ok", "is_error", "protocol_error", "upstream_died", "timed_out", "cancelled", "rejected"]
+RESULTS: Final[tuple[Result, ...]] = (
+    "ok",
+    "is_error",
+    "protocol_error",
+    "upstream_died",
+    "timed_out",
+    "cancelled",
+    "rejected",
+)
+ERROR_RESULTS: Final = frozenset({"is_error", "protocol_error", "upstream_died", "timed_out"})
 
 
 def rfc3339(moment: datetime) -> str:
@@ -221,7 +231,7 @@ class ToolSummary:
     Attributes:
         calls: distinct ``call_id`` values (forwarded and rejected calls).
         ok: outcomes ``ok``.
-        errors: outcomes ``is_error``, ``protocol_error`` and ``upstream_died`` by result.
+        errors: outcomes ``is_error``, ``protocol_error``, ``upstream_died`` and ``timed_out`` by result.
         cancelled: outcomes ``cancelled`` (the client gave up on the call).
         rejections: rejected calls by ``kind``.
         unfinished: ``call_id`` values with an intent and no outcome (in flight, or cut

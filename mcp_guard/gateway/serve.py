@@ -38,6 +38,7 @@ async def serve_stdio(
     journal_path: Path | None = None,
     request_timeout: float = 30.0,
     max_message_bytes: int = DEFAULT_MAX_LINE,
+    client_request_timeout: float | None = None,
 ) -> int:
     """Serve one client on this process's stdio until it closes its side or a signal comes.
 
@@ -47,6 +48,7 @@ async def serve_stdio(
         journal_path: where the journal is appended (``None``: no journal).
         request_timeout: seconds the guard waits for an upstream's answer to its own requests.
         max_message_bytes: the cap on one message from the client or an upstream, in bytes.
+        client_request_timeout: seconds a forwarded request may wait for its answer (``None``: no limit).
 
     Returns:
         0 (the client closed the connection, or a signal stopped the guard); 1 when the
@@ -77,6 +79,7 @@ async def serve_stdio(
                 journal=journal,
                 request_timeout=request_timeout,
                 max_message_bytes=max_message_bytes,
+                client_request_timeout=client_request_timeout,
             )
             try:
                 async with anyio.create_task_group() as tg:
@@ -112,6 +115,7 @@ async def serve_http(
     lock: LockFile | None = None,
     journal_path: Path | None = None,
     request_timeout: float = 30.0,
+    client_request_timeout: float | None = None,
 ) -> int:
     """Serve the gateway over MCP streamable HTTP at ``/mcp`` (the front of ``wrap --http``).
 
@@ -121,7 +125,7 @@ async def serve_http(
     Args:
         config: the loaded gateway config.
         http: the HTTP front's settings (address, Host/Origin checks, token, size cap).
-        lock, journal_path, request_timeout: as for :func:`serve_stdio`.
+        lock, journal_path, request_timeout, client_request_timeout: as for :func:`serve_stdio`.
 
     Returns:
         0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the journal cannot be opened or
@@ -146,6 +150,7 @@ async def serve_http(
                 journal=journal,
                 request_timeout=request_timeout,
                 max_message_bytes=http.max_message_bytes,
+                client_request_timeout=client_request_timeout,
             )
         )
 

@@ -68,7 +68,7 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.relay import list_pages, without_guard_keys
+from ..relay.relay import UNTIMED, list_pages, without_guard_keys
 from ..relay.upstream import Connector, LineLink
 from .catalog import ORIGIN_KEY, Catalog, expose_prompts
 from .config import GatewayConfig, HttpServer, StdioServer
@@ -150,6 +150,9 @@ class _Forwarded:
     client_id: Any
     method: str
     call: Call | None = None
+    deadline: float = float("inf")
+    settled: anyio.Event | None = None
+    token: tuple[bool, Any] | None = None
 
 
 class Link:
@@ -185,6 +188,7 @@ class Link:
         self._counter = 0
         self._own: dict[tuple[bool, Any], _Own] = {}
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
+        self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}  # progress token -> pending key
         self._relisting = False
         self._dirty: set[str] = set()
         self._relisted_at = -float("inf")
@@ -379,7 +383,10 @@ class Link:
         for own in self._own.values():
             own.event.set()
         pending, self._pending = list(self._pending.values()), {}
+        self._progress.clear()
         for forwarded in pending:
+            if forwarded.settled is not None:
+                forwarded.settled.set()
             self.session.forget_client_request(forwarded.client_id)
             if self.session.closing:  # the client left: it gave up on what it had asked
                 if forwarded.call is not None:
@@ -428,7 +435,7 @@ class Link:
         key = id_key(request_id) if request_id is not NO_ID and request_id is not None else None
         what = f"longer than {too_long} bytes (--max-message-bytes)" if too_long else "not valid JSON"
         own = self._own.get(key) if key is not None else None
-        forwarded = self._pending.pop(key, None) if key is not None and own is None else None
+        forwarded = self._take(key) if key is not None and own is None else None
         if too_long:
             log.warning("upstream %s: skipped a message %s", self.name, what)
         else:
@@ -453,7 +460,7 @@ class Link:
                 own.response = message
                 own.event.set()
                 return
-            forwarded = self._pending.pop(key, None)
+            forwarded = self._take(key)
             if forwarded is None:
                 log.debug("upstream %s: dropped an answer to no pending request", self.name)
                 return
@@ -470,6 +477,8 @@ class Link:
                 else:
                     await self.session.modern_list_changed(kind)
                 return
+        if method == "notifications/progress" and self._progress:
+            self.progressed(message.get("params"))
         if method == "notifications/cancelled":
             params = message.get("params")
             if type(params) is dict and valid_id(params.get("requestId")):
@@ -542,17 +551,74 @@ class Link:
             Uncarriable: the message holds a number JSON cannot carry exactly.
         """
         upstream_id = self.new_id()
-        self._pending[id_key(upstream_id)] = forwarded
+        key = id_key(upstream_id)
+        self._pending[key] = forwarded
+        timeout = self.session.client_request_timeout
+        if timeout is not None and forwarded.method not in UNTIMED:
+            forwarded.deadline = anyio.current_time() + timeout
+            forwarded.settled = anyio.Event()
+            params = message.get("params")
+            meta = params.get("_meta") if type(params) is dict else None
+            token = meta.get("progressToken") if type(meta) is dict else None
+            if valid_id(token):
+                forwarded.token = id_key(token)
+                self._progress[forwarded.token] = key
+            self.session.spawn(self._expire, upstream_id, forwarded)
         try:
             await self.send({**message, "id": upstream_id})
         except BaseException:
-            self._pending.pop(id_key(upstream_id), None)
+            self._take(key)
             raise
         return upstream_id
 
+    def _take(self, key: tuple[bool, Any]) -> _Forwarded | None:
+        """The forwarded request ``key`` is answered or given up: no longer pending (nor timed)."""
+        forwarded = self._pending.pop(key, None)
+        if forwarded is not None and forwarded.settled is not None:
+            forwarded.settled.set()
+            if forwarded.token is not None:
+                self._progress.pop(forwarded.token, None)
+        return forwarded
+
+    def progressed(self, params: Any) -> None:
+        """A progress notification: the request it belongs to gets its whole ``--request-timeout`` again."""
+        token = params.get("progressToken") if type(params) is dict else None
+        key = self._progress.get(id_key(token)) if valid_id(token) else None
+        forwarded = self._pending.get(key) if key is not None else None
+        timeout = self.session.client_request_timeout
+        if forwarded is not None and timeout is not None:
+            forwarded.deadline = anyio.current_time() + timeout
+
+    async def _expire(self, upstream_id: Any, forwarded: _Forwarded) -> None:
+        """Answer ``forwarded`` with an error, and cancel it upstream, once its deadline has passed unanswered."""
+        assert forwarded.settled is not None
+        key = id_key(upstream_id)
+        while not forwarded.settled.is_set():
+            with anyio.move_on_after(max(forwarded.deadline - anyio.current_time(), 0)):
+                await forwarded.settled.wait()
+            if forwarded.settled.is_set() or anyio.current_time() < forwarded.deadline:
+                continue
+            if self._take(key) is not forwarded:
+                return
+            timeout = self.session.client_request_timeout
+            log.warning(
+                "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
+            )
+            self.session.forget_client_request(forwarded.client_id)
+            notice = {"requestId": upstream_id, "reason": f"mcp-guard: no answer within {timeout:g} s"}
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+            if forwarded.call is not None:
+                await self.session.pipeline.finish(forwarded.call, None, "timed_out")
+            text = (
+                f"mcp-guard: the upstream server did not answer within {timeout:g} s (--request-timeout); "
+                "the request was cancelled"
+            )
+            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, text))
+
     async def cancelled(self, upstream_id: Any) -> None:
         """The client cancelled the forwarded request ``upstream_id``: it is no longer awaited (nor answered)."""
-        forwarded = self._pending.pop(id_key(upstream_id), None)
+        forwarded = self._take(id_key(upstream_id))
         if forwarded is not None and forwarded.call is not None:
             await self.session.pipeline.finish(forwarded.call, None, "cancelled")
 
@@ -589,6 +655,10 @@ class GatewaySession:
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
+        client_request_timeout: seconds a forwarded client request may wait for its answer
+            (counted again from each progress notification for it) before it is answered
+            with -32603 and cancelled upstream (``--request-timeout``, as for ``wrap``);
+            ``None``: no limit. ``subscriptions/listen`` and ``tasks/result`` have none.
 
     Attributes:
         links: one :class:`Link` per enabled server, in config order.
@@ -609,6 +679,7 @@ class GatewaySession:
         drain_timeout: float = 2.0,
         max_message_bytes: int = DEFAULT_MAX_LINE,
         relist_interval: float = RELIST_INTERVAL,
+        client_request_timeout: float | None = None,
     ) -> None:
         self.client = client
         self.config = config
@@ -617,6 +688,7 @@ class GatewaySession:
         self.start_timeout = start_timeout
         self.drain_timeout = drain_timeout
         self.relist_interval = relist_interval
+        self.client_request_timeout = client_request_timeout
         self.cursors = CursorCodec()
         self.catalog = Catalog(config, lock, self.cursors)
         self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)

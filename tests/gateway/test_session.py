@@ -166,6 +166,12 @@ class FakeServer:
                     text = json.dumps({**reply, "result": {"content": [{"type": "text", "text": "y" * 2000}]}})
                     await link.send(TOO_LONG + text[:200].encode())
                     continue
+                if name == "progress":  # progress every 20 ms for a second, then the answer
+                    token = message["params"]["_meta"]["progressToken"]
+                    for i in range(50):
+                        await anyio.sleep(0.02)
+                        notice = {"progressToken": token, "progress": i}
+                        await self.send(link, {"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
                 if name == "garbled":
                     await link.send(b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{')
                     continue
@@ -475,3 +481,22 @@ async def test_calls_cut_off_by_the_client_leaving_are_journaled_cancelled(tmp_p
             await client.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "f__hang"}})
             await wait_for(lambda: server.count("tools/call") == 1)
     assert journal_results(path) == [("hang", "cancelled")]
+
+
+# --- F16: --request-timeout bounds forwarded requests, as for wrap -----------------------------------
+
+
+async def test_request_timeout_bounds_calls_and_progress_extends_it(tmp_path: Path) -> None:
+    server = FakeServer([*TOOLS, {"name": "progress", "inputSchema": OPEN}])
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as journal:
+        async with running({"f": server}, journal=journal, client_request_timeout=0.5) as (_session, client):
+            await client.initialize()
+            hung = await client.call("f__hang")
+            assert hung["error"]["code"] == -32603
+            assert "did not answer within 0.5 s (--request-timeout)" in hung["error"]["message"]
+            await wait_for(lambda: server.count("notifications/cancelled") == 1)
+            params = {"name": "f__progress", "arguments": {}, "_meta": {"progressToken": "p1"}}
+            slow = await client.request("tools/call", params)  # 1 s in all, never 0.5 s without progress
+            assert slow["result"]["content"][0]["text"] == "progress ok"
+    assert journal_results(path) == [("hang", "timed_out"), ("progress", "ok")]
