@@ -68,7 +68,7 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.relay import UNTIMED, list_pages, without_guard_keys
+from ..relay.relay import UNTIMED, _error_reason, list_pages, without_guard_keys
 from ..relay.upstream import Connector, LineLink
 from .catalog import ORIGIN_KEY, Catalog, expose_prompts
 from .config import GatewayConfig, HttpServer, StdioServer
@@ -535,9 +535,10 @@ class Link:
                 raise RequestFailed(f"the upstream went away before answering {method}")
             raise RequestFailed(f"no answer to {method} within {self.session.request_timeout:g} s")
         if "error" in response:
-            error = response["error"]
-            code = error.get("code") if type(error) is dict else None
-            raise RequestFailed(f"it answered {method} with error {code}")
+            # An error the HTTP transport wrote says what happened (HTTP 401, connection refused);
+            # a server's error is named with its code and message.
+            reason = _error_reason(method, response["error"])
+            raise RequestFailed(reason.replace("given with --header or --header-env", "in the config's `headers`"))
         result = response.get("result")
         if type(result) is not dict:
             raise RequestFailed(f"its {method} result is not an object")

@@ -101,6 +101,7 @@ class FakeServer:
         self.templates = templates
         self.faults = faults or set()
         self.received: list[dict[str, Any]] = []
+        self.init_error: dict[str, Any] | None = None
         self.connections = 0
         self.links: list[MemoryLink] = []
 
@@ -139,6 +140,9 @@ class FakeServer:
             if method == "initialize" and "exit_at_start" in self.faults:
                 await link.aclose()  # exits before answering
                 return
+            if method == "initialize" and self.init_error is not None:
+                await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": self.init_error})
+                continue
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
             if method == "initialize":
                 caps: dict[str, Any] = {"tools": {"listChanged": True}}
@@ -500,3 +504,29 @@ async def test_request_timeout_bounds_calls_and_progress_extends_it(tmp_path: Pa
             slow = await client.request("tools/call", params)  # 1 s in all, never 0.5 s without progress
             assert slow["result"]["content"][0]["text"] == "progress ok"
     assert journal_results(path) == [("hang", "timed_out"), ("progress", "ok")]
+
+
+# --- F18: what the log says when a server's setup fails --------------------------------------------
+
+
+async def test_setup_failures_are_logged_as_what_happened(log_lines: list[str]) -> None:
+    """The HTTP transport's own errors (HTTP 401, connection refused) are said as such, not as error codes."""
+    unauthorized, refused, plain = FakeServer(), FakeServer(), FakeServer()
+    unauthorized.init_error = {
+        "code": -32603,
+        "message": "mcp-guard: the upstream answered HTTP 401 Unauthorized (check the headers given with --header "
+        "or --header-env)",
+    }
+    refused.init_error = {"code": -32603, "message": "mcp-guard: cannot reach the upstream at http://h/mcp: refused"}
+    plain.init_error = {"code": -32600, "message": "Unauthorized: a valid bearer token is required"}
+    servers = {"auth": unauthorized, "down": refused, "plain": plain, "ok": FakeServer()}
+    async with running(servers) as (_session, client):
+        await client.initialize()
+    failures = {x for x in log_lines if "could not set it up" in x}
+    assert {
+        "upstream auth: could not set it up: the upstream answered HTTP 401 Unauthorized (check the headers in the "
+        "config's `headers`)",
+        "upstream down: could not set it up: cannot reach the upstream at http://h/mcp: refused",
+        "upstream plain: could not set it up: the upstream answered initialize with error -32600 (Unauthorized: a "
+        "valid bearer token is required)",
+    } <= failures
