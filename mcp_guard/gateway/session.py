@@ -64,11 +64,12 @@ from ..relay.jsonrpc import (
     dumps,
     error_response,
     id_key,
+    invalid_request_text,
     loads_client,
     recover_id,
     valid_id,
 )
-from ..relay.relay import UNTIMED, _error_reason, list_pages, without_guard_keys
+from ..relay.relay import UNTIMED, _error_reason, list_pages, parse_error_text, without_guard_keys
 from ..relay.upstream import Connector, LineLink
 from .catalog import ORIGIN_KEY, Catalog, expose_prompts
 from .config import GatewayConfig, HttpServer, StdioServer
@@ -809,21 +810,27 @@ class GatewaySession:
                 continue
             try:
                 message = loads_client(line)
-            except (ValueError, RecursionError):
+            except (ValueError, RecursionError) as exc:
                 found = recover_id(line)
                 request_id = found if valid_id(found) else None
-                await self.reply(error_response(request_id, PARSE_ERROR, "Parse error"))
+                await self.reply(error_response(request_id, PARSE_ERROR, parse_error_text(exc, "line")))
                 continue
             if type(message) is not dict or message.get("jsonrpc") != "2.0":
-                text = "Invalid Request: one JSON-RPC 2.0 message object per line (batches are not supported)"
-                await self.reply(error_response(None, INVALID_REQUEST, text))
+                found = message.get("id") if type(message) is dict else None
+                text = invalid_request_text(message, batches=False)
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
                 continue
             method = message.get("method")
+            if type(method) is not str and "method" in message:
+                found = message.get("id")
+                text = invalid_request_text(message)
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+                continue
             if type(method) is not str:
                 await self._client_answer(message)
             elif "id" in message:
                 if not valid_id(message["id"]):
-                    await self.reply(error_response(None, INVALID_REQUEST, "Invalid Request: bad id"))
+                    await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
                     continue
                 if method == "initialize":
                     await self._initialize(message)

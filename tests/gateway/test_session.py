@@ -530,3 +530,33 @@ async def test_setup_failures_are_logged_as_what_happened(log_lines: list[str]) 
         "upstream plain: could not set it up: the upstream answered initialize with error -32600 (Unauthorized: a "
         "valid bearer token is required)",
     } <= failures
+
+
+# --- F19, F24: what is wrong with a message that is not one -----------------------------------------
+
+
+async def test_parse_errors_and_invalid_requests_say_why() -> None:
+    async with running({"g": FakeServer()}) as (_session, client):
+        await client.initialize()
+        digits = "1" * 5000
+        await client.send_raw(b'{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"g__echo",')
+        parsed = await client.answer(24)  # the id is read even though the line breaks off after it
+        assert parsed["error"]["code"] == -32700 and "not valid JSON" in parsed["error"]["message"]
+        line = '{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"g__echo","arguments":{"n":%s}}}'
+        await client.send_raw((line % digits).encode())
+        too_long = await client.answer(25)
+        assert too_long["error"]["code"] == -32700
+        assert "integer literal of more than 4,300 digits" in too_long["error"]["message"]
+        await client.send_raw(b'{"jsonrpc":"1.0","id":6,"method":"ping"}')
+        old = await client.answer(6)
+        assert old["error"] == {
+            "code": -32600,
+            "message": 'Invalid Request: `jsonrpc` must be "2.0" (the only JSON-RPC version MCP speaks)',
+        }
+        await client.send_raw(b"42")
+        number = await client.answer(None)
+        assert number["error"]["message"] == "Invalid Request: a JSON-RPC message is an object, not a number"
+        await client.send_raw(b"[]")
+        batch = await client.answer(None)
+        assert batch["error"]["code"] == -32600 and "batches (arrays) are not supported" in batch["error"]["message"]
+        assert "result" in await client.request("ping")
