@@ -9,6 +9,7 @@ streamable HTTP server at ``/mcp``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -306,8 +307,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     Exit status: 0 success (for ``wrap``: the client closed the connection, or SIGTERM/SIGHUP),
     1 failure of the run (``wrap``: the upstream could not be started at all; ``check``,
     ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
-    ``check``, an upstream that cannot be reached).
+    ``check``, an upstream that cannot be reached). A reader of stdout that stops early
+    (``mcp-guard journal FILE --json | head``) ends the command quietly, with status 1.
     """
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # Python's own recipe: no traceback, and no second error when stdout is flushed at exit.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -245,17 +245,22 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
     """``mcp-guard journal FILE``: print the summary.
 
     Returns:
-        0 printed; 2 the file cannot be read (as ``check``, ``schema`` and ``verify`` do for
-        unreadable input: the message goes to stderr and, with ``as_json``, to ``out`` as
-        ``{"error": "..."}``).
+        0 printed; 2 the file cannot be read, or none of its lines is a journal record (as
+        ``check``, ``schema`` and ``verify`` do for unreadable input: the message goes to
+        stderr and, with ``as_json``, to ``out`` as ``{"error": "..."}``).
     """
     from .journal import format_summary, read_records, summarize
 
     out = out if out is not None else sys.stdout
+    message = None
     try:
         records, damaged = read_records(Path(path).expanduser())
     except OSError as exc:
         message = f"{path}: cannot read the journal ({exc.strerror or type(exc).__name__})"
+    else:
+        if damaged and not records:
+            message = f"{path}: not a journal: none of its {damaged} non-empty line(s) is a journal record"
+    if message is not None:
         print(f"mcp-guard journal: error: {message}", file=sys.stderr)
         if as_json:
             print(json.dumps({"error": message}, ensure_ascii=False), file=out)

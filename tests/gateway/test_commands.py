@@ -263,3 +263,34 @@ def test_an_unreadable_journal_is_exit_2_like_other_unreadable_input(tmp_path: P
             assert json.loads(done.stdout)["error"].startswith(f"{path}: cannot read the journal (")
         else:
             assert done.stdout == ""
+
+
+def test_a_file_with_no_journal_record_is_not_a_journal(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"a": {"command": "x"}})
+    config.write_text(json.dumps(json.loads(config.read_text()), indent=2), encoding="utf-8")
+    for as_json in (False, True):
+        done = run_cli("journal", *(["--json"] if as_json else []), str(config))
+        assert done.returncode == 2
+        assert f"{config}: not a journal: none of its" in done.stderr
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert run_cli("journal", str(empty)).returncode == 0  # a journal with no calls yet
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``mcp-guard journal FILE --json | head``: no BrokenPipe traceback."""
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as j:
+        for i in range(3000):
+            j.outcome(f"c{i}", "fs", f"tool{i}", "rejected", "too_large")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_guard", "journal", "--json", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().strip() == b"{"
+    process.stdout.close()  # as `head -1` does
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
