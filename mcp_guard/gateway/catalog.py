@@ -39,7 +39,7 @@ class CatalogReport:
 
     Attributes:
         collisions: exposed names withheld because several tools map to them.
-        nameless: ``server`` names of tools without a string ``name`` (withheld), one per tool.
+        nameless: ``server`` names of tools without a string ``name`` or with an empty one (withheld), one per tool.
         changed, new, missing: ``server/tool`` keys against the lock (see :mod:`.pinning`).
         denied, hidden: exposed names the policy keeps out of the list.
         unsupported: exposed names whose schema the guard cannot enforce.
@@ -68,7 +68,7 @@ class CatalogReport:
                 "`mcp-guard pin --config FILE` pins the tools"
             )
         out += [f"name collision: {c.describe()}" for c in self.collisions]
-        out += [f"a tool of {s} has no string name; withheld" for s in self.nameless]
+        out += [f"a tool of {s} has no name (missing, empty or not a string); withheld" for s in self.nameless]
         out += [f"pinned tool changed (calls refused until pinned again): {k}" for k in self.changed]
         out += [f"tool not in the lock file: {k}" for k in self.new]
         out += [f"pinned tool no longer listed: {k}" for k in self.missing]

@@ -270,13 +270,18 @@ class GuardSettings(_Model):
     @classmethod
     def _check_format(cls, value: str) -> str:
         try:
-            fields = {f for _, f, _, _ in string.Formatter().parse(value) if f is not None}
+            parsed = [(f, spec, conversion) for _, f, spec, conversion in string.Formatter().parse(value)]
         except ValueError as exc:
             raise ValueError(f"not a valid format ({exc})") from None
+        fields = {f for f, _, _ in parsed if f is not None}
         if "tool" not in fields:
             raise ValueError("must contain {tool}")
         if fields - {"tool", "server"}:
             raise ValueError("may contain only {server} and {tool} (write {{ and }} for braces)")
+        if any(spec or conversion for f, spec, conversion in parsed if f is not None):
+            raise ValueError(
+                "may contain only {server} and {tool}, as they are: no conversion (!r) or format spec (:>9)"
+            )
         return value
 
 

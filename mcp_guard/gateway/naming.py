@@ -126,7 +126,7 @@ class NameMap(Generic[T]):
         items: usable exposed names → ``(origin, item)``, in listing order (servers in the
             order given, then each server's order).
         collisions: withheld names, sorted by exposed name.
-        nameless: ``(server, item)`` for items without a string ``name`` (withheld).
+        nameless: ``(server, item)`` for items without a string ``name``, or with an empty one (withheld).
     """
 
     items: dict[str, tuple[Origin, T]] = field(default_factory=dict)
@@ -138,14 +138,14 @@ class NameMap(Generic[T]):
         """Map the items of ``listings`` (``(server, items)`` pairs) to exposed names.
 
         Each item is a dict with a ``name`` (the wire form of a tool or prompt); an item
-        that is not a dict, or has no string ``name``, goes to :attr:`nameless`.
+        that is not a dict, or has no string ``name`` or an empty one, goes to :attr:`nameless`.
         """
         claims: dict[str, list[tuple[Origin, T]]] = {}
         out = cls()
         for server, items in listings:
             for item in items:
                 name = item.get("name") if isinstance(item, dict) else None
-                if type(name) is not str:
+                if type(name) is not str or not name:
                     out.nameless.append((server, item))
                     continue
                 origin = Origin(server, name)

@@ -218,6 +218,12 @@ ERRORS: list[tuple[str, Any, str]] = [
     ),
     ("format broken", {"mcpServers": {}, "guard": {"nameFormat": "{tool"}}, "guard.nameFormat: not a valid format"),
     (
+        "format conversion",
+        {"mcpServers": {}, "guard": {"nameFormat": "{tool!r}"}},
+        "guard.nameFormat: may contain only {server} and {tool}, as they are: no conversion (!r)",
+    ),
+    ("format spec", {"mcpServers": {}, "guard": {"nameFormat": "{server:>9}_{tool}"}}, "guard.nameFormat: may contain"),
+    (
         "policy for unknown server",
         {"mcpServers": {"a": {"command": "x"}}, "guard": {"servers": {"b": {}}}},
         "guard.servers.b: no server of that name",

@@ -91,9 +91,9 @@ def test_collisions_withhold_every_claimant_whatever_the_order(
 
 
 def test_nameless_items_are_withheld() -> None:
-    names = NameMap.build([("s", [{"inputSchema": {}}, "junk", {"name": 3}, *tools("ok")])])
-    assert list(names.items) == ["s__ok"]
-    assert [s for s, _ in names.nameless] == ["s", "s", "s"]
+    names = NameMap.build([("s", [{"inputSchema": {}}, "junk", {"name": 3}, {"name": ""}, *tools("ok")])])
+    assert list(names.items) == ["s__ok"]  # an empty name is no name: not exposed as `s__`
+    assert [s for s, _ in names.nameless] == ["s", "s", "s", "s"]
 
 
 def test_collision_describe() -> None:
