@@ -215,6 +215,8 @@ class ServerPolicy(_Model):
         hide: tools matching these are not listed; a call is answered as unknown (-32602).
         unsupported: overrides ``guard.unsupported`` for this server.
         max_argument_bytes, calls_per_minute: override the guard-wide values (the smaller wins).
+            ``calls_per_minute`` is a budget for each of the server's tools, not for the server
+            as a whole.
         tools: per tool glob pattern, limits; where several patterns match a tool, the
             smallest limit of each kind applies.
     """

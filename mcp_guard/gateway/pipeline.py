@@ -163,6 +163,10 @@ def gateway_result(kind: str, tool: str, text: str, *, modern: bool, **detail: A
     return result
 
 
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
 def _unknown(call: Call, kind: str, reason: str) -> Rejection:
     return Rejection(kind, reason, error=(INVALID_PARAMS, f"Unknown tool: {call.route.exposed}"))
 
@@ -262,7 +266,8 @@ class Pipeline:
         """Denied and hidden tools are answered as unknown (-32602)."""
         route = call.route
         if route.policy.access == "deny":
-            return _unknown(call, POLICY_DENIED, f"denied by {route.policy.rule}")
+            rule = route.policy.rule  # a pattern, or "not matched by guard.allow" (an allow list missed)
+            return _unknown(call, POLICY_DENIED, f"denied: {rule}" if rule.startswith("not ") else f"denied by {rule}")
         if route.policy.access == "hide":
             return _unknown(call, POLICY_DENIED, f"hidden by {route.policy.rule}")
         if not route.compiled.supported and route.policy.unsupported == "hide":
@@ -352,8 +357,9 @@ class Pipeline:
             return None
         seconds = max(1, math.ceil(wait))
         text = (
-            f"mcp-guard refused this call to `{route.exposed}`: the tool may be called {limit} times per minute and "
-            f"that budget is spent, so nothing was sent to the server. Try again in {seconds} seconds."
+            f"mcp-guard refused this call to `{route.exposed}`: the tool may be called {_times(limit)} per minute and "
+            "that budget is spent, so nothing was sent to the server. "
+            f"Try again in {seconds} second{'' if seconds == 1 else 's'}."
         )
         result = gateway_result(
             BUDGET_EXCEEDED,
@@ -363,7 +369,7 @@ class Pipeline:
             limit_per_minute=limit,
             retry_after_seconds=seconds,
         )
-        return Rejection(BUDGET_EXCEEDED, f"{limit} calls per minute", result=result)
+        return Rejection(BUDGET_EXCEEDED, f"{limit} call{'' if limit == 1 else 's'} per minute", result=result)
 
     async def write_intent(self, call: Call) -> Rejection | None:
         """The intent record, on disk before the call is forwarded (raises when it cannot be written).

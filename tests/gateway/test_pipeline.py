@@ -264,6 +264,20 @@ async def test_pipeline_decisions(
     assert "arguments_sha256" not in records[0]
 
 
+async def test_wording_of_allow_list_denials_and_small_budgets(caplog: pytest.LogCaptureFixture) -> None:
+    cat = catalog({"callsPerMinute": 1, "servers": {"web": {"allow": ["nothing"]}}})
+    denied = await admit(cat, "web__get", {})
+    assert denied is not None and denied.reason == "denied: not matched by guard.servers.web.allow"
+    clock = Clock()
+    pipe = Pipeline(budget=Budget(clock))
+    assert await admit(cat, "fs__read", {"path": "a"}, pipeline=pipe) is None
+    clock.now = 59.5
+    spent = await admit(cat, "fs__read", {"path": "b"}, pipeline=pipe)
+    assert spent is not None and spent.reason == "1 call per minute" and spent.result is not None
+    text = spent.result["content"][0]["text"]
+    assert "may be called once per minute" in text and "Try again in 1 second." in text
+
+
 async def test_rejection_texts_never_hold_argument_values() -> None:
     secret = "hunter2-secret"
     cat = catalog({"maxArgumentBytes": 20})
