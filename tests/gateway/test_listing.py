@@ -115,7 +115,11 @@ async def test_http_upstream_with_headers_from_the_environment() -> None:
 
 
 FAILURES = [
-    ("command not found", StdioServer(name="x", command="/nonexistent/mcp-server"), "cannot start: command not found"),
+    (
+        "command not found",
+        StdioServer(name="x", command="/nonexistent/mcp-server"),
+        "cannot start `/nonexistent/mcp-server`: command not found",
+    ),
     ("exits at once", stdio("x", "-c", "pass"), "the upstream closed the connection"),
     (
         "not an MCP server",
