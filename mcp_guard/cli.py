@@ -9,6 +9,7 @@ streamable HTTP server at ``/mcp``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -128,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="with --http: the largest message accepted over HTTP, in bytes (default 32 MiB)",
+        help="the largest message accepted from the client or an upstream, on any transport, in bytes "
+        "(default 32 MiB); a larger one is answered with an error and dropped as it arrives, never buffered",
     )
     return parser
 
@@ -305,8 +307,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     Exit status: 0 success (for ``wrap``: the client closed the connection, or SIGTERM/SIGHUP),
     1 failure of the run (``wrap``: the upstream could not be started at all; ``check``,
     ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
-    ``check``, an upstream that cannot be reached).
+    ``check``, an upstream that cannot be reached). A reader of stdout that stops early
+    (``mcp-guard journal FILE --json | head``) ends the command quietly, with status 1.
     """
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # Python's own recipe: no traceback, and no second error when stdout is flushed at exit.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -383,7 +397,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ("--allowed-host", args.allowed_host),
                     ("--allowed-origin", args.allowed_origin),
                     ("--http-token-env", args.http_token_env is not None),
-                    ("--max-message-bytes", args.max_message_bytes is not None),
                 )
                 if given
             ]

@@ -63,10 +63,13 @@ class CatalogReport:
 
     Attributes:
         collisions: exposed names withheld because several tools map to them.
-        nameless: ``server`` names of tools without a string ``name`` (withheld), one per tool.
+        nameless: ``server`` names of tools without a string ``name`` or with an empty one (withheld), one per tool.
         changed, new, missing: ``server/tool`` keys against the lock (see :mod:`.pinning`).
         denied, hidden: exposed names the policy keeps out of the list.
         unsupported: exposed names whose schema the guard cannot enforce.
+        unpinned_refused: ``guard.newTools`` is ``reject`` and no lock file is in force, so
+            every call is refused until ``mcp-guard pin`` writes one.
+        patterns: policy patterns that match nothing (:meth:`.policy.Policy.pattern_warnings`).
     """
 
     collisions: list[Collision] = field(default_factory=list)
@@ -77,18 +80,25 @@ class CatalogReport:
     denied: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
+    unpinned_refused: bool = False
+    patterns: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """One human line per finding, most serious first."""
-        out = [f"name collision: {c.describe()}" for c in self.collisions]
-        out += [f"a tool of {s} has no string name; withheld" for s in self.nameless]
+        out = []
+        if self.unpinned_refused:
+            out.append(
+                "guard.newTools is reject and there is no lock file: every tools/call is refused until "
+                "`mcp-guard pin --config FILE` pins the tools"
+            )
+        out += [f"name collision: {c.describe()}" for c in self.collisions]
+        out += [f"a tool of {s} has no name (missing, empty or not a string); withheld" for s in self.nameless]
         out += [f"pinned tool changed (calls refused until pinned again): {k}" for k in self.changed]
         out += [f"tool not in the lock file: {k}" for k in self.new]
         out += [f"pinned tool no longer listed: {k}" for k in self.missing]
-        if self.denied:
-            out.append(f"denied by policy: {', '.join(self.denied)}")
-        if self.hidden:
-            out.append(f"hidden: {', '.join(self.hidden)}")
+        out += [f"policy pattern that matches nothing: {line}" for line in self.patterns]
+        out += [f"denied by policy: {name}" for name in self.denied]
+        out += [f"hidden: {name}" for name in self.hidden]
         return out
 
 
@@ -109,14 +119,24 @@ class Catalog:
         config: the gateway configuration (profile, name format, policy, page size).
         lock: the lock file in force, or ``None``.
         cursors: the cursor codec (default: a new random key).
+        quiet: log nothing (``check --config`` prints the report instead). Otherwise each
+            server's tool counts and each finding of the report are logged once per change.
 
     Attributes:
         generation: bumped by every :meth:`update`; cursors of older generations are refused.
         report: findings about the current list.
     """
 
-    def __init__(self, config: GatewayConfig, lock: LockFile | None = None, cursors: CursorCodec | None = None) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        lock: LockFile | None = None,
+        cursors: CursorCodec | None = None,
+        *,
+        quiet: bool = False,
+    ) -> None:
         self.config = config
+        self.quiet = quiet
         self.lock = lock
         self.policy = Policy(config.guard)
         self.cursors = cursors if cursors is not None else CursorCodec()
@@ -128,6 +148,11 @@ class Catalog:
         self._by_origin: dict[tuple[str, str], Route] = {}
         self._listed: list[dict[str, Any]] = []
         self.pins = PinReport()
+        # Per server, its listing classified (tool name -> (annotated tool, entry)): redone
+        # only when that server's listing changes, so one server's change costs no other's.
+        self._annotated: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
+        self._tables: dict[str, ToolTable] = {}
+        self._logged: set[str] = set()
 
     def update(self, server: str, tools: Sequence[Any] | None) -> bool:
         """Replace ``server``'s listing (all pages, wire dicts); ``None`` removes it (upstream down).
@@ -141,14 +166,29 @@ class Catalog:
                 return False
             self._listings.pop(server, None)
             self._texts.pop(server, None)
+            self._annotated.pop(server, None)
+            self._tables.pop(server, None)
         else:
             text = _text(tools)
             if server in self._listings and text is not None and self._texts.get(server) == text:
                 return False
             self._listings[server] = list(tools)
             self._texts[server] = text
+            self._annotated[server] = self._annotate(server, self._listings[server])
         self._rebuild()
         return True
+
+    def _annotate(self, server: str, tools: list[Any]) -> dict[str, tuple[dict[str, Any], Any]]:
+        table = self._tables.get(server)
+        if table is None:
+            label = None if self.quiet else f"upstream {server}: "
+            table = self._tables[server] = ToolTable(self.config.guard.profile, label=label)
+        table.invalidate()
+        out: dict[str, tuple[dict[str, Any], Any]] = {}
+        for tool in table.annotate({"tools": tools}, cache=True, first_page=True)["tools"]:
+            if type(tool) is dict and type(tool.get("name")) is str:
+                out[tool["name"]] = (tool, table.get(tool["name"]))
+        return out
 
     def _rebuild(self) -> None:
         guard = self.config.guard
@@ -156,19 +196,14 @@ class Catalog:
         listings = [(name, self._listings[name]) for name in order]
         names = NameMap.build(listings, guard.name_format)
         self.pins = pins = compare(self.lock, listings)
-        annotated: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {}
-        for server, tools in listings:
-            table = ToolTable(guard.profile)
-            shown = table.annotate({"tools": tools}, cache=True, first_page=True)["tools"]
-            for tool in shown:
-                if type(tool) is dict and type(tool.get("name")) is str:
-                    annotated[(server, tool["name"])] = (tool, table.get(tool["name"]))
+        annotated = {(server, name): pair for server, _ in listings for name, pair in self._annotated[server].items()}
         report = CatalogReport(
             collisions=names.collisions,
             nameless=[s for s, _ in names.nameless],
             changed=pins.keys("changed"),
             new=pins.keys("new"),
             missing=pins.missing,
+            unpinned_refused=self.lock is None and guard.new_tools == "reject" and bool(listings),
         )
         routes: dict[str, Route] = {}
         listed: list[dict[str, Any]] = []
@@ -194,13 +229,27 @@ class Catalog:
                     report.hidden.append(exposed)
             if route.visible:
                 listed.append(_exposed_item(tool, exposed, origin.server))
+        listed_names = {
+            server: [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
+            for server, tools in listings
+        }
+        report.patterns = self.policy.pattern_warnings(
+            {s.name for s in self.config.servers},
+            listed_names,
+            every_server_listed=all(s.name in self._listings for s in self.config.enabled),
+            exposed={r.exposed: f"{r.server}/{r.tool}" for r in routes.values()},
+        )
         self._routes = routes
         self._by_origin = {(r.server, r.tool): r for r in routes.values()}
         self._listed = listed
         self.report = report
         self.generation = next(_GENERATIONS)
-        for line in report.lines():
-            log.warning("%s", line)
+        lines = report.lines()
+        if not self.quiet:
+            for line in lines:
+                if line not in self._logged:  # each fact once, until it changes
+                    log.warning("%s", line)
+        self._logged = set(lines)
 
     def route(self, exposed: str) -> Route | None:
         """The route of an exposed name, hidden and denied ones included (their calls are
@@ -277,6 +326,7 @@ class MergedLists:
         self._prompts: dict[str, list[Any]] = {}
         self._resources: dict[str, tuple[list[Any], list[Any]]] = {}
         self._texts: dict[tuple[str, str], bytes | None] = {}
+        self._notes: dict[str, set[str]] = {"prompts": set(), "resources": set()}
 
     def config_order(self) -> list[str]:
         """Server names in config order."""
@@ -296,8 +346,7 @@ class MergedLists:
         before = self.prompts
         order = self.config_order()
         self.prompt_names, self.prompts = expose_prompts(self._prompts, self.config.guard.name_format, order)
-        for collision in self.prompt_names.collisions:
-            log.warning("prompt name collision: %s", collision.describe())
+        self._note("prompts", [f"prompt name collision: {c.describe()}" for c in self.prompt_names.collisions])
         self._generations["prompts"] = next(_GENERATIONS)
         return {"prompts"} if self.prompts != before else set()
 
@@ -311,10 +360,24 @@ class MergedLists:
         self.resources = ResourceMap.build(
             {s: self._resources[s][0] for s in order}, {s: self._resources[s][1] for s in order}
         )
-        for uri, servers in self.resources.withheld_uris.items():
-            log.warning("resource listed by several servers, withheld: %s (%s)", uri[:200], ", ".join(servers))
+        notes = [
+            f"resource listed by several servers, withheld: {uri[:200]} ({', '.join(servers)})"
+            for uri, servers in self.resources.withheld_uris.items()
+        ]
+        notes += [
+            f"resource template listed by several servers, withheld: {text[:200]} ({', '.join(servers)})"
+            for text, servers in self.resources.withheld_templates.items()
+        ]
+        self._note("resources", notes)
         self._generations["resources"] = next(_GENERATIONS)
         return {"resources"} if (self.resources.resources, self.resources.templates) != before else set()
+
+    def _note(self, kind: str, lines: list[str]) -> None:
+        """Log each finding about the ``kind`` list once, until it changes."""
+        for line in lines:
+            if line not in self._notes[kind]:
+                log.warning("%s", line)
+        self._notes[kind] = set(lines)
 
     def remove(self, server: str) -> set[str]:
         """``server`` is down: its listings leave every list; returns the kinds whose visible list changed."""

@@ -1,8 +1,9 @@
 """The gateway's subcommands: ``pin``, ``journal``, ``serve``, and ``check --config``'s body.
 
 They print to stdout (none of them is an MCP server on stdio) and log to stderr. Exit
-status: 0 success, 1 failure (an upstream could not be listed, the lock file could not be
-written), 2 usage or configuration errors and unreadable input (a journal that cannot be read).
+status: 0 success, 1 failure (``pin``: an upstream could not be listed, the lock file could not
+be written), 2 usage or configuration errors and unreadable input (a journal that cannot be
+read). ``check --config`` exits as ``check -- COMMAND`` does (see :func:`run_check`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
     from ..relay.http_front import HttpConfig
+    from ..reports.tools import ToolReport
     from .catalog import Catalog
     from .config import GatewayConfig, HttpServer, StdioServer
 
@@ -80,10 +82,13 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     serve.add_argument("--journal", metavar="FILE", help="append-only JSONL journal (overrides guard.journal)")
     serve.add_argument(
         "--request-timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
+        type=_seconds,
+        default=None,
         metavar="SECONDS",
-        help="seconds an upstream gets to answer the guard's own requests (handshake, listings; default 30)",
+        help="as for wrap: answer a request a server has not answered within SECONDS (counted again from each "
+        "progress notification) with a JSON-RPC error, and cancel it at the server (a tools/call is journaled "
+        "timed_out); default: no limit. subscriptions/listen and tasks/result have none. Also the limit for the "
+        "guard's own requests (handshake, listings; default 30)",
     )
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
@@ -102,6 +107,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             journal=args.journal,
             request_timeout=args.request_timeout,
             http=getattr(args, "http_config", None),
+            max_message_bytes=getattr(args, "max_message_bytes", None),
         )
     raise ValueError(f"not a gateway command: {args.command}")
 
@@ -111,11 +117,15 @@ def run_serve(
     *,
     lock: str | None = None,
     journal: str | None = None,
-    request_timeout: float = DEFAULT_TIMEOUT,
+    request_timeout: float | None = None,
     http: HttpConfig | None = None,
+    max_message_bytes: int | None = None,
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
-    ``http``, over streamable HTTP until SIGINT/SIGTERM).
+    ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
+    from the client or an upstream on stdio (``None``: 32 MiB); with ``http`` the front's setting applies.
+    ``request_timeout`` (``--request-timeout``, as for ``wrap``) bounds every forwarded request and
+    the guard's own; ``None``: forwarded requests have no limit, the guard's own 30 s.
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -139,19 +149,46 @@ def run_serve(
         print(f"mcp-guard: {lock}: no such lock file", file=sys.stderr)
         return 1
     journal_path = Path(journal).expanduser() if journal is not None else config.journal_path
+    own_timeout = request_timeout if request_timeout is not None else DEFAULT_TIMEOUT
     try:
         if http is not None:
             front = http
             return anyio.run(
                 lambda: serve_http(
-                    config, front, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout
+                    config,
+                    front,
+                    lock=lock_file,
+                    journal_path=journal_path,
+                    request_timeout=own_timeout,
+                    client_request_timeout=request_timeout,
                 )
             )
+        from ..relay.framing import DEFAULT_MAX_LINE
+
+        cap = max_message_bytes or DEFAULT_MAX_LINE
         return anyio.run(
-            lambda: serve_stdio(config, lock=lock_file, journal_path=journal_path, request_timeout=request_timeout)
+            lambda: serve_stdio(
+                config,
+                lock=lock_file,
+                journal_path=journal_path,
+                request_timeout=own_timeout,
+                client_request_timeout=request_timeout,
+                max_message_bytes=cap,
+            )
         )
     except KeyboardInterrupt:
         return 130
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
 
 
 def _load(path: str, out: TextIO) -> GatewayConfig | None:
@@ -291,8 +328,7 @@ async def list_server(
             found = await list_tools(url=server.url, headers=server.headers, timeout=timeout)
     except ListingError as exc:
         listing.status = "failed"
-        listing.error = str(exc)
-        log.warning("upstream %s: could not list its tools: %s", server.name, listing.error)
+        listing.error = str(exc)  # reported once, by the caller (pin, check --config): not logged here
         return listing
     listing.tools = found.tools
     listing.server_info = found.server or None
@@ -320,17 +356,22 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
     """``mcp-guard journal FILE``: print the summary.
 
     Returns:
-        0 printed; 2 the file cannot be read (as ``check``, ``schema`` and ``verify`` do for
-        unreadable input: the message goes to stderr and, with ``as_json``, to ``out`` as
-        ``{"error": "..."}``).
+        0 printed; 2 the file cannot be read, or none of its lines is a journal record (as
+        ``check``, ``schema`` and ``verify`` do for unreadable input: the message goes to
+        stderr and, with ``as_json``, to ``out`` as ``{"error": "..."}``).
     """
     from .journal import format_summary, read_records, summarize
 
     out = out if out is not None else sys.stdout
+    message = None
     try:
         records, damaged = read_records(Path(path).expanduser())
     except OSError as exc:
         message = f"{path}: cannot read the journal ({exc.strerror or type(exc).__name__})"
+    else:
+        if damaged and not records:
+            message = f"{path}: not a journal: none of its {damaged} non-empty line(s) is a journal record"
+    if message is not None:
         print(f"mcp-guard journal: error: {message}", file=sys.stderr)
         if as_json:
             print(json.dumps({"error": message}, ensure_ascii=False), file=out)
@@ -344,15 +385,27 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
 
 
 def run_check(
-    config_path: str, *, timeout: float = DEFAULT_TIMEOUT, as_json: bool = False, out: TextIO | None = None
+    config_path: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    as_json: bool = False,
+    out: TextIO | None = None,
+    fail_on: str = "unsupported",
 ) -> int:
     """``mcp-guard check --config FILE``: every upstream reachable or not, its tools, and the merged list's findings.
 
+    Each reachable upstream's tools are judged as ``check -- COMMAND`` judges them (under the
+    config's ``guard.profile``): status, keyword and JSON Pointer of every finding; text or,
+    with ``as_json``, one JSON document.
+
     Returns:
-        0 every enabled upstream answered; 1 some did not; 2 the config (or its lock) is wrong.
+        As ``check -- COMMAND``: 0 nothing hits ``fail_on`` (``unsupported``, ``malformed``,
+        ``never``), 1 something does, 2 an enabled upstream could not be reached or listed
+        (the others are reported all the same), or the config (or its lock) is wrong.
     """
     import anyio
 
+    from ..reports.tools import ToolsReport, escape, report_tools
     from .catalog import Catalog
     from .pinning import LockError, LockFile
 
@@ -366,44 +419,93 @@ def run_check(
         print(f"mcp-guard: {exc}", file=sys.stderr)
         return 2
     listings = anyio.run(lambda: list_servers(config, timeout=timeout))
-    catalog = Catalog(config, lock)
+    catalog = Catalog(config, lock, quiet=True)  # the report is printed, not logged
+    profile = config.guard.profile
+    reports: dict[str, ToolsReport] = {}
     for x in listings:
         if x.ok:
             catalog.update(x.server, x.tools)
+            reports[x.server] = report_tools(x.tools, profile=profile, server=x.server_info, source="config")
+    everything = ToolsReport([t for r in reports.values() for t in r.tools], profile, source="config")
+    findings = catalog.report.lines()
+    tool_findings = [
+        f"{server}/{t.name if t.name is not None else f'(tool #{t.index}, no name)'}: {t.status}: "
+        + "; ".join(f"{keyword} at {where}" for keyword, where, _detail in _finding_rows(t))
+        for server, r in reports.items()
+        for t in r.tools
+        if not t.supported
+    ]
+    unreachable = [x for x in listings if x.status == "failed"]
+    failed = everything.fails(fail_on)
     if as_json:
+        servers = []
+        for x in listings:
+            entry = x.to_json()
+            report = reports.get(x.server)
+            if report is not None:
+                entry["summary"] = report.counts()
+                entry["tools"] = [_tool_json(catalog, x.server, t.to_json()) for t in report.tools]
+            servers.append(entry)
         data = {
-            "servers": [x.to_json() for x in listings],
+            "profile": profile,
+            "servers": servers,
             "exposed": [t["name"] for t in catalog.tools],
-            "findings": catalog.report.lines(),
+            "findings": findings + tool_findings,
+            "summary": everything.counts(),
+            "fail_on": fail_on,
+            "failed": failed,
+            "unreachable": [x.server for x in unreachable],
         }
         print(json.dumps(data, indent=2, ensure_ascii=False), file=out)
     else:
         for x in listings:
             if x.status == "ok":
                 info = x.server_info or {}
-                who = f"{info.get('name', '?')} {info.get('version', '')}".strip()
+                who = escape(f"{info.get('name', '?')} {info.get('version', '')}".strip())
                 print(f"{x.server}: reachable ({x.transport}, {who}, protocol {x.protocol_version})", file=out)
-                for tool in x.tools:
-                    name = tool.get("name") if type(tool) is dict else None
-                    print(
-                        f"  {name if type(name) is str else '(no name)'}{_standing(catalog, x.server, name)}", file=out
-                    )
+                for tool in reports[x.server].tools:
+                    name = escape(tool.name) if tool.name is not None else "(no name)"
+                    print(f"  {name}{_standing(catalog, x.server, tool.name, tool.status)}", file=out)
+                    for keyword, where, detail in _finding_rows(tool):
+                        print(f"      {escape(keyword)} at {escape(where)}: {escape(detail)}", file=out)
+                    for note in tool.notes:
+                        print(f"      note: {escape(note.message)}", file=out)
             elif x.status == "disabled":
                 print(f"{x.server}: disabled", file=out)
             else:
                 print(f"{x.server}: NOT reachable ({x.transport}): {x.error}", file=out)
-        lines = catalog.report.lines()
-        if lines:
+        if findings:
             print("", file=out)
-            for line in lines:
-                print(line, file=out)
+            for line in findings:
+                print(escape(line), file=out)
         print("", file=out)
+        print(everything.summary(), file=out)
         print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
-    return 1 if any(x.status == "failed" for x in listings) else 0
+        if unreachable:
+            print(f"{len(unreachable)} server(s) could not be reached or listed", file=out)
+    if unreachable:
+        return 2
+    return 1 if failed else 0
 
 
-def _standing(catalog: Catalog, server: str, name: object) -> str:
-    """How one upstream tool is offered: `` → exposed`` plus its state."""
+def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
+    from ..reports.tools import _finding_rows as rows
+
+    return rows(tool)
+
+
+def _tool_json(catalog: Catalog, server: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A tool's ``check`` JSON plus how the gateway offers it: ``exposed`` (``null``: withheld), ``access``, ``pin``."""
+    name = data.get("name")
+    route = catalog.route_of(server, name) if type(name) is str else None
+    data["exposed"] = None if route is None else route.exposed
+    data["access"] = None if route is None else route.policy.access
+    data["pin"] = None if route is None else route.pin
+    return data
+
+
+def _standing(catalog: Catalog, server: str, name: object, status: str = "supported") -> str:
+    """How one upstream tool is offered: `` → exposed`` plus its state (``status``: its ``check`` verdict)."""
     if type(name) is not str:
         return ": withheld (no name)"
     route = catalog.route_of(server, name)
@@ -412,8 +514,11 @@ def _standing(catalog: Catalog, server: str, name: object) -> str:
     notes = []
     if route.policy.access != "allow":
         notes.append(f"{route.policy.access} ({route.policy.rule})")
-    if not route.compiled.supported:
-        notes.append("unsupported schema" + (", hidden" if route.policy.unsupported == "hide" else ""))
+    if status != "supported" or not route.compiled.supported:
+        shown = status if status != "supported" else "unsupported"
+        notes.append(shown + (", hidden" if route.policy.unsupported == "hide" else ", calls refused"))
     if route.pin in ("changed", "new"):
         notes.append("changed since pinned" if route.pin == "changed" else "not pinned")
+    elif route.pin == "unpinned" and catalog.config.guard.new_tools == "reject":
+        notes.append("refused: no lock file and newTools is reject")
     return f" → {route.exposed}" + (f" [{'; '.join(notes)}]" if notes else "")

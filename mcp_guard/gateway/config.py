@@ -37,12 +37,13 @@ Every error is a :class:`ConfigError` whose message names the file, the key as a
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -214,6 +215,8 @@ class ServerPolicy(_Model):
         hide: tools matching these are not listed; a call is answered as unknown (-32602).
         unsupported: overrides ``guard.unsupported`` for this server.
         max_argument_bytes, calls_per_minute: override the guard-wide values (the smaller wins).
+            ``calls_per_minute`` is a budget for each of the server's tools, not for the server
+            as a whole.
         tools: per tool glob pattern, limits; where several patterns match a tool, the
             smallest limit of each kind applies.
     """
@@ -245,7 +248,8 @@ class GuardSettings(_Model):
         journal: path of the JSONL journal (``None``: no journal).
         lock: path of the lock file (default: the config file's path plus ``.lock``).
         new_tools: ``"allow"`` (default; tools absent from the lock are reported) or
-            ``"reject"`` (their calls are refused with ``policy_denied``).
+            ``"reject"`` (their calls are refused with ``policy_denied``; with no lock file
+            every tool is absent from it, so every call is refused until ``mcp-guard pin``).
         page_size: tools (prompts, resources) per page of the guard's merged lists.
         servers: per upstream settings; each key must name a server of the config.
     """
@@ -268,13 +272,18 @@ class GuardSettings(_Model):
     @classmethod
     def _check_format(cls, value: str) -> str:
         try:
-            fields = {f for _, f, _, _ in string.Formatter().parse(value) if f is not None}
+            parsed = [(f, spec, conversion) for _, f, spec, conversion in string.Formatter().parse(value)]
         except ValueError as exc:
             raise ValueError(f"not a valid format ({exc})") from None
+        fields = {f for f, _, _ in parsed if f is not None}
         if "tool" not in fields:
             raise ValueError("must contain {tool}")
         if fields - {"tool", "server"}:
             raise ValueError("may contain only {server} and {tool} (write {{ and }} for braces)")
+        if any(spec or conversion for f, spec, conversion in parsed if f is not None):
+            raise ValueError(
+                "may contain only {server} and {tool}, as they are: no conversion (!r) or format spec (:>9)"
+            )
         return value
 
 
@@ -380,6 +389,13 @@ class GatewayConfig(BaseModel):
 
 # --- loading ------------------------------------------------------------------------------------
 
+_GUARD_KEYS: Final = frozenset(
+    field.alias or name
+    for model in (GuardSettings, ServerPolicy, ToolLimits)
+    for name, field in model.model_fields.items()
+)
+"""Every key of the guard section, at any level (for "did you mean" hints)."""
+
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
@@ -400,67 +416,95 @@ def _pydantic_errors(exc: ValidationError, prefix: tuple[str | int, ...]) -> lis
         loc = prefix + tuple(x for x in error["loc"] if not (isinstance(x, str) and x.startswith("function-")))
         message = error["msg"]
         if error["type"] == "extra_forbidden":
-            message = "unknown key (the guard section accepts only its own settings)"
+            last = loc[-1] if loc else ""
+            hint = _did_you_mean(last, _GUARD_KEYS) if isinstance(last, str) else ""
+            message = f"unknown key (the guard section accepts only its own settings){hint}"
         elif message.startswith("Value error, "):
             message = message[len("Value error, ") :]
         lines.append(f"{json_path(loc)}: {message}")
     return lines
 
 
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean `command`?)`` for a key close to one of ``choices``, else ``""``."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return f" (did you mean `{found[0]}`?)" if found else ""
+
+
 def _server_entry(
     name: str, entry: Any, key: str, environ: Mapping[str, str], warnings: list[str]
-) -> StdioServer | HttpServer:
+) -> tuple[StdioServer | HttpServer | None, list[str]]:
+    """One server entry: the server (``None`` when it has errors) and every error found in it."""
     where = (key, name)
+    errors: list[str] = []
     if not name:
-        raise ValueError(f"{json_path(where)}: a server name must not be empty")
+        errors.append(f"{json_path(where)}: a server name must not be empty")
     if "/" in name:
-        raise ValueError(f"{json_path(where)}: a server name must not contain '/' (lock file keys are server/tool)")
+        errors.append(f"{json_path(where)}: a server name must not contain '/' (lock file keys are server/tool)")
     if type(entry) is not dict:
-        raise ValueError(f"{json_path(where)}: a server entry must be an object")
-    for extra in entry:
-        if extra not in KNOWN_ENTRY_KEYS:
-            warnings.append(f"{json_path((*where, extra))}: not a key the guard uses; ignored")
+        return None, [*errors, f"{json_path(where)}: a server entry must be an object"]
+    unknown = [extra for extra in entry if extra not in KNOWN_ENTRY_KEYS]
+    for extra in unknown:
+        hint = _did_you_mean(extra, KNOWN_ENTRY_KEYS)
+        warnings.append(f"{json_path((*where, extra))}: not a key the guard uses; ignored{hint}")
     kind = entry.get("type")
     if kind is not None and (type(kind) is not str or kind not in STDIO_TYPES | HTTP_TYPES | {"sse"}):
-        raise ValueError(f"{json_path((*where, 'type'))}: must be one of stdio, http, streamable-http")
+        errors.append(f"{json_path((*where, 'type'))}: must be one of stdio, http, streamable-http")
+        kind = None
     if kind == "sse":
-        raise ValueError(
+        errors.append(
             f"{json_path((*where, 'type'))}: the HTTP+SSE transport (deprecated since MCP 2025-03-26) is not "
             "supported; use the server's streamable HTTP endpoint"
         )
+        kind = None
+    is_http = "url" in entry or ("command" not in entry and (kind in HTTP_TYPES or "headers" in entry))
     if "command" in entry and "url" in entry:
-        raise ValueError(f"{json_path(where)}: has both `command` (stdio) and `url` (HTTP); keep one")
-    if "command" not in entry and "url" not in entry:
-        raise ValueError(f"{json_path(where)}: needs `command` (a stdio server) or `url` (a streamable HTTP server)")
-    is_http = "url" in entry
-    if kind is not None and (kind in HTTP_TYPES) != is_http:
+        errors.append(f"{json_path(where)}: has both `command` (stdio) and `url` (HTTP); keep one")
+    elif "command" not in entry and "url" not in entry:
+        close = [(x, difflib.get_close_matches(x, ["command", "url"], n=1, cutoff=0.75)) for x in unknown]
+        hint = "".join(f"; `{x}` is not a key the guard knows: did you mean `{m[0]}`?" for x, m in close if m)
+        errors.append(f"{json_path(where)}: needs `command` (a stdio server) or `url` (a streamable HTTP server){hint}")
+    elif kind is not None and (kind in HTTP_TYPES) != is_http:
         expected = "`url`" if kind in HTTP_TYPES else "`command`"
-        raise ValueError(f"{json_path((*where, 'type'))}: type {kind} needs {expected}")
+        errors.append(f"{json_path((*where, 'type'))}: type {kind} needs {expected}")
     fields: dict[str, Any] = {
         k: v for k, v in entry.items() if k in KNOWN_ENTRY_KEYS and k != "type" and not (k == "disabled" and v is None)
     }
+    if "command" in fields and "url" in fields:
+        del fields["command"]  # reported above; the entry is checked as an HTTP one
     mapping_key = "headers" if is_http else "env"
     stray = "env" if is_http else "headers"
     if stray in fields:
-        raise ValueError(
+        errors.append(
             f"{json_path((*where, stray))}: `{stray}` belongs to {'stdio' if is_http else 'HTTP'} servers, "
             f"this one is {'HTTP' if is_http else 'stdio'}"
         )
-    if ("cwd" in fields or "args" in fields) and is_http:
-        bad = "cwd" if "cwd" in fields else "args"
-        raise ValueError(f"{json_path((*where, bad))}: `{bad}` belongs to stdio servers, this one is HTTP")
+        del fields[stray]
+    for bad in ("cwd", "args"):
+        if bad in fields and is_http:
+            errors.append(f"{json_path((*where, bad))}: `{bad}` belongs to stdio servers, this one is HTTP")
+            del fields[bad]
     values = fields.get(mapping_key)
-    if type(values) is dict and not fields.get("disabled", False):
+    if type(values) is dict and fields.get("disabled") is not True:
         expanded: dict[str, Any] = {}
         for k, v in values.items():
-            expanded[k] = expand_variables(v, environ, json_path((*where, mapping_key, k))) if type(v) is str else v
+            try:
+                expanded[k] = expand_variables(v, environ, json_path((*where, mapping_key, k))) if type(v) is str else v
+            except ValueError as exc:
+                errors.append(str(exc))
+                expanded[k] = ""
         fields[mapping_key] = expanded
+    missing = None if "command" in fields or "url" in fields else ("url" if is_http else "command")
+    if missing is not None:
+        fields[missing] = "http://placeholder" if missing == "url" else "placeholder"  # to check the other keys
+    model: type[StdioServer] | type[HttpServer] = HttpServer if is_http else StdioServer
     try:
-        model: type[StdioServer] | type[HttpServer] = HttpServer if is_http else StdioServer
-        return model.model_validate({"name": name, **fields})
+        server = model.model_validate({"name": name, **fields})
     except ValidationError as exc:
-        lines = [line for line in _pydantic_errors(exc, where) if not line.startswith(json_path((*where, "name")))]
-        raise ValueError("; ".join(lines)) from None
+        skip = [json_path((*where, "name"))] + ([json_path((*where, missing))] if missing else [])
+        errors += [line for line in _pydantic_errors(exc, where) if not line.startswith(tuple(skip))]
+        return None, errors
+    return (None if errors else server), errors
 
 
 def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -496,10 +540,10 @@ def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, s
     servers: list[StdioServer | HttpServer] = []
     errors: list[str] = []
     for name, entry in entries.items():
-        try:
-            servers.append(_server_entry(name, entry, key, environ, warnings))
-        except ValueError as exc:
-            errors.append(str(exc))
+        server, problems = _server_entry(name, entry, key, environ, warnings)
+        errors += problems
+        if server is not None:
+            servers.append(server)
     guard_data = data.get("guard", {})
     guard = GuardSettings()
     if type(guard_data) is not dict:
@@ -514,10 +558,10 @@ def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, s
         for policy_name in policies if type(policies) is dict else ():
             if policy_name not in names:
                 errors.append(f"{json_path(('guard', 'servers', policy_name))}: no server of that name in `{key}`")
+    for warning in warnings:  # before any error: a typo warned of may be what the errors are about
+        log.warning("%s: %s", source, warning)
     if errors:
         raise ConfigError(f"{source}: " + ("\n  " if len(errors) > 1 else "") + "\n  ".join(errors))
-    for warning in warnings:
-        log.warning("%s: %s", source, warning)
     return GatewayConfig(path=path, servers=tuple(servers), guard=guard, warnings=tuple(warnings))
 
 

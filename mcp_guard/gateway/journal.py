@@ -15,8 +15,12 @@ Records (JSONL, UTF-8, one object per line, fields in this order)::
   measures (bytes of the arguments' compact UTF-8 JSON, :func:`.policy.argument_bytes`).
   Argument values never appear.
 - ``result``: ``ok``, ``is_error`` (a result with ``isError: true``), ``protocol_error`` (a
-  JSON-RPC error from the upstream), ``upstream_died`` (no answer: the upstream exited), or
-  ``rejected`` (the guard refused the call; ``kind`` says why, and there is no intent).
+  JSON-RPC error from the upstream), ``upstream_died`` (no answer: the upstream exited),
+  ``timed_out`` (no answer within ``--request-timeout``: the guard answered an error and
+  cancelled it upstream), ``cancelled`` (the client cancelled the request, or closed the
+  connection, before it was answered), or ``rejected`` (the guard refused the call; ``kind``
+  says why, and there is no intent). After ``upstream_died``, ``timed_out`` and ``cancelled``
+  whether the server carried the call out is unknown.
 - ``time``: RFC 3339, UTC, milliseconds, ``Z``.
 
 Durability: an intent is written with one ``write(2)`` on a file opened ``O_APPEND`` and
@@ -52,9 +56,17 @@ __all__ = [
     "summarize",
 ]
 
-Result = Literal["ok", "is_error", "protocol_error", "upstream_died", "rejected"]
-RESULTS: Final[tuple[Result, ...]] = ("ok", "is_error", "protocol_error", "upstream_died", "rejected")
-ERROR_RESULTS: Final = frozenset({"is_error", "protocol_error", "upstream_died"})
+Result = Literal["ok", "is_error", "protocol_error", "upstream_died", "timed_out", "cancelled", "rejected"]
+RESULTS: Final[tuple[Result, ...]] = (
+    "ok",
+    "is_error",
+    "protocol_error",
+    "upstream_died",
+    "timed_out",
+    "cancelled",
+    "rejected",
+)
+ERROR_RESULTS: Final = frozenset({"is_error", "protocol_error", "upstream_died", "timed_out"})
 
 
 def rfc3339(moment: datetime) -> str:
@@ -219,7 +231,8 @@ class ToolSummary:
     Attributes:
         calls: distinct ``call_id`` values (forwarded and rejected calls).
         ok: outcomes ``ok``.
-        errors: outcomes ``is_error``, ``protocol_error`` and ``upstream_died`` by result.
+        errors: outcomes ``is_error``, ``protocol_error``, ``upstream_died`` and ``timed_out`` by result.
+        cancelled: outcomes ``cancelled`` (the client gave up on the call).
         rejections: rejected calls by ``kind``.
         unfinished: ``call_id`` values with an intent and no outcome (in flight, or cut
             off by a crash).
@@ -227,6 +240,7 @@ class ToolSummary:
 
     calls: int = 0
     ok: int = 0
+    cancelled: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     rejections: Counter[str] = field(default_factory=Counter)
     unfinished: list[str] = field(default_factory=list)
@@ -237,6 +251,7 @@ class ToolSummary:
             "calls": self.calls,
             "ok": self.ok,
             "errors": dict(sorted(self.errors.items())),
+            "cancelled": self.cancelled,
             "rejections": dict(sorted(self.rejections.items())),
             "unfinished": list(self.unfinished),
         }
@@ -280,6 +295,8 @@ def summarize(records: Iterable[dict[str, Any]], damaged: int = 0) -> JournalSum
                 summary.ok += 1
             elif result == "rejected":
                 summary.rejections[str(record.get("kind"))] += 1
+            elif result == "cancelled":
+                summary.cancelled += 1
             elif result in ERROR_RESULTS:
                 summary.errors[str(result)] += 1
     for key, pending in open_intents.items():
@@ -289,12 +306,12 @@ def summarize(records: Iterable[dict[str, Any]], damaged: int = 0) -> JournalSum
 
 def format_summary(summary: JournalSummary, *, show_unfinished: int = 10) -> str:
     """A text table of the summary (one row per tool), then the unfinished calls by id."""
-    header = ("server", "tool", "calls", "ok", "errors", "rejected", "unfinished")
+    header = ("server", "tool", "calls", "ok", "errors", "rejected", "cancelled", "unfinished")
     rows: list[tuple[str, ...]] = []
     for (server, tool), s in sorted(summary.tools.items()):
         errors = ", ".join(f"{k} {v}" for k, v in sorted(s.errors.items())) or "0"
         rejected = ", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0"
-        rows.append((server, tool, str(s.calls), str(s.ok), errors, rejected, str(len(s.unfinished))))
+        rows.append((server, tool, str(s.calls), str(s.ok), errors, rejected, str(s.cancelled), str(len(s.unfinished))))
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
     if not rows:

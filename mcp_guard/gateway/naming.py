@@ -49,6 +49,7 @@ __all__ = [
     "Origin",
     "ResourceMap",
     "UriRoute",
+    "could_name",
     "exposed_name",
 ]
 
@@ -78,6 +79,17 @@ def exposed_name(server: str, name: str, name_format: str = DEFAULT_NAME_FORMAT)
         return text
     digest = hashlib.sha256(json.dumps([server, name]).encode("utf-8")).hexdigest()[:HASH_DIGITS]
     return f"{text[: MAX_NAME_LENGTH - HASH_DIGITS - 1]}_{digest}"
+
+
+def could_name(exposed: str, server: str, name_format: str = DEFAULT_NAME_FORMAT) -> bool:
+    """Whether ``exposed`` has the shape of a name of ``server``'s (its prefix and suffix under
+    ``name_format``): which server a name would belong to, when that server has listed nothing."""
+    before, _, after = name_format.partition("{tool}")
+    prefix = _OTHER.sub("_", before.format(server=server))
+    suffix = _OTHER.sub("_", after.format(server=server))
+    if len(exposed) <= len(prefix) + len(suffix) or not exposed.startswith(prefix):
+        return False
+    return exposed.endswith(suffix) or len(exposed) == MAX_NAME_LENGTH  # a long name lost its suffix
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -114,7 +126,7 @@ class NameMap(Generic[T]):
         items: usable exposed names → ``(origin, item)``, in listing order (servers in the
             order given, then each server's order).
         collisions: withheld names, sorted by exposed name.
-        nameless: ``(server, item)`` for items without a string ``name`` (withheld).
+        nameless: ``(server, item)`` for items without a string ``name``, or with an empty one (withheld).
     """
 
     items: dict[str, tuple[Origin, T]] = field(default_factory=dict)
@@ -126,14 +138,14 @@ class NameMap(Generic[T]):
         """Map the items of ``listings`` (``(server, items)`` pairs) to exposed names.
 
         Each item is a dict with a ``name`` (the wire form of a tool or prompt); an item
-        that is not a dict, or has no string ``name``, goes to :attr:`nameless`.
+        that is not a dict, or has no string ``name`` or an empty one, goes to :attr:`nameless`.
         """
         claims: dict[str, list[tuple[Origin, T]]] = {}
         out = cls()
         for server, items in listings:
             for item in items:
                 name = item.get("name") if isinstance(item, dict) else None
-                if type(name) is not str:
+                if type(name) is not str or not name:
                     out.nameless.append((server, item))
                     continue
                 origin = Origin(server, name)
@@ -190,6 +202,7 @@ class ResourceMap:
     invalid: list[tuple[str, Any, str]] = field(default_factory=list)
     _uris: dict[str, str] = field(default_factory=dict)
     _parsed: list[tuple[str, UriTemplate]] = field(default_factory=list)
+    _withheld_parsed: list[tuple[str, UriTemplate]] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -222,6 +235,11 @@ class ResourceMap:
                     continue
                 template_owners.setdefault(text, set()).add(server)
         out.withheld_templates = {t: tuple(sorted(s)) for t, s in template_owners.items() if len(s) > 1}
+        for text in out.withheld_templates:
+            try:
+                out._withheld_parsed.append((text, UriTemplate.parse(text)))
+            except InvalidUriTemplate:
+                continue
         for server, items in (templates or {}).items():
             for item in items:
                 text = item.get("uriTemplate") if type(item) is dict else None
@@ -239,7 +257,8 @@ class ResourceMap:
 
         A listed URI goes to its server; a URI listed by several servers is refused; an
         unlisted one goes to the single server whose templates match it, and is refused
-        when none or several do.
+        when none or several do, or when it matches a template listed by several servers
+        (withheld: which of them would serve it is unknowable).
         """
         if uri in self.withheld_uris:
             servers = ", ".join(self.withheld_uris[uri])
@@ -247,6 +266,18 @@ class ResourceMap:
         server = self._uris.get(uri)
         if server is not None:
             return UriRoute(server)
+        for text, template in self._withheld_parsed:
+            try:
+                matched = template.match(uri) is not None
+            except ValueError:
+                continue
+            if matched:
+                servers = ", ".join(self.withheld_templates[text])
+                return UriRoute(
+                    None,
+                    f"the URI matches the resource template {text[:200]}, which several servers list ({servers}); "
+                    "it is withheld",
+                )
         matching = set()
         for owner, template in self._parsed:
             try:

@@ -148,8 +148,10 @@ class LockFile:
         for server, items in listings:
             for tool in items:
                 name = tool.get("name") if type(tool) is dict else None
-                if type(name) is not str:
-                    problems.append(f"{server}: a tool without a string name cannot be pinned")
+                if type(name) is not str or not name:
+                    problems.append(
+                        f"{server}: a tool without a name (missing, empty or not a string) cannot be pinned"
+                    )
                     continue
                 key = f"{server}/{name}"
                 try:

@@ -10,10 +10,13 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
 3. ``schema`` — the core's check against the tool's ``inputSchema`` (``validation`` or
    ``unsupported_capability``, the core's two kinds, unchanged).
 4. ``pinning`` — ``pinned_schema_changed``: the tool differs from its lock file digest.
-5. ``policy`` — ``policy_denied``: the tool is new since the lock and ``newTools`` is ``reject``.
+5. ``policy`` — ``policy_denied``: ``newTools`` is ``reject`` and the tool is new since the lock,
+   or there is no lock file at all (then every tool is new: fail closed until ``mcp-guard pin``).
 6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
    taken only by a call that passes every earlier step).
 7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded.
+   ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
+   canonical JSON (the digest's input) cannot express; refused while a journal is kept.
 
 Then the caller forwards the call and reports its answer to :meth:`Pipeline.finish`, which
 writes the outcome record. A step that raises rejects the call with JSON-RPC -32603 (fail
@@ -47,6 +50,7 @@ from .policy import Budget, ToolPolicy, argument_bytes
 __all__ = [
     "BUDGET_EXCEEDED",
     "INTERNAL",
+    "NO_CANONICAL_FORM",
     "PINNED_SCHEMA_CHANGED",
     "POLICY_DENIED",
     "STEP_NAMES",
@@ -64,6 +68,7 @@ TOO_LARGE: Final = "too_large"
 PINNED_SCHEMA_CHANGED: Final = "pinned_schema_changed"
 POLICY_DENIED: Final = "policy_denied"
 BUDGET_EXCEEDED: Final = "budget_exceeded"
+NO_CANONICAL_FORM: Final = "no_canonical_form"
 INTERNAL: Final = "internal_error"
 """Journal kind of a call refused because a step failed (the client gets -32603)."""
 
@@ -123,8 +128,8 @@ class Rejection:
 
     Attributes:
         kind: ``too_large``, ``validation``, ``unsupported_capability``,
-            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded`` or
-            ``internal_error``; the journal records it.
+            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded``,
+            ``no_canonical_form`` or ``internal_error``; the journal records it.
         reason: a line for the log (names rules and sizes, never argument values).
         result: the ``CallToolResult`` to answer with, or ``None`` for an error answer.
         error: the JSON-RPC ``(code, message)`` to answer with when ``result`` is ``None``.
@@ -156,6 +161,10 @@ def gateway_result(kind: str, tool: str, text: str, *, modern: bool, **detail: A
     if modern:
         result["resultType"] = "complete"
     return result
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
 
 
 def _unknown(call: Call, kind: str, reason: str) -> Rejection:
@@ -233,9 +242,12 @@ class Pipeline:
         await self._record(call, "rejected", rejection.kind)
         return rejection
 
-    async def finish(self, call: Call, response: Any) -> Result:
-        """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``."""
-        result = outcome_of(response)
+    async def finish(self, call: Call, response: Any, result: Result | None = None) -> Result:
+        """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``.
+
+        ``result`` overrides what the response says (``cancelled``: the client gave up on it).
+        """
+        result = result if result is not None else outcome_of(response)
         await self._record(call, result, None)
         return result
 
@@ -254,7 +266,8 @@ class Pipeline:
         """Denied and hidden tools are answered as unknown (-32602)."""
         route = call.route
         if route.policy.access == "deny":
-            return _unknown(call, POLICY_DENIED, f"denied by {route.policy.rule}")
+            rule = route.policy.rule  # a pattern, or "not matched by guard.allow" (an allow list missed)
+            return _unknown(call, POLICY_DENIED, f"denied: {rule}" if rule.startswith("not ") else f"denied by {rule}")
         if route.policy.access == "hide":
             return _unknown(call, POLICY_DENIED, f"hidden by {route.policy.rule}")
         if not route.compiled.supported and route.policy.unsupported == "hide":
@@ -309,10 +322,22 @@ class Pipeline:
         )
 
     async def check_policy(self, call: Call) -> Rejection | None:
-        """``policy_denied`` for a tool added since the lock when ``newTools`` is ``reject``."""
+        """``policy_denied`` for a tool added since the lock when ``newTools`` is ``reject``.
+
+        With no lock file in force every tool is new, so every call is refused (``reason``
+        ``no_lock_file``) until the operator pins the tools.
+        """
         route = call.route
-        if route.pin != "new" or self.new_tools != "reject":
+        if self.new_tools != "reject" or route.pin not in ("new", "unpinned"):
             return None
+        if route.pin == "unpinned":
+            text = (
+                f"mcp-guard refused this call to `{route.exposed}`: the guard's configuration refuses tools that are "
+                "not pinned (guard.newTools is reject) and there is no lock file, so no tool is pinned yet; the "
+                "operator must pin the tools first (mcp-guard pin --config FILE). Changing the arguments will not help."
+            )
+            result = gateway_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="no_lock_file")
+            return Rejection(POLICY_DENIED, "no lock file, and newTools is reject (run mcp-guard pin)", result=result)
         text = (
             f"mcp-guard refused this call to `{route.exposed}`: the tool is not in the guard's lock file (the server "
             "added it after the operator pinned its tools), and the guard's configuration refuses such tools until "
@@ -332,8 +357,9 @@ class Pipeline:
             return None
         seconds = max(1, math.ceil(wait))
         text = (
-            f"mcp-guard refused this call to `{route.exposed}`: the tool may be called {limit} times per minute and "
-            f"that budget is spent, so nothing was sent to the server. Try again in {seconds} seconds."
+            f"mcp-guard refused this call to `{route.exposed}`: the tool may be called {_times(limit)} per minute and "
+            "that budget is spent, so nothing was sent to the server. "
+            f"Try again in {seconds} second{'' if seconds == 1 else 's'}."
         )
         result = gateway_result(
             BUDGET_EXCEEDED,
@@ -343,14 +369,28 @@ class Pipeline:
             limit_per_minute=limit,
             retry_after_seconds=seconds,
         )
-        return Rejection(BUDGET_EXCEEDED, f"{limit} calls per minute", result=result)
+        return Rejection(BUDGET_EXCEEDED, f"{limit} call{'' if limit == 1 else 's'} per minute", result=result)
 
     async def write_intent(self, call: Call) -> Rejection | None:
-        """The intent record, on disk before the call is forwarded (raises when it cannot be written)."""
+        """The intent record, on disk before the call is forwarded (raises when it cannot be written).
+
+        Arguments without an RFC 8785 canonical form (an integer beyond the double range: the
+        schema may well accept it) have no digest to journal: ``no_canonical_form``.
+        """
         if self.journal is None:
             return None
         route = call.route
-        digest = canonical_sha256(call.arguments)
+        try:
+            digest = canonical_sha256(call.arguments)
+        except ValueError:
+            text = (
+                f"mcp-guard refused this call to `{route.exposed}`: its arguments hold an integer beyond the range of "
+                "a double (about 1.8e308). The guard journals every call by a digest of its arguments' RFC 8785 "
+                "canonical JSON, which cannot express such a number, so nothing was sent to the server. Send a "
+                "smaller number."
+            )
+            result = gateway_result(NO_CANONICAL_FORM, route.exposed, text, modern=call.modern)
+            return Rejection(NO_CANONICAL_FORM, "an integer beyond the double range (no RFC 8785 form)", result=result)
         size = call.size if call.size is not None else argument_bytes(call.arguments)
         await anyio.to_thread.run_sync(self.journal.intent, call.call_id, route.server, route.tool, digest, size)
         return None

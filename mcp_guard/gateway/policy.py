@@ -2,7 +2,13 @@
 
 Rules come from the ``guard`` section (:class:`~.config.GuardSettings`): guard-wide glob
 patterns over ``server/tool`` and per-server patterns over the tool name (upstream names
-both, not exposed ones; ``fnmatch`` syntax, case-sensitive: ``*``, ``?``, ``[abc]``).
+both, not exposed ones; ``fnmatch`` syntax, case-sensitive: ``*``, ``?``, ``[abc]``). A
+pattern also matches the name it spells exactly (:func:`matches`), so any tool can be named
+literally, even one called ``[x]`` or ``a*b`` whose name the glob would read otherwise.
+
+:meth:`Policy.pattern_warnings` finds patterns that can match nothing (a server that is
+not in the config; no tool of the listings), for the log and ``check --config``: a typo
+in a ``deny`` must not pass for protection.
 
 Access, decided per tool, independent of the order rules are written in:
 
@@ -22,17 +28,18 @@ the smallest applies (the strictest rule wins, whatever their order).
 
 from __future__ import annotations
 
+import difflib
 import json
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Final, Literal
 
 from .config import GuardSettings, ServerPolicy
 
-__all__ = ["WINDOW_SECONDS", "Access", "Budget", "Policy", "ToolPolicy", "argument_bytes"]
+__all__ = ["WINDOW_SECONDS", "Access", "Budget", "Policy", "ToolPolicy", "argument_bytes", "matches"]
 
 Access = Literal["allow", "deny", "hide"]
 
@@ -62,6 +69,25 @@ class ToolPolicy:
     unsupported: Literal["reject", "hide"]
     max_argument_bytes: int | None
     calls_per_minute: int | None
+
+
+_GLOB: Final = frozenset("*?[")
+
+
+def matches(name: str, pattern: str) -> bool:
+    """Whether a policy pattern matches ``name``: ``name`` is the pattern itself, or the glob matches it.
+
+    The glob is ``fnmatch.fnmatchcase`` (case-sensitive; ``*``, ``?``, ``[abc]``, ``[!abc]``).
+    The exact comparison comes first, so a literal name can always be written as a pattern.
+    """
+    return name == pattern or fnmatchcase(name, pattern)
+
+
+def _close(word: str, choices: Collection[str]) -> str:
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    folded = [c for c in choices if c.lower() == word.lower()]
+    best = folded or found
+    return f" (did you mean {best[0]}?)" if best else ""
 
 
 def _smallest(*values: int | None) -> int | None:
@@ -94,23 +120,23 @@ class Policy:
         full = f"{server}/{tool}"
         access: Access = "allow"
         rule = ""
-        hidden = next((p for p in s.hide if fnmatchcase(tool, p)), None)
+        hidden = next((p for p in s.hide if matches(tool, p)), None)
         if hidden is not None:
             access, rule = "hide", f"guard.servers.{server}.hide {json.dumps(hidden)}"
-        hidden = next((p for p in g.hide if fnmatchcase(full, p)), None)
+        hidden = next((p for p in g.hide if matches(full, p)), None)
         if hidden is not None and access == "allow":
             access, rule = "hide", f"guard.hide {json.dumps(hidden)}"
-        denied = next((p for p in g.deny if fnmatchcase(full, p)), None)
+        denied = next((p for p in g.deny if matches(full, p)), None)
         if denied is not None:
             access, rule = "deny", f"guard.deny {json.dumps(denied)}"
-        denied = next((p for p in s.deny if fnmatchcase(tool, p)), None)
+        denied = next((p for p in s.deny if matches(tool, p)), None)
         if denied is not None:
             access, rule = "deny", f"guard.servers.{server}.deny {json.dumps(denied)}"
-        if g.allow is not None and not any(fnmatchcase(full, p) for p in g.allow):
+        if g.allow is not None and not any(matches(full, p) for p in g.allow):
             access, rule = "deny", "not matched by guard.allow"
-        if s.allow is not None and not any(fnmatchcase(tool, p) for p in s.allow):
+        if s.allow is not None and not any(matches(tool, p) for p in s.allow):
             access, rule = "deny", f"not matched by guard.servers.{server}.allow"
-        limits = [lim for pattern, lim in s.tools.items() if fnmatchcase(tool, pattern)]
+        limits = [lim for pattern, lim in s.tools.items() if matches(tool, pattern)]
         return ToolPolicy(
             access=access,
             rule=rule,
@@ -120,6 +146,65 @@ class Policy:
             ),
             calls_per_minute=_smallest(g.calls_per_minute, s.calls_per_minute, *(x.calls_per_minute for x in limits)),
         )
+
+    def pattern_warnings(
+        self,
+        configured: Collection[str],
+        listed: Mapping[str, Collection[str]],
+        *,
+        every_server_listed: bool,
+        exposed: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Patterns that can match nothing, one line each (for the log and ``check --config``).
+
+        Args:
+            configured: every server name of the config (disabled ones too).
+            listed: per listed server, the names of every tool it listed (hidden and denied ones too).
+            every_server_listed: every enabled server is in ``listed``; only then can a
+                guard-wide pattern be said to match nothing (a server still starting may
+                list what it matches).
+            exposed: exposed name → ``server/tool``, to say so when a pattern is an exposed name.
+
+        A guard-wide pattern whose server part is written out (no ``*``, ``?``, ``[``) and is
+        not a server of the config is reported at once; other patterns when they match no
+        listed tool (per-server ones as soon as their server is listed).
+        """
+        g = self.guard
+        exposed = exposed or {}
+        out: list[str] = []
+        names = [f"{server}/{tool}" for server, tools in listed.items() for tool in tools]
+        rules: list[tuple[str, list[str]]] = [("allow", g.allow or []), ("deny", g.deny), ("hide", g.hide)]
+        for key, patterns in rules:
+            for pattern in patterns:
+                where = f"guard.{key} {json.dumps(pattern)}"
+                server, slash, _ = pattern.partition("/")
+                if slash and not _GLOB.intersection(server) and server not in configured:
+                    out.append(f"{where} names no server of the config: {server}{_close(server, configured)}")
+                elif every_server_listed and not any(matches(n, pattern) for n in names):
+                    if pattern in exposed:
+                        hint = f" (`{pattern}` is an exposed name; patterns match server/tool: {exposed[pattern]})"
+                    elif not slash:
+                        hint = " (guard-wide patterns match server/tool, with the server's own tool names)"
+                    else:
+                        hint = ""
+                    out.append(f"{where} matches no listed tool{hint}")
+        for server, s in g.servers.items():
+            tools = listed.get(server)
+            if tools is None:
+                continue
+            rules = [("allow", s.allow or []), ("deny", s.deny), ("hide", s.hide), ("tools", list(s.tools))]
+            for key, patterns in rules:
+                for pattern in patterns:
+                    if any(matches(t, pattern) for t in tools):
+                        continue
+                    if pattern in exposed:
+                        hint = f" (`{pattern}` is an exposed name; write the server's own name)"
+                    elif "/" in pattern:
+                        hint = " (per-server patterns match the tool name alone)"
+                    else:
+                        hint = _close(pattern, tools)
+                    out.append(f"guard.servers.{server}.{key} {json.dumps(pattern)} matches no tool of {server}{hint}")
+        return out
 
 
 def _placeholder(value: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from ..relay.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from ..relay.framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from .config import GatewayConfig
 from .journal import Journal
 from .pinning import LockFile
@@ -37,6 +37,8 @@ async def serve_stdio(
     lock: LockFile | None = None,
     journal_path: Path | None = None,
     request_timeout: float = 30.0,
+    max_message_bytes: int = DEFAULT_MAX_LINE,
+    client_request_timeout: float | None = None,
 ) -> int:
     """Serve one client on this process's stdio until it closes its side or a signal comes.
 
@@ -45,6 +47,8 @@ async def serve_stdio(
         lock: the lock file in force, or ``None``.
         journal_path: where the journal is appended (``None``: no journal).
         request_timeout: seconds the guard waits for an upstream's answer to its own requests.
+        max_message_bytes: the cap on one message from the client or an upstream, in bytes.
+        client_request_timeout: seconds a forwarded request may wait for its answer (``None``: no limit).
 
     Returns:
         0 (the client closed the connection, or a signal stopped the guard); 1 when the
@@ -67,8 +71,16 @@ async def serve_stdio(
     )
     try:
         with claim_stdio() as (read_fd, write_fd):
-            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
-            session = GatewaySession(client, config, lock=lock, journal=journal, request_timeout=request_timeout)
+            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_message_bytes)
+            session = GatewaySession(
+                client,
+                config,
+                lock=lock,
+                journal=journal,
+                request_timeout=request_timeout,
+                max_message_bytes=max_message_bytes,
+                client_request_timeout=client_request_timeout,
+            )
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_stop_on_signals, tg.cancel_scope)
@@ -103,6 +115,7 @@ async def serve_http(
     lock: LockFile | None = None,
     journal_path: Path | None = None,
     request_timeout: float = 30.0,
+    client_request_timeout: float | None = None,
 ) -> int:
     """Serve the gateway over MCP streamable HTTP at ``/mcp`` (the front of ``wrap --http``).
 
@@ -112,7 +125,7 @@ async def serve_http(
     Args:
         config: the loaded gateway config.
         http: the HTTP front's settings (address, Host/Origin checks, token, size cap).
-        lock, journal_path, request_timeout: as for :func:`serve_stdio`.
+        lock, journal_path, request_timeout, client_request_timeout: as for :func:`serve_stdio`.
 
     Returns:
         0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the journal cannot be opened or
@@ -130,7 +143,15 @@ async def serve_http(
 
     def session(client: LineStream) -> _GatewayRunner:
         return _GatewayRunner(
-            GatewaySession(client, config, lock=lock, journal=journal, request_timeout=request_timeout)
+            GatewaySession(
+                client,
+                config,
+                lock=lock,
+                journal=journal,
+                request_timeout=request_timeout,
+                max_message_bytes=http.max_message_bytes,
+                client_request_timeout=client_request_timeout,
+            )
         )
 
     front = HttpFront([], http, profile=config.guard.profile, session_factory=session)

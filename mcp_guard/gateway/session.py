@@ -64,7 +64,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from ..relay.framing import LineTooLong
+from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..relay.guard import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, is_modern
 from ..relay.jsonrpc import (
     INTERNAL_ERROR,
@@ -75,17 +75,18 @@ from ..relay.jsonrpc import (
     dumps,
     error_response,
     id_key,
+    invalid_request_text,
     loads_client,
     loads_upstream,
     recover_id,
     valid_id,
 )
-from ..relay.relay import SUBSCRIPTION_ID_KEY, list_pages, without_guard_keys
+from ..relay.relay import SUBSCRIPTION_ID_KEY, UNTIMED, _error_reason, list_pages, parse_error_text, without_guard_keys
 from ..relay.upstream import Connector, LineLink
-from .catalog import KINDS, Catalog, MergedLists
+from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .config import GatewayConfig, HttpServer, StdioServer
 from .journal import Journal
-from .naming import CursorCodec, InvalidCursor
+from .naming import CursorCodec, InvalidCursor, could_name
 from .pinning import LockFile
 from .pipeline import Call, Pipeline
 from .policy import Budget
@@ -120,22 +121,46 @@ LISTEN_FLAGS: Final = {
 
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 
+RELIST_INTERVAL: Final = 1.0
+"""A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
+
 GONE: Final = (
     "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
     "the request was not re-sent"
 )
 DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
+NOT_INITIALIZED: Final = (
+    "mcp-guard: the client has not sent initialize, so the gateway has not set up its servers for it: in the "
+    "handshake era every request but ping comes after initialize (a 2026-07-28 request carries its protocol "
+    "version in _meta); the request was not sent"
+)
+_BEFORE_INITIALIZE: Final = frozenset({"ping", "server/discover", "logging/setLevel"})
+"""Requests the gateway serves before ``initialize`` without a 2026-07-28 envelope."""
 
 
-def connector_for(server: StdioServer | HttpServer) -> Connector:
-    """The relay connector of one config entry (stdio: its command, ``env`` over the guard's, ``cwd``)."""
+def unavailable(server: str, what: str) -> str:
+    """The -32603 message for a request to ``what`` (a tool, prompt, resource) of a server that is down."""
+    return (
+        f"mcp-guard: the server `{server}` of this {what} is not running right now (it went away or could not "
+        "start; the guard keeps starting it again, with backoff); the request was not sent. Try again later."
+    )
+
+
+def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEFAULT_MAX_LINE) -> Connector:
+    """The relay connector of one config entry (stdio: its command, ``env`` over the guard's, ``cwd``).
+
+    ``max_message_bytes`` caps one message from the upstream (a longer one is skipped as it
+    arrives, and the request it answers gets an error).
+    """
     if isinstance(server, StdioServer):
         from ..relay.upstream import stdio_connector
 
-        return stdio_connector([server.command, *server.args], server.env or None, server.cwd)
+        return stdio_connector(
+            [server.command, *server.args], server.env or None, server.cwd, max_line=max_message_bytes
+        )
     from ..relay.http_upstream import http_connector
 
-    return http_connector(server.url, server.headers)
+    return http_connector(server.url, server.headers, max_message_bytes=max_message_bytes)
 
 
 class RequestFailed(Exception):
@@ -146,6 +171,7 @@ class RequestFailed(Exception):
 class _Own:
     event: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
+    failure: str | None = None
 
 
 @dataclass
@@ -155,6 +181,9 @@ class _Forwarded:
     client_id: Any
     method: str
     call: Call | None = None
+    deadline: float = float("inf")
+    settled: anyio.Event | None = None
+    token: tuple[bool, Any] | None = None
 
 
 class Link:
@@ -198,8 +227,12 @@ class Link:
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
         self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
         self._discover_lock = anyio.Lock()
+        self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}  # progress token -> pending key
         self._relisting = False
-        self._relist_again = False
+        self._dirty: set[str] = set()
+        self._relisted_at = -float("inf")
+        self._throttled = False
+        self._reading = False
 
     def new_id(self) -> str:
         """A fresh upstream request id of this link."""
@@ -225,6 +258,7 @@ class Link:
             try:
                 async with self.connect() as upstream:
                     self.upstream = upstream
+                    self._reading = True
                     ended = anyio.Event()
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(self._read, upstream, ended)
@@ -241,6 +275,7 @@ class Link:
                             else:
                                 log.info("upstream %s: ready (2026-07-28 era: listed per request envelope)", self.name)
                             await self.session.link_changed(self)
+                            self._relist_soon()  # changes announced while it was being listed
                             await ended.wait()
                             if not self.session.closing:
                                 log.error("upstream %s: went away", self.name)
@@ -329,31 +364,58 @@ class Link:
         items, _ttl = await list_pages(self.request, method, member, meta, failure=RequestFailed)
         return items
 
-    async def relist(self, kind: str) -> None:
-        """Re-list after ``notifications/{kind}/list_changed`` and tell the session (one listing at a time)."""
-        if self._relisting:
-            self._relist_again = True
-            return
-        self._relisting = True
+    def list_changed(self, kind: str) -> None:
+        """``notifications/{kind}/list_changed``: note it; one task per link re-lists what was noted.
+
+        Notifications are coalesced: at most one listing is under way per link, and the kinds
+        noted meanwhile are listed after it, once, no sooner than ``relist_interval`` seconds
+        after the previous round (an upstream announcing a change after every listing cannot
+        keep the guard listing).
+        """
+        self._dirty.add(kind)
+        self._relist_soon()
+
+    def _relist_soon(self) -> None:
+        if self._dirty and self.ready and not self._relisting:
+            self._relisting = True
+            self.session.spawn(self._relist_noted)
+
+    async def _relist_noted(self) -> None:
         try:
-            while True:
-                self._relist_again = False
-                try:
-                    if kind == "tools":
-                        self.tools = await self.list_all("tools/list", "tools")
-                    elif kind == "prompts":
-                        self.prompts = await self._optional("prompts/list", "prompts")
-                    else:
-                        self.resources = await self._optional("resources/list", "resources")
-                        self.templates = await self._optional("resources/templates/list", "resourceTemplates")
-                except RequestFailed as exc:
-                    log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
-                    return
-                if not self._relist_again:
-                    break
-            await self.session.link_changed(self, kind)
+            while self._dirty and self.ready and self.initialized:
+                wait = self._relisted_at + self.session.relist_interval - anyio.current_time()
+                if wait > 0:
+                    if not self._throttled:
+                        self._throttled = True
+                        log.warning(
+                            "upstream %s: announces list changes faster than the guard re-lists (once per %g s); "
+                            "changes are coalesced",
+                            self.name,
+                            self.session.relist_interval,
+                        )
+                    await anyio.sleep(wait)
+                kinds, self._dirty = self._dirty, set()
+                self._relisted_at = anyio.current_time()
+                for kind in ("tools", "prompts", "resources"):
+                    if kind in kinds and self.ready:
+                        await self.relist(kind)
         finally:
             self._relisting = False
+
+    async def relist(self, kind: str) -> None:
+        """List ``kind`` (``tools``, ``prompts``, ``resources``) again and tell the session."""
+        try:
+            if kind == "tools":
+                self.tools = await self.list_all("tools/list", "tools")
+            elif kind == "prompts":
+                self.prompts = await self._optional("prompts/list", "prompts")
+            else:
+                self.resources = await self._optional("resources/list", "resources")
+                self.templates = await self._optional("resources/templates/list", "resourceTemplates")
+        except RequestFailed as exc:
+            log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
+            return
+        await self.session.link_changed(self, kind)
 
     async def discover(self, meta: dict[str, Any]) -> frozenset[str]:
         """The list kinds this upstream offers in the 2026-07-28 era (its ``server/discover``
@@ -409,13 +471,21 @@ class Link:
         was_ready = self.ready
         self.upstream = None
         self.ready = False
+        self._dirty.clear()  # a restart lists everything anyway
         self.initialized = False
         self.offers = None
         for own in self._own.values():
             own.event.set()
         pending, self._pending = list(self._pending.values()), {}
+        self._progress.clear()
         for forwarded in pending:
+            if forwarded.settled is not None:
+                forwarded.settled.set()
             self.session.forget_client_request(forwarded.client_id)
+            if self.session.closing:  # the client left: it gave up on what it had asked
+                if forwarded.call is not None:
+                    await self.session.pipeline.finish(forwarded.call, None, "cancelled")
+                continue
             if forwarded.call is not None:
                 await self.session.pipeline.finish(forwarded.call, None)
             await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, GONE))
@@ -446,30 +516,38 @@ class Link:
                     continue
                 await self._from_upstream(without_guard_keys(message))
         finally:
+            # Nothing more will come: the guard's own requests (initialize, listings) fail now.
+            self._reading = False
+            for own in self._own.values():
+                own.event.set()
             ended.set()
 
     async def _unreadable(self, line: bytes, *, too_long: int | None = None) -> None:
-        """A line the guard cannot parse (with ``too_long``: the start of a line over that cap, whose
-        rest is dropped as it comes): skipped, and the request it answers (its id recovered from the
-        text) gets -32603 at once, as in the relay; the connection goes on."""
+        """A line the guard cannot parse (with ``too_long``: the start of a line over that cap,
+        ``--max-message-bytes``, whose rest is dropped as it comes): skipped, and the request it
+        answers (its id recovered from the text) gets -32603 at once, as in the relay; the
+        connection goes on."""
         request_id = recover_id(line)
         key = id_key(request_id) if valid_id(request_id) else None
         if too_long is not None:
-            text = f"mcp-guard: the upstream's answer is longer than {too_long} bytes; it was dropped, not buffered"
+            what = f"is longer than {too_long} bytes (--max-message-bytes)"
+            text = f"mcp-guard: the upstream's answer {what}; it was dropped, not buffered"
         else:
-            text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
+            what = "could not be parsed (not valid JSON, or nested too deeply)"
+            text = f"mcp-guard: the upstream's answer {what}; it was dropped"
         own = self._own.get(key) if key is not None else None
         if own is not None:
-            own.response = error_response(request_id, INTERNAL_ERROR, text)
+            log.warning("upstream %s: its answer %s; the guard's request failed", self.name, what)
+            own.failure = f"its answer {what}"
             own.event.set()
             return
-        forwarded = self._pending.pop(key, None) if key is not None else None
+        forwarded = self._take(key) if key is not None else None
         if forwarded is not None:
-            log.warning("upstream %s: %s; answering an error", self.name, text.removeprefix("mcp-guard: "))
+            log.warning("upstream %s: its answer %s; answering an error", self.name, what)
             await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
             return
-        what = f"longer than {too_long} bytes" if too_long is not None else f"of {len(line)} bytes that is not JSON"
-        log.warning("upstream %s: skipped a line %s", self.name, what)
+        skipped = f"longer than {too_long} bytes" if too_long is not None else f"of {len(line)} bytes that is not JSON"
+        log.warning("upstream %s: skipped a line %s", self.name, skipped)
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -480,7 +558,7 @@ class Link:
                 own.response = message
                 own.event.set()
                 return
-            forwarded = self._pending.pop(key, None)
+            forwarded = self._take(key)
             if forwarded is None:
                 log.debug("upstream %s: dropped an answer to no pending request", self.name)
                 return
@@ -500,11 +578,13 @@ class Link:
         if method.endswith("/list_changed") and method.startswith("notifications/"):
             kind = method.removeprefix("notifications/").removesuffix("/list_changed")
             if kind in KINDS:
-                if self.ready and self.initialized:
-                    self.session.spawn(self.relist, kind)
-                elif not self.initialized:
+                if self.initialized:
+                    self.list_changed(kind)  # during the first listing too: re-listed once ready
+                else:
                     self.session.modern_list_changed(self, kind)
                 return
+        if method == "notifications/progress" and self._progress:
+            self.progressed(message.get("params"))
         if method == "notifications/cancelled":
             params = message.get("params")
             if type(params) is dict and valid_id(params.get("requestId")):
@@ -548,19 +628,23 @@ class Link:
                 await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             except Uncarriable:
                 raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
-            with anyio.move_on_after(self.session.request_timeout):
-                await own.event.wait()
+            if self._reading:
+                with anyio.move_on_after(self.session.request_timeout):
+                    await own.event.wait()
         finally:
             self._own.pop(key, None)
         response = own.response
         if response is None:
-            if self.upstream is None:
+            if own.failure is not None:
+                raise RequestFailed(own.failure)
+            if self.upstream is None or not self._reading:
                 raise RequestFailed(f"the upstream went away before answering {method}")
             raise RequestFailed(f"no answer to {method} within {self.session.request_timeout:g} s")
         if "error" in response:
-            error = response["error"]
-            code = error.get("code") if type(error) is dict else None
-            raise RequestFailed(f"it answered {method} with error {code}")
+            # An error the HTTP transport wrote says what happened (HTTP 401, connection refused);
+            # a server's error is named with its code and message.
+            reason = _error_reason(method, response["error"])
+            raise RequestFailed(reason.replace("given with --header or --header-env", "in the config's `headers`"))
         result = response.get("result")
         if type(result) is not dict:
             raise RequestFailed(f"its {method} result is not an object")
@@ -574,13 +658,76 @@ class Link:
             Uncarriable: the message holds a number JSON cannot carry exactly.
         """
         upstream_id = self.new_id()
-        self._pending[id_key(upstream_id)] = forwarded
+        key = id_key(upstream_id)
+        self._pending[key] = forwarded
+        timeout = self.session.client_request_timeout
+        if timeout is not None and forwarded.method not in UNTIMED:
+            forwarded.deadline = anyio.current_time() + timeout
+            forwarded.settled = anyio.Event()
+            params = message.get("params")
+            meta = params.get("_meta") if type(params) is dict else None
+            token = meta.get("progressToken") if type(meta) is dict else None
+            if valid_id(token):
+                forwarded.token = id_key(token)
+                self._progress[forwarded.token] = key
+            self.session.spawn(self._expire, upstream_id, forwarded)
         try:
             await self.send({**message, "id": upstream_id})
         except BaseException:
-            self._pending.pop(id_key(upstream_id), None)
+            self._take(key)
             raise
         return upstream_id
+
+    def _take(self, key: tuple[bool, Any]) -> _Forwarded | None:
+        """The forwarded request ``key`` is answered or given up: no longer pending (nor timed)."""
+        forwarded = self._pending.pop(key, None)
+        if forwarded is not None and forwarded.settled is not None:
+            forwarded.settled.set()
+            if forwarded.token is not None:
+                self._progress.pop(forwarded.token, None)
+        return forwarded
+
+    def progressed(self, params: Any) -> None:
+        """A progress notification: the request it belongs to gets its whole ``--request-timeout`` again."""
+        token = params.get("progressToken") if type(params) is dict else None
+        key = self._progress.get(id_key(token)) if valid_id(token) else None
+        forwarded = self._pending.get(key) if key is not None else None
+        timeout = self.session.client_request_timeout
+        if forwarded is not None and timeout is not None:
+            forwarded.deadline = anyio.current_time() + timeout
+
+    async def _expire(self, upstream_id: Any, forwarded: _Forwarded) -> None:
+        """Answer ``forwarded`` with an error, and cancel it upstream, once its deadline has passed unanswered."""
+        assert forwarded.settled is not None
+        key = id_key(upstream_id)
+        while not forwarded.settled.is_set():
+            with anyio.move_on_after(max(forwarded.deadline - anyio.current_time(), 0)):
+                await forwarded.settled.wait()
+            if forwarded.settled.is_set() or anyio.current_time() < forwarded.deadline:
+                continue
+            if self._take(key) is not forwarded:
+                return
+            timeout = self.session.client_request_timeout
+            log.warning(
+                "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
+            )
+            self.session.forget_client_request(forwarded.client_id)
+            notice = {"requestId": upstream_id, "reason": f"mcp-guard: no answer within {timeout:g} s"}
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+            if forwarded.call is not None:
+                await self.session.pipeline.finish(forwarded.call, None, "timed_out")
+            text = (
+                f"mcp-guard: the upstream server did not answer within {timeout:g} s (--request-timeout); "
+                "the request was cancelled"
+            )
+            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, text))
+
+    async def cancelled(self, upstream_id: Any) -> None:
+        """The client cancelled the forwarded request ``upstream_id``: it is no longer awaited (nor answered)."""
+        forwarded = self._take(id_key(upstream_id))
+        if forwarded is not None and forwarded.call is not None:
+            await self.session.pipeline.finish(forwarded.call, None, "cancelled")
 
     def holds(self, upstream_id: Any) -> bool:
         """Whether the forwarded request ``upstream_id`` is still waiting for its answer."""
@@ -710,6 +857,13 @@ class GatewaySession:
             for upstreams still starting.
         drain_timeout: seconds upstreams get, after the client closed, to answer what they
             hold and exit.
+        max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
+        relist_interval: seconds between two rounds of re-listing one upstream after its
+            ``list_changed`` notifications (which coalesce meanwhile).
+        client_request_timeout: seconds a forwarded client request may wait for its answer
+            (counted again from each progress notification for it) before it is answered
+            with -32603 and cancelled upstream (``--request-timeout``, as for ``wrap``);
+            ``None``: no limit. ``subscriptions/listen`` and ``tasks/result`` have none.
 
     Attributes:
         links: one :class:`Link` per enabled server, in config order.
@@ -728,6 +882,9 @@ class GatewaySession:
         request_timeout: float = 30.0,
         start_timeout: float = 30.0,
         drain_timeout: float = 2.0,
+        max_message_bytes: int = DEFAULT_MAX_LINE,
+        relist_interval: float = RELIST_INTERVAL,
+        client_request_timeout: float | None = None,
     ) -> None:
         self.client = client
         self.config = config
@@ -735,11 +892,15 @@ class GatewaySession:
         self.request_timeout = request_timeout
         self.start_timeout = start_timeout
         self.drain_timeout = drain_timeout
+        self.relist_interval = relist_interval
+        self.client_request_timeout = client_request_timeout
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
         self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
         connectors = connectors or {}
-        self.links = [Link(self, s.name, connectors.get(s.name) or connector_for(s)) for s in config.enabled]
+        self.links = [
+            Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
+        ]
         self._by_name = {link.name: link for link in self.links}
         self.init_params: Any = None
         self.log_level: Any = None
@@ -756,6 +917,12 @@ class GatewaySession:
         self._envelopes: dict[str, _Envelope] = {}
         self._client_listens: dict[tuple[bool, Any], _ClientListen] = {}
         self._send_lock = anyio.Lock()
+        # Names and URIs the client was shown, with their server: a request to one whose server
+        # is down is told so (-32603), not answered as unknown.
+        self._known: dict[str, dict[str, str]] = {"tool": {}, "prompt": {}, "resource": {}}
+        # Client requests not answered yet, and those of them the client cancelled (never answered).
+        self._open: set[tuple[bool, Any]] = set()
+        self._cancelled: set[tuple[bool, Any]] = set()
 
     @property
     def catalog(self) -> Catalog:
@@ -805,7 +972,12 @@ class GatewaySession:
                 await anyio.sleep(0.02)
 
     async def reply(self, message: dict[str, Any]) -> None:
-        """Send one message to the client (a message JSON cannot carry becomes an error, or is dropped)."""
+        """Send one message to the client (a message JSON cannot carry becomes an error, or is dropped).
+
+        The answer to a request the client cancelled is dropped (MCP: it is not answered).
+        """
+        if "method" not in message and self._unwanted(message.get("id")):
+            return
         try:
             data = dumps(message)
         except Uncarriable:
@@ -815,6 +987,19 @@ class GatewaySession:
             else:
                 return
         await self._send(data)
+
+    def _unwanted(self, request_id: Any) -> bool:
+        """An answer to the client's request ``request_id`` is going out: it is no longer open;
+        ``True`` when the client cancelled it (the answer is dropped then)."""
+        if not self._open:
+            return False
+        key = id_key(request_id)
+        self._open.discard(key)
+        if key in self._cancelled:
+            self._cancelled.discard(key)
+            log.debug("dropped the answer to a request the client cancelled")
+            return True
+        return False
 
     async def _send(self, data: bytes) -> None:
         async with self._send_lock:
@@ -829,23 +1014,38 @@ class GatewaySession:
                 line = await self.client.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
+            except LineTooLong as exc:
+                found = recover_id(exc.prefix)
+                log.warning("refused a message from the client longer than %d bytes", exc.limit)
+                text = (
+                    f"Invalid Request: the message is longer than the guard's limit of {exc.limit} bytes "
+                    "(--max-message-bytes); it was not forwarded"
+                )
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+                continue
             try:
                 message = loads_client(line)
-            except (ValueError, RecursionError):
+            except (ValueError, RecursionError) as exc:
                 found = recover_id(line)
                 request_id = found if valid_id(found) else None
-                await self.reply(error_response(request_id, PARSE_ERROR, "Parse error"))
+                await self.reply(error_response(request_id, PARSE_ERROR, parse_error_text(exc, "line")))
                 continue
             if type(message) is not dict or message.get("jsonrpc") != "2.0":
-                text = "Invalid Request: one JSON-RPC 2.0 message object per line (batches are not supported)"
-                await self.reply(error_response(None, INVALID_REQUEST, text))
+                found = message.get("id") if type(message) is dict else None
+                text = invalid_request_text(message, batches=False)
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
                 continue
             method = message.get("method")
+            if type(method) is not str and "method" in message:
+                found = message.get("id")
+                text = invalid_request_text(message)
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+                continue
             if type(method) is not str:
                 await self._client_answer(message)
             elif "id" in message:
                 if not valid_id(message["id"]):
-                    await self.reply(error_response(None, INVALID_REQUEST, "Invalid Request: bad id"))
+                    await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
                     continue
                 if method == "initialize":
                     await self._initialize(message)
@@ -853,6 +1053,7 @@ class GatewaySession:
                     if not self._era_known.is_set():
                         self._start_links()
                         self._era_known.set()
+                    self._open.add(id_key(message["id"]))
                     self.spawn(self._request, message)
             else:
                 await self._client_notification(method, message)
@@ -920,12 +1121,17 @@ class GatewaySession:
                 return
             listen = self._client_listens.get(id_key(request_id))
             if listen is not None:
+                self._open.discard(id_key(request_id))  # a cancelled stream is not answered
                 listen.scope.cancel()  # its upstream streams are cancelled with it
                 return
-            owner = self._client_requests.get(id_key(request_id))
+            if id_key(request_id) not in self._open:
+                return  # answered already, or never asked
+            self._cancelled.add(id_key(request_id))
+            owner = self._client_requests.pop(id_key(request_id), None)
             if owner is None:
-                return
+                return  # not forwarded yet: it will not be (see _forward)
             link, upstream_id = owner
+            await link.cancelled(upstream_id)
             assert type(params) is dict
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
@@ -958,6 +1164,9 @@ class GatewaySession:
         request_id = message["id"]
         method = message["method"]
         params = message.get("params")
+        if self.init_params is None and method not in _BEFORE_INITIALIZE and not is_modern(params):
+            await self.reply(error_response(request_id, INTERNAL_ERROR, NOT_INITIALIZED))
+            return
         try:
             if method == "ping":
                 await self._result(request_id, {}, params)
@@ -1023,6 +1232,10 @@ class GatewaySession:
         catalog = (await self._view_for(params, "tools")).catalog
         route = catalog.route(name)
         if route is None:
+            down = self._down_owner("tool", name)
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
+                return
             shown = name if len(name) <= 64 else name[:64] + "…"
             await self.reply(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {shown}"))
             return
@@ -1038,6 +1251,12 @@ class GatewaySession:
 
     async def _forward(self, link: Link, message: dict[str, Any], forwarded: _Forwarded) -> None:
         request_id = forwarded.client_id
+        if id_key(request_id) in self._cancelled:  # cancelled while it was being checked: never sent
+            self._cancelled.discard(id_key(request_id))
+            self._open.discard(id_key(request_id))
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, None, "cancelled")
+            return
         try:
             upstream_id = await link.forward(message, forwarded)
         except Uncarriable:
@@ -1051,8 +1270,15 @@ class GatewaySession:
                 await self.pipeline.finish(forwarded.call, None)
             await self.reply(error_response(request_id, INTERNAL_ERROR, DOWN))
             return
-        if link.holds(upstream_id):
-            self._client_requests[id_key(request_id)] = (link, upstream_id)
+        if not link.holds(upstream_id):
+            return
+        if id_key(request_id) in self._cancelled:  # cancelled while it was being sent
+            await link.cancelled(upstream_id)
+            notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await link.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+            return
+        self._client_requests[id_key(request_id)] = (link, upstream_id)
 
     async def answer(self, link: Link, forwarded: _Forwarded, response: dict[str, Any]) -> None:
         """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on.
@@ -1072,7 +1298,8 @@ class GatewaySession:
             data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
         if forwarded.call is not None:
             await self.pipeline.finish(forwarded.call, response)
-        await self._send(data)
+        if not self._unwanted(forwarded.client_id):
+            await self._send(data)
 
     def forget_client_request(self, client_id: Any) -> None:
         """The client's request ``client_id`` is no longer held by any upstream."""
@@ -1083,6 +1310,10 @@ class GatewaySession:
         view = await self._view_for(message.get("params"), "prompts")
         origin = view.prompt_names.origin(name) if type(name) is str else None
         if origin is None:
+            down = self._down_owner("prompt", name) if type(name) is str else None
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "prompt")))
+                return
             await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown prompt"))
             return
         params = dict(message["params"])
@@ -1100,6 +1331,10 @@ class GatewaySession:
         view = await self._view_for(message.get("params"), "resources")
         route = view.resources.route(uri)
         if route.server is None:
+            down = self._down_owner("resource", uri)
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "resource")))
+                return
             await self.reply(error_response(request_id, INVALID_PARAMS, f"Invalid params: {route.reason}"))
             return
         method = message["method"]
@@ -1169,6 +1404,8 @@ class GatewaySession:
 
     async def link_changed(self, link: Link, kind: str | None = None) -> None:
         """``link`` came up, went down, or re-listed ``kind``: rebuild the merged lists; tell the client."""
+        if self.closing:
+            return  # the client is gone: nothing to rebuild or announce
         if not link.ready:
             changed = self.view.remove(link.name)
         else:
@@ -1179,13 +1416,37 @@ class GatewaySession:
                 changed |= self.view.set_prompts(link.name, link.prompts)
             if kind in (None, "resources"):
                 changed |= self.view.set_resources(link.name, link.resources, link.templates)
+        self._remember(self.view)
         if kind is None and not link.initialized:
             await self._modern_link_changed(link)
-        if not self._announced or self.closing:
+        if not self._announced:
             return  # the client lists after its initialize answer; nothing to announce before
         for k in KINDS:
             if k in changed:
                 await self.reply({"jsonrpc": "2.0", "method": f"notifications/{k}/list_changed"})
+
+    def _remember(self, view: MergedLists) -> None:
+        """Note the names and URIs the client can see now in ``view``, with their servers (see :meth:`_down_owner`)."""
+        for tool in view.catalog.tools:
+            self._known["tool"][tool["name"]] = tool["_meta"][ORIGIN_KEY]["server"]
+        for prompt in view.prompts:
+            self._known["prompt"][prompt["name"]] = prompt["_meta"][ORIGIN_KEY]["server"]
+        for server, resource in view.resources.resources:
+            self._known["resource"][resource["uri"]] = server
+
+    def _down_owner(self, kind: str, name: str) -> str | None:
+        """The server, now down, that a tool, prompt (exposed name) or resource (URI) the guard
+        cannot route belongs to: the client was shown it from that server, or (a tool or prompt
+        of a server that never listed) its name has that server's prefix. ``None``: unknown."""
+        server = self._known[kind].get(name)
+        link = self._by_name.get(server) if server is not None else None
+        if link is not None:
+            return None if link.ready else link.name
+        if kind == "resource":
+            return None
+        name_format = self.config.guard.name_format
+        owners = [link.name for link in self.links if not link.ready and could_name(name, link.name, name_format)]
+        return owners[0] if len(owners) == 1 else None
 
     # --- the 2026-07-28 era -------------------------------------------------------------------
 
@@ -1250,6 +1511,7 @@ class GatewaySession:
                 for link in self.links:
                     if link.ready:
                         tg.start_soon(one, link)
+            self._remember(envelope.view)
         if changed:
             await self._notify_listens(changed)
 
@@ -1387,6 +1649,10 @@ class GatewaySession:
             await self.reply(error_response(request_id, INVALID_PARAMS, text))
             return
         key = id_key(request_id)
+        if key in self._cancelled:  # cancelled before it was opened: never opened, never answered
+            self._cancelled.discard(key)
+            self._open.discard(key)
+            return
         if key in self._client_listens:
             text = "Invalid Request: a listen stream with this id is already open"
             await self.reply(error_response(request_id, INVALID_REQUEST, text))

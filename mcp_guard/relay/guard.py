@@ -136,6 +136,8 @@ class ToolTable:
     Attributes:
         profile: ``"standard"`` or ``"strict"``.
         hide_unsupported: leave unsupported tools out of lists and treat them as unknown.
+        label: put before the counts line logged when a complete listing's counts change
+            (``"upstream fs: "``); ``None``: the table logs no counts.
         generation: bumped on every invalidation; a listing requested in an older
             generation is annotated but not cached (it may describe replaced tools).
         complete: the table holds a whole listing of the current generation, so a name
@@ -147,8 +149,9 @@ class ToolTable:
         listening: such a stream is open and acknowledged ``toolsListChanged``.
     """
 
-    def __init__(self, profile: str = "standard", *, hide_unsupported: bool = False) -> None:
+    def __init__(self, profile: str = "standard", *, hide_unsupported: bool = False, label: str | None = "") -> None:
         compile({}, profile=profile)  # raises ValueError for an unknown profile, early
+        self.label = label
         self.profile = profile
         self.hide_unsupported = hide_unsupported
         self.generation = 0
@@ -286,12 +289,13 @@ class ToolTable:
         supported = [e.name for e in self._entries.values() if e.supported]
         unsupported = [e.name for e in self._entries.values() if not e.supported]
         counts = (len(supported), len(unsupported))
-        if counts == self._counts:
+        if counts == self._counts or self.label is None:
             return
         self._counts = counts
         shown = ", ".join(unsupported[:10]) + (", …" if len(unsupported) > 10 else "")
         log.info(
-            "tools: %d supported, %d unsupported%s",
+            "%stools: %d supported, %d unsupported%s",
+            self.label,
             counts[0],
             counts[1],
             f" ({shown})" if unsupported else "",

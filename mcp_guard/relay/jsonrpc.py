@@ -28,6 +28,7 @@ __all__ = [
     "dumps",
     "error_response",
     "id_key",
+    "invalid_request_text",
     "loads_client",
     "loads_upstream",
     "recover_id",
@@ -134,6 +135,29 @@ def valid_id(request_id: Any) -> bool:
     """Whether a request id is a JSON-RPC id MCP allows: a string or an integer (never a boolean)."""
     t = type(request_id)
     return t is str or t is int or (t is float and math.isfinite(request_id) and request_id.is_integer())
+
+
+def invalid_request_text(message: Any, *, batches: bool = True) -> str:
+    """The message of the JSON-RPC -32600 answer to a parsed value that is not a JSON-RPC message: what is wrong.
+
+    Args:
+        message: the parsed value (never quoted: it may hold secrets; only its shape is named).
+        batches: whether the receiver takes batches (an array); if not, an array is refused as one.
+    """
+    if type(message) is list:
+        if not batches:
+            return "Invalid Request: JSON-RPC batches (arrays) are not supported; send one message object per line"
+        return "Invalid Request: an empty batch" if not message else "Invalid Request: a batch element is not an object"
+    if type(message) is not dict:
+        shape = {str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(type(message), "null")
+        return f"Invalid Request: a JSON-RPC message is an object, not {shape}"
+    if message.get("jsonrpc") != "2.0":
+        return 'Invalid Request: `jsonrpc` must be "2.0" (the only JSON-RPC version MCP speaks)'
+    if "method" in message and type(message["method"]) is not str:
+        return "Invalid Request: `method` must be a string"
+    if "id" in message and not valid_id(message["id"]):
+        return "Invalid Request: a request id must be a string or an integer"
+    return "Invalid Request"
 
 
 def error_response(request_id: Any, code: int, message: str) -> dict[str, Any]:

@@ -107,6 +107,7 @@ from .jsonrpc import (
     dumps,
     error_response,
     id_key,
+    invalid_request_text,
     loads_client,
     loads_upstream,
     recover_id,
@@ -533,7 +534,7 @@ class Relay:
         elif type(message) is list and message:
             await self._client_batch(message)
         else:
-            await self._reply(error_response(None, INVALID_REQUEST, "Invalid Request"))
+            await self._reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
 
     async def _while_down(self, message: Any) -> None:
         """A client message while no upstream is ready: wait for one, start one, or drop it."""
@@ -611,7 +612,7 @@ class Relay:
         replies: list[Any] = []
         for element in batch:
             if type(element) is not dict:
-                replies.append(error_response(None, INVALID_REQUEST, "Invalid Request"))
+                replies.append(error_response(None, INVALID_REQUEST, invalid_request_text([element])))
                 continue
             forward, reply = await self._route(element)
             if forward is not None:

@@ -224,6 +224,8 @@ async def spawn_upstream(
     executable = command[0]
     if os.sep not in executable and shutil.which(executable, path=environment.get("PATH")) is None:
         raise UpstreamStartError(f"upstream command not found: {executable}")
+    if cwd is not None and not os.path.isdir(cwd):
+        raise UpstreamStartError(f"cannot start upstream {executable}: its working folder {cwd} does not exist")
     child_in, to_child = os.pipe()
     from_child, child_out = os.pipe()
     try:

@@ -70,8 +70,9 @@ def add_commands(
     check.add_argument(
         "--config",
         metavar="FILE",
-        help="a gateway config (mcpServers format): report every enabled upstream, reachable or not, its tools, "
-        "and how the gateway offers them (exit 1 when an upstream cannot be listed)",
+        help="a gateway config (mcpServers format): report every enabled upstream, reachable or not, its tools "
+        "(judged under the config's guard.profile), and how the gateway offers them; exit status as for the "
+        "other sources (2 when an upstream cannot be reached or listed)",
     )
     check.add_argument(
         "--header",
@@ -218,7 +219,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.config is not None:
         from ..gateway.commands import run_check
 
-        return run_check(args.config, timeout=args.timeout, as_json=args.json)
+        return run_check(args.config, timeout=args.timeout, as_json=args.json, fail_on=args.fail_on)
     if (args.header or args.header_env) and args.upstream_url is None:
         args.command_parser.error("--header and --header-env apply only to --upstream-url")
     from .tools import report_tools, tool_entries

@@ -144,6 +144,8 @@ async def list_tools(
     from mcp import MCPError
     from mcp_types import CONNECTION_CLOSED
 
+    if command is not None and cwd is not None and not os.path.isdir(cwd):
+        raise ListingError(f"cannot start `{command[0]}`: {_missing_folder(cwd)}")
     statuses: list[int] = []
     try:
         with anyio.fail_after(timeout):
@@ -168,15 +170,22 @@ async def list_tools(
 
             raise ListingError(f"cannot reach the server at {shown_url(url)}: {connect_failure(exc)}") from None
         if command is not None and isinstance(exc, OSError) and not isinstance(exc, ConnectionError):
-            raise ListingError(f"cannot start `{command[0]}`: {_start_failure(exc, cwd)}") from None
+            reason = _start_failure(exc, cwd)
+            if command[0].startswith("~") and reason == "command not found":
+                reason += " (`~` is not expanded in `command`: write the full path)"
+            raise ListingError(f"cannot start `{command[0]}`: {reason}") from None
         raise ListingError(f"the server could not be listed: {_describe(exc)}") from None
+
+
+def _missing_folder(cwd: str) -> str:
+    return f"its working folder (cwd) {cwd} does not exist or is not a folder"
 
 
 def _start_failure(exc: OSError, cwd: str | None) -> str:
     """Why a command could not be started (its folder, or the command itself)."""
     if isinstance(exc, FileNotFoundError):
         if cwd is not None and exc.filename == cwd:
-            return f"its working folder {cwd} does not exist"
+            return _missing_folder(cwd)
         return "command not found"
     if isinstance(exc, PermissionError):
         return "permission denied"

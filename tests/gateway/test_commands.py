@@ -125,11 +125,13 @@ def test_pin_writes_nothing_when_an_upstream_fails(tmp_path: Path) -> None:
     done = run_cli("pin", "--config", str(config), "--timeout", "20")
     assert done.returncode == 1
     assert "broken: cannot start `/nonexistent/server`: command not found" in done.stderr
+    assert done.stderr.count("cannot start `/nonexistent/server`") == 1  # said once, not logged and printed
     assert "no lock written: 1 server(s) could not be listed" in done.stderr
     assert not (tmp_path / "gateway.json.lock").exists()
     out = io.StringIO()
-    assert commands.run_check(str(config), out=out, timeout=20) == 1
+    assert commands.run_check(str(config), out=out, timeout=20) == 2  # as check -- COMMAND: unreachable is 2
     assert "broken: NOT reachable (stdio): cannot start `/nonexistent/server`: command not found" in out.getvalue()
+    assert "sigma: reachable" in out.getvalue()  # the others are reported all the same
 
 
 @pytest.mark.e2e
@@ -147,6 +149,64 @@ def test_check_reports_collisions_and_policy_as_json(tmp_path: Path) -> None:
     assert [s["status"] for s in data["servers"]] == ["ok", "ok"]
     assert data["exposed"] == []  # read and write collide across a and b: all withheld
     assert "name collision: `read` would name 2 items (a/read, b/read); all are withheld" in data["findings"]
+
+
+def test_check_names_the_command_and_the_real_cause(tmp_path: Path) -> None:
+    """The trial's cwd.json: a missing working folder is not a missing command."""
+    config = write_config(
+        tmp_path,
+        {
+            "e": {"command": sys.executable, "args": [str(SIGMA)], "cwd": str(tmp_path / "nonexistent")},
+            "tilde": {"command": "~/no-such-server"},
+        },
+    )
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, timeout=20) == 2
+    text = out.getvalue()
+    assert (
+        f"e: NOT reachable (stdio): cannot start `{sys.executable}`: its working folder (cwd) "
+        f"{tmp_path / 'nonexistent'} does not exist or is not a folder"
+    ) in text
+    assert "tilde: NOT reachable (stdio): cannot start `~/no-such-server`: command not found (`~` is not" in text
+
+
+@pytest.mark.anyio
+async def test_a_stdio_upstream_with_a_missing_working_folder_says_so(tmp_path: Path) -> None:
+    from mcp_guard.relay.upstream import UpstreamStartError, spawn_upstream
+
+    with pytest.raises(UpstreamStartError, match=r"its working folder .* does not exist"):
+        async with spawn_upstream([sys.executable, "-c", "pass"], cwd=str(tmp_path / "gone")):
+            pass
+
+
+@pytest.mark.e2e
+def test_check_config_reports_and_exits_as_check_does(tmp_path: Path) -> None:
+    """Sigma lists unsupported and malformed tools: the same verdicts, findings and exit codes as check -- CMD."""
+    config = write_config(tmp_path, {"sigma": {"command": sys.executable, "args": [str(SIGMA)]}})
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out) == 1  # --fail-on unsupported, the default
+    text = out.getvalue()
+    assert "  fetch_page → sigma__fetch_page [unsupported, calls refused]" in text
+    assert "      pattern at /properties/url/pattern: unsupported: `pattern` is not supported" in text
+    assert "  broken_tool → sigma__broken_tool [malformed, calls refused]" in text
+    assert "15 tools: 11 supported, 3 unsupported, 1 malformed (profile standard)" in text
+    assert commands.run_check(str(config), out=io.StringIO(), fail_on="malformed") == 1
+    assert commands.run_check(str(config), out=io.StringIO(), fail_on="never") == 0
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, as_json=True) == 1
+    data = json.loads(out.getvalue())
+    assert data["failed"] is True and data["summary"]["unsupported"] == 3
+    tools = {t["name"]: t for t in data["servers"][0]["tools"]}
+    assert tools["fetch_page"]["status"] == "unsupported" and tools["fetch_page"]["exposed"] == "sigma__fetch_page"
+    assert {"keyword": "pattern", "schema_path": "/properties/url/pattern"}.items() <= (
+        tools["fetch_page"]["issues"][1].items()
+    )
+    assert (
+        "sigma/fetch_page: unsupported: format at /properties/url/format; pattern at /properties/url/pattern"
+        in (data["findings"])
+    )
+    done = run_cli("check", "--config", str(config), "--fail-on", "never", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["fail_on"] == "never"
 
 
 def test_config_errors_exit_2(tmp_path: Path) -> None:
@@ -182,8 +242,8 @@ def test_journal_command(tmp_path: Path) -> None:
     done = run_cli("journal", str(path))
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
-    assert rows[1] == ["fs", "read", "2", "1", "0", "0", "1"]
-    assert rows[2] == ["fs", "write", "1", "0", "0", "policy_denied", "1", "0"]
+    assert rows[1] == ["fs", "read", "2", "1", "0", "0", "0", "1"]
+    assert rows[2] == ["fs", "write", "1", "0", "0", "policy_denied", "1", "0", "0"]
     assert "c2  fs/read" in done.stdout
     as_json = json.loads(run_cli("journal", "--json", str(path)).stdout)
     assert as_json["tools"][0]["unfinished"] == ["c2"]
@@ -218,7 +278,8 @@ def test_pin_and_check_list_an_upstream_of_the_2026_era_only(tmp_path: Path) -> 
     lock = json.loads((tmp_path / "gateway.json.lock").read_text())["tools"]
     assert {"modern/echo", "modern/retype", "sigma/read"} <= set(lock)
     out = io.StringIO()
-    assert commands.run_check(str(config), out=out, timeout=20) == 0
+    # sigma lists unsupported and malformed tools: --fail-on never makes reachability alone the verdict
+    assert commands.run_check(str(config), out=out, timeout=20, fail_on="never") == 0
     text = out.getvalue()
     assert "modern: reachable (stdio, library-m 1.0.0, protocol 2026-07-28)" in text
     assert "  echo → modern__echo\n" in text
@@ -227,3 +288,34 @@ def test_pin_and_check_list_an_upstream_of_the_2026_era_only(tmp_path: Path) -> 
     report = json.loads(direct.stdout)
     assert report["protocol_version"] == "2026-07-28"
     assert [t["name"] for t in report["tools"]] == ["echo", "touch", "add_prompt", "retype"]
+
+
+def test_a_file_with_no_journal_record_is_not_a_journal(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"a": {"command": "x"}})
+    config.write_text(json.dumps(json.loads(config.read_text()), indent=2), encoding="utf-8")
+    for as_json in (False, True):
+        done = run_cli("journal", *(["--json"] if as_json else []), str(config))
+        assert done.returncode == 2
+        assert f"{config}: not a journal: none of its" in done.stderr
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert run_cli("journal", str(empty)).returncode == 0  # a journal with no calls yet
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``mcp-guard journal FILE --json | head``: no BrokenPipe traceback."""
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as j:
+        for i in range(3000):
+            j.outcome(f"c{i}", "fs", f"tool{i}", "rejected", "too_large")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_guard", "journal", "--json", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().strip() == b"{"
+    process.stdout.close()  # as `head -1` does
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr

@@ -218,6 +218,12 @@ ERRORS: list[tuple[str, Any, str]] = [
     ),
     ("format broken", {"mcpServers": {}, "guard": {"nameFormat": "{tool"}}, "guard.nameFormat: not a valid format"),
     (
+        "format conversion",
+        {"mcpServers": {}, "guard": {"nameFormat": "{tool!r}"}},
+        "guard.nameFormat: may contain only {server} and {tool}, as they are: no conversion (!r)",
+    ),
+    ("format spec", {"mcpServers": {}, "guard": {"nameFormat": "{server:>9}_{tool}"}}, "guard.nameFormat: may contain"),
+    (
         "policy for unknown server",
         {"mcpServers": {"a": {"command": "x"}}, "guard": {"servers": {"b": {}}}},
         "guard.servers.b: no server of that name",
@@ -259,6 +265,50 @@ def test_all_errors_at_once() -> None:
         "mcpServers.b.url",
         "guard.pageSize",
     ]
+
+
+def test_every_error_of_an_entry_at_once_one_per_line() -> None:
+    """The trial's typo2.json: three rounds of fixes before; now every problem in one report."""
+    data = {
+        "mcpServers": {
+            "t": {
+                "command": "python3",
+                "comand": "x",
+                "args": "notalist",
+                "env": {"A": 1, "B": "${NOPE_VAR}", "C": "${NOPE2:-dflt}"},
+                "disabled": "yes",
+                "headers": {"X": "${NOPE3}"},
+            },
+            "u": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${NOPE_TOKEN}"}, "env": {}},
+        },
+        "guard": {"callsPerMinut": 5},
+    }
+    with pytest.raises(ConfigError) as info:
+        parse(data)
+    lines = [line.strip() for line in str(info.value).splitlines()[1:]]
+    assert lines == [
+        "mcpServers.t.headers: `headers` belongs to HTTP servers, this one is stdio",
+        "mcpServers.t.env.B: the environment variable NOPE_VAR is not set",
+        "mcpServers.t.args: Input should be a valid list",
+        "mcpServers.t.env.A: Input should be a valid string",
+        "mcpServers.t.disabled: Input should be a valid boolean",
+        "mcpServers.u.env: `env` belongs to stdio servers, this one is HTTP",
+        "mcpServers.u.headers.Authorization: the environment variable NOPE_TOKEN is not set",
+        "guard.callsPerMinut: unknown key (the guard section accepts only its own settings) (did you mean "
+        "`callsPerMinute`?)",
+    ]
+
+
+def test_a_mistyped_command_key_is_named() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse({"mcpServers": {"t": {"comand": "python3"}}})
+    assert (
+        "mcpServers.t: needs `command` (a stdio server) or `url` (a streamable HTTP server); `comand` is not a "
+        "key the guard knows: did you mean `command`?"
+    ) in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        parse({"mcpServers": {"a": {"command": "x", "url": "http://h/"}}})
+    assert str(info.value).count("\n") == 0  # the one problem, said once
 
 
 @pytest.mark.parametrize(

@@ -91,9 +91,9 @@ def test_collisions_withhold_every_claimant_whatever_the_order(
 
 
 def test_nameless_items_are_withheld() -> None:
-    names = NameMap.build([("s", [{"inputSchema": {}}, "junk", {"name": 3}, *tools("ok")])])
-    assert list(names.items) == ["s__ok"]
-    assert [s for s, _ in names.nameless] == ["s", "s", "s"]
+    names = NameMap.build([("s", [{"inputSchema": {}}, "junk", {"name": 3}, {"name": ""}, *tools("ok")])])
+    assert list(names.items) == ["s__ok"]  # an empty name is no name: not exposed as `s__`
+    assert [s for s, _ in names.nameless] == ["s", "s", "s", "s"]
 
 
 def test_collision_describe() -> None:
@@ -130,7 +130,11 @@ def test_resource_routes() -> None:
     assert rmap.route("https://x/42").server == "web"
     shared = rmap.route("file:///shared")
     assert shared.server is None and "more than one server (fs, web)" in shared.reason
-    assert rmap.route("db://users").server is None  # its template is withheld
+    withheld = rmap.route("db://users")  # its template is withheld: said so, not "no server lists it"
+    assert withheld.server is None
+    assert withheld.reason == (
+        "the URI matches the resource template db://{t}, which several servers list (db, web); it is withheld"
+    )
     assert rmap.route("gopher://x").reason == "no server lists this resource or a template matching it"
 
 

@@ -70,11 +70,11 @@ def test_meta_and_formatting_do_not_count(variant: dict[str, Any]) -> None:
 def test_lock_from_listings_and_round_trip(tmp_path: Path) -> None:
     listings = [
         ("fs", [TOOL, {"name": "list", "inputSchema": {"type": "object"}}]),
-        ("web", [{"name": "get", "inputSchema": {"type": "object"}}, {"nameless": True}]),
+        ("web", [{"name": "get", "inputSchema": {"type": "object"}}, {"nameless": True}, {"name": ""}]),
     ]
     lock, problems = LockFile.from_listings(listings)
     assert sorted(lock.tools) == ["fs/list", "fs/read", "web/get"]
-    assert problems == ["web: a tool without a string name cannot be pinned"]
+    assert problems == ["web: a tool without a name (missing, empty or not a string) cannot be pinned"] * 2
     path = tmp_path / "sub" / "gw.json.lock"
     lock.write(path)
     text = path.read_text(encoding="utf-8")

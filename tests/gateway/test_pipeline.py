@@ -196,6 +196,9 @@ CASES: list[tuple[str, dict[str, Any], LockFile | None, str, Any, str | None, st
         "policy_denied",
         "isError",
     ),
+    ("no lock: every tool is new", {"newTools": "reject"}, None, "web__get", {}, "policy_denied", "isError"),
+    ("no lock file, newTools allow", {}, None, "web__get", {}, None, "forward"),
+    ("no canonical form", {}, None, "fs__read", {"path": "/a", "n": 10**400}, "no_canonical_form", "isError"),
     (
         "pinning before policy",
         {"newTools": "reject"},
@@ -206,6 +209,24 @@ CASES: list[tuple[str, dict[str, Any], LockFile | None, str, Any, str | None, st
         "isError",
     ),
 ]
+
+
+def test_patterns_matching_nothing_are_findings_once_every_server_listed() -> None:
+    line = (
+        'policy pattern that matches nothing: guard.deny "fs__read" matches no listed tool (`fs__read` is an '
+        "exposed name; patterns match server/tool: fs/read)"
+    )
+    assert line in catalog({"deny": ["fs__read"]}).report.lines()
+    partial = catalog({"deny": ["fs__read"]}, listings={"fs": LISTINGS["fs"]})  # web is not listed yet
+    assert not any("matches nothing" in x for x in partial.report.lines())
+    route = catalog({"deny": ["fs/[x]"]}, listings={"fs": [{**READ, "name": "[x]"}], "web": []}).route("fs___x_")
+    assert route is not None and route.policy.access == "deny"  # the literal name, though a glob reads it as x
+
+
+def test_new_tools_reject_without_a_lock_is_reported() -> None:
+    assert any("there is no lock file" in line for line in catalog({"newTools": "reject"}).report.lines())
+    assert not any("no lock file" in line for line in catalog({"newTools": "reject"}, _lock()).report.lines())
+    assert not any("no lock file" in line for line in catalog().report.lines())
 
 
 @pytest.mark.parametrize(
@@ -246,6 +267,20 @@ async def test_pipeline_decisions(
         assert "resultType" not in result
     assert [(r["event"], r["result"], r["kind"]) for r in records] == [("outcome", "rejected", kind)]
     assert "arguments_sha256" not in records[0]
+
+
+async def test_wording_of_allow_list_denials_and_small_budgets(caplog: pytest.LogCaptureFixture) -> None:
+    cat = catalog({"callsPerMinute": 1, "servers": {"web": {"allow": ["nothing"]}}})
+    denied = await admit(cat, "web__get", {})
+    assert denied is not None and denied.reason == "denied: not matched by guard.servers.web.allow"
+    clock = Clock()
+    pipe = Pipeline(budget=Budget(clock))
+    assert await admit(cat, "fs__read", {"path": "a"}, pipeline=pipe) is None
+    clock.now = 59.5
+    spent = await admit(cat, "fs__read", {"path": "b"}, pipeline=pipe)
+    assert spent is not None and spent.reason == "1 call per minute" and spent.result is not None
+    text = spent.result["content"][0]["text"]
+    assert "may be called once per minute" in text and "Try again in 1 second." in text
 
 
 async def test_rejection_texts_never_hold_argument_values() -> None:
@@ -314,13 +349,18 @@ async def test_no_intent_no_forward(tmp_path: Path) -> None:
     assert rejection is not None and rejection.kind == "internal_error"
 
 
-async def test_arguments_without_canonical_form_refuse_the_call_when_journaling(tmp_path: Path) -> None:
+async def test_arguments_without_canonical_form_refuse_the_call_when_journaling(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An integer beyond the double range passes the schema but has no RFC 8785 form: refused, no traceback."""
     cat = catalog(
         listings={"fs": [{"name": "n", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}]}
     )
     with Journal(tmp_path / "j.jsonl") as journal:
-        rejection = await admit(cat, "fs__n", {"n": 10**400}, journal=journal)
-    assert rejection is not None and rejection.kind == "internal_error"
+        rejection = await admit(cat, "fs__n", {"n": -(10**400)}, journal=journal)
+    assert rejection is not None and rejection.kind == "no_canonical_form" and rejection.result is not None
+    assert rejection.result["isError"] is True and "RFC 8785" in rejection.result["content"][0]["text"]
+    assert not [r for r in caplog.records if r.exc_info]  # a decision, not an internal error
     assert await admit(cat, "fs__n", {"n": 10**400}) is None  # without a journal there is nothing to record
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from mcp_guard.gateway.config import GuardSettings
-from mcp_guard.gateway.policy import Budget, Policy, argument_bytes
+from mcp_guard.gateway.policy import Budget, Policy, argument_bytes, matches
 
 
 def policy(**guard: Any) -> Policy:
@@ -80,6 +80,16 @@ ACCESS = [
     ),
     ("case-sensitive", {"servers": {"fs": {"deny": ["Write"]}}}, "fs", "write", "allow", ""),
     ("character class", {"servers": {"fs": {"deny": ["[rw]m"]}}}, "fs", "wm", "deny", 'guard.servers.fs.deny "[rw]m"'),
+    ("a literal name with glob characters", {"deny": ["h/[x]"]}, "h", "[x]", "deny", 'guard.deny "h/[x]"'),
+    ("the same pattern as a glob", {"deny": ["h/[x]"]}, "h", "x", "deny", 'guard.deny "h/[x]"'),
+    (
+        "a literal per-server name",
+        {"servers": {"h": {"deny": ["a*b"]}}},
+        "h",
+        "a*b",
+        "deny",
+        'guard.servers.h.deny "a*b"',
+    ),
 ]
 
 
@@ -118,6 +128,37 @@ LIMITS = [
 def test_limits_take_the_smallest(guard: dict[str, Any], expected: tuple[int | None, int | None]) -> None:
     decided = policy(**guard).for_tool("fs", "write_file")
     assert (decided.max_argument_bytes, decided.calls_per_minute) == expected
+
+
+def test_matches_is_the_name_itself_or_the_glob() -> None:
+    assert matches("[x]", "[x]") and matches("x", "[x]") and not matches("[x]", "[y]")
+    assert matches("Bash", "Bash") and not matches("bash", "Bash")  # case-sensitive
+
+
+def test_patterns_that_match_nothing_are_reported() -> None:
+    """The trial's srvtypo.json: an exposed name as a pattern, an unknown server, a case typo, a tool typo."""
+    p = policy(
+        deny=["filesystem__echo", "nosuchserver/*", "filesystem/echo"],
+        hide=["FILESYSTEM/*"],
+        servers={"filesystem": {"tools": {"ech*": {"callsPerMinute": 1}, "nonexistent_tool": {"callsPerMinute": 1}}}},
+    )
+    listed = {"filesystem": ["echo", "crash"]}
+    warnings = p.pattern_warnings(
+        {"filesystem"}, listed, every_server_listed=True, exposed={"filesystem__echo": "filesystem/echo"}
+    )
+    assert warnings == [
+        'guard.deny "filesystem__echo" matches no listed tool (`filesystem__echo` is an exposed name; patterns '
+        "match server/tool: filesystem/echo)",
+        'guard.deny "nosuchserver/*" names no server of the config: nosuchserver',
+        'guard.hide "FILESYSTEM/*" names no server of the config: FILESYSTEM (did you mean filesystem?)',
+        'guard.servers.filesystem.tools "nonexistent_tool" matches no tool of filesystem',
+    ]
+    # While a server is still starting, a guard-wide pattern may yet match: only the unknown server is said.
+    early = p.pattern_warnings({"filesystem", "other"}, {}, every_server_listed=False)
+    assert early == [
+        'guard.deny "nosuchserver/*" names no server of the config: nosuchserver',
+        'guard.hide "FILESYSTEM/*" names no server of the config: FILESYSTEM (did you mean filesystem?)',
+    ]
 
 
 def test_unsupported_setting_per_server() -> None:

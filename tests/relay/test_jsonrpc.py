@@ -10,7 +10,15 @@ import pytest
 
 from mcp_guard import check
 from mcp_guard.core.json_values import Inexact, exact_float, is_uncarriable
-from mcp_guard.relay.jsonrpc import NO_ID, Uncarriable, dumps, loads_client, recover_id, valid_id
+from mcp_guard.relay.jsonrpc import (
+    NO_ID,
+    Uncarriable,
+    dumps,
+    invalid_request_text,
+    loads_client,
+    recover_id,
+    valid_id,
+)
 
 
 @pytest.mark.parametrize(
@@ -151,3 +159,21 @@ def test_id_key_tells_strings_from_numbers_and_never_fails_on_unhashable_ids() -
     assert id_key("1") != id_key(1) and id_key(1) == id_key(1.0)
     keys = {id_key([1]), id_key({"a": 1}), id_key(None)}  # no TypeError: arrays and objects are keyed by repr
     assert len(keys) == 3 and id_key([1]) != id_key("[1]")
+
+
+@pytest.mark.parametrize(
+    ("message", "batches", "text"),
+    [
+        (42, True, "Invalid Request: a JSON-RPC message is an object, not a number"),
+        ("x", True, "Invalid Request: a JSON-RPC message is an object, not a string"),
+        (None, True, "Invalid Request: a JSON-RPC message is an object, not null"),
+        (True, True, "Invalid Request: a JSON-RPC message is an object, not a boolean"),
+        ([], True, "Invalid Request: an empty batch"),
+        ([], False, "Invalid Request: JSON-RPC batches (arrays) are not supported; send one message object per line"),
+        ({"jsonrpc": "1.0", "id": 6, "method": "ping"}, True, 'Invalid Request: `jsonrpc` must be "2.0"'),
+        ({"jsonrpc": "2.0", "id": {"o": 1}, "method": "ping"}, True, "Invalid Request: a request id must"),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, True, "Invalid Request: `method` must be a string"),
+    ],
+)
+def test_invalid_request_texts_say_what_is_wrong(message: Any, batches: bool, text: str) -> None:
+    assert invalid_request_text(message, batches=batches).startswith(text)

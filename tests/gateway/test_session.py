@@ -1,0 +1,562 @@
+"""The gateway session in process: scripted upstreams behind connectors over memory streams, no processes.
+
+Each :class:`FakeServer` is a connector whose connections are handshake-era MCP servers with
+switchable faults (exit before answering ``initialize``, an over-long line, a ``list_changed``
+storm, calls that hang or die). The client is the test's side of a memory line link.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mcp_guard.gateway.config import parse_config
+from mcp_guard.gateway.journal import Journal
+from mcp_guard.gateway.pinning import LockFile
+from mcp_guard.gateway.session import GatewaySession
+from mcp_guard.relay.framing import LineTooLong
+from mcp_guard.relay.upstream import LineLink, UpstreamStartError
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT = 10.0
+"""Hang guard for one wait (the session's own limits are set far above or below it, per test)."""
+
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+TOO_LONG = b"\x00too-long:"
+"""A line starting so is read by the session's side as an over-long line (``LineTooLong``) holding the rest."""
+
+ECHO = {
+    "name": "echo",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": False},
+}
+OPEN = {"type": "object"}
+TOOLS = [ECHO, {"name": "hang", "inputSchema": OPEN}, {"name": "die", "inputSchema": OPEN}]
+
+
+class MemoryLink:
+    """One end of an in-memory line connection (a :class:`LineLink`)."""
+
+    def __init__(self, inbox: MemoryObjectReceiveStream[bytes], outbox: MemoryObjectSendStream[bytes]) -> None:
+        self.inbox = inbox
+        self.outbox = outbox
+
+    async def receive(self) -> bytes:
+        try:
+            line = await self.inbox.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise anyio.EndOfStream from None
+        if line.startswith(TOO_LONG):
+            raise LineTooLong(line[len(TOO_LONG) :], 1000)
+        return line
+
+    async def send(self, line: bytes) -> None:
+        await self.outbox.send(line)
+
+    async def close_send(self) -> None:
+        await self.outbox.aclose()
+
+    async def aclose(self) -> None:
+        await self.outbox.aclose()
+        await self.inbox.aclose()
+
+
+def link_pair() -> tuple[MemoryLink, MemoryLink]:
+    a_send, a_receive = anyio.create_memory_object_stream[bytes](1000)
+    b_send, b_receive = anyio.create_memory_object_stream[bytes](1000)
+    return MemoryLink(a_receive, b_send), MemoryLink(b_receive, a_send)
+
+
+class FakeServer:
+    """A connector whose connections are scripted MCP servers.
+
+    Attributes:
+        faults: switched on by name: ``fail_start`` (connecting fails), ``exit_at_start``
+            (the connection ends when ``initialize`` arrives, unanswered), ``storm`` (every
+            ``tools/list`` answer is followed by ``notifications/tools/list_changed``).
+        received: every message of every connection, in order.
+        connections: connections made.
+    """
+
+    def __init__(
+        self,
+        tools: list[Any] | None = None,
+        *,
+        prompts: list[Any] | None = None,
+        resources: list[Any] | None = None,
+        templates: list[Any] | None = None,
+        faults: set[str] | None = None,
+    ) -> None:
+        self.tools = TOOLS if tools is None else tools
+        self.prompts = prompts
+        self.resources = resources
+        self.templates = templates
+        self.faults = faults or set()
+        self.received: list[dict[str, Any]] = []
+        self.init_error: dict[str, Any] | None = None
+        self.connections = 0
+        self.links: list[MemoryLink] = []
+
+    def count(self, method: str) -> int:
+        return sum(1 for m in self.received if m.get("method") == method)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[LineLink]:
+        self.connections += 1
+        if "fail_start" in self.faults:
+            raise UpstreamStartError("the fake server refuses to start")
+        session_side, server_side = link_pair()
+        self.links.append(server_side)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.serve, server_side)
+            try:
+                yield session_side
+            finally:
+                tg.cancel_scope.cancel()
+                await session_side.aclose()
+
+    async def send(self, link: MemoryLink, message: dict[str, Any]) -> None:
+        await link.send(json.dumps(message).encode())
+
+    async def serve(self, link: MemoryLink) -> None:
+        while True:
+            try:
+                message = json.loads(await link.receive())
+            except anyio.EndOfStream:
+                await link.aclose()  # like a server exiting at the end of its input
+                return
+            self.received.append(message)
+            method, request_id = message.get("method"), message.get("id")
+            if request_id is None or method is None:
+                continue
+            if method == "initialize" and "exit_at_start" in self.faults:
+                await link.aclose()  # exits before answering
+                return
+            if method == "initialize" and self.init_error is not None:
+                await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": self.init_error})
+                continue
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+            if method == "initialize":
+                caps: dict[str, Any] = {"tools": {"listChanged": True}}
+                if self.prompts is not None:
+                    caps["prompts"] = {}
+                if self.resources is not None or self.templates is not None:
+                    caps["resources"] = {}
+                reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
+            elif method == "tools/list":
+                reply["result"] = {"tools": self.tools}
+            elif method == "prompts/list":
+                reply["result"] = {"prompts": self.prompts or []}
+            elif method == "resources/list":
+                reply["result"] = {"resources": self.resources or []}
+            elif method == "resources/templates/list":
+                reply["result"] = {"resourceTemplates": self.templates or []}
+            elif method == "tools/call":
+                name = message["params"]["name"]
+                if name == "hang":
+                    continue
+                if name == "die":
+                    await link.aclose()
+                    return
+                if name == "huge":
+                    text = json.dumps({**reply, "result": {"content": [{"type": "text", "text": "y" * 2000}]}})
+                    await link.send(TOO_LONG + text[:200].encode())
+                    continue
+                if name == "progress":  # progress every 20 ms for a second, then the answer
+                    token = message["params"]["_meta"]["progressToken"]
+                    for i in range(50):
+                        await anyio.sleep(0.02)
+                        notice = {"progressToken": token, "progress": i}
+                        await self.send(link, {"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
+                if name == "garbled":
+                    await link.send(b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{')
+                    continue
+                reply["result"] = {"content": [{"type": "text", "text": f"{name} ok"}]}
+            else:
+                reply["result"] = {}
+            await self.send(link, reply)
+            if method == "tools/list" and "storm" in self.faults:
+                await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+
+class Client:
+    """The test's side of the session's client link."""
+
+    def __init__(self) -> None:
+        self.session_link, self.link = link_pair()
+        self.notifications: list[dict[str, Any]] = []
+        self.answers: dict[Any, dict[str, Any]] = {}
+        self._counter = 0
+
+    async def send(self, message: Any) -> None:
+        await self.link.send(json.dumps(message).encode())
+
+    async def send_raw(self, line: bytes) -> None:
+        await self.link.send(line)
+
+    async def read(self) -> dict[str, Any]:
+        with anyio.fail_after(TIMEOUT):
+            message = json.loads(await self.link.receive())
+        assert type(message) is dict
+        return message
+
+    async def answer(self, request_id: Any) -> dict[str, Any]:
+        """The response to ``request_id`` (others and notifications meanwhile are kept)."""
+        while request_id not in self.answers:
+            got = await self.read()
+            if "method" in got:
+                self.notifications.append(got)
+            else:
+                self.answers[got.get("id")] = got
+        return self.answers.pop(request_id)
+
+    async def request(self, method: str, params: Any = None, request_id: Any = None) -> dict[str, Any]:
+        if request_id is None:
+            self._counter += 1
+            request_id = self._counter
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        return await self.answer(request_id)
+
+    async def call(self, name: str, arguments: Any = None, request_id: Any = None) -> dict[str, Any]:
+        return await self.request("tools/call", {"name": name, "arguments": arguments or {}}, request_id)
+
+    async def initialize(self) -> dict[str, Any]:
+        response = await self.request("initialize", INIT)
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return response
+
+
+def gateway_config(
+    servers: dict[str, FakeServer], guard: dict[str, Any] | None = None, path: Path | None = None
+) -> Any:
+    data = {"mcpServers": {name: {"command": "unused"} for name in servers}, "guard": guard or {}}
+    return parse_config(json.dumps(data), path=path, environ={})
+
+
+@asynccontextmanager
+async def running(
+    servers: dict[str, FakeServer],
+    guard: dict[str, Any] | None = None,
+    *,
+    lock: LockFile | None = None,
+    journal: Journal | None = None,
+    **options: Any,
+) -> AsyncIterator[tuple[GatewaySession, Client]]:
+    client = Client()
+    options.setdefault("drain_timeout", 0.2)
+    session = GatewaySession(
+        client.session_link,
+        gateway_config(servers, guard),
+        lock=lock,
+        journal=journal,
+        connectors={name: server.connect for name, server in servers.items()},
+        **options,
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session.run)
+        yield session, client
+        await client.link.close_send()
+        with anyio.fail_after(TIMEOUT):
+            while any(link.upstream is not None for link in session.links):
+                await anyio.sleep(0.01)
+        tg.cancel_scope.cancel()
+
+
+# --- F2: an upstream that exits at once ------------------------------------------------------
+
+
+async def test_an_upstream_exiting_before_initialize_fails_its_setup_at_once() -> None:
+    """The link's own ``initialize`` fails when its reader ends: no 30 s wait for anybody."""
+    servers = {"dead": FakeServer(faults={"exit_at_start"}), "ok": FakeServer()}
+    async with running(servers, request_timeout=60.0, start_timeout=60.0) as (_session, client):
+        with anyio.fail_after(5):
+            init = await client.initialize()
+        assert init["result"]["capabilities"]["tools"] == {"listChanged": True}
+        listed = await client.request("tools/list")
+        assert {t["name"] for t in listed["result"]["tools"]} == {"ok__echo", "ok__hang", "ok__die"}
+        assert servers["dead"].count("initialize") >= 1
+
+
+# --- F3: over-long and unreadable lines from an upstream ------------------------------------
+
+
+async def test_an_over_long_answer_is_skipped_and_answered_and_the_upstream_stays(tmp_path: Path) -> None:
+    """As ``wrap`` does: the junk line is skipped, its request gets the size error, the upstream keeps serving."""
+    server = FakeServer([*TOOLS, {"name": "huge", "inputSchema": OPEN}, {"name": "garbled", "inputSchema": OPEN}])
+    with Journal(tmp_path / "j.jsonl", fsync=False) as journal:
+        async with running({"f": server}, journal=journal) as (_session, client):
+            await client.initialize()
+            huge = await client.call("f__huge")
+            assert huge["error"]["code"] == -32603
+            assert "longer than 1000 bytes (--max-message-bytes)" in huge["error"]["message"]
+            garbled = await client.call("f__garbled")
+            assert garbled["error"]["code"] == -32603 and "not valid JSON" in garbled["error"]["message"]
+            echoed = await client.call("f__echo", {"text": "x"})
+            assert echoed["result"]["content"][0]["text"] == "echo ok"
+            assert server.connections == 1
+    outcomes = [json.loads(x) for x in (tmp_path / "j.jsonl").read_text().splitlines()]
+    results = [(r["tool"], r["result"]) for r in outcomes if r["event"] == "outcome"]
+    assert results == [("huge", "protocol_error"), ("garbled", "protocol_error"), ("echo", "ok")]
+
+
+async def test_an_over_long_client_line_is_answered_and_the_session_goes_on() -> None:
+    async with running({"f": FakeServer()}) as (_session, client):
+        await client.initialize()
+        await client.send_raw(TOO_LONG + b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"f__echo"')
+        refused = await client.answer(7)
+        assert refused["error"]["code"] == -32600 and "longer than" in refused["error"]["message"]
+        assert "result" in await client.call("f__echo", {"text": "x"})
+
+
+# --- F8: tools, prompts and resources of a server that is down -------------------------------
+
+
+async def wait_for(predicate: Any) -> None:
+    with anyio.fail_after(TIMEOUT):
+        while not predicate():
+            await anyio.sleep(0.01)
+
+
+async def test_requests_to_a_server_that_is_down_say_so() -> None:
+    """A name the client was shown (or with a never-started server's prefix) gets -32603 naming the server."""
+    flaky = FakeServer(prompts=[{"name": "greet"}], resources=[{"uri": "f://only", "name": "only"}])
+    servers = {"f": flaky, "dead": FakeServer(faults={"fail_start"}), "ok": FakeServer()}
+    async with running(servers) as (session, client):
+        await client.initialize()
+        assert "f__echo" in {t["name"] for t in (await client.request("tools/list"))["result"]["tools"]}
+        flaky.faults.add("fail_start")  # it dies, and does not come back
+        assert (await client.call("f__die"))["error"]["code"] == -32603
+        await wait_for(lambda: not session.links[0].ready)
+        for method, params, what in [
+            ("tools/call", {"name": "f__echo", "arguments": {"text": "x"}}, "tool"),
+            ("prompts/get", {"name": "f__greet"}, "prompt"),
+            ("resources/read", {"uri": "f://only"}, "resource"),
+            ("tools/call", {"name": "dead__echo", "arguments": {}}, "tool"),
+        ]:
+            answer = await client.request(method, params)
+            server = "dead" if "dead" in json.dumps(params) else "f"
+            assert answer["error"]["code"] == -32603, (method, answer)
+            assert f"the server `{server}` of this {what} is not running" in answer["error"]["message"]
+        assert (await client.call("ok__nope"))["error"] == {"code": -32602, "message": "Unknown tool: ok__nope"}
+        assert "result" in await client.call("ok__echo", {"text": "x"})
+
+
+async def test_requests_before_initialize_say_so() -> None:
+    async with running({"g": FakeServer()}) as (_session, client):
+        for method, params in [("tools/call", {"name": "g__echo", "arguments": {}}), ("tools/list", {})]:
+            answer = await client.request(method, params)
+            assert answer["error"]["code"] == -32603
+            assert "has not sent initialize" in answer["error"]["message"]
+        assert "result" in await client.request("ping")
+        await client.initialize()
+        assert "result" in await client.call("g__echo", {"text": "x"})
+
+
+# --- F9: list_changed storms ---------------------------------------------------------------------
+
+
+async def test_a_list_changed_storm_is_coalesced() -> None:
+    """A server that announces a change after every listing: re-listed once per interval, not in a loop."""
+    storm = FakeServer(faults={"storm"})
+    async with running({"st": storm, "g": FakeServer()}, relist_interval=0.2) as (_session, client):
+        await client.initialize()
+        await anyio.sleep(1.0)
+        listings = storm.count("tools/list")
+        assert 2 <= listings <= 12, listings  # without coalescing: thousands in this second
+        assert "result" in await client.call("g__echo", {"text": "x"})
+        assert "result" in await client.call("st__echo", {"text": "x"})
+
+
+async def test_changes_of_several_kinds_at_once_are_all_listed() -> None:
+    server = FakeServer(prompts=[{"name": "a"}])
+    async with running({"f": server}) as (session, client):
+        await client.initialize()
+        server.tools = [*TOOLS, {"name": "new", "inputSchema": OPEN}]
+        server.prompts = [{"name": "a"}, {"name": "b"}]
+        for kind in ("tools", "prompts"):
+            await server.send(server.links[-1], {"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
+        await wait_for(lambda: len(session.catalog.tools) == 4 and len(session.view.prompts) == 2)
+
+
+# --- F10: each fact logged once per change ----------------------------------------------------------
+
+
+@pytest.fixture
+def log_lines() -> Any:
+    """The ``mcp_guard`` logger's messages (attached directly: the CLI may have turned propagation off)."""
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger("mcp_guard")
+    handler, level = Keep(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield lines
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+async def test_facts_are_logged_once_per_change(log_lines: list[str]) -> None:
+    lock = LockFile({"a/echo": "sha256:" + "0" * 64, "a/gone": "sha256:" + "1" * 64})
+    a, b = FakeServer(), FakeServer(prompts=[{"name": "p"}])
+    servers = {"a": a, "b": b, "c": FakeServer([], prompts=[{"name": "p"}])}
+    async with running(servers, {"nameFormat": "x{tool}"}, lock=lock) as (_session, client):
+        await client.initialize()
+        for _ in range(3):  # b re-lists its tools and prompts: nothing it lists changed
+            for kind in ("tools", "prompts"):
+                await b.send(b.links[-1], {"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
+            await anyio.sleep(0.05)
+        assert "result" in await client.request("ping")
+        await wait_for(lambda: b.count("tools/list") >= 2)
+    counted = {
+        "gone": sum("pinned tool no longer listed: a/gone" in x for x in log_lines),
+        "counts a": sum(x.startswith("upstream a: tools: ") for x in log_lines),
+        "collision": sum(x.startswith("prompt name collision: `xp`") for x in log_lines),
+        "tool collision": sum(x.startswith("name collision: `xecho`") for x in log_lines),
+    }
+    assert counted == {"gone": 1, "counts a": 1, "collision": 1, "tool collision": 1}, log_lines
+
+
+# --- F13: a resource template listed by several servers --------------------------------------------
+
+
+async def test_a_template_of_several_servers_is_logged_and_said_withheld(log_lines: list[str]) -> None:
+    template = [{"uriTemplate": "tmpl://{id}", "name": "t"}]
+    servers = {"a": FakeServer(templates=template), "b": FakeServer(templates=template)}
+    async with running(servers) as (_session, client):
+        await client.initialize()
+        listed = await client.request("resources/templates/list")
+        assert listed["result"]["resourceTemplates"] == []
+        read = await client.request("resources/read", {"uri": "tmpl://42"})
+        assert read["error"]["code"] == -32602
+        assert (
+            "matches the resource template tmpl://{id}, which several servers list (a, b)" in (read["error"]["message"])
+        )
+    assert log_lines.count("resource template listed by several servers, withheld: tmpl://{id} (a, b)") == 1
+
+
+# --- F15: cancellation and the client's exit --------------------------------------------------------
+
+
+def journal_results(path: Path) -> list[tuple[str, str]]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [(r["tool"], r["result"]) for r in records if r["event"] == "outcome"]
+
+
+async def test_a_cancelled_call_is_never_answered_and_is_journaled_cancelled(tmp_path: Path) -> None:
+    server = FakeServer()
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as journal:
+        async with running({"f": server}, journal=journal) as (_session, client):
+            await client.initialize()
+            await client.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "f__hang"}})
+            await wait_for(lambda: server.count("tools/call") == 1)
+            await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}})
+            await wait_for(lambda: server.count("notifications/cancelled") == 1)
+            upstream_id = next(m["id"] for m in server.received if m.get("method") == "tools/call")
+            cancel = next(m for m in server.received if m.get("method") == "notifications/cancelled")
+            assert cancel["params"]["requestId"] == upstream_id  # under the link's own id
+            assert (await client.call("f__die"))["error"]["code"] == -32603  # the server goes away ...
+            assert "result" in await client.request("ping")
+            assert 6 not in client.answers  # ... and the cancelled call still gets no answer
+    assert journal_results(path) == [("hang", "cancelled"), ("die", "upstream_died")]
+
+
+async def test_calls_cut_off_by_the_client_leaving_are_journaled_cancelled(tmp_path: Path) -> None:
+    server = FakeServer()
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as journal:
+        async with running({"f": server}, journal=journal) as (_session, client):
+            await client.initialize()
+            await client.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "f__hang"}})
+            await wait_for(lambda: server.count("tools/call") == 1)
+    assert journal_results(path) == [("hang", "cancelled")]
+
+
+# --- F16: --request-timeout bounds forwarded requests, as for wrap -----------------------------------
+
+
+async def test_request_timeout_bounds_calls_and_progress_extends_it(tmp_path: Path) -> None:
+    server = FakeServer([*TOOLS, {"name": "progress", "inputSchema": OPEN}])
+    path = tmp_path / "j.jsonl"
+    with Journal(path, fsync=False) as journal:
+        async with running({"f": server}, journal=journal, client_request_timeout=0.5) as (_session, client):
+            await client.initialize()
+            hung = await client.call("f__hang")
+            assert hung["error"]["code"] == -32603
+            assert "did not answer within 0.5 s (--request-timeout)" in hung["error"]["message"]
+            await wait_for(lambda: server.count("notifications/cancelled") == 1)
+            params = {"name": "f__progress", "arguments": {}, "_meta": {"progressToken": "p1"}}
+            slow = await client.request("tools/call", params)  # 1 s in all, never 0.5 s without progress
+            assert slow["result"]["content"][0]["text"] == "progress ok"
+    assert journal_results(path) == [("hang", "timed_out"), ("progress", "ok")]
+
+
+# --- F18: what the log says when a server's setup fails --------------------------------------------
+
+
+async def test_setup_failures_are_logged_as_what_happened(log_lines: list[str]) -> None:
+    """The HTTP transport's own errors (HTTP 401, connection refused) are said as such, not as error codes."""
+    unauthorized, refused, plain = FakeServer(), FakeServer(), FakeServer()
+    unauthorized.init_error = {
+        "code": -32603,
+        "message": "mcp-guard: the upstream answered HTTP 401 Unauthorized (check the headers given with --header "
+        "or --header-env)",
+    }
+    refused.init_error = {"code": -32603, "message": "mcp-guard: cannot reach the upstream at http://h/mcp: refused"}
+    plain.init_error = {"code": -32600, "message": "Unauthorized: a valid bearer token is required"}
+    servers = {"auth": unauthorized, "down": refused, "plain": plain, "ok": FakeServer()}
+    async with running(servers) as (_session, client):
+        await client.initialize()
+    failures = {x for x in log_lines if "could not set it up" in x}
+    assert {
+        "upstream auth: could not set it up: the upstream answered HTTP 401 Unauthorized (check the headers in the "
+        "config's `headers`)",
+        "upstream down: could not set it up: cannot reach the upstream at http://h/mcp: refused",
+        "upstream plain: could not set it up: the upstream answered initialize with error -32600 (Unauthorized: a "
+        "valid bearer token is required)",
+    } <= failures
+
+
+# --- F19, F24: what is wrong with a message that is not one -----------------------------------------
+
+
+async def test_parse_errors_and_invalid_requests_say_why() -> None:
+    async with running({"g": FakeServer()}) as (_session, client):
+        await client.initialize()
+        digits = "1" * 5000
+        await client.send_raw(b'{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"g__echo",')
+        parsed = await client.answer(24)  # the id is read even though the line breaks off after it
+        assert parsed["error"]["code"] == -32700 and "not valid JSON" in parsed["error"]["message"]
+        line = '{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"g__echo","arguments":{"n":%s}}}'
+        await client.send_raw((line % digits).encode())
+        too_long = await client.answer(25)
+        assert too_long["error"]["code"] == -32700
+        assert "integer literal of more than 4,300 digits" in too_long["error"]["message"]
+        await client.send_raw(b'{"jsonrpc":"1.0","id":6,"method":"ping"}')
+        old = await client.answer(6)
+        assert old["error"] == {
+            "code": -32600,
+            "message": 'Invalid Request: `jsonrpc` must be "2.0" (the only JSON-RPC version MCP speaks)',
+        }
+        await client.send_raw(b"42")
+        number = await client.answer(None)
+        assert number["error"]["message"] == "Invalid Request: a JSON-RPC message is an object, not a number"
+        await client.send_raw(b"[]")
+        batch = await client.answer(None)
+        assert batch["error"]["code"] == -32600 and "batches (arrays) are not supported" in batch["error"]["message"]
+        assert "result" in await client.request("ping")
