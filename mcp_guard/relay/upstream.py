@@ -60,6 +60,7 @@ import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
 from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, MessageStream
+from .pipes import PipeLineStream, pollable_on_asyncio
 
 __all__ = [
     "EXIT_GRACE_SECONDS",
@@ -243,14 +244,20 @@ async def spawn_upstream(
     finally:
         os.close(child_in)
         os.close(child_out)
-    output = _ChildOutput(from_child)
-    stream = LineStream(output, FdSendStream(to_child, owned=True), max_line=max_line)
+    stream: LineStream
+    if pollable_on_asyncio(from_child):
+        stream = PipeLineStream(from_child, to_child, max_line=max_line, owned=True)
+        child_exited = stream.end_when_drained
+    else:
+        output = _ChildOutput(from_child)
+        stream = LineStream(output, FdSendStream(to_child, owned=True), max_line=max_line)
+        child_exited = output.child_exited
     log.debug("started the upstream (pid %d)", process.pid)
 
     async def watch() -> None:
         status = await process.wait()
         log.info("the upstream (pid %d) exited with status %d", process.pid, status)
-        output.child_exited()
+        child_exited()
 
     try:
         async with anyio.create_task_group() as tg:
@@ -261,7 +268,8 @@ async def spawn_upstream(
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
+            with anyio.move_on_after(EXIT_GRACE_SECONDS):  # (output still queued for it gets this long)
+                await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
             await stop_upstream(process)
             await stream.aclose()
 
