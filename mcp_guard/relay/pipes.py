@@ -198,28 +198,31 @@ class PipeLineStream(LineStream):
         if waiter is None or waiter.done():
             self._stop_reading()
             return
-        if not self._read():
-            return
-        handler = self._handler
-        if handler is not None:
-            lines = self._lines
-            while lines and not waiter.done():
-                line = lines[-1]
-                if len(line) > self._max:
-                    break  # receive() reports it
-                try:
-                    handled = handler(line)
-                except BaseException as exc:  # raised to the consumer, as if it had failed on the line itself
+        while self._read():
+            handler = self._handler
+            if handler is not None:
+                lines = self._lines
+                while lines and not waiter.done():
+                    line = lines[-1]
+                    if len(line) > self._max:
+                        break  # receive() reports it
+                    try:
+                        handled = handler(line)
+                    except BaseException as exc:  # raised to the consumer, as if it had failed on the line itself
+                        lines.pop()
+                        self._failure = exc
+                        break
+                    if not handled:
+                        break
                     lines.pop()
-                    self._failure = exc
-                    break
-                if not handled:
-                    break
-                lines.pop()
-        if self._lines or self._overflow is not None or self._at_end or self._failure is not None:
-            self._stop_reading()
-            if not waiter.done():
-                waiter.set_result(None)
+            if self._lines or self._overflow is not None or self._at_end or self._failure is not None:
+                self._stop_reading()
+                if not waiter.done():
+                    waiter.set_result(None)
+                return
+            if not self._exited or waiter.done():
+                return
+            # The child has exited: the fd may never be readable again; read on until the pipe is empty.
 
     # --- sending ------------------------------------------------------------------------------
 
