@@ -243,6 +243,10 @@ class LineStream:
                 return
             self._skipping = False
             chunk = chunk[end + 1 :]
+        elif not self._buffer and chunk.endswith(b"\n") and chunk.find(b"\n") == len(chunk) - 1:
+            if not chunk.isspace():  # the usual chunk: exactly one line, whole
+                self._lines = [chunk[:-1]]
+            return
         if b"\n" not in chunk:
             self._buffer += chunk
             if len(self._buffer) > self._max:
