@@ -49,6 +49,17 @@ handling (a session the server ended is opened again, with the handshake replaye
 is one line stream given at construction (:class:`~mcp_guard.relay.framing.LineStream`, or
 any object with ``receive()`` and ``send()``); one :class:`Relay` serves one client session.
 
+The stdio hot path
+------------------
+When the client and the upstream are both pipe streams (``pipes.PipeLineStream``: ``wrap``
+with a stdio upstream, on asyncio), a line that arrives while the reading task waits is
+handled in the stream's reader callback (:meth:`Relay._client_line_now`,
+:meth:`Relay._upstream_line_now`): parsed, routed and judged by the same code as below, and
+written without waiting, in one pass of the event loop. A line that needs waiting (the
+guard's own listing, a restart, a pipe with output queued) or that is not one plain message
+(a batch, a parse error) is declined before anything is done and takes the async path, in
+order. See ``pipes`` for why this steps below anyio.
+
 Upstream faults
 ---------------
 - When the upstream goes away (exits, crashes, closes its output), every request it was
