@@ -97,9 +97,10 @@ class _ChildOutput(FdReceiveStream):
 
     A process the child started may hold the pipe's write end open after the child exits;
     without this the reader would never see EOF, and requests sent to the dead server would
-    never be answered. On asyncio the wait for data is a bare ``add_reader`` future that
-    :meth:`child_exited` can resolve (no cancel scope per read: this is the hot path); on
-    other backends it is ``anyio.wait_readable`` in a cancel scope.
+    never be answered. :func:`spawn_upstream` uses it where ``pipes.PipeLineStream`` (which
+    does the same with ``end_when_drained``) cannot be used: off asyncio. On asyncio the wait
+    for data is a bare ``add_reader`` future that :meth:`child_exited` can resolve; on other
+    backends it is ``anyio.wait_readable`` in a cancel scope.
     """
 
     def __init__(self, fd: int) -> None:
@@ -204,9 +205,9 @@ async def spawn_upstream(
 ) -> AsyncIterator[Upstream]:
     """Run ``command`` as the upstream; stop it (and its process group) on exit.
 
-    The pipes are the guard's own (plain fds read and written like the client side's),
-    not anyio's process streams, whose every send costs an event-loop pass. Its exit is
-    logged (info) with its status.
+    The pipes are the guard's own (plain fds read and written like the client side's; a
+    ``pipes.PipeLineStream`` on asyncio), not anyio's process streams, whose every send costs
+    an event-loop pass. Its exit is logged (info) with its status.
 
     Args:
         command: the executable and its arguments.
