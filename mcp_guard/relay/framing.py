@@ -201,48 +201,82 @@ class LineStream:
             LineTooLong: the next line passed the cap (see the class docstring).
         """
         while True:
-            if self._lines:
-                line = self._lines.pop()
-                if len(line) > self._max:
-                    raise LineTooLong(line[:_PREFIX], self._max)
+            line = self._take()
+            if line is not None:
                 return line
-            if self._overflow is not None:
-                prefix, self._overflow = self._overflow, None
-                raise LineTooLong(prefix, self._max)
             if self._eof:
                 raise anyio.EndOfStream
             try:
                 chunk = await self._receiver.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._eof = True
-                rest = bytes(self._buffer).strip()
-                self._buffer.clear()
-                if rest and not self._skipping:
+                rest = self._finish()
+                if rest is not None:
                     return rest
                 raise anyio.EndOfStream from None
-            if self._skipping:
-                end = chunk.find(b"\n")
-                if end < 0:
-                    continue
-                self._skipping = False
-                chunk = chunk[end + 1 :]
-            if b"\n" not in chunk:
-                self._buffer += chunk
-                if len(self._buffer) > self._max:
-                    prefix = bytes(self._buffer[:_PREFIX])
-                    self._buffer.clear()
-                    self._skipping = True
-                    raise LineTooLong(prefix, self._max)
-                continue
+            self._feed(chunk)
+
+    def _take(self) -> bytes | None:
+        """The next line already read, or None when more input is needed.
+
+        Raises:
+            LineTooLong: the next line passed the cap.
+        """
+        if self._lines:
+            line = self._lines.pop()
+            if len(line) > self._max:
+                raise LineTooLong(line[:_PREFIX], self._max)
+            return line
+        if self._overflow is not None:
+            prefix, self._overflow = self._overflow, None
+            raise LineTooLong(prefix, self._max)
+        return None
+
+    def _feed(self, chunk: bytes) -> None:
+        """Split ``chunk`` (appended to what is buffered) into lines for :meth:`_take`.
+
+        A partial line that passes the cap is dropped at once; its prefix is reported by
+        :meth:`_take` after the lines before it, and the rest of it is skipped as it comes.
+        """
+        if self._skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                return
+            self._skipping = False
+            chunk = chunk[end + 1 :]
+        elif not self._buffer and chunk.endswith(b"\n") and chunk.find(b"\n") == len(chunk) - 1:
+            if not chunk.isspace():  # the usual chunk: exactly one line, whole
+                self._lines = [chunk[:-1]]
+            return
+        if b"\n" not in chunk:
             self._buffer += chunk
-            parts = self._buffer.split(b"\n")
-            self._buffer = bytearray(parts.pop())
-            # Stored reversed so pop() yields them in order.
-            self._lines = [bytes(p) for p in reversed(parts) if p.strip()]
             if len(self._buffer) > self._max:
-                self._overflow = bytes(self._buffer[:_PREFIX])  # reported once the lines before it are read
+                self._overflow = bytes(self._buffer[:_PREFIX])
                 self._buffer.clear()
                 self._skipping = True
+            return
+        if self._buffer:  # (a line split across reads; usually a chunk starts a line and is split as it is)
+            self._buffer += chunk
+            chunk = bytes(self._buffer)
+            self._buffer.clear()
+        parts = chunk.split(b"\n")
+        last = parts.pop()
+        if last:
+            self._buffer += last
+        # Stored reversed so pop() yields them in order.
+        self._lines = [p for p in reversed(parts) if p and not p.isspace()]
+        if len(self._buffer) > self._max:
+            self._overflow = bytes(self._buffer[:_PREFIX])  # reported once the lines before it are read
+            self._buffer.clear()
+            self._skipping = True
+
+    def _finish(self) -> bytes | None:
+        """The peer closed: the last line if it had no newline (None when there is none); the stream is at its end."""
+        self._eof = True
+        rest = bytes(self._buffer).strip()
+        self._buffer.clear()
+        if rest and not self._skipping:
+            return rest
+        return None
 
     async def send(self, line: bytes) -> None:
         """Write ``line`` and a newline, atomically with respect to other senders."""

@@ -11,9 +11,11 @@ This module does no I/O.
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
 import re
 import secrets
+from collections.abc import Callable
 from typing import Any, Final
 
 from ..core.json_values import Inexact, exact_float, literal_float
@@ -46,9 +48,41 @@ NO_ID: Final = object()
 _WS = " \t\r\n"
 _decoder = json.JSONDecoder()
 # Built once: json.dumps/json.loads with keyword arguments construct a new encoder/decoder per call.
-_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-_decode_client = json.JSONDecoder(parse_float=exact_float).decode
-_decode_upstream = json.JSONDecoder(parse_float=literal_float).decode
+_encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_client_decoder = json.JSONDecoder(parse_float=exact_float)
+_upstream_decoder = json.JSONDecoder(parse_float=literal_float)
+_decode_client = _client_decoder.decode
+_decode_upstream = _upstream_decoder.decode
+_raw_client = _client_decoder.raw_decode
+_raw_upstream = _upstream_decoder.raw_decode
+
+
+def _c_encoder() -> Callable[[Any], str]:
+    """``_encoder.encode`` without building the C encoder anew for every message (as ``JSONEncoder.encode``
+    does): the same output; a cycle, which parsed JSON cannot hold, ends in RecursionError instead of
+    ValueError. The pure-Python encoder where the C one is missing."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _encoder.encode
+    encode = make(
+        None,  # no cycle markers
+        _encoder.default,  # raises TypeError: an Inexact takes dumps's slow path
+        json.encoder.encode_basestring_ascii,
+        None,
+        _encoder.key_separator,
+        _encoder.item_separator,
+        False,  # sort_keys
+        False,  # skipkeys
+        False,  # allow_nan
+    )
+
+    def run(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return run
+
+
+_encode = _c_encoder()
 
 # The slow path of dumps: an Inexact number is written as a placeholder string, then the
 # placeholder (with a per-process nonce no peer can guess) is replaced by the literal.
@@ -104,7 +138,14 @@ def loads_client(line: bytes) -> Any:
         ValueError: not JSON (including invalid UTF-8).
         RecursionError: nested beyond the parser's limit.
     """
-    return _decode_client(line.decode("utf-8-sig"))  # MCP is UTF-8; a leading BOM is tolerated
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        line.decode("utf-8-sig")  # raises the error as it always was (its offset counted after a BOM)
+        raise
+    if text[:1] == "\ufeff":  # MCP is UTF-8; a leading BOM is tolerated (as by the utf-8-sig codec)
+        text = text[1:]
+    return _parse(text, _raw_client, _decode_client)
 
 
 def loads_upstream(line: bytes | str) -> Any:
@@ -118,7 +159,20 @@ def loads_upstream(line: bytes | str) -> Any:
         ValueError: not JSON (including invalid UTF-8).
         RecursionError: nested beyond the parser's limit.
     """
-    return _decode_upstream(line.decode("utf-8") if isinstance(line, bytes) else line)
+    return _parse(line.decode("utf-8") if isinstance(line, bytes) else line, _raw_upstream, _decode_upstream)
+
+
+def _parse(text: str, raw: Callable[[str], tuple[Any, int]], whole: Callable[[str], Any]) -> Any:
+    """``whole(text)``, by way of ``raw`` when the value fills the text (the usual line): the same value,
+    without the two white-space regexes of ``JSONDecoder.decode``. White space around the value, and
+    every error, take ``whole``, which raises as it always did."""
+    try:
+        value, end = raw(text)
+    except json.JSONDecodeError:
+        return whole(text)
+    if end != len(text):
+        return whole(text)
+    return value
 
 
 def id_key(request_id: Any) -> tuple[bool, Any]:

@@ -49,6 +49,17 @@ handling (a session the server ended is opened again, with the handshake replaye
 is one line stream given at construction (:class:`~mcp_guard.relay.framing.LineStream`, or
 any object with ``receive()`` and ``send()``); one :class:`Relay` serves one client session.
 
+The stdio hot path
+------------------
+When the client and the upstream are both pipe streams (``pipes.PipeLineStream``: ``wrap``
+with a stdio upstream, on asyncio), a line that arrives while the reading task waits is
+handled in the stream's reader callback (:meth:`Relay._client_line_now`,
+:meth:`Relay._upstream_line_now`): parsed, routed and judged by the same code as below, and
+written without waiting, in one pass of the event loop. A line that needs waiting (the
+guard's own listing, a restart, a pipe with output queued) or that is not one plain message
+(a batch, a parse error) is declined before anything is done and takes the async path, in
+order. See ``pipes`` for why this steps below anyio.
+
 Upstream faults
 ---------------
 - When the upstream goes away (exits, crashes, closes its output), every request it was
@@ -88,6 +99,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final
 
 import anyio
@@ -113,6 +125,7 @@ from .jsonrpc import (
     recover_id,
     valid_id,
 )
+from .pipes import PipeLineStream
 from .upstream import Connector, LineLink
 
 __all__ = ["ListingFailed", "Relay", "RequestFailed", "list_pages", "parse_error_text"]
@@ -170,6 +183,10 @@ class RequestFailed(Exception):
 
 class ListingFailed(RequestFailed):
     """The guard could not list the upstream's tools itself (error, timeout, upstream gone)."""
+
+
+class _ClientGone(Exception):
+    """Raised by the upstream hot path when the client can no longer be written to (ends the upstream reader)."""
 
 
 @dataclass
@@ -493,6 +510,17 @@ class Relay:
     # --- client → upstream ------------------------------------------------------------------
 
     async def _from_client(self) -> None:
+        client = self.client
+        if not isinstance(client, PipeLineStream):
+            await self._client_lines()
+            return
+        client.set_line_handler(self._client_line_now)  # the hot path
+        try:
+            await self._client_lines()
+        finally:
+            client.set_line_handler(None)
+
+    async def _client_lines(self) -> None:
         while True:
             try:
                 line = await self.client.receive()
@@ -521,6 +549,55 @@ class Relay:
                 await self._act(*await self._route(message))  # the hot path, without a call more
             else:
                 await self._dispatch(message)
+
+    def _client_line_now(self, line: bytes) -> bool:
+        """The hot path for one client line, run by the client's pipe stream in its reader callback (``pipes``).
+
+        Takes what needs no waiting: a message (not a batch) while the upstream is ready, both
+        sides are pipe streams with no output queued, and no listing of the guard's own is
+        needed. It is routed and forwarded (or answered) just as :meth:`_client_lines` would,
+        writing without waiting. Anything else is declined (False) before anything is done,
+        and :meth:`_client_lines` takes it as usual, in order.
+        """
+        upstream = self.upstream
+        client = self.client
+        if not (
+            self._ready
+            and isinstance(upstream, PipeLineStream)
+            and upstream.idle
+            and isinstance(client, PipeLineStream)
+            and client.idle
+        ):
+            return False
+        try:
+            message = loads_client(line)
+        except (ValueError, RecursionError):
+            return False
+        if type(message) is not dict or self._needs_listing(message):
+            return False
+        try:
+            data = dumps(message)  # (what is forwarded is always the message as parsed)
+        except Uncarriable:
+            return False
+        forward, reply = self._route_now(message)
+        if forward is not None:
+            self._mark_inflight([forward])
+            try:
+                upstream.send_nowait(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                log.warning("could not forward to the upstream: it went away")
+                for answer in self._undelivered([forward]):
+                    self._reply_now(client, answer)
+        if reply is not None:
+            self._reply_now(client, reply)
+        return True
+
+    def _reply_now(self, client: PipeLineStream, message: dict[str, Any]) -> None:
+        """:meth:`_reply` without waiting (the line is queued when the client's pipe is full)."""
+        try:
+            client.send_nowait(dumps(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
 
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
@@ -626,12 +703,21 @@ class Relay:
 
         A ``tools/call`` is judged here (after the guard's own listing when it needs one).
         """
+        if "id" in message and message.get("method") == "tools/call":
+            return await self._route_call(message)
+        return self._route_now(message)
+
+    def _route_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        """:meth:`_route` for a message that needs no listing of the guard's own (see :meth:`_needs_listing`).
+
+        What is forwarded is always ``message`` itself, as parsed.
+        """
         method = message.get("method")
         if method == "tools/call":
             if "id" not in message:
                 log.warning("dropped a tools/call without an id: a notification cannot be judged and answered")
                 return None, None
-            return await self._route_call(message)
+            return self._call_verdict(message, self.table_for(message.get("params")))
         if "id" in message and method == "tools/list":
             self._note_list(message)
         elif method == "notifications/cancelled":
@@ -673,18 +759,23 @@ class Relay:
         return self.upstream is not None
 
     async def _route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        params = message.get("params")
+        table = self.table_for(params)
+        if valid_id(message["id"]) and message.get("jsonrpc") == "2.0" and self._needs_listing(message):
+            try:
+                await self.refresh(_era_meta(params), table, not_before=anyio.current_time())
+            except ListingFailed as exc:
+                text = f"mcp-guard could not list the upstream's tools: {exc}"
+                return None, error_response(message["id"], INTERNAL_ERROR, text)
+        return self._call_verdict(message, table)
+
+    def _call_verdict(self, message: dict[str, Any], table: ToolTable) -> tuple[Any, Any]:
+        """A ``tools/call`` (with an id) judged against ``table``: ``(message, None)`` or ``(None, answer)``."""
         request_id = message["id"]
         if not valid_id(request_id) or message.get("jsonrpc") != "2.0":
             text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
             return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
         params = message.get("params")
-        table = self.table_for(params)
-        if self._needs_listing(message):
-            try:
-                await self.refresh(_era_meta(params), table, not_before=anyio.current_time())
-            except ListingFailed as exc:
-                text = f"mcp-guard could not list the upstream's tools: {exc}"
-                return None, error_response(request_id, INTERNAL_ERROR, text)
         verdict = table.judge(params)
         if verdict.forward:
             return message, None
@@ -733,12 +824,26 @@ class Relay:
 
     async def _from_upstream(self, upstream: LineLink) -> None:
         """Relay the upstream's output to the client until it ends."""
+        client = self.client
+        if not (isinstance(upstream, PipeLineStream) and isinstance(client, PipeLineStream)):
+            await self._upstream_lines(upstream)
+            return
+        upstream.set_line_handler(partial(self._upstream_line_now, client))  # the hot path
+        try:
+            await self._upstream_lines(upstream)
+        finally:
+            upstream.set_line_handler(None)
+
+    async def _upstream_lines(self, upstream: LineLink) -> None:
         while True:
             try:
                 line = await upstream.receive()
             except anyio.EndOfStream:
                 if self.client_closed:
                     log.debug("the upstream closed its output after the client hung up")
+                return
+            except _ClientGone:  # (from the hot path)
+                self._client_gone()
                 return
             except LineTooLong as exc:
                 await self._unparsable_from_upstream(exc.prefix, too_long=exc.limit)
@@ -748,27 +853,63 @@ class Relay:
             except (ValueError, RecursionError):
                 await self._unparsable_from_upstream(line)
                 continue
-            if type(message) is dict:
-                out = self._upstream_message(message)
-            elif type(message) is list:
-                out = self._upstream_batch(message)
-            else:
-                out = None
+            out = self._upstream_out(message)
             if out is CONSUMED:
-                continue
-            if out is None:
-                self._skipped(message)
                 continue
             try:
                 data = dumps(out)
             except Uncarriable:
-                await self._uncarriable_from_upstream(out)
+                for answer in self._uncarriable_answers(out):
+                    await self._reply(answer)
                 continue
             try:
                 await self.client.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._client_gone()
                 return
+
+    def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
+        """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
+
+        Takes every line that parses while the client's pipe has no output queued, just as
+        :meth:`_upstream_lines` would, writing without waiting; declines (False, having done
+        nothing) the rest. The client gone is raised as :class:`_ClientGone` to
+        :meth:`_upstream_lines`, which ends as it would have.
+        """
+        if not client.idle:
+            return False
+        try:
+            message = loads_upstream(line)
+        except (ValueError, RecursionError):
+            return False
+        out = self._upstream_out(message)
+        if out is CONSUMED:
+            return True
+        try:
+            data = dumps(out)
+        except Uncarriable:
+            for answer in self._uncarriable_answers(out):
+                self._reply_now(client, answer)
+            return True
+        try:
+            client.send_nowait(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise _ClientGone from None
+        return True
+
+    def _upstream_out(self, message: Any) -> Any:
+        """What one parsed upstream message (or batch) becomes: the object to send the client, or
+        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged)."""
+        if type(message) is dict:
+            out = self._upstream_message(message)
+        elif type(message) is list:
+            out = self._upstream_batch(message)
+        else:
+            out = None
+        if out is None:
+            self._skipped(message)
+            return CONSUMED
+        return out
 
     async def _unparsable_from_upstream(self, line: bytes, *, too_long: int | None = None) -> None:
         """A line the guard cannot parse (or, with ``too_long``, the start of a line over that cap): skipped;
@@ -803,13 +944,16 @@ class Relay:
             return
         log.warning("skipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)", len(line))
 
-    async def _uncarriable_from_upstream(self, out: Any) -> None:
-        """Upstream output holding NaN or Infinity (not JSON): withheld; a request waiting for it gets an error."""
+    @staticmethod
+    def _uncarriable_answers(out: Any) -> list[dict[str, Any]]:
+        """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
+        answers = []
         for m in out if type(out) is list else [out]:
             if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
                 text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
-                await self._reply(error_response(m["id"], INTERNAL_ERROR, text))
+                answers.append(error_response(m["id"], INTERNAL_ERROR, text))
         log.warning("withheld upstream output holding a number JSON cannot carry (NaN or Infinity)")
+        return answers
 
     @staticmethod
     def _skipped(message: Any) -> None:
@@ -967,7 +1111,17 @@ class Relay:
             log.warning("could not forward to the upstream: it is not running")
             await self._answer_requests(elements, INTERNAL_ERROR, GONE)
             return
-        # In flight before it is sent: should the upstream go away meanwhile, the request is answered.
+        self._mark_inflight(elements)
+        try:
+            await upstream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            log.warning("could not forward to the upstream: it went away")
+            for answer in self._undelivered(elements):
+                await self._reply(answer)
+
+    def _mark_inflight(self, elements: list[Any]) -> None:
+        """The requests among ``elements`` are in flight (and timed), before they are sent: should the
+        upstream go away meanwhile, they are answered."""
         timed = self.client_request_timeout is not None
         for m in elements:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
@@ -975,16 +1129,17 @@ class Relay:
                 self._inflight[key] = m["id"]
                 if timed and (type(m["method"]) is not str or m["method"] not in UNTIMED):
                     self._deadline_start(key, m)
-        try:
-            await upstream.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            log.warning("could not forward to the upstream: it went away")
-            for m in elements:
-                if type(m) is dict and "id" in m and "method" in m:
-                    if not valid_id(m["id"]):
-                        await self._reply(error_response(None, INTERNAL_ERROR, GONE))
-                    elif self._inflight.pop(id_key(m["id"]), None) is not None:
-                        await self._reply(error_response(m["id"], INTERNAL_ERROR, GONE))
+
+    def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
+        """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
+        answers = []
+        for m in elements:
+            if type(m) is dict and "id" in m and "method" in m:
+                if not valid_id(m["id"]):
+                    answers.append(error_response(None, INTERNAL_ERROR, GONE))
+                elif self._inflight.pop(id_key(m["id"]), None) is not None:
+                    answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
+        return answers
 
     async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
         for m in messages:

@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 
-from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from .framing import DEFAULT_MAX_LINE, claim_stdio
 from .guard import ToolTable
 from .http_upstream import DEFAULT_MAX_MESSAGE_BYTES, http_connector, shown_url
+from .pipes import pipe_line_stream
 from .relay import Relay
 from .upstream import Connector, UpstreamStartError, stdio_connector
 
@@ -73,7 +74,7 @@ async def _relay_stdio(
 ) -> int:
     """Relay this process's stdio to the upstream ``connect`` makes, until the client closes or a signal comes."""
     with claim_stdio() as (read_fd, write_fd):
-        client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_line)
+        client = pipe_line_stream(read_fd, write_fd, max_line=max_line)
         relay = Relay(
             client,
             connect,

@@ -60,6 +60,7 @@ import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
 from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, MessageStream
+from .pipes import PipeLineStream, pollable_on_asyncio
 
 __all__ = [
     "EXIT_GRACE_SECONDS",
@@ -96,9 +97,10 @@ class _ChildOutput(FdReceiveStream):
 
     A process the child started may hold the pipe's write end open after the child exits;
     without this the reader would never see EOF, and requests sent to the dead server would
-    never be answered. On asyncio the wait for data is a bare ``add_reader`` future that
-    :meth:`child_exited` can resolve (no cancel scope per read: this is the hot path); on
-    other backends it is ``anyio.wait_readable`` in a cancel scope.
+    never be answered. :func:`spawn_upstream` uses it where ``pipes.PipeLineStream`` (which
+    does the same with ``end_when_drained``) cannot be used: off asyncio. On asyncio the wait
+    for data is a bare ``add_reader`` future that :meth:`child_exited` can resolve; on other
+    backends it is ``anyio.wait_readable`` in a cancel scope.
     """
 
     def __init__(self, fd: int) -> None:
@@ -203,9 +205,9 @@ async def spawn_upstream(
 ) -> AsyncIterator[Upstream]:
     """Run ``command`` as the upstream; stop it (and its process group) on exit.
 
-    The pipes are the guard's own (plain fds read and written like the client side's),
-    not anyio's process streams, whose every send costs an event-loop pass. Its exit is
-    logged (info) with its status.
+    The pipes are the guard's own (plain fds read and written like the client side's; a
+    ``pipes.PipeLineStream`` on asyncio), not anyio's process streams, whose every send costs
+    an event-loop pass. Its exit is logged (info) with its status.
 
     Args:
         command: the executable and its arguments.
@@ -245,14 +247,20 @@ async def spawn_upstream(
     finally:
         os.close(child_in)
         os.close(child_out)
-    output = _ChildOutput(from_child)
-    stream = LineStream(output, FdSendStream(to_child, owned=True), max_line=max_line)
+    stream: LineStream
+    if pollable_on_asyncio(from_child):
+        stream = PipeLineStream(from_child, to_child, max_line=max_line, owned=True)
+        child_exited = stream.end_when_drained
+    else:
+        output = _ChildOutput(from_child)
+        stream = LineStream(output, FdSendStream(to_child, owned=True), max_line=max_line)
+        child_exited = output.child_exited
     log.debug("started the upstream (pid %d)", process.pid)
 
     async def watch() -> None:
         status = await process.wait()
         log.info("the upstream (pid %d) exited with status %d", process.pid, status)
-        output.child_exited()
+        child_exited()
 
     try:
         async with anyio.create_task_group() as tg:
@@ -263,7 +271,8 @@ async def spawn_upstream(
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
+            with anyio.move_on_after(EXIT_GRACE_SECONDS):  # (output still queued for it gets this long)
+                await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
             await stop_upstream(process)
             await stream.aclose()
 

@@ -691,3 +691,30 @@ async def test_an_upstream_that_exits_at_once_gets_every_request_answered_prompt
         assert "the guard starts it again on the first request after" in texts[-1]
         assert all(SECRET not in text for text in texts)
         assert client.process.returncode is None
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Backpressure: a client that writes and does not read is not read without bound
+
+
+async def test_a_client_that_does_not_read_its_answers_is_stopped_by_full_pipes(tmp_path: Path) -> None:
+    """Calls and their answers pile up in the pipes, not in the guard's memory: once the client's
+    output pipe is full, the guard stops reading the upstream, the upstream stops reading, and the
+    guard stops reading the client. Then every call is still answered, in order."""
+    limit = 40_000  # ~4 MB of calls: ten times what the pipes on the way hold
+    async with open_guard(tmp_path) as client:
+        assert "result" in await client.request("tools/list")
+        sent = 0
+        with anyio.fail_after(120):  # (a hang guard; a guard reading without bound fails on the count)
+            while sent < limit:
+                call = {"jsonrpc": "2.0", "id": f"c{sent}", "method": "tools/call", "params": {"name": "echo"}}
+                with anyio.move_on_after(1.0) as waited:  # the guard stopped reading (liveness only)
+                    await client.send(call)
+                sent += 1  # (a send that waited has its line in the transport's buffer all the same)
+                if waited.cancelled_caught:
+                    break
+        assert sent < limit, f"the guard read {sent} calls while none of their answers was read"
+        for number in range(sent):
+            answer = await client.response(f"c{number}")
+            assert answer["result"]["content"][0]["text"] == "ok", answer
+        assert [m["id"] for m in client.received if "id" in m][-sent:] == [f"c{n}" for n in range(sent)]

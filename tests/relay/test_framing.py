@@ -80,3 +80,18 @@ async def test_a_last_over_long_line_without_newline_ends_the_stream() -> None:
         await stream.receive()
     with pytest.raises(anyio.EndOfStream):
         await stream.receive()
+
+
+@pytest.mark.parametrize(
+    ("chunks", "lines"),
+    [
+        ([b'{"id":1}\n'], [b'{"id":1}']),  # one whole line per chunk: the usual case
+        ([b"\n", b"  \r\n", b'{"id":2}\r\n'], [b'{"id":2}\r']),  # blank lines skipped, a CR kept
+        ([b'{"id":', b"3}\n"], [b'{"id":3}']),
+        ([b"x" * 150 + b"\n", b'{"id":4}\n'], [("too long", b"xxxxxxxxxxxx", 100), b'{"id":4}']),
+    ],
+    ids=["one-line", "blank-and-cr", "split", "one-over-long-line"],
+)
+async def test_chunks_holding_one_line_each(chunks: list[bytes], lines: list[object]) -> None:
+    stream = LineStream(Chunks(chunks), Sink(), max_line=100)
+    assert await read_all(stream) == lines
