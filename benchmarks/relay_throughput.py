@@ -19,6 +19,7 @@ latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMC
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import statistics
 import subprocess
@@ -40,7 +41,9 @@ class RawClient:
         )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin = self.process.stdin
-        self.stdout = self.process.stdout
+        # Buffered reads: ``readline`` on the raw (bufsize=0) pipe reads one byte per system
+        # call, a client cost that would weigh on every target alike and flatter the ratios.
+        self.stdout = io.BufferedReader(self.process.stdout, buffer_size=1 << 16)
         self.next_id = 0
 
     def request(self, method: str, params: dict[str, object]) -> dict[str, object]:
