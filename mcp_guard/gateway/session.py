@@ -181,6 +181,7 @@ class _Forwarded:
     client_id: Any
     method: str
     call: Call | None = None
+    modern: bool = False  # a 2026-07-28 request: its result needs ``resultType``, whoever answers
     deadline: float = float("inf")
     settled: anyio.Event | None = None
     token: tuple[bool, Any] | None = None
@@ -1247,7 +1248,7 @@ class GatewaySession:
             return
         link = self._by_name[route.server]
         outgoing = {**message, "params": {**params, "name": route.tool}}
-        await self._forward(link, outgoing, _Forwarded(request_id, "tools/call", call))
+        await self._forward(link, outgoing, _Forwarded(request_id, "tools/call", call, modern=call.modern))
 
     async def _forward(self, link: Link, message: dict[str, Any], forwarded: _Forwarded) -> None:
         request_id = forwarded.client_id
@@ -1287,6 +1288,10 @@ class GatewaySession:
         -32603 instead, and a call is journaled ``protocol_error``.
         """
         self.forget_client_request(forwarded.client_id)
+        result = response.get("result")
+        if forwarded.modern and type(result) is dict and "resultType" not in result:
+            # A handshake-era upstream answered a 2026-07-28 client's request: the era requires it.
+            response = {**response, "result": {**result, "resultType": "complete"}}
         try:
             data = dumps({**response, "id": forwarded.client_id})
         except Uncarriable:
@@ -1348,7 +1353,8 @@ class GatewaySession:
         if not link.ready:
             await self.reply(error_response(message["id"], INTERNAL_ERROR, DOWN))
             return
-        await self._forward(link, message, _Forwarded(message["id"], message["method"]))
+        modern = is_modern(message.get("params"))
+        await self._forward(link, message, _Forwarded(message["id"], message["method"], modern=modern))
 
     async def _complete(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -1774,12 +1780,16 @@ class GatewaySession:
             "supportedVersions": versions or [],
             "capabilities": capabilities,
             "serverInfo": {"name": "mcp-guard-gateway", "version": _version()},
+            "_meta": {SERVER_INFO_KEY: {"name": "mcp-guard-gateway", "version": _version()}},
             "resultType": "complete",
             "ttlMs": 0,
             "cacheScope": "private",
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
+
+SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+"""Where a 2026-07-28 ``server/discover`` result carries the server's identity (``_meta``)."""
 
 _LIST_METHODS: Final = {
     "tools/list": "tools",

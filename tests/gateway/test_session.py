@@ -144,7 +144,18 @@ class FakeServer:
                 await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": self.init_error})
                 continue
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-            if method == "initialize":
+            if method == "server/discover" and "handshake_only" in self.faults:
+                error = {"code": -32601, "message": "Method not found"}
+                await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": error})
+                continue
+            if method == "server/discover" and "modern" in self.faults:
+                versions = ["2026-07-28"]
+                reply["result"] = {
+                    "supportedVersions": versions,
+                    "capabilities": {"tools": {}},
+                    "resultType": "complete",
+                }
+            elif method == "initialize":
                 caps: dict[str, Any] = {"tools": {"listChanged": True}}
                 if self.prompts is not None:
                     caps["prompts"] = {}
@@ -560,3 +571,29 @@ async def test_parse_errors_and_invalid_requests_say_why() -> None:
         batch = await client.answer(None)
         assert batch["error"]["code"] == -32600 and "batches (arrays) are not supported" in batch["error"]["message"]
         assert "result" in await client.request("ping")
+
+
+# --- smoke trial: a 2026-07-28 client, one upstream of each era --------------------------------
+
+MODERN = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+async def test_a_2026_client_gets_the_era_fields_from_a_handshake_era_upstream() -> None:
+    """The SDK's auto-mode client refused a handshake-era upstream's call result (no ``resultType``)."""
+    new, old = FakeServer(faults={"modern"}), FakeServer(faults={"handshake_only"})
+    async with running({"new": new, "old": old}) as (_session, client):
+        discovered = await client.request("server/discover", {"_meta": MODERN})
+        stamp = discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+        assert stamp["name"] == "mcp-guard-gateway"  # where the SDK reads a 2026-era server's identity
+        for name in ("old__echo", "new__echo"):
+            answer = await client.request("tools/call", {"name": name, "arguments": {"text": "x"}, "_meta": MODERN})
+            assert answer["result"]["resultType"] == "complete", answer
+            assert answer["result"]["content"][0]["text"] == "echo ok"
+        legacy = FakeServer(faults={"handshake_only"})
+    async with running({"old": legacy}) as (_session, client):
+        await client.initialize()
+        answer = await client.call("old__echo", {"text": "x"})
+        assert "resultType" not in answer["result"]  # a handshake-era client's results are untouched
