@@ -937,6 +937,11 @@ class GatewaySession:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             await self._from_client()
+            # Requests the client sent just before it closed its side are still answered if
+            # they can be within the drain time (as the relay does; the client may be reading).
+            with anyio.move_on_after(self.drain_timeout):
+                while self._open:
+                    await anyio.sleep(0.02)
             self.closing = True
             await self._close_upstreams()
             tg.cancel_scope.cancel()

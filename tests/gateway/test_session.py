@@ -597,3 +597,14 @@ async def test_a_2026_client_gets_the_era_fields_from_a_handshake_era_upstream()
         await client.initialize()
         answer = await client.call("old__echo", {"text": "x"})
         assert "resultType" not in answer["result"]  # a handshake-era client's results are untouched
+
+
+async def test_a_request_sent_just_before_the_client_leaves_is_still_answered() -> None:
+    """``printf REQUEST | mcp-guard serve``: the answer used to be dropped with the session."""
+    server = FakeServer(faults={"modern"})
+    async with running({"s": server}, drain_timeout=5.0) as (_session, client):
+        await client.send({"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {"_meta": MODERN}})
+        await client.send({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": MODERN}})
+        await client.link.close_send()
+        assert "result" in await client.answer(7)
+        assert [t["name"] for t in (await client.answer(8))["result"]["tools"]] == ["s__echo", "s__hang", "s__die"]
