@@ -81,7 +81,16 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.relay import SUBSCRIPTION_ID_KEY, UNTIMED, _error_reason, list_pages, parse_error_text, without_guard_keys
+from ..relay.relay import (
+    SUBSCRIPTION_ID_KEY,
+    UNTIMED,
+    PendingRequest,
+    RequestFailed,
+    _error_reason,
+    list_pages,
+    parse_error_text,
+    without_guard_keys,
+)
 from ..relay.upstream import Connector, LineLink
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .config import GatewayConfig, HttpServer, StdioServer
@@ -163,17 +172,6 @@ def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEF
     return http_connector(server.url, server.headers, max_message_bytes=max_message_bytes)
 
 
-class RequestFailed(Exception):
-    """A request of the guard's own got no usable answer (error, timeout, upstream gone)."""
-
-
-@dataclass
-class _Own:
-    event: anyio.Event = field(default_factory=anyio.Event)
-    response: dict[str, Any] | None = None
-    failure: str | None = None
-
-
 @dataclass
 class _Forwarded:
     """A client request a link forwarded: the client's id, its method, and the call (``tools/call``)."""
@@ -224,7 +222,7 @@ class Link:
         self.offers: frozenset[str] | None = None
         self._nonce = secrets.token_hex(6)
         self._counter = 0
-        self._own: dict[tuple[bool, Any], _Own] = {}
+        self._own: dict[tuple[bool, Any], PendingRequest] = {}
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
         self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
         self._discover_lock = anyio.Lock()
@@ -450,7 +448,7 @@ class Link:
         """
         request_id = self.new_id()
         key = id_key(request_id)
-        own = _Own()
+        own = PendingRequest()
         self._own[key] = own
         self._listens[key] = on_frame
         try:
@@ -622,7 +620,7 @@ class Link:
         """
         request_id = self.new_id()
         key = id_key(request_id)
-        own = _Own()
+        own = PendingRequest()
         self._own[key] = own
         try:
             try:

@@ -128,7 +128,7 @@ from .jsonrpc import (
 from .pipes import PipeLineStream
 from .upstream import Connector, LineLink
 
-__all__ = ["ListingFailed", "Relay", "RequestFailed", "list_pages", "parse_error_text"]
+__all__ = ["ListingFailed", "PendingRequest", "Relay", "RequestFailed", "list_pages", "parse_error_text"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -190,7 +190,10 @@ class _ClientGone(Exception):
 
 
 @dataclass
-class _Pending:
+class PendingRequest:
+    """A request of the guard's own awaiting its answer: set ``event`` once ``response`` or
+    ``failure`` (why there is none) is filled in. Shared by the relay and the gateway's links."""
+
     event: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
     failure: str | None = None
@@ -254,7 +257,7 @@ class Relay:
         self.restarts = 0
         self._nonce = secrets.token_hex(8)
         self._counter = 0
-        self._own: dict[tuple[bool, Any], _Pending] = {}
+        self._own: dict[tuple[bool, Any], PendingRequest] = {}
         self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
@@ -1189,7 +1192,7 @@ class Relay:
         self._counter += 1
         request_id = f"mcp-guard-{self._nonce}-{self._counter}"
         key = id_key(request_id)
-        pending = _Pending()
+        pending = PendingRequest()
         self._own[key] = pending
         try:
             await self._send_own({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
@@ -1304,7 +1307,7 @@ class Relay:
         self._counter += 1
         request_id = f"mcp-guard-{self._nonce}-{self._counter}"
         key = id_key(request_id)
-        pending = _Pending()
+        pending = PendingRequest()
         self._own[key] = pending
         self._listens[key] = table
         try:
