@@ -25,7 +25,6 @@ import json
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from relay_throughput import percentile  # (this script's folder is on sys.path when it runs)
+from relay_throughput import summarize  # (this script's folder is on sys.path when it runs)
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMA = [sys.executable, str(ROOT / "fixtures" / "sigma" / "server.py")]
@@ -170,18 +169,8 @@ def main() -> int:
             latencies.setdefault(name, []).extend(lat)
             line.append(f"{name} {rate:7.1f}/s")
         print(f"round {i + 1}: " + "   ".join(line))
-    print(f"median over {args.rounds} rounds of {args.calls} sequential tools/call over streamable HTTP:")
-    median = {name: statistics.median(values) for name, values in rates.items()}
-    for name, value in median.items():
-        lat = latencies[name]
-        print(
-            f"  {name:<14} {value:8.1f} calls/s   p50 {percentile(lat, 0.5) * 1e3:7.2f} ms"
-            f"   p99 {percentile(lat, 0.99) * 1e3:7.2f} ms"
-        )
-    print(f"  mcp-guard/direct = {median['mcp-guard'] / median['direct']:.2f}", end="")
-    if "fastmcp proxy" in median:
-        print(f";  mcp-guard/fastmcp proxy = {median['mcp-guard'] / median['fastmcp proxy']:.2f}", end="")
-    print()
+    title = f"median over {args.rounds} rounds of {args.calls} sequential tools/call over streamable HTTP:"
+    summarize(title, rates, latencies, "ms")
     return 0
 
 

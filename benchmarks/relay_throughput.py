@@ -150,19 +150,26 @@ def main() -> int:
             latencies[name] += lat
             line.append(f"{name} {rate:7.1f}/s")
         print(f"round {i + 1}: " + "   ".join(line))
-    print(f"median over {args.rounds} rounds of {args.calls} sequential tools/call on stdio ({args.era} era):")
+    title = f"median over {args.rounds} rounds of {args.calls} sequential tools/call on stdio ({args.era} era):"
+    summarize(title, rates, latencies, "µs")
+    return 0
+
+
+def summarize(title: str, rates: dict[str, list[float]], latencies: dict[str, list[float]], unit: str) -> None:
+    """Print the median rate and p50/p99 latency (``unit``: "µs" or "ms") per target, and the ratios."""
+    scale, digits = (1e6, 0) if unit == "µs" else (1e3, 2)
+    print(title)
     median = {name: statistics.median(values) for name, values in rates.items()}
-    for name in targets:
+    for name, value in median.items():
         lat = latencies[name]
         print(
-            f"  {name:<14} {median[name]:8.1f} calls/s   p50 {percentile(lat, 0.5) * 1e6:7.0f} µs"
-            f"   p99 {percentile(lat, 0.99) * 1e6:7.0f} µs"
+            f"  {name:<14} {value:8.1f} calls/s   p50 {percentile(lat, 0.5) * scale:7.{digits}f} {unit}"
+            f"   p99 {percentile(lat, 0.99) * scale:7.{digits}f} {unit}"
         )
     print(f"  mcp-guard/direct = {median['mcp-guard'] / median['direct']:.2f}", end="")
     if "fastmcp proxy" in median:
         print(f";  mcp-guard/fastmcp proxy = {median['mcp-guard'] / median['fastmcp proxy']:.2f}", end="")
     print()
-    return 0
 
 
 if __name__ == "__main__":
