@@ -57,7 +57,7 @@ import json
 import logging
 import math
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -1094,26 +1094,14 @@ class GatewaySession:
         result = {
             "protocolVersion": version,
             "capabilities": self._merged_capabilities(ready),
-            "serverInfo": {"name": "mcp-guard-gateway", "version": _version()},
+            "serverInfo": _gateway_info(),
             "instructions": _instructions(self.links),
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
         self._announced = True
 
     def _merged_capabilities(self, ready: list[Link]) -> dict[str, Any]:
-        caps: dict[str, Any] = {"tools": {"listChanged": True}}
-        for link in ready:
-            theirs = link.capabilities
-            if "prompts" in theirs:
-                caps["prompts"] = {"listChanged": True}
-            if "resources" in theirs:
-                res = caps.setdefault("resources", {"listChanged": True})
-                if type(theirs["resources"]) is dict and theirs["resources"].get("subscribe"):
-                    res["subscribe"] = True
-            for member in ("logging", "completions"):
-                if member in theirs:
-                    caps[member] = {}
-        return caps
+        return merged_capabilities(link.capabilities for link in ready)
 
     async def _client_notification(self, method: str, message: dict[str, Any]) -> None:
         if method == "notifications/initialized":
@@ -1763,32 +1751,48 @@ class GatewaySession:
             await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
             return
         versions: list[Any] | None = None
-        capabilities: dict[str, Any] = {"tools": {"listChanged": True}}
         for answer in answers:
             theirs = [v for v in answer.get("supportedVersions") or [] if type(v) is str]
             versions = theirs if versions is None else [v for v in versions if v in theirs]
-            caps = answer.get("capabilities")
-            if type(caps) is not dict:
-                continue
-            if "prompts" in caps:
-                capabilities["prompts"] = {"listChanged": True}
-            if "resources" in caps:
-                resources = capabilities.setdefault("resources", {"listChanged": True})
-                if type(caps["resources"]) is dict and caps["resources"].get("subscribe"):
-                    resources["subscribe"] = True
-            for member in ("logging", "completions"):
-                if member in caps:
-                    capabilities[member] = {}
+        capabilities = merged_capabilities(answer.get("capabilities") for answer in answers)
         result: dict[str, Any] = {
             "supportedVersions": versions or [],
             "capabilities": capabilities,
-            "serverInfo": {"name": "mcp-guard-gateway", "version": _version()},
-            "_meta": {SERVER_INFO_KEY: {"name": "mcp-guard-gateway", "version": _version()}},
+            "serverInfo": _gateway_info(),
+            "_meta": {SERVER_INFO_KEY: _gateway_info()},
             "resultType": "complete",
             "ttlMs": 0,
             "cacheScope": "private",
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def merged_capabilities(upstreams: Iterable[Any]) -> dict[str, Any]:
+    """The gateway's capabilities over its upstreams' (``initialize`` or ``server/discover`` answers).
+
+    Tools always, with ``listChanged`` (the gateway's own merged list); prompts and resources
+    (``listChanged``; ``subscribe`` when any upstream offers it) where any upstream has them;
+    ``logging`` and ``completions`` likewise. A value that is not an object counts for nothing.
+    """
+    merged: dict[str, Any] = {"tools": {"listChanged": True}}
+    for theirs in upstreams:
+        if type(theirs) is not dict:
+            continue
+        if "prompts" in theirs:
+            merged["prompts"] = {"listChanged": True}
+        if "resources" in theirs:
+            resources = merged.setdefault("resources", {"listChanged": True})
+            if type(theirs["resources"]) is dict and theirs["resources"].get("subscribe"):
+                resources["subscribe"] = True
+        for member in ("logging", "completions"):
+            if member in theirs:
+                merged[member] = {}
+    return merged
+
+
+def _gateway_info() -> dict[str, str]:
+    """The gateway's own ``serverInfo``."""
+    return {"name": "mcp-guard-gateway", "version": _version()}
 
 
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
