@@ -50,6 +50,8 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from ..errors import GuardError
+
 __all__ = [
     "DEFAULT_NAME_FORMAT",
     "ConfigError",
@@ -76,7 +78,7 @@ STDIO_TYPES: Final = frozenset({"stdio"})
 HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamableHttp"})
 
 
-class ConfigError(Exception):
+class ConfigError(GuardError):
     """The configuration cannot be used; the message names the file, the key, and what is wrong."""
 
 

@@ -40,8 +40,9 @@ from typing import Any, Final
 import anyio.to_thread
 
 from ..core import Compiled
-from ..relay.guard import REJECTION_KEY, rejection_result
+from ..relay.guard import rejection_result
 from ..relay.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+from ..wire.meta import REJECTION_KEY
 from .jcs import canonical_sha256
 from .journal import Journal, Result
 from .pinning import PinStatus

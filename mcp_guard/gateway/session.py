@@ -64,8 +64,8 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..peer.requests import OwnRequests, RequestFailed, list_pages
 from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
-from ..relay.guard import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, is_modern
 from ..relay.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -81,17 +81,18 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.relay import (
+from ..relay.upstream import Connector, LineLink
+from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
+from ..wire.meta import (
+    CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
     UNTIMED,
-    PendingRequest,
-    RequestFailed,
-    _error_reason,
-    list_pages,
-    parse_error_text,
+    is_modern,
     without_guard_keys,
 )
-from ..relay.upstream import Connector, LineLink
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .config import GatewayConfig, HttpServer, StdioServer
 from .journal import Journal
@@ -114,11 +115,7 @@ STABLE_SECONDS: Final = 10.0
 MAX_ENVELOPES: Final = 16
 """How many 2026-07-28 envelopes (protocol version, client capabilities) keep merged lists of their own."""
 
-ENVELOPE_KEYS: Final = (
-    PROTOCOL_VERSION_KEY,
-    "io.modelcontextprotocol/clientInfo",
-    CAPABILITIES_KEY,
-)
+ENVELOPE_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_INFO_KEY, CAPABILITIES_KEY)
 """The ``_meta`` keys of a client's envelope that the guard's own 2026-07-28 requests carry (not its log level)."""
 
 LISTEN_FLAGS: Final = {
@@ -133,10 +130,6 @@ ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 RELIST_INTERVAL: Final = 1.0
 """A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
 
-GONE: Final = (
-    "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
-    "the request was not re-sent"
-)
 DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
 NOT_INITIALIZED: Final = (
     "mcp-guard: the client has not sent initialize, so the gateway has not set up its servers for it: in the "
@@ -220,9 +213,7 @@ class Link:
         self.connection = 0
         self.initialized = False
         self.offers: frozenset[str] | None = None
-        self._nonce = secrets.token_hex(6)
-        self._counter = 0
-        self._own: dict[tuple[bool, Any], PendingRequest] = {}
+        self._own = OwnRequests()
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
         self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
         self._discover_lock = anyio.Lock()
@@ -235,8 +226,7 @@ class Link:
 
     def new_id(self) -> str:
         """A fresh upstream request id of this link."""
-        self._counter += 1
-        return f"mcp-guard-{self._nonce}-{self._counter}"
+        return self._own.new_id()
 
     # --- the connection loop ------------------------------------------------------------------
 
@@ -448,8 +438,7 @@ class Link:
         """
         request_id = self.new_id()
         key = id_key(request_id)
-        own = PendingRequest()
-        self._own[key] = own
+        own = self._own.open(request_id)
         self._listens[key] = on_frame
         try:
             await self.send({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params})
@@ -457,7 +446,7 @@ class Link:
         except (RequestFailed, Uncarriable):
             return None
         finally:
-            self._own.pop(key, None)
+            self._own.close(request_id)
             self._listens.pop(key, None)
             if own.response is None and self.upstream is not None:
                 notice = {"requestId": request_id, "reason": "mcp-guard no longer needs this stream"}
@@ -473,8 +462,7 @@ class Link:
         self._dirty.clear()  # a restart lists everything anyway
         self.initialized = False
         self.offers = None
-        for own in self._own.values():
-            own.event.set()
+        self._own.fail_all()
         pending, self._pending = list(self._pending.values()), {}
         self._progress.clear()
         for forwarded in pending:
@@ -517,8 +505,7 @@ class Link:
         finally:
             # Nothing more will come: the guard's own requests (initialize, listings) fail now.
             self._reading = False
-            for own in self._own.values():
-                own.event.set()
+            self._own.fail_all()
             ended.set()
 
     async def _unreadable(self, line: bytes, *, too_long: int | None = None) -> None:
@@ -534,11 +521,8 @@ class Link:
         else:
             what = "could not be parsed (not valid JSON, or nested too deeply)"
             text = f"mcp-guard: the upstream's answer {what}; it was dropped"
-        own = self._own.get(key) if key is not None else None
-        if own is not None:
+        if self._own.fail(key, f"its answer {what}"):
             log.warning("upstream %s: its answer %s; the guard's request failed", self.name, what)
-            own.failure = f"its answer {what}"
-            own.event.set()
             return
         forwarded = self._take(key) if key is not None else None
         if forwarded is not None:
@@ -552,14 +536,11 @@ class Link:
         method = message.get("method")
         if type(method) is not str:  # a response
             key = id_key(message.get("id"))
-            own = self._own.get(key)
-            if own is not None:
-                own.response = message
-                own.event.set()
+            if self._own.answer(key, message):
                 return
             forwarded = self._take(key)
             if forwarded is None:
-                log.debug("upstream %s: dropped an answer to no pending request", self.name)
+                log.warning("upstream %s: %s", self.name, UNANSWERED_DROPPED)
                 return
             await self.session.answer(self, forwarded, message)
             return
@@ -619,9 +600,7 @@ class Link:
                 or the upstream gone.
         """
         request_id = self.new_id()
-        key = id_key(request_id)
-        own = PendingRequest()
-        self._own[key] = own
+        own = self._own.open(request_id)
         try:
             try:
                 await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
@@ -631,7 +610,7 @@ class Link:
                 with anyio.move_on_after(self.session.request_timeout):
                     await own.event.wait()
         finally:
-            self._own.pop(key, None)
+            self._own.close(request_id)
         response = own.response
         if response is None:
             if own.failure is not None:
@@ -642,7 +621,7 @@ class Link:
         if "error" in response:
             # An error the HTTP transport wrote says what happened (HTTP 401, connection refused);
             # a server's error is named with its code and message.
-            reason = _error_reason(method, response["error"])
+            reason = error_reason(method, response["error"])
             raise RequestFailed(reason.replace("given with --header or --header-env", "in the config's `headers`"))
         result = response.get("result")
         if type(result) is not dict:
@@ -1021,10 +1000,7 @@ class GatewaySession:
             except LineTooLong as exc:
                 found = recover_id(exc.prefix)
                 log.warning("refused a message from the client longer than %d bytes", exc.limit)
-                text = (
-                    f"Invalid Request: the message is longer than the guard's limit of {exc.limit} bytes "
-                    "(--max-message-bytes); it was not forwarded"
-                )
+                text = too_long_text(exc.limit)
                 await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
                 continue
             try:
@@ -1054,6 +1030,12 @@ class GatewaySession:
                 if method == "initialize":
                     await self._initialize(message)
                 else:
+                    if id_key(message["id"]) in self._open:
+                        # Two open requests under one id: their answers could not be told apart.
+                        log.warning("refused a client request whose id is that of a request still in flight")
+                        # (sent as is: the answer does not close the open request of that id)
+                        await self._send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
+                        continue
                     if not self._era_known.is_set():
                         self._start_links()
                         self._era_known.set()
@@ -1794,9 +1776,6 @@ def _gateway_info() -> dict[str, str]:
     """The gateway's own ``serverInfo``."""
     return {"name": "mcp-guard-gateway", "version": _version()}
 
-
-SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
-"""Where a 2026-07-28 ``server/discover`` result carries the server's identity (``_meta``)."""
 
 _LIST_METHODS: Final = {
     "tools/list": "tools",

@@ -23,27 +23,20 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..core import UNSUPPORTED, VALIDATION, Compiled, Issue, Report, compile
+from ..wire.meta import META_PREFIX, PROTOCOL_VERSION_KEY, REJECTION_KEY, SCHEMA_KEY, is_modern
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 __all__ = [
-    "META_PREFIX",
-    "REJECTION_KEY",
-    "SCHEMA_KEY",
+    "PROTOCOL_VERSION_KEY",  # (re-exported from wire.meta for http_front, until its split)
     "CallVerdict",
     "ToolEntry",
     "ToolIssue",
     "ToolTable",
-    "is_modern",
     "rejection_result",
 ]
 
 log = logging.getLogger("mcp_guard")
 
-META_PREFIX: Final = "mcp-guard/"
-SCHEMA_KEY: Final = "mcp-guard/schema"
-REJECTION_KEY: Final = "mcp-guard/rejection"
-PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 MAX_REPORTED_ISSUES: Final = 100
 """A rejection's ``_meta`` carries at most this many issues (and ``more_issues``, the rest's count)."""
 MAX_TEXT_ISSUES: Final = 20
@@ -334,12 +327,6 @@ class ToolTable:
             return FORWARD
         result = rejection_result(name, report, schema_broken=False, modern=modern)
         return CallVerdict(result=result, kind=report.kind, report=report)
-
-
-def is_modern(params: Any) -> bool:
-    """Whether a request belongs to the 2026-07-28 era: its ``_meta`` names its protocol version."""
-    meta = params.get("_meta") if type(params) is dict else None
-    return type(meta) is dict and PROTOCOL_VERSION_KEY in meta
 
 
 def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:

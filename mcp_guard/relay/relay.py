@@ -95,9 +95,7 @@ import contextlib
 import json
 import logging
 import math
-import secrets
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
@@ -106,9 +104,19 @@ import anyio
 import anyio.abc
 
 from ..core import Issue
-from ..core.budget import integer_digit_limit, is_integer_too_long
+from ..errors import GuardError
+from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
+from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
+from ..wire.meta import (
+    CAPABILITIES_KEY,
+    PROTOCOL_VERSION_KEY,
+    SUBSCRIPTION_ID_KEY,
+    UNTIMED,
+    era_meta,
+    without_guard_keys,
+)
 from .framing import LineTooLong
-from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolIssue, ToolTable
+from .guard import ToolIssue, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -128,15 +136,12 @@ from .jsonrpc import (
 from .pipes import PipeLineStream
 from .upstream import Connector, LineLink
 
-__all__ = ["ListingFailed", "PendingRequest", "Relay", "RequestFailed", "list_pages", "parse_error_text"]
+__all__ = ["Relay", "parse_error_text"]  # (parse_error_text: re-exported for http_front)
 
 log = logging.getLogger("mcp_guard")
 
 MAX_ENVELOPES: Final = 16
 """How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
-
-MAX_LIST_PAGES: Final = 10_000
-"""A guard-initiated listing that pages more often than this is abandoned (a cursor loop)."""
 
 STABLE_SECONDS: Final = 10.0
 """An upstream connection that ends sooner than this after it started counts as a failed start (backoff grows)."""
@@ -151,22 +156,10 @@ HOLD_MAX: Final = 1.0
 """A request arriving while the next restart is further away than this many seconds is answered at
 once with an error (saying when the next attempt will be) instead of waiting for it."""
 
-GONE: Final = (
-    "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
-    "the request was not re-sent"
-)
-"""The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
-
 _MISSING: Final = object()
 
 CONSUMED: Final = object()
 """What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
-
-SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
-"""The ``_meta`` key that stamps every frame of a ``subscriptions/listen`` stream with the listen request's id."""
-
-UNTIMED: Final = frozenset({"subscriptions/listen", "tasks/result"})
-"""Requests that stay open by design (a 2026-07-28 listen stream; a task's result): no client request timeout."""
 
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
@@ -177,26 +170,8 @@ def _fresh(table: ToolTable) -> bool:
     return table.expires_at is None or anyio.current_time() < table.expires_at
 
 
-class RequestFailed(Exception):
-    """A request of the guard's own got no usable answer (error, timeout, upstream gone)."""
-
-
-class ListingFailed(RequestFailed):
-    """The guard could not list the upstream's tools itself (error, timeout, upstream gone)."""
-
-
-class _ClientGone(Exception):
+class _ClientGone(GuardError):
     """Raised by the upstream hot path when the client can no longer be written to (ends the upstream reader)."""
-
-
-@dataclass
-class PendingRequest:
-    """A request of the guard's own awaiting its answer: set ``event`` once ``response`` or
-    ``failure`` (why there is none) is filled in. Shared by the relay and the gateway's links."""
-
-    event: anyio.Event = field(default_factory=anyio.Event)
-    response: dict[str, Any] | None = None
-    failure: str | None = None
 
 
 @dataclass
@@ -255,9 +230,7 @@ class Relay:
         self.upstream: LineLink | None = None
         self.client_closed = False
         self.restarts = 0
-        self._nonce = secrets.token_hex(8)
-        self._counter = 0
-        self._own: dict[tuple[bool, Any], PendingRequest] = {}
+        self._own = OwnRequests()
         self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
@@ -486,9 +459,7 @@ class Relay:
                 self._note_failure()
             else:
                 self._failures = 0
-        for pending in self._own.values():
-            pending.failure = "the upstream server went away"
-            pending.event.set()
+        self._own.fail_all("the upstream server went away")
         inflight, self._inflight = list(self._inflight.values()), {}
         self._lists.clear()
         self._deadlines.clear()
@@ -533,10 +504,7 @@ class Relay:
             except LineTooLong as exc:
                 request_id = recover_id(exc.prefix)
                 log.warning("refused a message from the client longer than %d bytes", exc.limit)
-                text = (
-                    f"Invalid Request: the message is longer than the guard's limit of {exc.limit} bytes "
-                    "(--max-message-bytes); it was not forwarded"
-                )
+                text = too_long_text(exc.limit)
                 await self._reply(error_response(None if request_id is NO_ID else request_id, INVALID_REQUEST, text))
                 continue
             try:
@@ -604,7 +572,10 @@ class Relay:
 
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
-            if self._needs_listing(message):
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                await self._reply(refusal)
+            elif self._needs_listing(message):
                 # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
                 assert self._tg is not None
                 self._held[id_key(message["id"])] = False
@@ -681,7 +652,7 @@ class Relay:
         return type(name) is str and table.get(name) is None and valid_id(message["id"])
 
     async def _route_held(self, message: dict[str, Any]) -> None:
-        forward, reply = await self._route(message)
+        forward, reply = await self._route_call(message)
         if self._held.pop(id_key(message["id"]), False):
             return  # the client cancelled it while the guard was listing: neither sent nor answered
         await self._act(forward, reply)
@@ -707,8 +678,30 @@ class Relay:
         A ``tools/call`` is judged here (after the guard's own listing when it needs one).
         """
         if "id" in message and message.get("method") == "tools/call":
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                return None, refusal
             return await self._route_call(message)
         return self._route_now(message)
+
+    def _refused_at_intake(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The error answering a client request that cannot be relayed as it is, or None.
+
+        A request whose id is not a string or an integer (its answer could not be told apart),
+        or whose id is that of a request still in flight or held (the upstream would see two
+        requests under one id, and one answer could not be told from the other) is refused with
+        -32600 and not forwarded: every request gets exactly one answer, its own.
+        """
+        if "id" not in message or "method" not in message:
+            return None
+        request_id = message["id"]
+        if not valid_id(request_id):
+            return error_response(None, INVALID_REQUEST, invalid_request_text(message))
+        key = id_key(request_id)
+        if key in self._inflight or key in self._held:
+            log.warning("refused a client request whose id is that of a request still in flight")
+            return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
+        return None
 
     def _route_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
         """:meth:`_route` for a message that needs no listing of the guard's own (see :meth:`_needs_listing`).
@@ -716,6 +709,10 @@ class Relay:
         What is forwarded is always ``message`` itself, as parsed.
         """
         method = message.get("method")
+        if "id" in message and method is not None:
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                return None, refusal
         if method == "tools/call":
             if "id" not in message:
                 log.warning("dropped a tools/call without an id: a notification cannot be judged and answered")
@@ -766,7 +763,7 @@ class Relay:
         table = self.table_for(params)
         if valid_id(message["id"]) and message.get("jsonrpc") == "2.0" and self._needs_listing(message):
             try:
-                await self.refresh(_era_meta(params), table, not_before=anyio.current_time())
+                await self.refresh(era_meta(params), table, not_before=anyio.current_time())
             except ListingFailed as exc:
                 text = f"mcp-guard could not list the upstream's tools: {exc}"
                 return None, error_response(message["id"], INTERNAL_ERROR, text)
@@ -919,12 +916,11 @@ class Relay:
         a request waiting for it is answered with an error."""
         request_id = recover_id(line)
         key = id_key(request_id) if request_id is not NO_ID and request_id is not None else None
-        if key is not None and key in self._own:
-            pending = self._own.pop(key)  # the guard's own request fails
-            pending.failure = (
-                "the upstream's answer could not be parsed" if too_long is None else "the upstream's answer is too long"
-            )
-            pending.event.set()
+        own_failure = (
+            "the upstream's answer could not be parsed" if too_long is None else "the upstream's answer is too long"
+        )
+        if self._own.fail(key, own_failure):  # the guard's own request fails
+            pass
         elif key is not None and self._inflight.pop(key, None) is not None:
             self._lists.pop(key, None)
             if self._deadlines:
@@ -977,17 +973,20 @@ class Relay:
             if "id" not in message:
                 return message
             key = id_key(message["id"])
-            if self._inflight.pop(key, None) is None and self._expired and key in self._expired:
-                self._expired.discard(key)
-                log.info("dropped the upstream's late answer to a request that had timed out")
-                return None
             if self._deadlines:
                 self._deadline_done(key)
-            pending = self._own.pop(key, None)
-            if pending is not None:
-                pending.response = message
-                pending.event.set()
-                return None
+            if self._inflight.pop(key, _MISSING) is _MISSING:
+                # Not a client request in flight: the guard's own, or nobody's. An answer to an id the
+                # upstream was never sent, to a call the guard refused, or answered already (by the
+                # upstream, or by the guard for a line it could not read) never reaches the client.
+                if self._own.answer(key, message):
+                    return CONSUMED
+                if key in self._expired:
+                    self._expired.discard(key)
+                    log.info("dropped the upstream's late answer to a request that had timed out")
+                else:
+                    log.warning(UNANSWERED_DROPPED)
+                return CONSUMED
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
                 table, generation, first_page = listing
@@ -1021,7 +1020,7 @@ class Relay:
         kept = [m for m in out if m is not None and m is not CONSUMED]
         if len(kept) + sum(m is CONSUMED for m in out) != len(batch):
             log.warning("skipped elements of an upstream batch that are not JSON-RPC messages")
-        return kept or None
+        return kept or (CONSUMED if batch else None)
 
     # --- client request timeouts ------------------------------------------------------------
 
@@ -1189,22 +1188,19 @@ class Relay:
             RequestFailed: an error response, no answer within ``request_timeout``, the
                 upstream gone (or not running).
         """
-        self._counter += 1
-        request_id = f"mcp-guard-{self._nonce}-{self._counter}"
-        key = id_key(request_id)
-        pending = PendingRequest()
-        self._own[key] = pending
+        request_id = self._own.new_id()
+        pending = self._own.open(request_id)
         try:
             await self._send_own({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             with anyio.move_on_after(self.request_timeout):
                 await pending.event.wait()
         finally:
-            self._own.pop(key, None)
+            self._own.close(request_id)
         response = pending.response
         if response is None:
             raise RequestFailed(pending.failure or f"no answer to {method} within {self.request_timeout:g} s")
         if "error" in response:
-            raise RequestFailed(_error_reason(method, response["error"]))
+            raise RequestFailed(error_reason(method, response["error"]))
         result = response.get("result")
         if type(result) is not dict:
             raise RequestFailed(f"the upstream's {method} result is not an object")
@@ -1304,11 +1300,9 @@ class Relay:
         away leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the
         guard's request id) are the guard's and never reach the client.
         """
-        self._counter += 1
-        request_id = f"mcp-guard-{self._nonce}-{self._counter}"
+        request_id = self._own.new_id()
         key = id_key(request_id)
-        pending = PendingRequest()
-        self._own[key] = pending
+        pending = self._own.open(request_id)
         self._listens[key] = table
         try:
             params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
@@ -1319,7 +1313,7 @@ class Relay:
         except RequestFailed:
             pass
         finally:
-            self._own.pop(key, None)
+            self._own.close(request_id)
             self._listens.pop(key, None)
             if table.listening:
                 table.listening = False
@@ -1356,125 +1350,6 @@ class Relay:
     async def _list_all(self, meta: dict[str, Any] | None) -> tuple[list[Any], float | None]:
         """Every page of ``tools/list``: the tools, and the pages' shortest ``ttlMs`` in seconds (None: not given)."""
         return await list_pages(self.request, "tools/list", "tools", meta)
-
-
-async def list_pages(
-    request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]],
-    method: str,
-    member: str,
-    meta: dict[str, Any] | None = None,
-    *,
-    failure: type[Exception] = ListingFailed,
-) -> tuple[list[Any], float | None]:
-    """Every page of a list method (``tools/list``, ``prompts/list``, ...), following ``nextCursor``.
-
-    Args:
-        request: sends one request of the guard's own and returns its ``result``.
-        method: the list method; member: the result's list (``tools``, ``prompts``, ...).
-        meta: ``_meta`` for each page's request (a 2026-07-28 envelope), or None.
-        failure: the exception raised when the listing cannot be completed.
-
-    Returns:
-        The items of every page, and the pages' shortest ``ttlMs`` in seconds (None: not given).
-
-    Raises:
-        ``failure``: a page without the list, a cursor seen before (a loop), more than
-            :data:`MAX_LIST_PAGES` pages; and whatever ``request`` raises.
-    """
-    items: list[Any] = []
-    ttl: float | None = None
-    cursor: Any = None
-    seen: set[str] = set()
-    for _page in range(MAX_LIST_PAGES):
-        params: dict[str, Any] = {}
-        if cursor is not None:
-            params["cursor"] = cursor
-        if meta:
-            params["_meta"] = meta
-        result = await request(method, params)
-        page = result.get(member)
-        if type(page) is not list:
-            raise failure(f"the upstream's {method} result has no `{member}` list")
-        items.extend(page)
-        page_ttl = result.get("ttlMs")
-        if (type(page_ttl) is int or type(page_ttl) is float) and page_ttl >= 0:
-            seconds = float(page_ttl) / 1000
-            ttl = seconds if ttl is None else min(ttl, seconds)
-        cursor = result.get("nextCursor")
-        if cursor is None:
-            return items, ttl
-        marker = json.dumps(cursor, sort_keys=True)
-        if marker in seen:
-            raise failure(f"the upstream's {method} cursors loop")
-        seen.add(marker)
-    raise failure(f"the upstream's {method} has more than {MAX_LIST_PAGES} pages")
-
-
-def parse_error_text(exc: BaseException, what: str) -> str:
-    """The message of the JSON-RPC -32700 answer to a client message that did not parse: which rule it broke.
-
-    Args:
-        exc: what the parser raised (``ValueError``, ``RecursionError``).
-        what: how the message came (``line`` on stdio, ``body`` over HTTP).
-
-    The message is never quoted (it may hold secrets): the text names the rule, and for
-    invalid JSON the parser's own description and the character offset.
-    """
-    if isinstance(exc, RecursionError):
-        return f"Parse error: the {what} nests deeper than the guard parses; nothing was forwarded"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"Parse error: the {what} is not UTF-8 (at byte {exc.start}); nothing was forwarded"
-    if is_integer_too_long(exc):
-        return (
-            f"Parse error: the {what} holds an integer literal of more than {integer_digit_limit():,} digits, the "
-            "most the guard parses (a limit against denial of service); nothing was forwarded"
-        )
-    if isinstance(exc, json.JSONDecodeError):
-        return f"Parse error: the {what} is not valid JSON ({exc.msg} at character {exc.pos}); nothing was forwarded"
-    return f"Parse error: the {what} is not valid JSON; nothing was forwarded"
-
-
-TRANSPORT_PREFIX: Final = "mcp-guard: "
-"""Error messages starting so were written by the guard's own transport (the HTTP upstream could not
-deliver the request: connection refused, HTTP 401, ...), not by the upstream server."""
-
-
-def _error_reason(method: str, error: Any) -> str:
-    """Why a request of the guard's own failed, from the error response it got (for :class:`RequestFailed`).
-
-    An error the transport wrote says what happened (nothing answered); an error of the server's
-    is named with its code and message (at most 200 characters: it is the server's text about
-    the guard's own request, which holds no client arguments).
-    """
-    code = error.get("code") if type(error) is dict else None
-    message = error.get("message") if type(error) is dict else None
-    if type(message) is str and message.startswith(TRANSPORT_PREFIX):
-        return message.removeprefix(TRANSPORT_PREFIX)
-    text = f"the upstream answered {method} with error {code if type(code) is int else '(no code)'}"
-    if type(message) is str and message.strip():
-        shown = message.strip()
-        text += f" ({shown[:200]}{'…' if len(shown) > 200 else ''})"
-    return text
-
-
-def without_guard_keys(message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` with ``mcp-guard/`` keys removed from ``result._meta`` and ``params._meta`` (copied only if any)."""
-    for member in ("result", "params"):
-        body = message.get(member)
-        if type(body) is dict and type(body.get("_meta")) is dict:
-            meta = body["_meta"]
-            if any(type(k) is str and k.startswith(META_PREFIX) for k in meta):
-                cleaned = {k: v for k, v in meta.items() if not (type(k) is str and k.startswith(META_PREFIX))}
-                message = {**message, member: {**body, "_meta": cleaned}}
-    return message
-
-
-def _era_meta(params: Any) -> dict[str, Any] | None:
-    """The protocol-era envelope of a request (2026-07-28: ``io.modelcontextprotocol/*`` keys)."""
-    if type(params) is not dict or type(params.get("_meta")) is not dict:
-        return None
-    meta = {k: v for k, v in params["_meta"].items() if type(k) is str and k.startswith("io.modelcontextprotocol/")}
-    return meta or None
 
 
 _SCHEMA_DERIVED = frozenset({"type", "minimum", "enum", "required", "oneOf"})

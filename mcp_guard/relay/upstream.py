@@ -59,6 +59,7 @@ import anyio
 import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
+from ..errors import GuardError
 from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, MessageStream
 from .pipes import PipeLineStream, pollable_on_asyncio
 
@@ -88,7 +89,7 @@ Connector = Callable[[], AbstractAsyncContextManager[LineLink]]
 """Makes one upstream connection per call: ``async with connect() as link: ...`` (see the module docstring)."""
 
 
-class UpstreamStartError(Exception):
+class UpstreamStartError(GuardError):
     """The upstream could not be started or connected (command not found, not executable, ...)."""
 
 

@@ -38,7 +38,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 from pydantic import TypeAdapter
 
 from mcp_guard.demo import DEMO_CALLS
-from mcp_guard.relay.guard import REJECTION_KEY, SCHEMA_KEY
+from mcp_guard.wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

@@ -31,7 +31,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_guard.cli import main as cli_main
-from mcp_guard.relay.relay import GONE
+from mcp_guard.wire.messages import GONE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
