@@ -833,8 +833,8 @@ class GatewaySession:
             (handshake, listings, discovery, a listen stream's acknowledgement).
         start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
             for upstreams still starting.
-        drain_timeout: seconds upstreams get, after the client closed, to answer what they
-            hold and exit.
+        drain_timeout: seconds, counted from the client closing, within which the requests it
+            sent are answered and the upstreams exit; then they are stopped (SIGTERM at once).
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
@@ -915,12 +915,14 @@ class GatewaySession:
             self._tg = tg
             await self._from_client()
             # Requests the client sent just before it closed its side are still answered if
-            # they can be within the drain time (as the relay does; the client may be reading).
-            with anyio.move_on_after(self.drain_timeout):
+            # they can be within the drain time (as the relay does; the client may be reading);
+            # the upstreams then get what is left of it to exit, and are stopped (SIGTERM at once).
+            deadline = anyio.current_time() + self.drain_timeout
+            with anyio.CancelScope(deadline=deadline):
                 while self._open:
                     await anyio.sleep(0.02)
             self.closing = True
-            await self._close_upstreams()
+            await self._close_upstreams(deadline)
             tg.cancel_scope.cancel()
 
     def spawn(self, func: Any, *args: Any) -> None:
@@ -945,12 +947,13 @@ class GatewaySession:
             for link in self.links:
                 await link.settled.wait()
 
-    async def _close_upstreams(self) -> None:
-        for link in self.links:
-            if link.upstream is not None:
-                with contextlib.suppress(Exception):
-                    await link.upstream.close_send()
-        with anyio.move_on_after(self.drain_timeout):
+    async def _close_upstreams(self, deadline: float) -> None:
+        """Close every upstream's input; wait until they are gone, or ``deadline`` (``anyio.current_time()``)."""
+        with anyio.CancelScope(deadline=deadline):
+            for link in self.links:
+                if link.upstream is not None:
+                    with contextlib.suppress(Exception):
+                        await link.upstream.close_send()
             while any(link.upstream is not None for link in self.links):
                 await anyio.sleep(0.02)
 

@@ -196,8 +196,8 @@ class Relay:
             requests (listing, the replayed handshake).
         client_request_timeout: seconds a forwarded client request may wait for its answer
             (restarted by each progress notification for it); None: no limit.
-        drain_timeout: seconds the upstream gets, after the client hung up, to answer what it
-            holds and exit.
+        drain_timeout: seconds, counted from the client hanging up, within which held calls are
+            decided and the upstream answers what it holds and exits; then it is stopped.
         backoff: ``(first, most)`` seconds to wait before a restart after failures.
         stable_after: seconds after which a connection that ends is not a failure.
 
@@ -275,8 +275,8 @@ class Relay:
 
         The upstream going away does not end the run: the next client request connects
         again. After the client hung up, calls the guard still holds are decided, the
-        upstream's input is closed and it gets ``drain_timeout`` seconds to answer what it
-        holds (its answers still reach the client while it can read).
+        upstream's input is closed and it answers what it holds (its answers still reach the
+        client while it can read), all within ``drain_timeout`` seconds (see :meth:`_drain`).
 
         Raises:
             UpstreamStartError (or whatever the connector raises): the first connection
@@ -301,16 +301,20 @@ class Relay:
             raise failure
 
     async def _drain(self) -> None:
+        """The client closed: within ``drain_timeout`` seconds in all, decide the calls the guard holds,
+        close the upstream's input and let it answer and exit; then :meth:`run` ends (the connection is
+        left cancelled: a process still running gets SIGTERM at once, see ``upstream``)."""
         self.client_closed = True
-        with anyio.move_on_after(self.drain_timeout):
+        deadline = anyio.current_time() + self.drain_timeout
+        with anyio.CancelScope(deadline=deadline):
             while self._held or self._connecting:
                 await anyio.sleep(0.01)
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
         upstream = self.upstream
         if upstream is not None:
             done = self._connection_done
-            await upstream.close_send()
-            with anyio.move_on_after(self.drain_timeout):
+            with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)):
+                await upstream.close_send()
                 await done.wait()
 
     # --- upstream connections ---------------------------------------------------------------
