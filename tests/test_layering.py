@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("wire", ("mcp_guard.wire", "mcp_guard.relay.jsonrpc", "mcp_guard.relay.framing", "mcp_guard.relay.pipes")),
     ("peer", ("mcp_guard.peer", "mcp_guard.relay.upstream", "mcp_guard.relay.http_upstream")),
     ("reports", ("mcp_guard.reports",)),
+    ("refusals", ("mcp_guard.calls",)),
     ("judgement", ("mcp_guard.relay.guard",)),
     (
         "gateway parts",

@@ -64,6 +64,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..calls.refusals import unknown_tool
 from ..peer.requests import OwnRequests, RequestFailed, list_pages
 from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..relay.jsonrpc import (
@@ -81,7 +82,7 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.upstream import Connector, LineLink
+from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
 from ..wire.meta import (
     CAPABILITIES_KEY,
@@ -833,8 +834,9 @@ class GatewaySession:
             (handshake, listings, discovery, a listen stream's acknowledgement).
         start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
             for upstreams still starting.
-        drain_timeout: seconds, counted from the client closing, within which the requests it
-            sent are answered and the upstreams exit; then they are stopped (SIGTERM at once).
+        drain_timeout: seconds the requests the client sent before closing may take to be
+            answered; the upstreams then get at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and
+            are stopped (SIGTERM at once).
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
@@ -916,13 +918,12 @@ class GatewaySession:
             await self._from_client()
             # Requests the client sent just before it closed its side are still answered if
             # they can be within the drain time (as the relay does; the client may be reading);
-            # the upstreams then get what is left of it to exit, and are stopped (SIGTERM at once).
-            deadline = anyio.current_time() + self.drain_timeout
-            with anyio.CancelScope(deadline=deadline):
+            # the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped (SIGTERM at once).
+            with anyio.move_on_after(self.drain_timeout):
                 while self._open:
                     await anyio.sleep(0.02)
             self.closing = True
-            await self._close_upstreams(deadline)
+            await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
             tg.cancel_scope.cancel()
 
     def spawn(self, func: Any, *args: Any) -> None:
@@ -1213,8 +1214,7 @@ class GatewaySession:
             if down is not None:
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
-            shown = name if len(name) <= 64 else name[:64] + "…"
-            await self.reply(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {shown}"))
+            await self.reply(error_response(request_id, *unknown_tool(name)))
             return
         arguments = params.get("arguments", {})
         call = Call(route, arguments, modern=is_modern(params))

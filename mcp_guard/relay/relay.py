@@ -103,6 +103,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..calls.refusals import ToolIssue
 from ..core import Issue
 from ..errors import GuardError
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
@@ -116,7 +117,7 @@ from ..wire.meta import (
     without_guard_keys,
 )
 from .framing import LineTooLong
-from .guard import ToolIssue, ToolTable
+from .guard import ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -134,7 +135,7 @@ from .jsonrpc import (
     valid_id,
 )
 from .pipes import PipeLineStream
-from .upstream import Connector, LineLink
+from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 
 __all__ = ["Relay", "parse_error_text"]  # (parse_error_text: re-exported for http_front)
 
@@ -196,8 +197,8 @@ class Relay:
             requests (listing, the replayed handshake).
         client_request_timeout: seconds a forwarded client request may wait for its answer
             (restarted by each progress notification for it); None: no limit.
-        drain_timeout: seconds, counted from the client hanging up, within which held calls are
-            decided and the upstream answers what it holds and exits; then it is stopped.
+        drain_timeout: seconds held calls may take to be decided after the client hung up; the
+            upstream then gets at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and is stopped.
         backoff: ``(first, most)`` seconds to wait before a restart after failures.
         stable_after: seconds after which a connection that ends is not a failure.
 
@@ -276,7 +277,7 @@ class Relay:
         The upstream going away does not end the run: the next client request connects
         again. After the client hung up, calls the guard still holds are decided, the
         upstream's input is closed and it answers what it holds (its answers still reach the
-        client while it can read), all within ``drain_timeout`` seconds (see :meth:`_drain`).
+        client while it can read), see :meth:`_drain`.
 
         Raises:
             UpstreamStartError (or whatever the connector raises): the first connection
@@ -301,19 +302,19 @@ class Relay:
             raise failure
 
     async def _drain(self) -> None:
-        """The client closed: within ``drain_timeout`` seconds in all, decide the calls the guard holds,
-        close the upstream's input and let it answer and exit; then :meth:`run` ends (the connection is
-        left cancelled: a process still running gets SIGTERM at once, see ``upstream``)."""
+        """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the
+        upstream's input and give it :data:`~.upstream.EXIT_WAIT_SECONDS` to answer what it holds and
+        exit; then :meth:`run` ends (the connection is left cancelled: a process still running gets
+        SIGTERM at once, see ``upstream``)."""
         self.client_closed = True
-        deadline = anyio.current_time() + self.drain_timeout
-        with anyio.CancelScope(deadline=deadline):
+        with anyio.move_on_after(self.drain_timeout):
             while self._held or self._connecting:
                 await anyio.sleep(0.01)
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
         upstream = self.upstream
         if upstream is not None:
             done = self._connection_done
-            with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)):
+            with anyio.move_on_after(min(EXIT_WAIT_SECONDS, self.drain_timeout)):
                 await upstream.close_send()
                 await done.wait()
 

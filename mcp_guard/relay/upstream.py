@@ -38,10 +38,11 @@ the pipe open. Shutdown follows the MCP lifecycle: close its stdin, wait
 :data:`EXIT_GRACE_SECONDS`, then terminate the whole process group with the SDK's
 ``terminate_posix_process_tree`` (SIGTERM, then SIGKILL); processes the server left behind
 in its group are terminated too, even when the server itself exited cleanly. When the
-connection is left because the guard is stopping (its task is cancelled: the client closed
-and the drain time is over, or a SIGTERM came), the grace has been had: the group gets
-SIGTERM at once and SIGKILL :data:`KILL_GRACE_SECONDS` later, so the server is gone well
-before an MCP client, which sends the guard SIGKILL 4 s after closing its stdin, kills the guard. Processes that
+connection is left because the guard is stopping (its task is cancelled: the client closed,
+the calls it left were decided and the server had :data:`EXIT_WAIT_SECONDS` to exit; or a
+SIGTERM came), the grace has been had: the group gets SIGTERM at once and SIGKILL
+:data:`KILL_GRACE_SECONDS` later, so the server is gone before an MCP client, which sends the
+guard SIGTERM 2 s and SIGKILL 4 s after closing its stdin, kills the guard. Processes that
 leave the group on purpose (``setsid``) escape, and nothing is cleaned up when the guard
 itself is killed with SIGKILL.
 
@@ -70,6 +71,7 @@ from .pipes import PipeLineStream, pollable_on_asyncio
 
 __all__ = [
     "EXIT_GRACE_SECONDS",
+    "EXIT_WAIT_SECONDS",
     "KILL_GRACE_SECONDS",
     "Connector",
     "LineLink",
@@ -84,6 +86,9 @@ log = logging.getLogger("mcp_guard")
 
 EXIT_GRACE_SECONDS = 2.0
 """How long the upstream may take to exit after its stdin closes, before SIGTERM (and SIGTERM before SIGKILL)."""
+
+EXIT_WAIT_SECONDS = 1.0
+"""When the client has gone: seconds the upstream gets to exit after its input closed, before it is stopped."""
 
 KILL_GRACE_SECONDS = 1.0
 """When the guard is stopping: seconds between the SIGTERM the upstream's group gets at once and SIGKILL."""
