@@ -65,6 +65,7 @@ import anyio
 import anyio.abc
 
 from ..calls.refusals import unknown_tool
+from ..peer.backoff import Backoff
 from ..peer.requests import OwnRequests, RequestFailed, list_pages
 from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..relay.jsonrpc import (
@@ -102,17 +103,11 @@ from .pinning import LockFile
 from .pipeline import Call, Pipeline
 from .policy import Budget
 
-__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "GatewaySession", "Link", "RequestFailed", "connector_for"]
+__all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 
 log = logging.getLogger("mcp_guard")
 
 METHOD_NOT_FOUND: Final = -32601
-BACKOFF_FIRST: Final = 0.5
-"""Seconds before restarting a link after a failed or short-lived start; doubled after each further one ..."""
-BACKOFF_MAX: Final = 30.0
-"""... up to this many seconds."""
-STABLE_SECONDS: Final = 10.0
-"""A connection that lived this long and then ended is restarted without waiting."""
 MAX_ENVELOPES: Final = 16
 """How many 2026-07-28 envelopes (protocol version, client capabilities) keep merged lists of their own."""
 
@@ -215,6 +210,7 @@ class Link:
         self.initialized = False
         self.offers: frozenset[str] | None = None
         self._own = OwnRequests()
+        self.backoff = Backoff()
         self._pending: dict[tuple[bool, Any], _Forwarded] = {}
         self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
         self._discover_lock = anyio.Lock()
@@ -233,12 +229,11 @@ class Link:
 
     async def run(self) -> None:
         """Connect, set up, relay; on any end, clean up, wait the backoff and connect again (until cancelled)."""
-        failures = 0
         first = True
         while True:
             if not first:
                 self.restarts += 1
-                delay = min(BACKOFF_FIRST * 2 ** min(failures - 1, 32), BACKOFF_MAX) if failures else 0.0
+                delay = self.backoff.wait()
                 log.warning("upstream %s: restarting in %.1f s (restart %d)", self.name, delay, self.restarts)
                 await anyio.sleep(delay)
             first = False
@@ -278,8 +273,7 @@ class Link:
             self.settled.set()
             if self.session.closing:
                 return
-            lived = anyio.current_time() - started
-            failures = 0 if was_ready and lived >= STABLE_SECONDS else failures + 1
+            self.backoff.ended(anyio.current_time() - started, ready=was_ready)
 
     def _counts(self) -> str:
         parts = [f"{len(self.tools or [])} tool(s)"]

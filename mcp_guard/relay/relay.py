@@ -106,6 +106,7 @@ import anyio.abc
 from ..calls.refusals import ToolIssue
 from ..core import Issue
 from ..errors import GuardError
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
 from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
 from ..wire.meta import (
@@ -143,15 +144,6 @@ log = logging.getLogger("mcp_guard")
 
 MAX_ENVELOPES: Final = 16
 """How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
-
-STABLE_SECONDS: Final = 10.0
-"""An upstream connection that ends sooner than this after it started counts as a failed start (backoff grows)."""
-
-BACKOFF_FIRST: Final = 0.5
-"""Seconds before the first restart after a failure; doubled after each further failure ..."""
-
-BACKOFF_MAX: Final = 30.0
-"""... up to this many seconds."""
 
 HOLD_MAX: Final = 1.0
 """A request arriving while the next restart is further away than this many seconds is answered at
@@ -226,8 +218,7 @@ class Relay:
         self.request_timeout = request_timeout
         self.client_request_timeout = client_request_timeout
         self.drain_timeout = drain_timeout
-        self.backoff = backoff
-        self.stable_after = stable_after
+        self._backoff = Backoff(*backoff, stable_after=stable_after)
         self.upstream: LineLink | None = None
         self.client_closed = False
         self.restarts = 0
@@ -247,8 +238,6 @@ class Relay:
         self._connecting = False
         self._backlog: list[Any] = []
         self._connection_done = anyio.Event()
-        self._failures = 0
-        self._retry_at = 0.0
         self._started_at = 0.0
         # What a restarted upstream is told again (handshake era).
         self._init_params: Any = None
@@ -336,7 +325,7 @@ class Relay:
                 if first:
                     raise
                 log.error("could not restart the upstream: %s", exc)
-                self._note_failure()
+                self._backoff.failed()
                 await self._attempt_failed()
                 return
             done = anyio.Event()
@@ -353,7 +342,7 @@ class Relay:
                         log.error("could not restart the upstream: %s", exc)
                         restored = False
                         if self.upstream is upstream:  # (when it went away, that was counted already)
-                            self._note_failure()
+                            self._backoff.failed()
                         tg.cancel_scope.cancel()
                     else:
                         log.info("upstream restarted (restart %d)", self.restarts)
@@ -369,25 +358,20 @@ class Relay:
 
     async def _before_restart(self) -> None:
         self.restarts += 1
-        delay = self._retry_at - anyio.current_time()
+        delay = self._backoff.wait()
         if delay > 0:
             log.warning(
                 "restarting the upstream in %.1f s (restart %d; %d failed or short-lived start(s) in a row)",
                 delay,
                 self.restarts,
-                self._failures,
+                self._backoff.failures,
             )
             await anyio.sleep(delay)
         else:
             log.warning("restarting the upstream (restart %d)", self.restarts)
 
-    def _note_failure(self) -> None:
-        self._failures += 1
-        first, most = self.backoff
-        self._retry_at = anyio.current_time() + min(first * 2 ** min(self._failures - 1, 32), most)
-
     def _not_restarted(self) -> str:
-        wait = max(0.0, self._retry_at - anyio.current_time())
+        wait = self._backoff.wait()
         text = "mcp-guard: the upstream server went away and could not be restarted; the next request tries again"
         return text + (f" after {wait:.1f} s" if wait > 0 else "")
 
@@ -460,10 +444,7 @@ class Relay:
         self.upstream = None
         self._ready = False
         if ended:  # counted here, before any await: a restart may be asked for as soon as this yields
-            if anyio.current_time() - self._started_at < self.stable_after:
-                self._note_failure()
-            else:
-                self._failures = 0
+            self._backoff.ended(anyio.current_time() - self._started_at)
         self._own.fail_all("the upstream server went away")
         inflight, self._inflight = list(self._inflight.values()), {}
         self._lists.clear()
@@ -614,12 +595,12 @@ class Relay:
         if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
             log.debug("dropped a client notification: the upstream is not running")
             return
-        wait = self._retry_at - anyio.current_time()
+        wait = self._backoff.wait()
         if wait > HOLD_MAX:
             # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
             text = (
                 f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
-                f"{self._failures} time(s) in a row; the guard starts it again on the first request after "
+                f"{self._backoff.failures} time(s) in a row; the guard starts it again on the first request after "
                 f"{wait:.1f} s"
             )
             log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
