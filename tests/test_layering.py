@@ -44,6 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             for m in ("config", "naming", "policy", "pinning", "journal", "jcs", "pipeline", "catalog")
         ),
     ),
+    ("links", ("mcp_guard.gateway.link",)),
     ("sessions", ("mcp_guard.relay.relay", "mcp_guard.gateway.session")),
     ("fronts", ("mcp_guard.relay.http_front", "mcp_guard.relay.stdio", "mcp_guard.relay")),
     ("entries", ("mcp_guard.gateway.serve", "mcp_guard.gateway")),
@@ -61,8 +62,8 @@ CEILINGS = {
     # Modules over MAX_LINES today, with their size as a ceiling until they are split.
     "mcp_guard.relay.http_front": 1660,  # split after the HTTP-front work is merged
     "mcp_guard.relay.http_upstream": 1020,
-    "mcp_guard.relay.relay": 1480,
-    "mcp_guard.gateway.session": 1830,
+    "mcp_guard.relay.relay": 1380,
+    "mcp_guard.gateway.session": 1230,
 }
 
 EXCEPTIONS_OFF_THE_ROOT = {

@@ -145,6 +145,9 @@ log = logging.getLogger("mcp_guard")
 MAX_ENVELOPES: Final = 16
 """How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
 
+MAX_CANCELLED: Final = 4096
+"""Cancelled requests whose late answers are still expected, kept at most (the oldest are forgotten)."""
+
 HOLD_MAX: Final = 1.0
 """A request arriving while the next restart is further away than this many seconds is answered at
 once with an error (saying when the next attempt will be) instead of waiting for it."""
@@ -250,6 +253,8 @@ class Relay:
         self._deadlines: dict[tuple[bool, Any], tuple[float, Any]] = {}
         self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}
         self._expired: set[tuple[bool, Any]] = set()
+        # Forwarded requests the client cancelled, whose late answers may still come (oldest first).
+        self._cancelled: dict[tuple[bool, Any], None] = {}
         self._deadline_added = anyio.Event()
 
     @property
@@ -451,6 +456,7 @@ class Relay:
         self._deadlines.clear()
         self._progress.clear()
         self._expired.clear()
+        self._cancelled.clear()
         orphans = list(self._server_pending.values())
         self._orphaned.update(self._server_pending)
         self._server_pending.clear()
@@ -792,7 +798,12 @@ class Relay:
             return False
         key = id_key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
-        self._inflight.pop(key, None)
+        if self._inflight.pop(key, None) is not None:
+            # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
+            # the HTTP front frees the id with it), and no other answer for the id reaches the client.
+            self._cancelled[key] = None
+            if len(self._cancelled) > MAX_CANCELLED:
+                self._cancelled.pop(next(iter(self._cancelled)))
         if self._deadlines:
             self._deadline_done(key)
         if key in self._held:
@@ -970,9 +981,11 @@ class Relay:
                 if key in self._expired:
                     self._expired.discard(key)
                     log.info("dropped the upstream's late answer to a request that had timed out")
-                else:
+                    return CONSUMED
+                if self._cancelled.pop(key, _MISSING) is _MISSING:
                     log.warning(UNANSWERED_DROPPED)
-                return CONSUMED
+                    return CONSUMED
+                # (a late answer to a request the client cancelled: passed on, annotated if a listing)
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
                 table, generation, first_page = listing

@@ -84,3 +84,32 @@ async def test_a_second_request_under_an_id_in_flight_is_refused_and_each_gets_o
         assert gone["error"]["code"] == -32603 and gone["error"]["message"] == GONE
         assert upstream.calls()[0]["params"]["name"] == "hang" and len(upstream.calls()) == 1
         assert [m.get("method") for m in upstream.received].count("ping") == 0  # the duplicate was not sent
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_a_late_answer_to_a_cancelled_request_reaches_the_client_at_most_once(command: str) -> None:
+    """The client cancels a call the upstream holds; the upstream answers it anyway, twice. ``wrap``
+    passes the first late answer on (MCP clients drop it; the HTTP front frees the id with it),
+    ``serve`` drops it; neither passes on the second."""
+    held: list[tuple[MemoryLink, dict[str, Any]]] = []
+
+    async def holding(upstream: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        held.append((link, message))
+
+    upstream = ScriptedUpstream(on_call=holding)
+    async with running_guard(command, upstream) as client:
+        await client.send(
+            {"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": name(command, "echo")}}
+        )
+        with anyio.fail_after(5):
+            while not held:
+                await anyio.sleep(0.01)
+        await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "c"}})
+        with anyio.fail_after(5):
+            while not any(m.get("method") == "notifications/cancelled" for m in upstream.received):
+                await anyio.sleep(0.01)
+        link, message = held[0]
+        await upstream.answer_call(link, message)
+        await upstream.answer_call(link, message)
+        assert "result" in await client.request("ping", request_id="after")
+        assert len(client.answers_to("c")) == (1 if command == "wrap" else 0), client.seen
