@@ -62,7 +62,7 @@ CEILINGS = {
     # Modules over MAX_LINES today, with their size as a ceiling until they are split.
     "mcp_guard.relay.http_front": 1660,  # split after the HTTP-front work is merged
     "mcp_guard.relay.http_upstream": 1020,
-    "mcp_guard.relay.relay": 1380,
+    "mcp_guard.relay.relay": 1345,
     "mcp_guard.gateway.session": 1230,
 }
 

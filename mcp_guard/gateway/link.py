@@ -20,6 +20,7 @@ from typing import Any, Final, Protocol
 import anyio
 
 from ..peer.backoff import Backoff
+from ..peer.deadlines import Deadlines
 from ..peer.requests import OwnRequests, RequestFailed, list_pages
 from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..relay.jsonrpc import (
@@ -132,9 +133,6 @@ class Forwarded:
     method: str
     call: Call | None = None
     modern: bool = False  # a 2026-07-28 request: its result needs ``resultType``, whoever answers
-    deadline: float = float("inf")
-    settled: anyio.Event | None = None
-    token: tuple[bool, Any] | None = None
 
 
 class Link:
@@ -178,7 +176,9 @@ class Link:
         self._pending: dict[tuple[bool, Any], Forwarded] = {}
         self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
         self._discover_lock = anyio.Lock()
-        self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}  # progress token -> pending key
+        timeout = session.client_request_timeout
+        self._deadlines = Deadlines(timeout) if timeout is not None else None  # forwarded requests' timeouts
+        self._sweeping = False
         self._relisting = False
         self._dirty: set[str] = set()
         self._relisted_at = -float("inf")
@@ -423,10 +423,9 @@ class Link:
         self.offers = None
         self._own.fail_all()
         pending, self._pending = list(self._pending.values()), {}
-        self._progress.clear()
+        if self._deadlines is not None:
+            self._deadlines.clear()
         for forwarded in pending:
-            if forwarded.settled is not None:
-                forwarded.settled.set()
             self.session.forget_client_request(forwarded.client_id)
             if self.session.closing:  # the client left: it gave up on what it had asked
                 if forwarded.call is not None:
@@ -525,8 +524,8 @@ class Link:
                 else:
                     self.session.modern_list_changed(self, kind)
                 return
-        if method == "notifications/progress" and self._progress:
-            self.progressed(message.get("params"))
+        if method == "notifications/progress" and self._deadlines:
+            self._deadlines.progressed(message.get("params"))
         if method == "notifications/cancelled":
             params = message.get("params")
             if type(params) is dict and valid_id(params.get("requestId")):
@@ -600,17 +599,11 @@ class Link:
         upstream_id = self.new_id()
         key = id_key(upstream_id)
         self._pending[key] = forwarded
-        timeout = self.session.client_request_timeout
-        if timeout is not None and forwarded.method not in UNTIMED:
-            forwarded.deadline = anyio.current_time() + timeout
-            forwarded.settled = anyio.Event()
-            params = message.get("params")
-            meta = params.get("_meta") if type(params) is dict else None
-            token = meta.get("progressToken") if type(meta) is dict else None
-            if valid_id(token):
-                forwarded.token = id_key(token)
-                self._progress[forwarded.token] = key
-            self.session.spawn(self._expire, upstream_id, forwarded)
+        if self._deadlines is not None and forwarded.method not in UNTIMED:
+            self._deadlines.start(key, message.get("params"))
+            if not self._sweeping:
+                self._sweeping = True
+                self.session.spawn(self._expire_requests)
         try:
             await self.send({**message, "id": upstream_id})
         except BaseException:
@@ -621,34 +614,21 @@ class Link:
     def _take(self, key: tuple[bool, Any]) -> Forwarded | None:
         """The forwarded request ``key`` is answered or given up: no longer pending (nor timed)."""
         forwarded = self._pending.pop(key, None)
-        if forwarded is not None and forwarded.settled is not None:
-            forwarded.settled.set()
-            if forwarded.token is not None:
-                self._progress.pop(forwarded.token, None)
+        if forwarded is not None and self._deadlines:
+            self._deadlines.done(key)
         return forwarded
 
-    def progressed(self, params: Any) -> None:
-        """A progress notification: the request it belongs to gets its whole ``--request-timeout`` again."""
-        token = params.get("progressToken") if type(params) is dict else None
-        key = self._progress.get(id_key(token)) if valid_id(token) else None
-        forwarded = self._pending.get(key) if key is not None else None
-        timeout = self.session.client_request_timeout
-        if forwarded is not None and timeout is not None:
-            forwarded.deadline = anyio.current_time() + timeout
-
-    async def _expire(self, upstream_id: Any, forwarded: Forwarded) -> None:
-        """Answer ``forwarded`` with an error, and cancel it upstream, once its deadline has passed unanswered."""
-        assert forwarded.settled is not None
-        key = id_key(upstream_id)
-        while not forwarded.settled.is_set():
-            with anyio.move_on_after(max(forwarded.deadline - anyio.current_time(), 0)):
-                await forwarded.settled.wait()
-            if forwarded.settled.is_set() or anyio.current_time() < forwarded.deadline:
+    async def _expire_requests(self) -> None:
+        """Answer each forwarded request that outlived ``--request-timeout`` with an error, and cancel it
+        upstream (``peer.deadlines``: one sweeper per link, restarted deadlines on progress)."""
+        assert self._deadlines is not None
+        timeout = self._deadlines.timeout
+        async for key in self._deadlines.expired():
+            forwarded = self._take(key)
+            if forwarded is None:
                 continue
-            if self._take(key) is not forwarded:
-                return
+            upstream_id = key[1]
             self._given_up(key)
-            timeout = self.session.client_request_timeout
             log.warning(
                 "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
             )

@@ -95,7 +95,6 @@ import contextlib
 import json
 import logging
 import math
-import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
@@ -107,6 +106,7 @@ from ..calls.refusals import ToolIssue
 from ..core import Issue
 from ..errors import GuardError
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
+from ..peer.deadlines import Deadlines
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
 from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
 from ..wire.meta import (
@@ -249,13 +249,11 @@ class Relay:
         # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
         self._server_pending: dict[tuple[bool, Any], Any] = {}
         self._orphaned: set[tuple[bool, Any]] = set()
-        # Client request timeouts: request key -> (deadline, progress token key), in deadline order.
-        self._deadlines: dict[tuple[bool, Any], tuple[float, Any]] = {}
-        self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}
+        # Client request timeouts (None: no limit), and the requests answered for one (late answers dropped).
+        self._deadlines = Deadlines(client_request_timeout) if client_request_timeout is not None else None
         self._expired: set[tuple[bool, Any]] = set()
         # Forwarded requests the client cancelled, whose late answers may still come (oldest first).
         self._cancelled: dict[tuple[bool, Any], None] = {}
-        self._deadline_added = anyio.Event()
 
     @property
     def upstream_closed(self) -> bool:
@@ -453,8 +451,8 @@ class Relay:
         self._own.fail_all("the upstream server went away")
         inflight, self._inflight = list(self._inflight.values()), {}
         self._lists.clear()
-        self._deadlines.clear()
-        self._progress.clear()
+        if self._deadlines is not None:
+            self._deadlines.clear()
         self._expired.clear()
         self._cancelled.clear()
         orphans = list(self._server_pending.values())
@@ -805,7 +803,7 @@ class Relay:
             if len(self._cancelled) > MAX_CANCELLED:
                 self._cancelled.pop(next(iter(self._cancelled)))
         if self._deadlines:
-            self._deadline_done(key)
+            self._deadlines.done(key)
         if key in self._held:
             self._held[key] = True
             return True
@@ -921,7 +919,7 @@ class Relay:
         elif key is not None and self._inflight.pop(key, None) is not None:
             self._lists.pop(key, None)
             if self._deadlines:
-                self._deadline_done(key)
+                self._deadlines.done(key)
             if too_long is not None:
                 log.warning("the upstream's answer to a request is longer than %d bytes; answering an error", too_long)
                 text = (
@@ -971,7 +969,7 @@ class Relay:
                 return message
             key = id_key(message["id"])
             if self._deadlines:
-                self._deadline_done(key)
+                self._deadlines.done(key)
             if self._inflight.pop(key, _MISSING) is _MISSING:
                 # Not a client request in flight: the guard's own, or nobody's. An answer to an id the
                 # upstream was never sent, to a call the guard refused, or answered already (by the
@@ -1007,7 +1005,7 @@ class Relay:
                 self._server_pending[id_key(message["id"])] = message["id"]
         elif method == "notifications/progress":
             if self._deadlines:
-                self._progressed(message.get("params"))
+                self._deadlines.progressed(message.get("params"))
         elif method == "notifications/cancelled":
             params = message.get("params")
             if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
@@ -1023,53 +1021,10 @@ class Relay:
 
     # --- client request timeouts ------------------------------------------------------------
 
-    def _deadline_start(self, key: tuple[bool, Any], message: dict[str, Any]) -> None:
-        """Time a forwarded request (deadlines on ``time.monotonic``, the clock asyncio's loop uses)."""
-        assert self.client_request_timeout is not None
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        token = meta.get("progressToken") if type(meta) is dict else None
-        token_key = id_key(token) if token is not None and valid_id(token) else None
-        if key in self._deadlines:  # an id used again
-            self._deadline_done(key)
-        if self._expired:
-            self._expired.discard(key)
-        self._deadlines[key] = (time.monotonic() + self.client_request_timeout, token_key)
-        if token_key is not None:
-            self._progress[token_key] = key
-        if not self._deadline_added.is_set():
-            self._deadline_added.set()
-
-    def _deadline_done(self, key: tuple[bool, Any]) -> None:
-        entry = self._deadlines.pop(key, None)
-        if entry is not None and entry[1] is not None:
-            self._progress.pop(entry[1], None)
-
-    def _progressed(self, params: Any) -> None:
-        """A progress notification: the request it belongs to gets its full timeout again."""
-        token = params.get("progressToken") if type(params) is dict else None
-        key = self._progress.get(id_key(token)) if valid_id(token) else None
-        if key is None or self.client_request_timeout is None:
-            return
-        entry = self._deadlines.pop(key, None)
-        if entry is not None:  # moved to the end: deadlines stay in order
-            self._deadlines[key] = (time.monotonic() + self.client_request_timeout, entry[1])
-
     async def _expire_requests(self) -> None:
-        """Answer forwarded requests that outlived ``client_request_timeout`` (deadlines come in order)."""
-        while True:
-            if not self._deadlines:
-                self._deadline_added = anyio.Event()
-                await self._deadline_added.wait()
-                continue
-            key, (deadline, token_key) = next(iter(self._deadlines.items()))
-            delay = deadline - time.monotonic()
-            if delay > 0:
-                await anyio.sleep(delay)
-                continue
-            del self._deadlines[key]
-            if token_key is not None:
-                self._progress.pop(token_key, None)
+        """Answer forwarded requests that outlived ``client_request_timeout`` (``peer.deadlines``, in due order)."""
+        assert self._deadlines is not None
+        async for key in self._deadlines.expired():
             request_id = self._inflight.pop(key, None)
             if request_id is None:
                 continue
@@ -1123,13 +1078,15 @@ class Relay:
     def _mark_inflight(self, elements: list[Any]) -> None:
         """The requests among ``elements`` are in flight (and timed), before they are sent: should the
         upstream go away meanwhile, they are answered."""
-        timed = self.client_request_timeout is not None
+        deadlines = self._deadlines
         for m in elements:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
                 key = id_key(m["id"])
                 self._inflight[key] = m["id"]
-                if timed and (type(m["method"]) is not str or m["method"] not in UNTIMED):
-                    self._deadline_start(key, m)
+                if deadlines is not None and (type(m["method"]) is not str or m["method"] not in UNTIMED):
+                    if self._expired:
+                        self._expired.discard(key)
+                    deadlines.start(key, m.get("params"))
 
     def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
