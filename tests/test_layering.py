@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             for m in ("config", "naming", "policy", "pinning", "journal", "jcs", "pipeline", "catalog")
         ),
     ),
-    ("links", ("mcp_guard.gateway.link",)),
+    ("links", ("mcp_guard.gateway.link", "mcp_guard.gateway.envelopes")),
     ("sessions", ("mcp_guard.relay.relay", "mcp_guard.gateway.session")),
     ("fronts", ("mcp_guard.relay.http_front", "mcp_guard.relay.stdio", "mcp_guard.relay")),
     ("entries", ("mcp_guard.gateway.serve", "mcp_guard.gateway")),
@@ -63,7 +63,7 @@ CEILINGS = {
     "mcp_guard.relay.http_front": 1660,  # split after the HTTP-front work is merged
     "mcp_guard.relay.http_upstream": 1020,
     "mcp_guard.relay.relay": 1345,
-    "mcp_guard.gateway.session": 1230,
+    "mcp_guard.gateway.session": 1090,
 }
 
 EXCEPTIONS_OFF_THE_ROOT = {

@@ -56,10 +56,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import secrets
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Final
 
 import anyio
@@ -86,7 +84,6 @@ from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text
 from ..wire.meta import (
     CAPABILITIES_KEY,
-    CLIENT_INFO_KEY,
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
@@ -94,6 +91,16 @@ from ..wire.meta import (
 )
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .config import GatewayConfig
+from .envelopes import (
+    ACKNOWLEDGED,
+    ENVELOPE_KEYS,
+    LISTEN_FLAGS,
+    MAX_ENVELOPES,
+    ClientListen,
+    Envelope,
+    Listed,
+    merged_capabilities,
+)
 from .journal import Journal
 from .link import Forwarded, Link, connector_for, failure_reason, unavailable
 from .naming import CursorCodec, InvalidCursor, could_name
@@ -106,21 +113,6 @@ __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 log = logging.getLogger("mcp_guard")
 
 METHOD_NOT_FOUND: Final = -32601
-MAX_ENVELOPES: Final = 16
-"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep merged lists of their own."""
-
-ENVELOPE_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_INFO_KEY, CAPABILITIES_KEY)
-"""The ``_meta`` keys of a client's envelope that the guard's own 2026-07-28 requests carry (not its log level)."""
-
-LISTEN_FLAGS: Final = {
-    "tools": "toolsListChanged",
-    "prompts": "promptsListChanged",
-    "resources": "resourcesListChanged",
-}
-"""The ``subscriptions/listen`` filter flag of each list kind."""
-
-ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-
 RELIST_INTERVAL: Final = 1.0
 """A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
 
@@ -132,114 +124,6 @@ NOT_INITIALIZED: Final = (
 )
 _BEFORE_INITIALIZE: Final = frozenset({"ping", "server/discover", "logging/setLevel"})
 """Requests the gateway serves before ``initialize`` without a 2026-07-28 envelope."""
-
-
-class _Listed:
-    """What one 2026-07-28 envelope holds of one upstream connection: when each listing goes stale.
-
-    Attributes:
-        connection: the link's connection these listings came from.
-        expires: per kind, when its listing stops being fresh (``anyio.current_time()``;
-            ``inf`` while a listen stream reports its changes; absent: never listed).
-        ttl_ms: per kind, the ``ttlMs`` the upstream gave (0 when it gave none).
-        changes: per kind, bumped by each change the upstream reported (a listing that a
-            change overtook is made again).
-        listening: the kinds the guard's own listen stream at this upstream acknowledged.
-        listen_scope: that stream's cancel scope (``None``: none opened on this connection).
-    """
-
-    def __init__(self, connection: int) -> None:
-        self.connection = connection
-        self.expires: dict[str, float] = {}
-        self.ttl_ms: dict[str, int] = {}
-        self.changes: dict[str, int] = dict.fromkeys(KINDS, 0)
-        self.listening: set[str] = set()
-        self.listen_scope: anyio.CancelScope | None = None
-
-    def fresh(self, kind: str, now: float) -> bool:
-        """Whether the listing of ``kind`` may still be used."""
-        return self.expires.get(kind, -math.inf) > now
-
-    def listed(self, kind: str, started: float, ttl: float | None) -> None:
-        """A listing of ``kind`` requested at ``started`` (``ttl`` seconds, or None: not given) is in."""
-        self.ttl_ms[kind] = round(ttl * 1000) if ttl is not None else 0
-        self.expires[kind] = math.inf if kind in self.listening else started + (ttl or 0.0)
-
-    def changed(self, kind: str) -> None:
-        """The upstream said ``kind`` changed: list it again before use."""
-        self.changes[kind] += 1
-        self.expires[kind] = -math.inf
-
-    def deaf(self) -> None:
-        """The listen stream ended: changes may have been missed, so everything is listed again."""
-        self.listening.clear()
-        for kind in self.expires:
-            self.expires[kind] = -math.inf
-
-
-class _Envelope:
-    """The merged lists of one 2026-07-28 envelope (protocol version, client capabilities).
-
-    Attributes:
-        meta: the envelope keys (:data:`ENVELOPE_KEYS`) the guard's own requests for it carry.
-        view: the merged lists its requests are served from.
-        listed: per link name, what the view holds of that upstream.
-        lock: one listing at a time.
-    """
-
-    def __init__(self, view: MergedLists, meta: dict[str, Any]) -> None:
-        self.view = view
-        self.meta = meta
-        self.listed: dict[str, _Listed] = {}
-        self.lock = anyio.Lock()
-
-    def of(self, link: Link) -> _Listed:
-        """What the envelope holds of ``link``'s current connection (a fresh record for a new connection)."""
-        listed = self.listed.get(link.name)
-        if listed is None or listed.connection != link.connection:
-            if listed is not None and listed.listen_scope is not None:
-                listed.listen_scope.cancel()
-            listed = self.listed[link.name] = _Listed(link.connection)
-        return listed
-
-    def ttl_ms(self, kind: str) -> int:
-        """The ``ttlMs`` of a merged list: the shortest of its upstreams' (0 when none gave one)."""
-        given = [x.ttl_ms[kind] for x in self.listed.values() if kind in x.ttl_ms]
-        return min(given) if given else 0
-
-    def close(self) -> None:
-        """The envelope is dropped: its listen streams are cancelled."""
-        for listed in self.listed.values():
-            if listed.listen_scope is not None:
-                listed.listen_scope.cancel()
-
-
-@dataclass
-class _ClientListen:
-    """A ``subscriptions/listen`` stream of the client's (2026-07-28 era), served by the session.
-
-    Attributes:
-        request_id: the client's id of the listen request (stamped on every frame).
-        kinds: the list kinds whose ``list_changed`` the client asked for.
-        acknowledged: the client got its ``notifications/subscriptions/acknowledged``.
-        held: resource updates that came before that acknowledgement (sent right after it).
-        ended: set when an upstream stream it relies on ended (the client's stream then ends).
-        scope: cancelled when the client cancels the request.
-    """
-
-    request_id: Any
-    kinds: set[str]
-    acknowledged: bool = False
-    held: list[dict[str, Any]] = field(default_factory=list)
-    ended: anyio.Event = field(default_factory=anyio.Event)
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-
-    def stamped(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A notification for this stream: ``params._meta`` carries the client's listen id."""
-        body = dict(params or {})
-        meta = body.get("_meta")
-        body["_meta"] = {**(meta if type(meta) is dict else {}), SUBSCRIPTION_ID_KEY: self.request_id}
-        return {"jsonrpc": "2.0", "method": method, "params": body}
 
 
 class GatewaySession:
@@ -315,8 +199,8 @@ class GatewaySession:
         self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._subscriptions: dict[str, str] = {}
-        self._envelopes: dict[str, _Envelope] = {}
-        self._client_listens: dict[tuple[bool, Any], _ClientListen] = {}
+        self._envelopes: dict[str, Envelope] = {}
+        self._client_listens: dict[tuple[bool, Any], ClientListen] = {}
         self._send_lock = anyio.Lock()
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
@@ -853,7 +737,7 @@ class GatewaySession:
 
     # --- the 2026-07-28 era -------------------------------------------------------------------
 
-    def _envelope_of(self, params: dict[str, Any]) -> _Envelope:
+    def _envelope_of(self, params: dict[str, Any]) -> Envelope:
         """The envelope of a 2026-07-28 request (made on first use; the least recently used of more
         than :data:`MAX_ENVELOPES` is dropped)."""
         meta = params["_meta"]
@@ -863,17 +747,17 @@ class GatewaySession:
         if envelope is None:
             if len(self._envelopes) >= MAX_ENVELOPES:
                 self._envelopes.pop(next(iter(self._envelopes))).close()
-            envelope = _Envelope(MergedLists(self.config, self.lock, self.cursors), era)
+            envelope = Envelope(MergedLists(self.config, self.lock, self.cursors), era)
         self._envelopes[key] = envelope
         return envelope
 
-    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> _Envelope:
+    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> Envelope:
         """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh."""
         envelope = self._envelope_of(params)
         await self._refresh(envelope, kinds)
         return envelope
 
-    async def _refresh(self, envelope: _Envelope, kinds: set[str]) -> None:
+    async def _refresh(self, envelope: Envelope, kinds: set[str]) -> None:
         """List again, at every running upstream, each of ``kinds`` whose listing is stale in
         ``envelope`` (concurrently; one refresh per envelope at a time); tell the client's
         listen streams what changed.
@@ -928,7 +812,7 @@ class GatewaySession:
         resources, templates = listing if listing is not None else (None, None)
         return view.set_resources(server, resources, templates)
 
-    async def _list_kind(self, envelope: _Envelope, link: Link, listed: _Listed, kind: str) -> set[str]:
+    async def _list_kind(self, envelope: Envelope, link: Link, listed: Listed, kind: str) -> set[str]:
         """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing).
 
         Raises:
@@ -960,7 +844,7 @@ class GatewaySession:
             return self._put(envelope.view, link.name, kind, listing)
         raise RequestFailed(f"its {kind} kept changing while the guard listed them")
 
-    async def _keep_listening(self, envelope: _Envelope, link: Link, listed: _Listed, offers: frozenset[str]) -> None:
+    async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
         """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its
         lists fresh without ``ttlMs`` for the kinds the upstream acknowledges; each change makes the
         session list that kind again (and tell the client's listen streams)."""
@@ -990,7 +874,7 @@ class GatewaySession:
         elif not scope.cancel_called and link.ready:
             log.info("upstream %s ended the guard's listen stream; its lists are renewed by their ttlMs", link.name)
 
-    async def _refresh_quietly(self, envelope: _Envelope, kinds: set[str]) -> None:
+    async def _refresh_quietly(self, envelope: Envelope, kinds: set[str]) -> None:
         """A refresh nobody waits for (after a change the upstream reported); failures are logged."""
         if envelope in self._envelopes.values():
             try:
@@ -1026,7 +910,7 @@ class GatewaySession:
                 if kind in kinds and kind in listen.kinds:
                     await self._deliver(listen, listen.stamped(f"notifications/{kind}/list_changed"))
 
-    async def _deliver(self, listen: _ClientListen, message: dict[str, Any]) -> None:
+    async def _deliver(self, listen: ClientListen, message: dict[str, Any]) -> None:
         """A frame for a client's listen stream; before its acknowledgement (the stream's first frame)
         a resource update is held, a ``list_changed`` dropped (the client lists after the acknowledgement)."""
         if listen.scope.cancel_called:
@@ -1060,7 +944,7 @@ class GatewaySession:
             text = "Invalid Request: a listen stream with this id is already open"
             await self.reply(error_response(request_id, INVALID_REQUEST, text))
             return
-        listen = _ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
+        listen = ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
         self._client_listens[key] = listen  # from now on the client can cancel it
         graceful = False
         try:
@@ -1097,7 +981,7 @@ class GatewaySession:
     async def _resource_listen(
         self,
         link: Link,
-        listen: _ClientListen,
+        listen: ClientListen,
         uris: list[str],
         meta: dict[str, Any],
         *,
@@ -1171,29 +1055,6 @@ class GatewaySession:
             "cacheScope": "private",
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-
-def merged_capabilities(upstreams: Iterable[Any]) -> dict[str, Any]:
-    """The gateway's capabilities over its upstreams' (``initialize`` or ``server/discover`` answers).
-
-    Tools always, with ``listChanged`` (the gateway's own merged list); prompts and resources
-    (``listChanged``; ``subscribe`` when any upstream offers it) where any upstream has them;
-    ``logging`` and ``completions`` likewise. A value that is not an object counts for nothing.
-    """
-    merged: dict[str, Any] = {"tools": {"listChanged": True}}
-    for theirs in upstreams:
-        if type(theirs) is not dict:
-            continue
-        if "prompts" in theirs:
-            merged["prompts"] = {"listChanged": True}
-        if "resources" in theirs:
-            resources = merged.setdefault("resources", {"listChanged": True})
-            if type(theirs["resources"]) is dict and theirs["resources"].get("subscribe"):
-                resources["subscribe"] = True
-        for member in ("logging", "completions"):
-            if member in theirs:
-                merged[member] = {}
-    return merged
 
 
 def _gateway_info() -> dict[str, str]:
