@@ -56,7 +56,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import secrets
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -64,7 +63,7 @@ import anyio
 import anyio.abc
 
 from ..calls.refusals import unknown_tool
-from ..peer.requests import RequestFailed, list_pages
+from ..peer.requests import IdMint, RequestFailed, list_pages
 from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..relay.jsonrpc import (
     INTERNAL_ERROR,
@@ -194,8 +193,7 @@ class GatewaySession:
         self._era_known = anyio.Event()
         self._started = False
         self._tg: anyio.abc.TaskGroup | None = None
-        self._nonce = secrets.token_hex(6)
-        self._counter = 0
+        self._ids = IdMint()  # for upstreams' requests to the client
         self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._subscriptions: dict[str, str] = {}
@@ -666,8 +664,7 @@ class GatewaySession:
 
     async def server_request(self, link: Link, message: dict[str, Any]) -> None:
         """An upstream's request to the client (sampling, elicitation, roots): a session id, then to the client."""
-        self._counter += 1
-        session_id = f"mcp-guard-{self._nonce}-{self._counter}"
+        session_id = self._ids.new_id()
         self._server_requests[id_key(session_id)] = (link, message["id"])
         await self.reply({**message, "id": session_id})
 

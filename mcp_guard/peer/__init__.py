@@ -4,6 +4,7 @@
   the pending map, the answer or the reason there is none), :class:`RequestFailed`, and the
   paging of list methods.
 - :mod:`.backoff`: when to start an upstream again after failed or short-lived starts.
+- :mod:`.deadlines`: forwarded requests' timeouts (``--request-timeout``), restarted by progress.
 
 Above the wire vocabulary (:mod:`mcp_guard.wire`, :mod:`mcp_guard.relay.jsonrpc`); below the
 sessions (:mod:`mcp_guard.relay.relay`, :mod:`mcp_guard.gateway.session`), which own a peer
@@ -11,6 +12,17 @@ per upstream and are never imported from here (``tests/test_layering.py``).
 """
 
 from .backoff import Backoff
-from .requests import MAX_LIST_PAGES, ListingFailed, OwnRequests, PendingRequest, RequestFailed, list_pages
+from .deadlines import Deadlines
+from .requests import MAX_LIST_PAGES, IdMint, ListingFailed, OwnRequests, PendingRequest, RequestFailed, list_pages
 
-__all__ = ["MAX_LIST_PAGES", "Backoff", "ListingFailed", "OwnRequests", "PendingRequest", "RequestFailed", "list_pages"]
+__all__ = [
+    "MAX_LIST_PAGES",
+    "Backoff",
+    "Deadlines",
+    "IdMint",
+    "ListingFailed",
+    "OwnRequests",
+    "PendingRequest",
+    "RequestFailed",
+    "list_pages",
+]

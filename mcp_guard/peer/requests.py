@@ -21,7 +21,7 @@ import anyio
 from ..errors import GuardError
 from ..relay.jsonrpc import id_key
 
-__all__ = ["MAX_LIST_PAGES", "ListingFailed", "OwnRequests", "PendingRequest", "RequestFailed", "list_pages"]
+__all__ = ["MAX_LIST_PAGES", "IdMint", "ListingFailed", "OwnRequests", "PendingRequest", "RequestFailed", "list_pages"]
 
 MAX_LIST_PAGES: Final = 10_000
 """A guard-initiated listing that pages more often than this is abandoned (a cursor loop)."""
@@ -45,22 +45,34 @@ class PendingRequest:
     failure: str | None = None
 
 
-class OwnRequests:
-    """The guard's own requests in flight at one upstream.
+class IdMint:
+    """Ids the guard gives messages of its own: ``mcp-guard-<nonce>-<n>``, a random nonce per mint.
+
+    Used for the guard's own requests, for requests it forwards under a new id, and for an
+    upstream's requests to the client under an id of the session's: never equal to a peer's id
+    by chance.
+    """
+
+    def __init__(self) -> None:
+        self._nonce = secrets.token_hex(8)
+        self._counter = 0
+
+    def new_id(self) -> str:
+        """A fresh id."""
+        self._counter += 1
+        return f"mcp-guard-{self._nonce}-{self._counter}"
+
+
+class OwnRequests(IdMint):
+    """The guard's own requests in flight at one upstream (and the mint of their ids).
 
     Attributes:
         pending: request key (``jsonrpc.id_key``) → :class:`PendingRequest`.
     """
 
     def __init__(self) -> None:
-        self._nonce = secrets.token_hex(8)
-        self._counter = 0
+        super().__init__()
         self.pending: dict[tuple[bool, Any], PendingRequest] = {}
-
-    def new_id(self) -> str:
-        """A fresh id for a request of the guard's own (``mcp-guard-<nonce>-<n>``), never a client's."""
-        self._counter += 1
-        return f"mcp-guard-{self._nonce}-{self._counter}"
 
     def open(self, request_id: Any) -> PendingRequest:
         """Note a request of the guard's own as in flight; its answer is awaited on the returned record."""
