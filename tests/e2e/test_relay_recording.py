@@ -23,6 +23,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -1269,6 +1270,25 @@ async def test_numbers_that_round_trip_are_forwarded_with_the_same_value(
         assert canon(arrived["params"]["arguments"]) == canon(expected)
 
 
+async def test_doubles_of_2_53_and_up_reach_the_upstream_as_the_value_checked(tmp_path: Path) -> None:
+    """-2**63 and 2**70 are doubles exactly; ``repr`` would write ``-9.223372036854776e+18``, another decimal."""
+    tool = {
+        "name": "big",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"x": {"type": "number"}, "l": {"type": "array", "items": {"type": "integer"}}},
+        },
+    }
+    tools = write_tools(tmp_path / "tools.json", [tool])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        response = await guard.call("big", "big", '{"x":-9223372036854775808.0,"l":[1180591620717411303424.0]}')
+        assert response["result"]["isError"] is False
+        (line,) = [line for line in guard.record() if b'"big"' in line and b'"tools/call"' in line]
+        arrived = json.loads(line, parse_float=Decimal)["params"]["arguments"]
+        assert arrived == {"x": Decimal("-9223372036854775808"), "l": [Decimal("1180591620717411303424")]}
+
+
 async def test_integers_are_exact_up_to_the_digit_limit_and_a_precise_parse_error_beyond(tmp_path: Path) -> None:
     """4,300 digits go through digit for digit; 4,301 make the line a parse error that says so (no value echoed)."""
     tools = write_tools(tmp_path / "tools.json", [NUMBER_TOOL])
@@ -1345,6 +1365,8 @@ async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_
         out = next(raw_line for raw_line in guard.lines[result_line_seen:] if b'"lit"' in raw_line)
         assert b'"a":0.12345678901234567890' in out and b'"c":1e400' in out
         assert b'"e":1.00000000000000000001' in out and b'"d":-0.0' in out
+        result = json.loads(out, parse_float=Decimal)["result"]["structuredContent"]
+        assert result["f"] == Decimal("-9223372036854775808")  # the upstream's value, not repr's -9.223372036854776e+18
         calls = [line for line in guard.record() if b'"tools/call"' in line]
         assert len(calls) == 1 and b'"literal_result"' in calls[0]  # the refused calls never reached the upstream
 
