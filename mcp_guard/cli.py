@@ -256,6 +256,13 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="sessions (upstream processes) open at once; more are refused with 503 (default 100)",
     )
+    http.add_argument(
+        "--http-body-timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="a request body must arrive in full within this long after its headers, else 408 (default 30)",
+    )
 
 
 def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> HttpConfig:
@@ -284,6 +291,7 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
             max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES if args.max_message_bytes is None else args.max_message_bytes,
             session_idle_timeout=args.session_idle_timeout or None,
             max_sessions=args.max_sessions,
+            body_timeout=args.http_body_timeout,
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
