@@ -1443,6 +1443,30 @@ async def test_log_lines_cannot_be_forged_and_undeclared_keys_stay_out(shared: G
     assert "SECRET-KEY" not in shared.stderr()
 
 
+@pytest.mark.parametrize(
+    "breaker",
+    ["\u0085", "\u2028", "\u2029", "\r", "\x0b", "\x1c"],
+    ids=["NEL", "LINE-SEPARATOR", "PARAGRAPH-SEPARATOR", "CR", "VT", "FS"],
+)
+async def test_no_line_break_or_terminal_control_reaches_the_log_raw(tmp_path: Path, breaker: str) -> None:
+    """Through the real log (stderr): a tool name holding a Unicode line break, CSI (U+009B), ESC or a bidi
+    override stays on its one line, escaped; nothing a terminal acts on is written."""
+    tools = write_tools(tmp_path / "tools.json", [{"name": "t", "inputSchema": {"type": "object"}}])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        name = f"nosuch{breaker}mcp-guard INFO: forged\u009b2J\x1b]0;title\x07\u202eevil\u2066"
+        await guard.send({"jsonrpc": "2.0", "id": "forge", "method": "tools/call", "params": {"name": name}})
+        assert (await guard.response("forge"))["error"]["code"] == -32602
+        await guard.sync()
+        log = guard.stderr()
+        (line,) = [line for line in log.split("\n") if "nosuch" in line]
+        assert line.startswith("mcp-guard WARNING: rejected tools/call `nosuch")
+        assert line.splitlines() == [line]  # one line for str.splitlines too (NEL, U+2028, U+2029, ...)
+        assert "forged\\u009b2J\\x1b]0;title\\x07\\u202eevil\\u2066" in line
+        unsafe = {*map(chr, range(0x20)), "\x7f", *map(chr, range(0x80, 0xA0)), "\u2028", "\u2029", "\u202e", "\u2066"}
+        assert not unsafe & set(log.replace("\n", ""))
+
+
 async def test_duplicate_tool_names_are_refused_on_one_page_and_across_pages(tmp_path: Path) -> None:
     """Which of two same-named tools would the upstream run? Unknowable: both are unsupported (fail closed)."""
     strict_d = {"name": "d", "inputSchema": {"type": "object", "properties": {"b": {"type": "integer", "minimum": 0}}}}
