@@ -1559,6 +1559,43 @@ async def test_sixteen_mib_and_a_million_elements_pass_and_over_budget_is_refuse
         assert guard.recorded_with_id("budget") == []
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (``/proc``), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the guard's CPU time is read from /proc")
+async def test_a_listing_far_past_the_schema_budget_costs_no_more_than_relaying_it(tmp_path: Path) -> None:
+    """One tool of 1,000,000 properties (28 MB): the budget (10,000 subschemas) cuts classification off where
+    it is hit. A ``ping`` sent behind the first listing is answered once the guard has relayed it, and the
+    guard spends about the CPU time on it that it spends on a second listing of the same bytes, whose schema
+    is cached (not classified at all): parsing and writing 28 MB. It spent ~10 s more (a ping waited ~20 s)
+    while the whole schema was walked and scanned. The bound is relative and generous, and counts the
+    guard's own CPU time, not wall time (the machine is shared)."""
+    props = ",".join(f'"p{i}":{{"type":"string"}}' for i in range(1_000_000))
+    raw = tmp_path / "tools-raw.json"
+    raw.write_text('[{"name":"wide","inputSchema":{"type":"object","properties":{' + props + "}}}]")
+    async with open_guard(tmp_path, env={"TOOLS_RAW_FILE": str(raw)}, server=FORGING_SERVER) as guard:
+        spent: list[float] = []
+        listed = b""
+        for round_ in range(3):
+            before = cpu_seconds(guard.process.pid)
+            await guard.send({"jsonrpc": "2.0", "id": f"list-{round_}", "method": "tools/list"})
+            await guard.send({"jsonrpc": "2.0", "id": f"ping-{round_}", "method": "ping"})
+            with anyio.fail_after(120):  # hang guard only
+                line = await guard._stdout.receive_until(b"\n", 1 << 26)  # the listing (too big for receive())
+                assert line.startswith(f'{{"jsonrpc":"2.0","id":"list-{round_}"'.encode())
+                listed = listed or line
+                assert (await guard.response(f"ping-{round_}"))["result"] == {}
+            spent.append(cpu_seconds(guard.process.pid) - before)
+        assert spent[0] <= 1.5 * min(spent[1:]) + 0.5, spent
+        (wide,) = [t for t in json.loads(listed)["result"]["tools"] if t["name"] == "wide"]
+        verdict = wide["_meta"][SCHEMA_KEY]
+        assert verdict["supported"] is False and [i["keyword"] for i in verdict["issues"]] == ["properties"]
+        assert "work budget" in verdict["issues"][0]["message"]
+
+
 # ---------------------------------------------------------------------------------------------
 # 16. Found in a second new-user trial
 
