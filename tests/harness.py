@@ -164,9 +164,13 @@ class ScriptedUpstream:
     def calls(self) -> list[dict[str, Any]]:
         return [m for m in self.received if m.get("method") == "tools/call"]
 
+    def starting(self) -> None:
+        """Called as each connection is made; raise ``UpstreamStartError`` to refuse it."""
+
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[LineLink]:
         self.connections += 1
+        self.starting()
         guard_side, server_side = link_pair()
         self.links.append(server_side)
         async with anyio.create_task_group() as tg:

@@ -21,8 +21,8 @@ from mcp_guard.gateway.config import parse_config
 from mcp_guard.gateway.journal import Journal
 from mcp_guard.gateway.pinning import LockFile
 from mcp_guard.gateway.session import GatewaySession
-from mcp_guard.relay.upstream import LineLink, UpstreamStartError
-from tests.harness import INIT, TIMEOUT, TOO_LONG, Client, MemoryLink, link_pair
+from mcp_guard.relay.upstream import UpstreamStartError
+from tests.harness import INIT, TIMEOUT, TOO_LONG, Client, MemoryLink, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio
 
@@ -35,8 +35,8 @@ OPEN = {"type": "object"}
 TOOLS = [ECHO, {"name": "hang", "inputSchema": OPEN}, {"name": "die", "inputSchema": OPEN}]
 
 
-class FakeServer:
-    """A connector whose connections are scripted MCP servers.
+class FakeServer(ScriptedUpstream):
+    """A connector whose connections are scripted MCP servers (the harness's, with switchable faults).
 
     Attributes:
         faults: switched on by name: ``fail_start`` (connecting fails), ``exit_at_start``
@@ -55,36 +55,19 @@ class FakeServer:
         templates: list[Any] | None = None,
         faults: set[str] | None = None,
     ) -> None:
-        self.tools = TOOLS if tools is None else tools
+        super().__init__(TOOLS if tools is None else tools)
         self.prompts = prompts
         self.resources = resources
         self.templates = templates
         self.faults = faults or set()
-        self.received: list[dict[str, Any]] = []
         self.init_error: dict[str, Any] | None = None
-        self.connections = 0
-        self.links: list[MemoryLink] = []
 
     def count(self, method: str) -> int:
         return sum(1 for m in self.received if m.get("method") == method)
 
-    @asynccontextmanager
-    async def connect(self) -> AsyncIterator[LineLink]:
-        self.connections += 1
+    def starting(self) -> None:
         if "fail_start" in self.faults:
             raise UpstreamStartError("the fake server refuses to start")
-        session_side, server_side = link_pair()
-        self.links.append(server_side)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self.serve, server_side)
-            try:
-                yield session_side
-            finally:
-                tg.cancel_scope.cancel()
-                await session_side.aclose()
-
-    async def send(self, link: MemoryLink, message: dict[str, Any]) -> None:
-        await link.send(json.dumps(message).encode())
 
     async def serve(self, link: MemoryLink) -> None:
         while True:
