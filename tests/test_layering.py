@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("peer", ("mcp_guard.peer", "mcp_guard.relay.upstream", "mcp_guard.relay.http_upstream")),
     ("reports", ("mcp_guard.reports",)),
     ("refusals", ("mcp_guard.calls",)),
-    ("judgement", ("mcp_guard.relay.guard",)),
+    ("judgement", ("mcp_guard.relay.guard", "mcp_guard.relay.listings")),
     (
         "gateway parts",
         tuple(
@@ -62,7 +62,7 @@ CEILINGS = {
     # Modules over MAX_LINES today, with their size as a ceiling until they are split.
     "mcp_guard.relay.http_front": 1700,  # split after the HTTP-front work is merged
     "mcp_guard.relay.http_upstream": 1020,
-    "mcp_guard.relay.relay": 1345,
+    "mcp_guard.relay.relay": 1175,
     "mcp_guard.gateway.session": 1090,
 }
 

@@ -94,8 +94,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
 
@@ -107,12 +105,9 @@ from ..core import Issue
 from ..errors import GuardError
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from ..peer.deadlines import Deadlines
-from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
+from ..peer.requests import ListingFailed, OwnRequests, RequestFailed
 from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
 from ..wire.meta import (
-    CAPABILITIES_KEY,
-    PROTOCOL_VERSION_KEY,
-    SUBSCRIPTION_ID_KEY,
     UNTIMED,
     era_meta,
     without_guard_keys,
@@ -135,15 +130,13 @@ from .jsonrpc import (
     recover_id,
     valid_id,
 )
+from .listings import ToolListings, fresh
 from .pipes import PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 
 __all__ = ["Relay", "parse_error_text"]  # (parse_error_text: re-exported for http_front)
 
 log = logging.getLogger("mcp_guard")
-
-MAX_ENVELOPES: Final = 16
-"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
 
 MAX_CANCELLED: Final = 4096
 """Cancelled requests whose late answers are still expected, kept at most (the oldest are forgotten)."""
@@ -160,22 +153,8 @@ CONSUMED: Final = object()
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
-def _fresh(table: ToolTable) -> bool:
-    """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
-    changes, or its listing's ``ttlMs`` has not passed."""
-    return table.expires_at is None or anyio.current_time() < table.expires_at
-
-
 class _ClientGone(GuardError):
     """Raised by the upstream hot path when the client can no longer be written to (ends the upstream reader)."""
-
-
-@dataclass
-class _Listing:
-    """A listing of the guard's own in progress: calls needing the same table wait for it, and learn why it failed."""
-
-    done: anyio.Event = field(default_factory=anyio.Event)
-    failure: str | None = None
 
 
 class Relay:
@@ -229,12 +208,8 @@ class Relay:
         self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
-        self._refreshing: dict[int, _Listing] = {}
-        # The guard's own subscriptions/listen streams (2026-07-28 era): request key -> table.
-        self._listens: dict[tuple[bool, Any], ToolTable] = {}
-        self._listen_tried: set[int] = set()
-        self._tables: dict[str, ToolTable] = {"": table}
-        self._last_envelope: tuple[Any, ToolTable] = (None, table)
+        # The tool tables per protocol-era envelope, the guard's own listings and listen streams.
+        self.listings = ToolListings(table, self._own, self.request, self._send_own)
         self._tg: anyio.abc.TaskGroup | None = None
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
@@ -278,6 +253,7 @@ class Relay:
         failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.listings.spawn = tg.start_soon
             try:
                 await tg.start(self._connection, True)
             except Exception as exc:
@@ -402,10 +378,7 @@ class Relay:
                     await self.request("resources/subscribe", params)
                 except RequestFailed as exc:
                     log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
-        self._listen_tried.clear()  # the new upstream gets its own listen streams
-        for table in self._tables.values():
-            table.invalidate()
-            table.listening, table.expires_at = False, -math.inf
+        self.listings.restarted()
         if handshake:
             await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
@@ -634,7 +607,7 @@ class Relay:
             return False
         params = message.get("params")
         table = self.table_for(params)
-        if table is not self.table and valid_id(message["id"]) and not _fresh(table):
+        if table is not self.table and valid_id(message["id"]) and not fresh(table):
             return True  # 2026-07-28 era: the listing's ttlMs has passed and no listen stream tells of changes
         if table.complete:
             return False
@@ -994,12 +967,11 @@ class Relay:
                 return out
             return message
         method = message["method"]
-        if self._listens and "id" not in message and self._listen_frame(message):
+        if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
             return CONSUMED
         if method == "notifications/tools/list_changed":
             log.info("upstream tools changed; schemas will be listed again before the next judgement")
-            for table in self._tables.values():
-                table.invalidate()
+            self.listings.invalidate()
         elif "id" in message:
             if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
                 self._server_pending[id_key(message["id"])] = message["id"]
@@ -1137,6 +1109,20 @@ class Relay:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             raise RequestFailed("the upstream server went away") from None
 
+    def table_for(self, params: Any) -> ToolTable:
+        """The tool table for a request's protocol-era envelope (see :meth:`.listings.ToolListings.table_for`)."""
+        return self.listings.table_for(params)
+
+    async def refresh(
+        self, meta: dict[str, Any] | None = None, table: ToolTable | None = None, *, not_before: float | None = None
+    ) -> None:
+        """List the upstream's tools into ``table`` (see :meth:`.listings.ToolListings.refresh`).
+
+        Raises:
+            ListingFailed: the listing could not be completed.
+        """
+        await self.listings.refresh(meta, table, not_before=not_before)
+
     async def request(self, method: str, params: Any) -> dict[str, Any]:
         """Send a request of the guard's own upstream; return its ``result``.
 
@@ -1161,151 +1147,6 @@ class Relay:
         if type(result) is not dict:
             raise RequestFailed(f"the upstream's {method} result is not an object")
         return result
-
-    def table_for(self, params: Any) -> ToolTable:
-        """The tool table for a request's protocol-era envelope.
-
-        Handshake-era requests share :attr:`table`. In the 2026-07-28 era each request
-        declares its own protocol version and client capabilities, and a server may list
-        different tools (or schemas) for different capabilities; each envelope gets its
-        own table, so a call is judged against the list its own envelope sees. At most
-        :data:`MAX_ENVELOPES` such tables are kept (least recently used goes first).
-        """
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is not dict or PROTOCOL_VERSION_KEY not in meta:
-            return self.table
-        if meta is self._last_envelope[0]:  # the same message asks again (routing looks up more than once)
-            return self._last_envelope[1]
-        key = json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
-        table = self._tables.pop(key, None)
-        if table is None:
-            table = ToolTable(self.table.profile, hide_unsupported=self.table.hide_unsupported)
-            if len(self._tables) > MAX_ENVELOPES:
-                oldest = next(k for k in self._tables if k != "")
-                self._listen_tried.discard(id(self._tables.pop(oldest)))
-        self._tables[key] = table
-        self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
-        return table
-
-    async def refresh(
-        self,
-        meta: dict[str, Any] | None = None,
-        table: ToolTable | None = None,
-        *,
-        not_before: float | None = None,
-    ) -> None:
-        """List every page of the upstream's tools and replace ``table`` (one listing per table at a time).
-
-        Args:
-            meta: ``_meta`` to put on each ``tools/list`` request: the protocol-era
-                envelope of the client call that needed the listing (2026-07-28 era
-                requests carry their protocol version and client capabilities there).
-            table: the table to fill, default :attr:`table`.
-            not_before: a listing requested before this ``anyio.current_time()`` does not
-                do (a call that arrived then must be judged against a listing requested
-                after it); a listing already under way that started earlier is waited
-                for, then another is made.
-
-        Raises:
-            ListingFailed: the listing could not be completed.
-        """
-        table = table if table is not None else self.table
-        while True:
-            running = self._refreshing.get(id(table))
-            if running is None:
-                break
-            await running.done.wait()
-            if not table.complete:
-                raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
-            if not_before is None or table.listed_at >= not_before:
-                return
-        listing = self._refreshing[id(table)] = _Listing()
-        try:
-            for _attempt in range(3):
-                generation = table.generation
-                started = anyio.current_time()
-                try:
-                    tools, ttl = await self._list_all(meta)
-                except RequestFailed as exc:
-                    listing.failure = str(exc)
-                    if isinstance(exc, ListingFailed):
-                        raise
-                    raise ListingFailed(str(exc)) from exc
-                if generation == table.generation:
-                    table.replace(tools)
-                    table.listed_at = started
-                    if not table.listening:
-                        table.expires_at = started + (ttl if ttl is not None else 0.0)
-                    if meta and table is not self.table and id(table) not in self._listen_tried:
-                        self._listen_tried.add(id(table))
-                        if self._tg is not None:
-                            self._tg.start_soon(self._listen, table, meta)
-                    return
-                # list_changed arrived meanwhile: this listing may already be stale; list again.
-            listing.failure = "the upstream's tools kept changing while the guard listed them"
-            raise ListingFailed(listing.failure)
-        finally:
-            self._refreshing.pop(id(table)).done.set()
-
-    async def _listen(self, table: ToolTable, meta: dict[str, Any]) -> None:
-        """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.
-
-        While the upstream honours ``toolsListChanged`` on it, the table needs no ``ttlMs``:
-        each ``notifications/tools/list_changed`` on the stream empties it. An upstream that
-        does not offer the method (an error), a stream that ends, or an upstream that goes
-        away leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the
-        guard's request id) are the guard's and never reach the client.
-        """
-        request_id = self._own.new_id()
-        key = id_key(request_id)
-        pending = self._own.open(request_id)
-        self._listens[key] = table
-        try:
-            params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
-            await self._send_own(
-                {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
-            )
-            await pending.event.wait()
-        except RequestFailed:
-            pass
-        finally:
-            self._own.close(request_id)
-            self._listens.pop(key, None)
-            if table.listening:
-                table.listening = False
-                table.expires_at = -math.inf  # changes may have been missed: list again before judging
-                log.info("the upstream's subscriptions/listen stream ended; tool lists are refreshed by ttlMs again")
-        response = pending.response
-        if response is not None and "error" in response:
-            log.debug("the upstream offers no subscriptions/listen; tool lists are refreshed by their ttlMs")
-
-    def _listen_frame(self, message: dict[str, Any]) -> bool:
-        """Whether ``message`` is a notification on one of the guard's own listen streams (then handled here)."""
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is not dict or SUBSCRIPTION_ID_KEY not in meta:
-            return False
-        subscription = meta[SUBSCRIPTION_ID_KEY]
-        if not valid_id(subscription):
-            return False
-        table = self._listens.get(id_key(subscription))
-        if table is None:
-            return False
-        method = message.get("method")
-        if method == "notifications/subscriptions/acknowledged":
-            honored = params.get("notifications") if type(params) is dict else None
-            if type(honored) is dict and honored.get("toolsListChanged") is True:
-                table.listening = True
-                table.expires_at = None
-                log.info("listening to the upstream's tool list changes (subscriptions/listen)")
-        elif method == "notifications/tools/list_changed":
-            log.info("upstream tools changed (listen stream); schemas will be listed again before the next judgement")
-            table.invalidate()
-        return True
-
-    async def _list_all(self, meta: dict[str, Any] | None) -> tuple[list[Any], float | None]:
-        """Every page of ``tools/list``: the tools, and the pages' shortest ``ttlMs`` in seconds (None: not given)."""
-        return await list_pages(self.request, "tools/list", "tools", meta)
 
 
 _SCHEMA_DERIVED = frozenset({"type", "minimum", "enum", "required", "oneOf"})
