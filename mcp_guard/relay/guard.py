@@ -115,7 +115,9 @@ class ToolTable:
         # Compiled schemas by their exact JSON text: a listing that repeats a schema reuses its
         # validator (2026-07-28 servers without listen streams are listed again before each call).
         self._schemas: dict[str, Compiled] = {}
-        self._pass_names: set[str] = set()  # names listed since the last first-page request
+        # Names of each page listed since the last first-page request, by the page's cursor
+        # (None: the first page): a page fetched again replaces its own names, it does not collide with them.
+        self._pass_pages: dict[str | None, set[str]] = {}
         self._conflicts: set[str] = set()  # names listed more than once in this generation
         self._counts: tuple[int, int] | None = None
 
@@ -137,7 +139,7 @@ class ToolTable:
         self.generation += 1
         self.complete = False
 
-    def annotate(self, result: Any, *, cache: bool, first_page: bool = False) -> Any:
+    def annotate(self, result: Any, *, cache: bool, first_page: bool = False, cursor: Any = None) -> Any:
         """Annotate one ``tools/list`` result; return the object to send to the client.
 
         Args:
@@ -146,6 +148,9 @@ class ToolTable:
                 overtook).
             first_page: the request carried no cursor, so a result without
                 ``nextCursor`` is a complete listing.
+            cursor: the request's cursor (ignored for the first page). A name counts as listed
+                twice when it stands twice in this page or in another page of the same pass; the
+                same page fetched again (same cursor) replaces what that page listed before.
 
         Returns:
             A new result object (the input is not modified); a result that is not an
@@ -160,17 +165,19 @@ class ToolTable:
         if type(tools) is not list:
             return out
         if first_page:
-            self._pass_names.clear()
+            self._pass_pages.clear()
+        page: str | None = None if first_page else (cursor if type(cursor) is str else repr(cursor))
         names: list[str] = [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
         seen: set[str] = set()
         duplicated: set[str] = set()
         for n in names:
             (duplicated if n in seen else seen).add(n)
-        duplicated |= self._pass_names.intersection(names) | self._conflicts.intersection(names)
+        elsewhere = set().union(*(listed for key, listed in self._pass_pages.items() if key != page))
+        duplicated |= elsewhere.intersection(names) | self._conflicts.intersection(names)
         # A name once listed twice stays refused until the upstream says its tools changed: a
         # later listing of one page alone must not resurrect either definition.
         self._conflicts |= duplicated
-        self._pass_names.update(names)
+        self._pass_pages[page] = set(names)
         shown: list[Any] = []
         for tool in tools:
             if type(tool) is not dict:

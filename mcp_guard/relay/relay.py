@@ -205,7 +205,7 @@ class Relay:
         self.client_closed = False
         self.restarts = 0
         self._own = OwnRequests()
-        self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
+        self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool, Any]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
         # The tool tables per protocol-era envelope, the guard's own listings and listen streams.
@@ -758,9 +758,9 @@ class Relay:
 
     def _note_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
-        first_page = not (type(params) is dict and params.get("cursor") is not None)
+        cursor = params.get("cursor") if type(params) is dict else None
         table = self.table_for(params)
-        self._lists[id_key(message["id"])] = (table, table.generation, first_page)
+        self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
 
     def _cancel_held(self, message: dict[str, Any]) -> bool:
         """A cancellation of a call the guard still holds: drop the call, keep the notice."""
@@ -959,10 +959,10 @@ class Relay:
                 # (a late answer to a request the client cancelled: passed on, annotated if a listing)
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
-                table, generation, first_page = listing
+                table, generation, first_page, cursor = listing
                 out = dict(message)
                 out["result"] = table.annotate(
-                    message["result"], cache=generation == table.generation, first_page=first_page
+                    message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
                 )
                 return out
             return message
