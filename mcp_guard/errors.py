@@ -11,6 +11,8 @@ error. Every such exception derives from :class:`GuardError`::
      │    └── ListingFailed     peer                ... the guard's own tools/list
      ├── LineTooLong            relay.framing       a line over --max-message-bytes (its prefix kept)
      ├── MessageTooLarge        relay.http_upstream an HTTP body over --max-message-bytes
+     ├── _Disconnected          relay.http_front    (private) the client left while its body was read
+     ├── _BodyTimeout           relay.http_front    (private) a body slower than --http-body-timeout
      ├── Uncarriable            relay.jsonrpc       a number JSON cannot carry exactly (also ValueError)
      ├── ConfigError            gateway.config      the gateway config cannot be used
      ├── LockError              gateway.pinning     the lock file cannot be read or written

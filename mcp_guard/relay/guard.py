@@ -25,11 +25,10 @@ from typing import Any, Final
 
 from ..calls.refusals import CallVerdict, ToolIssue, schema_verdict, unknown_tool
 from ..core import UNSUPPORTED, VALIDATION, Compiled, Report, compile
-from ..wire.meta import META_PREFIX, PROTOCOL_VERSION_KEY, SCHEMA_KEY, is_modern
+from ..wire.meta import META_PREFIX, SCHEMA_KEY, is_modern
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 __all__ = [
-    "PROTOCOL_VERSION_KEY",  # (re-exported from wire.meta for http_front, until its split)
     "ToolEntry",
     "ToolTable",
 ]

@@ -134,7 +134,7 @@ from .listings import ToolListings, fresh
 from .pipes import PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 
-__all__ = ["Relay", "parse_error_text"]  # (parse_error_text: re-exported for http_front)
+__all__ = ["Relay"]
 
 log = logging.getLogger("mcp_guard")
 

@@ -1,0 +1,299 @@
+"""One relay (and upstream process) behind the HTTP front, and the routing of its output to HTTP requests."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+import anyio
+import anyio.abc
+
+from ..framing import LineStream
+from ..guard import ToolTable
+from ..jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
+from ..relay import Relay
+from ..upstream import stdio_connector
+from .config import INBOUND_BUFFER, STOP_GRACE_SECONDS
+from .messages import Exchange, Item, Key, error_bytes, map_key
+
+if TYPE_CHECKING:
+    from .app import HttpFront
+
+__all__ = ["Channel", "SessionFactory", "SessionRunner"]
+
+log = logging.getLogger("mcp_guard")
+
+
+class _RelayClientSide:
+    """The relay's downstream side, shaped like :class:`~mcp_guard.relay.framing.LineStream`.
+
+    ``receive()`` yields the messages the HTTP requests put in (each a whole JSON text, no
+    framing, so any size passes unchanged); ``send(line)`` hands relay output to the
+    front's router.
+    """
+
+    def __init__(self, deliver: Callable[[bytes], Awaitable[None]]) -> None:
+        self._deliver = deliver
+        self._in, self._out = anyio.create_memory_object_stream[bytes](INBOUND_BUFFER)
+
+    async def receive(self) -> bytes:
+        """The next client message; ``anyio.EndOfStream`` once the session ended."""
+        try:
+            return await self._out.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, line: bytes) -> None:
+        """Route one message of relay output."""
+        await self._deliver(line)
+
+    async def close_send(self) -> None:
+        """Nothing to close: output goes to the router."""
+
+    async def aclose(self) -> None:
+        """Close the inbound queue."""
+        self._in.close()
+        self._out.close()
+
+    async def put(self, line: bytes) -> bool:
+        """Give the relay one client message; False when the relay no longer reads."""
+        try:
+            await self._in.send(line)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return False
+        return True
+
+    def end(self) -> None:
+        """No more client messages: the relay sees EOF (the MCP way to end a session)."""
+        self._in.close()
+
+    def close(self) -> None:
+        """The relay is gone: senders waiting to put a message fail at once."""
+        self._in.close()
+        self._out.close()
+
+
+class SessionRunner(Protocol):
+    """What serves one client session behind the front: a :class:`Relay`, or a gateway session.
+
+    ``run`` relays until the client side ends; it signals ``task_status.started()`` once it
+    serves (a failure before that, such as an upstream that cannot start, is raised to the
+    front, which answers the ``initialize`` with an error).
+    """
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Serve until the client side ends."""
+        ...
+
+
+SessionFactory = Callable[[LineStream], SessionRunner]
+"""Builds the runner of one session from its in-memory client line stream."""
+
+
+def _make_relay(front: HttpFront, client: _RelayClientSide) -> SessionRunner:
+    """The one place the front builds what serves a session: the front's session factory, or a
+    relay with its own upstream connector and tool table.
+
+    The upstream process is started when the relay runs, and started again by the relay
+    when it goes away (see ``relay``, "Upstream faults").
+    """
+    from ..stdio import DEFAULT_GUARD_REQUEST_TIMEOUT
+
+    if front.session_factory is not None:
+        return front.session_factory(cast(LineStream, client))
+
+    table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported)
+    timeout = front.request_timeout
+    # The relay reads and writes through the LineStream interface only; the client side is in memory.
+    return Relay(
+        cast(LineStream, client),
+        stdio_connector(front.command, max_line=front.config.max_message_bytes),
+        table,
+        request_timeout=timeout if timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
+        client_request_timeout=timeout,
+    )
+
+
+# --- channels: one relay and the HTTP requests that talk to it ---------------------------------------
+
+
+class Channel:
+    """One relay (and upstream process) and the routing of its output to HTTP requests."""
+
+    label = "channel"
+
+    def __init__(self, front: HttpFront) -> None:
+        self.front = front
+        self.client = _RelayClientSide(self._deliver)
+        self.pending: dict[Key, Exchange] = {}
+        self.closed = False
+        self.done = anyio.Event()
+        self.scope = anyio.CancelScope()
+        self.active = 0
+        self.idle_scope = anyio.CancelScope(deadline=math.inf)
+        self._idle_timeout = front.config.session_idle_timeout
+        self._end_reason: str | None = None
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run the relay until the client side ends or the upstream goes away.
+
+        Raises:
+            UpstreamStartError: before ``task_status.started()``, when the upstream cannot start.
+        """
+        try:
+            with self.scope:
+                relay = _make_relay(self.front, self.client)
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._watch)
+                    await relay.run(task_status=task_status)
+                    tg.cancel_scope.cancel()
+        finally:
+            self._finish()
+
+    # --- activity and idle timeout ---------------------------------------------------------------
+
+    def enter(self) -> None:
+        """A request (or a GET stream) is being served: the idle timer stops."""
+        self.active += 1
+        self.idle_scope.deadline = math.inf
+
+    def leave(self) -> None:
+        """A request (or a GET stream) is done: the idle timer restarts when none is left.
+
+        A channel asked to end once idle (:meth:`end_when_idle`) ends now.
+        """
+        self.active -= 1
+        if self.active == 0:
+            if self._end_reason is not None:
+                self.idle_scope.deadline = anyio.current_time()
+            elif self._idle_timeout is not None:
+                self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+
+    def end_when_idle(self, reason: str) -> None:
+        """End the channel (and stop its upstream) as soon as nothing is in flight; ``reason`` is logged."""
+        if self._end_reason is None:
+            self._end_reason = reason
+        if self.active == 0:
+            self.idle_scope.deadline = anyio.current_time()
+
+    async def _watch(self) -> None:
+        """Side task of a running channel: end it after ``session_idle_timeout`` idle seconds, or when asked."""
+        if self.active == 0 and self._idle_timeout is not None and self.idle_scope.deadline == math.inf:
+            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+        with self.idle_scope:
+            await anyio.sleep_forever()
+        if self.idle_scope.cancelled_caught:
+            if self._end_reason is not None:
+                log.info("%s: %s; ending it", self.label, self._end_reason)
+            else:
+                log.info("%s idle for %g s; ending it", self.label, self._idle_timeout)
+            self._end()
+
+    def _end(self) -> None:
+        """End the channel (idle, or asked to): its upstream stops."""
+        self.stop()
+
+    def stop(self) -> None:
+        """End the channel: the relay gets EOF and drains; after :data:`STOP_GRACE_SECONDS` it is cancelled."""
+        if not self.closed:
+            self.closed = True
+            log.debug("%s ending", self.label)
+        self.client.end()
+        self.scope.deadline = min(self.scope.deadline, anyio.current_time() + STOP_GRACE_SECONDS)
+
+    def _finish(self) -> None:
+        """The relay is gone: every open request stream ends (its handler answers an error)."""
+        self.closed = True
+        self.client.close()
+        for exchange in self.pending.values():
+            exchange.sender.close()
+        self.pending.clear()
+        self.done.set()
+
+    async def submit(self, data: bytes) -> bool:
+        """Give the relay one client message; False when the channel has ended."""
+        if self.closed:
+            return False
+        return await self.client.put(data)
+
+    # --- routing relay output -------------------------------------------------------------------
+
+    async def _deliver(self, line: bytes) -> None:
+        try:
+            message = loads_upstream(line)
+        except (ValueError, RecursionError):  # the relay writes JSON only; defensive
+            log.warning("dropped relay output that is not JSON (%d bytes)", len(line))
+            return
+        if type(message) is list:
+            for element in message:
+                if type(element) is dict:
+                    await self._route(element, None)
+        elif type(message) is dict:
+            await self._route(message, line)
+
+    async def _route(self, message: dict[str, Any], raw: bytes | None) -> None:
+        if "method" in message:
+            await self._route_other(message, raw)
+            return
+        if "id" not in message:
+            return
+        key = map_key(message["id"])
+        exchange = self.pending.pop(key, None) if key is not None else None
+        if exchange is None:
+            self._unmatched(key)
+            return
+        if exchange.progress is not None:
+            self._forget_progress(exchange)
+        data = self._answer_bytes(message, raw, exchange)
+        if len(data) > self.front.config.max_message_bytes:
+            log.warning(
+                "an answer of %d bytes exceeds the message limit of %d bytes; answering an error instead",
+                len(data),
+                self.front.config.max_message_bytes,
+            )
+            text = (
+                f"mcp-guard: the upstream's answer ({len(data)} bytes) exceeds the HTTP front's message limit of "
+                f"{self.front.config.max_message_bytes} bytes (--max-message-bytes)"
+            )
+            data = error_bytes(exchange.client_id, INTERNAL_ERROR, text)
+            message = {"error": {"code": INTERNAL_ERROR}}
+        status = self._status(message)
+        if exchange.initialize:
+            self._note_initialize(message)
+        if exchange.discover:
+            self._note_discover(message)
+        if not await exchange.put(Item(data, final=True, status=status)):
+            log.debug("the client of a request went away before its answer arrived; answer dropped")
+
+    def _answer_bytes(self, message: dict[str, Any], raw: bytes | None, exchange: Exchange) -> bytes:
+        return raw if raw is not None else dumps(message)
+
+    def _status(self, message: dict[str, Any]) -> int:
+        return 200
+
+    def _note_initialize(self, message: dict[str, Any]) -> None:
+        """The response to ``initialize`` went by (handshake sessions note the negotiated version)."""
+
+    def _note_discover(self, message: dict[str, Any]) -> None:
+        """The response to ``server/discover`` went by (the 2026-07-28 channel judges the upstream's era)."""
+
+    def _forget_progress(self, exchange: Exchange) -> None:
+        """The request of ``exchange`` is answered: its progress token is no longer routed."""
+
+    def _unmatched(self, key: Key | None) -> None:
+        log.warning("dropped an upstream response whose id matches no request in flight")
+
+    async def _route_other(self, message: dict[str, Any], raw: bytes | None) -> None:
+        raise NotImplementedError
+
+    def _too_big(self, data: bytes) -> bool:
+        if len(data) <= self.front.config.max_message_bytes:
+            return False
+        log.warning(
+            "dropped an upstream message of %d bytes: it exceeds the message limit of %d bytes",
+            len(data),
+            self.front.config.max_message_bytes,
+        )
+        return True

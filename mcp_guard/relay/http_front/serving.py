@@ -1,0 +1,157 @@
+"""Serving the HTTP front: binding the address, uvicorn, the stop signals (:func:`serve_http`, :func:`serve_front`)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType
+
+import uvicorn
+
+from .app import HttpFront
+from .config import ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
+from .security import is_loopback
+
+__all__ = ["serve_front", "serve_http"]
+
+log = logging.getLogger("mcp_guard")
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening-ready socket bound to ``host:port`` (``OSError`` when it cannot be bound)."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _name, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, stopping on SIGINT, SIGTERM or SIGHUP without re-raising the signal afterwards.
+
+    (uvicorn raises the caught signal again once it has stopped; the guard returns an exit
+    status instead, as ``wrap`` on stdio does.)
+    """
+
+    caught: int | None = None
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Route the stop signals to :meth:`handle_exit` while serving (main thread only)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Note the signal and ask uvicorn to stop (a second SIGINT forces it)."""
+        if self.caught is None:
+            self.caught = sig
+            log.info("received signal %d; stopping", sig)
+        super().handle_exit(sig, frame)
+
+
+def _configure_uvicorn_logging() -> None:
+    ours = logging.getLogger("mcp_guard")
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = list(ours.handlers)
+        logger.setLevel(max(ours.getEffectiveLevel(), logging.WARNING))
+        logger.propagate = False
+
+
+async def serve_http(
+    command: Sequence[str],
+    config: HttpConfig,
+    *,
+    profile: str = "standard",
+    hide_unsupported: bool = False,
+    request_timeout: float | None = None,
+) -> int:
+    """Serve the MCP streamable HTTP transport at ``/mcp`` until SIGINT or SIGTERM.
+
+    Every session's upstream is stopped before this returns.
+
+    Returns:
+        0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the upstream command is not found
+        or the address cannot be bound.
+    """
+    if not command:
+        log.error("no upstream command given")
+        return 1
+    if os.sep not in command[0] and shutil.which(command[0]) is None:
+        log.error("upstream command not found: %s", command[0])
+        return 1
+    front = HttpFront(
+        command, config, profile=profile, hide_unsupported=hide_unsupported, request_timeout=request_timeout
+    )
+    return await serve_front(front, f"wrapping `{' '.join(command)}` over HTTP (profile {profile})")
+
+
+async def serve_front(front: HttpFront, banner: str) -> int:
+    """Bind ``front.config``'s address and serve ``front`` until SIGINT or SIGTERM; log ``banner`` first.
+
+    Returns:
+        0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the address cannot be bound.
+    """
+    config = front.config
+    host, port = config.host, config.port
+    if not is_loopback(host):
+        log.warning(
+            "listening on %s, which is not a loopback address: anyone who can reach it can use the upstream%s",
+            host or "every interface",
+            "" if config.token is not None else " (consider --http-token-env)",
+        )
+    try:
+        sock = _bind(host, port)
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", host, port, exc.strerror or exc)
+        return 1
+    bound_port = sock.getsockname()[1]
+    front.address = f"http://{_url_host(host)}:{bound_port}{ENDPOINT}"
+    if not front.security.checks_host:
+        log.warning("the Host header is not checked (bound to every interface; name hosts with --allowed-host)")
+    if config.token is not None:
+        log.info("every request needs the bearer token")
+    _configure_uvicorn_logging()
+    server = _Server(
+        uvicorn.Config(
+            front,
+            interface="asgi3",
+            lifespan="on",
+            log_config=None,
+            access_log=False,
+            ws="none",
+            http="h11",
+            proxy_headers=False,
+            timeout_graceful_shutdown=int(STOP_GRACE_SECONDS + 5),
+        )
+    )
+    front.server = server
+    log.info("%s", banner)
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        sock.close()
+    return 130 if server.caught == signal.SIGINT else 0
