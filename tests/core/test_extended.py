@@ -75,6 +75,18 @@ ACCEPT = [
         {"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"a": ["b"], "c": {"required": ["d"]}}},
         {"a": 1, "b": 2},
     ),
+    ("minimum-ignores-bool", obj(a={"minimum": 0}), {"a": True}),
+    ("unevaluated-through-allOf", {"allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": False}, {"a": 1}),
+    (
+        "unevaluated-anyOf-branch",
+        {
+            "anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {}}}],
+            "unevaluatedProperties": False,
+        },
+        {"b": 1},
+    ),
+    ("unevaluated-items-prefix", obj(a={"prefixItems": [{}], "unevaluatedItems": False}), {"a": [1]}),
+    ("unevaluated-items-contains", obj(a={"contains": {"const": 1}, "unevaluatedItems": False}), {"a": [1, 1]}),
     ("unknown-format-annotation", obj(a={"type": "string", "format": "path"}), {"a": "x"}),
 ]
 
@@ -201,6 +213,33 @@ REJECT = [
     ("boolean-false", obj(a=False), {"a": 1}, "false", "/properties/a", "/a"),
     ("root-not-object", {"properties": {}}, [1], "type", "", ""),
     ("allOf", {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1}, "required", "/allOf/1/required", ""),
+    (
+        "unevaluated-failing-branch",
+        {
+            "anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {}}}],
+            "unevaluatedProperties": False,
+        },
+        {"a": 1, "b": 1},
+        "unevaluatedProperties",
+        "/unevaluatedProperties",
+        "/a",
+    ),
+    (
+        "unevaluated-ref",
+        {"$defs": {"d": {"properties": {"a": {}}}}, "$ref": "#/$defs/d", "unevaluatedProperties": False},
+        {"a": 1, "c": 2},
+        "unevaluatedProperties",
+        "/unevaluatedProperties",
+        "/c",
+    ),
+    (
+        "unevaluated-items",
+        obj(a={"prefixItems": [{}], "unevaluatedItems": {"type": "string"}}),
+        {"a": [1, 2]},
+        "type",
+        "/properties/a/unevaluatedItems/type",
+        "/a/1",
+    ),
 ]
 
 

@@ -159,6 +159,8 @@ class Classifier:
                 parts.append(result)
         for finisher in FINISHERS:
             parts = finisher(parts)
+        for part in parts:
+            part.bind(node)
         node.parts = parts
         return node
 

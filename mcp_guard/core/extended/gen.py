@@ -94,6 +94,7 @@ class Gen:
         self._consts: dict[tuple[type, Any], str] = {}
         self._vnames: dict[int, str] = {}
         self._cnames: dict[int, str] = {}
+        self._enames: dict[tuple[int, str, int], str] = {}
         self._count = 0
 
     # --- names and constants -----------------------------------------------------------------
@@ -172,6 +173,31 @@ class Gen:
         self.emit(f"def {name}(x, ip, out, w):", self.body_slow(node, "x", "ip", "t"))
         return name
 
+    def evaluated(self, node: XNode, kind: str, v: str, skip: Part | None = None, checked: bool = False) -> str:
+        """An expression for what ``node`` evaluated in ``v`` (2020-12 annotations, for ``unevaluated*``).
+
+        ``kind`` ``"props"``: the set of member names; ``"items"``: ``(p, c)``, items before index
+        ``p`` and the indices in ``c``. ``None`` when ``v`` does not satisfy ``node`` (unless
+        ``checked``: the caller knows it does). ``skip``: a part of the node left out (an
+        ``unevaluated*`` keyword asking about its own siblings).
+        """
+        key = (id(node), kind + ("!" if checked else ""), id(skip))
+        name = self._enames.get(key)
+        if name is None:
+            name = self._enames[key] = self.name("ep" if kind == "props" else "ei")
+            empty = "set()" if kind == "props" else "(0, set())"
+            body = [] if checked else [f"if not {self.test(node, 'x')}: return None"]
+            if node.boolean is None:
+                body += ["s = set()"] if kind == "props" else ["p = 0", "c = set()"]
+                for part in node.parts:
+                    if part is not skip:
+                        body += part.props_code(self, "x") if kind == "props" else part.items_code(self, "x")
+                body.append("return s" if kind == "props" else "return (p, c)")
+            else:
+                body.append(f"return {empty}")
+            self.emit(f"def {name}(x, w):", body)
+        return f"{name}({v}, w)"
+
     def inlinable(self, node: XNode) -> bool:
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
         if node.boolean is not None:
@@ -243,6 +269,10 @@ class Gen:
             else:
                 lines.append(f"if not {test}: return False")
         lines += self._group_lines(node.of("any"), v, ip)
+        inplace = node.of("inplace")
+        typed = any(node.of(a) for a in ("object", "array", "string", "number"))
+        if types is None and not typed and any(p.proves for p in inplace):
+            return lines + self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
         branches: list[tuple[str, list[str]]] = []
         json_fail = "w[1] = 1" if slow else "return False"
         allowed = types if types is not None else frozenset(_ORDER)
@@ -283,7 +313,7 @@ class Gen:
                 lines.append(f"{keyword} {cond}:")
                 lines.extend("    " + line for line in body)
                 keyword = "elif"
-        lines += self._group_lines(node.of("inplace"), v, ip)
+        lines += self._group_lines(inplace, v, ip)
         return lines
 
 

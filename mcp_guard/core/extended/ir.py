@@ -46,6 +46,7 @@ class Part:
     applies: ClassVar[str] = "any"
     in_place: ClassVar[bool] = False
     covers: ClassVar[bool] = False  # the part checks every member of its container is JSON
+    proves: ClassVar[bool] = False  # passing the part proves the value JSON (a subschema held on it)
     order: ClassVar[int] = 50
     path: Path
 
@@ -60,6 +61,19 @@ class Part:
     def nodes(self) -> Iterator[XNode]:
         """Nested nodes this part applies (none by default)."""
         return iter(())
+
+    def bind(self, node: XNode) -> None:
+        """Called once with the node the part belongs to (``unevaluated*`` need it)."""
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """For ``unevaluatedProperties``: statements adding to the set ``s`` the member names this
+        keyword evaluated in the valid object ``v`` (2020-12 annotation collection). None by default."""
+        return []
+
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """For ``unevaluatedItems``: statements raising ``p`` (items evaluated from the start) or adding
+        indices to the set ``c`` for the valid array ``v``. None by default."""
+        return []
 
     @property
     def schema_path(self) -> str:

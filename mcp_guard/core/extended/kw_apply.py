@@ -45,9 +45,29 @@ def alternatives(
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
 
 
+def _merge_items(expr: str) -> list[str]:
+    return [f"q = {expr}", "if q[0] > p: p = q[0]", "c |= q[1]"]
+
+
+def _merge_items_if_valid(expr: str) -> list[str]:
+    return [f"q = {expr}", "if q is not None:", "    if q[0] > p: p = q[0]", "    c |= q[1]"]
+
+
 class _Branches(Part):
     applies = "inplace"
     in_place = True
+    proves = True  # a branch held, and a node's test holds only on JSON
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: the branches that hold (``anyOf``, ``oneOf``)."""
+        lines = []
+        for b in self.branches:
+            lines += [f"r = {g.evaluated(b, 'props', v)}", "if r is not None: s |= r"]
+        return lines
+
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.items_code``: the branches that hold."""
+        return [line for b in self.branches for line in _merge_items_if_valid(g.evaluated(b, "items", v))]
 
     def __init__(self, keyword: str, branches: list[XNode], path: Path) -> None:
         self.keyword = keyword
@@ -69,6 +89,14 @@ def _branches(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] | N
 
 class AllOf(_Branches):
     """``allOf``: every branch holds."""
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: every branch's (all hold)."""
+        return [f"s |= {g.evaluated(b, 'props', v, checked=True)}" for b in self.branches]
+
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.items_code``."""
+        return [line for b in self.branches for line in _merge_items(g.evaluated(b, "items", v, checked=True))]
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
@@ -205,6 +233,26 @@ class IfThenElse(Part):
         if self.other is not None:
             yield self.other
 
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: ``if``'s own when it holds, and the branch applied."""
+        return self._annotations(g, v, "props")
+
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.items_code``."""
+        return self._annotations(g, v, "items")
+
+    def _annotations(self, g: Gen, v: str, kind: str) -> list[str]:
+        def add(expr: str) -> list[str]:
+            return [f"s |= {expr}"] if kind == "props" else _merge_items(expr)
+
+        lines = [f"r = {g.evaluated(self.cond, kind, v)}", "if r is not None:"]
+        lines += ["    " + x for x in add("r")]
+        if self.then is not None:
+            lines += ["    " + x for x in add(g.evaluated(self.then, kind, v, checked=True))]
+        if self.other is not None:
+            lines += ["else:", *("    " + x for x in add(g.evaluated(self.other, kind, v, checked=True)))]
+        return lines
+
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
         lines = []
@@ -218,6 +266,8 @@ class IfThenElse(Part):
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``: the issues of ``then`` or ``else``."""
+        if self.then is None and self.other is None:
+            return []
         then = g.check_slow(self.then, v, ip) if self.then is not None else ["pass"]
         other = g.check_slow(self.other, v, ip) if self.other is not None else ["pass"]
         return [f"if {g.test(self.cond, v)}:", *("    " + x for x in then), "else:", *("    " + x for x in other)]
@@ -231,9 +281,7 @@ def kw_if(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | No
     other = ctx.sub(schema["else"], (*base, "else")) if "else" in schema else None
     if cond is None or ("then" in schema and then is None) or ("else" in schema and other is None):
         return None
-    if then is None and other is None:
-        return None
-    return IfThenElse(cond, then, other, path)
+    return IfThenElse(cond, then, other, path)  # alone, it still collects annotations (unevaluated*)
 
 
 def kw_then_else(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
@@ -248,6 +296,7 @@ class Ref(Part):
 
     applies = "inplace"
     in_place = True
+    proves = True
 
     def __init__(self, ref: str, path: Path) -> None:
         self.ref = ref
@@ -258,6 +307,16 @@ class Ref(Part):
         """See ``Part.nodes``."""
         if self.target is not None:
             yield self.target
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: the target's."""
+        assert self.target is not None
+        return [f"s |= {g.evaluated(self.target, 'props', v, checked=True)}"]
+
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.items_code``."""
+        assert self.target is not None
+        return _merge_items(g.evaluated(self.target, "items", v, checked=True))
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""

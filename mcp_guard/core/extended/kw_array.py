@@ -110,6 +110,13 @@ class Elements(Part):
         if self.rest is not None:
             yield self.rest.node
 
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.items_code``: the prefix, or every item when a rest schema applies."""
+        if self.rest is not None:
+            return [f"p = len({v})"]
+        n = len(self.prefix)
+        return [f"if p < {n}: p = min(len({v}), {n})"]
+
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
         lines = [f"w[0] -= len({v})"]
@@ -170,6 +177,10 @@ class Contains(Part):
     def nodes(self) -> Iterator[XNode]:
         """See ``Part.nodes``."""
         yield self.node
+
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.items_code``: the indices of the items that match (2020-12)."""
+        return [f"c.update(i for i, y in enumerate({v}) if {g.test(self.node, 'y')})"]
 
     def _count(self, g: Gen, v: str, early: bool) -> list[str]:
         lines = ["m = 0", f"for y in {v}:", f"    if {g.test(self.node, 'y')}:", "        m += 1"]

@@ -140,6 +140,17 @@ class Members(Part):
         if self.extra is not None:
             yield self.extra.node
 
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: declared names present, names a pattern matches, or all."""
+        if self.extra is not None:
+            return [f"s.update({v})"]
+        lines = []
+        if self.props:
+            lines += [f"for k in {g.const(tuple(self.props))}:", f"    if k in {v}: s.add(k)"]
+        for pattern, _ in self.pairs:
+            lines += [f"for k in {v}:", f"    if {g.const(search)}({g.const(pattern)}, k, w): s.add(k)"]
+        return lines
+
     def _extra_fast(self, g: Gen) -> list[str]:
         if self.extra is None:
             return ["if not json_once(y, w): return False"]
@@ -374,6 +385,10 @@ class DependentSchemas(Part):
     def nodes(self) -> Iterator[XNode]:
         """See ``Part.nodes``."""
         yield self.node
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: the schema's, when it applied."""
+        return [f"if {g.const(self.when)} in {v}: s |= {g.evaluated(self.node, 'props', v, checked=True)}"]
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from . import kw_any, kw_apply, kw_array, kw_core, kw_number, kw_object, kw_string
+from . import kw_any, kw_apply, kw_array, kw_core, kw_number, kw_object, kw_string, kw_unevaluated
 from .ir import Keyword
 
 __all__ = ["ALL", "FINISHERS", "KEYWORDS"]
@@ -64,6 +64,8 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("uniqueItems", ALL, kw_array.kw_unique_items),
         Keyword("minItems", ALL, kw_object.kw_count),
         Keyword("maxItems", ALL, kw_object.kw_count),
+        Keyword("unevaluatedProperties", frozenset({"2020-12"}), kw_unevaluated.kw_unevaluated_properties),
+        Keyword("unevaluatedItems", frozenset({"2020-12"}), kw_unevaluated.kw_unevaluated_items),
         # in place
         Keyword("allOf", ALL, kw_apply.kw_all_of),
         Keyword("anyOf", ALL, kw_apply.kw_any_of),
@@ -88,8 +90,8 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("deprecated", ALL, _BOOL),
         Keyword("readOnly", ALL, _BOOL),
         Keyword("writeOnly", ALL, _BOOL),
-        Keyword("contentEncoding", ALL, _STR),
-        Keyword("contentMediaType", ALL, _STR),
+        Keyword("contentEncoding", NEW, _STR),  # draft-07 lets a validator assert it: not the same meaning
+        Keyword("contentMediaType", NEW, _STR),
         Keyword("contentSchema", NEW, kw_core.kw_content_schema),
         # E5
         Keyword("$dynamicRef", ALL, kw_core.e5("dynamic references are not supported")),
