@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .codegen import Collect, OverBudget, Valid, generate
+from .ecma_regex import UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
 from .ir import Node, OneOfNode, TypedNode
@@ -428,6 +429,12 @@ class Compiled:
                     raise OverBudget
                 return OK_REPORT
             return self._findings(arguments)
+        except UnsearchableText:
+            message = (
+                "a string in these arguments holds a lone surrogate, which the guard's ECMA-262 pattern engine cannot "
+                "read; they are refused unchecked"
+            )
+            return Report((Issue(VALIDATION, "pattern", "", "", message),))
         except (OverBudget, TooLarge, RecursionError):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "

@@ -59,7 +59,13 @@ def kw_length(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part 
 
 
 def search(pattern: Pattern, text: str, w: list[Any]) -> bool:
-    """Search ``text``, charging the pattern's cost bound to the call's budget first (E3, E6)."""
+    """Search ``text``, charging the pattern's cost bound to the call's budget first (E3, E6).
+
+    Raises:
+        OverBudget: the bound is more than the call's remaining budget.
+        ecma_regex.UnsearchableText: a lone surrogate in ``text``; ``Compiled.check`` refuses the
+            call (never a guessed match or non-match: under ``not`` either could pass).
+    """
     w[0] -= pattern.cost(len(text))
     if w[0] < 0:
         raise OverBudget
