@@ -22,6 +22,7 @@ from .codegen import Collect, OverBudget, Valid, generate
 from .ecma_regex import UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
+from .extended.classify import Quick
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
@@ -484,8 +485,14 @@ def _profile(profile: str) -> str:
     return profile
 
 
-def _compile_extended(schema: Any) -> Compiled:
-    """``extended``: classify (``extended.classify``); the validator is generated on first use."""
+def _compile_extended(schema: Any, defer: bool) -> Compiled:
+    """``extended``: classify (``extended.classify``); the validator is generated on first use.
+
+    With ``defer``, a schema the verdict-only walk (``extended.classify.Quick``) finds clean is
+    classified in full (its tree built) on the first check, as for the other profiles.
+    """
+    if defer and Quick().root(schema):
+        return Compiled(OK_REPORT, None, "extended", schema)
     issues, root, notes = classify_extended(schema)
     if issues:
         return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
@@ -516,7 +523,7 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> C
     """
     profile = _profile(profile)
     if profile == "extended":
-        return _compile_extended(schema)
+        return _compile_extended(schema, defer)
     if defer and _Verdict(profile).clean(schema, 0):
         # Every value the walk accepted has an exact JSON type (opaque ones were checked as
         # JSON), so a clean walk proves the schema is JSON, as for the full walk below.

@@ -374,3 +374,62 @@ def test_decimal_bound_is_kept_exact() -> None:
     assert compiled.check({"a": 1.0}).issues[0].keyword == "minimum"
     assert compiled.check({"a": 2}).ok
     assert "1.00000000000000000001" in str(Decimal("1.00000000000000000001"))
+
+
+# --- the verdict-only walk (compile(..., defer=True)) holds to the full classifier ---------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mcp_guard.core.extended import classify_extended  # noqa: E402
+from mcp_guard.core.extended.classify import Quick  # noqa: E402
+from mcp_guard.core.extended.table import KEYWORDS  # noqa: E402
+
+_KEYS = st.sampled_from([*KEYWORDS, "x-extra", "nullable"])
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 3),
+    st.sampled_from([0.5, -0.0, 2.0, float("nan"), 1e308]),
+    st.sampled_from(["object", "string", "integer", "null", "date", "path", "#/$defs/a", "^a", "(", "x"]),
+    st.sampled_from([("t",), Inexact("1e400")]),
+)
+_SCHEMAS = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.dictionaries(_KEYS, inner, max_size=5),
+        st.dictionaries(st.sampled_from(["a", "b", "type"]), inner, max_size=3),
+        st.lists(inner, max_size=3),
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=1500, deadline=None, derandomize=True)
+@given(schema=st.dictionaries(_KEYS, _SCHEMAS, max_size=6))
+def test_quick_walk_never_passes_what_the_classifier_refuses(schema: dict[str, Any]) -> None:
+    for root in (schema, {"type": "object", "properties": {"p": schema}}):
+        if Quick().root(root):
+            issues, node, notes = classify_extended(root)
+            assert issues == [] and node is not None and notes == (), root
+
+
+_CORPUS = __import__("pathlib").Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mcp-tool-corpus"
+
+
+@pytest.mark.skipif(not _CORPUS.is_dir(), reason=f"MCP tool corpus not found at {_CORPUS}")
+def test_quick_walk_agrees_with_the_classifier_on_the_corpus() -> None:
+    import json
+
+    passed = 0
+    for path in sorted(_CORPUS.glob("*.json")):
+        document = json.loads(path.read_text())
+        for tool in document["tools"] if isinstance(document, dict) else document:
+            schema = tool["inputSchema"]
+            issues, _node, notes = classify_extended(schema)
+            if Quick().root(schema):
+                passed += 1
+                assert not issues and not notes, tool["name"]
+            compiled = compile(schema, profile="extended", defer=True)
+            assert compiled.report.ok == (not issues), tool["name"]
+    assert passed > 500  # the walk decides most real schemas by itself

@@ -26,7 +26,7 @@ from .kw_any import TypePart
 from .kw_apply import Ref
 from .table import FINISHERS, KEYWORDS
 
-__all__ = ["DIALECTS", "Classifier", "dialect_of"]
+__all__ = ["DIALECTS", "Classifier", "Quick", "dialect_of"]
 
 DIALECTS: Final = {
     "json-schema.org/draft/2020-12/schema": "2020-12",
@@ -285,3 +285,52 @@ class Classifier:
 
 def _in_place(node: XNode) -> Any:
     return iter([(sub, kpath) for sub, in_place, kpath in node.children() if in_place])
+
+
+class Quick:
+    """The verdict-only walk of ``compile(..., profile="extended", defer=True)`` (implements ``ir.Walk``).
+
+    One question: would the document classify with no finding and no note? Read through each
+    row's ``quick`` test, with the classifier's subschema count and depth limits. Any doubt
+    (a ``$ref``, an anchor, a ``format`` that is only an annotation, ``enum`` containers) is
+    False, and the full :class:`Classifier` then decides and words the findings. Every value a
+    quick test accepts has exact JSON types, so a clean walk also proves the schema is JSON.
+    """
+
+    __slots__ = ("dialect", "nodes")
+
+    def __init__(self) -> None:
+        self.dialect = "2020-12"
+        self.nodes = 0
+
+    def root(self, schema: Any) -> bool:
+        """True when the whole document is clean (the root rule of "Dialects" included)."""
+        if type(schema) is not dict:
+            return False
+        uri = schema.get("$schema")
+        if uri is not None:
+            dialect = dialect_of(uri) if type(uri) is str else None
+            if dialect is None:
+                return False
+            self.dialect = dialect
+        kind = schema.get("type", "object")
+        if kind != "object" and kind != ["object"]:
+            return False
+        return self.clean(schema, 0)
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when ``schema`` at nesting ``depth`` would classify with no finding."""
+        self.nodes += 1
+        if self.nodes > MAX_SCHEMA_NODES or depth >= MAX_SCHEMA_DEPTH:
+            return False
+        if type(schema) is not dict:
+            return type(schema) is bool
+        dialect = self.dialect
+        for key, value in schema.items():
+            row = KEYWORDS.get(key)
+            if row is None or type(key) is not str or dialect not in row.dialects:
+                return False
+            quick = row.quick
+            if quick is None or not quick(value, schema, depth, self):
+                return False
+        return True

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ..report import VALIDATION
-from .ir import Ctx, Part, Path
+from .ir import Ctx, Part, Path, Walk
 from .values import exact_number, is_multiple, literal, show_number
 
 if TYPE_CHECKING:
@@ -97,3 +97,18 @@ def kw_multiple_of(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> 
         ctx.finding(VALIDATION, "multipleOf", path, "`multipleOf` must be a number greater than 0")
         return None
     return MultipleOf(exact, path)
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+
+def quick_bound(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """A bound as :func:`kw_bound` accepts it: an ``int`` or a finite ``float``."""
+    t = type(value)
+    return t is int or (t is float and value - value == 0)
+
+
+def quick_multiple_of(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``multipleOf`` as :func:`kw_multiple_of` accepts it: a number greater than 0."""
+    t = type(value)
+    return (t is int or (t is float and value - value == 0)) and value > 0

@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..codegen import CHAIN_LIMIT
+from ..ecma_regex import PatternError
 from ..json_values import escape_token
 from ..report import VALIDATION
-from .ir import Ctx, Part, Path, XNode
-from .kw_string import compiled_pattern, non_negative, search
+from .ir import Ctx, Part, Path, Walk, XNode
+from .kw_string import compiled_pattern, non_negative, pattern_of, search
 
 if TYPE_CHECKING:
     from ..ecma_regex import Pattern
@@ -464,3 +465,63 @@ def kw_count(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part |
         return None
     keyword = str(path[-1])
     return Count(keyword, limit, path, "object" if keyword.endswith("Properties") else "array")
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+
+def quick_schemas(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """An object of clean schemas (``properties``, ``dependentSchemas``, ``$defs``)."""
+    if type(value) is not dict:
+        return False
+    depth += 1
+    for name, sub in value.items():
+        if type(name) is not str or not walk.clean(sub, depth):
+            return False
+    return True
+
+
+def quick_pattern_properties(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``patternProperties`` as its rule accepts it: readable, bounded patterns of clean schemas."""
+    if not quick_schemas(value, schema, depth, walk):
+        return False
+    return all(not isinstance(pattern_of(source), PatternError) for source in value)
+
+
+def quick_schema(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """One clean schema (``additionalProperties``, ``propertyNames``, ``not``, ``contains``, …)."""
+    return walk.clean(value, depth + 1)
+
+
+def _quick_names(value: Any) -> bool:
+    if type(value) is not list:
+        return False
+    for name in value:
+        if type(name) is not str:
+            return False
+    return len(set(value)) == len(value)
+
+
+def quick_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``required`` as :func:`kw_required` accepts it: a list of unique strings."""
+    return _quick_names(value)
+
+
+def quick_dependent_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``dependentRequired``: an object of lists of unique strings."""
+    return type(value) is dict and all(type(k) is str and _quick_names(v) for k, v in value.items())
+
+
+def quick_dependencies(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """draft-07 ``dependencies``: each member a list of unique strings or a clean schema."""
+    if type(value) is not dict:
+        return False
+    for name, dep in value.items():
+        if type(name) is not str:
+            return False
+        if type(dep) is list:
+            if not _quick_names(dep):
+                return False
+        elif not walk.clean(dep, depth + 1):
+            return False
+    return True
