@@ -23,6 +23,7 @@ from .ecma_regex import UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
 from .extended.classify import Quick
+from .extended.values import exact_uncarriable
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
@@ -443,6 +444,14 @@ class Compiled:
             )
             return Report((Issue(VALIDATION, "budget", "", "", message),))
 
+    def _uncarriable(self, arguments: Any) -> list[tuple[str | int, ...]]:
+        """The scan's paths of numbers JSON cannot carry (``TypeError`` for non-JSON); under
+        ``extended``, a literal no double holds is an exact number (E1) and is not among them."""
+        found = scan(arguments, what="arguments")
+        if self.profile != "extended":
+            return found
+        return [p for p in found if exact_uncarriable(_at(arguments, p))]
+
     def _findings(self, arguments: Any) -> Report:
         """The slow path: every violation, with its pointers."""
         out: list[Issue] = []
@@ -461,7 +470,7 @@ class Compiled:
                     f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
                     "range, or more digits than a double holds); it is refused rather than rounded",
                 )
-                for ip in map(pointer, scan(arguments, what="arguments"))
+                for ip in map(pointer, self._uncarriable(arguments))
             ]
             out = found + out
         if cell[0] < 0:
@@ -470,6 +479,12 @@ class Compiled:
             message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
             out = [Issue(VALIDATION, "schema", "", "", message)]
         return Report(tuple(out))
+
+
+def _at(value: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
 
 
 def _generate(root: Node | XNode) -> tuple[Valid, Collect, str]:

@@ -345,11 +345,34 @@ def test_messages_never_echo_values() -> None:
     assert all(secret not in i.message for i in report.issues)
 
 
-def test_non_finite_and_inexact_arguments_are_refused() -> None:
+def test_non_finite_arguments_are_refused() -> None:
     schema = obj(a={})
-    for bad in (float("nan"), float("inf"), Inexact("1e400")):
+    for bad in (float("nan"), float("inf"), Inexact("1e99999")):
         report = check(schema, {"a": bad}, profile="extended")
         assert [i.keyword for i in report.issues] == ["json"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "literal", "ok"),
+    [
+        ({"type": "integer", "multipleOf": 0.5}, "1e308", True),
+        ({"type": "integer"}, "1.00000000000000000000001", False),
+        ({"maximum": 1}, "1.00000000000000000000001", False),
+        ({"exclusiveMaximum": Inexact("1.0000000000000000000001")}, "1.00000000000000000000001", True),
+        ({"enum": [Inexact("1.00000000000000000000001")]}, "1.000000000000000000000010", True),
+        ({"const": 1e308}, "1e308", False),
+        ({"minimum": 0}, "1e999999", False),
+    ],
+)
+def test_argument_literals_no_double_holds_are_exact(schema: dict[str, Any], literal: str, ok: bool) -> None:
+    """E1: an argument literal no double holds (an ``Inexact`` from the relay's parser) is enforced exactly."""
+    import json
+
+    from mcp_guard.core.json_values import exact_float
+
+    arguments = json.loads('{"v": ' + literal + "}", parse_float=exact_float)
+    report = check(obj(v=schema), arguments, profile="extended")
+    assert report.ok is ok, report
 
 
 def test_expansion_bomb_meets_the_budget() -> None:

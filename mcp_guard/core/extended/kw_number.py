@@ -41,6 +41,8 @@ class Bound(Part):
         self.op, self.sign = _BOUNDS[keyword]
 
     def _test(self, g: Gen, v: str) -> str:
+        if g.exact:  # ``v`` holds an exact value (int or Decimal): compare with the bound's literal
+            return f"{v} {self.op} {g.const(literal(self.bound))}"
         if type(self.bound) is Decimal:  # a float then stands for its literal's decimal (values.literal)
             return f"{g.const(literal)}({v}) {self.op} {g.const(self.bound)}"
         return f"{v} {self.op} {g.const(self.bound)}"  # double against double orders as their literals do
