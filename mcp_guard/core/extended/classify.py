@@ -49,8 +49,9 @@ def dialect_of(uri: str) -> str | None:
 class Classifier:
     """Walks one document; records findings and notes; builds nodes. Implements ``ir.Ctx``."""
 
-    def __init__(self, document: Any) -> None:
+    def __init__(self, document: Any, *, object_root: bool = True) -> None:
         self.document = document
+        self.object_root = object_root  # False: keep an untyped root faithful (tests of the suite's schemas)
         self.dialect = "2020-12"
         self.issues: list[Issue] = []
         self.notes: list[tuple[str, str]] = []
@@ -197,7 +198,10 @@ class Classifier:
             self.finding(UNSUPPORTED, "type", root.type_path, 'the root must accept only objects (`type: "object"`)')
         while self.refs:
             self._resolve(self.refs.pop())
-        self._cycles()
+        if self.memo:
+            self._cycles()
+        if root.types is None and self.object_root and not root.meta.get("ref"):
+            root.types, root.type_path = frozenset({"object"}), ()  # decision 1 (no `$ref` sees the root)
         return root
 
     def _resolve(self, part: Ref) -> None:
@@ -227,6 +231,8 @@ class Classifier:
                 )
                 return
             part.target = self.memo.get(path)
+            if part.target is not None:
+                part.target.meta["ref"] = True
             return
         target: Any = self.document
         path_list: list[str | int] = []
@@ -252,6 +258,8 @@ class Classifier:
             part.target = self.memo.get(path) or self.sub(target, path)
         finally:
             self.depth = depth
+        if part.target is not None:
+            part.target.meta["ref"] = True
 
     def _cycles(self) -> None:
         """E6: a cycle of in-place applications (no part of the instance consumed) is unsupported."""

@@ -111,12 +111,14 @@ class Gen:
             "number_of": number_of,
         }
         self.exact = False  # generating the branch of an argument literal no double holds (E1)
+        self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
         self.source: list[str] = []
         self.trailer: list[str] = []
         self._consts: dict[tuple[type, Any], str] = {}
         self._vnames: dict[int, str] = {}
         self._cnames: dict[int, str] = {}
         self._enames: dict[tuple[int, str, int], str] = {}
+        self._weights: dict[int, int] = {}
         self._count = 0
 
     # --- names and constants -----------------------------------------------------------------
@@ -181,7 +183,8 @@ class Gen:
             return found
         name = self.name("v")
         self._vnames[id(node)] = name
-        body = ["w[0] -= 1", "if w[0] < 0: raise OverBudget", *self.body_fast(node, "x", "t"), "return True"]
+        entry = ["w[0] -= 1", "if w[0] < 0: raise OverBudget"] if node.meta.get("ref") else []
+        body = [*entry, *self.body_fast(node, "x", "t"), "return True"]
         self.emit(f"def {name}(x, w):", body)
         return name
 
@@ -219,6 +222,21 @@ class Gen:
                 body.append(f"return {empty}")
             self.emit(f"def {name}(x, w):", body)
         return f"{name}({v}, w)"
+
+    def weight(self, node: XNode) -> int:
+        """Subschema evaluations one value costs against ``node`` (a ``$ref`` target counts once:
+        it charges itself on entry, so recursion is paid as it happens)."""
+        found = self._weights.get(id(node))
+        if found is None:
+            self._weights[id(node)] = 1  # a cycle (through members) is paid per level, on entry
+            found = 1 + sum(self.weight(sub) for p in node.parts if not p.refers for sub in p.nodes())
+            self._weights[id(node)] = found
+        return found
+
+    def charge(self, v: str, nodes: list[XNode]) -> list[str]:
+        """Charge a container's members to the budget: its length times its heaviest member schema."""
+        heaviest = max((self.weight(n) for n in nodes), default=1)
+        return [f"w[0] -= len({v}) * {self.const(heaviest)}", "if w[0] < 0: raise OverBudget"]
 
     def inlinable(self, node: XNode) -> bool:
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
@@ -315,7 +333,9 @@ class Gen:
                 ]
             else:
                 lines.append(f"if not {test}: return False")
+        self.known = types
         lines += self._group_lines(node.of("any"), v, ip)
+        self.known = None
         inplace = node.of("inplace")
         typed = any(node.of(a) for a in ("object", "array", "string", "number"))
         if types is None and not typed and any(p.proves for p in inplace):

@@ -47,6 +47,7 @@ class Part:
     in_place: ClassVar[bool] = False
     covers: ClassVar[bool] = False  # the part checks every member of its container is JSON
     proves: ClassVar[bool] = False  # passing the part proves the value JSON (a subschema held on it)
+    refers: ClassVar[bool] = False  # its node is a ``$ref`` target, which charges the budget itself
     order: ClassVar[int] = 50
     path: Path
 

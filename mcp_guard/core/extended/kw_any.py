@@ -81,6 +81,8 @@ class Choices(Part):
         if self.strings is not None:
             if len(self.strings) == 1:
                 return f"{v} == {g.const(next(iter(self.strings)))}"
+            if g.known == frozenset({"string"}):
+                return f"{v} in {g.const(self.strings)}"
             return f"(type({v}) is str and {v} in {g.const(self.strings)})"
         return f"(canonical_once({v}, {g.const(self.depth)}, w) in {g.const(self.keys)})"
 

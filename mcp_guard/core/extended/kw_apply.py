@@ -297,6 +297,7 @@ class Ref(Part):
     applies = "inplace"
     in_place = True
     proves = True
+    refers = True
 
     def __init__(self, ref: str, path: Path) -> None:
         self.ref = ref

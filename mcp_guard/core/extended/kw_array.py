@@ -119,7 +119,7 @@ class Elements(Part):
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
-        lines = [f"w[0] -= len({v})"]
+        lines = g.charge(v, list(self.nodes()))
         n = len(self.prefix)
         if n:
             fns = g.late_tuple([g.vfn(node) for node in self.prefix])
@@ -133,7 +133,7 @@ class Elements(Part):
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
-        lines = [f"w[0] -= len({v})"]
+        lines = g.charge(v, list(self.nodes()))
         n = len(self.prefix)
         if n:
             vs = g.late_tuple([g.vfn(node) for node in self.prefix])
@@ -192,7 +192,7 @@ class Contains(Part):
         """See ``Part.fast``."""
         if self.low == 0 and self.high is None:
             return []
-        lines = [f"w[0] -= len({v})", *self._count(g, v, True), f"if m < {g.const(self.low)}: return False"]
+        lines = [*g.charge(v, [self.node]), *self._count(g, v, True), f"if m < {g.const(self.low)}: return False"]
         if self.high is not None:
             lines.append(f"if m > {g.const(self.high)}: return False")
         return lines

@@ -172,13 +172,24 @@ class Members(Part):
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
-        lines = [f"w[0] -= len({v})", f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
+        if not self.props and not self.pairs:
+            if self.extra is None or self.extra.node.trivial:
+                return [f"if {v} and not json_once({v}, w): return False"]
+            if self.extra.node.boolean is False:
+                return [f"if {v}: return False"]
+        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
         body = self._loop(g, None)
         return lines + ["    " + line for line in body]
 
+    def _charge(self, g: Gen, v: str) -> list[str]:
+        """Declared properties cost what the schema says (once each); patterns and the rest, per member."""
+        if not self.pairs and (self.extra is None or self.extra.node.boolean is not None):
+            return []
+        return g.charge(v, list(self.nodes()))
+
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
-        lines = [f"w[0] -= len({v})", f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
+        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
         return lines + ["    " + line for line in self._loop(g, ip)]
 
     def _member(self, g: Gen, node: XNode, name: str, ip: str | None) -> list[str]:
@@ -263,7 +274,11 @@ class PropertyNames(Part):
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
-        return [f"for k in {v}:", f"    if type(k) is str and not {g.test(self.node, 'k')}: return False"]
+        return [
+            *g.charge(v, [self.node]),
+            f"for k in {v}:",
+            f"    if type(k) is str and not {g.test(self.node, 'k')}: return False",
+        ]
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
