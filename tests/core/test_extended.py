@@ -293,6 +293,18 @@ UNSUPPORTED = [
         "/properties/a/maxLength",
     ),
     ("draft4", {"$schema": "http://json-schema.org/draft-04/schema#"}, "$schema", "/$schema"),
+    (
+        "ref-expansion-bomb",
+        {
+            "$defs": {
+                **{f"d{i}": {"allOf": [{"$ref": f"#/$defs/d{i + 1}"}] * 2} for i in range(30)},
+                "d30": {"type": "integer"},
+            },
+            "properties": {"x": {"$ref": "#/$defs/d0"}},
+        },
+        "$ref",
+        None,
+    ),
 ]
 
 
@@ -375,19 +387,34 @@ def test_argument_literals_no_double_holds_are_exact(schema: dict[str, Any], lit
     assert report.ok is ok, report
 
 
+def test_unique_items_past_the_depth_refuses_never_decides() -> None:
+    deep_a: Any = 0
+    for _ in range(300):
+        deep_a = [deep_a]
+    deep_b: Any = 0
+    for _ in range(299):
+        deep_b = [deep_b]
+    for schema in ({"type": "array", "uniqueItems": True}, {"type": "array", "not": {"uniqueItems": True}}):
+        report = check(obj(x=schema), {"x": [deep_a, deep_b]}, profile="extended")
+        assert [i.keyword for i in report.issues] == ["budget"]
+
+
 def test_expansion_bomb_meets_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    """2**39 evaluations: refused when the budget runs out (a small budget here, to keep the test short)."""
+    """2**39 evaluations by references: unsupported (E6); a call past the budget is refused (a small budget here)."""
     from mcp_guard.core import compiler
 
-    monkeypatch.setattr(compiler, "MAX_WORK", 20_000)
     defs: dict[str, Any] = {"d0": {"type": "string", "maxLength": 0}}
-    for i in range(1, 40):  # 2**39 evaluations of d0 on a value no branch accepts
+    for i in range(1, 40):
         defs[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i - 1}"}, {"$ref": f"#/$defs/d{i - 1}"}]}
-    schema = {"$defs": defs, "properties": {"a": {"$ref": "#/$defs/d39"}}}
-    compiled = compile(schema, profile="extended")
+    report = classify({"$defs": defs, "properties": {"a": {"$ref": "#/$defs/d39"}}}, profile="extended")
+    assert [(i.kind, i.keyword) for i in report.issues] == [(U, "$ref")]
+    monkeypatch.setattr(compiler, "MAX_WORK", 20_000)
+    compiled = compile(
+        {"properties": {"a": {"items": {"$ref": "#/$defs/s"}}}, "$defs": {"s": {"type": "string"}}}, profile="extended"
+    )
     assert compiled.report.ok
-    report = compiled.check({"a": "x"})
-    assert [i.keyword for i in report.issues] == ["budget"]
+    assert compiled.check({"a": ["x"] * 100}).ok
+    assert [i.keyword for i in compiled.check({"a": ["x"] * 30_000}).issues] == ["budget"]
 
 
 def test_format_outside_2020_12_is_a_note() -> None:
