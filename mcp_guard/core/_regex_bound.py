@@ -52,6 +52,7 @@ string. ``tests/core/test_ecma_regex.py`` checks it against a step-counting back
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from ._regex_syntax import ANY, CharSet, Node, intersects, union
@@ -60,6 +61,7 @@ __all__ = ["Bound", "Unbounded", "search_steps"]
 
 Poly = tuple[int, ...]  # coefficients of n**0, n**1, ...
 _MAX_POLYS = 4
+_MAX_DEGREE = 6
 _PROBES = (0, 64, 1 << 20, 1 << 40)
 _MAX_PAIRS = 48
 _MAX_EXPANSION = 1000
@@ -111,7 +113,11 @@ class Bound:
 
     def __init__(self, polys: tuple[Poly, ...]) -> None:
         kept: list[Poly] = []
-        for p in sorted({_trim(p) for p in polys}, key=lambda p: (len(p), _peval(p, _PROBE))):
+        # Dropping a candidate of a least-of only loosens the bound; none left means no useful bound.
+        candidates = {q for q in (_trim(p) for p in polys) if len(q) <= _MAX_DEGREE + 1}
+        if not candidates:
+            raise Unbounded(f"its search time grows faster than the length to the power {_MAX_DEGREE}")
+        for p in sorted(candidates, key=lambda p: (len(p), _peval(p, _PROBE))):
             if not any(
                 len(k) <= len(p) and all(c <= (p[i] if i < len(p) else 0) for i, c in enumerate(k)) for k in kept
             ):
@@ -126,9 +132,13 @@ class Bound:
         return Bound(((c,),))
 
     def __add__(self, other: Bound) -> Bound:
+        if len(self.polys) == 1 and len(other.polys) == 1:
+            return _single(_padd(self.polys[0], other.polys[0]))
         return Bound(tuple(_padd(p, q) for p in self.polys for q in other.polys))
 
     def __mul__(self, other: Bound) -> Bound:
+        if len(self.polys) == 1 and len(other.polys) == 1:
+            return _single(_pmul(self.polys[0], other.polys[0]))
         return Bound(tuple(_pmul(p, q) for p in self.polys for q in other.polys))
 
     def least(self, other: Bound) -> Bound:
@@ -149,6 +159,15 @@ class Bound:
 
     def __repr__(self) -> str:
         return f"Bound({self.polys})"
+
+
+def _single(p: Poly) -> Bound:
+    p = _trim(p)
+    if len(p) > _MAX_DEGREE + 1:
+        raise Unbounded(f"its search time grows faster than the length to the power {_MAX_DEGREE}")
+    bound = Bound.__new__(Bound)
+    bound.polys = (p,)
+    return bound
 
 
 ONE = Bound.const(1)
@@ -230,6 +249,19 @@ _EMPTY = _Info(0, 0, (), (), (), (), True, True, False, False, None, 0, 0, 0, ON
 
 def _chars(cs: CharSet) -> _Info:
     return _Info(1, 1, cs, cs, cs, (), True, True, False, False, ONE, 0, 1, 0, ONE, ONE, ONE, ONE)
+
+
+def _literal(sets: list[CharSet]) -> _Info:
+    """A run of single characters: what folding ``_concat`` over them gives, computed at once."""
+    if len(sets) == 1:
+        return _chars(sets[0])
+    chars: CharSet = ()
+    for cs in sets:
+        chars = union(chars, cs)
+    pairs = _pairs(tuple(itertools.pairwise(sets)))
+    k = len(sets)
+    steps = Bound.const(k)
+    return _Info(k, k, sets[0], sets[-1], chars, pairs, True, True, False, False, ONE, 0, k, 0, ONE, ONE, ONE, steps)
 
 
 def _zero_width(ea: bool, sa: bool, peek: int | None, work: Bound) -> _Info:
@@ -529,9 +561,18 @@ def _analyse(node: Node, backwards: bool) -> _Info:
             0, None, ANY, ANY, ANY, ((ANY, ANY),), False, False, False, False, None, 0, None, 0, ONE, N1, ONE, N1
         )
     if kind == "seq":
-        parts = [_analyse(item, backwards) for item in node.items]
-        if backwards:
-            parts.reverse()
+        items = list(reversed(node.items)) if backwards else list(node.items)
+        parts: list[_Info] = []
+        run: list[CharSet] = []
+        for item in [*items, None]:
+            if item is not None and item.kind == "chars":
+                run.append(item.chars)
+                continue
+            if run:
+                parts.append(_literal(run))
+                run = []
+            if item is not None:
+                parts.append(_analyse(item, backwards))
         left = parts[0]
         for part in parts[1:]:
             left = _concat(left, part)
