@@ -17,12 +17,17 @@ Rules (``first``/``last``: characters that can start/end a non-empty match; ``ch
 every character it can read; ``pairs``: adjacent character pairs inside one match):
 
 - Concatenation ``XY``: ``work = work(X) + out(X) * work(Y)``. When ``Y`` cannot start
-  with a character ``X`` reads (*guarded*), every end of ``X`` but the farthest fails on
-  ``Y``'s first test: ``work = work(X) + out(X) * entry(Y) + ways(X) * work(Y)``. The split
-  of a span between ``X`` and ``Y`` is unique when either side has a fixed length, ``X`` is
-  prefix-free or ``Y`` suffix-free, or no adjacent pair inside ``X`` (or ``Y``) joins a
+  with a character that follows an end of ``X`` inside a longer match of ``X`` (*guarded*),
+  every end of ``X`` but the farthest fails on ``Y``'s first test:
+  ``work = work(X) + out(X) * entry(Y) + ways(X) * work(Y)``. When ``Y`` cannot read a last
+  character of ``X``, the attempts of ``Y`` from the distinct ends of ``X`` read disjoint
+  stretches (each end follows such a character), and their work sums like a loop's below.
+  The split of a span between ``X`` and ``Y`` is unique when either side has a fixed
+  length, ``X`` is prefix-free or ``Y`` suffix-free, ``Y`` cannot read a last character of
+  ``X`` or ``X`` a first one of ``Y``, or no adjacent pair inside ``X`` (or ``Y``) joins a
   last character of ``X`` to a first character of ``Y`` (a second split point would be
-  such a pair).
+  such a pair). A sequence is analysed grouped from the left and from the right; both
+  analyses hold, and the better bound of each is kept.
 - Alternation: sums; the maximum when the branches' first characters are disjoint (only
   one branch passes its first test).
 - Quantifier ``X{lo,hi}``: when ``X`` reads a span in one way and its iterations can be
@@ -47,6 +52,7 @@ string. ``tests/core/test_ecma_regex.py`` checks it against a step-counting back
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from ._regex_syntax import ANY, CharSet, Node, intersects, union
@@ -55,6 +61,7 @@ __all__ = ["Bound", "Unbounded", "search_steps"]
 
 Poly = tuple[int, ...]  # coefficients of n**0, n**1, ...
 _MAX_POLYS = 4
+_MAX_DEGREE = 6
 _PROBES = (0, 64, 1 << 20, 1 << 40)
 _MAX_PAIRS = 48
 _MAX_EXPANSION = 1000
@@ -106,7 +113,11 @@ class Bound:
 
     def __init__(self, polys: tuple[Poly, ...]) -> None:
         kept: list[Poly] = []
-        for p in sorted({_trim(p) for p in polys}, key=lambda p: (len(p), _peval(p, _PROBE))):
+        # Dropping a candidate of a least-of only loosens the bound; none left means no useful bound.
+        candidates = {q for q in (_trim(p) for p in polys) if len(q) <= _MAX_DEGREE + 1}
+        if not candidates:
+            raise Unbounded(f"its search time grows faster than the length to the power {_MAX_DEGREE}")
+        for p in sorted(candidates, key=lambda p: (len(p), _peval(p, _PROBE))):
             if not any(
                 len(k) <= len(p) and all(c <= (p[i] if i < len(p) else 0) for i, c in enumerate(k)) for k in kept
             ):
@@ -121,9 +132,13 @@ class Bound:
         return Bound(((c,),))
 
     def __add__(self, other: Bound) -> Bound:
+        if len(self.polys) == 1 and len(other.polys) == 1:
+            return _single(_padd(self.polys[0], other.polys[0]))
         return Bound(tuple(_padd(p, q) for p in self.polys for q in other.polys))
 
     def __mul__(self, other: Bound) -> Bound:
+        if len(self.polys) == 1 and len(other.polys) == 1:
+            return _single(_pmul(self.polys[0], other.polys[0]))
         return Bound(tuple(_pmul(p, q) for p in self.polys for q in other.polys))
 
     def least(self, other: Bound) -> Bound:
@@ -144,6 +159,15 @@ class Bound:
 
     def __repr__(self) -> str:
         return f"Bound({self.polys})"
+
+
+def _single(p: Poly) -> Bound:
+    p = _trim(p)
+    if len(p) > _MAX_DEGREE + 1:
+        raise Unbounded(f"its search time grows faster than the length to the power {_MAX_DEGREE}")
+    bound = Bound.__new__(Bound)
+    bound.polys = (p,)
+    return bound
 
 
 ONE = Bound.const(1)
@@ -227,8 +251,39 @@ def _chars(cs: CharSet) -> _Info:
     return _Info(1, 1, cs, cs, cs, (), True, True, False, False, ONE, 0, 1, 0, ONE, ONE, ONE, ONE)
 
 
+def _literal(sets: list[CharSet]) -> _Info:
+    """A run of single characters: what folding ``_concat`` over them gives, computed at once."""
+    if len(sets) == 1:
+        return _chars(sets[0])
+    chars: CharSet = ()
+    for cs in sets:
+        chars = union(chars, cs)
+    pairs = _pairs(tuple(itertools.pairwise(sets)))
+    k = len(sets)
+    steps = Bound.const(k)
+    return _Info(k, k, sets[0], sets[-1], chars, pairs, True, True, False, False, ONE, 0, k, 0, ONE, ONE, ONE, steps)
+
+
 def _zero_width(ea: bool, sa: bool, peek: int | None, work: Bound) -> _Info:
     return _Info(0, 0, (), (), (), (), True, True, ea, sa, None, peek, peek, peek, ONE, ONE, ONE, work)
+
+
+def _spread(work: Bound, extra: int) -> Bound:
+    """Bound of the sum of ``work`` over attempts that read disjoint stretches of ``n`` characters.
+
+    Each attempt reads its stretch and at most ``extra`` characters past it; there are at
+    most ``n + 1`` attempts. Each polynomial ``p`` of ``work`` has non-negative coefficients,
+    so ``p(a) + p(b) <= p(a + b) + p(0)``, and the sum is at most
+    ``p((1 + extra) * n + extra) + (n + 1) * p(0)``.
+    """
+    stretch = (extra, 1 + extra)
+    out = []
+    for p in work.polys:
+        composed: Poly = (0,)
+        for c in reversed(p):
+            composed = _padd(_pmul(composed, stretch), (c,))
+        out.append(_padd(composed, (p[0], p[0])))
+    return Bound(tuple(out))
 
 
 def _after_end(x: _Info) -> CharSet:
@@ -271,6 +326,9 @@ def _concat(x: _Info, y: _Info) -> _Info:
         or y.fixed
         or x.pf
         or y.sf
+        # A second split point would put a last character of X inside Y, or a first one of Y inside X.
+        or not intersects(x.last, y.chars)
+        or not intersects(x.chars, y.first)
         or ((not x.nullable or not intersects(x.first, y.first)) and not _joins(x.pairs, x.last, y.first))
         or ((not y.nullable or not intersects(x.last, y.last)) and not _joins(y.pairs, x.last, y.first))
     )
@@ -284,6 +342,10 @@ def _concat(x: _Info, y: _Info) -> _Info:
         work = (x.work + x.out * y.entry + x.ways * y.work).least(x.work + x.out * y.work)
     else:
         work = x.work + x.out * y.work
+    if y.peek is not None and not intersects(x.last, y.chars):
+        # Every end of X but the start follows a last character of X, which Y cannot read: the
+        # attempts of Y from the distinct ends of X read disjoint stretches of the text.
+        work = work.least(x.work + x.ways * (_spread(y.work, 1 + y.peek) + y.work))
     ov = _imax(x.ov, y.ov) if (guarded or x.pf) else None
     if y.entry is not None and not intersects(x.chars, y.first):
         # Confined: X reads only the run of its own characters and the one after it, where a
@@ -419,8 +481,7 @@ def _loop(x: _Info, lo: int, hi: int | None) -> _Info:
     spine = x.pf or not _joins(x.pairs, x.last, x.first)
     if spine and x.ov is not None and (x.pf or x.entry is not None):
         # Continuing iterations read disjoint stretches: sum p over them (p superadditive).
-        scale = 1 + x.ov
-        spread = Bound(tuple(_padd(tuple(c * scale**i for i, c in enumerate(p)), (0, p[0])) for p in x.work.polys))
+        spread = _spread(x.work, x.ov)
         leaves = ZERO if x.pf or x.entry is None else N1 * (x.entry + ONE)
         work = work.least(spread + x.work + leaves + N1 + ONE)
     pf = maxlen == minlen or (lo == hi and x.pf)
@@ -455,6 +516,30 @@ def _loop(x: _Info, lo: int, hi: int | None) -> _Info:
     )
 
 
+def _both(a: _Info, b: _Info) -> _Info:
+    """Two analyses of one sequence, grouped from the left and from the right: both hold, keep the better of each."""
+    return _Info(
+        a.minlen,
+        a.maxlen,
+        a.first,
+        a.last,
+        a.chars,
+        a.pairs if len(a.pairs) <= len(b.pairs) else b.pairs,
+        a.pf or b.pf,
+        a.sf or b.sf,
+        a.ea or b.ea,
+        a.sa or b.sa,
+        b.entry if a.entry is None else (a.entry if b.entry is None else a.entry.least(b.entry)),
+        _least(a.ov, b.ov),
+        _least(a.ovf, b.ovf),
+        _least(a.peek, b.peek),
+        a.ways.least(b.ways),
+        a.ends.least(b.ends),
+        a.out.least(b.out),
+        a.work.least(b.work),
+    )
+
+
 def _analyse(node: Node, backwards: bool) -> _Info:
     kind = node.kind
     if kind == "chars":
@@ -476,11 +561,25 @@ def _analyse(node: Node, backwards: bool) -> _Info:
             0, None, ANY, ANY, ANY, ((ANY, ANY),), False, False, False, False, None, 0, None, 0, ONE, N1, ONE, N1
         )
     if kind == "seq":
-        items = reversed(node.items) if backwards else iter(node.items)
-        acc = _analyse(next(items), backwards)
-        for item in items:
-            acc = _concat(acc, _analyse(item, backwards))
-        return acc
+        items = list(reversed(node.items)) if backwards else list(node.items)
+        parts: list[_Info] = []
+        run: list[CharSet] = []
+        for item in [*items, None]:
+            if item is not None and item.kind == "chars":
+                run.append(item.chars)
+                continue
+            if run:
+                parts.append(_literal(run))
+                run = []
+            if item is not None:
+                parts.append(_analyse(item, backwards))
+        left = parts[0]
+        for part in parts[1:]:
+            left = _concat(left, part)
+        right = parts[-1]
+        for part in reversed(parts[:-1]):
+            right = _concat(part, right)
+        return _both(left, right)
     if kind == "alt":
         acc = _analyse(node.items[0], backwards)
         for item in node.items[1:]:

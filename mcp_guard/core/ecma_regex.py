@@ -37,6 +37,7 @@ A string with a lone surrogate cannot be searched (see :class:`UnsearchableText`
 
 from __future__ import annotations
 
+import functools
 from typing import Final, Literal
 
 import regress
@@ -46,22 +47,27 @@ from ._regex_syntax import Unreadable, parse
 from .budget import MAX_WORK
 
 __all__ = [
+    "MAX_ALTERNATIVES",
+    "MAX_PATTERN_LENGTH",
     "MIN_SEARCHABLE_LENGTH",
     "STEPS_PER_UNIT",
     "Pattern",
     "PatternError",
+    "Undecidable",
     "UnsearchableText",
     "compile_pattern",
     "is_ecma_regex",
 ]
 
-STEPS_PER_UNIT: Final = 64
+STEPS_PER_UNIT: Final = 8
 """Backtracking steps (one character or assertion test of the engine) per work-budget unit.
 
 One unit of :data:`mcp_guard.core.budget.MAX_WORK` is one subschema evaluation of the
-generated validator; one ``regress`` step is far cheaper (about 3 to 7 ns measured, against
-0.2 to 0.5 us for a subschema evaluation). ``benchmarks/pattern_cost.py`` measures the
-ratio of measured search time to charged units against the validator's own time per unit."""
+generated validator: about 20 ns measured (an array element checked against ``{"type":
+"integer"}``). A proven step of ``regress`` took at most 1.5 ns in the same run (the bound
+is rarely tight: 0.001 to 1.5 ns per proven step), so 8 steps per unit keep a charged unit
+below a validator unit. ``benchmarks/pattern_cost.py`` measures both in one run and prints
+the ratio (below 1)."""
 
 MIN_SEARCHABLE_LENGTH: Final = 256
 """A pattern whose proven bound for a string of this many code points exceeds the whole
@@ -70,7 +76,23 @@ it could check almost nothing (a bounded repetition of an ambiguous group, ``(a|
 or a polynomial of high degree)."""
 
 
-class UnsearchableText(ValueError):
+MAX_PATTERN_LENGTH: Final = 4_096
+"""The longest ``pattern`` (in code points) the guard analyses; longer ones are
+``unsupported_capability`` (the corpus's longest is about 300)."""
+
+MAX_ALTERNATIVES: Final = 2_000
+"""The most alternatives one group may hold for ``regress`` to read it. ``regress``
+compiles an alternation in time quadratic in its branches (30,000 took 4.7 s) and crashes
+the process past about 40,000 (a native stack overflow), so the guard never hands it such a
+text: the sum of the squares of the branch counts of all groups is held to
+``MAX_ALTERNATIVES ** 2`` (about 30 ms of compilation)."""
+
+
+class Undecidable(ValueError):
+    """The guard cannot decide this string within its limits: the core refuses the argument (``validation``)."""
+
+
+class UnsearchableText(Undecidable):
     """The string holds a lone surrogate (U+D800-U+DFFF), which the engine cannot read.
 
     ``regress`` reads UTF-8, and a lone surrogate has no UTF-8 form. ECMA-262 with the
@@ -147,6 +169,33 @@ class Pattern:
         return f"Pattern({self.source!r})"
 
 
+def _engine_can_read(source: str) -> bool:
+    """Whether ``regress`` can be given ``source`` safely (see :data:`MAX_ALTERNATIVES`); linear."""
+    counts = [1]
+    load = 0
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif c == "(":
+            counts.append(1)
+        elif c == ")" and len(counts) > 1:
+            load += counts.pop() ** 2
+        elif c == "|":
+            counts[-1] += 1
+            if counts[-1] > MAX_ALTERNATIVES:
+                return False
+        i += 1
+    load += sum(k * k for k in counts)
+    return load <= MAX_ALTERNATIVES**2
+
+
 def _engine(source: str) -> regress.Regex | PatternError:
     try:
         return regress.Regex(source, "u")
@@ -163,10 +212,17 @@ def is_ecma_regex(source: str) -> bool:
     """Whether ``source`` is ECMA-262 regular expression syntax with the ``u`` flag (``regress`` judges).
 
     The ``regex`` format (2020-12 Validation, 7.3.8). A lone surrogate in ``source`` is read
-    by ECMA-262 as a literal code point; here it is replaced by ``x`` for the judgement
-    outside escapes and group names (an escape or name with one is invalid either way).
-    Linear in the length; never raises.
+    by ECMA-262 as a literal code point; ``regress`` cannot take it, so it is judged as the
+    ``\\u{D800}`` escape of the same code point would be, except after a backslash or in a
+    group name, where it is invalid. Linear in the length (``regress`` compiles about 2 MiB
+    of pattern a second).
+
+    Raises:
+        Undecidable: the text holds more alternatives than ``regress`` can be given safely
+            (:data:`MAX_ALTERNATIVES`): neither valid nor invalid can be said.
     """
+    if not _engine_can_read(source):
+        raise Undecidable("the regular expression holds more alternatives than the guard can have checked")
     try:
         regress.Regex(source, "u")
         return True
@@ -178,8 +234,11 @@ def is_ecma_regex(source: str) -> bool:
     for i, ch in enumerate(source):
         if "\ud800" <= ch <= "\udfff":
             if i and source[i - 1] == "\\":
-                return False
-            out.append("x")
+                return False  # an identity escape of a non-syntax character
+            name = max(source.rfind("(?<", 0, i), source.rfind("\\k<", 0, i))
+            if name >= 0 and source.find(">", name) > i and source[name + 3 : name + 4] not in ("=", "!"):
+                return False  # a lone surrogate is not an identifier character of a group name
+            out.append(f"\\u{{{ord(ch):X}}}")  # the same code point, as an escape regress can read
         else:
             out.append(ch)
     try:
@@ -189,6 +248,7 @@ def is_ecma_regex(source: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=4096)
 def compile_pattern(source: str) -> Pattern | PatternError:
     """Compile a JSON Schema ``pattern`` (ECMA-262, ``u`` flag), or say why it cannot be enforced.
 
@@ -197,14 +257,31 @@ def compile_pattern(source: str) -> Pattern | PatternError:
         (``regress`` rejects the syntax) or ``"unsupported_capability"`` (no polynomial
         bound on the backtracking work can be proven: an unbounded quantifier over a body
         that can match the same text in more than one way, a backreference under a
-        quantifier; or a bound so steep that a string of :data:`MIN_SEARCHABLE_LENGTH`
-        code points exceeds the call budget). Never raises for any ``str``.
+        quantifier; a bound so steep that a string of :data:`MIN_SEARCHABLE_LENGTH`
+        code points exceeds the call budget; a pattern beyond :data:`MAX_PATTERN_LENGTH`
+        or :data:`MAX_ALTERNATIVES`). Never raises for any ``str``. Results are cached
+        (the last 4,096 sources): tools repeat patterns, and both result types are
+        immutable.
     """
+    if len(source) > MAX_PATTERN_LENGTH:
+        return PatternError(
+            "unsupported_capability",
+            f"pattern {source[:40]!r}... is {len(source)} characters long; "
+            f"the guard analyses at most {MAX_PATTERN_LENGTH}",
+        )
+    if not _engine_can_read(source):
+        return PatternError(
+            "unsupported_capability",
+            f"pattern {source[:40]!r}... holds more alternatives than the guard can have the engine compile "
+            f"(at most {MAX_ALTERNATIVES} in one group)",
+        )
     regex = _engine(source)
     if isinstance(regex, PatternError):
         return regex
     try:
         steps = search_steps(parse(source))
+    except RecursionError:
+        return PatternError("unsupported_capability", f"pattern {source[:40]!r}... nests too deeply for the analysis")
     except Unreadable as exc:
         return PatternError("unsupported_capability", f"pattern {source!r}: the guard cannot analyse {exc}")
     except Unbounded as exc:

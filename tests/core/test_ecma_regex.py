@@ -420,3 +420,19 @@ def test_bound_on_scaled_near_misses(source: str, make: Callable[[int], str]) ->
             assert model.steps <= pattern.steps(len(text)), (n, model.steps, pattern.steps(len(text)))
     finally:
         sys.setrecursionlimit(old)
+
+
+def test_limits_refuse_before_the_engine_sees_the_pattern() -> None:
+    from mcp_guard.core.ecma_regex import MAX_ALTERNATIVES, MAX_PATTERN_LENGTH
+
+    long = compile_pattern("a" * (MAX_PATTERN_LENGTH + 1))
+    assert isinstance(long, PatternError) and long.kind == "unsupported_capability"
+    wide = compile_pattern("(?:" + "|".join(["a"] * (MAX_ALTERNATIVES + 1)) + ")")
+    assert isinstance(wide, PatternError) and wide.kind == "unsupported_capability"
+    deep = compile_pattern("(?:" * 250 + "a" + ")" * 250)  # regress reads it; the analysis nests too deep
+    assert isinstance(deep, PatternError) and deep.kind == "unsupported_capability"
+    assert isinstance(compile_pattern("(" * 300 + ")" * 300), PatternError)
+
+
+def test_compile_is_cached() -> None:
+    assert compile_pattern("^[a-z]+$") is compile_pattern("^[a-z]+$")
