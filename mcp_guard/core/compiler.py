@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .codegen import Collect, OverBudget, Valid, generate
-from .ecma_regex import UnsearchableText
+from .ecma_regex import Undecidable, UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
 from .extended.classify import Quick
@@ -431,12 +431,16 @@ class Compiled:
                     raise OverBudget
                 return OK_REPORT
             return self._findings(arguments)
-        except UnsearchableText:
-            message = (
-                "a string in these arguments holds a lone surrogate, which the guard's ECMA-262 pattern engine cannot "
-                "read; they are refused unchecked"
-            )
-            return Report((Issue(VALIDATION, "pattern", "", "", message),))
+        except Undecidable as exc:  # never a guessed verdict: under `not` either guess could pass
+            if isinstance(exc, UnsearchableText):
+                keyword, why = (
+                    "pattern",
+                    "holds a lone surrogate, which the guard's ECMA-262 pattern engine cannot read",
+                )
+            else:
+                keyword, why = "format", "is a regular expression too large for the guard to check"
+            message = f"a string in these arguments {why}; they are refused unchecked"
+            return Report((Issue(VALIDATION, keyword, "", "", message),))
         except (OverBudget, TooLarge, RecursionError):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "

@@ -399,6 +399,36 @@ def test_unique_items_past_the_depth_refuses_never_decides() -> None:
         assert [i.keyword for i in report.issues] == ["budget"]
 
 
+def _deep(levels: int) -> Any:
+    value: Any = 0
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+_UNDECIDED = {"type": "array", "uniqueItems": True}  # on [deep(300), deep(299)]: past the comparison depth
+_LONE = {"type": "string", "pattern": "a"}  # on a lone surrogate: the engine cannot read it
+
+CONTEXTS = [
+    ("not", {"not": _UNDECIDED}, [_deep(300), _deep(299)]),
+    ("oneOf", {"oneOf": [_UNDECIDED, {"type": "string"}]}, [_deep(300), _deep(299)]),
+    ("anyOf", {"anyOf": [_UNDECIDED, {"type": "string"}]}, [_deep(300), _deep(299)]),
+    ("if", {"if": _UNDECIDED, "then": False}, [_deep(300), _deep(299)]),
+    ("contains-max", {"contains": _UNDECIDED, "maxContains": 0}, [[_deep(300), _deep(299)]]),
+    ("not-pattern", {"not": _LONE}, "\ud800"),
+    ("propertyNames-under-not", {"not": {"propertyNames": _LONE}}, {"\ud800": 1}),
+    ("dependentSchemas-under-not", {"not": {"dependentSchemas": {"a": {"properties": {"a": _LONE}}}}}, {"a": "\ud800"}),
+    ("unevaluated", {"anyOf": [{"properties": {"a": _LONE}}], "unevaluatedProperties": False}, {"a": "\ud800"}),
+]
+
+
+@pytest.mark.parametrize(("schema", "value"), [c[1:] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_what_the_guard_cannot_establish_refuses_the_call_in_every_context(schema: dict[str, Any], value: Any) -> None:
+    """L2: a limit (comparison depth, an unreadable string) aborts the call; no context turns it into a pass."""
+    report = check(obj(x=schema), {"x": value}, profile="extended")
+    assert [i.keyword for i in report.issues] in (["budget"], ["pattern"]), report
+
+
 def test_expansion_bomb_meets_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """2**39 evaluations by references: unsupported (E6); a call past the budget is refused (a small budget here)."""
     from mcp_guard.core import compiler
