@@ -37,7 +37,7 @@ from .keywords import (
     TypeName,
     where,
 )
-from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Report
+from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Note, Report
 
 __all__ = ["ALL_PROFILES", "MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
 
@@ -348,8 +348,10 @@ class Compiled:
     Attributes:
         report: the classification (spec decisions 13, 14).
         profile: ``"standard"``, ``"strict"`` or ``"extended"``.
-        notes: what the report must say that is not a finding (``extended``: a ``format`` that
-            2020-12 does not define is an annotation, E4); ``()`` for the other profiles.
+        notes: :class:`~.report.Note` values, what the report must say that is not a finding
+            (``extended``: a ``format`` that 2020-12 does not define is an annotation, E4); ``()``
+            for the other profiles. A deferred schema's notes are its own (the verdict walk passes
+            only a schema with none).
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``codegen``), so classifying a long ``tools/list`` costs no code
@@ -365,7 +367,7 @@ class Compiled:
         root: Node | XNode | None,
         profile: str,
         deferred: Any = _MISSING,
-        notes: tuple[str, ...] = (),
+        notes: tuple[Note, ...] = (),
     ) -> None:
         self.report = report
         self.profile = profile
