@@ -429,6 +429,23 @@ def test_what_the_guard_cannot_establish_refuses_the_call_in_every_context(schem
     assert [i.keyword for i in report.issues] in (["budget"], ["pattern"]), report
 
 
+def test_unevaluated_under_deep_composition_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nested anyOf, each with unevaluatedProperties: every node's verdict and annotations once per value (E6).
+
+    Without the per-call memo this is 3**60 evaluations; on a small budget it must still pass.
+    """
+    from mcp_guard.core import compiler
+
+    schema: dict[str, Any] = {"properties": {"z": {}}}
+    for i in range(60):
+        schema = {"anyOf": [schema, {"properties": {f"a{i}": {}}}], "unevaluatedProperties": False}
+    compiled = compile(obj(x=schema), profile="extended")
+    monkeypatch.setattr(compiler, "MAX_WORK", 50_000)
+    assert compiled.check({"x": {"z": 1}}).ok
+    assert compiled.check({"x": {"a7": 1, "a59": 2}}).ok
+    assert [i.keyword for i in compiled.check({"x": {"q": 1}}).issues] == ["unevaluatedProperties"]
+
+
 def test_expansion_bomb_meets_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """2**39 evaluations by references: unsupported (E6); a call past the budget is refused (a small budget here)."""
     from mcp_guard.core import compiler

@@ -140,8 +140,34 @@ class Gen(ModuleWriter):
         self._vnames[id(node)] = name
         entry = ["w[0] -= 1", "if w[0] < 0: raise OverBudget"] if node.meta.get("ref") else []
         body = [*entry, *self.body_fast(node, "x", "t"), "return True"]
-        self.emit(f"def {name}(x, w):", body)
+        if any(p.memo for p in node.parts):
+            self.memoized(name, body)
+        else:
+            self.emit(f"def {name}(x, w):", body)
         return name
+
+    def memoized(self, name: str, body: list[str]) -> None:
+        """Emit ``name(x, w)`` whose result is kept per call and per value (``w[2]``, by ``id``).
+
+        For the functions of ``unevaluated*``: a node's verdict and what it evaluated are asked
+        again by every enclosing ``unevaluated*``; kept, each is computed once per value, so
+        nesting costs linear, not exponential, work (E6). The arguments are alive and
+        unchanged during the call, so an ``id`` stands for one value.
+        """
+        inner = "_" + name
+        self.emit(f"def {inner}(x, w):", body)
+        key = self.const(name)
+        self.emit(
+            f"def {name}(x, w):",
+            [
+                "m = w[2]",
+                "if m is None: m = w[2] = {}",
+                f"k = ({key}, id(x))",
+                "if k in m: return m[k]",
+                f"r = m[k] = {inner}(x, w)",
+                "return r",
+            ],
+        )
 
     def cfn(self, node: XNode) -> str:
         """The name of the node's slow function, generated once."""
@@ -175,7 +201,7 @@ class Gen(ModuleWriter):
                 body.append("return s" if kind == "props" else "return (p, c)")
             else:
                 body.append(f"return {empty}")
-            self.emit(f"def {name}(x, w):", body)
+            self.memoized(name, body)
         return f"{name}({v}, w)"
 
     def weight(self, node: XNode) -> int:
