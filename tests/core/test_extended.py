@@ -165,7 +165,7 @@ REJECT = [
         "prefix",
         obj(a={"prefixItems": [{"type": "integer"}], "items": False}),
         {"a": [1, 2]},
-        "false",
+        "items",
         "/properties/a/items",
         "/a/1",
     ),
@@ -210,7 +210,8 @@ REJECT = [
     ),
     ("oneOf-both", {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1, "b": 2}, "oneOf", "/oneOf", ""),
     ("not", obj(a={"not": {"type": "string"}}), {"a": "s"}, "not", "/properties/a/not", "/a"),
-    ("boolean-false", obj(a=False), {"a": 1}, "false", "/properties/a", "/a"),
+    ("boolean-false", obj(a=False), {"a": 1}, "properties", "/properties/a", "/a"),
+    ("false-items-named-property", obj(items=False), {"items": 1}, "properties", "/properties/items", "/items"),
     ("root-not-object", {"properties": {}}, [1], "type", "", ""),
     ("allOf", {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1}, "required", "/allOf/1/required", ""),
     (
