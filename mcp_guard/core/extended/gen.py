@@ -22,11 +22,10 @@ Every schema value reaches the source only as a module constant (:meth:`Gen.cons
 
 from __future__ import annotations
 
-from math import isfinite
 from typing import Any
 
-from ..codegen import Collect, ModuleWriter, OverBudget, Valid, child
-from ..json_values import Inexact, canonical_once, is_json, json_type_name, pointer
+from ..codegen import Collect, ModuleWriter, Valid, base_namespace
+from ..json_values import Inexact, json_type_name, pointer
 from ..keywords import where
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
@@ -95,17 +94,10 @@ class Gen(ModuleWriter):
     def __init__(self) -> None:
         super().__init__(
             {
-                "Issue": Issue,
-                "OverBudget": OverBudget,
-                "new": tuple.__new__,
-                "is_json": is_json,
-                "json_once": exact_json_once,
-                "canonical_once": canonical_once,
-                "isfinite": isfinite,
-                "where": where,
+                **base_namespace(),
+                "json_once": exact_json_once,  # E1: a literal no double holds is a number here
                 "type_issue": type_issue,
                 "is_uncarriable": exact_uncarriable,
-                "child": child,
                 "Inexact": Inexact,
                 "number_of": number_of,
             }
