@@ -228,6 +228,8 @@ class Gen(ModuleWriter):
         """Statements appending the issues of ``v`` (pointer ``ip``) against ``node``."""
         if node.boolean is False:
             return [self.issue(false_keyword(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+        if self.inlinable(node):  # scalars inline, as on the fast path
+            return self.body_slow(node, v, ip, "u")
         return [f"if not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
 
     def test(self, node: XNode, v: str) -> str:
@@ -262,17 +264,23 @@ class Gen(ModuleWriter):
             f"{t} = type({v})",
             f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
             f"or {t} is float or {t} is bool or {v} is None or {t} is Inexact):",
-            "    w[1] = 1",
-            "    return",
+            "    w[1] = 1",  # the JSON scan reports it, with its pointer
         ]
-        return head + self._body(node, v, t, ip)[1:]
+        if node.types is not None:
+            where_type, words = self.const(pointer(node.type_path)), self.const(type_words(node.types))
+            head += [
+                f"elif not {_type_test(node.types, v, t)}:",
+                f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
+            ]
+        rest = self._body(node, v, t, ip)[1:]
+        return [*head, "else:", *("    " + x for x in (rest or ["pass"]))]  # no return: it may stand inline
 
     def _number_branches(
         self, node: XNode, v: str, t: str, ip: str | None, untyped: bool
     ) -> list[tuple[str, list[str]]]:
         """The numeric branches: doubles and integers, and an argument literal no double holds (an
         ``Inexact``), on whose exact value the same keywords run (E1)."""
-        refuse = "return False" if ip is None else "w[1] = 1; return"
+        refuse = "return False" if ip is None else "pass"  # slow: its head flagged it already
         parts = node.of("number")
         num = self._group_lines(parts, v, ip)
         exact: list[str] = []
@@ -296,17 +304,8 @@ class Gen(ModuleWriter):
         slow = ip is not None
         lines = [f"{t} = type({v})"]
         types = node.types
-        if types is not None:
-            test = _type_test(types, v, t)
-            if slow:
-                where_type = self.const(pointer(node.type_path))
-                lines += [
-                    f"if not {test}:",
-                    f"    type_issue({v}, {ip}, {where_type}, {self.const(type_words(types))}, out, w)",
-                    "    return",
-                ]
-            else:
-                lines.append(f"if not {test}: return False")
+        if types is not None and not slow:  # the slow path tests the type in its head (body_slow)
+            lines.append(f"if not {_type_test(types, v, t)}: return False")
         self.known = types
         lines += self._group_lines(node.of("any"), v, ip)
         self.known = None
@@ -331,8 +330,8 @@ class Gen(ModuleWriter):
             branches.append((f"{t} is str", self._group_lines(node.of("string"), v, ip)))
         if allowed & {"integer", "number"}:
             branches += self._number_branches(node, v, t, ip, types is None)
-        if types is None:
-            branches.append((f"{t} is not bool and {v} is not None", ["w[1] = 1; return" if slow else "return False"]))
+        if types is None:  # (the slow path's head already flagged any value that is not JSON)
+            branches.append((f"{t} is not bool and {v} is not None", ["pass" if slow else "return False"]))
         if types is None:  # every branch stands, so the last one catches only non-JSON values
             branches = [(cond, body or ["pass"]) for cond, body in branches]
         else:
