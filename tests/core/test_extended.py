@@ -448,6 +448,14 @@ def test_unevaluated_under_deep_composition_is_linear(monkeypatch: pytest.Monkey
     assert [i.keyword for i in compiled.check({"x": {"q": 1}}).issues] == ["unevaluatedProperties"]
 
 
+def test_recursion_down_very_deep_arguments_is_refused_not_a_crash() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(5000):
+        deep = {"a": deep}
+    report = check({"properties": {"a": {"$ref": "#"}}}, deep, profile="extended")
+    assert [i.keyword for i in report.issues] == ["budget"]
+
+
 def test_expansion_bomb_meets_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """2**39 evaluations by references: unsupported (E6); a call past the budget is refused (a small budget here)."""
     from mcp_guard.core import compiler
