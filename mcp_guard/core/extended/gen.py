@@ -216,7 +216,14 @@ class Gen(ModuleWriter):
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
         if node.boolean is not None:
             return True
-        return not any(p.applies in ("object", "array", "inplace") for p in node.parts)
+        return not any(
+            p.applies in ("object", "array") or (p.applies == "inplace" and not getattr(p, "flat", False))
+            for p in node.parts
+        )
+
+    def type_expr(self, types: frozenset[str], v: str) -> str:
+        """An expression: whether ``v`` is of one of ``types`` (JSON Schema type names; E1 literals)."""
+        return _type_test(types, v, f"type({v})")
 
     def check_fast(self, node: XNode, v: str) -> list[str]:
         """Statements that ``return False`` when ``v`` breaks ``node``: inline or a call."""
