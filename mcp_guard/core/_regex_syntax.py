@@ -107,7 +107,8 @@ class Node:
     ``kind`` is one of ``chars`` (one code point of ``chars``), ``empty``, ``assert``
     (``text`` is ``^``, ``$``, ``b`` or ``B``), ``look`` (``ahead``, ``negative``; body in
     ``items[0]``), ``backref``, ``seq`` and ``alt`` (``items``), ``rep`` (body ``items[0]``,
-    ``lo``, ``hi``: ``None`` for no upper bound). ``text`` of a ``rep`` is its source text.
+    ``lo``, ``hi``: ``None`` for no upper bound), ``cap`` (a capturing group around
+    ``items[0]``). ``text`` of a ``rep`` is its source text.
     """
 
     kind: str
@@ -284,8 +285,9 @@ class _Parser:
             return self.char_class()
         if c == "(":
             self.i += 1
+            capturing = True
             if self.eat("?:"):
-                pass
+                capturing = False
             elif self.eat("?<"):
                 close = self.s.find(">", self.i)
                 self.i = close + 1
@@ -293,7 +295,7 @@ class _Parser:
                 raise Unreadable(f"the group at offset {self.i - 1} (modifiers)")
             body = self.disjunction()
             self.expect(")")
-            return body
+            return Node("cap", (body,)) if capturing else body
         if c == "\\":
             esc = self.escape(in_class=False)
             if esc == "backref":

@@ -304,6 +304,8 @@ class Backtracker:
             return i < len(s) and intersects(node.chars, ((ord(s[i]), ord(s[i])),)) and k(i + 1)
         if kind == "empty":
             return k(i)
+        if kind == "cap":
+            return self.match(node.items[0], i, k)
         if kind == "assert":
             self.steps += 1
             if node.text == "^":
@@ -352,7 +354,25 @@ class Backtracker:
         return any(self.match(tree, start, lambda _j: True) for start in range(len(self.text) + 1))
 
 
-ATOMS = ["a", "b", "-", "[ab]", "[a-]", ".", "\\w", "[^a]", "\\d", "(?:a|b)", "(?:a|ab)", "(?=a)", "\\b", "$", "^"]
+ATOMS = [
+    "a",
+    "b",
+    "-",
+    "[ab]",
+    "[a-]",
+    ".",
+    "\\w",
+    "[^a]",
+    "\\d",
+    "(?:a|b)",
+    "(?:a|ab)",
+    "(?=a)",
+    "\\b",
+    "$",
+    "^",
+    "(a)",
+    "(b|-)",
+]
 QUANTS = ["", "", "*", "+", "?", "{0,3}", "{2}", "{1,}", "*?"]
 
 
