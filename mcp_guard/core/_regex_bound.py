@@ -253,21 +253,24 @@ def _joins(pairs: tuple[tuple[CharSet, CharSet], ...], left: CharSet, right: Cha
 _EMPTY = _Info(0, 0, (), (), (), (), True, True, False, False, None, 0, 0, 0, ONE, ONE, ONE, ONE)
 
 
-def _chars(cs: CharSet) -> _Info:
-    return _Info(1, 1, cs, cs, cs, (), True, True, False, False, ONE, 0, 1, 0, ONE, ONE, ONE, ONE)
+def _chars(cs: CharSet, weight: int = 1) -> _Info:
+    test = Bound.const(weight)
+    return _Info(1, 1, cs, cs, cs, (), True, True, False, False, test, 0, 1, 0, ONE, ONE, ONE, test)
 
 
-def _literal(sets: list[CharSet]) -> _Info:
+def _literal(run: list[Node]) -> _Info:
     """A run of single characters: what folding ``_concat`` over them gives, computed at once."""
+    sets = [node.chars for node in run]
     if len(sets) == 1:
-        return _chars(sets[0])
+        return _chars(sets[0], run[0].weight)
     chars: CharSet = ()
     for cs in sets:
         chars = union(chars, cs)
     pairs = _pairs(tuple(itertools.pairwise(sets)))
     k = len(sets)
-    steps = Bound.const(k)
-    return _Info(k, k, sets[0], sets[-1], chars, pairs, True, True, False, False, ONE, 0, k, 0, ONE, ONE, ONE, steps)
+    steps = Bound.const(sum(node.weight for node in run))
+    entry = Bound.const(run[0].weight)
+    return _Info(k, k, sets[0], sets[-1], chars, pairs, True, True, False, False, entry, 0, k, 0, ONE, ONE, ONE, steps)
 
 
 def _zero_width(ea: bool, sa: bool, peek: int | None, work: Bound) -> _Info:
@@ -577,7 +580,7 @@ def _both(a: _Info, b: _Info) -> _Info:
 def _analyse(node: Node, backwards: bool) -> _Info:
     kind = node.kind
     if kind == "chars":
-        return _chars(node.chars)
+        return _chars(node.chars, node.weight)
     if kind == "empty":
         return _EMPTY
     if kind == "assert":
@@ -597,10 +600,10 @@ def _analyse(node: Node, backwards: bool) -> _Info:
     if kind == "seq":
         items = list(reversed(node.items)) if backwards else list(node.items)
         parts: list[_Info] = []
-        run: list[CharSet] = []
+        run: list[Node] = []
         for item in [*items, None]:
             if item is not None and item.kind == "chars":
-                run.append(item.chars)
+                run.append(item)
                 continue
             if run:
                 parts.append(_literal(run))
