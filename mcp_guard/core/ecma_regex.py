@@ -28,9 +28,9 @@ Usage by the core::
 
     compiled = compile_pattern(schema["pattern"])
     if isinstance(compiled, PatternError): ...       # classify: compiled.kind, .message
-    units = compiled.cost(code_point_length(value))  # charge before searching (E6)
+    units = compiled.cost(len(value))                # code points (E2); charge first (E6)
     if units > budget_left: refuse                   # never pass, never stall
-    matched = compiled.search(value)                 # may raise UnsearchableText
+    matched = compiled.search(value)                 # UnsearchableText: refuse (validation)
 
 A string with a lone surrogate cannot be searched (see :class:`UnsearchableText`).
 """
@@ -197,10 +197,23 @@ def _engine_can_read(source: str) -> bool:
     return load <= MAX_ALTERNATIVES**2
 
 
+# regress errors that are limits of the engine, not ECMA-262 syntax errors.
+_ENGINE_LIMITS = ("limit exceeded", "too deeply nested")
+
+
+def _is_engine_limit(exc: regress.RegressError) -> bool:
+    text = str(exc)
+    return any(limit in text for limit in _ENGINE_LIMITS)
+
+
 def _engine(source: str) -> regress.Regex | PatternError:
     try:
         return regress.Regex(source, "u")
     except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            return PatternError(
+                "unsupported_capability", f"pattern {source[:40]!r}...: the pattern engine's limit: {exc}"
+            )
         return PatternError("validation", f"pattern {source!r} is not an ECMA-262 regular expression (u flag): {exc}")
     except UnicodeEncodeError:
         return PatternError(
@@ -220,14 +233,17 @@ def is_ecma_regex(source: str) -> bool:
 
     Raises:
         Undecidable: the text holds more alternatives than ``regress`` can be given safely
-            (:data:`MAX_ALTERNATIVES`): neither valid nor invalid can be said.
+            (:data:`MAX_ALTERNATIVES`), or reaches one of its limits (nesting deeper than
+            255 groups, too many loops or captures): neither valid nor invalid can be said.
     """
     if not _engine_can_read(source):
         raise Undecidable("the regular expression holds more alternatives than the guard can have checked")
     try:
         regress.Regex(source, "u")
         return True
-    except regress.RegressError:
+    except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            raise Undecidable(f"the regular expression reaches a limit of the pattern engine: {exc}") from None
         return False
     except UnicodeEncodeError:
         pass
@@ -245,7 +261,9 @@ def is_ecma_regex(source: str) -> bool:
     try:
         regress.Regex("".join(out), "u")
         return True
-    except regress.RegressError:
+    except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            raise Undecidable(f"the regular expression reaches a limit of the pattern engine: {exc}") from None
         return False
 
 
