@@ -89,6 +89,9 @@ text: the sum of the squares of the branch counts of all groups is held to
 ``MAX_ALTERNATIVES ** 2`` (about 30 ms of compilation)."""
 
 
+_TABLE = 64
+
+
 class Undecidable(ValueError):
     """The guard cannot decide this string within its limits: the core refuses the argument (``validation``)."""
 
@@ -136,12 +139,14 @@ class Pattern:
     ``length`` and costs a few polynomial evaluations (about a microsecond).
     """
 
-    __slots__ = ("_regex", "_steps", "source")
+    __slots__ = ("_regex", "_steps", "_table", "source")
 
     def __init__(self, source: str, regex: regress.Regex, steps: Bound) -> None:
         self.source = source
         self._regex = regex
         self._steps = steps
+        # Most argument strings are short: their cost is a table lookup (a polynomial otherwise).
+        self._table = tuple(steps.at(n) // STEPS_PER_UNIT + 1 for n in range(_TABLE))
 
     def steps(self, length: int) -> int:
         """The proven upper bound of backtracking steps of one search over ``length`` code points."""
@@ -149,6 +154,8 @@ class Pattern:
 
     def cost(self, length: int) -> int:
         """Upper bound of the work of :meth:`search` on ``length`` code points, in budget units (>= 1)."""
+        if length < _TABLE:
+            return self._table[length]
         return self._steps.at(length) // STEPS_PER_UNIT + 1
 
     def search(self, text: str) -> bool:
