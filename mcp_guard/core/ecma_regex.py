@@ -28,9 +28,9 @@ Usage by the core::
 
     compiled = compile_pattern(schema["pattern"])
     if isinstance(compiled, PatternError): ...       # classify: compiled.kind, .message
-    units = compiled.cost(code_point_length(value))  # charge before searching (E6)
+    units = compiled.cost(len(value))                # code points (E2); charge first (E6)
     if units > budget_left: refuse                   # never pass, never stall
-    matched = compiled.search(value)                 # may raise UnsearchableText
+    matched = compiled.search(value)                 # UnsearchableText: refuse (validation)
 
 A string with a lone surrogate cannot be searched (see :class:`UnsearchableText`).
 """
@@ -63,11 +63,12 @@ STEPS_PER_UNIT: Final = 8
 """Backtracking steps (one character or assertion test of the engine) per work-budget unit.
 
 One unit of :data:`mcp_guard.core.budget.MAX_WORK` is one subschema evaluation of the
-generated validator: about 20 ns measured (an array element checked against ``{"type":
-"integer"}``). A proven step of ``regress`` took at most 1.5 ns in the same run (the bound
-is rarely tight: 0.001 to 1.5 ns per proven step), so 8 steps per unit keep a charged unit
-below a validator unit. ``benchmarks/pattern_cost.py`` measures both in one run and prints
-the ratio (below 1)."""
+generated validator: 13-21 ns measured (an array element checked against ``{"type":
+"integer"}``). A character or assertion test of ``regress`` takes about 1-2 ns; an
+iteration of a loop whose body is more than one character class costs it 110-350 ns, so
+the bound charges such an iteration 96 steps (224 when the body captures). With 8 steps per
+unit, ``benchmarks/pattern_cost.py`` measured a charged unit at 0.02 to 0.6 of a validator
+unit's time (corpus, common and quadratic patterns, 1 KiB to 100 KiB near misses)."""
 
 MIN_SEARCHABLE_LENGTH: Final = 256
 """A pattern whose proven bound for a string of this many code points exceeds the whole
@@ -86,6 +87,9 @@ compiles an alternation in time quadratic in its branches (30,000 took 4.7 s) an
 the process past about 40,000 (a native stack overflow), so the guard never hands it such a
 text: the sum of the squares of the branch counts of all groups is held to
 ``MAX_ALTERNATIVES ** 2`` (about 30 ms of compilation)."""
+
+
+_TABLE = 64
 
 
 class Undecidable(ValueError):
@@ -135,12 +139,14 @@ class Pattern:
     ``length`` and costs a few polynomial evaluations (about a microsecond).
     """
 
-    __slots__ = ("_regex", "_steps", "source")
+    __slots__ = ("_regex", "_steps", "_table", "source")
 
     def __init__(self, source: str, regex: regress.Regex, steps: Bound) -> None:
         self.source = source
         self._regex = regex
         self._steps = steps
+        # Most argument strings are short: their cost is a table lookup (a polynomial otherwise).
+        self._table = tuple(steps.at(n) // STEPS_PER_UNIT + 1 for n in range(_TABLE))
 
     def steps(self, length: int) -> int:
         """The proven upper bound of backtracking steps of one search over ``length`` code points."""
@@ -148,6 +154,8 @@ class Pattern:
 
     def cost(self, length: int) -> int:
         """Upper bound of the work of :meth:`search` on ``length`` code points, in budget units (>= 1)."""
+        if length < _TABLE:
+            return self._table[length]
         return self._steps.at(length) // STEPS_PER_UNIT + 1
 
     def search(self, text: str) -> bool:
@@ -196,10 +204,23 @@ def _engine_can_read(source: str) -> bool:
     return load <= MAX_ALTERNATIVES**2
 
 
+# regress errors that are limits of the engine, not ECMA-262 syntax errors.
+_ENGINE_LIMITS = ("limit exceeded", "too deeply nested")
+
+
+def _is_engine_limit(exc: regress.RegressError) -> bool:
+    text = str(exc)
+    return any(limit in text for limit in _ENGINE_LIMITS)
+
+
 def _engine(source: str) -> regress.Regex | PatternError:
     try:
         return regress.Regex(source, "u")
     except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            return PatternError(
+                "unsupported_capability", f"pattern {source[:40]!r}...: the pattern engine's limit: {exc}"
+            )
         return PatternError("validation", f"pattern {source!r} is not an ECMA-262 regular expression (u flag): {exc}")
     except UnicodeEncodeError:
         return PatternError(
@@ -219,14 +240,17 @@ def is_ecma_regex(source: str) -> bool:
 
     Raises:
         Undecidable: the text holds more alternatives than ``regress`` can be given safely
-            (:data:`MAX_ALTERNATIVES`): neither valid nor invalid can be said.
+            (:data:`MAX_ALTERNATIVES`), or reaches one of its limits (nesting deeper than
+            255 groups, too many loops or captures): neither valid nor invalid can be said.
     """
     if not _engine_can_read(source):
         raise Undecidable("the regular expression holds more alternatives than the guard can have checked")
     try:
         regress.Regex(source, "u")
         return True
-    except regress.RegressError:
+    except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            raise Undecidable(f"the regular expression reaches a limit of the pattern engine: {exc}") from None
         return False
     except UnicodeEncodeError:
         pass
@@ -244,7 +268,9 @@ def is_ecma_regex(source: str) -> bool:
     try:
         regress.Regex("".join(out), "u")
         return True
-    except regress.RegressError:
+    except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            raise Undecidable(f"the regular expression reaches a limit of the pattern engine: {exc}") from None
         return False
 
 

@@ -479,8 +479,9 @@ def format_checker(name: str) -> Callable[[str], bool] | None:
     Returns:
         a function ``str -> bool`` (``True``: the string is valid for the format), or
         ``None`` for a name outside :data:`FORMATS` (E4: an annotation). A checker never
-        raises, except ``regex``, which raises :class:`Undecidable` for a text with more
-        alternatives than the engine can be given safely (the core refuses the argument).
+        raises, except ``regex``, which raises :class:`Undecidable` for a text beyond the
+        engine's limits (more alternatives than it can be given safely, nesting past 255
+        groups): the core refuses the argument rather than guess.
         Charge :func:`format_cost` before calling it.
     """
     return _CHECKERS.get(name)

@@ -304,6 +304,8 @@ class Backtracker:
             return i < len(s) and intersects(node.chars, ((ord(s[i]), ord(s[i])),)) and k(i + 1)
         if kind == "empty":
             return k(i)
+        if kind == "cap":
+            return self.match(node.items[0], i, k)
         if kind == "assert":
             self.steps += 1
             if node.text == "^":
@@ -352,7 +354,25 @@ class Backtracker:
         return any(self.match(tree, start, lambda _j: True) for start in range(len(self.text) + 1))
 
 
-ATOMS = ["a", "b", "-", "[ab]", "[a-]", ".", "\\w", "[^a]", "\\d", "(?:a|b)", "(?:a|ab)", "(?=a)", "\\b", "$", "^"]
+ATOMS = [
+    "a",
+    "b",
+    "-",
+    "[ab]",
+    "[a-]",
+    ".",
+    "\\w",
+    "[^a]",
+    "\\d",
+    "(?:a|b)",
+    "(?:a|ab)",
+    "(?=a)",
+    "\\b",
+    "$",
+    "^",
+    "(a)",
+    "(b|-)",
+]
 QUANTS = ["", "", "*", "+", "?", "{0,3}", "{2}", "{1,}", "*?"]
 
 
@@ -436,3 +456,15 @@ def test_limits_refuse_before_the_engine_sees_the_pattern() -> None:
 
 def test_compile_is_cached() -> None:
     assert compile_pattern("^[a-z]+$") is compile_pattern("^[a-z]+$")
+
+
+def test_engine_limits_are_not_syntax_errors() -> None:
+    from mcp_guard.core.ecma_regex import Undecidable
+
+    deep = "(" * 300 + ")" * 300  # valid ECMA-262; regress stops at 255 levels
+    result = compile_pattern(deep)
+    assert isinstance(result, PatternError) and result.kind == "unsupported_capability"
+    with pytest.raises(Undecidable):
+        is_ecma_regex(deep)
+    assert is_ecma_regex("(" * 10 + ")" * 10)
+    assert not is_ecma_regex("(" * 10)

@@ -237,3 +237,19 @@ def test_regex_with_too_many_alternatives_is_undecidable_not_guessed() -> None:
     with pytest.raises(Undecidable):
         checker("a" + "|a" * 50_000)  # regress would crash the process on it
     assert checker("a" + "|a" * 1_000) is True
+
+
+def test_no_suite_test_disagrees_between_dialects() -> None:
+    """The same format and string never has two verdicts across the four dialects' folders."""
+    verdicts: dict[tuple[str, str], set[bool]] = {}
+    for dialect in COUNTS:
+        folder = SUITE / dialect / "optional" / "format"
+        if not folder.exists():
+            pytest.skip(f"{folder} is absent (the shared data lives beside the repository)")
+        for path in folder.glob("*.json"):
+            for group in json.loads(path.read_text(encoding="utf-8")):
+                for case in group["tests"]:
+                    if isinstance(case["data"], str):
+                        verdicts.setdefault((group["schema"]["format"], case["data"]), set()).add(case["valid"])
+    assert len(verdicts) > 500
+    assert [key for key, seen in verdicts.items() if len(seen) > 1] == []
