@@ -433,11 +433,8 @@ class Compiled:
             valid, self._collect, _source = _generate(root)
             self._valid = valid
         try:
-            cell: list[Any] = [MAX_WORK, 0, None]  # budget, scan flag, per-call memo (codegen)
-            if valid(arguments, cell):
-                if cell[0] < 0:
-                    raise OverBudget
-                return OK_REPORT
+            if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (codegen)
+                return OK_REPORT  # (every charge of the generated code checks the budget at once)
             return self._findings(arguments)
         except Undecidable as exc:  # never a guessed verdict: under `not` either guess could pass
             if isinstance(exc, UnsearchableText):
@@ -490,8 +487,6 @@ class Compiled:
                 for ip in map(pointer, self._uncarriable(arguments))
             ]
             out = found + out
-        if cell[0] < 0:
-            raise OverBudget
         if not out:  # pragma: no cover - the two paths disagree (a fault in the guard): fail closed
             message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
             out = [Issue(VALIDATION, "schema", "", "", message)]
