@@ -375,6 +375,8 @@ def test_non_finite_arguments_are_refused() -> None:
         ({"enum": [Inexact("1.00000000000000000000001")]}, "1.000000000000000000000010", True),
         ({"const": 1e308}, "1e308", False),
         ({"minimum": 0}, "1e999999", False),
+        ({"maximum": 10000000000000000905969664}, "10000000000000000905969664.0", True),  # a double's exact value
+        ({"multipleOf": 3}, "1152921504606846976.0", False),  # 2**60: its exact value, not its repr
     ],
 )
 def test_argument_literals_no_double_holds_are_exact(schema: dict[str, Any], literal: str, ok: bool) -> None:
