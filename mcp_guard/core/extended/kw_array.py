@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..json_values import TooLarge, canonical, max_depth
+from ..codegen import OverBudget
+from ..json_values import TooLarge, canonical_sized, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import non_negative
@@ -256,15 +257,21 @@ def kw_contains_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) 
 def first_duplicate(items: list[Any], w: list[Any]) -> tuple[int, int] | None:
     """The first pair of equal items (JSON equality, decisions 6 and 7), or ``None``.
 
-    Linear: one canonical key per item, each bounded by the call's remaining budget and by
-    :data:`_UNIQUE_DEPTH` (``json_values.TooLarge`` past either: the call is refused).
+    Linear: one canonical key per item, each bounded by :data:`_UNIQUE_DEPTH`, the work of
+    keying a container item charged to the call's budget (``json_values.TooLarge`` or
+    ``OverBudget`` past either: the call is refused).
     """
     seen: dict[Any, int] = {}
-    budget = w[0]
     for index, item in enumerate(items):
-        if (type(item) is dict or type(item) is list) and max_depth(item, _UNIQUE_DEPTH) > _UNIQUE_DEPTH:
-            raise TooLarge(f"an item nested more than {_UNIQUE_DEPTH} levels deep")
-        key = canonical(item, _UNIQUE_DEPTH, budget)
+        if type(item) is dict or type(item) is list:
+            if max_depth(item, _UNIQUE_DEPTH) > _UNIQUE_DEPTH:
+                raise TooLarge(f"an item nested more than {_UNIQUE_DEPTH} levels deep")
+            key, size = canonical_sized(item, _UNIQUE_DEPTH, w[0])
+            w[0] -= size  # the work of keying it (E6)
+            if w[0] < 0:
+                raise OverBudget
+        else:
+            key = canonical_sized(item, 0, 1)[0]
         found = seen.setdefault(key, index)
         if found != index:
             return found, index
