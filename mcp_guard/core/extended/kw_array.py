@@ -20,7 +20,7 @@ from .kw_string import non_negative
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["Contains", "Elements", "Prefix", "Rest", "Unique", "finish", "first_duplicate"]
+__all__ = ["Contains", "Elements", "Prefix", "Rest", "Unique", "finish", "first_duplicate", "schema_list"]
 
 _UNIQUE_DEPTH = 200
 """How deep ``uniqueItems`` compares items; an item nested deeper refuses the call (``TooLarge``:
@@ -55,7 +55,8 @@ class Rest(Part):
         yield self.node
 
 
-def _schema_list(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] | None:
+def schema_list(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] | None:
+    """A keyword's non-empty list of schemas, each classified (``prefixItems``, ``allOf``, ``anyOf``, …)."""
     if type(value) is not list or not value:
         ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be a non-empty list of schemas")
         return None
@@ -69,7 +70,7 @@ def _schema_list(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] 
 
 def kw_prefix_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
     """``prefixItems`` (2020-12): a non-empty list of schemas for the leading items."""
-    nodes = _schema_list(ctx, value, path, "prefixItems")
+    nodes = schema_list(ctx, value, path, "prefixItems")
     return None if nodes is None else Prefix(nodes, path)
 
 
@@ -82,7 +83,7 @@ def kw_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part |
                 UNSUPPORTED, "items", path, "in 2020-12 `items` takes one schema; the list form is `prefixItems`"
             )
             return None
-        nodes = _schema_list(ctx, value, path, "items")
+        nodes = schema_list(ctx, value, path, "items")
         return None if nodes is None else Prefix(nodes, path)
     node = ctx.sub(value, path)
     return None if node is None else Rest(node, path)
