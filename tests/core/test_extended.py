@@ -500,6 +500,20 @@ def test_unique_items_charges_the_work_of_keying(monkeypatch: pytest.MonkeyPatch
     assert [i.keyword for i in compiled.check({"a": [[i, [i]] for i in range(2_000)]}).issues] == ["budget"]
 
 
+def test_hostile_choices_meet_the_budget_not_memory_or_the_stack() -> None:
+    """S1-S3: shared sub-objects, deep nesting, a bound too long to write: verdicts, never a crash."""
+    for leaf in ([], [Inexact("1.00000000000000000001")]):
+        shared: Any = leaf
+        for _ in range(40):
+            shared = [shared, shared]
+        report = classify(obj(a={"type": "array", "enum": [shared]}), profile="extended")
+        assert [(i.kind, i.keyword) for i in report.issues] == [(U, "enum")]
+    report = classify(obj(x={"type": "array", "enum": [_deep(5000)]}), profile="extended")
+    assert [(i.kind, i.keyword) for i in report.issues] == [(U, "enum")]
+    (issue,) = check(obj(a={"minimum": 10**5000}), {"a": 2}, profile="extended").issues
+    assert issue.keyword == "minimum" and "digits" in issue.message
+
+
 def test_decimal_bound_is_kept_exact() -> None:
     compiled = compile(obj(a={"minimum": Inexact("1.00000000000000000001")}), profile="extended")
     assert compiled.check({"a": 1.0}).issues[0].keyword == "minimum"

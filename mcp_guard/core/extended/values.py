@@ -64,7 +64,7 @@ def exact_number(value: Any) -> int | float | Decimal | None:
     return None
 
 
-def exact_value(value: Any) -> Any:
+def exact_value(value: Any, memo: dict[int, Any] | None = None) -> Any:
     """A schema ``enum``/``const`` value with its ``Inexact`` literals made exact (for equality).
 
     An integral literal becomes an ``int``, any other a ``Decimal`` (an argument literal no
@@ -76,13 +76,20 @@ def exact_value(value: Any) -> Any:
     if t is Inexact:
         exact = exact_number(value)
         return UNREACHABLE if exact is None else exact
+    if t is not list and t is not dict:
+        return value
+    memo = {} if memo is None else memo  # a shared sub-object is copied once: the copy stays shared
+    found = memo.get(id(value))
+    if found is not None:
+        return found
     if t is list:
-        items = [exact_value(v) for v in value]
-        return UNREACHABLE if any(v is UNREACHABLE for v in items) else items
-    if t is dict:
-        members = {k: exact_value(v) for k, v in value.items()}
-        return UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
-    return value
+        items = [exact_value(v, memo) for v in value]
+        copied: Any = UNREACHABLE if any(v is UNREACHABLE for v in items) else items
+    else:
+        members = {k: exact_value(v, memo) for k, v in value.items()}
+        copied = UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
+    memo[id(value)] = copied
+    return copied
 
 
 def exact_json(value: Any) -> bool:
@@ -169,8 +176,8 @@ def show_number(value: int | float | Decimal) -> str:
     """A schema number for a message (bounded length; never an argument)."""
     if type(value) is Decimal:
         text = str(value)
-    elif type(value) is int and value.bit_length() > 200:
-        text = "a number of " + str(len(str(abs(value)))) + " digits"
+    elif type(value) is int and value.bit_length() > 200:  # never str(): past 4,300 digits it raises
+        text = f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
     else:
         text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
