@@ -7,13 +7,14 @@ live elsewhere; these pin the profile's own decisions (E1-E6) and messages.
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from mcp_guard import check, classify, compile
-from mcp_guard.core.json_values import Inexact
+from mcp_guard.core.json_values import Inexact, exact_float
 
 U = "unsupported_capability"
 V = "validation"
@@ -578,3 +579,26 @@ def test_quick_walk_agrees_with_the_classifier_on_the_corpus() -> None:
             compiled = compile(schema, profile="extended", defer=True)
             assert compiled.report.ok == (not issues), tool["name"]
     assert passed > 500  # the walk decides most real schemas by itself
+
+
+@pytest.mark.parametrize("literal", ["1e23", "1e25", "2.0e25", "10000000000000000000000000.0", "3e0"])
+def test_an_integral_count_literal_no_double_holds_is_a_count(literal: str) -> None:
+    """E1 and decision 5: a length or count written as an integral exponent literal is that integer, exactly."""
+    text = (
+        '{"type": "object", "properties": {"s": {"type": "string", "maxLength": L},'
+        ' "a": {"type": "array", "maxItems": L, "contains": {"const": 1}, "maxContains": L}}}'
+    ).replace("L", literal)
+    schema = json.loads(text, parse_float=exact_float)
+    assert classify(schema, profile="extended").ok
+    assert check(schema, {"s": "abc", "a": [1, 1, 1]}, profile="extended").ok
+    assert check(schema, {"a": [2]}, profile="extended").ok is False  # contains is still enforced
+    over = check(schema, {"s": "abcd", "a": [1, 1, 1, 1]}, profile="extended")
+    assert over.ok is (literal != "3e0")  # maxLength, maxItems and maxContains exactly
+
+
+@pytest.mark.parametrize("literal", ["3.5", "-1e23", "true", '"3"'])
+def test_a_count_that_is_no_non_negative_integer_is_malformed(literal: str) -> None:
+    text = '{"type": "object", "properties": {"s": {"maxLength": L}}}'.replace("L", literal)
+    schema = json.loads(text, parse_float=exact_float)
+    report = classify(schema, profile="extended")
+    assert [(i.kind, i.keyword) for i in report.issues] == [("validation", "maxLength")]
