@@ -585,9 +585,9 @@ def test_quick_walk_agrees_with_the_classifier_on_the_corpus() -> None:
 def test_an_integral_count_literal_no_double_holds_is_a_count(literal: str) -> None:
     """E1 and decision 5: a length or count written as an integral exponent literal is that integer, exactly."""
     text = (
-        '{"type": "object", "properties": {"s": {"type": "string", "maxLength": L},'
-        ' "a": {"type": "array", "maxItems": L, "contains": {"const": 1}, "maxContains": L}}}'
-    ).replace("L", literal)
+        '{"type": "object", "properties": {"s": {"type": "string", "maxLength": LIT},'
+        ' "a": {"type": "array", "maxItems": LIT, "contains": {"const": 1}, "maxContains": LIT}}}'
+    ).replace("LIT", literal)
     schema = json.loads(text, parse_float=exact_float)
     assert classify(schema, profile="extended").ok
     assert check(schema, {"s": "abc", "a": [1, 1, 1]}, profile="extended").ok
@@ -598,7 +598,7 @@ def test_an_integral_count_literal_no_double_holds_is_a_count(literal: str) -> N
 
 @pytest.mark.parametrize("literal", ["3.5", "-1e23", "true", '"3"'])
 def test_a_count_that_is_no_non_negative_integer_is_malformed(literal: str) -> None:
-    text = '{"type": "object", "properties": {"s": {"maxLength": L}}}'.replace("L", literal)
+    text = '{"type": "object", "properties": {"s": {"maxLength": LIT}}}'.replace("LIT", literal)
     schema = json.loads(text, parse_float=exact_float)
     report = classify(schema, profile="extended")
     assert [(i.kind, i.keyword) for i in report.issues] == [("validation", "maxLength")]
