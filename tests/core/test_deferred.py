@@ -29,7 +29,8 @@ from mcp_guard.core.keywords import KEYWORDS, PROFILES
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 CORPUS = SHARED / "mcp-tool-corpus"
-SUITE = SHARED / "json-schema-test-suite" / "draft2020-12"
+SUITE = SHARED / "json-schema-test-suite"
+SUITE_DIALECTS = ("draft2020-12", "draft2019-09", "draft7", "draft6")
 
 NAMES = st.sampled_from(["a", "b", "c", "type", "items", "x/y", "t~1", "oneOf", "properties"])
 KEYS = st.sampled_from([*KEYWORDS, "maxLength", "anyOf", "const", "$ref", "format", "pattern", "x-extra"])
@@ -194,15 +195,24 @@ def test_a_deferred_schema_validates_exactly() -> None:
     assert deferred.source == eager.source
 
 
-def suite_schemas() -> list[Any]:
-    schemas = []
-    for path in sorted(SUITE.glob("*.json")):
-        for group in json.loads(path.read_text(encoding="utf-8")):
-            raw = group["schema"]
-            schemas.append(raw)
-            if type(raw) is dict:
-                schemas.append({"type": "object", "properties": {"v": raw}, "required": ["v"]})
-    return schemas
+def suite_schemas() -> dict[str, list[Any]]:
+    """Every group's schema of every dialect folder of the suite (``optional/`` included), raw and wrapped."""
+    schemas: dict[str, list[Any]] = {}
+    for dialect in SUITE_DIALECTS:
+        for path in sorted((SUITE / dialect).rglob("*.json")):
+            schemas.setdefault(dialect, []).extend(
+                group["schema"] for group in json.loads(path.read_text(encoding="utf-8"))
+            )
+    return {
+        dialect: [
+            form
+            for raw in raws
+            for form in (
+                [raw, {"type": "object", "properties": {"v": raw}, "required": ["v"]}] if type(raw) is dict else [raw]
+            )
+        ]
+        for dialect, raws in schemas.items()
+    }
 
 
 @pytest.mark.skipif(
@@ -210,10 +220,12 @@ def suite_schemas() -> list[Any]:
 )
 def test_suite_schemas_classify_alike() -> None:
     schemas = suite_schemas()
-    assert len(schemas) > 200
-    for schema in schemas:
-        for profile in sorted(PROFILES):
-            same_as_eager(schema, profile)
+    # every dialect folder is read, each with its optional/ files (a moved folder fails here, not silently)
+    assert {dialect: len(forms) > 400 for dialect, forms in schemas.items()} == dict.fromkeys(SUITE_DIALECTS, True)
+    for forms in schemas.values():
+        for schema in forms:
+            for profile in sorted(PROFILES):
+                same_as_eager(schema, profile)
 
 
 @pytest.mark.skipif(

@@ -23,18 +23,38 @@ needs_corpus = pytest.mark.skipif(
 
 # server: (total, supported, unsupported, malformed) per profile
 EXPECTED: dict[str, dict[str, tuple[int, int, int, int]]] = {
+    "antv-mcp-server-chart": {"standard": (27, 4, 23, 0), "strict": (27, 0, 27, 0)},
     "arxiv-mcp-server": {"standard": (19, 11, 8, 0), "strict": (19, 8, 11, 0)},
+    "aws-billing-cost-management-mcp-server": {"standard": (47, 4, 43, 0), "strict": (47, 4, 43, 0)},
+    "aws-iam-mcp-server": {"standard": (29, 18, 11, 0), "strict": (29, 0, 29, 0)},
     "aws-kb-retrieval": {"standard": (1, 1, 0, 0), "strict": (1, 0, 1, 0)},
+    "brave-search-mcp-server": {"standard": (8, 1, 7, 0), "strict": (8, 0, 8, 0)},
     "chroma-mcp": {"standard": (13, 6, 7, 0), "strict": (13, 0, 13, 0)},
+    "chrome-devtools-mcp": {"standard": (32, 22, 10, 0), "strict": (32, 0, 32, 0)},
+    "circleci-mcp": {"standard": (13, 10, 3, 0), "strict": (13, 0, 13, 0)},
+    "context7-mcp": {"standard": (2, 2, 0, 0), "strict": (2, 0, 2, 0)},
+    "desktop-commander": {"standard": (26, 21, 5, 0), "strict": (26, 0, 26, 0)},
     "everything": {"standard": (13, 11, 2, 0), "strict": (13, 0, 13, 0)},
     "fetch": {"standard": (1, 0, 1, 0), "strict": (1, 0, 1, 0)},
+    "firecrawl-mcp": {"standard": (29, 7, 22, 0), "strict": (29, 0, 29, 0)},
     "github-mcp-server": {"standard": (117, 79, 38, 0), "strict": (117, 72, 45, 0)},
     "gitlab": {"standard": (9, 9, 0, 0), "strict": (9, 0, 9, 0)},
     "google-maps": {"standard": (7, 7, 0, 0), "strict": (7, 7, 0, 0)},
+    "ha-mcp": {"standard": (30, 17, 13, 0), "strict": (30, 14, 16, 0)},
+    "kubernetes-mcp-server": {"standard": (46, 36, 10, 0), "strict": (46, 25, 21, 0)},
+    "mcp-grafana": {"standard": (79, 73, 6, 0), "strict": (79, 60, 19, 0)},
+    "mcp-obsidian": {"standard": (15, 6, 9, 0), "strict": (15, 4, 11, 0)},
     "mcp-server-motherduck": {"standard": (4, 2, 2, 0), "strict": (4, 2, 2, 0)},
     "memory": {"standard": (9, 9, 0, 0), "strict": (9, 0, 9, 0)},
+    "mongodb-mcp-server": {"standard": (27, 14, 13, 0), "strict": (27, 0, 27, 0)},
+    "office-word-mcp-server": {"standard": (54, 54, 0, 0), "strict": (54, 20, 34, 0)},
     "playwright-mcp": {"standard": (25, 22, 3, 0), "strict": (25, 0, 25, 0)},
     "redis": {"standard": (4, 4, 0, 0), "strict": (4, 4, 0, 0)},
+    "servicenow-mcp": {"standard": (32, 32, 0, 0), "strict": (32, 5, 27, 0)},
+    "supabase-mcp": {"standard": (31, 30, 1, 0), "strict": (31, 0, 31, 0)},
+    "tavily-mcp": {"standard": (5, 4, 1, 0), "strict": (5, 0, 5, 0)},
+    "wikipedia-mcp": {"standard": (22, 22, 0, 0), "strict": (22, 12, 10, 0)},
+    "zereight-mcp-gitlab": {"standard": (118, 104, 14, 0), "strict": (118, 102, 16, 0)},
 }
 
 
@@ -68,14 +88,17 @@ def test_check_over_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
             capsys.readouterr()
             assert fails == (1 if summary["supported"] < summary["total"] else 0)
 
-    lines = [f"{'server':<24} {'tools':>5}  standard sup/uns/mal   strict sup/uns/mal   blockers (standard)"]
+    width = max(len(name) for name in got)
+    lines = [f"{'server':<{width}} {'tools':>5}  standard sup/uns/mal   strict sup/uns/mal   blockers (standard)"]
     for name, profiles in got.items():
         s, t = profiles["standard"], profiles["strict"]
         top = ", ".join(f"{k} {n}" for k, n in blockers[name].most_common(4))
-        lines.append(f"{name:<24} {s[0]:>5}  {s[1]:>7}/{s[2]:>3}/{s[3]:>3}   {t[1]:>7}/{t[2]:>3}/{t[3]:>3}   {top}")
+        lines.append(
+            f"{name:<{width}} {s[0]:>5}  {s[1]:>7}/{s[2]:>3}/{s[3]:>3}   {t[1]:>7}/{t[2]:>3}/{t[3]:>3}   {top}"
+        )
     totals = [sum(p[profile][i] for p in got.values()) for profile in ("standard", "strict") for i in range(4)]
     lines.append(
-        f"{'total':<24} {totals[0]:>5}  {totals[1]:>7}/{totals[2]:>3}/{totals[3]:>3}   "
+        f"{'total':<{width}} {totals[0]:>5}  {totals[1]:>7}/{totals[2]:>3}/{totals[3]:>3}   "
         f"{totals[5]:>7}/{totals[6]:>3}/{totals[7]:>3}"
     )
     with capsys.disabled():
