@@ -7,8 +7,9 @@ that is not JSON, with its pointer).
 """
 
 from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
+from .compiler import ALL_PROFILES as PROFILES
 from .compiler import Compiled, check, classify, compile
-from .keywords import KEYWORDS, PROFILES
+from .keywords import KEYWORDS
 from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Report
 
 __all__ = [

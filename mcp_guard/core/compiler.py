@@ -19,6 +19,8 @@ from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .codegen import Collect, OverBudget, Valid, generate
+from .extended import XNode, classify_extended
+from .extended import generate as generate_extended
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
@@ -34,7 +36,10 @@ from .keywords import (
 )
 from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Report
 
-__all__ = ["MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
+__all__ = ["ALL_PROFILES", "MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
+
+ALL_PROFILES: Final = PROFILES | {"extended"}
+"""Every profile ``compile`` takes: the keyword table's ``standard`` and ``strict``, and ``extended``."""
 
 
 Path = tuple[str | int, ...]
@@ -339,7 +344,9 @@ class Compiled:
 
     Attributes:
         report: the classification (spec decisions 13, 14).
-        profile: ``"standard"`` or ``"strict"``.
+        profile: ``"standard"``, ``"strict"`` or ``"extended"``.
+        notes: what the report must say that is not a finding (``extended``: a ``format`` that
+            2020-12 does not define is an annotation, E4); ``()`` for the other profiles.
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``codegen``), so classifying a long ``tools/list`` costs no code
@@ -347,17 +354,25 @@ class Compiled:
     the validator it builds once.
     """
 
-    __slots__ = ("_collect", "_deferred", "_root", "_valid", "profile", "report")
+    __slots__ = ("_collect", "_deferred", "_root", "_valid", "notes", "profile", "report")
 
-    def __init__(self, report: Report, root: Node | None, profile: str, deferred: Any = _MISSING) -> None:
+    def __init__(
+        self,
+        report: Report,
+        root: Node | XNode | None,
+        profile: str,
+        deferred: Any = _MISSING,
+        notes: tuple[str, ...] = (),
+    ) -> None:
         self.report = report
         self.profile = profile
+        self.notes = notes
         self._root = root if report.ok else None
         self._deferred = deferred  # a clean schema whose tree is built on first use (compile's defer)
         self._valid: Valid | None = None
         self._collect: Collect | None = None
 
-    def _build(self) -> Node | None:
+    def _build(self) -> Node | XNode | None:
         """The tree of a deferred schema, built once by the full classifier.
 
         Should the full classifier find anything where the verdict-only walk found nothing
@@ -382,7 +397,7 @@ class Compiled:
         root = self._root if self._deferred is _MISSING else self._build()
         if root is None:
             return None
-        return generate(root)[2]
+        return _generate(root)[2]
 
     def check(self, arguments: Any) -> Report:
         """Validate one call's arguments without any schema analysis.
@@ -404,13 +419,16 @@ class Compiled:
             root = self._root if self._deferred is _MISSING else self._build()
             if root is None:
                 return self.report
-            valid, self._collect, _source = generate(root)
+            valid, self._collect, _source = _generate(root)
             self._valid = valid
         try:
-            if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (codegen)
+            cell: list[Any] = [MAX_WORK, 0, None]  # budget, scan flag, per-call memo (codegen)
+            if valid(arguments, cell):
+                if cell[0] < 0:
+                    raise OverBudget
                 return OK_REPORT
             return self._findings(arguments)
-        except (OverBudget, TooLarge):
+        except (OverBudget, TooLarge, RecursionError):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "
                 f"({MAX_WORK:,} subschema evaluations); they are refused unchecked"
@@ -438,15 +456,33 @@ class Compiled:
                 for ip in map(pointer, scan(arguments, what="arguments"))
             ]
             out = found + out
-        if not out:  # pragma: no cover - the two paths disagree: fail closed, loudly
-            raise AssertionError("validator paths disagree; refusing to call these arguments valid")
+        if cell[0] < 0:
+            raise OverBudget
+        if not out:  # pragma: no cover - the two paths disagree (a fault in the guard): fail closed
+            message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
+            out = [Issue(VALIDATION, "schema", "", "", message)]
         return Report(tuple(out))
 
 
+def _generate(root: Node | XNode) -> tuple[Valid, Collect, str]:
+    """The validator of a classified root: the table's code generator, or the extended profile's."""
+    if isinstance(root, XNode):
+        return generate_extended(root)
+    return generate(root)
+
+
 def _profile(profile: str) -> str:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(PROFILES)}")
+    if profile not in ALL_PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(ALL_PROFILES)}")
     return profile
+
+
+def _compile_extended(schema: Any) -> Compiled:
+    """``extended``: classify (``extended.classify``); the validator is generated on first use."""
+    issues, root, notes = classify_extended(schema)
+    if issues:
+        return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
+    return Compiled(OK_REPORT, root, "extended", notes=notes)
 
 
 def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> Compiled:
@@ -454,7 +490,8 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> C
 
     Args:
         schema: a tool's ``inputSchema`` as a JSON value.
-        profile: ``"standard"`` (default) or ``"strict"`` (spec, "Two profiles").
+        profile: ``"standard"`` (default), ``"strict"`` (spec, "Two profiles") or ``"extended"``
+            (spec, "The extended profile").
         defer: classify a clean schema with the verdict-only walk (no paths, no parts) and
             build its validator from ``schema`` on the first :meth:`Compiled.check`: a long
             ``tools/list`` then costs one light walk per tool. The caller must not change
@@ -471,6 +508,8 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> C
         TypeError: the schema holds a value that is not JSON; the message names its pointer.
     """
     profile = _profile(profile)
+    if profile == "extended":
+        return _compile_extended(schema)
     if defer and _Verdict(profile).clean(schema, 0):
         # Every value the walk accepted has an exact JSON type (opaque ones were checked as
         # JSON), so a clean walk proves the schema is JSON, as for the full walk below.

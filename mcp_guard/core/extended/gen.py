@@ -1,0 +1,346 @@
+"""Generate the extended profile's validator: two Python functions per schema node.
+
+As for the standard profile (``core.codegen``): ``v<n>(x, w) -> bool`` is the fast path
+(True only for a JSON value that satisfies the node) and ``c<n>(x, ip, out, w)`` the slow
+path that appends an :class:`~..report.Issue` per violation, run only when the fast path
+said no. ``w`` is the call's cell ``[budget, scan flag, memo]``.
+
+A node's function tests ``type`` first, then the keywords that apply to any value
+(``enum``, ``const``), then dispatches on the value's JSON type to the keywords of that type
+(JSON Schema applicability), then runs the in-place applicators (``allOf``, ``anyOf``,
+``oneOf``, ``not``, ``if``, ``$ref``). The tests themselves come from the parts
+(``Part.fast`` / ``Part.slow``), written beside each keyword's classification rule.
+Scalar members are inlined into their container's loop; every other node is a function, and
+nodes call each other by name, so ``$ref`` recursion through the instance is plain recursion.
+
+Work budget: every node function charges one unit on entry and raises :class:`OverBudget`
+when the budget is spent; a container's member loop charges its length. So reference
+expansion and ``anyOf``/``oneOf`` fan-out stay within the budget (E6).
+
+Every schema value reaches the source only as a module constant (:meth:`Gen.const`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import isfinite
+from typing import Any
+
+from ..codegen import OverBudget, child, type_issue
+from ..json_values import canonical_once, is_json, is_uncarriable, json_once, pointer
+from ..keywords import where
+from ..report import VALIDATION, Issue
+from .ir import Part, XNode
+
+__all__ = ["Gen", "generate", "type_words"]
+
+Valid = Callable[[Any, list[Any]], bool]
+Collect = Callable[[Any, str, list[Issue], list[Any]], None]
+
+_TESTS = {
+    "object": "{t} is dict",
+    "array": "{t} is list",
+    "string": "{t} is str",
+    "boolean": "{t} is bool",
+    "null": "{v} is None",
+    "integer": "({t} is int or ({t} is float and {v}.is_integer()))",
+    "number": "({t} is int or ({t} is float and isfinite({v})))",
+}
+
+_ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
+_ARTICLE = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+def type_words(types: frozenset[str]) -> str:
+    """``"a string or null"``: what a ``type`` keyword wants, for messages."""
+    names = [_ARTICLE[t] for t in _ORDER if t in types]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _type_test(types: frozenset[str], v: str, t: str) -> str:
+    if "number" in types:
+        types = types - {"integer"}
+    tests = [_TESTS[n].format(v=v, t=t) for n in _ORDER if n in types]
+    return tests[0] if len(tests) == 1 else "(" + " or ".join(tests) + ")"
+
+
+class Gen:
+    """The code generator of one schema (implements what parts may ask; see ``ir.Part``)."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {
+            "Issue": Issue,
+            "OverBudget": OverBudget,
+            "new": tuple.__new__,
+            "is_json": is_json,
+            "json_once": json_once,
+            "canonical_once": canonical_once,
+            "isfinite": isfinite,
+            "where": where,
+            "type_issue": type_issue,
+            "is_uncarriable": is_uncarriable,
+            "child": child,
+        }
+        self.source: list[str] = []
+        self.trailer: list[str] = []
+        self._consts: dict[tuple[type, Any], str] = {}
+        self._vnames: dict[int, str] = {}
+        self._cnames: dict[int, str] = {}
+        self._enames: dict[tuple[int, str, int], str] = {}
+        self._count = 0
+
+    # --- names and constants -----------------------------------------------------------------
+
+    def const(self, value: Any) -> str:
+        """Bind a schema value (or a helper function) as a module constant; return its name."""
+        try:
+            key: tuple[type, Any] | None = (type(value), value)
+            found = self._consts.get(key)  # type: ignore[arg-type]
+        except TypeError:
+            key, found = None, None
+        if found is not None:
+            return found
+        name = self.name("K")
+        self.namespace[name] = value
+        if key is not None:
+            self._consts[key] = name
+        return name
+
+    def name(self, prefix: str) -> str:
+        """A fresh generated name."""
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def late_tuple(self, names: list[str]) -> str:
+        """A module-level tuple of generated functions, bound once all are defined."""
+        name = self.name("T")
+        self.trailer.append(f"{name} = ({', '.join(names)},)")
+        return name
+
+    def late_dict(self, entries: dict[str, str]) -> str:
+        """A module-level dict from constant names to generated functions."""
+        name = self.name("D")
+        self.trailer.append(f"{name} = {{{', '.join(f'{k}: {v}' for k, v in entries.items())}}}")
+        return name
+
+    def emit(self, header: str, body: list[str]) -> None:
+        """Append one function definition to the module."""
+        self.source.append(header)
+        self.source.extend("    " + line for line in (body or ["pass"]))
+        self.source.append("")
+
+    # --- issues --------------------------------------------------------------------------------
+
+    def issue(self, keyword: str, schema_path: str, ip: str, message: str) -> str:
+        """A statement appending a ``validation`` issue; ``ip`` and ``message`` are expressions."""
+        return (
+            f"out.append(new(Issue, ({self.const(VALIDATION)}, {self.const(keyword)}, "
+            f"{self.const(schema_path)}, {ip}, {message})))"
+        )
+
+    def fail(self, keyword: str, path: tuple[str | int, ...], ip: str, tail: str) -> str:
+        """An issue whose message is ``where(ip) + tail`` (``tail`` a fixed text from the schema)."""
+        return self.issue(keyword, pointer(path), ip, f"where({ip}) + {self.const(tail)}")
+
+    # --- nodes ---------------------------------------------------------------------------------
+
+    def vfn(self, node: XNode) -> str:
+        """The name of the node's fast function, generated once."""
+        found = self._vnames.get(id(node))
+        if found is not None:
+            return found
+        name = self.name("v")
+        self._vnames[id(node)] = name
+        body = ["w[0] -= 1", "if w[0] < 0: raise OverBudget", *self.body_fast(node, "x", "t"), "return True"]
+        self.emit(f"def {name}(x, w):", body)
+        return name
+
+    def cfn(self, node: XNode) -> str:
+        """The name of the node's slow function, generated once."""
+        found = self._cnames.get(id(node))
+        if found is not None:
+            return found
+        name = self.name("c")
+        self._cnames[id(node)] = name
+        self.emit(f"def {name}(x, ip, out, w):", self.body_slow(node, "x", "ip", "t"))
+        return name
+
+    def evaluated(self, node: XNode, kind: str, v: str, skip: Part | None = None, checked: bool = False) -> str:
+        """An expression for what ``node`` evaluated in ``v`` (2020-12 annotations, for ``unevaluated*``).
+
+        ``kind`` ``"props"``: the set of member names; ``"items"``: ``(p, c)``, items before index
+        ``p`` and the indices in ``c``. ``None`` when ``v`` does not satisfy ``node`` (unless
+        ``checked``: the caller knows it does). ``skip``: a part of the node left out (an
+        ``unevaluated*`` keyword asking about its own siblings).
+        """
+        key = (id(node), kind + ("!" if checked else ""), id(skip))
+        name = self._enames.get(key)
+        if name is None:
+            name = self._enames[key] = self.name("ep" if kind == "props" else "ei")
+            empty = "set()" if kind == "props" else "(0, set())"
+            body = [] if checked else [f"if not {self.test(node, 'x')}: return None"]
+            if node.boolean is None:
+                body += ["s = set()"] if kind == "props" else ["p = 0", "c = set()"]
+                for part in node.parts:
+                    if part is not skip:
+                        body += part.props_code(self, "x") if kind == "props" else part.items_code(self, "x")
+                body.append("return s" if kind == "props" else "return (p, c)")
+            else:
+                body.append(f"return {empty}")
+            self.emit(f"def {name}(x, w):", body)
+        return f"{name}({v}, w)"
+
+    def inlinable(self, node: XNode) -> bool:
+        """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
+        if node.boolean is not None:
+            return True
+        return not any(p.applies in ("object", "array", "inplace") for p in node.parts)
+
+    def check_fast(self, node: XNode, v: str) -> list[str]:
+        """Statements that ``return False`` when ``v`` breaks ``node``: inline or a call."""
+        if self.inlinable(node):
+            return self.body_fast(node, v, "u")
+        return [f"if not {self.vfn(node)}({v}, w): return False"]
+
+    def check_slow(self, node: XNode, v: str, ip: str) -> list[str]:
+        """Statements appending the issues of ``v`` (pointer ``ip``) against ``node``."""
+        if node.boolean is False:
+            return [self.issue("false", pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+        return [f"if not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
+
+    def test(self, node: XNode, v: str) -> str:
+        """An expression: whether ``v`` satisfies ``node``."""
+        if node.boolean is False:
+            return "False"
+        if node.trivial:
+            return f"json_once({v}, w)"
+        return f"{self.vfn(node)}({v}, w)"
+
+    def _group_lines(self, parts: list[Part], v: str, ip: str | None) -> list[str]:
+        lines: list[str] = []
+        for part in parts:
+            lines.extend(part.fast(self, v) if ip is None else part.slow(self, v, ip))
+        return lines
+
+    def body_fast(self, node: XNode, v: str, t: str) -> list[str]:
+        """The fast test of ``node`` on ``v`` as statements (``t`` a free local for its type)."""
+        if node.boolean is False:
+            return ["return False"]
+        if node.trivial:
+            return [f"if not json_once({v}, w): return False"]
+        return self._body(node, v, t, None)
+
+    def body_slow(self, node: XNode, v: str, ip: str, t: str) -> list[str]:
+        """The slow test of ``node`` on ``v`` (pointer ``ip``): statements that append issues."""
+        if node.boolean is False:
+            return [self.issue("false", pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+        if node.trivial:
+            return [f"if not json_once({v}, w): w[1] = 1"]
+        head = [
+            f"{t} = type({v})",
+            f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
+            f"or {t} is float or {t} is bool or {v} is None):",
+            "    w[1] = 1",
+            "    return",
+        ]
+        return head + self._body(node, v, t, ip)[1:]
+
+    def _body(self, node: XNode, v: str, t: str, ip: str | None) -> list[str]:
+        slow = ip is not None
+        lines = [f"{t} = type({v})"]
+        types = node.types
+        if types is not None:
+            test = _type_test(types, v, t)
+            if slow:
+                where_type = self.const(pointer(node.type_path))
+                lines += [
+                    f"if not {test}:",
+                    f"    type_issue({v}, {ip}, {where_type}, {self.const(type_words(types))}, out, w)",
+                    "    return",
+                ]
+            else:
+                lines.append(f"if not {test}: return False")
+        lines += self._group_lines(node.of("any"), v, ip)
+        inplace = node.of("inplace")
+        typed = any(node.of(a) for a in ("object", "array", "string", "number"))
+        if types is None and not typed and any(p.proves for p in inplace):
+            return lines + self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+        branches: list[tuple[str, list[str]]] = []
+        json_fail = "w[1] = 1" if slow else "return False"
+        allowed = types if types is not None else frozenset(_ORDER)
+        if "object" in allowed:
+            obj = self._group_lines(node.of("object"), v, ip)
+            if not any(p.covers for p in node.of("object")):
+                obj.append(f"if {v} and not json_once({v}, w): {json_fail}")
+            branches.append((f"{t} is dict", obj))
+        if "array" in allowed:
+            arr = self._group_lines(node.of("array"), v, ip)
+            if not any(p.covers for p in node.of("array")):
+                arr.append(f"if {v} and not json_once({v}, w): {json_fail}")
+            branches.append((f"{t} is list", arr))
+        if "string" in allowed:
+            branches.append((f"{t} is str", self._group_lines(node.of("string"), v, ip)))
+        if allowed & {"integer", "number"}:
+            num = self._group_lines(node.of("number"), v, ip)
+            if types is None:
+                num.insert(
+                    0, f"if {t} is float and not isfinite({v}): {'w[1] = 1; return' if slow else 'return False'}"
+                )
+            branches.append((f"{t} is int or {t} is float", num))
+        if types is None:
+            branches.append((f"{t} is not bool and {v} is not None", ["w[1] = 1; return" if slow else "return False"]))
+        if types is None:  # every branch stands, so the last one catches only non-JSON values
+            branches = [(cond, body or ["pass"]) for cond, body in branches]
+        else:
+            branches = [(cond, body) for cond, body in branches if body]
+        if (
+            types is not None
+            and len(branches) == 1
+            and len(allowed - {"integer"} if "number" in allowed else allowed) == 1
+        ):
+            lines += branches[0][1]  # the type test already decided the branch
+        else:
+            keyword = "if"
+            for cond, body in branches:
+                lines.append(f"{keyword} {cond}:")
+                lines.extend("    " + line for line in body)
+                keyword = "elif"
+        lines += self._group_lines(inplace, v, ip)
+        return lines
+
+
+_FALSE = " is not allowed here (the schema at this place is false)"
+
+
+def generate(root: XNode) -> tuple[Valid, Collect, str]:
+    """Generate the validator of a classified root node: ``(valid, collect, source)``.
+
+    A root without ``type`` is treated as ``object`` (decision 1): the entry functions refuse any
+    other value before the root's own functions run (which stay faithful for ``$ref: "#"``).
+    """
+    gen = Gen()
+    valid_name = gen.vfn(root)
+    collect_name = gen.cfn(root)
+    if root.types is None:
+        entry_v, entry_c = gen.name("entry_v"), gen.name("entry_c")
+        gen.emit(f"def {entry_v}(x, w):", ["if type(x) is not dict: return False", f"return {valid_name}(x, w)"])
+        gen.emit(
+            f"def {entry_c}(x, ip, out, w):",
+            [
+                f"if type(x) is not dict: type_issue(x, ip, {gen.const('')}, {gen.const('an object')}, out, w)",
+                f"else: {collect_name}(x, ip, out, w)",
+            ],
+        )
+        valid_name, collect_name = entry_v, entry_c
+    source = "\n".join([*gen.source, *gen.trailer])
+    code = compile(source, "<mcp-guard extended validator>", "exec")
+    exec(code, gen.namespace)  # the source holds generated names and templates only
+    return gen.namespace[valid_name], gen.namespace[collect_name], source

@@ -1,0 +1,376 @@
+"""The ``extended`` profile: classification, exact enforcement, pointers and messages.
+
+Table-driven: each case is a schema, arguments and the expected verdict (and, for a
+rejection, the keyword and pointers). The suite-wide conformance and the differential tests
+live elsewhere; these pin the profile's own decisions (E1-E6) and messages.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from mcp_guard import check, classify, compile
+from mcp_guard.core.json_values import Inexact
+
+U = "unsupported_capability"
+V = "validation"
+
+
+def obj(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props}
+
+
+ACCEPT = [
+    ("optional-null", obj(a={"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None}), {"a": None}),
+    ("type-list", obj(a={"type": ["string", "null"]}), {"a": "x"}),
+    ("untyped", obj(a={}), {"a": [1, {"b": None}]}),
+    ("maximum", obj(a={"type": "integer", "maximum": 100}), {"a": 100}),
+    ("multipleOf-decimal", obj(a={"multipleOf": 0.1}), {"a": 0.3}),
+    ("multipleOf-int", obj(a={"multipleOf": 3}), {"a": 9.0}),
+    ("bound-no-double", obj(a={"maximum": Inexact("0.1000000000000000000001")}), {"a": 0.1}),
+    ("bignum-bound", obj(a={"minimum": Inexact("1e400")}), {"a": 10**401}),
+    ("length-code-points", obj(a={"maxLength": 2}), {"a": "😀😀"}),
+    ("const", obj(a={"const": 1}), {"a": 1.0}),
+    ("enum-bool-apart", obj(a={"enum": [[True], 2]}), {"a": [True]}),
+    ("additional-schema", {"type": "object", "additionalProperties": {"type": "integer"}}, {"x": 1}),
+    ("pattern-props-absent", {"type": "object", "propertyNames": {"maxLength": 3}}, {"abc": 1}),
+    ("prefix", obj(a={"prefixItems": [{"type": "integer"}], "items": {"type": "string"}}), {"a": [1, "x"]}),
+    ("contains", obj(a={"contains": {"const": 2}, "maxContains": 1}), {"a": [1, 2, 3]}),
+    ("unique", obj(a={"uniqueItems": True}), {"a": [1, True, "1", [1], {"a": 1}]}),
+    ("dependentRequired", {"dependentRequired": {"a": ["b"]}}, {"b": 1}),
+    ("if-then", {"if": {"required": ["a"]}, "then": {"required": ["b"]}}, {"a": 1, "b": 2}),
+    ("ref-defs", {"$defs": {"n": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/n"}}}, {"a": 1}),
+    ("ref-recursive", {"properties": {"a": {"$ref": "#"}}}, {"a": {"a": {}}}),
+    (
+        "ref-anchor",
+        {"$defs": {"n": {"$anchor": "num", "type": "integer"}}, "properties": {"a": {"$ref": "#num"}}},
+        {"a": 2},
+    ),
+    ("ref-escaped", {"$defs": {"a/b": {"type": "integer"}}, "properties": {"a": {"$ref": "#/$defs/a~1b"}}}, {"a": 2}),
+    (
+        "ref-root-id",
+        {
+            "$id": "https://x.test/s",
+            "$defs": {"n": {"type": "integer"}},
+            "properties": {"a": {"$ref": "https://x.test/s#/$defs/n"}},
+        },
+        {"a": 2},
+    ),
+    ("root-oneOf", {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1}),
+    ("not", obj(a={"not": {"type": "string"}}), {"a": 1}),
+    ("boolean-true", obj(a=True), {"a": 1}),
+    (
+        "draft7-items-list",
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "properties": {"a": {"items": [{"type": "integer"}], "additionalItems": False}},
+        },
+        {"a": [1]},
+    ),
+    (
+        "draft7-dependencies",
+        {"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"a": ["b"], "c": {"required": ["d"]}}},
+        {"a": 1, "b": 2},
+    ),
+    ("minimum-ignores-bool", obj(a={"minimum": 0}), {"a": True}),
+    ("unevaluated-through-allOf", {"allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": False}, {"a": 1}),
+    (
+        "unevaluated-anyOf-branch",
+        {
+            "anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {}}}],
+            "unevaluatedProperties": False,
+        },
+        {"b": 1},
+    ),
+    ("unevaluated-items-prefix", obj(a={"prefixItems": [{}], "unevaluatedItems": False}), {"a": [1]}),
+    ("unevaluated-items-contains", obj(a={"contains": {"const": 1}, "unevaluatedItems": False}), {"a": [1, 1]}),
+    ("unknown-format-annotation", obj(a={"type": "string", "format": "path"}), {"a": "x"}),
+]
+
+
+@pytest.mark.parametrize(("schema", "arguments"), [c[1:] for c in ACCEPT], ids=[c[0] for c in ACCEPT])
+def test_accepts(schema: dict[str, Any], arguments: Any) -> None:
+    compiled = compile(schema, profile="extended")
+    assert compiled.report.ok, compiled.report
+    assert compiled.check(arguments).ok
+
+
+REJECT = [
+    (
+        "optional-null",
+        obj(a={"anyOf": [{"type": "integer", "maximum": 100}, {"type": "null"}]}),
+        {"a": 101},
+        "anyOf",
+        "/properties/a/anyOf",
+        "/a",
+    ),
+    ("type-list", obj(a={"type": ["string", "null"]}), {"a": 1}, "type", "/properties/a/type", "/a"),
+    ("bool-not-number", obj(a={"type": "number"}), {"a": True}, "type", "/properties/a/type", "/a"),
+    (
+        "multipleOf-decimal",
+        obj(a={"multipleOf": 0.1}),
+        {"a": 0.35000000000000003},
+        "multipleOf",
+        "/properties/a/multipleOf",
+        "/a",
+    ),
+    (
+        "multipleOf-huge",
+        obj(a={"multipleOf": 0.123456789}),
+        {"a": 1e308},
+        "multipleOf",
+        "/properties/a/multipleOf",
+        "/a",
+    ),
+    (
+        "bound-no-double",
+        obj(a={"maximum": Inexact("0.0999999999999999999999")}),
+        {"a": 0.1},
+        "maximum",
+        "/properties/a/maximum",
+        "/a",
+    ),
+    (
+        "exclusiveMinimum",
+        obj(a={"exclusiveMinimum": 0}),
+        {"a": 0},
+        "exclusiveMinimum",
+        "/properties/a/exclusiveMinimum",
+        "/a",
+    ),
+    ("minLength", obj(a={"minLength": 3}), {"a": "😀😀"}, "minLength", "/properties/a/minLength", "/a"),
+    ("const", obj(a={"const": 1}), {"a": True}, "const", "/properties/a/const", "/a"),
+    ("enum-deep-bool", obj(a={"enum": [[1]]}), {"a": [True]}, "enum", "/properties/a/enum", "/a"),
+    (
+        "additional-schema",
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        {"x": "1"},
+        "type",
+        "/additionalProperties/type",
+        "/x",
+    ),
+    (
+        "additional-false",
+        {"properties": {"a": {}}, "additionalProperties": False},
+        {"b": 1},
+        "additionalProperties",
+        "/additionalProperties",
+        "/b",
+    ),
+    ("pattern-names", {"propertyNames": {"maxLength": 1}}, {"ab": 1}, "propertyNames", "/propertyNames", "/ab"),
+    (
+        "prefix",
+        obj(a={"prefixItems": [{"type": "integer"}], "items": False}),
+        {"a": [1, 2]},
+        "false",
+        "/properties/a/items",
+        "/a/1",
+    ),
+    ("contains", obj(a={"contains": {"const": 2}}), {"a": [1, 3]}, "contains", "/properties/a/contains", "/a"),
+    (
+        "maxContains",
+        obj(a={"contains": {"const": 2}, "maxContains": 1}),
+        {"a": [2, 2]},
+        "maxContains",
+        "/properties/a/maxContains",
+        "/a",
+    ),
+    ("unique", obj(a={"uniqueItems": True}), {"a": [1, 1.0]}, "uniqueItems", "/properties/a/uniqueItems", "/a"),
+    ("minItems", obj(a={"minItems": 1}), {"a": []}, "minItems", "/properties/a/minItems", "/a"),
+    ("maxProperties", {"maxProperties": 1}, {"a": 1, "b": 2}, "maxProperties", "/maxProperties", ""),
+    ("required", {"required": ["a"]}, {}, "required", "/required", ""),
+    (
+        "dependentRequired",
+        {"dependentRequired": {"a": ["b"]}},
+        {"a": 1},
+        "dependentRequired",
+        "/dependentRequired/a",
+        "",
+    ),
+    (
+        "dependentSchemas",
+        {"dependentSchemas": {"a": {"required": ["b"]}}},
+        {"a": 1},
+        "required",
+        "/dependentSchemas/a/required",
+        "",
+    ),
+    ("if-then", {"if": {"required": ["a"]}, "then": {"required": ["b"]}}, {"a": 1}, "required", "/then/required", ""),
+    ("if-else", {"if": {"required": ["a"]}, "else": {"required": ["b"]}}, {}, "required", "/else/required", ""),
+    (
+        "ref-recursive",
+        {"properties": {"a": {"$ref": "#"}, "n": {"type": "integer"}}},
+        {"a": {"a": {"n": "x"}}},
+        "type",
+        "/properties/n/type",
+        "/a/a/n",
+    ),
+    ("oneOf-both", {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1, "b": 2}, "oneOf", "/oneOf", ""),
+    ("not", obj(a={"not": {"type": "string"}}), {"a": "s"}, "not", "/properties/a/not", "/a"),
+    ("boolean-false", obj(a=False), {"a": 1}, "false", "/properties/a", "/a"),
+    ("root-not-object", {"properties": {}}, [1], "type", "", ""),
+    ("allOf", {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1}, "required", "/allOf/1/required", ""),
+    (
+        "unevaluated-failing-branch",
+        {
+            "anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {}}}],
+            "unevaluatedProperties": False,
+        },
+        {"a": 1, "b": 1},
+        "unevaluatedProperties",
+        "/unevaluatedProperties",
+        "/a",
+    ),
+    (
+        "unevaluated-ref",
+        {"$defs": {"d": {"properties": {"a": {}}}}, "$ref": "#/$defs/d", "unevaluatedProperties": False},
+        {"a": 1, "c": 2},
+        "unevaluatedProperties",
+        "/unevaluatedProperties",
+        "/c",
+    ),
+    (
+        "unevaluated-items",
+        obj(a={"prefixItems": [{}], "unevaluatedItems": {"type": "string"}}),
+        {"a": [1, 2]},
+        "type",
+        "/properties/a/unevaluatedItems/type",
+        "/a/1",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "arguments", "keyword", "schema_path", "instance_path"),
+    [c[1:] for c in REJECT],
+    ids=[c[0] for c in REJECT],
+)
+def test_rejects(
+    schema: dict[str, Any], arguments: Any, keyword: str | None, schema_path: str | None, instance_path: str | None
+) -> None:
+    compiled = compile(schema, profile="extended")
+    assert compiled.report.ok, compiled.report
+    report = compiled.check(arguments)
+    assert report.kind == V
+    if keyword is not None:
+        found = [(i.keyword, i.schema_path, i.instance_path) for i in report.issues]
+        assert (keyword, schema_path, instance_path) in found, found
+
+
+UNSUPPORTED = [
+    ("nullable", obj(a={"type": "string", "nullable": True}), "nullable", "/properties/a/nullable"),
+    ("x-ext", {"x-foo": 1}, "x-foo", "/x-foo"),
+    ("dynamicRef", {"$dynamicRef": "#a"}, "$dynamicRef", "/$dynamicRef"),
+    ("vocabulary", {"$vocabulary": {}}, "$vocabulary", "/$vocabulary"),
+    ("remote-ref", {"properties": {"a": {"$ref": "https://x.test/s.json"}}}, "$ref", "/properties/a/$ref"),
+    ("nested-id", {"properties": {"a": {"$id": "https://x.test/a"}}}, "$id", "/properties/a/$id"),
+    ("ref-cycle-root", {"$ref": "#"}, "$ref", "/$ref"),
+    ("ref-cycle-defs", {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}, "$ref", None),
+    ("root-null", {"type": ["object", "null"]}, "type", "/type"),
+    ("root-boolean", True, "schema", ""),
+    (
+        "nested-schema",
+        {"properties": {"a": {"$schema": "https://json-schema.org/draft/2020-12/schema"}}},
+        "$schema",
+        "/properties/a/$schema",
+    ),
+    ("2020-dependencies", {"dependencies": {"a": ["b"]}}, "dependencies", "/dependencies"),
+    ("2020-additionalItems", obj(a={"additionalItems": False}), "additionalItems", "/properties/a/additionalItems"),
+    ("2020-items-list", obj(a={"items": [{}]}), "items", "/properties/a/items"),
+    (
+        "draft7-prefixItems",
+        {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"a": {"prefixItems": [{}]}}},
+        "prefixItems",
+        "/properties/a/prefixItems",
+    ),
+    (
+        "draft7-ref-sibling",
+        {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"a": {"$ref": "#", "maxLength": 1}}},
+        "maxLength",
+        "/properties/a/maxLength",
+    ),
+    ("draft4", {"$schema": "http://json-schema.org/draft-04/schema#"}, "$schema", "/$schema"),
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "keyword", "schema_path"), [c[1:] for c in UNSUPPORTED], ids=[c[0] for c in UNSUPPORTED]
+)
+def test_unsupported(schema: Any, keyword: str, schema_path: str | None) -> None:
+    report = classify(schema, profile="extended")
+    assert report.kind == U, report
+    found = [(i.keyword, i.schema_path) for i in report.issues if i.kind == U]
+    if schema_path is None:
+        assert keyword in [k for k, _ in found], found
+    else:
+        assert (keyword, schema_path) in found, found
+    assert not check(schema, {}, profile="extended").ok
+
+
+MALFORMED = [
+    ("type", obj(a={"type": "foo"}), "type"),
+    ("minLength", obj(a={"minLength": -1}), "minLength"),
+    ("multipleOf", obj(a={"multipleOf": 0}), "multipleOf"),
+    ("maximum-bool", obj(a={"maximum": True}), "maximum"),
+    ("required", {"required": ["a", "a"]}, "required"),
+    ("anyOf-empty", {"anyOf": []}, "anyOf"),
+    ("ref-nowhere", {"properties": {"a": {"$ref": "#/$defs/missing"}}}, "$ref"),
+    ("title", {"title": 1}, "title"),
+]
+
+
+@pytest.mark.parametrize(("schema", "keyword"), [c[1:] for c in MALFORMED], ids=[c[0] for c in MALFORMED])
+def test_malformed(schema: Any, keyword: str) -> None:
+    report = classify(schema, profile="extended")
+    assert report.kind == V
+    assert keyword in [i.keyword for i in report.issues]
+
+
+def test_any_of_message_says_what_each_branch_wanted() -> None:
+    schema = obj(limit={"anyOf": [{"type": "integer", "maximum": 100}, {"type": "null"}]})
+    (issue,) = check(schema, {"limit": 101}, profile="extended").issues
+    assert "`/limit` must be ≤ 100 (maximum)" in issue.message
+    assert "must be null" in issue.message
+    assert "101" not in issue.message
+
+
+def test_messages_never_echo_values() -> None:
+    secret = "hunter2-secret"
+    schema = obj(a={"anyOf": [{"type": "string", "maxLength": 3}, {"const": "x"}]}, b={"not": {"type": "string"}})
+    report = check(schema, {"a": secret, "b": secret, secret: 1}, profile="extended")
+    assert not report.ok
+    assert all(secret not in i.message for i in report.issues)
+
+
+def test_non_finite_and_inexact_arguments_are_refused() -> None:
+    schema = obj(a={})
+    for bad in (float("nan"), float("inf"), Inexact("1e400")):
+        report = check(schema, {"a": bad}, profile="extended")
+        assert [i.keyword for i in report.issues] == ["json"]
+
+
+def test_expansion_bomb_meets_the_budget() -> None:
+    defs: dict[str, Any] = {"d0": {"type": "string"}}
+    for i in range(1, 40):
+        defs[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i - 1}"}, {"$ref": f"#/$defs/d{i - 1}"}], "maxLength": 0}
+    schema = {"$defs": defs, "properties": {"a": {"$ref": "#/$defs/d39"}}}
+    compiled = compile(schema, profile="extended")
+    assert compiled.report.ok
+    report = compiled.check({"a": "x"})
+    assert [i.keyword for i in report.issues] == ["budget"]
+
+
+def test_format_outside_2020_12_is_a_note() -> None:
+    compiled = compile(obj(a={"type": "string", "format": "int32"}), profile="extended")
+    assert compiled.report.ok
+    assert any("int32" in n for n in compiled.notes)
+
+
+def test_decimal_bound_is_kept_exact() -> None:
+    compiled = compile(obj(a={"minimum": Inexact("1.00000000000000000001")}), profile="extended")
+    assert compiled.check({"a": 1.0}).issues[0].keyword == "minimum"
+    assert compiled.check({"a": 2}).ok
+    assert "1.00000000000000000001" in str(Decimal("1.00000000000000000001"))
