@@ -202,7 +202,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
-        choices=("standard", "strict"),
+        choices=("standard", "strict", "extended"),
         default="standard",
         help="standard (default) also accepts annotations such as title and default, and a root $schema "
         "of a compatible dialect; strict accepts only the reference host's keyword table",

@@ -19,8 +19,11 @@ from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .codegen import Collect, OverBudget, Valid, generate
+from .ecma_regex import UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
+from .extended.classify import Quick
+from .extended.values import exact_uncarriable
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
@@ -428,12 +431,26 @@ class Compiled:
                     raise OverBudget
                 return OK_REPORT
             return self._findings(arguments)
+        except UnsearchableText:
+            message = (
+                "a string in these arguments holds a lone surrogate, which the guard's ECMA-262 pattern engine cannot "
+                "read; they are refused unchecked"
+            )
+            return Report((Issue(VALIDATION, "pattern", "", "", message),))
         except (OverBudget, TooLarge, RecursionError):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "
                 f"({MAX_WORK:,} subschema evaluations); they are refused unchecked"
             )
             return Report((Issue(VALIDATION, "budget", "", "", message),))
+
+    def _uncarriable(self, arguments: Any) -> list[tuple[str | int, ...]]:
+        """The scan's paths of numbers JSON cannot carry (``TypeError`` for non-JSON); under
+        ``extended``, a literal no double holds is an exact number (E1) and is not among them."""
+        found = scan(arguments, what="arguments")
+        if self.profile != "extended":
+            return found
+        return [p for p in found if exact_uncarriable(_at(arguments, p))]
 
     def _findings(self, arguments: Any) -> Report:
         """The slow path: every violation, with its pointers."""
@@ -453,7 +470,7 @@ class Compiled:
                     f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
                     "range, or more digits than a double holds); it is refused rather than rounded",
                 )
-                for ip in map(pointer, scan(arguments, what="arguments"))
+                for ip in map(pointer, self._uncarriable(arguments))
             ]
             out = found + out
         if cell[0] < 0:
@@ -462,6 +479,12 @@ class Compiled:
             message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
             out = [Issue(VALIDATION, "schema", "", "", message)]
         return Report(tuple(out))
+
+
+def _at(value: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
 
 
 def _generate(root: Node | XNode) -> tuple[Valid, Collect, str]:
@@ -477,8 +500,14 @@ def _profile(profile: str) -> str:
     return profile
 
 
-def _compile_extended(schema: Any) -> Compiled:
-    """``extended``: classify (``extended.classify``); the validator is generated on first use."""
+def _compile_extended(schema: Any, defer: bool) -> Compiled:
+    """``extended``: classify (``extended.classify``); the validator is generated on first use.
+
+    With ``defer``, a schema the verdict-only walk (``extended.classify.Quick``) finds clean is
+    classified in full (its tree built) on the first check, as for the other profiles.
+    """
+    if defer and Quick().root(schema):
+        return Compiled(OK_REPORT, None, "extended", schema)
     issues, root, notes = classify_extended(schema)
     if issues:
         return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
@@ -509,7 +538,7 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> C
     """
     profile = _profile(profile)
     if profile == "extended":
-        return _compile_extended(schema)
+        return _compile_extended(schema, defer)
     if defer and _Verdict(profile).clean(schema, 0):
         # Every value the walk accepted has an exact JSON type (opaque ones were checked as
         # JSON), so a clean walk proves the schema is JSON, as for the full walk below.

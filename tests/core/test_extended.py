@@ -345,17 +345,44 @@ def test_messages_never_echo_values() -> None:
     assert all(secret not in i.message for i in report.issues)
 
 
-def test_non_finite_and_inexact_arguments_are_refused() -> None:
+def test_non_finite_arguments_are_refused() -> None:
     schema = obj(a={})
-    for bad in (float("nan"), float("inf"), Inexact("1e400")):
+    for bad in (float("nan"), float("inf"), Inexact("1e99999")):
         report = check(schema, {"a": bad}, profile="extended")
         assert [i.keyword for i in report.issues] == ["json"]
 
 
-def test_expansion_bomb_meets_the_budget() -> None:
-    defs: dict[str, Any] = {"d0": {"type": "string"}}
-    for i in range(1, 40):
-        defs[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i - 1}"}, {"$ref": f"#/$defs/d{i - 1}"}], "maxLength": 0}
+@pytest.mark.parametrize(
+    ("schema", "literal", "ok"),
+    [
+        ({"type": "integer", "multipleOf": 0.5}, "1e308", True),
+        ({"type": "integer"}, "1.00000000000000000000001", False),
+        ({"maximum": 1}, "1.00000000000000000000001", False),
+        ({"exclusiveMaximum": Inexact("1.0000000000000000000001")}, "1.00000000000000000000001", True),
+        ({"enum": [Inexact("1.00000000000000000000001")]}, "1.000000000000000000000010", True),
+        ({"const": 1e308}, "1e308", False),
+        ({"minimum": 0}, "1e999999", False),
+    ],
+)
+def test_argument_literals_no_double_holds_are_exact(schema: dict[str, Any], literal: str, ok: bool) -> None:
+    """E1: an argument literal no double holds (an ``Inexact`` from the relay's parser) is enforced exactly."""
+    import json
+
+    from mcp_guard.core.json_values import exact_float
+
+    arguments = json.loads('{"v": ' + literal + "}", parse_float=exact_float)
+    report = check(obj(v=schema), arguments, profile="extended")
+    assert report.ok is ok, report
+
+
+def test_expansion_bomb_meets_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """2**39 evaluations: refused when the budget runs out (a small budget here, to keep the test short)."""
+    from mcp_guard.core import compiler
+
+    monkeypatch.setattr(compiler, "MAX_WORK", 20_000)
+    defs: dict[str, Any] = {"d0": {"type": "string", "maxLength": 0}}
+    for i in range(1, 40):  # 2**39 evaluations of d0 on a value no branch accepts
+        defs[f"d{i}"] = {"anyOf": [{"$ref": f"#/$defs/d{i - 1}"}, {"$ref": f"#/$defs/d{i - 1}"}]}
     schema = {"$defs": defs, "properties": {"a": {"$ref": "#/$defs/d39"}}}
     compiled = compile(schema, profile="extended")
     assert compiled.report.ok
@@ -374,3 +401,62 @@ def test_decimal_bound_is_kept_exact() -> None:
     assert compiled.check({"a": 1.0}).issues[0].keyword == "minimum"
     assert compiled.check({"a": 2}).ok
     assert "1.00000000000000000001" in str(Decimal("1.00000000000000000001"))
+
+
+# --- the verdict-only walk (compile(..., defer=True)) holds to the full classifier ---------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mcp_guard.core.extended import classify_extended  # noqa: E402
+from mcp_guard.core.extended.classify import Quick  # noqa: E402
+from mcp_guard.core.extended.table import KEYWORDS  # noqa: E402
+
+_KEYS = st.sampled_from([*KEYWORDS, "x-extra", "nullable"])
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 3),
+    st.sampled_from([0.5, -0.0, 2.0, float("nan"), 1e308]),
+    st.sampled_from(["object", "string", "integer", "null", "date", "path", "#/$defs/a", "^a", "(", "x"]),
+    st.sampled_from([("t",), Inexact("1e400")]),
+)
+_SCHEMAS = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.dictionaries(_KEYS, inner, max_size=5),
+        st.dictionaries(st.sampled_from(["a", "b", "type"]), inner, max_size=3),
+        st.lists(inner, max_size=3),
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=1500, deadline=None, derandomize=True)
+@given(schema=st.dictionaries(_KEYS, _SCHEMAS, max_size=6))
+def test_quick_walk_never_passes_what_the_classifier_refuses(schema: dict[str, Any]) -> None:
+    for root in (schema, {"type": "object", "properties": {"p": schema}}):
+        if Quick().root(root):
+            issues, node, notes = classify_extended(root)
+            assert issues == [] and node is not None and notes == (), root
+
+
+_CORPUS = __import__("pathlib").Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mcp-tool-corpus"
+
+
+@pytest.mark.skipif(not _CORPUS.is_dir(), reason=f"MCP tool corpus not found at {_CORPUS}")
+def test_quick_walk_agrees_with_the_classifier_on_the_corpus() -> None:
+    import json
+
+    passed = 0
+    for path in sorted(_CORPUS.glob("*.json")):
+        document = json.loads(path.read_text())
+        for tool in document["tools"] if isinstance(document, dict) else document:
+            schema = tool["inputSchema"]
+            issues, _node, notes = classify_extended(schema)
+            if Quick().root(schema):
+                passed += 1
+                assert not issues and not notes, tool["name"]
+            compiled = compile(schema, profile="extended", defer=True)
+            assert compiled.report.ok == (not issues), tool["name"]
+    assert passed > 500  # the walk decides most real schemas by itself

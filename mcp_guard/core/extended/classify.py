@@ -26,7 +26,7 @@ from .kw_any import TypePart
 from .kw_apply import Ref
 from .table import FINISHERS, KEYWORDS
 
-__all__ = ["DIALECTS", "Classifier", "dialect_of"]
+__all__ = ["DIALECTS", "Classifier", "Quick", "dialect_of"]
 
 DIALECTS: Final = {
     "json-schema.org/draft/2020-12/schema": "2020-12",
@@ -49,8 +49,9 @@ def dialect_of(uri: str) -> str | None:
 class Classifier:
     """Walks one document; records findings and notes; builds nodes. Implements ``ir.Ctx``."""
 
-    def __init__(self, document: Any) -> None:
+    def __init__(self, document: Any, *, object_root: bool = True) -> None:
         self.document = document
+        self.object_root = object_root  # False: keep an untyped root faithful (tests of the suite's schemas)
         self.dialect = "2020-12"
         self.issues: list[Issue] = []
         self.notes: list[tuple[str, str]] = []
@@ -197,7 +198,10 @@ class Classifier:
             self.finding(UNSUPPORTED, "type", root.type_path, 'the root must accept only objects (`type: "object"`)')
         while self.refs:
             self._resolve(self.refs.pop())
-        self._cycles()
+        if self.memo:
+            self._cycles()
+        if root.types is None and self.object_root and not root.meta.get("ref"):
+            root.types, root.type_path = frozenset({"object"}), ()  # decision 1 (no `$ref` sees the root)
         return root
 
     def _resolve(self, part: Ref) -> None:
@@ -227,6 +231,8 @@ class Classifier:
                 )
                 return
             part.target = self.memo.get(path)
+            if part.target is not None:
+                part.target.meta["ref"] = True
             return
         target: Any = self.document
         path_list: list[str | int] = []
@@ -252,6 +258,8 @@ class Classifier:
             part.target = self.memo.get(path) or self.sub(target, path)
         finally:
             self.depth = depth
+        if part.target is not None:
+            part.target.meta["ref"] = True
 
     def _cycles(self) -> None:
         """E6: a cycle of in-place applications (no part of the instance consumed) is unsupported."""
@@ -285,3 +293,52 @@ class Classifier:
 
 def _in_place(node: XNode) -> Any:
     return iter([(sub, kpath) for sub, in_place, kpath in node.children() if in_place])
+
+
+class Quick:
+    """The verdict-only walk of ``compile(..., profile="extended", defer=True)`` (implements ``ir.Walk``).
+
+    One question: would the document classify with no finding and no note? Read through each
+    row's ``quick`` test, with the classifier's subschema count and depth limits. Any doubt
+    (a ``$ref``, an anchor, a ``format`` that is only an annotation, ``enum`` containers) is
+    False, and the full :class:`Classifier` then decides and words the findings. Every value a
+    quick test accepts has exact JSON types, so a clean walk also proves the schema is JSON.
+    """
+
+    __slots__ = ("dialect", "nodes")
+
+    def __init__(self) -> None:
+        self.dialect = "2020-12"
+        self.nodes = 0
+
+    def root(self, schema: Any) -> bool:
+        """True when the whole document is clean (the root rule of "Dialects" included)."""
+        if type(schema) is not dict:
+            return False
+        uri = schema.get("$schema")
+        if uri is not None:
+            dialect = dialect_of(uri) if type(uri) is str else None
+            if dialect is None:
+                return False
+            self.dialect = dialect
+        kind = schema.get("type", "object")
+        if kind != "object" and kind != ["object"]:
+            return False
+        return self.clean(schema, 0)
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when ``schema`` at nesting ``depth`` would classify with no finding."""
+        self.nodes += 1
+        if self.nodes > MAX_SCHEMA_NODES or depth >= MAX_SCHEMA_DEPTH:
+            return False
+        if type(schema) is not dict:
+            return type(schema) is bool
+        dialect = self.dialect
+        for key, value in schema.items():
+            row = KEYWORDS.get(key)
+            if row is None or type(key) is not str or dialect not in row.dialects:
+                return False
+            quick = row.quick
+            if quick is None or not quick(value, schema, depth, self):
+                return False
+        return True

@@ -26,11 +26,12 @@ from collections.abc import Callable
 from math import isfinite
 from typing import Any
 
-from ..codegen import OverBudget, child, type_issue
-from ..json_values import canonical_once, is_json, is_uncarriable, json_once, pointer
+from ..codegen import OverBudget, child
+from ..json_values import Inexact, canonical_once, is_json, json_type_name, pointer
 from ..keywords import where
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
+from .values import exact_json_once, exact_uncarriable, number_of
 
 __all__ = ["Gen", "generate", "type_words"]
 
@@ -43,8 +44,9 @@ _TESTS = {
     "string": "{t} is str",
     "boolean": "{t} is bool",
     "null": "{v} is None",
-    "integer": "({t} is int or ({t} is float and {v}.is_integer()))",
-    "number": "({t} is int or ({t} is float and isfinite({v})))",
+    "integer": "({t} is int or ({t} is float and {v}.is_integer())"
+    " or ({t} is Inexact and type(number_of({v})) is int))",
+    "number": "({t} is int or ({t} is float and isfinite({v})) or ({t} is Inexact and number_of({v}) is not None))",
 }
 
 _ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
@@ -65,6 +67,23 @@ def type_words(types: frozenset[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
+def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[Any]) -> None:
+    """Append the ``type`` finding for ``value`` (as ``codegen.type_issue``, with E1's exact literals).
+
+    A value JSON cannot carry gets no ``type`` finding: it flags the scan (``w[1]``) instead.
+    """
+    if exact_uncarriable(value) or not exact_json_once(value, w):
+        w[1] = 1
+        if exact_uncarriable(value):
+            return
+    if type(value) is Inexact:
+        name = "integer" if type(number_of(value)) is int else "number"
+    else:
+        name = json_type_name(value)
+    message = where(ip) + " must be " + expected + ", not " + name + " (type)"
+    out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
+
+
 def _type_test(types: frozenset[str], v: str, t: str) -> str:
     if "number" in types:
         types = types - {"integer"}
@@ -81,20 +100,25 @@ class Gen:
             "OverBudget": OverBudget,
             "new": tuple.__new__,
             "is_json": is_json,
-            "json_once": json_once,
+            "json_once": exact_json_once,
             "canonical_once": canonical_once,
             "isfinite": isfinite,
             "where": where,
             "type_issue": type_issue,
-            "is_uncarriable": is_uncarriable,
+            "is_uncarriable": exact_uncarriable,
             "child": child,
+            "Inexact": Inexact,
+            "number_of": number_of,
         }
+        self.exact = False  # generating the branch of an argument literal no double holds (E1)
+        self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
         self.source: list[str] = []
         self.trailer: list[str] = []
         self._consts: dict[tuple[type, Any], str] = {}
         self._vnames: dict[int, str] = {}
         self._cnames: dict[int, str] = {}
         self._enames: dict[tuple[int, str, int], str] = {}
+        self._weights: dict[int, int] = {}
         self._count = 0
 
     # --- names and constants -----------------------------------------------------------------
@@ -159,7 +183,8 @@ class Gen:
             return found
         name = self.name("v")
         self._vnames[id(node)] = name
-        body = ["w[0] -= 1", "if w[0] < 0: raise OverBudget", *self.body_fast(node, "x", "t"), "return True"]
+        entry = ["w[0] -= 1", "if w[0] < 0: raise OverBudget"] if node.meta.get("ref") else []
+        body = [*entry, *self.body_fast(node, "x", "t"), "return True"]
         self.emit(f"def {name}(x, w):", body)
         return name
 
@@ -197,6 +222,21 @@ class Gen:
                 body.append(f"return {empty}")
             self.emit(f"def {name}(x, w):", body)
         return f"{name}({v}, w)"
+
+    def weight(self, node: XNode) -> int:
+        """Subschema evaluations one value costs against ``node`` (a ``$ref`` target counts once:
+        it charges itself on entry, so recursion is paid as it happens)."""
+        found = self._weights.get(id(node))
+        if found is None:
+            self._weights[id(node)] = 1  # a cycle (through members) is paid per level, on entry
+            found = 1 + sum(self.weight(sub) for p in node.parts if not p.refers for sub in p.nodes())
+            self._weights[id(node)] = found
+        return found
+
+    def charge(self, v: str, nodes: list[XNode]) -> list[str]:
+        """Charge a container's members to the budget: its length times its heaviest member schema."""
+        heaviest = max((self.weight(n) for n in nodes), default=1)
+        return [f"w[0] -= len({v}) * {self.const(heaviest)}", "if w[0] < 0: raise OverBudget"]
 
     def inlinable(self, node: XNode) -> bool:
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
@@ -247,11 +287,36 @@ class Gen:
         head = [
             f"{t} = type({v})",
             f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
-            f"or {t} is float or {t} is bool or {v} is None):",
+            f"or {t} is float or {t} is bool or {v} is None or {t} is Inexact):",
             "    w[1] = 1",
             "    return",
         ]
         return head + self._body(node, v, t, ip)[1:]
+
+    def _number_branches(
+        self, node: XNode, v: str, t: str, ip: str | None, untyped: bool
+    ) -> list[tuple[str, list[str]]]:
+        """The numeric branches: doubles and integers, and an argument literal no double holds (an
+        ``Inexact``), on whose exact value the same keywords run (E1)."""
+        refuse = "return False" if ip is None else "w[1] = 1; return"
+        parts = node.of("number")
+        num = self._group_lines(parts, v, ip)
+        exact: list[str] = []
+        if parts:
+            self.exact = True
+            try:
+                exact = [f"n = number_of({v})", *self._group_lines(parts, "n", ip)]
+            finally:
+                self.exact = False
+        if untyped:
+            return [
+                (f"{t} is int or {t} is float", [f"if {t} is float and not isfinite({v}): {refuse}", *num]),
+                (f"{t} is Inexact", [f"if number_of({v}) is None: {refuse}", *exact]),
+            ]
+        if exact:  # the type test passed: an Inexact here is a number within the digit limit
+            body = [f"if {t} is Inexact:", *("    " + x for x in exact), "else:", *("    " + x for x in num)]
+            return [(f"{t} is int or {t} is float or {t} is Inexact", body)]
+        return [(f"{t} is int or {t} is float or {t} is Inexact", num)]
 
     def _body(self, node: XNode, v: str, t: str, ip: str | None) -> list[str]:
         slow = ip is not None
@@ -268,7 +333,9 @@ class Gen:
                 ]
             else:
                 lines.append(f"if not {test}: return False")
+        self.known = types
         lines += self._group_lines(node.of("any"), v, ip)
+        self.known = None
         inplace = node.of("inplace")
         typed = any(node.of(a) for a in ("object", "array", "string", "number"))
         if types is None and not typed and any(p.proves for p in inplace):
@@ -289,12 +356,7 @@ class Gen:
         if "string" in allowed:
             branches.append((f"{t} is str", self._group_lines(node.of("string"), v, ip)))
         if allowed & {"integer", "number"}:
-            num = self._group_lines(node.of("number"), v, ip)
-            if types is None:
-                num.insert(
-                    0, f"if {t} is float and not isfinite({v}): {'w[1] = 1; return' if slow else 'return False'}"
-                )
-            branches.append((f"{t} is int or {t} is float", num))
+            branches += self._number_branches(node, v, t, ip, types is None)
         if types is None:
             branches.append((f"{t} is not bool and {v} is not None", ["w[1] = 1; return" if slow else "return False"]))
         if types is None:  # every branch stands, so the last one catches only non-JSON values

@@ -20,7 +20,7 @@ from ..json_values import pointer
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["APPLIES", "Ctx", "Keyword", "Part", "Path", "XNode"]
+__all__ = ["APPLIES", "Ctx", "Keyword", "Part", "Path", "Quick", "Walk", "XNode"]
 
 Path = tuple[str | int, ...]
 """A schema path (turned into a JSON Pointer where code or a finding needs it)."""
@@ -47,6 +47,7 @@ class Part:
     in_place: ClassVar[bool] = False
     covers: ClassVar[bool] = False  # the part checks every member of its container is JSON
     proves: ClassVar[bool] = False  # passing the part proves the value JSON (a subschema held on it)
+    refers: ClassVar[bool] = False  # its node is a ``$ref`` target, which charges the budget itself
     order: ClassVar[int] = 50
     path: Path
 
@@ -139,6 +140,18 @@ class Ctx(Protocol):
         """Record a plain-name anchor (``$anchor``, draft-07 ``$id: "#name"``) for the schema at ``path``."""
 
 
+class Walk(Protocol):
+    """What a keyword's quick test may ask of the verdict-only walk (``classify.Quick``)."""
+
+    dialect: str
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when the nested ``schema`` at ``depth`` would classify with no finding."""
+
+
+Quick = Callable[[Any, dict[str, Any], int, Walk], bool]
+"""``quick(value, schema_object, depth_of_node, walk) -> bool`` (see ``Keyword.quick``)."""
+
 Rule = Callable[[Ctx, Any, dict[str, Any], Path], "Part | list[Part] | None"]
 """``rule(ctx, value, schema_object, keyword_path) -> Part | list[Part] | None`` (``None``: nothing to enforce)."""
 
@@ -153,8 +166,13 @@ class Keyword:
             ``"draft-07"``, ``"draft-06"``); elsewhere it is ``unsupported_capability``
             (spec, "Dialects": a keyword meant in another dialect).
         rule: its classification rule, which also builds the part that enforces it.
+        quick: its test for the verdict-only walk (``compile(..., defer=True)``): True only when
+            ``rule`` would record no finding (nested schemas through ``walk.clean``) and every
+            value it accepted has exact JSON types; ``None``: the walk defers to the full
+            classifier (``$ref``, E5 keywords).
     """
 
     name: str
     dialects: frozenset[str]
     rule: Rule
+    quick: Quick | None = None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
 from ..json_values import TooLarge, canonical, max_depth
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path
+from .ir import Ctx, Part, Path, Walk
 from .values import UNREACHABLE, exact_value
 
 if TYPE_CHECKING:
@@ -81,6 +81,8 @@ class Choices(Part):
         if self.strings is not None:
             if len(self.strings) == 1:
                 return f"{v} == {g.const(next(iter(self.strings)))}"
+            if g.known == frozenset({"string"}):
+                return f"{v} in {g.const(self.strings)}"
             return f"(type({v}) is str and {v} in {g.const(self.strings)})"
         return f"(canonical_once({v}, {g.const(self.depth)}, w) in {g.const(self.keys)})"
 
@@ -127,3 +129,32 @@ def kw_enum(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | 
 def kw_const(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
     """``const``: any JSON value; the instance must equal it."""
     return _choices(ctx, "const", [value], path)
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
+
+
+def _scalar(value: Any) -> bool:
+    t = type(value)
+    return t in _SCALARS or (t is float and value - value == 0)
+
+
+def quick_type(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``type`` as :func:`kw_type` accepts it."""
+    if type(value) is str:
+        return value in TYPE_NAMES
+    if type(value) is not list or not value:
+        return False
+    return all(type(n) is str and n in TYPE_NAMES for n in value) and len(set(value)) == len(value)
+
+
+def quick_enum(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``enum`` of scalar choices (containers: the full classifier)."""
+    return type(value) is list and len(value) <= MAX_ENUM_CHOICES and all(_scalar(c) for c in value)
+
+
+def quick_const(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``const`` of a scalar (containers: the full classifier)."""
+    return _scalar(value)

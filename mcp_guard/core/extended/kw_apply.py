@@ -31,8 +31,30 @@ def alternatives(
     """What each alternative wanted of ``x``: ``"(1) … ; (2) …"`` from each branch's own issues.
 
     Runs each branch's slow path into a list of its own (the messages hold no argument value,
-    so neither does this text); bounded in length.
+    so neither does this text); bounded in length. Alternatives nested in alternatives are
+    explained :data:`_EXPLAINED_DEPTH` levels deep, no deeper: explaining is otherwise
+    exponential in the nesting (E6), and the fast path already decided the verdict.
     """
+    memo = w[2]
+    if memo is None:
+        memo = w[2] = {}
+    depth = memo.get(_DEPTH_KEY, 0)
+    if depth >= _EXPLAINED_DEPTH:
+        return f"({len(collectors)} alternatives, none explained at this depth)"
+    memo[_DEPTH_KEY] = depth + 1
+    try:
+        return _explain(collectors, x, ip, w, only)
+    finally:
+        memo[_DEPTH_KEY] = depth
+
+
+_DEPTH_KEY = ("alternatives", "depth")
+_EXPLAINED_DEPTH = 2
+
+
+def _explain(
+    collectors: tuple[Callable[..., None], ...], x: Any, ip: str, w: list[Any], only: tuple[int, ...] | None
+) -> str:
     texts = []
     for index, collect in enumerate(collectors[:_SHOWN_BRANCHES]):
         if only is not None and index not in only:
@@ -297,6 +319,7 @@ class Ref(Part):
     applies = "inplace"
     in_place = True
     proves = True
+    refers = True
 
     def __init__(self, ref: str, path: Path) -> None:
         self.ref = ref

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..json_values import canonical
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path, XNode
+from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import non_negative
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class Elements(Part):
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
-        lines = [f"w[0] -= len({v})"]
+        lines = g.charge(v, list(self.nodes()))
         n = len(self.prefix)
         if n:
             fns = g.late_tuple([g.vfn(node) for node in self.prefix])
@@ -133,7 +133,7 @@ class Elements(Part):
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
-        lines = [f"w[0] -= len({v})"]
+        lines = g.charge(v, list(self.nodes()))
         n = len(self.prefix)
         if n:
             vs = g.late_tuple([g.vfn(node) for node in self.prefix])
@@ -192,7 +192,7 @@ class Contains(Part):
         """See ``Part.fast``."""
         if self.low == 0 and self.high is None:
             return []
-        lines = [f"w[0] -= len({v})", *self._count(g, v, True), f"if m < {g.const(self.low)}: return False"]
+        lines = [*g.charge(v, [self.node]), *self._count(g, v, True), f"if m < {g.const(self.low)}: return False"]
         if self.high is not None:
             lines.append(f"if m > {g.const(self.high)}: return False")
         return lines
@@ -294,3 +294,29 @@ def kw_unique_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) ->
         ctx.finding(VALIDATION, "uniqueItems", path, "`uniqueItems` must be a boolean")
         return None
     return Unique(path) if value else None
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+
+def quick_schema_list(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """A non-empty list of clean schemas (``prefixItems``, ``allOf``, ``anyOf``, ``oneOf``)."""
+    if type(value) is not list or not value:
+        return False
+    depth += 1
+    for sub in value:
+        if not walk.clean(sub, depth):
+            return False
+    return True
+
+
+def quick_items(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``items`` as :func:`kw_items` accepts it in the walk's dialect."""
+    if type(value) is list:
+        return walk.dialect != "2020-12" and quick_schema_list(value, schema, depth, walk)
+    return walk.clean(value, depth + 1)
+
+
+def quick_unique_items(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``uniqueItems``: a boolean."""
+    return type(value) is bool

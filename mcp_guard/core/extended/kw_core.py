@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..json_values import is_json
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path, Rule
+from .ir import Ctx, Part, Path, Quick, Rule, Walk
 
 __all__ = ["annotation", "e5", "kw_anchor", "kw_defs", "kw_id", "kw_schema"]
 
@@ -85,3 +86,34 @@ def e5(reason: str) -> Rule:
 
     rule.__doc__ = f"E5: unsupported ({reason})."
     return rule
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+_JSON_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
+
+
+def quick_annotation(json_type: type | None) -> Quick:
+    """The quick test of :func:`annotation` (``None``: any JSON value, checked to be JSON)."""
+
+    def quick(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+        if json_type is None:
+            return type(value) in _JSON_SCALARS or is_json(value)
+        return type(value) is json_type and (json_type is not list or is_json(value))
+
+    return quick
+
+
+def quick_schema_uri(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``$schema``: at the root (the walk read the dialect from it)."""
+    return depth == 0
+
+
+def quick_id(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``$id`` at the root only (anchors need the full classifier)."""
+    return depth == 0 and type(value) is str
+
+
+def quick_content_schema(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``contentSchema``: an object or boolean, JSON."""
+    return type(value) is bool or (type(value) is dict and is_json(value))

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ..report import VALIDATION
-from .ir import Ctx, Part, Path
+from .ir import Ctx, Part, Path, Walk
 from .values import exact_number, is_multiple, literal, show_number
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ class Bound(Part):
         self.op, self.sign = _BOUNDS[keyword]
 
     def _test(self, g: Gen, v: str) -> str:
+        if g.exact:  # ``v`` holds an exact value (int or Decimal): compare with the bound's literal
+            return f"{v} {self.op} {g.const(literal(self.bound))}"
         if type(self.bound) is Decimal:  # a float then stands for its literal's decimal (values.literal)
             return f"{g.const(literal)}({v}) {self.op} {g.const(self.bound)}"
         return f"{v} {self.op} {g.const(self.bound)}"  # double against double orders as their literals do
@@ -97,3 +99,18 @@ def kw_multiple_of(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> 
         ctx.finding(VALIDATION, "multipleOf", path, "`multipleOf` must be a number greater than 0")
         return None
     return MultipleOf(exact, path)
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+
+def quick_bound(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """A bound as :func:`kw_bound` accepts it: an ``int`` or a finite ``float``."""
+    t = type(value)
+    return t is int or (t is float and value - value == 0)
+
+
+def quick_multiple_of(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``multipleOf`` as :func:`kw_multiple_of` accepts it: a number greater than 0."""
+    t = type(value)
+    return (t is int or (t is float and value - value == 0)) and value > 0

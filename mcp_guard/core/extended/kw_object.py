@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..codegen import CHAIN_LIMIT
+from ..ecma_regex import PatternError
 from ..json_values import escape_token
 from ..report import VALIDATION
-from .ir import Ctx, Part, Path, XNode
-from .kw_string import compiled_pattern, non_negative, search
+from .ir import Ctx, Part, Path, Walk, XNode
+from .kw_string import compiled_pattern, non_negative, pattern_of, search
 
 if TYPE_CHECKING:
     from ..ecma_regex import Pattern
@@ -171,13 +172,24 @@ class Members(Part):
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
-        lines = [f"w[0] -= len({v})", f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
+        if not self.props and not self.pairs:
+            if self.extra is None or self.extra.node.trivial:
+                return [f"if {v} and not json_once({v}, w): return False"]
+            if self.extra.node.boolean is False:
+                return [f"if {v}: return False"]
+        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
         body = self._loop(g, None)
         return lines + ["    " + line for line in body]
 
+    def _charge(self, g: Gen, v: str) -> list[str]:
+        """Declared properties cost what the schema says (once each); patterns and the rest, per member."""
+        if not self.pairs and (self.extra is None or self.extra.node.boolean is not None):
+            return []
+        return g.charge(v, list(self.nodes()))
+
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
-        lines = [f"w[0] -= len({v})", f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
+        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
         return lines + ["    " + line for line in self._loop(g, ip)]
 
     def _member(self, g: Gen, node: XNode, name: str, ip: str | None) -> list[str]:
@@ -262,7 +274,11 @@ class PropertyNames(Part):
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
-        return [f"for k in {v}:", f"    if type(k) is str and not {g.test(self.node, 'k')}: return False"]
+        return [
+            *g.charge(v, [self.node]),
+            f"for k in {v}:",
+            f"    if type(k) is str and not {g.test(self.node, 'k')}: return False",
+        ]
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
@@ -464,3 +480,63 @@ def kw_count(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part |
         return None
     keyword = str(path[-1])
     return Count(keyword, limit, path, "object" if keyword.endswith("Properties") else "array")
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+
+def quick_schemas(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """An object of clean schemas (``properties``, ``dependentSchemas``, ``$defs``)."""
+    if type(value) is not dict:
+        return False
+    depth += 1
+    for name, sub in value.items():
+        if type(name) is not str or not walk.clean(sub, depth):
+            return False
+    return True
+
+
+def quick_pattern_properties(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``patternProperties`` as its rule accepts it: readable, bounded patterns of clean schemas."""
+    if not quick_schemas(value, schema, depth, walk):
+        return False
+    return all(not isinstance(pattern_of(source), PatternError) for source in value)
+
+
+def quick_schema(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """One clean schema (``additionalProperties``, ``propertyNames``, ``not``, ``contains``, …)."""
+    return walk.clean(value, depth + 1)
+
+
+def _quick_names(value: Any) -> bool:
+    if type(value) is not list:
+        return False
+    for name in value:
+        if type(name) is not str:
+            return False
+    return len(set(value)) == len(value)
+
+
+def quick_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``required`` as :func:`kw_required` accepts it: a list of unique strings."""
+    return _quick_names(value)
+
+
+def quick_dependent_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``dependentRequired``: an object of lists of unique strings."""
+    return type(value) is dict and all(type(k) is str and _quick_names(v) for k, v in value.items())
+
+
+def quick_dependencies(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """draft-07 ``dependencies``: each member a list of unique strings or a clean schema."""
+    if type(value) is not dict:
+        return False
+    for name, dep in value.items():
+        if type(name) is not str:
+            return False
+        if type(dep) is list:
+            if not _quick_names(dep):
+                return False
+        elif not walk.clean(dep, depth + 1):
+            return False
+    return True

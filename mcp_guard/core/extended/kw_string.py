@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..codegen import OverBudget
 from ..ecma_regex import Pattern, PatternError, compile_pattern
 from ..formats import FORMATS, format_checker
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path
+from .ir import Ctx, Part, Path, Walk
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -59,11 +60,23 @@ def kw_length(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part 
 
 
 def search(pattern: Pattern, text: str, w: list[Any]) -> bool:
-    """Search ``text``, charging the pattern's cost bound to the call's budget first (E3, E6)."""
+    """Search ``text``, charging the pattern's cost bound to the call's budget first (E3, E6).
+
+    Raises:
+        OverBudget: the bound is more than the call's remaining budget.
+        ecma_regex.UnsearchableText: a lone surrogate in ``text``; ``Compiled.check`` refuses the
+            call (never a guessed match or non-match: under ``not`` either could pass).
+    """
     w[0] -= pattern.cost(len(text))
     if w[0] < 0:
         raise OverBudget
     return pattern.search(text)
+
+
+@lru_cache(maxsize=4096)
+def pattern_of(source: str) -> Pattern | PatternError:
+    """``ecma_regex.compile_pattern``, once per distinct source (a listing repeats its patterns)."""
+    return compile_pattern(source)
 
 
 def compiled_pattern(ctx: Ctx, keyword: str, value: Any, path: Path) -> Pattern | None:
@@ -71,7 +84,7 @@ def compiled_pattern(ctx: Ctx, keyword: str, value: Any, path: Path) -> Pattern 
     if type(value) is not str:
         ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be a string (a regular expression)")
         return None
-    found = compile_pattern(value)
+    found = pattern_of(value)
     if isinstance(found, PatternError):
         kind = UNSUPPORTED if found.kind == UNSUPPORTED else VALIDATION
         ctx.finding(kind, keyword, path, f"`{keyword}` {found.message}")
@@ -142,3 +155,22 @@ def kw_format(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part 
             ctx.note(path, f"format {value!r} is not defined by JSON Schema 2020-12: an annotation, not checked")
         return None
     return Format(value, checker, path)
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+
+def quick_count(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """A non-negative integer, as :func:`non_negative` accepts it."""
+    t = type(value)
+    return (t is int and value >= 0) or (t is float and value.is_integer() and value >= 0)
+
+
+def quick_pattern(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``pattern`` as :func:`kw_pattern` accepts it: a string the engine reads and bounds."""
+    return type(value) is str and not isinstance(pattern_of(value), PatternError)
+
+
+def quick_format(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``format`` with a checker (an annotation-only name needs a note: the full classifier)."""
+    return type(value) is str and format_checker(value) is not None

@@ -62,6 +62,7 @@ class UnevaluatedProperties(_Unevaluated):
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [
+            *g.charge(v, [self.node]),
             f"s = {self._siblings(g, v, 'props')}",
             f"for k, y in {v}.items():",
             f"    if k not in s and not {g.test(self.node, 'y')}: return False",
@@ -90,6 +91,7 @@ class UnevaluatedItems(_Unevaluated):
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [
+            *g.charge(v, [self.node]),
             f"p, c = {self._siblings(g, v, 'items')}",
             f"for i in range(p, len({v})):",
             f"    if i not in c and not {g.test(self.node, v + '[i]')}: return False",

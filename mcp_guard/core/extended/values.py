@@ -9,21 +9,26 @@ with each other by their exact values. ``multipleOf`` divides exactly in :class:
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
 
-from ..budget import integer_digit_limit
-from ..json_values import Inexact
+from ..json_values import Inexact, inexact_value, is_json, is_uncarriable, json_once
 
-__all__ = ["UNREACHABLE", "exact_number", "exact_value", "is_multiple", "literal", "show_number"]
+__all__ = [
+    "UNREACHABLE",
+    "exact_json",
+    "exact_json_once",
+    "exact_number",
+    "exact_uncarriable",
+    "exact_value",
+    "is_multiple",
+    "literal",
+    "number_of",
+    "show_number",
+]
 
-_DEFAULT_DIGITS: Final = 4300
 _EXACT_SPAN: Final = 2.0**53
-
-
-def _digit_limit() -> int:
-    return integer_digit_limit() or _DEFAULT_DIGITS
 
 
 class _Unreachable:
@@ -55,35 +60,22 @@ def exact_number(value: Any) -> int | float | Decimal | None:
             return int(Decimal(repr(value)))
         return value  # type: ignore[no-any-return]
     if t is Inexact:
-        try:
-            d = Decimal(value.text)
-        except InvalidOperation:
-            return None
-        if not d.is_finite() or abs(d.adjusted()) > _digit_limit():
-            return None
-        if d == d.to_integral_value():
-            return int(d)
-        return d
+        return inexact_value(value)
     return None
 
 
 def exact_value(value: Any) -> Any:
     """A schema ``enum``/``const`` value with its ``Inexact`` literals made exact (for equality).
 
-    An integral literal becomes an ``int``; a fraction a double holds exactly becomes that
-    ``float``; any other fraction becomes :data:`UNREACHABLE` (an argument is a double or an
-    integer, so it can never equal it), and so does a container holding one. Containers are
-    copied; other values are returned as is.
+    An integral literal becomes an ``int``, any other a ``Decimal`` (an argument literal no
+    double holds is an exact number too, E1); one past the digit limit becomes
+    :data:`UNREACHABLE`, and so does a container holding one. Containers are copied; other
+    values are returned as is.
     """
     t = type(value)
     if t is Inexact:
         exact = exact_number(value)
-        if exact is None:
-            return UNREACHABLE
-        if type(exact) is Decimal:
-            as_float = float(exact)
-            return as_float if Decimal(repr(as_float)) == exact else UNREACHABLE
-        return exact
+        return UNREACHABLE if exact is None else exact
     if t is list:
         items = [exact_value(v) for v in value]
         return UNREACHABLE if any(v is UNREACHABLE for v in items) else items
@@ -91,6 +83,57 @@ def exact_value(value: Any) -> Any:
         members = {k: exact_value(v) for k, v in value.items()}
         return UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
     return value
+
+
+def exact_json(value: Any) -> bool:
+    """``json_values.is_json`` where an :class:`Inexact` literal within the digit limit is a number (E1)."""
+    if is_json(value):
+        return True
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is Inexact:
+            if inexact_value(item) is None:
+                return False
+        elif t is dict or t is list:
+            if id(item) in seen:
+                return False  # shared or cyclic: the plain walk refused it, so it holds no JSON-only tree
+            seen.add(id(item))
+            if t is dict:
+                if any(type(k) is not str for k in item):
+                    return False
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+        elif not is_json(item):
+            return False
+    return True
+
+
+def exact_json_once(value: Any, w: list[Any]) -> bool:
+    """``json_values.json_once`` for the extended profile (see :func:`exact_json`): memoized per call."""
+    if json_once(value, w):
+        return True
+    t = type(value)
+    if t is Inexact:
+        return inexact_value(value) is not None
+    if t is not dict and t is not list:
+        return False
+    return exact_json(value)
+
+
+def exact_uncarriable(value: Any) -> bool:
+    """A number the extended profile cannot carry: NaN, ±inf, or a literal past the digit limit."""
+    if type(value) is Inexact:
+        return inexact_value(value) is None
+    return is_uncarriable(value)
+
+
+def number_of(value: Any) -> int | Decimal | None:
+    """An :class:`Inexact` argument's exact value (``None`` past the digit limit)."""
+    return inexact_value(value)
 
 
 def literal(value: int | float | Decimal) -> int | float | Decimal:
