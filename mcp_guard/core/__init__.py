@@ -10,7 +10,7 @@ from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WO
 from .compiler import ALL_PROFILES as PROFILES
 from .compiler import Compiled, check, classify, compile
 from .keywords import KEYWORDS
-from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Report
+from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Note, Report
 
 __all__ = [
     "KEYWORDS",
@@ -24,6 +24,7 @@ __all__ = [
     "Compiled",
     "Issue",
     "Kind",
+    "Note",
     "Report",
     "check",
     "classify",

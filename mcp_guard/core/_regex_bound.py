@@ -41,6 +41,9 @@ every character it can read; ``pairs``: adjacent character pairs inside one matc
   ``^[a-z]+(-[a-z]+)*$`` linear. Otherwise an unbounded quantifier can cut the same text
   into exponentially many chains (``(a+)+``, ``(a|aa)+``, ``(\\w+\\s?)*``): refused
   (:class:`Unbounded`). A bounded one is expanded into nested optionals and costed.
+- Engine costs beyond tests: an iteration of a loop whose body is not a single character
+  class costs 96 steps (224 when it captures), as measured; a leaf (an end of an iteration
+  that no further iteration can start from) 8.
 - Lookarounds run their body to its first success: ``work(body) + out(body) + 1``; a
   lookbehind body is analysed reversed, as the engine runs it. A backreference compares at
   most ``n`` characters; under a quantifier it is refused by the parser.
@@ -52,6 +55,7 @@ string. ``tests/core/test_ecma_regex.py`` checks it against a step-counting back
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from ._regex_syntax import ANY, CharSet, Node, intersects, union
@@ -60,6 +64,10 @@ __all__ = ["Bound", "Unbounded", "search_steps"]
 
 Poly = tuple[int, ...]  # coefficients of n**0, n**1, ...
 _MAX_POLYS = 4
+_MAX_DEGREE = 6
+_ITERATION = 96
+_CAPTURE_ITERATION = 224
+_LEAF = 8
 _PROBES = (0, 64, 1 << 20, 1 << 40)
 _MAX_PAIRS = 48
 _MAX_EXPANSION = 1000
@@ -111,7 +119,11 @@ class Bound:
 
     def __init__(self, polys: tuple[Poly, ...]) -> None:
         kept: list[Poly] = []
-        for p in sorted({_trim(p) for p in polys}, key=lambda p: (len(p), _peval(p, _PROBE))):
+        # Dropping a candidate of a least-of only loosens the bound; none left means no useful bound.
+        candidates = {q for q in (_trim(p) for p in polys) if len(q) <= _MAX_DEGREE + 1}
+        if not candidates:
+            raise Unbounded(f"its search time grows faster than the length to the power {_MAX_DEGREE}")
+        for p in sorted(candidates, key=lambda p: (len(p), _peval(p, _PROBE))):
             if not any(
                 len(k) <= len(p) and all(c <= (p[i] if i < len(p) else 0) for i, c in enumerate(k)) for k in kept
             ):
@@ -126,9 +138,13 @@ class Bound:
         return Bound(((c,),))
 
     def __add__(self, other: Bound) -> Bound:
+        if len(self.polys) == 1 and len(other.polys) == 1:
+            return _single(_padd(self.polys[0], other.polys[0]))
         return Bound(tuple(_padd(p, q) for p in self.polys for q in other.polys))
 
     def __mul__(self, other: Bound) -> Bound:
+        if len(self.polys) == 1 and len(other.polys) == 1:
+            return _single(_pmul(self.polys[0], other.polys[0]))
         return Bound(tuple(_pmul(p, q) for p in self.polys for q in other.polys))
 
     def least(self, other: Bound) -> Bound:
@@ -149,6 +165,15 @@ class Bound:
 
     def __repr__(self) -> str:
         return f"Bound({self.polys})"
+
+
+def _single(p: Poly) -> Bound:
+    p = _trim(p)
+    if len(p) > _MAX_DEGREE + 1:
+        raise Unbounded(f"its search time grows faster than the length to the power {_MAX_DEGREE}")
+    bound = Bound.__new__(Bound)
+    bound.polys = (p,)
+    return bound
 
 
 ONE = Bound.const(1)
@@ -228,8 +253,24 @@ def _joins(pairs: tuple[tuple[CharSet, CharSet], ...], left: CharSet, right: Cha
 _EMPTY = _Info(0, 0, (), (), (), (), True, True, False, False, None, 0, 0, 0, ONE, ONE, ONE, ONE)
 
 
-def _chars(cs: CharSet) -> _Info:
-    return _Info(1, 1, cs, cs, cs, (), True, True, False, False, ONE, 0, 1, 0, ONE, ONE, ONE, ONE)
+def _chars(cs: CharSet, weight: int = 1) -> _Info:
+    test = Bound.const(weight)
+    return _Info(1, 1, cs, cs, cs, (), True, True, False, False, test, 0, 1, 0, ONE, ONE, ONE, test)
+
+
+def _literal(run: list[Node]) -> _Info:
+    """A run of single characters: what folding ``_concat`` over them gives, computed at once."""
+    sets = [node.chars for node in run]
+    if len(sets) == 1:
+        return _chars(sets[0], run[0].weight)
+    chars: CharSet = ()
+    for cs in sets:
+        chars = union(chars, cs)
+    pairs = _pairs(tuple(itertools.pairwise(sets)))
+    k = len(sets)
+    steps = Bound.const(sum(node.weight for node in run))
+    entry = Bound.const(run[0].weight)
+    return _Info(k, k, sets[0], sets[-1], chars, pairs, True, True, False, False, entry, 0, k, 0, ONE, ONE, ONE, steps)
 
 
 def _zero_width(ea: bool, sa: bool, peek: int | None, work: Bound) -> _Info:
@@ -393,15 +434,18 @@ def _alt(x: _Info, y: _Info) -> _Info:
     )
 
 
-def _optional(x: _Info) -> _Info:
-    """``X?``: ``X`` or nothing (ECMA-262 rejects an empty iteration, so at most both)."""
+def _optional(x: _Info, control: Bound = ONE) -> _Info:
+    """``X?``: ``X`` or nothing (ECMA-262 rejects an empty iteration, so at most both).
+
+    ``control``: the engine's steps for the choice (an iteration of a bounded loop costs more).
+    """
     alt = _alt(x, _EMPTY)
     entry = x.entry + ONE if x.entry is not None else None
     # A span is read by X (a non-empty one) or by the skip (the empty one): never both.
     ways = x.ways.most(ONE)
     return _Info(
         alt.minlen, alt.maxlen, alt.first, alt.last, alt.chars, alt.pairs, alt.pf, alt.sf, False, False,
-        entry, alt.ov, 0, alt.peek, ways, alt.ends, alt.out, alt.work + ONE,
+        entry, alt.ov, 0, alt.peek, ways, alt.ends, alt.out, alt.work + control,
     )  # fmt: skip
 
 
@@ -418,8 +462,9 @@ def _repeat(node: Node, x: _Info) -> _Info:
         return x
     if lo == 0 and hi == 1:
         return _optional(x)
+    control = Bound.const(_iteration_steps(node.items[0]))
     if not x.nullable and x.ways.is_one() and _cuts_once(x):
-        return _loop(x, lo, hi)
+        return _loop(x, lo, hi, control)
     if hi is None:
         why = "matches empty text" if x.nullable else "can match the same text in more than one way"
         raise Unbounded(
@@ -432,26 +477,50 @@ def _repeat(node: Node, x: _Info) -> _Info:
         )
     inner = _EMPTY
     for _ in range(hi - lo):
-        inner = _optional(_concat(x, inner)) if inner is not _EMPTY else _optional(x)
+        inner = _optional(_concat(x, inner), control) if inner is not _EMPTY else _optional(x, control)
     acc = inner
     for _ in range(lo):
         acc = _concat(x, acc) if acc is not _EMPTY else x
     return acc
 
 
-def _loop(x: _Info, lo: int, hi: int | None) -> _Info:
+def _iteration_steps(body: Node) -> int:
+    """What one iteration of a quantifier costs the engine beyond its body, in steps.
+
+    Measured (``benchmarks/pattern_cost.py``): ``regress`` runs a loop over one character
+    class in about 2 ns per iteration, any other loop in 110-150 ns (its backtrack stack
+    grows each iteration) and one whose body captures in 220-350 ns. A step is budgeted at
+    about 2 ns (:data:`~mcp_guard.core.ecma_regex.STEPS_PER_UNIT`).
+    """
+    if body.kind == "chars":
+        return 1
+    return _CAPTURE_ITERATION if _captures(body) else _ITERATION
+
+
+def _captures(node: Node) -> bool:
+    return node.kind == "cap" or any(_captures(item) for item in node.items)
+
+
+def _loop(x: _Info, lo: int, hi: int | None, control: Bound) -> _Info:
     """``X{lo,hi}`` whose body reads a span one way and whose iterations cut one way."""
     minlen = lo * x.minlen
     maxlen = None if hi is None or x.maxlen is None else hi * x.maxlen
     iterations = N if hi is None else N.least(Bound.const(hi))
     chains = iterations + ONE if x.pf else N1
-    work = chains * (x.work + ONE) + ONE
+    work = chains * (x.work + control) + ONE
     spine = x.pf or not _joins(x.pairs, x.last, x.first)
     if spine and x.ov is not None and (x.pf or x.entry is not None):
         # Continuing iterations read disjoint stretches: sum p over them (p superadditive).
         spread = _spread(x.work, x.ov)
-        leaves = ZERO if x.pf or x.entry is None else N1 * (x.entry + ONE)
-        work = work.least(spread + x.work + leaves + N1 + ONE)
+        # An iteration that the next one continues costs the engine its full control (it grows
+        # the backtrack stack); there are at most n / minlen of them. A leaf (an end of X that
+        # no further iteration can start from) costs a failed entry and a few steps.
+        leaves = ZERO if x.pf or x.entry is None else N1 * (x.entry + Bound.const(_LEAF))
+        c = control.at(0)
+        iterating = Bound(((c, -(-c // x.minlen)),))
+        if hi is not None:
+            iterating = iterating.least(Bound.const(c * (hi + 1)))
+        work = work.least(spread + x.work + leaves + iterating + N1 + ONE)
     pf = maxlen == minlen or (lo == hi and x.pf)
     ends = ONE if pf else _span(minlen, maxlen)
     ov = _imax(x.ov, x.ovf)
@@ -511,7 +580,7 @@ def _both(a: _Info, b: _Info) -> _Info:
 def _analyse(node: Node, backwards: bool) -> _Info:
     kind = node.kind
     if kind == "chars":
-        return _chars(node.chars)
+        return _chars(node.chars, node.weight)
     if kind == "empty":
         return _EMPTY
     if kind == "assert":
@@ -529,9 +598,18 @@ def _analyse(node: Node, backwards: bool) -> _Info:
             0, None, ANY, ANY, ANY, ((ANY, ANY),), False, False, False, False, None, 0, None, 0, ONE, N1, ONE, N1
         )
     if kind == "seq":
-        parts = [_analyse(item, backwards) for item in node.items]
-        if backwards:
-            parts.reverse()
+        items = list(reversed(node.items)) if backwards else list(node.items)
+        parts: list[_Info] = []
+        run: list[Node] = []
+        for item in [*items, None]:
+            if item is not None and item.kind == "chars":
+                run.append(item)
+                continue
+            if run:
+                parts.append(_literal(run))
+                run = []
+            if item is not None:
+                parts.append(_analyse(item, backwards))
         left = parts[0]
         for part in parts[1:]:
             left = _concat(left, part)
@@ -546,6 +624,8 @@ def _analyse(node: Node, backwards: bool) -> _Info:
         return acc
     if kind == "rep":
         return _repeat(node, _analyse(node.items[0], backwards))
+    if kind == "cap":
+        return _analyse(node.items[0], backwards)
     raise Unbounded(f"an unknown construct {kind!r}")
 
 

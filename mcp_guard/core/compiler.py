@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .codegen import Collect, OverBudget, Valid, generate
-from .ecma_regex import UnsearchableText
+from .ecma_regex import Undecidable, UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
 from .extended.classify import Quick
@@ -37,7 +37,7 @@ from .keywords import (
     TypeName,
     where,
 )
-from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Report
+from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Note, Report
 
 __all__ = ["ALL_PROFILES", "MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
 
@@ -348,8 +348,10 @@ class Compiled:
     Attributes:
         report: the classification (spec decisions 13, 14).
         profile: ``"standard"``, ``"strict"`` or ``"extended"``.
-        notes: what the report must say that is not a finding (``extended``: a ``format`` that
-            2020-12 does not define is an annotation, E4); ``()`` for the other profiles.
+        notes: :class:`~.report.Note` values, what the report must say that is not a finding
+            (``extended``: a ``format`` that 2020-12 does not define is an annotation, E4); ``()``
+            for the other profiles. A deferred schema's notes are its own (the verdict walk passes
+            only a schema with none).
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``codegen``), so classifying a long ``tools/list`` costs no code
@@ -365,7 +367,7 @@ class Compiled:
         root: Node | XNode | None,
         profile: str,
         deferred: Any = _MISSING,
-        notes: tuple[str, ...] = (),
+        notes: tuple[Note, ...] = (),
     ) -> None:
         self.report = report
         self.profile = profile
@@ -431,12 +433,16 @@ class Compiled:
                     raise OverBudget
                 return OK_REPORT
             return self._findings(arguments)
-        except UnsearchableText:
-            message = (
-                "a string in these arguments holds a lone surrogate, which the guard's ECMA-262 pattern engine cannot "
-                "read; they are refused unchecked"
-            )
-            return Report((Issue(VALIDATION, "pattern", "", "", message),))
+        except Undecidable as exc:  # never a guessed verdict: under `not` either guess could pass
+            if isinstance(exc, UnsearchableText):
+                keyword, why = (
+                    "pattern",
+                    "holds a lone surrogate, which the guard's ECMA-262 pattern engine cannot read",
+                )
+            else:
+                keyword, why = "format", "is a regular expression too large for the guard to check"
+            message = f"a string in these arguments {why}; they are refused unchecked"
+            return Report((Issue(VALIDATION, keyword, "", "", message),))
         except (OverBudget, TooLarge, RecursionError):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "

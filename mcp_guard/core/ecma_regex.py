@@ -28,15 +28,16 @@ Usage by the core::
 
     compiled = compile_pattern(schema["pattern"])
     if isinstance(compiled, PatternError): ...       # classify: compiled.kind, .message
-    units = compiled.cost(code_point_length(value))  # charge before searching (E6)
+    units = compiled.cost(len(value))                # code points (E2); charge first (E6)
     if units > budget_left: refuse                   # never pass, never stall
-    matched = compiled.search(value)                 # may raise UnsearchableText
+    matched = compiled.search(value)                 # UnsearchableText: refuse (validation)
 
 A string with a lone surrogate cannot be searched (see :class:`UnsearchableText`).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Final, Literal
 
 import regress
@@ -46,10 +47,13 @@ from ._regex_syntax import Unreadable, parse
 from .budget import MAX_WORK
 
 __all__ = [
+    "MAX_ALTERNATIVES",
+    "MAX_PATTERN_LENGTH",
     "MIN_SEARCHABLE_LENGTH",
     "STEPS_PER_UNIT",
     "Pattern",
     "PatternError",
+    "Undecidable",
     "UnsearchableText",
     "compile_pattern",
     "is_ecma_regex",
@@ -59,11 +63,12 @@ STEPS_PER_UNIT: Final = 8
 """Backtracking steps (one character or assertion test of the engine) per work-budget unit.
 
 One unit of :data:`mcp_guard.core.budget.MAX_WORK` is one subschema evaluation of the
-generated validator: about 20 ns measured (an array element checked against ``{"type":
-"integer"}``). A proven step of ``regress`` took at most 1.5 ns in the same run (the bound
-is rarely tight: 0.001 to 1.5 ns per proven step), so 8 steps per unit keep a charged unit
-below a validator unit. ``benchmarks/pattern_cost.py`` measures both in one run and prints
-the ratio (below 1)."""
+generated validator: 13-21 ns measured (an array element checked against ``{"type":
+"integer"}``). A character or assertion test of ``regress`` takes about 1-2 ns; an
+iteration of a loop whose body is more than one character class costs it 110-350 ns, so
+the bound charges such an iteration 96 steps (224 when the body captures). With 8 steps per
+unit, ``benchmarks/pattern_cost.py`` measured a charged unit at 0.02 to 0.6 of a validator
+unit's time (corpus, common and quadratic patterns, 1 KiB to 100 KiB near misses)."""
 
 MIN_SEARCHABLE_LENGTH: Final = 256
 """A pattern whose proven bound for a string of this many code points exceeds the whole
@@ -72,7 +77,26 @@ it could check almost nothing (a bounded repetition of an ambiguous group, ``(a|
 or a polynomial of high degree)."""
 
 
-class UnsearchableText(ValueError):
+MAX_PATTERN_LENGTH: Final = 4_096
+"""The longest ``pattern`` (in code points) the guard analyses; longer ones are
+``unsupported_capability`` (the corpus's longest is about 300)."""
+
+MAX_ALTERNATIVES: Final = 2_000
+"""The most alternatives one group may hold for ``regress`` to read it. ``regress``
+compiles an alternation in time quadratic in its branches (30,000 took 4.7 s) and crashes
+the process past about 40,000 (a native stack overflow), so the guard never hands it such a
+text: the sum of the squares of the branch counts of all groups is held to
+``MAX_ALTERNATIVES ** 2`` (about 30 ms of compilation)."""
+
+
+_TABLE = 64
+
+
+class Undecidable(ValueError):
+    """The guard cannot decide this string within its limits: the core refuses the argument (``validation``)."""
+
+
+class UnsearchableText(Undecidable):
     """The string holds a lone surrogate (U+D800-U+DFFF), which the engine cannot read.
 
     ``regress`` reads UTF-8, and a lone surrogate has no UTF-8 form. ECMA-262 with the
@@ -115,12 +139,14 @@ class Pattern:
     ``length`` and costs a few polynomial evaluations (about a microsecond).
     """
 
-    __slots__ = ("_regex", "_steps", "source")
+    __slots__ = ("_regex", "_steps", "_table", "source")
 
     def __init__(self, source: str, regex: regress.Regex, steps: Bound) -> None:
         self.source = source
         self._regex = regex
         self._steps = steps
+        # Most argument strings are short: their cost is a table lookup (a polynomial otherwise).
+        self._table = tuple(steps.at(n) // STEPS_PER_UNIT + 1 for n in range(_TABLE))
 
     def steps(self, length: int) -> int:
         """The proven upper bound of backtracking steps of one search over ``length`` code points."""
@@ -128,6 +154,8 @@ class Pattern:
 
     def cost(self, length: int) -> int:
         """Upper bound of the work of :meth:`search` on ``length`` code points, in budget units (>= 1)."""
+        if length < _TABLE:
+            return self._table[length]
         return self._steps.at(length) // STEPS_PER_UNIT + 1
 
     def search(self, text: str) -> bool:
@@ -149,10 +177,50 @@ class Pattern:
         return f"Pattern({self.source!r})"
 
 
+def _engine_can_read(source: str) -> bool:
+    """Whether ``regress`` can be given ``source`` safely (see :data:`MAX_ALTERNATIVES`); linear."""
+    counts = [1]
+    load = 0
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif c == "(":
+            counts.append(1)
+        elif c == ")" and len(counts) > 1:
+            load += counts.pop() ** 2
+        elif c == "|":
+            counts[-1] += 1
+            if counts[-1] > MAX_ALTERNATIVES:
+                return False
+        i += 1
+    load += sum(k * k for k in counts)
+    return load <= MAX_ALTERNATIVES**2
+
+
+# regress errors that are limits of the engine, not ECMA-262 syntax errors.
+_ENGINE_LIMITS = ("limit exceeded", "too deeply nested")
+
+
+def _is_engine_limit(exc: regress.RegressError) -> bool:
+    text = str(exc)
+    return any(limit in text for limit in _ENGINE_LIMITS)
+
+
 def _engine(source: str) -> regress.Regex | PatternError:
     try:
         return regress.Regex(source, "u")
     except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            return PatternError(
+                "unsupported_capability", f"pattern {source[:40]!r}...: the pattern engine's limit: {exc}"
+            )
         return PatternError("validation", f"pattern {source!r} is not an ECMA-262 regular expression (u flag): {exc}")
     except UnicodeEncodeError:
         return PatternError(
@@ -167,13 +235,22 @@ def is_ecma_regex(source: str) -> bool:
     The ``regex`` format (2020-12 Validation, 7.3.8). A lone surrogate in ``source`` is read
     by ECMA-262 as a literal code point; ``regress`` cannot take it, so it is judged as the
     ``\\u{D800}`` escape of the same code point would be, except after a backslash or in a
-    group name, where it is invalid. Linear in the length (``regress`` compiles about 2 MiB of pattern a second);
-    never raises.
+    group name, where it is invalid. Linear in the length (``regress`` compiles about 2 MiB
+    of pattern a second).
+
+    Raises:
+        Undecidable: the text holds more alternatives than ``regress`` can be given safely
+            (:data:`MAX_ALTERNATIVES`), or reaches one of its limits (nesting deeper than
+            255 groups, too many loops or captures): neither valid nor invalid can be said.
     """
+    if not _engine_can_read(source):
+        raise Undecidable("the regular expression holds more alternatives than the guard can have checked")
     try:
         regress.Regex(source, "u")
         return True
-    except regress.RegressError:
+    except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            raise Undecidable(f"the regular expression reaches a limit of the pattern engine: {exc}") from None
         return False
     except UnicodeEncodeError:
         pass
@@ -191,10 +268,13 @@ def is_ecma_regex(source: str) -> bool:
     try:
         regress.Regex("".join(out), "u")
         return True
-    except regress.RegressError:
+    except regress.RegressError as exc:
+        if _is_engine_limit(exc):
+            raise Undecidable(f"the regular expression reaches a limit of the pattern engine: {exc}") from None
         return False
 
 
+@functools.lru_cache(maxsize=4096)
 def compile_pattern(source: str) -> Pattern | PatternError:
     """Compile a JSON Schema ``pattern`` (ECMA-262, ``u`` flag), or say why it cannot be enforced.
 
@@ -203,14 +283,31 @@ def compile_pattern(source: str) -> Pattern | PatternError:
         (``regress`` rejects the syntax) or ``"unsupported_capability"`` (no polynomial
         bound on the backtracking work can be proven: an unbounded quantifier over a body
         that can match the same text in more than one way, a backreference under a
-        quantifier; or a bound so steep that a string of :data:`MIN_SEARCHABLE_LENGTH`
-        code points exceeds the call budget). Never raises for any ``str``.
+        quantifier; a bound so steep that a string of :data:`MIN_SEARCHABLE_LENGTH`
+        code points exceeds the call budget; a pattern beyond :data:`MAX_PATTERN_LENGTH`
+        or :data:`MAX_ALTERNATIVES`). Never raises for any ``str``. Results are cached
+        (the last 4,096 sources): tools repeat patterns, and both result types are
+        immutable.
     """
+    if len(source) > MAX_PATTERN_LENGTH:
+        return PatternError(
+            "unsupported_capability",
+            f"pattern {source[:40]!r}... is {len(source)} characters long; "
+            f"the guard analyses at most {MAX_PATTERN_LENGTH}",
+        )
+    if not _engine_can_read(source):
+        return PatternError(
+            "unsupported_capability",
+            f"pattern {source[:40]!r}... holds more alternatives than the guard can have the engine compile "
+            f"(at most {MAX_ALTERNATIVES} in one group)",
+        )
     regex = _engine(source)
     if isinstance(regex, PatternError):
         return regex
     try:
         steps = search_steps(parse(source))
+    except RecursionError:
+        return PatternError("unsupported_capability", f"pattern {source[:40]!r}... nests too deeply for the analysis")
     except Unreadable as exc:
         return PatternError("unsupported_capability", f"pattern {source!r}: the guard cannot analyse {exc}")
     except Unbounded as exc:

@@ -6,7 +6,8 @@
 :func:`format_checker` returns ``None`` and the core reports it in the notes.
 
 Every checker takes a ``str`` (a format applies to strings only; the core does not call it
-for other types), returns ``bool`` and never raises. Each is written from its RFC's ABNF:
+for other types), returns ``bool`` and never raises (but ``regex``: see :func:`format_checker`);
+:func:`format_cost` bounds its work in budget units before the core calls it. Each is written from its RFC's ABNF:
 the grammars are matched by Python regular expressions built so that no two branches can
 read the same character (``re`` backtracks; these never do more than a constant amount of
 it per character), or by plain scans. Cost: linear in the length of the string, with two
@@ -34,9 +35,9 @@ from typing import Final
 
 import idna
 
-from .ecma_regex import is_ecma_regex
+from .ecma_regex import Undecidable, is_ecma_regex
 
-__all__ = ["FORMATS", "format_checker"]
+__all__ = ["FORMATS", "Undecidable", "format_checker", "format_cost"]
 
 FORMATS: Final[frozenset[str]] = frozenset(
     {
@@ -476,7 +477,41 @@ def format_checker(name: str) -> Callable[[str], bool] | None:
     Args:
         name: the ``format`` value as written in the schema (case-sensitive).
     Returns:
-        a function ``str -> bool`` (``True``: the string is valid for the format; it never
-        raises), or ``None`` for a name outside :data:`FORMATS` (E4: an annotation).
+        a function ``str -> bool`` (``True``: the string is valid for the format), or
+        ``None`` for a name outside :data:`FORMATS` (E4: an annotation). A checker never
+        raises, except ``regex``, which raises :class:`Undecidable` for a text beyond the
+        engine's limits (more alternatives than it can be given safely, nesting past 255
+        groups): the core refuses the argument rather than guess.
+        Charge :func:`format_cost` before calling it.
     """
     return _CHECKERS.get(name)
+
+
+# Work-budget units per code point, with a margin over benchmarks/pattern_cost.py's measure
+# (a unit is about 14-20 ns): IDNA work costs about 1-3 us per character of a host name (but
+# a name past the length limit is refused before any), regress compiles about 0.5 us per
+# character, the URI-like grammars take up to 25 ns per character, the rest less.
+_UNITS_PER_CODE_POINT: Final[dict[str, int]] = {
+    "hostname": 256,
+    "idn-hostname": 256,
+    "regex": 64,
+    "uri": 4,
+    "uri-reference": 4,
+    "iri": 4,
+    "iri-reference": 4,
+    "uri-template": 4,
+    "json-pointer": 4,
+    "email": 4,
+    "idn-email": 4,
+}
+_LENGTH_LIMIT: Final[dict[str, int]] = {"hostname": 253, "idn-hostname": 253 * 4}
+
+
+def format_cost(name: str, length: int) -> int:
+    """An upper bound, in work-budget units (``budget.MAX_WORK``), of checking ``length`` code points.
+
+    ``0`` for a name outside :data:`FORMATS` (nothing is checked). Monotone in ``length``.
+    """
+    if name not in _CHECKERS:
+        return 0
+    return 16 + _UNITS_PER_CODE_POINT.get(name, 1) * min(length, _LENGTH_LIMIT.get(name, length))

@@ -304,6 +304,8 @@ class Backtracker:
             return i < len(s) and intersects(node.chars, ((ord(s[i]), ord(s[i])),)) and k(i + 1)
         if kind == "empty":
             return k(i)
+        if kind == "cap":
+            return self.match(node.items[0], i, k)
         if kind == "assert":
             self.steps += 1
             if node.text == "^":
@@ -352,7 +354,25 @@ class Backtracker:
         return any(self.match(tree, start, lambda _j: True) for start in range(len(self.text) + 1))
 
 
-ATOMS = ["a", "b", "-", "[ab]", "[a-]", ".", "\\w", "[^a]", "\\d", "(?:a|b)", "(?:a|ab)", "(?=a)", "\\b", "$", "^"]
+ATOMS = [
+    "a",
+    "b",
+    "-",
+    "[ab]",
+    "[a-]",
+    ".",
+    "\\w",
+    "[^a]",
+    "\\d",
+    "(?:a|b)",
+    "(?:a|ab)",
+    "(?=a)",
+    "\\b",
+    "$",
+    "^",
+    "(a)",
+    "(b|-)",
+]
 QUANTS = ["", "", "*", "+", "?", "{0,3}", "{2}", "{1,}", "*?"]
 
 
@@ -420,3 +440,31 @@ def test_bound_on_scaled_near_misses(source: str, make: Callable[[int], str]) ->
             assert model.steps <= pattern.steps(len(text)), (n, model.steps, pattern.steps(len(text)))
     finally:
         sys.setrecursionlimit(old)
+
+
+def test_limits_refuse_before_the_engine_sees_the_pattern() -> None:
+    from mcp_guard.core.ecma_regex import MAX_ALTERNATIVES, MAX_PATTERN_LENGTH
+
+    long = compile_pattern("a" * (MAX_PATTERN_LENGTH + 1))
+    assert isinstance(long, PatternError) and long.kind == "unsupported_capability"
+    wide = compile_pattern("(?:" + "|".join(["a"] * (MAX_ALTERNATIVES + 1)) + ")")
+    assert isinstance(wide, PatternError) and wide.kind == "unsupported_capability"
+    deep = compile_pattern("(?:" * 250 + "a" + ")" * 250)  # regress reads it; the analysis nests too deep
+    assert isinstance(deep, PatternError) and deep.kind == "unsupported_capability"
+    assert isinstance(compile_pattern("(" * 300 + ")" * 300), PatternError)
+
+
+def test_compile_is_cached() -> None:
+    assert compile_pattern("^[a-z]+$") is compile_pattern("^[a-z]+$")
+
+
+def test_engine_limits_are_not_syntax_errors() -> None:
+    from mcp_guard.core.ecma_regex import Undecidable
+
+    deep = "(" * 300 + ")" * 300  # valid ECMA-262; regress stops at 255 levels
+    result = compile_pattern(deep)
+    assert isinstance(result, PatternError) and result.kind == "unsupported_capability"
+    with pytest.raises(Undecidable):
+        is_ecma_regex(deep)
+    assert is_ecma_regex("(" * 10 + ")" * 10)
+    assert not is_ecma_regex("(" * 10)

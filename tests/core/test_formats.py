@@ -215,3 +215,41 @@ def test_a_mebibyte_string_is_decided(fmt: str) -> None:
     assert all(isinstance(r, bool) for r in results.values())
     if fmt in ("hostname", "idn-hostname", "ipv4", "ipv6", "date", "date-time", "time", "uuid", "email"):
         assert not any(results.values())
+
+
+def test_format_cost_is_monotone_and_covers_every_format() -> None:
+    from mcp_guard.core.formats import format_cost
+
+    assert format_cost("int32", 10) == 0
+    for name in FORMATS:
+        costs = [format_cost(name, n) for n in (0, 1, 10, 253, 254, 1 << 20)]
+        assert costs == sorted(costs)
+        assert costs[0] > 0
+    assert format_cost("hostname", 1 << 20) == format_cost("hostname", 253)  # refused before any IDNA work
+    assert format_cost("regex", 1 << 20) > format_cost("uri", 1 << 20) > format_cost("uuid", 1 << 20)
+
+
+def test_regex_with_too_many_alternatives_is_undecidable_not_guessed() -> None:
+    from mcp_guard.core.formats import Undecidable
+
+    checker = format_checker("regex")
+    assert checker is not None
+    with pytest.raises(Undecidable):
+        checker("a" + "|a" * 50_000)  # regress would crash the process on it
+    assert checker("a" + "|a" * 1_000) is True
+
+
+def test_no_suite_test_disagrees_between_dialects() -> None:
+    """The same format and string never has two verdicts across the four dialects' folders."""
+    verdicts: dict[tuple[str, str], set[bool]] = {}
+    for dialect in COUNTS:
+        folder = SUITE / dialect / "optional" / "format"
+        if not folder.exists():
+            pytest.skip(f"{folder} is absent (the shared data lives beside the repository)")
+        for path in folder.glob("*.json"):
+            for group in json.loads(path.read_text(encoding="utf-8")):
+                for case in group["tests"]:
+                    if isinstance(case["data"], str):
+                        verdicts.setdefault((group["schema"]["format"], case["data"]), set()).add(case["valid"])
+    assert len(verdicts) > 500
+    assert [key for key, seen in verdicts.items() if len(seen) > 1] == []

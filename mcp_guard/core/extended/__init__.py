@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..json_values import Inexact, pointer, scan
-from ..report import VALIDATION, Issue
+from ..report import VALIDATION, Issue, Note
 from .classify import Classifier
 from .gen import generate
 from .ir import XNode
@@ -27,7 +27,7 @@ def _at(document: Any, path: tuple[str | int, ...]) -> Any:
     return document
 
 
-def classify_extended(schema: Any) -> tuple[list[Issue], XNode | None, tuple[str, ...]]:
+def classify_extended(schema: Any) -> tuple[list[Issue], XNode | None, tuple[Note, ...]]:
     """Classify ``schema``: ``(issues, root node or None, notes)``; the node only when clean.
 
     Raises:
@@ -50,5 +50,5 @@ def classify_extended(schema: Any) -> tuple[list[Issue], XNode | None, tuple[str
     classifier = Classifier(schema)
     root = classifier.root()
     issues += classifier.issues
-    notes = tuple(f"{at or '(root)'}: {message}" for at, message in classifier.notes)
+    notes = tuple(Note(at, message) for at, message in classifier.notes)
     return issues, (root if not issues else None), notes

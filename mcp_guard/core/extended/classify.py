@@ -18,13 +18,13 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import unquote, urldefrag, urljoin
 
-from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
+from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from ..json_values import pointer
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Path, XNode
 from .kw_any import TypePart
 from .kw_apply import Ref
-from .table import FINISHERS, KEYWORDS
+from .table import ELSEWHERE, FINISHERS, KEYWORDS
 
 __all__ = ["DIALECTS", "Classifier", "Quick", "dialect_of"]
 
@@ -142,11 +142,14 @@ class Classifier:
                 )
                 continue
             if dialect not in row.dialects:
+                why = ELSEWHERE.get((key, dialect))
                 self.finding(
                     UNSUPPORTED,
                     key,
                     kpath,
-                    f"`{key}` is not a keyword of {dialect} (the schema's dialect), so it would not be enforced",
+                    f"`{key}` is not supported in {dialect}: {why}"
+                    if why
+                    else f"`{key}` is not a keyword of {dialect} (the schema's dialect), so it would not be enforced",
                 )
                 continue
             result = row.rule(self, value, schema, kpath)
@@ -196,10 +199,13 @@ class Classifier:
             pass  # decision 1: no type means object (the entry function refuses other values)
         elif root.types != frozenset({"object"}):
             self.finding(UNSUPPORTED, "type", root.type_path, 'the root must accept only objects (`type: "object"`)')
+        resolved = bool(self.refs)
         while self.refs:
             self._resolve(self.refs.pop())
-        if self.memo:
+        if resolved:
             self._cycles()
+            if not self.issues:
+                self._expansion(root)
         if root.types is None and self.object_root and not root.meta.get("ref"):
             root.types, root.type_path = frozenset({"object"}), ()  # decision 1 (no `$ref` sees the root)
         return root
@@ -289,6 +295,53 @@ class Classifier:
                 else:
                     color[id(node)] = black
                     stack.pop()
+
+    def _expansion(self, root: XNode) -> None:
+        """E6: references that expand past the work budget on one value (a schema whose checks
+        could never fit) are unsupported: the weight of the root with every ``$ref`` expanded
+        (recursion through the instance counts once per level) must stay within ``MAX_WORK``."""
+        limit = MAX_WORK
+        weights: dict[int, int] = {}
+        active: set[int] = {id(root)}
+        stack = [(root, iter([sub for sub, _in, _path in root.children()]), 1)]
+        while stack:
+            node, subs, total = stack[-1]
+            for sub in subs:
+                known = weights.get(id(sub))
+                if known is not None:
+                    total += known
+                elif id(sub) in active:
+                    total += 1  # recursion: paid per level of the instance, on entry, by the budget
+                else:
+                    stack[-1] = (node, subs, total)
+                    active.add(id(sub))
+                    stack.append((sub, iter([s for s, _in, _path in sub.children()]), 1))
+                    break
+                if total > limit:
+                    break
+            else:
+                stack.pop()
+                active.discard(id(node))
+                weights[id(node)] = total = min(total, limit + 1)
+                if total > limit:
+                    self._too_heavy(node)
+                    return
+                if stack:
+                    parent, parent_subs, parent_total = stack[-1]
+                    stack[-1] = (parent, parent_subs, parent_total + total)
+                continue
+            if total > limit:
+                self._too_heavy(node)
+                return
+
+    def _too_heavy(self, node: XNode) -> None:
+        self.finding(
+            UNSUPPORTED,
+            "$ref",
+            node.path,
+            f"the references below this schema expand to more than {MAX_WORK:,} subschema evaluations of one "
+            "value, the guard's work budget",
+        )
 
 
 def _in_place(node: XNode) -> Any:

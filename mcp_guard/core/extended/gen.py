@@ -22,11 +22,10 @@ Every schema value reaches the source only as a module constant (:meth:`Gen.cons
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from math import isfinite
 from typing import Any
 
-from ..codegen import OverBudget, child
+from ..codegen import Collect, ModuleWriter, OverBudget, Valid, child
 from ..json_values import Inexact, canonical_once, is_json, json_type_name, pointer
 from ..keywords import where
 from ..report import VALIDATION, Issue
@@ -35,8 +34,6 @@ from .values import exact_json_once, exact_uncarriable, number_of
 
 __all__ = ["Gen", "generate", "type_words"]
 
-Valid = Callable[[Any, list[Any]], bool]
-Collect = Callable[[Any, str, list[Issue], list[Any]], None]
 
 _TESTS = {
     "object": "{t} is dict",
@@ -91,75 +88,33 @@ def _type_test(types: frozenset[str], v: str, t: str) -> str:
     return tests[0] if len(tests) == 1 else "(" + " or ".join(tests) + ")"
 
 
-class Gen:
+class Gen(ModuleWriter):
     """The code generator of one schema (implements what parts may ask; see ``ir.Part``)."""
 
     def __init__(self) -> None:
-        self.namespace: dict[str, Any] = {
-            "Issue": Issue,
-            "OverBudget": OverBudget,
-            "new": tuple.__new__,
-            "is_json": is_json,
-            "json_once": exact_json_once,
-            "canonical_once": canonical_once,
-            "isfinite": isfinite,
-            "where": where,
-            "type_issue": type_issue,
-            "is_uncarriable": exact_uncarriable,
-            "child": child,
-            "Inexact": Inexact,
-            "number_of": number_of,
-        }
+        super().__init__(
+            {
+                "Issue": Issue,
+                "OverBudget": OverBudget,
+                "new": tuple.__new__,
+                "is_json": is_json,
+                "json_once": exact_json_once,
+                "canonical_once": canonical_once,
+                "isfinite": isfinite,
+                "where": where,
+                "type_issue": type_issue,
+                "is_uncarriable": exact_uncarriable,
+                "child": child,
+                "Inexact": Inexact,
+                "number_of": number_of,
+            }
+        )
         self.exact = False  # generating the branch of an argument literal no double holds (E1)
         self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
-        self.source: list[str] = []
-        self.trailer: list[str] = []
-        self._consts: dict[tuple[type, Any], str] = {}
         self._vnames: dict[int, str] = {}
         self._cnames: dict[int, str] = {}
         self._enames: dict[tuple[int, str, int], str] = {}
         self._weights: dict[int, int] = {}
-        self._count = 0
-
-    # --- names and constants -----------------------------------------------------------------
-
-    def const(self, value: Any) -> str:
-        """Bind a schema value (or a helper function) as a module constant; return its name."""
-        try:
-            key: tuple[type, Any] | None = (type(value), value)
-            found = self._consts.get(key)  # type: ignore[arg-type]
-        except TypeError:
-            key, found = None, None
-        if found is not None:
-            return found
-        name = self.name("K")
-        self.namespace[name] = value
-        if key is not None:
-            self._consts[key] = name
-        return name
-
-    def name(self, prefix: str) -> str:
-        """A fresh generated name."""
-        self._count += 1
-        return f"{prefix}{self._count}"
-
-    def late_tuple(self, names: list[str]) -> str:
-        """A module-level tuple of generated functions, bound once all are defined."""
-        name = self.name("T")
-        self.trailer.append(f"{name} = ({', '.join(names)},)")
-        return name
-
-    def late_dict(self, entries: dict[str, str]) -> str:
-        """A module-level dict from constant names to generated functions."""
-        name = self.name("D")
-        self.trailer.append(f"{name} = {{{', '.join(f'{k}: {v}' for k, v in entries.items())}}}")
-        return name
-
-    def emit(self, header: str, body: list[str]) -> None:
-        """Append one function definition to the module."""
-        self.source.append(header)
-        self.source.extend("    " + line for line in (body or ["pass"]))
-        self.source.append("")
 
     # --- issues --------------------------------------------------------------------------------
 
@@ -185,8 +140,34 @@ class Gen:
         self._vnames[id(node)] = name
         entry = ["w[0] -= 1", "if w[0] < 0: raise OverBudget"] if node.meta.get("ref") else []
         body = [*entry, *self.body_fast(node, "x", "t"), "return True"]
-        self.emit(f"def {name}(x, w):", body)
+        if any(p.memo for p in node.parts):
+            self.memoized(name, body)
+        else:
+            self.emit(f"def {name}(x, w):", body)
         return name
+
+    def memoized(self, name: str, body: list[str]) -> None:
+        """Emit ``name(x, w)`` whose result is kept per call and per value (``w[2]``, by ``id``).
+
+        For the functions of ``unevaluated*``: a node's verdict and what it evaluated are asked
+        again by every enclosing ``unevaluated*``; kept, each is computed once per value, so
+        nesting costs linear, not exponential, work (E6). The arguments are alive and
+        unchanged during the call, so an ``id`` stands for one value.
+        """
+        inner = "_" + name
+        self.emit(f"def {inner}(x, w):", body)
+        key = self.const(name)
+        self.emit(
+            f"def {name}(x, w):",
+            [
+                "m = w[2]",
+                "if m is None: m = w[2] = {}",
+                f"k = ({key}, id(x))",
+                "if k in m: return m[k]",
+                f"r = m[k] = {inner}(x, w)",
+                "return r",
+            ],
+        )
 
     def cfn(self, node: XNode) -> str:
         """The name of the node's slow function, generated once."""
@@ -220,7 +201,7 @@ class Gen:
                 body.append("return s" if kind == "props" else "return (p, c)")
             else:
                 body.append(f"return {empty}")
-            self.emit(f"def {name}(x, w):", body)
+            self.memoized(name, body)
         return f"{name}({v}, w)"
 
     def weight(self, node: XNode) -> int:
@@ -402,7 +383,4 @@ def generate(root: XNode) -> tuple[Valid, Collect, str]:
             ],
         )
         valid_name, collect_name = entry_v, entry_c
-    source = "\n".join([*gen.source, *gen.trailer])
-    code = compile(source, "<mcp-guard extended validator>", "exec")
-    exec(code, gen.namespace)  # the source holds generated names and templates only
-    return gen.namespace[valid_name], gen.namespace[collect_name], source
+    return gen.load(valid_name, collect_name, "<mcp-guard extended validator>")

@@ -48,6 +48,7 @@ class Part:
     covers: ClassVar[bool] = False  # the part checks every member of its container is JSON
     proves: ClassVar[bool] = False  # passing the part proves the value JSON (a subschema held on it)
     refers: ClassVar[bool] = False  # its node is a ``$ref`` target, which charges the budget itself
+    memo: ClassVar[bool] = False  # its node's verdict is kept per value and call (``Gen.memoized``)
     order: ClassVar[int] = 50
     path: Path
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..json_values import canonical
+from ..json_values import TooLarge, canonical, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import non_negative
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["Contains", "Elements", "Prefix", "Rest", "Unique", "finish", "first_duplicate"]
 
 _UNIQUE_DEPTH = 200
-"""How deep ``uniqueItems`` compares items; deeper items compare as equal (fail closed)."""
+"""How deep ``uniqueItems`` compares items; an item nested deeper refuses the call (``TooLarge``:
+the budget refusal), never a verdict the guard did not establish (under ``not`` either would pass)."""
 
 
 class Prefix(Part):
@@ -167,7 +168,8 @@ class Contains(Part):
     applies = "array"
     order = 70
 
-    def __init__(self, node: XNode, low: int, high: int | None, path: Path, low_keyword: str) -> None:
+    def __init__(self, node: XNode, low: int, high: int | None, path: Path, low_keyword: str, annotates: bool) -> None:
+        self.annotates = annotates
         self.node = node
         self.low = low
         self.high = high
@@ -179,7 +181,10 @@ class Contains(Part):
         yield self.node
 
     def items_code(self, g: Gen, v: str) -> list[str]:
-        """See ``Part.items_code``: the indices of the items that match (2020-12)."""
+        """See ``Part.items_code``: the indices of the items that match (2020-12; 2019-09's
+        ``contains`` evaluates no item for ``unevaluatedItems``)."""
+        if not self.annotates:
+            return []
         return [f"c.update(i for i, y in enumerate({v}) if {g.test(self.node, 'y')})"]
 
     def _count(self, g: Gen, v: str, early: bool) -> list[str]:
@@ -235,7 +240,7 @@ def kw_contains(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Par
             if type(raw_high) is not int:
                 return None
             high = raw_high
-    return Contains(node, low, high, (*path[:-1], "contains"), low_keyword)
+    return Contains(node, low, high, path, low_keyword, ctx.dialect == "2020-12")
 
 
 def kw_contains_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
@@ -247,12 +252,14 @@ def kw_contains_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) 
 def first_duplicate(items: list[Any], w: list[Any]) -> tuple[int, int] | None:
     """The first pair of equal items (JSON equality, decisions 6 and 7), or ``None``.
 
-    Linear: one canonical key per item, each bounded by the call's remaining budget
-    (``json_values.TooLarge`` past it: the call is refused).
+    Linear: one canonical key per item, each bounded by the call's remaining budget and by
+    :data:`_UNIQUE_DEPTH` (``json_values.TooLarge`` past either: the call is refused).
     """
     seen: dict[Any, int] = {}
     budget = w[0]
     for index, item in enumerate(items):
+        if (type(item) is dict or type(item) is list) and max_depth(item, _UNIQUE_DEPTH) > _UNIQUE_DEPTH:
+            raise TooLarge(f"an item nested more than {_UNIQUE_DEPTH} levels deep")
         key = canonical(item, _UNIQUE_DEPTH, budget)
         found = seen.setdefault(key, index)
         if found != index:

@@ -26,6 +26,7 @@ _FALSE_TAIL = {
 
 class _Unevaluated(Part):
     order = 99  # after every sibling: they decide what is evaluated
+    memo = True  # enclosing unevaluated* ask again: once per value (Gen.memoized)
 
     def __init__(self, node: XNode, path: Path) -> None:
         self.node = node

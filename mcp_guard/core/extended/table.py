@@ -14,7 +14,7 @@ from typing import Final
 from . import kw_any, kw_apply, kw_array, kw_core, kw_number, kw_object, kw_string, kw_unevaluated
 from .ir import Keyword
 
-__all__ = ["ALL", "FINISHERS", "KEYWORDS"]
+__all__ = ["ALL", "ELSEWHERE", "FINISHERS", "KEYWORDS"]
 
 ALL: Final = frozenset({"2020-12", "2019-09", "draft-07", "draft-06"})
 NEW: Final = frozenset({"2020-12", "2019-09"})
@@ -66,15 +66,8 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("uniqueItems", ALL, kw_array.kw_unique_items, kw_array.quick_unique_items),
         Keyword("minItems", ALL, kw_object.kw_count, kw_string.quick_count),
         Keyword("maxItems", ALL, kw_object.kw_count, kw_string.quick_count),
-        Keyword(
-            "unevaluatedProperties",
-            frozenset({"2020-12"}),
-            kw_unevaluated.kw_unevaluated_properties,
-            kw_object.quick_schema,
-        ),
-        Keyword(
-            "unevaluatedItems", frozenset({"2020-12"}), kw_unevaluated.kw_unevaluated_items, kw_object.quick_schema
-        ),
+        Keyword("unevaluatedProperties", NEW, kw_unevaluated.kw_unevaluated_properties, kw_object.quick_schema),
+        Keyword("unevaluatedItems", NEW, kw_unevaluated.kw_unevaluated_items, kw_object.quick_schema),
         # in place
         Keyword("allOf", ALL, kw_apply.kw_all_of, kw_array.quick_schema_list),
         Keyword("anyOf", ALL, kw_apply.kw_any_of, kw_array.quick_schema_list),
@@ -111,6 +104,14 @@ KEYWORDS: dict[str, Keyword] = {
     )
 }
 """Every keyword the extended profile knows (spec, "The extended profile")."""
+
+ELSEWHERE: Final = {
+    ("contentEncoding", "draft-07"): "draft-07 lets a validator assert it, and the guard does not decode content, so "
+    "it cannot tell whether the author meant a constraint",
+    ("contentMediaType", "draft-07"): "draft-07 lets a validator assert it, and the guard does not decode content, "
+    "so it cannot tell whether the author meant a constraint",
+}
+"""Why a keyword the dialect does define is refused there (its meaning differs from the one enforced)."""
 
 FINISHERS: Final = (kw_object.finish, kw_array.finish)
 """Functions that fold a node's parts which share one loop (members, items) into one part."""
