@@ -134,7 +134,6 @@ def test_check_over_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=True, reason="C5 (core-findings): check --json does not carry the E4 format notes")
 def test_extended_unknown_formats_are_noted(capsys: pytest.CaptureFixture[str]) -> None:
     """E4: ``format: path`` (mcp-obsidian) constrains nothing, and the report says so in the tool's notes."""
     path = CORPUS / "mcp-obsidian.json"
