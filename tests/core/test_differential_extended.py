@@ -37,6 +37,11 @@ keyword family; a jsonschema-rs disagreement only where the case involves a by-d
 (:func:`rs_by_design`), tallied. Anything else fails. Also: ``compile(defer=True)`` gives the
 eager report and the same verdicts (as test_deferred does for the other profiles).
 
+The classification modes are compared as test_deferred does for the other profiles:
+``compile(defer=True)`` (the relay's listing) gives the eager report, notes and ``TypeError``, and
+the same verdicts, on schema-shaped garbage, on generated in-profile schemas, on every suite and
+corpus schema.
+
 Profiles: CI (default) a fixed seed, 300 schemas; long: ``MCP_GUARD_HYPOTHESIS_LONG=1``,
 randomized, 20,000 schemas (``pytest -s`` prints the tallies). No example database.
 """
@@ -68,9 +73,11 @@ from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker, Val
 
 from mcp_guard import UNSUPPORTED, VALIDATION, classify
 from mcp_guard import compile as compile_schema
+from mcp_guard.core.extended.table import KEYWORDS as EXTENDED_KEYWORDS
 from mcp_guard.core.formats import FORMATS
 from mcp_guard.core.json_values import Inexact
 from tests.core.suite import SUITE_ROOT
+from tests.core.test_deferred import CORPUS, HOSTILE, SCALARS, schema_like, suite_schemas
 from tests.core.test_differential import mutate
 
 try:
@@ -992,3 +999,59 @@ def test_format_pool_covers_every_format() -> None:
     for name in FORMAT_NAMES:
         verdicts = set(FORMAT_TABLE[name].values())
         assert verdicts == {True, False}, name  # both verdicts in every pool
+
+
+# --- the classification modes: deferred (the relay's listing) and eager -------------------------
+
+GARBAGE_KEYS = st.sampled_from([*EXTENDED_KEYWORDS, "x-extra", "nullable", "additional_properties", "$dynamicRef"])
+GARBAGE_LEAVES = SCALARS | st.sampled_from(["#", "#/$defs/a", "#a", "^a", "(", "date", "path", "uuid", *INEXACT])
+
+
+def outcome(schema: Any, defer: bool) -> tuple[str, Any]:
+    """What compile says under extended: its report and notes, or the TypeError's message."""
+    try:
+        compiled = compile_schema(schema, profile=PROFILE, defer=defer)
+    except TypeError as exc:
+        return "TypeError", str(exc)
+    return "report", (compiled.report.to_json(), compiled.notes)
+
+
+def deferred_is_eager(schema: Any, arguments: tuple[Any, ...] = ({}, {"a": 1}, {"a": "x", "b": [None]})) -> None:
+    got = outcome(schema, True)
+    assert got == outcome(schema, False), schema
+    if got[0] == "report" and got[1][0]["ok"]:
+        deferred, eager = compile_schema(schema, profile=PROFILE, defer=True), compile_schema(schema, profile=PROFILE)
+        for value in arguments:
+            assert deferred.check(value) == eager.check(value), (schema, value)
+
+
+@profile_settings(3_000 if LONG else 400)
+@given(
+    schema=st.dictionaries(GARBAGE_KEYS, schema_like(GARBAGE_LEAVES), max_size=6)
+    | st.dictionaries(GARBAGE_KEYS, schema_like(GARBAGE_LEAVES | HOSTILE), max_size=4)
+)
+def test_deferred_report_is_the_eager_report(schema: Any) -> None:
+    """Schema-shaped garbage and near-misses under extended: the same findings in the same order, notes, TypeErrors."""
+    deferred_is_eager(schema)
+    deferred_is_eager({"type": "object", "properties": {"p": schema}, "$defs": {"a": schema}})
+
+
+@given(schema=schemas())
+@profile_settings(1_000 if LONG else 100)
+def test_deferred_is_eager_on_generated_in_profile_schemas(schema: dict[str, Any]) -> None:
+    deferred_is_eager(schema)
+
+
+@pytest.mark.skipif(not SUITE_ROOT.is_dir(), reason=f"the JSON Schema Test Suite is absent ({SUITE_ROOT})")
+def test_deferred_is_eager_on_the_suite_and_corpus_schemas() -> None:
+    count = 0
+    for forms in suite_schemas().values():
+        for schema in forms:
+            deferred_is_eager(schema)
+            count += 1
+    if CORPUS.is_dir():
+        for path in sorted(CORPUS.glob("*.json")):
+            for tool in json.loads(path.read_text(encoding="utf-8"))["tools"]:
+                deferred_is_eager(tool["inputSchema"])
+                count += 1
+    assert count > 3_000, count
