@@ -54,30 +54,17 @@ def escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def keyword_positions(schema: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
+def keyword_positions(schema: Any) -> Iterator[tuple[str, str]]:
     """Yield ``(schema pointer, keyword)`` for every key that stands as a keyword.
 
     Keys of ``properties`` (and of the other name → schema maps) are property names, not
     keywords; values of ``enum``, ``const`` and ``required`` are data. A boolean schema has
     no keywords.
     """
-    if not isinstance(schema, dict):
-        return
-    for key, value in schema.items():
-        here = f"{pointer}/{escape(key)}"
-        yield here, key
-        if key in SCHEMA_VALUED:
-            if isinstance(value, list):  # tuple-form `items` of older drafts
-                for index, sub in enumerate(value):
-                    yield from keyword_positions(sub, f"{here}/{index}")
-            else:
-                yield from keyword_positions(value, here)
-        elif key in SCHEMA_LISTS and isinstance(value, list):
-            for index, sub in enumerate(value):
-                yield from keyword_positions(sub, f"{here}/{index}")
-        elif key in SCHEMA_MAPS and isinstance(value, dict):
-            for name, sub in value.items():
-                yield from keyword_positions(sub, f"{here}/{escape(name)}")
+    for pointer, node in subschemas(schema):
+        if isinstance(node, dict):
+            for key in node:
+                yield f"{pointer}/{escape(key)}", key
 
 
 def subschemas(schema: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
