@@ -10,6 +10,7 @@ did at most that much work, and a call refused under it was stopped by the count
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ import mcp_guard.core.compiler as compiler
 from mcp_guard import UNSUPPORTED, VALIDATION, check, classify
 from mcp_guard import compile as compile_schema
 from mcp_guard.core import MAX_SCHEMA_NODES, MAX_WORK, Report
+from mcp_guard.core.formats import FORMATS
 
 try:
     classify({}, profile="extended")
@@ -357,3 +359,62 @@ def test_a_bounded_pattern_is_charged_to_the_budget(monkeypatch: pytest.MonkeyPa
 
 def test_the_default_budget_is_the_documented_one() -> None:
     assert MAX_WORK == 4_000_000
+
+
+# --- hostile strings under pattern and format: refused or judged, never both ways -----------------
+
+HOSTILE_STRINGS = {
+    "1 MiB": "a" * 2**20,
+    "1 MiB of dots": "a." * 2**19,
+    "lone surrogate": "a\ud800b",
+    "NUL": "a\x00b",
+    "astral": "😀" * 1000,
+    "bidi": "\u202ea\u202c",
+}
+
+
+def refused_unchecked(report: Report) -> bool:
+    """A refusal that claims nothing about the value: the budget, or a value the engine cannot read."""
+    return not report.ok and all(
+        i.instance_path is not None and i.keyword in ("budget", "json", "pattern", "format") for i in report.issues
+    )
+
+
+@pytest.mark.parametrize("text", sorted(HOSTILE_STRINGS), ids=sorted(HOSTILE_STRINGS))
+@pytest.mark.parametrize(
+    "node",
+    [{"pattern": "^a"}, {"pattern": "b$"}, {"pattern": "^[a.]*$"}, *({"format": f} for f in sorted(FORMATS))],
+    ids=lambda n: next(iter(n.values())),
+)
+def test_a_keyword_and_its_negation_never_both_pass(node: dict[str, Any], text: str) -> None:
+    """For each hostile string, ``K`` and ``not: K`` never both pass (a refusal of either is fine: fail closed)."""
+    value = HOSTILE_STRINGS[text]
+    plain, negated = prop({"type": "string", **node}), prop({"type": "string", "not": node})
+    assert classify(plain, profile=X).ok and classify(negated, profile=X).ok
+    yes, no = check(plain, {"x": value}, profile=X), check(negated, {"x": value}, profile=X)
+    assert not (yes.ok and no.ok), (node, text)
+    assert yes.ok or no.ok or (refused_unchecked(yes) or refused_unchecked(no)), (yes, no)
+
+
+def test_messages_never_echo_argument_values() -> None:
+    """Errors name schema text and pointers, never the value sent (it may be a secret)."""
+    secret = "s3cr3t-Value-42"
+    schema = {
+        "type": "object",
+        "properties": {
+            "p": {"type": "string", "pattern": "^x"},
+            "f": {"type": "string", "format": "email"},
+            "c": {"const": "x"},
+            "e": {"enum": ["x", "y"]},
+            "l": {"type": "string", "maxLength": 3},
+            "o": {"anyOf": [{"type": "integer"}, {"type": "string", "minLength": 100}]},
+            "u": {"type": "array", "uniqueItems": True},
+            "n": {"not": {"type": "string"}},
+            "d": {"type": "string", "format": "date"},
+        },
+        "additionalProperties": {"type": "integer"},
+    }
+    arguments = {key: secret for key in ("p", "f", "c", "e", "l", "o", "n", "d", "extra")} | {"u": [secret, secret]}
+    report = check(schema, arguments, profile=X)
+    assert len(report.issues) >= 10, report
+    assert secret not in json.dumps(report.to_json())
