@@ -35,7 +35,8 @@ Which groups are *in the profile* (the denominator of the 95% rule) is computed 
 adapted schema by :func:`outside_profile`, with no reference to what the guard says: a group is
 in the profile when every key standing as a keyword (:func:`tests.core.suite.keyword_positions`)
 is in :data:`IN_PROFILE` for its dialect (the spec's "Enforced exactly", "References" and
-annotation lists, ``format``, a root ``$schema``/``$id``), and it has none of: an E5 feature (a
+annotation lists, ``format``, a root ``$schema``/``$id``; for draft-06/07 without the content
+annotations, which draft-07 lets a validator assert, see :data:`CONTENT`), and it has none of: an E5 feature (a
 ``$ref`` leaving the document, ``$dynamicRef``/``$dynamicAnchor``/``$recursiveRef``/
 ``$recursiveAnchor``, ``$vocabulary``, an embedded ``$id``, a key no dialect defines), a keyword
 of another dialect, a nested ``$schema``, a draft-06/07 ``$ref`` with a sibling that constrains,
