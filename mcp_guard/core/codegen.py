@@ -44,7 +44,7 @@ from .json_values import canonical_once, escape_token, is_json, is_uncarriable, 
 from .keywords import Additional, Check, Items, Properties, Required, issue_code, where
 from .report import VALIDATION, Issue
 
-__all__ = ["ModuleWriter", "OverBudget", "describe", "generate"]
+__all__ = ["ModuleWriter", "OverBudget", "base_namespace", "describe", "generate"]
 
 Valid = Callable[[Any, list[Any]], bool]
 Collect = Callable[[Any, str, list[Issue], list[Any]], None]
@@ -186,23 +186,26 @@ class ModuleWriter:
         return self.namespace[valid_name], self.namespace[collect_name], source
 
 
+def base_namespace() -> dict[str, Any]:
+    """The names every generated validator's source may use (both profiles' generators start here)."""
+    return {
+        "Issue": Issue,
+        "OverBudget": OverBudget,
+        "new": tuple.__new__,
+        "is_json": is_json,
+        "json_once": json_once,
+        "canonical_once": canonical_once,
+        "isfinite": isfinite,
+        "where": where,
+        "type_issue": type_issue,
+        "is_uncarriable": is_uncarriable,
+        "child": child,
+    }
+
+
 class _Generator(ModuleWriter):
     def __init__(self) -> None:
-        super().__init__(
-            {
-                "Issue": Issue,
-                "OverBudget": OverBudget,
-                "new": tuple.__new__,
-                "is_json": is_json,
-                "json_once": json_once,
-                "canonical_once": canonical_once,
-                "isfinite": isfinite,
-                "where": where,
-                "type_issue": type_issue,
-                "is_uncarriable": is_uncarriable,
-                "child": child,
-            }
-        )
+        super().__init__(base_namespace())
         self._valid_names: dict[int, str] = {}
         self._weights: dict[int, int] = {}
         self._collect_names: dict[int, str] = {}

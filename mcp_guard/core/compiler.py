@@ -443,7 +443,12 @@ class Compiled:
                 keyword, why = "format", "is a regular expression too large for the guard to check"
             message = f"a string in these arguments {why}; they are refused unchecked"
             return Report((Issue(VALIDATION, keyword, "", "", message),))
-        except (OverBudget, TooLarge, RecursionError):
+        except RecursionError:  # extended: a recursive schema ($ref) followed down very deep arguments
+            message = (
+                "these arguments nest deeper than the guard can follow through this recursive schema; refused unchecked"
+            )
+            return Report((Issue(VALIDATION, "budget", "", "", message),))
+        except (OverBudget, TooLarge):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "
                 f"({MAX_WORK:,} subschema evaluations); they are refused unchecked"

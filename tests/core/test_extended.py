@@ -165,7 +165,7 @@ REJECT = [
         "prefix",
         obj(a={"prefixItems": [{"type": "integer"}], "items": False}),
         {"a": [1, 2]},
-        "false",
+        "items",
         "/properties/a/items",
         "/a/1",
     ),
@@ -210,7 +210,8 @@ REJECT = [
     ),
     ("oneOf-both", {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1, "b": 2}, "oneOf", "/oneOf", ""),
     ("not", obj(a={"not": {"type": "string"}}), {"a": "s"}, "not", "/properties/a/not", "/a"),
-    ("boolean-false", obj(a=False), {"a": 1}, "false", "/properties/a", "/a"),
+    ("boolean-false", obj(a=False), {"a": 1}, "properties", "/properties/a", "/a"),
+    ("false-items-named-property", obj(items=False), {"items": 1}, "properties", "/properties/items", "/items"),
     ("root-not-object", {"properties": {}}, [1], "type", "", ""),
     ("allOf", {"allOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1}, "required", "/allOf/1/required", ""),
     (
@@ -445,6 +446,14 @@ def test_unevaluated_under_deep_composition_is_linear(monkeypatch: pytest.Monkey
     assert compiled.check({"x": {"a59": 2}}).ok
     assert not compiled.check({"x": {"a7": 1, "a59": 2}}).ok
     assert [i.keyword for i in compiled.check({"x": {"q": 1}}).issues] == ["unevaluatedProperties"]
+
+
+def test_recursion_down_very_deep_arguments_is_refused_not_a_crash() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(5000):
+        deep = {"a": deep}
+    report = check({"properties": {"a": {"$ref": "#"}}}, deep, profile="extended")
+    assert [i.keyword for i in report.issues] == ["budget"]
 
 
 def test_expansion_bomb_meets_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:

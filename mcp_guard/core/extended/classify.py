@@ -102,7 +102,7 @@ class Classifier:
                     f"the schema has more than {MAX_SCHEMA_NODES} subschemas, the guard's work budget",
                 )
             return None
-        if self.depth >= MAX_SCHEMA_DEPTH:
+        if self.depth > MAX_SCHEMA_DEPTH:
             self.finding(
                 UNSUPPORTED,
                 "schema",
@@ -382,7 +382,7 @@ class Quick:
     def clean(self, schema: Any, depth: int) -> bool:
         """True when ``schema`` at nesting ``depth`` would classify with no finding."""
         self.nodes += 1
-        if self.nodes > MAX_SCHEMA_NODES or depth >= MAX_SCHEMA_DEPTH:
+        if self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
             return False
         if type(schema) is not dict:
             return type(schema) is bool

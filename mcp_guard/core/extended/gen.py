@@ -22,14 +22,14 @@ Every schema value reaches the source only as a module constant (:meth:`Gen.cons
 
 from __future__ import annotations
 
-from math import isfinite
 from typing import Any
 
-from ..codegen import Collect, ModuleWriter, OverBudget, Valid, child
-from ..json_values import Inexact, canonical_once, is_json, json_type_name, pointer
+from ..codegen import Collect, ModuleWriter, Valid, base_namespace
+from ..json_values import Inexact, json_type_name, pointer
 from ..keywords import where
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
+from .table import KEYWORDS
 from .values import exact_json_once, exact_uncarriable, number_of
 
 __all__ = ["Gen", "generate", "type_words"]
@@ -94,17 +94,10 @@ class Gen(ModuleWriter):
     def __init__(self) -> None:
         super().__init__(
             {
-                "Issue": Issue,
-                "OverBudget": OverBudget,
-                "new": tuple.__new__,
-                "is_json": is_json,
-                "json_once": exact_json_once,
-                "canonical_once": canonical_once,
-                "isfinite": isfinite,
-                "where": where,
+                **base_namespace(),
+                "json_once": exact_json_once,  # E1: a literal no double holds is a number here
                 "type_issue": type_issue,
                 "is_uncarriable": exact_uncarriable,
-                "child": child,
                 "Inexact": Inexact,
                 "number_of": number_of,
             }
@@ -223,7 +216,14 @@ class Gen(ModuleWriter):
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
         if node.boolean is not None:
             return True
-        return not any(p.applies in ("object", "array", "inplace") for p in node.parts)
+        return not any(
+            p.applies in ("object", "array") or (p.applies == "inplace" and not getattr(p, "flat", False))
+            for p in node.parts
+        )
+
+    def type_expr(self, types: frozenset[str], v: str) -> str:
+        """An expression: whether ``v`` is of one of ``types`` (JSON Schema type names; E1 literals)."""
+        return _type_test(types, v, f"type({v})")
 
     def check_fast(self, node: XNode, v: str) -> list[str]:
         """Statements that ``return False`` when ``v`` breaks ``node``: inline or a call."""
@@ -234,7 +234,9 @@ class Gen(ModuleWriter):
     def check_slow(self, node: XNode, v: str, ip: str) -> list[str]:
         """Statements appending the issues of ``v`` (pointer ``ip``) against ``node``."""
         if node.boolean is False:
-            return [self.issue("false", pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+            return [self.issue(false_keyword(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+        if self.inlinable(node):  # scalars inline, as on the fast path
+            return self.body_slow(node, v, ip, "u")
         return [f"if not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
 
     def test(self, node: XNode, v: str) -> str:
@@ -262,24 +264,30 @@ class Gen(ModuleWriter):
     def body_slow(self, node: XNode, v: str, ip: str, t: str) -> list[str]:
         """The slow test of ``node`` on ``v`` (pointer ``ip``): statements that append issues."""
         if node.boolean is False:
-            return [self.issue("false", pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+            return [self.issue(false_keyword(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
         if node.trivial:
             return [f"if not json_once({v}, w): w[1] = 1"]
         head = [
             f"{t} = type({v})",
             f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
             f"or {t} is float or {t} is bool or {v} is None or {t} is Inexact):",
-            "    w[1] = 1",
-            "    return",
+            "    w[1] = 1",  # the JSON scan reports it, with its pointer
         ]
-        return head + self._body(node, v, t, ip)[1:]
+        if node.types is not None:
+            where_type, words = self.const(pointer(node.type_path)), self.const(type_words(node.types))
+            head += [
+                f"elif not {_type_test(node.types, v, t)}:",
+                f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
+            ]
+        rest = self._body(node, v, t, ip)[1:]
+        return [*head, "else:", *("    " + x for x in (rest or ["pass"]))]  # no return: it may stand inline
 
     def _number_branches(
         self, node: XNode, v: str, t: str, ip: str | None, untyped: bool
     ) -> list[tuple[str, list[str]]]:
         """The numeric branches: doubles and integers, and an argument literal no double holds (an
         ``Inexact``), on whose exact value the same keywords run (E1)."""
-        refuse = "return False" if ip is None else "w[1] = 1; return"
+        refuse = "return False" if ip is None else "pass"  # slow: its head flagged it already
         parts = node.of("number")
         num = self._group_lines(parts, v, ip)
         exact: list[str] = []
@@ -303,17 +311,8 @@ class Gen(ModuleWriter):
         slow = ip is not None
         lines = [f"{t} = type({v})"]
         types = node.types
-        if types is not None:
-            test = _type_test(types, v, t)
-            if slow:
-                where_type = self.const(pointer(node.type_path))
-                lines += [
-                    f"if not {test}:",
-                    f"    type_issue({v}, {ip}, {where_type}, {self.const(type_words(types))}, out, w)",
-                    "    return",
-                ]
-            else:
-                lines.append(f"if not {test}: return False")
+        if types is not None and not slow:  # the slow path tests the type in its head (body_slow)
+            lines.append(f"if not {_type_test(types, v, t)}: return False")
         self.known = types
         lines += self._group_lines(node.of("any"), v, ip)
         self.known = None
@@ -338,8 +337,8 @@ class Gen(ModuleWriter):
             branches.append((f"{t} is str", self._group_lines(node.of("string"), v, ip)))
         if allowed & {"integer", "number"}:
             branches += self._number_branches(node, v, t, ip, types is None)
-        if types is None:
-            branches.append((f"{t} is not bool and {v} is not None", ["w[1] = 1; return" if slow else "return False"]))
+        if types is None:  # (the slow path's head already flagged any value that is not JSON)
+            branches.append((f"{t} is not bool and {v} is not None", ["pass" if slow else "return False"]))
         if types is None:  # every branch stands, so the last one catches only non-JSON values
             branches = [(cond, body or ["pass"]) for cond, body in branches]
         else:
@@ -361,6 +360,22 @@ class Gen(ModuleWriter):
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"
+
+_NAMES = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
+"""Keywords whose members are names, not keywords (decision 10)."""
+
+
+def false_keyword(path: tuple[str | int, ...]) -> str:
+    """The keyword a ``false`` subschema at ``path`` belongs to (``items``, ``properties``, ``not``, …).
+
+    The nearest key of the path that is a keyword and not a name under a keyword of names
+    (a property called ``items`` is a name); ``"schema"`` at the root.
+    """
+    for index in range(len(path) - 1, -1, -1):
+        token = path[index]
+        if type(token) is str and token in KEYWORDS and (index == 0 or path[index - 1] not in _NAMES):
+            return token
+    return "schema"
 
 
 def generate(root: XNode) -> tuple[Valid, Collect, str]:

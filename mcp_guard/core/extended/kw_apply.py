@@ -130,9 +130,22 @@ class AllOf(_Branches):
 
 
 class AnyOf(_Branches):
-    """``anyOf``: at least one branch holds."""
+    """``anyOf``: at least one branch holds.
+
+    Branches that are only a ``type`` (pydantic's ``Optional``: ``[{"type": "string"}, {"type":
+    "null"}]``) are tested inline, one expression, no calls (``flat``).
+    """
+
+    @property
+    def flat(self) -> bool:
+        """Every branch is a bare ``type`` (no other keyword): the test is one expression."""
+        return len(self.branches) <= CHAIN_LIMIT and all(
+            b.boolean is None and not b.parts and b.types is not None for b in self.branches
+        )
 
     def _any(self, g: Gen, v: str) -> str:
+        if self.flat:
+            return "(" + " or ".join(g.type_expr(b.types, v) for b in self.branches if b.types) + ")"
         if len(self.branches) > CHAIN_LIMIT:
             fns = g.late_tuple([g.vfn(b) for b in self.branches])
             return f"any(f({v}, w) for f in {fns})"
