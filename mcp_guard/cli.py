@@ -14,11 +14,12 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 import anyio
 
 from . import __version__
+from .safe_text import escape
 
 if TYPE_CHECKING:
     from .relay.http_front import HttpConfig
@@ -29,17 +30,18 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 class SafeFormatter(logging.Formatter):
-    """One log record, one line: control characters (newlines, escape codes) are escaped.
+    """One log record, one line: whatever breaks a line or controls a terminal is escaped.
 
-    Tool names and pointers may come from the client or the upstream; escaped, they can
-    neither forge a log line nor drive the operator's terminal.
+    Tool names, methods and pointers may come from the client or the upstream; every log site
+    of the package (and uvicorn's, which share the handler) goes through this one formatter,
+    which applies :func:`mcp_guard.safe_text.escape` to the whole message: no name can forge a
+    log line (``\\n``, NEL, U+2028, U+2029), drive the operator's terminal (C0, DEL, C1 such
+    as CSI) or reorder the line (bidi overrides).
     """
 
-    _table: ClassVar[dict[int, str]] = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
-
     def format(self, record: logging.LogRecord) -> str:
-        """The formatted record with control characters escaped (tracebacks keep their newlines)."""
-        message = record.getMessage().translate(self._table)
+        """The formatted record with unsafe characters escaped (tracebacks keep their newlines)."""
+        message = escape(record.getMessage())
         text = f"mcp-guard {record.levelname}: {message}"
         if record.exc_info:
             text += "\n" + self.formatException(record.exc_info)
@@ -256,6 +258,13 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="sessions (upstream processes) open at once; more are refused with 503 (default 100)",
     )
+    http.add_argument(
+        "--http-body-timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="a request body must arrive in full within this long after its headers, else 408 (default 30)",
+    )
 
 
 def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> HttpConfig:
@@ -284,6 +293,7 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
             max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES if args.max_message_bytes is None else args.max_message_bytes,
             session_idle_timeout=args.session_idle_timeout or None,
             max_sessions=args.max_sessions,
+            body_timeout=args.http_body_timeout,
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

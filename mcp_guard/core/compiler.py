@@ -109,6 +109,12 @@ class _Classifier:
 
     def subschema(self, schema: Any, path: Path, holder: str, depth: int) -> Node | None:
         """A nested schema (``properties`` value, ``items``, ``oneOf`` branch): see :meth:`node`."""
+        if self.nodes > MAX_SCHEMA_NODES:
+            # Past the budget (its finding is recorded): counted and not visited, as node() would,
+            # without the verdict walk's call first (a million properties cost a million calls).
+            self.nodes += 1
+            self.unproven = True
+            return None
         verdict = self._verdict
         if verdict is not None:
             verdict.nodes = self.nodes
@@ -427,11 +433,8 @@ class Compiled:
             valid, self._collect, _source = _generate(root)
             self._valid = valid
         try:
-            cell: list[Any] = [MAX_WORK, 0, None]  # budget, scan flag, per-call memo (codegen)
-            if valid(arguments, cell):
-                if cell[0] < 0:
-                    raise OverBudget
-                return OK_REPORT
+            if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (codegen)
+                return OK_REPORT  # (every charge of the generated code checks the budget at once)
             return self._findings(arguments)
         except Undecidable as exc:  # never a guessed verdict: under `not` either guess could pass
             if isinstance(exc, UnsearchableText):
@@ -484,8 +487,6 @@ class Compiled:
                 for ip in map(pointer, self._uncarriable(arguments))
             ]
             out = found + out
-        if cell[0] < 0:
-            raise OverBudget
         if not out:  # pragma: no cover - the two paths disagree (a fault in the guard): fail closed
             message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
             out = [Issue(VALIDATION, "schema", "", "", message)]
@@ -511,7 +512,7 @@ def _profile(profile: str) -> str:
     return profile
 
 
-def _compile_extended(schema: Any, defer: bool) -> Compiled:
+def _compile_extended(schema: Any, defer: bool, known_json: bool) -> Compiled:
     """``extended``: classify (``extended.classify``); the validator is generated on first use.
 
     With ``defer``, a schema the verdict-only walk (``extended.classify.Quick``) finds clean is
@@ -519,13 +520,13 @@ def _compile_extended(schema: Any, defer: bool) -> Compiled:
     """
     if defer and Quick().root(schema):
         return Compiled(OK_REPORT, None, "extended", schema)
-    issues, root, notes = classify_extended(schema)
+    issues, root, notes = classify_extended(schema, known_json=known_json)
     if issues:
         return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
     return Compiled(OK_REPORT, root, "extended", notes=notes)
 
 
-def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> Compiled:
+def compile(schema: Any, *, profile: str = "standard", defer: bool = False, known_json: bool = False) -> Compiled:
     """Classify ``schema`` completely and compile it when it is inside the subset.
 
     Args:
@@ -539,6 +540,12 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> C
             should the first check find the schema no longer clean, the check returns the
             findings and validates nothing. A schema with any finding is classified in full
             at once either way, so ``report`` is the same.
+        known_json: the caller has proven ``schema`` JSON with no number JSON cannot carry
+            exactly (the relay: parsed by its JSON parser and serialized with
+            ``allow_nan=False`` and no ``default``, which fails on ``NaN``, ``±inf`` and an
+            ``Inexact``). The JSON scan is then skipped: its findings would be none. The
+            report is the same; only work is saved (a schema past the subschema budget is
+            otherwise scanned whole, every value, to prove what the walk did not visit).
 
     Returns:
         A :class:`Compiled`; ``Compiled.report`` holds every finding.
@@ -549,7 +556,7 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> C
     """
     profile = _profile(profile)
     if profile == "extended":
-        return _compile_extended(schema, defer)
+        return _compile_extended(schema, defer, known_json)
     if defer and _Verdict(profile).clean(schema, 0):
         # Every value the walk accepted has an exact JSON type (opaque ones were checked as
         # JSON), so a clean walk proves the schema is JSON, as for the full walk below.
@@ -567,7 +574,7 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False) -> C
             if defer:  # a skimmed tree stands in for clean parts: build the real one when first used
                 return Compiled(OK_REPORT, None, profile, schema)
             return Compiled(OK_REPORT, root, profile)
-    proven = classifier.proves_json() if walked else is_json(schema)
+    proven = (known_json or classifier.proves_json()) if walked else is_json(schema)
     findings = [] if proven else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
     issues = [
         Issue(

@@ -254,7 +254,7 @@ class GuardSettings(_Model):
         servers: per upstream settings; each key must name a server of the config.
     """
 
-    profile: Literal["standard", "strict", "extended"] = "standard"
+    profile: Literal["standard", "strict"] = "standard"
     name_format: str = DEFAULT_NAME_FORMAT
     unsupported: Literal["reject", "hide"] = "reject"
     allow: list[Pattern] | None = None

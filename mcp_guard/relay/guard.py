@@ -262,18 +262,23 @@ class ToolTable:
             return self._compile(schema)
         compiled = self._schemas.get(key)
         if compiled is None:
-            compiled = self._compile(schema)
+            # Parsed JSON that the strict encoder wrote (no NaN, inf or Inexact): the core
+            # need not scan it to prove it JSON (a schema past the budget is not walked whole).
+            compiled = self._compile(schema, known_json=True)
             if len(self._schemas) >= MAX_CACHED_SCHEMAS:
                 self._schemas.clear()
             self._schemas[key] = compiled
         return compiled
 
-    def _compile(self, schema: Any) -> Compiled:
-        """Compile one tool's schema; a fault in the guard makes the tool unsupported (fail closed)."""
+    def _compile(self, schema: Any, *, known_json: bool = False) -> Compiled:
+        """Compile one tool's schema; a fault in the guard makes the tool unsupported (fail closed).
+
+        ``known_json``: the schema was parsed and written back by the strict encoder (see ``compile``).
+        """
         try:
             # defer: a listing costs one light walk per tool; the validator is built on the
             # tool's first call. The table never changes a schema it compiled.
-            return compile(schema, profile=self.profile, defer=True)
+            return compile(schema, profile=self.profile, defer=True, known_json=known_json)
         except Exception:
             log.exception("internal error while classifying a tool's inputSchema; the tool is refused")
             return _refused(UNSUPPORTED, "schema", "mcp-guard could not classify this schema (internal error)")

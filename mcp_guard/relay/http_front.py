@@ -97,6 +97,7 @@ from .framing import LineStream
 from .guard import PROTOCOL_VERSION_KEY, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     NO_ID,
     PARSE_ERROR,
@@ -186,6 +187,9 @@ class HttpConfig(BaseModel):
             more are refused with 503.
         keepalive: seconds a request's answer waits before the front commits to an SSE
             stream, and between SSE keep-alive comments.
+        body_timeout: seconds a request body may take to arrive in full, counted from its
+            headers; a slower one is answered 408 and its connection closed (a body trickling
+            in byte by byte would otherwise hold its connection, and its memory, for ever).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -199,6 +203,7 @@ class HttpConfig(BaseModel):
     session_idle_timeout: float | None = Field(default=1800.0, gt=0)
     max_sessions: int = Field(default=100, ge=1)
     keepalive: float = Field(default=15.0, gt=0)
+    body_timeout: float = Field(default=30.0, gt=0)
 
     @field_validator("allowed_origins")
     @classmethod
@@ -848,7 +853,15 @@ class _Session(_Channel):
 
     def _note_initialize(self, message: dict[str, Any]) -> None:
         result = message.get("result")
-        version = result.get("protocolVersion") if type(result) is dict else None
+        if type(result) is not dict:
+            # Refused (by the upstream or the guard): no session was opened. The error goes out
+            # without the session id (the header list is the one this answer is sent with), the
+            # id answers 404 from now on, and the upstream stops.
+            log.info("%s: initialize was answered with an error; ending the session", self.label)
+            self.header.clear()
+            self.front.end_session(self)
+            return
+        version = result.get("protocolVersion")
         if type(version) is str:
             self.negotiated = version
 
@@ -1049,6 +1062,7 @@ class HttpFront:
         self.server: uvicorn.Server | None = None
         self.address = ""
         self._sessions: dict[str, _Session] = {}
+        self._opening = 0  # sessions whose upstream is starting: they count against max_sessions
         self._modern: _ModernChannel | None = None
         self._modern_lock = anyio.Lock()
         self._channels: set[_Channel] = set()
@@ -1164,6 +1178,10 @@ class HttpFront:
 
         The rest of an oversize body is read and thrown away (up to :data:`DISCARD_LIMIT`
         bytes, never kept), so that a client still sending it gets to read the 413.
+
+        Raises:
+            _Disconnected: the client went away.
+            _BodyTimeout: the body did not arrive in full within ``config.body_timeout`` seconds.
         """
         cap = self.config.max_message_bytes
         declared = headers.get("content-length", "")
@@ -1171,20 +1189,22 @@ class HttpFront:
             return None
         body = bytearray()
         discarded = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Disconnected
-            chunk = message.get("body", b"")
-            if discarded or len(body) + len(chunk) > cap:
-                discarded += len(chunk)
-                body.clear()
-                if discarded > DISCARD_LIMIT:
-                    return None
-            else:
-                body += chunk
-            if not message.get("more_body", False):
-                return None if discarded else bytes(body)
+        with anyio.move_on_after(self.config.body_timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Disconnected
+                chunk = message.get("body", b"")
+                if discarded or len(body) + len(chunk) > cap:
+                    discarded += len(chunk)
+                    body.clear()
+                    if discarded > DISCARD_LIMIT:
+                        return None
+                else:
+                    body += chunk
+                if not message.get("more_body", False):
+                    return None if discarded else bytes(body)
+        raise _BodyTimeout
 
     async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
         has_json, has_sse = _accepts(headers)
@@ -1198,6 +1218,12 @@ class HttpFront:
         try:
             body = await self._read_body(receive, headers)
         except _Disconnected:
+            return
+        except _BodyTimeout:
+            limit = self.config.body_timeout
+            log.warning("refused a request whose body did not arrive within %g s (--http-body-timeout)", limit)
+            text = f"Request Timeout: the request body did not arrive within {limit:g} s (--http-body-timeout)"
+            await _refuse(send, 408, text, [(b"connection", b"close")])
             return
         if body is None:
             cap = self.config.max_message_bytes
@@ -1243,20 +1269,37 @@ class HttpFront:
                 await self._post_session(receive, send, session, message, kind, body)
 
     async def _initialize(self, receive: Receive, send: Send, message: dict[str, Any], body: bytes) -> None:
-        if len(self._sessions) >= self.config.max_sessions:
-            log.warning("refused a new session: %d sessions are open (--max-sessions)", len(self._sessions))
+        """Open a session for ``initialize``: nothing is started for a refused one.
+
+        The slot is taken (``_opening``) in the same step as the ``--max-sessions`` check, before
+        the first ``await``, so concurrent ``initialize`` requests never open more sessions than
+        the cap; it is given back when the upstream cannot start.
+        """
+        if type(message.get("params")) is not dict:
+            text = "Invalid params: initialize needs params (an object)"
+            await _refuse(send, 400, text, request_id=message["id"], code=INVALID_PARAMS)
+            return
+        if len(self._sessions) + self._opening >= self.config.max_sessions:
+            log.warning(
+                "refused a new session: %d sessions are open or opening (--max-sessions)",
+                len(self._sessions) + self._opening,
+            )
             text = "Service Unavailable: too many open sessions"
             await _refuse(send, 503, text, request_id=message["id"], code=INTERNAL_ERROR)
             return
-        session = _Session(self, secrets.token_hex(16))
+        self._opening += 1
         try:
-            await self._start(session)
-        except UpstreamStartError as exc:
-            log.error("%s", exc)
-            text = f"mcp-guard could not start the upstream server: {exc}"
-            await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
-            return
-        self._sessions[session.session_id] = session
+            session = _Session(self, secrets.token_hex(16))
+            try:
+                await self._start(session)
+            except UpstreamStartError as exc:
+                log.error("%s", exc)
+                text = f"mcp-guard could not start the upstream server: {exc}"
+                await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
+                return
+            self._sessions[session.session_id] = session
+        finally:
+            self._opening -= 1
         log.info("%s started", session.label)
         await self._post_session(receive, send, session, message, "request", body)
 
@@ -1490,6 +1533,10 @@ _SESSION_TEXT: Final = {
 
 class _Disconnected(Exception):
     """The client went away while its request body was read."""
+
+
+class _BodyTimeout(Exception):
+    """The request body did not arrive in full within the front's ``body_timeout``."""
 
 
 def _ended(exchange: _Exchange) -> bytes:

@@ -107,11 +107,39 @@ def dumps(message: Any) -> bytes:
             ever written.
     """
     try:
-        return _encode(message).encode("ascii")
+        text = _encode(message)
     except TypeError:
         return _dumps_literals(message)
     except (ValueError, RecursionError) as exc:
         raise Uncarriable(str(type(exc).__name__)) from None
+    return (_exact_exponents(text) if "e+" in text else text).encode("ascii")
+
+
+# A string token (skipped as it is) or a float written with a positive exponent (``repr`` writes
+# every double of 1e16 and up that way, and only those may differ from their shortest decimal).
+_EXPONENT_FLOAT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(\d(?:\.\d+)?e\+\d+)')
+
+
+def _exact_literal(match: re.Match[str]) -> str:
+    shortest = match.group(1)
+    if shortest is None:
+        return match.group(0)
+    digits = str(int(float(shortest)))  # the double's own value: an integer from 2**53 up
+    rest = digits[1:].rstrip("0")
+    return f"{digits[0]}.{rest}e+{len(digits) - 1}" if rest else f"{digits[0]}e+{len(digits) - 1}"
+
+
+def _exact_exponents(text: str) -> str:
+    """``text`` (compact JSON from the encoder) with every float token of 1e16 and up written as its exact value.
+
+    ``repr`` writes a double as its shortest round-tripping decimal, which from 2**53 up is not
+    always its value: ``-9223372036854775808.0`` (-2**63, a double exactly) would go out as
+    ``-9.223372036854776e+18``, a different number to a reader that keeps decimals. A client's
+    literal is a ``float`` only when the double *is* its value (``exact_float``), so writing the
+    double's exact decimal (``-9.223372036854775808e+18``) forwards the number the guard checked;
+    a double reader reads the same double as before. ``1e+22`` stays as it is.
+    """
+    return _EXPONENT_FLOAT.sub(_exact_literal, text)
 
 
 def _dumps_literals(message: Any) -> bytes:
@@ -128,6 +156,8 @@ def _dumps_literals(message: Any) -> bytes:
         text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=placeholder).encode(message)
     except (ValueError, TypeError, RecursionError) as exc:
         raise Uncarriable(str(type(exc).__name__)) from None
+    if "e+" in text:
+        text = _exact_exponents(text)  # before the literals go back: they are the sender's own text
     return _PLACEHOLDER.sub(lambda m: literals[int(m.group(1))], text).encode("ascii")
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..core import VALIDATION, Issue, Report, compile
+from ..safe_text import escape  # names and keys come from servers and files: no forged lines, no terminal control
 from .documents import FieldError
 from .tool_definitions import (
     DefinitionNote,
@@ -56,15 +57,6 @@ Status = Literal["supported", "unsupported", "malformed"]
 FAIL_ON: Final = ("unsupported", "malformed", "never")
 """The ``--fail-on`` thresholds: ``unsupported`` (any tool not supported, malformed included),
 ``malformed`` (any malformed tool), ``never``."""
-
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
-_CONTROL.update({c: f"\\u{c:04x}" for c in range(0x80, 0xA0)})
-
-
-def escape(text: str) -> str:
-    """``text`` with control characters escaped (``\\x1b``), for a terminal: names and keys
-    come from servers and files, and must neither forge table lines nor drive the terminal."""
-    return text.translate(_CONTROL)
 
 
 @dataclass(frozen=True, slots=True)

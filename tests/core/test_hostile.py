@@ -142,6 +142,33 @@ def test_schema_node_budget_names_the_composition() -> None:
     assert classify(within).ok
 
 
+def test_past_the_node_budget_work_stops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema of 50 times the budget: nothing past the budget is visited by a walk, and with ``known_json``
+    nothing is scanned; the report is the one of the full classification."""
+    from mcp_guard.core import compiler
+
+    wide = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(50 * MAX_SCHEMA_NODES)}}
+    expected = compile(wide).report
+    assert [(i.kind, i.keyword) for i in expected.issues] == [("unsupported_capability", "properties")]
+    visits = 0
+    clean = compiler._Verdict.clean
+
+    def counted(self: Any, schema: Any, depth: int) -> bool:
+        nonlocal visits
+        visits += 1
+        return clean(self, schema, depth)
+
+    def no_scan(value: Any, *, what: str = "value") -> Any:
+        raise AssertionError("the whole schema was scanned")
+
+    monkeypatch.setattr(compiler._Verdict, "clean", counted)
+    monkeypatch.setattr(compiler, "scan", no_scan)
+    for defer in (True, False):
+        visits = 0
+        assert compile(wide, defer=defer, known_json=True).report == expected
+        assert visits <= 2 * MAX_SCHEMA_NODES + 2  # the verdict walk and the skim up to the budget, not 500,000
+
+
 def test_enum_budgets() -> None:
     assert classify(prop({"type": "string", "enum": [str(i) for i in range(MAX_ENUM_CHOICES)]})).ok
     over = classify(prop({"type": "string", "enum": [str(i) for i in range(MAX_ENUM_CHOICES + 1)]}))

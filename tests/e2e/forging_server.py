@@ -182,7 +182,10 @@ class ForgingServer:
                 self.write(head + b'{"content":[{"type":"text","text":"' + b"x" * 300_000 + b'"}],"isError":false}}\n')
                 return
             if params.get("name") == "literal_result":
-                literals = b'{"a":0.12345678901234567890,"b":1E2,"c":1e400,"d":-0.0,"e":1.00000000000000000001}'
+                literals = (
+                    b'{"a":0.12345678901234567890,"b":1E2,"c":1e400,"d":-0.0,"e":1.00000000000000000001,'
+                    b'"f":-9223372036854775808.0}'
+                )
                 self.write(head + b'{"content":[],"structuredContent":' + literals + b',"isError":false}}\n')
                 return
             if params.get("name") == "deep_result":

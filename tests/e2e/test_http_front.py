@@ -750,6 +750,90 @@ async def test_message_cap(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Admission: the session cap under concurrency, refused initialize requests, slow bodies
+
+
+@needs_proc
+async def test_the_session_cap_holds_under_concurrent_initialize(tmp_path: Path) -> None:
+    """30 initialize requests at once with --max-sessions 10: 10 sessions and 10 upstreams, 20 refusals (503)."""
+    async with open_guard(tmp_path, "--max-sessions", "10") as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            statuses: list[int] = []
+
+            async def initialize(n: int) -> None:
+                statuses.append((await post(client, guard, request(n, "initialize", INIT))).status_code)
+
+            async with anyio.create_task_group() as tg:
+                for n in range(30):
+                    tg.start_soon(initialize, n)
+            assert sorted(statuses) == [200] * 10 + [503] * 20
+            assert len([pid for pid in children(guard.process.pid) if alive(pid)]) == 10
+            # The cap stays taken while the ten are open.
+            assert (await post(client, guard, request(99, "initialize", INIT))).status_code == 503
+
+
+@needs_proc
+async def test_a_refused_initialize_opens_no_session(tmp_path: Path) -> None:
+    """Refused by the guard (no params): nothing starts. Refused by the upstream (the SDK needs clientInfo):
+    the error carries no session id, and the upstream the answer needed is stopped."""
+    async with open_guard(tmp_path, "--max-sessions", "1") as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            bare = await post(client, guard, request(1, "initialize"))
+            assert bare.status_code == 400 and bare.json()["error"]["code"] == -32602
+            assert "mcp-session-id" not in bare.headers and children(guard.process.pid) == set()
+            refused = await post(client, guard, request(2, "initialize", {"protocolVersion": "2025-11-25"}))
+            (answer,) = messages_of(refused)
+            assert "error" in answer and "mcp-session-id" not in refused.headers
+            await eventually(
+                lambda: not any(alive(pid) for pid in children(guard.process.pid)), "the refused session's upstream"
+            )
+            # The one slot (--max-sessions 1) was given back: a good initialize opens a session.
+            assert await open_session(client, guard)
+        assert "initialize was answered with an error; ending the session" in guard.log
+
+
+async def test_a_body_that_trickles_in_is_cut_off_and_others_are_served(tmp_path: Path) -> None:
+    """Bodies sent a byte at a time are answered 408 after --http-body-timeout (never held for ever), and
+    requests are served meanwhile."""
+    async with open_guard(tmp_path, "--http-body-timeout", "3") as guard, http_client() as client:
+        host, port = guard.host.rsplit(":", 1)
+        body = json.dumps(request(1, "ping")).encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: {guard.host}\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        answers: list[bytes] = []
+
+        async def trickle() -> None:
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                await stream.send(head)
+                reply = b""
+                with anyio.move_on_after(TIMEOUT):
+                    for byte in body[:-1]:  # never complete
+                        await stream.send(bytes([byte]))
+                        with anyio.move_on_after(0.5):
+                            reply += await stream.receive()
+                            break
+                    while not reply.endswith(b"}"):
+                        reply += await stream.receive()
+                answers.append(reply)
+
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tg:
+                for _ in range(50):
+                    tg.start_soon(trickle)
+                await anyio.sleep(0.5)
+                session = await open_session(client, guard)
+                pong = await post(client, guard, request(2, "ping"), session)
+                assert pong.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert len(answers) == 50
+        for reply in answers:
+            assert reply.startswith(b"HTTP/1.1 408 "), reply[:100]
+            assert b"the request body did not arrive within 3 s (--http-body-timeout)" in reply
+        assert "--http-body-timeout" in guard.log
+
+
+# ---------------------------------------------------------------------------------------------
 # Routing messages outside a request's answer (http_peer_server.py)
 
 

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -1269,6 +1270,25 @@ async def test_numbers_that_round_trip_are_forwarded_with_the_same_value(
         assert canon(arrived["params"]["arguments"]) == canon(expected)
 
 
+async def test_doubles_of_2_53_and_up_reach_the_upstream_as_the_value_checked(tmp_path: Path) -> None:
+    """-2**63 and 2**70 are doubles exactly; ``repr`` would write ``-9.223372036854776e+18``, another decimal."""
+    tool = {
+        "name": "big",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"x": {"type": "number"}, "l": {"type": "array", "items": {"type": "integer"}}},
+        },
+    }
+    tools = write_tools(tmp_path / "tools.json", [tool])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        response = await guard.call("big", "big", '{"x":-9223372036854775808.0,"l":[1180591620717411303424.0]}')
+        assert response["result"]["isError"] is False
+        (line,) = [line for line in guard.record() if b'"big"' in line and b'"tools/call"' in line]
+        arrived = json.loads(line, parse_float=Decimal)["params"]["arguments"]
+        assert arrived == {"x": Decimal("-9223372036854775808"), "l": [Decimal("1180591620717411303424")]}
+
+
 async def test_integers_are_exact_up_to_the_digit_limit_and_a_precise_parse_error_beyond(tmp_path: Path) -> None:
     """4,300 digits go through digit for digit; 4,301 make the line a parse error that says so (no value echoed)."""
     tools = write_tools(tmp_path / "tools.json", [NUMBER_TOOL])
@@ -1345,6 +1365,8 @@ async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_
         out = next(raw_line for raw_line in guard.lines[result_line_seen:] if b'"lit"' in raw_line)
         assert b'"a":0.12345678901234567890' in out and b'"c":1e400' in out
         assert b'"e":1.00000000000000000001' in out and b'"d":-0.0' in out
+        result = json.loads(out, parse_float=Decimal)["result"]["structuredContent"]
+        assert result["f"] == Decimal("-9223372036854775808")  # the upstream's value, not repr's -9.223372036854776e+18
         calls = [line for line in guard.record() if b'"tools/call"' in line]
         assert len(calls) == 1 and b'"literal_result"' in calls[0]  # the refused calls never reached the upstream
 
@@ -1419,6 +1441,30 @@ async def test_log_lines_cannot_be_forged_and_undeclared_keys_stay_out(shared: G
     assert not any("99 supported" in line for line in log_lines)
     assert "\x1b" not in shared.stderr()
     assert "SECRET-KEY" not in shared.stderr()
+
+
+@pytest.mark.parametrize(
+    "breaker",
+    ["\u0085", "\u2028", "\u2029", "\r", "\x0b", "\x1c"],
+    ids=["NEL", "LINE-SEPARATOR", "PARAGRAPH-SEPARATOR", "CR", "VT", "FS"],
+)
+async def test_no_line_break_or_terminal_control_reaches_the_log_raw(tmp_path: Path, breaker: str) -> None:
+    """Through the real log (stderr): a tool name holding a Unicode line break, CSI (U+009B), ESC or a bidi
+    override stays on its one line, escaped; nothing a terminal acts on is written."""
+    tools = write_tools(tmp_path / "tools.json", [{"name": "t", "inputSchema": {"type": "object"}}])
+    async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
+        await guard.request("tools/list")
+        name = f"nosuch{breaker}mcp-guard INFO: forged\u009b2J\x1b]0;title\x07\u202eevil\u2066"
+        await guard.send({"jsonrpc": "2.0", "id": "forge", "method": "tools/call", "params": {"name": name}})
+        assert (await guard.response("forge"))["error"]["code"] == -32602
+        await guard.sync()
+        log = guard.stderr()
+        (line,) = [line for line in log.split("\n") if "nosuch" in line]
+        assert line.startswith("mcp-guard WARNING: rejected tools/call `nosuch")
+        assert line.splitlines() == [line]  # one line for str.splitlines too (NEL, U+2028, U+2029, ...)
+        assert "forged\\u009b2J\\x1b]0;title\\x07\\u202eevil\\u2066" in line
+        unsafe = {*map(chr, range(0x20)), "\x7f", *map(chr, range(0x80, 0xA0)), "\u2028", "\u2029", "\u202e", "\u2066"}
+        assert not unsafe & set(log.replace("\n", ""))
 
 
 async def test_duplicate_tool_names_are_refused_on_one_page_and_across_pages(tmp_path: Path) -> None:
@@ -1511,6 +1557,43 @@ async def test_sixteen_mib_and_a_million_elements_pass_and_over_budget_is_refuse
         rejection = response["result"]["_meta"][REJECTION_KEY]
         assert (rejection["kind"], [i["keyword"] for i in rejection["issues"]]) == (V, ["budget"])
         assert guard.recorded_with_id("budget") == []
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (``/proc``), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the guard's CPU time is read from /proc")
+async def test_a_listing_far_past_the_schema_budget_costs_no_more_than_relaying_it(tmp_path: Path) -> None:
+    """One tool of 1,000,000 properties (28 MB): the budget (10,000 subschemas) cuts classification off where
+    it is hit. A ``ping`` sent behind the first listing is answered once the guard has relayed it, and the
+    guard spends about the CPU time on it that it spends on a second listing of the same bytes, whose schema
+    is cached (not classified at all): parsing and writing 28 MB. It spent ~10 s more (a ping waited ~20 s)
+    while the whole schema was walked and scanned. The bound is relative and generous, and counts the
+    guard's own CPU time, not wall time (the machine is shared)."""
+    props = ",".join(f'"p{i}":{{"type":"string"}}' for i in range(1_000_000))
+    raw = tmp_path / "tools-raw.json"
+    raw.write_text('[{"name":"wide","inputSchema":{"type":"object","properties":{' + props + "}}}]")
+    async with open_guard(tmp_path, env={"TOOLS_RAW_FILE": str(raw)}, server=FORGING_SERVER) as guard:
+        spent: list[float] = []
+        listed = b""
+        for round_ in range(3):
+            before = cpu_seconds(guard.process.pid)
+            await guard.send({"jsonrpc": "2.0", "id": f"list-{round_}", "method": "tools/list"})
+            await guard.send({"jsonrpc": "2.0", "id": f"ping-{round_}", "method": "ping"})
+            with anyio.fail_after(120):  # hang guard only
+                line = await guard._stdout.receive_until(b"\n", 1 << 26)  # the listing (too big for receive())
+                assert line.startswith(f'{{"jsonrpc":"2.0","id":"list-{round_}"'.encode())
+                listed = listed or line
+                assert (await guard.response(f"ping-{round_}"))["result"] == {}
+            spent.append(cpu_seconds(guard.process.pid) - before)
+        assert spent[0] <= 1.5 * min(spent[1:]) + 0.5, spent
+        (wide,) = [t for t in json.loads(listed)["result"]["tools"] if t["name"] == "wide"]
+        verdict = wide["_meta"][SCHEMA_KEY]
+        assert verdict["supported"] is False and [i["keyword"] for i in verdict["issues"]] == ["properties"]
+        assert "work budget" in verdict["issues"][0]["message"]
 
 
 # ---------------------------------------------------------------------------------------------

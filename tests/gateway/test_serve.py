@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -477,6 +478,8 @@ async def test_upstream_number_literals_pass_digit_for_digit_and_are_never_read_
         assert refused["result"]["isError"] is True  # never judged by a rounded minimum
         answer = await raw_answer("lit", "tools/call", {"name": "lit__literal_result", "arguments": {}})
         assert b'"c":1e400' in answer and b'"e":1.00000000000000000001' in answer and b'"d":-0.0' in answer
+        exact = json.loads(answer, parse_float=Decimal)["result"]["structuredContent"]["f"]
+        assert exact == Decimal("-9223372036854775808")  # the upstream's value, not repr's -9.223372036854776e+18
 
 
 async def test_an_upstream_answer_the_guard_cannot_read_is_an_error_for_its_request(tmp_path: Path) -> None:

@@ -140,6 +140,32 @@ def test_upstream_literals_are_written_back_digit_for_digit(literal: str) -> Non
     assert dumps(parsed) == line.encode()
 
 
+@pytest.mark.parametrize(
+    "literal",
+    ["-9223372036854775808.0", "1180591620717411303424.0", "1e22", "-1.8014398509481984e16", "2.305843009213693952e18"],
+)
+def test_doubles_from_1e16_up_are_written_as_their_exact_value(literal: str) -> None:
+    """``repr`` writes -2**63 as ``-9.223372036854776e+18``, another decimal: the peer must read the checked value."""
+    from decimal import Decimal
+
+    from mcp_guard.relay.jsonrpc import loads_upstream
+
+    line = f'{{"a":[{literal}],"k":"1e+22","s":"x\\"1.5e+300"}}'.encode()
+    for parsed in (loads_client(line), loads_upstream(line)):
+        assert type(parsed["a"][0]) is float
+        out = dumps(parsed)
+        exact = json.loads(out, parse_float=Decimal)
+        assert exact["a"][0] == Decimal(literal) and json.loads(out) == json.loads(line)
+        assert out.endswith(b',"k":"1e+22","s":"x\\"1.5e+300"}')  # strings are never touched
+
+
+def test_exact_big_doubles_and_kept_literals_in_one_message() -> None:
+    from mcp_guard.relay.jsonrpc import loads_upstream
+
+    message = loads_upstream(b'{"a":-9223372036854775808.0,"b":1.00000000000000000001e+30,"c":1E+400}')
+    assert dumps(message) == b'{"a":-9.223372036854775808e+18,"b":1.00000000000000000001e+30,"c":1E+400}'
+
+
 def test_a_placeholder_lookalike_string_stays_a_string() -> None:
     from mcp_guard.relay.jsonrpc import loads_upstream
 

@@ -27,14 +27,17 @@ def _at(document: Any, path: tuple[str | int, ...]) -> Any:
     return document
 
 
-def classify_extended(schema: Any) -> tuple[list[Issue], XNode | None, tuple[Note, ...]]:
+def classify_extended(schema: Any, *, known_json: bool = False) -> tuple[list[Issue], XNode | None, tuple[Note, ...]]:
     """Classify ``schema``: ``(issues, root node or None, notes)``; the node only when clean.
+
+    ``known_json``: the caller proved the schema JSON with every number a double
+    (``compiler.compile``'s argument): the JSON scan is skipped.
 
     Raises:
         TypeError: the schema holds a value that is not JSON (its pointer in the message).
     """
     issues: list[Issue] = []
-    for path in scan(schema, what="schema"):  # TypeError for non-JSON, with its pointer
+    for path in () if known_json else scan(schema, what="schema"):  # TypeError for non-JSON, with its pointer
         if type(_at(schema, path)) is Inexact:
             continue  # a literal no double holds: exact in this profile (E1)
         issues.append(

@@ -24,7 +24,7 @@ from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Path, XNode
 from .kw_any import TypePart
 from .kw_apply import Ref
-from .table import ELSEWHERE, FINISHERS, KEYWORDS
+from .table import ELSEWHERE, FINISHERS, KEYWORDS, holder
 
 __all__ = ["DIALECTS", "Classifier", "Quick", "dialect_of"]
 
@@ -65,6 +65,11 @@ class Classifier:
 
     # --- ir.Ctx ----------------------------------------------------------------------------
 
+    @property
+    def spent(self) -> bool:
+        """Past the subschema budget: rules stop visiting their members (one finding says so)."""
+        return self.nodes > MAX_SCHEMA_NODES
+
     def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
         """Record a finding (one per kind, keyword and place)."""
         at = pointer(path)
@@ -97,7 +102,7 @@ class Classifier:
             if self.nodes == MAX_SCHEMA_NODES + 1:
                 self.finding(
                     UNSUPPORTED,
-                    str(path[-1]) if path else "schema",
+                    holder(path),
                     path,
                     f"the schema has more than {MAX_SCHEMA_NODES} subschemas, the guard's work budget",
                 )
@@ -123,8 +128,7 @@ class Classifier:
             node = self.memo[path] = XNode(path, boolean=schema)
             return node
         if type(schema) is not dict:
-            holder = next((str(p) for p in reversed(path) if type(p) is str), "schema")
-            self.finding(VALIDATION, holder, path, "a schema must be an object or a boolean")
+            self.finding(VALIDATION, holder(path), path, "a schema must be an object or a boolean")
             return None
         node = self.memo[path] = XNode(path)
         parts = []

@@ -29,7 +29,7 @@ from ..json_values import Inexact, json_type_name, pointer
 from ..keywords import where
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
-from .table import KEYWORDS
+from .table import holder
 from .values import exact_json_once, exact_uncarriable, number_of
 
 __all__ = ["Gen", "generate", "type_words"]
@@ -234,7 +234,7 @@ class Gen(ModuleWriter):
     def check_slow(self, node: XNode, v: str, ip: str) -> list[str]:
         """Statements appending the issues of ``v`` (pointer ``ip``) against ``node``."""
         if node.boolean is False:
-            return [self.issue(false_keyword(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+            return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
         if self.inlinable(node):  # scalars inline, as on the fast path
             return self.body_slow(node, v, ip, "u")
         return [f"if not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
@@ -264,7 +264,7 @@ class Gen(ModuleWriter):
     def body_slow(self, node: XNode, v: str, ip: str, t: str) -> list[str]:
         """The slow test of ``node`` on ``v`` (pointer ``ip``): statements that append issues."""
         if node.boolean is False:
-            return [self.issue(false_keyword(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+            return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
         if node.trivial:
             return [f"if not json_once({v}, w): w[1] = 1"]
         head = [
@@ -360,22 +360,6 @@ class Gen(ModuleWriter):
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"
-
-_NAMES = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"})
-"""Keywords whose members are names, not keywords (decision 10)."""
-
-
-def false_keyword(path: tuple[str | int, ...]) -> str:
-    """The keyword a ``false`` subschema at ``path`` belongs to (``items``, ``properties``, ``not``, …).
-
-    The nearest key of the path that is a keyword and not a name under a keyword of names
-    (a property called ``items`` is a name); ``"schema"`` at the root.
-    """
-    for index in range(len(path) - 1, -1, -1):
-        token = path[index]
-        if type(token) is str and token in KEYWORDS and (index == 0 or path[index - 1] not in _NAMES):
-            return token
-    return "schema"
 
 
 def generate(root: XNode) -> tuple[Valid, Collect, str]:

@@ -125,6 +125,10 @@ class Ctx(Protocol):
 
     dialect: str
 
+    @property
+    def spent(self) -> bool:
+        """Past the subschema budget: stop visiting members (the finding is recorded once)."""
+
     def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
         """Record a finding at ``path`` (a schema path to the keyword or node)."""
 

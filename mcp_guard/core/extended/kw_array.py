@@ -58,7 +58,11 @@ def _schema_list(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] 
     if type(value) is not list or not value:
         ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be a non-empty list of schemas")
         return None
-    nodes = [ctx.sub(sub, (*path, i)) for i, sub in enumerate(value)]
+    nodes = []
+    for i, sub in enumerate(value):
+        if ctx.spent:
+            return None  # past the subschema budget (one finding says so)
+        nodes.append(ctx.sub(sub, (*path, i)))
     return None if any(n is None for n in nodes) else nodes  # type: ignore[return-value]
 
 

@@ -66,6 +66,8 @@ def kw_defs(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | 
         ctx.finding(VALIDATION, str(path[-1]), path, f"`{path[-1]}` must be an object of schemas")
         return None
     for name, sub in value.items():
+        if ctx.spent:
+            break  # past the subschema budget (one finding says so)
         ctx.sub(sub, (*path, name))
     return None
 

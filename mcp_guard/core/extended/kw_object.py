@@ -86,6 +86,8 @@ def _schemas(ctx: Ctx, value: Any, path: Path, keyword: str) -> dict[str, XNode]
     found: dict[str, XNode] = {}
     complete = True
     for name, sub in value.items():
+        if ctx.spent:
+            return None  # past the subschema budget (one finding says so): the rest is not visited
         node = ctx.sub(sub, (*path, name))
         if node is None:
             complete = False
@@ -431,6 +433,8 @@ def kw_dependencies(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) ->
     parts: list[Part] = []
     complete = True
     for when, dep in value.items():
+        if ctx.spent:
+            return None
         if type(dep) is list:
             names = _names(ctx, dep, (*path, when), "dependencies")
             if names is None:

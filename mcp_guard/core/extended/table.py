@@ -14,7 +14,7 @@ from typing import Final
 from . import kw_any, kw_apply, kw_array, kw_core, kw_number, kw_object, kw_string, kw_unevaluated
 from .ir import Keyword
 
-__all__ = ["ALL", "ELSEWHERE", "FINISHERS", "KEYWORDS"]
+__all__ = ["ALL", "ELSEWHERE", "FINISHERS", "KEYWORDS", "holder"]
 
 ALL: Final = frozenset({"2020-12", "2019-09", "draft-07", "draft-06"})
 NEW: Final = frozenset({"2020-12", "2019-09"})
@@ -115,3 +115,22 @@ ELSEWHERE: Final = {
 
 FINISHERS: Final = (kw_object.finish, kw_array.finish)
 """Functions that fold a node's parts which share one loop (members, items) into one part."""
+
+
+_NAMES: Final = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+"""Keywords whose members are names, not keywords (decision 10)."""
+
+
+def holder(path: tuple[str | int, ...]) -> str:
+    """The keyword a subschema at ``path`` belongs to (``items``, ``properties``, ``not``, …).
+
+    The nearest key of the path that is a keyword and not a name under a keyword of names
+    (a property called ``items`` is a name); ``"schema"`` at the root.
+    """
+    for index in range(len(path) - 1, -1, -1):
+        token = path[index]
+        if type(token) is str and token in KEYWORDS and (index == 0 or path[index - 1] not in _NAMES):
+            return token
+    return "schema"
