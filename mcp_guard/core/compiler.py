@@ -475,16 +475,15 @@ class Compiled:
         if cell[1]:
             # Somewhere sits a value that is not JSON (TypeError with its pointer) or a number JSON
             # cannot carry: only now is the path-tracking scan worth its cost.
+            why = (
+                " is a number the guard cannot read exactly (NaN, Infinity, or a literal past its digit limit); "
+                "it is refused"
+                if self.profile == "extended"
+                else " is a number JSON cannot carry exactly (NaN, Infinity, beyond the double range, or more digits "
+                "than a double holds); it is refused rather than rounded"
+            )
             found = [
-                Issue(
-                    VALIDATION,
-                    "json",
-                    "",
-                    ip,
-                    f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
-                    "range, or more digits than a double holds); it is refused rather than rounded",
-                )
-                for ip in map(pointer, self._uncarriable(arguments))
+                Issue(VALIDATION, "json", "", ip, where(ip) + why) for ip in map(pointer, self._uncarriable(arguments))
             ]
             out = found + out
         if not out:  # pragma: no cover - the two paths disagree (a fault in the guard): fail closed

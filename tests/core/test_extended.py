@@ -7,13 +7,14 @@ live elsewhere; these pin the profile's own decisions (E1-E6) and messages.
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from mcp_guard import check, classify, compile
-from mcp_guard.core.json_values import Inexact
+from mcp_guard.core.json_values import Inexact, exact_float
 
 U = "unsupported_capability"
 V = "validation"
@@ -332,6 +333,8 @@ MALFORMED = [
     ("anyOf-empty", {"anyOf": []}, "anyOf"),
     ("ref-nowhere", {"properties": {"a": {"$ref": "#/$defs/missing"}}}, "$ref"),
     ("title", {"title": 1}, "title"),
+    ("enum-past-digit-limit", obj(a={"enum": [Inexact("1e5000")]}), "enum"),
+    ("const-past-digit-limit", obj(a={"const": Inexact("1e-5000")}), "const"),
 ]
 
 
@@ -375,6 +378,8 @@ def test_non_finite_arguments_are_refused() -> None:
         ({"enum": [Inexact("1.00000000000000000000001")]}, "1.000000000000000000000010", True),
         ({"const": 1e308}, "1e308", False),
         ({"minimum": 0}, "1e999999", False),
+        ({"maximum": 10000000000000000905969664}, "10000000000000000905969664.0", True),  # a double's exact value
+        ({"multipleOf": 3}, "1152921504606846976.0", False),  # 2**60: its exact value, not its repr
     ],
 )
 def test_argument_literals_no_double_holds_are_exact(schema: dict[str, Any], literal: str, ok: bool) -> None:
@@ -480,6 +485,36 @@ def test_format_outside_2020_12_is_a_note() -> None:
     assert [(n.schema_path, "int32" in n.message) for n in compiled.notes] == [("/properties/a/format", True)]
 
 
+def test_messages_show_exact_choices_as_written_and_name_the_pattern_once() -> None:
+    (issue,) = check(obj(a={"enum": [Inexact("1.00000000000000000001"), "x"]}), {"a": 2}, profile="extended").issues
+    assert "1.00000000000000000001" in issue.message and "Inexact" not in issue.message
+    (finding,) = classify(obj(a={"type": "string", "pattern": "("}), profile="extended").issues
+    assert finding.kind == V and not finding.message.startswith("`pattern` pattern")
+
+
+def test_unique_items_charges_the_work_of_keying(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_guard.core import compiler
+
+    monkeypatch.setattr(compiler, "MAX_WORK", 5_000)
+    compiled = compile(obj(a={"uniqueItems": True}), profile="extended")
+    assert compiled.check({"a": [[i, [i]] for i in range(10)]}).ok
+    assert [i.keyword for i in compiled.check({"a": [[i, [i]] for i in range(2_000)]}).issues] == ["budget"]
+
+
+def test_hostile_choices_meet_the_budget_not_memory_or_the_stack() -> None:
+    """S1-S3: shared sub-objects, deep nesting, a bound too long to write: verdicts, never a crash."""
+    for leaf in ([], [Inexact("1.00000000000000000001")]):
+        shared: Any = leaf
+        for _ in range(40):
+            shared = [shared, shared]
+        report = classify(obj(a={"type": "array", "enum": [shared]}), profile="extended")
+        assert [(i.kind, i.keyword) for i in report.issues] == [(U, "enum")]
+    report = classify(obj(x={"type": "array", "enum": [_deep(5000)]}), profile="extended")
+    assert [(i.kind, i.keyword) for i in report.issues] == [(U, "enum")]
+    (issue,) = check(obj(a={"minimum": 10**5000}), {"a": 2}, profile="extended").issues
+    assert issue.keyword == "minimum" and "digits" in issue.message
+
+
 def test_decimal_bound_is_kept_exact() -> None:
     compiled = compile(obj(a={"minimum": Inexact("1.00000000000000000001")}), profile="extended")
     assert compiled.check({"a": 1.0}).issues[0].keyword == "minimum"
@@ -544,3 +579,26 @@ def test_quick_walk_agrees_with_the_classifier_on_the_corpus() -> None:
             compiled = compile(schema, profile="extended", defer=True)
             assert compiled.report.ok == (not issues), tool["name"]
     assert passed > 500  # the walk decides most real schemas by itself
+
+
+@pytest.mark.parametrize("literal", ["1e23", "1e25", "2.0e25", "10000000000000000000000000.0", "3e0"])
+def test_an_integral_count_literal_no_double_holds_is_a_count(literal: str) -> None:
+    """E1 and decision 5: a length or count written as an integral exponent literal is that integer, exactly."""
+    text = (
+        '{"type": "object", "properties": {"s": {"type": "string", "maxLength": LIT},'
+        ' "a": {"type": "array", "maxItems": LIT, "contains": {"const": 1}, "maxContains": LIT}}}'
+    ).replace("LIT", literal)
+    schema = json.loads(text, parse_float=exact_float)
+    assert classify(schema, profile="extended").ok
+    assert check(schema, {"s": "abc", "a": [1, 1, 1]}, profile="extended").ok
+    assert check(schema, {"a": [2]}, profile="extended").ok is False  # contains is still enforced
+    over = check(schema, {"s": "abcd", "a": [1, 1, 1, 1]}, profile="extended")
+    assert over.ok is (literal != "3e0")  # maxLength, maxItems and maxContains exactly
+
+
+@pytest.mark.parametrize("literal", ["3.5", "-1e23", "true", '"3"'])
+def test_a_count_that_is_no_non_negative_integer_is_malformed(literal: str) -> None:
+    text = '{"type": "object", "properties": {"s": {"maxLength": LIT}}}'.replace("LIT", literal)
+    schema = json.loads(text, parse_float=exact_float)
+    report = classify(schema, profile="extended")
+    assert [(i.kind, i.keyword) for i in report.issues] == [("validation", "maxLength")]

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
-from ..json_values import TooLarge, canonical, max_depth
+from ..json_values import Inexact, TooLarge, canonical, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
 from .values import UNREACHABLE, exact_value
@@ -49,11 +49,17 @@ _SHOWN = 12
 
 
 def show_value(value: Any) -> str:
-    """A schema value (an ``enum`` choice, a ``const``) for a message; bounded length."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:
-        return "(a value too long to show)"
+    """A schema value (an ``enum`` choice, a ``const``) for a message; bounded length.
+
+    A literal no double holds (``Inexact``) is shown as written in the schema.
+    """
+    if type(value) is Inexact:
+        text = value.text
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=lambda v: v.text if type(v) is Inexact else str(v))
+        except ValueError:
+            return "(a value too long to show)"
     return text if len(text) <= 40 else text[:37] + "…"
 
 
@@ -63,7 +69,7 @@ class Choices(Part):
     applies = "any"
     order = 10
 
-    def __init__(self, keyword: str, choices: list[Any], path: Path) -> None:
+    def __init__(self, keyword: str, choices: list[Any], path: Path, inexact: bool = True) -> None:
         self.keyword = keyword
         self.path = path
         self.choices = choices
@@ -73,7 +79,9 @@ class Choices(Part):
         if all(type(c) is str for c in choices):
             self.strings = frozenset(choices)
         else:
-            exact = [c for c in map(exact_value, choices) if c is not UNREACHABLE]
+            # Literals no double holds become exact numbers (E1); without any, the choices are
+            # keyed as they are (``canonical`` keeps shared sub-objects shared, and caps them).
+            exact = [c for c in map(exact_value, choices) if c is not UNREACHABLE] if inexact else choices
             self.depth = max((max_depth(c, MAX_SCHEMA_DEPTH) for c in exact), default=0)
             self.keys = frozenset(canonical(c, self.depth, MAX_WORK) for c in exact)
 
@@ -102,6 +110,24 @@ class Choices(Part):
         return [f"if not {self._test(g, v)}:", "    " + g.fail(self.keyword, self.path, ip, tail)]
 
 
+def _literals(choices: list[Any]) -> tuple[bool, bool]:
+    """``(any Inexact literal, any past the digit limit)`` in the choices: iterative, each shared
+    container visited once (so a Python caller's shared sub-objects cost their distinct containers)."""
+    found = past = False
+    seen: set[int] = set()
+    stack = list(choices)
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is Inexact:
+            found = True
+            past = past or exact_value(item) is UNREACHABLE
+        elif (t is dict or t is list) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(item.values() if t is dict else item)
+    return found, past
+
+
 def _choices(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> Part | None:
     if len(choices) > MAX_ENUM_CHOICES:
         ctx.finding(
@@ -111,10 +137,20 @@ def _choices(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> Part | N
     if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in choices), default=0) > MAX_SCHEMA_DEPTH:
         ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values nest deeper than {MAX_SCHEMA_DEPTH} levels")
         return None
+    inexact, past = _literals(choices)
+    if past:
+        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` holds a number literal past the guard's digit limit")
+        return None
     try:
-        return Choices(keyword, choices, path)
+        return Choices(keyword, choices, path, inexact)
     except TooLarge:
-        ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values are larger than the guard's work budget")
+        ctx.finding(
+            UNSUPPORTED,
+            keyword,
+            path,
+            f"`{keyword}` choices stand for more than {MAX_WORK:,} values counted as trees (shared sub-objects), "
+            "the guard's budget",
+        )
         return None
 
 

@@ -56,15 +56,15 @@ def exact_number(value: Any) -> int | float | Decimal | None:
     if t is float:
         if value - value != 0:
             return None
-        if abs(value) >= _EXACT_SPAN:  # a double this large is an integer; its literal is its shortest repr
-            return int(Decimal(repr(value)))
+        if abs(value) >= _EXACT_SPAN:  # an integer, and the literal it stands for is its exact value
+            return int(value)
         return value  # type: ignore[no-any-return]
     if t is Inexact:
         return inexact_value(value)
     return None
 
 
-def exact_value(value: Any) -> Any:
+def exact_value(value: Any, memo: dict[int, Any] | None = None) -> Any:
     """A schema ``enum``/``const`` value with its ``Inexact`` literals made exact (for equality).
 
     An integral literal becomes an ``int``, any other a ``Decimal`` (an argument literal no
@@ -76,13 +76,20 @@ def exact_value(value: Any) -> Any:
     if t is Inexact:
         exact = exact_number(value)
         return UNREACHABLE if exact is None else exact
+    if t is not list and t is not dict:
+        return value
+    memo = {} if memo is None else memo  # a shared sub-object is copied once: the copy stays shared
+    found = memo.get(id(value))
+    if found is not None:
+        return found
     if t is list:
-        items = [exact_value(v) for v in value]
-        return UNREACHABLE if any(v is UNREACHABLE for v in items) else items
-    if t is dict:
-        members = {k: exact_value(v) for k, v in value.items()}
-        return UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
-    return value
+        items = [exact_value(v, memo) for v in value]
+        copied: Any = UNREACHABLE if any(v is UNREACHABLE for v in items) else items
+    else:
+        members = {k: exact_value(v, memo) for k, v in value.items()}
+        copied = UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
+    memo[id(value)] = copied
+    return copied
 
 
 def exact_json(value: Any) -> bool:
@@ -139,10 +146,14 @@ def number_of(value: Any) -> int | Decimal | None:
 def literal(value: int | float | Decimal) -> int | float | Decimal:
     """The mathematical value of the JSON literal a number stands for (E1).
 
-    A ``float`` stands for its shortest decimal (``repr``): the relay's parser keeps a literal
-    as a double only when that decimal *is* the literal (``json_values.exact_float``).
+    The relay's parsers keep a literal as a double only when the double stands for it
+    exactly (``json_values.exact_float``): below 2**53 the literal is the double's shortest
+    decimal (``repr``); from 2**53 up (every double an integer) it is the double's exact
+    value, which is also how the relay writes such a double back.
     """
     if type(value) is float:
+        if value >= _EXACT_SPAN or value <= -_EXACT_SPAN:
+            return int(value)
         return Decimal(repr(value))
     return value
 
@@ -165,8 +176,8 @@ def show_number(value: int | float | Decimal) -> str:
     """A schema number for a message (bounded length; never an argument)."""
     if type(value) is Decimal:
         text = str(value)
-    elif type(value) is int and value.bit_length() > 200:
-        text = "a number of " + str(len(str(abs(value)))) + " digits"
+    elif type(value) is int and value.bit_length() > 200:  # never str(): past 4,300 digits it raises
+        text = f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
     else:
         text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
