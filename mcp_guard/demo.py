@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from .core import DEFAULT_PROFILE
 from .relay.guard import REJECTION_KEY, SCHEMA_KEY
 
 __all__ = ["DEMO_CALLS", "fixture_server_path", "run_demo"]
@@ -77,7 +78,7 @@ def _line(out: TextIO, text: str = "") -> None:
         os.close(devnull)
 
 
-async def run_demo(*, profile: str = "standard", log_level: str = "info", out: TextIO | None = None) -> int:
+async def run_demo(*, profile: str = DEFAULT_PROFILE, log_level: str = "info", out: TextIO | None = None) -> int:
     """Run the demo; write a readable report to ``out`` (default stdout); return 0 on success.
 
     Returns 1 when the guard did not behave as the demo expects (a refused call was

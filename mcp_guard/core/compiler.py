@@ -24,7 +24,6 @@ from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
     KEYWORDS,
     PROFILE_KEYWORDS,
-    PROFILES,
     TYPE_PARTS,
     Keyword,
     OneOf,
@@ -32,6 +31,7 @@ from .keywords import (
     TypeName,
     where,
 )
+from .profiles import DEFAULT_PROFILE, PROFILES
 from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Report
 
 __all__ = ["MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
@@ -345,7 +345,7 @@ class Compiled:
 
     Attributes:
         report: the classification (spec decisions 13, 14).
-        profile: ``"standard"`` or ``"strict"``.
+        profile: the profile that judged, one of ``profiles.PROFILES``.
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``codegen``), so classifying a long ``tools/list`` costs no code
@@ -451,16 +451,17 @@ class Compiled:
 
 def _profile(profile: str) -> str:
     if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(PROFILES)}")
+        raise ValueError(f"unknown profile {profile!r}; expected one of {list(PROFILES)}")
     return profile
 
 
-def compile(schema: Any, *, profile: str = "standard", defer: bool = False, known_json: bool = False) -> Compiled:
+def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False, known_json: bool = False) -> Compiled:
     """Classify ``schema`` completely and compile it when it is inside the subset.
 
     Args:
         schema: a tool's ``inputSchema`` as a JSON value.
-        profile: ``"standard"`` (default) or ``"strict"`` (spec, "Two profiles").
+        profile: one of ``profiles.PROFILES`` (spec, "Two profiles"); default
+            ``profiles.DEFAULT_PROFILE``.
         defer: classify a clean schema with the verdict-only walk (no paths, no parts) and
             build its validator from ``schema`` on the first :meth:`Compiled.check`: a long
             ``tools/list`` then costs one light walk per tool. The caller must not change
@@ -523,7 +524,7 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False, know
     return Compiled(Report(tuple(issues)), None, profile)
 
 
-def classify(schema: Any, *, profile: str = "standard") -> Report:
+def classify(schema: Any, *, profile: str = DEFAULT_PROFILE) -> Report:
     """Classify ``schema`` against the subset: every finding, no arguments involved.
 
     Same arguments and errors as :func:`compile`; returns ``compile(...).report``.
@@ -531,7 +532,7 @@ def classify(schema: Any, *, profile: str = "standard") -> Report:
     return compile(schema, profile=profile).report
 
 
-def check(schema: Any, arguments: Any, *, profile: str = "standard") -> Report:
+def check(schema: Any, arguments: Any, *, profile: str = DEFAULT_PROFILE) -> Report:
     """Classify ``schema``, then, only if it is supported, validate ``arguments`` against it.
 
     The one-shot convenience; the relay compiles once per tool instead. Raises as

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..core import UNSUPPORTED, VALIDATION, Compiled, Issue, Report, compile
+from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Issue, Report, compile
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 __all__ = [
@@ -112,7 +112,8 @@ DUPLICATE_NAME: Final = (
 
 def _refused(kind: str, keyword: str, message: str) -> Compiled:
     """A tool the guard refuses as a whole, for a reason outside its schema's keywords (a :class:`ToolIssue`)."""
-    return Compiled(Report((ToolIssue(kind, keyword, "", None, message),)), None, "standard")  # type: ignore[arg-type]
+    # No profile judged it; the label is the default's, never read for a tool with no validator.
+    return Compiled(Report((ToolIssue(kind, keyword, "", None, message),)), None, DEFAULT_PROFILE)  # type: ignore[arg-type]
 
 
 def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
@@ -134,7 +135,7 @@ class ToolTable:
     """The latest listed schema of every tool, compiled; emptied on ``list_changed``.
 
     Attributes:
-        profile: ``"standard"`` or ``"strict"``.
+        profile: one of ``core.PROFILES``; default ``core.DEFAULT_PROFILE``.
         hide_unsupported: leave unsupported tools out of lists and treat them as unknown.
         label: put before the counts line logged when a complete listing's counts change
             (``"upstream fs: "``); ``None``: the table logs no counts.
@@ -149,7 +150,9 @@ class ToolTable:
         listening: such a stream is open and acknowledged ``toolsListChanged``.
     """
 
-    def __init__(self, profile: str = "standard", *, hide_unsupported: bool = False, label: str | None = "") -> None:
+    def __init__(
+        self, profile: str = DEFAULT_PROFILE, *, hide_unsupported: bool = False, label: str | None = ""
+    ) -> None:
         compile({}, profile=profile)  # raises ValueError for an unknown profile, early
         self.label = label
         self.profile = profile

@@ -93,6 +93,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from ..core import DEFAULT_PROFILE
 from .framing import LineStream
 from .guard import PROTOCOL_VERSION_KEY, ToolTable
 from .jsonrpc import (
@@ -1032,7 +1033,7 @@ class HttpFront:
         command: the upstream command; one process per handshake-era session, one shared by
             2026-07-28 requests.
         config: the front's settings.
-        profile: the schema profile (``standard`` or ``strict``).
+        profile: the schema profile, one of ``core.PROFILES`` (default ``core.DEFAULT_PROFILE``).
         hide_unsupported: leave unsupported tools out of ``tools/list``.
         request_timeout: as for ``stdio.wrap_stdio`` (None: no limit on forwarded requests).
         session_factory: builds what serves one client session instead of a :class:`Relay`
@@ -1047,7 +1048,7 @@ class HttpFront:
         command: Sequence[str],
         config: HttpConfig,
         *,
-        profile: str = "standard",
+        profile: str = DEFAULT_PROFILE,
         hide_unsupported: bool = False,
         request_timeout: float | None = None,
         session_factory: SessionFactory | None = None,
@@ -1622,7 +1623,7 @@ async def serve_http(
     command: Sequence[str],
     config: HttpConfig,
     *,
-    profile: str = "standard",
+    profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
     request_timeout: float | None = None,
 ) -> int:
