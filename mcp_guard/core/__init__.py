@@ -12,7 +12,7 @@ from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WO
 from .compiler import Compiled, check, classify, compile
 from .keywords import KEYWORDS
 from .profiles import DEFAULT_PROFILE, PROFILES, ProfileName
-from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Report
+from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Note, Report
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -27,6 +27,7 @@ __all__ = [
     "Compiled",
     "Issue",
     "Kind",
+    "Note",
     "ProfileName",
     "Report",
     "check",

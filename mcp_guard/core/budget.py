@@ -31,6 +31,15 @@ many ``oneOf`` branches look at them (a per-call memo; see ``codegen``). An ``en
 for its value as a tree: built from a Python caller's shared sub-objects, a value past the
 budget is refused (classification: ``enum`` choices are ``unsupported_capability``; a call:
 ``budget``) rather than keyed. The same table is in docs/input-schema-subset.md ("Limits").
+
+The ``extended`` profile keeps these limits and counts the same way, with what its keywords
+add (spec E6): a ``$ref`` target costs one unit each time it is entered (recursion is paid
+per level of the instance); a container whose members meet ``patternProperties``,
+``additionalProperties``/``unevaluated*`` schemas, ``contains`` or ``propertyNames`` costs
+its length times the heaviest such schema; ``pattern`` and ``format`` charge their engines'
+cost bounds before they run; ``uniqueItems`` keys each item within the remaining budget and
+200 levels. A schema whose references expand past the budget on a single value is
+``unsupported_capability`` at classification; the depth and subschema limits are the same.
 """
 
 import json

@@ -44,7 +44,7 @@ from .json_values import canonical_once, escape_token, is_json, is_uncarriable, 
 from .keywords import Additional, Check, Items, Properties, Required, issue_code, where
 from .report import VALIDATION, Issue
 
-__all__ = ["OverBudget", "describe", "generate"]
+__all__ = ["ModuleWriter", "OverBudget", "base_namespace", "describe", "generate"]
 
 Valid = Callable[[Any, list[Any]], bool]
 Collect = Callable[[Any, str, list[Issue], list[Any]], None]
@@ -126,27 +126,18 @@ def describe(node: Node) -> str:
     return text
 
 
-class _Generator:
-    def __init__(self) -> None:
-        self.namespace: dict[str, Any] = {
-            "Issue": Issue,
-            "OverBudget": OverBudget,
-            "new": tuple.__new__,
-            "is_json": is_json,
-            "json_once": json_once,
-            "canonical_once": canonical_once,
-            "isfinite": isfinite,
-            "where": where,
-            "type_issue": type_issue,
-            "is_uncarriable": is_uncarriable,
-            "child": child,
-        }
+class ModuleWriter:
+    """The generated module of one validator: its source, its namespace of constants, fresh names.
+
+    Shared by this profile's generator and the extended profile's (``extended.gen``). Every
+    schema value reaches the source only through :meth:`const` (see the module docstring).
+    """
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
         self.source: list[str] = []
         self.trailer: list[str] = []  # assignments that need every function defined first
         self._consts: dict[tuple[type, Any], str] = {}
-        self._valid_names: dict[int, str] = {}
-        self._weights: dict[int, int] = {}
-        self._collect_names: dict[int, str] = {}
         self._count = 0
 
     def const(self, value: Any) -> str:
@@ -158,12 +149,66 @@ class _Generator:
             key, found = None, None
         if found is not None:
             return found
-        self._count += 1
-        name = f"K{self._count}"
+        name = self.name("K")
         self.namespace[name] = value
         if key is not None:
             self._consts[key] = name
         return name
+
+    def name(self, prefix: str) -> str:
+        """A fresh generated name."""
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def late_tuple(self, names: list[str]) -> str:
+        """A module-level tuple of generated functions, bound after they are all defined."""
+        name = self.name("T")
+        self.trailer.append(f"{name} = ({', '.join(names)},)")
+        return name
+
+    def late_dict(self, entries: dict[str, str]) -> str:
+        """A module-level dict from schema constants (by name) to generated functions."""
+        name = self.name("D")
+        self.trailer.append(f"{name} = {{{', '.join(f'{k}: {v}' for k, v in entries.items())}}}")
+        return name
+
+    def emit(self, header: str, body: list[str]) -> None:
+        """Append one function definition to the module."""
+        self.source.append(header)
+        self.source.extend("    " + line for line in (body or ["pass"]))
+        self.source.append("")
+
+    def load(self, valid_name: str, collect_name: str, label: str) -> tuple[Valid, Collect, str]:
+        """Compile and run the module; ``(valid, collect, source)`` of the two named functions."""
+        source = "\n".join([*self.source, *self.trailer])
+        code = compile(source, label, "exec")
+        exec(code, self.namespace)  # the source holds generated names and templates only; see the docstring
+        return self.namespace[valid_name], self.namespace[collect_name], source
+
+
+def base_namespace() -> dict[str, Any]:
+    """The names every generated validator's source may use (both profiles' generators start here)."""
+    return {
+        "Issue": Issue,
+        "OverBudget": OverBudget,
+        "new": tuple.__new__,
+        "is_json": is_json,
+        "json_once": json_once,
+        "canonical_once": canonical_once,
+        "isfinite": isfinite,
+        "where": where,
+        "type_issue": type_issue,
+        "is_uncarriable": is_uncarriable,
+        "child": child,
+    }
+
+
+class _Generator(ModuleWriter):
+    def __init__(self) -> None:
+        super().__init__(base_namespace())
+        self._valid_names: dict[int, str] = {}
+        self._weights: dict[int, int] = {}
+        self._collect_names: dict[int, str] = {}
 
     def weight(self, node: Node) -> int:
         """Subschema evaluations one value costs against ``node`` (array elements are charged on entry)."""
@@ -177,10 +222,6 @@ class _Generator:
             self._weights[id(node)] = found
         return found
 
-    def _name(self, prefix: str) -> str:
-        self._count += 1
-        return f"{prefix}{self._count}"
-
     # --- the fast path ----------------------------------------------------------------------
 
     def valid_fn(self, node: Node) -> str:
@@ -188,7 +229,7 @@ class _Generator:
         found = self._valid_names.get(id(node))
         if found is not None:
             return found
-        name = self._name("v")
+        name = self.name("v")
         self._valid_names[id(node)] = name
         if isinstance(node, TypedNode):
             body = self._typed_valid(node, "x")
@@ -200,22 +241,10 @@ class _Generator:
                 for test in tests[1:]:
                     body += [f"if {test}(x, w):", "    if n: return False", "    n = 1"]
             else:
-                body = ["n = 0", f"for t in {self._late_tuple(tests)}:", "    if t(x, w):"]
+                body = ["n = 0", f"for t in {self.late_tuple(tests)}:", "    if t(x, w):"]
                 body += ["        if n: return False", "        n = 1"]
             body.append("return n == 1")
-        self._emit(f"def {name}(x, w):", body)
-        return name
-
-    def _late_tuple(self, names: list[str]) -> str:
-        """A module-level tuple of generated functions, bound after they are all defined."""
-        name = self._name("T")
-        self.trailer.append(f"{name} = ({', '.join(names)},)")
-        return name
-
-    def _late_dict(self, entries: dict[str, str]) -> str:
-        """A module-level dict from schema constants (by name) to generated functions."""
-        name = self._name("D")
-        self.trailer.append(f"{name} = {{{', '.join(f'{k}: {v}' for k, v in entries.items())}}}")
+        self.emit(f"def {name}(x, w):", body)
         return name
 
     def _typed_valid(self, node: TypedNode, v: str) -> list[str]:
@@ -256,10 +285,10 @@ class _Generator:
         if len(members) > CHAIN_LIMIT:
             checks = {}
             for prop, sub in members.items():
-                fn = self._name("m")
-                self._emit(f"def {fn}(y, w):", [*self._member_valid(sub, "y"), "return True"])
+                fn = self.name("m")
+                self.emit(f"def {fn}(y, w):", [*self._member_valid(sub, "y"), "return True"])
                 checks[self.const(prop)] = fn
-            table = self._late_dict(checks)
+            table = self.late_dict(checks)
             lines += [
                 f"    f = {table}.get(k)",
                 "    if f is None:",
@@ -296,7 +325,7 @@ class _Generator:
         found = self._collect_names.get(id(node))
         if found is not None:
             return found
-        name = self._name("c")
+        name = self.name("c")
         self._collect_names[id(node)] = name
         if isinstance(node, TypedNode):
             body = self._typed_collect(node, "x", "ip")
@@ -309,7 +338,7 @@ class _Generator:
             more = self.const(f" matches more than one of the {len(branches)} alternatives of oneOf ({summary})")
             body = [
                 "n = 0",
-                f"for t in {self._late_tuple(tests)}:",
+                f"for t in {self.late_tuple(tests)}:",
                 "    if t(x, w): n += 1",
                 "if n == 1: return",
                 "if is_uncarriable(x) or not json_once(x, w):",
@@ -323,7 +352,7 @@ class _Generator:
                     f"where(ip) + ({none} if n == 0 else {more})",
                 ),
             ]
-        self._emit(f"def {name}(x, ip, out, w):", body)
+        self.emit(f"def {name}(x, ip, out, w):", body)
         return name
 
     def _typed_collect(self, node: TypedNode, v: str, ip: str) -> list[str]:
@@ -384,12 +413,12 @@ class _Generator:
         if len(members) > CHAIN_LIMIT:
             collectors = {}
             for prop, sub in members.items():
-                fn = self._name("g")
+                fn = self.name("g")
                 body = [f"p = ip + {self.const('/' + escape_token(prop))}", *self._member_collect(sub, "y", "p")]
-                self._emit(f"def {fn}(y, ip, out, w):", body)
+                self.emit(f"def {fn}(y, ip, out, w):", body)
                 collectors[self.const(prop)] = fn
             lines += [
-                f"    f = {self._late_dict(collectors)}.get(k)",
+                f"    f = {self.late_dict(collectors)}.get(k)",
                 "    if f is not None:",
                 f"        f(y, {ip}, out, w)",
             ]
@@ -415,11 +444,6 @@ class _Generator:
             *("    " + line for line in self._member_collect(items.node, "y", "p")),
         ]
 
-    def _emit(self, header: str, body: list[str]) -> None:
-        self.source.append(header)
-        self.source.extend("    " + line for line in body)
-        self.source.append("")
-
 
 def generate(root: Node) -> tuple[Valid, Collect, str]:
     """Generate the validator of a classified root node.
@@ -431,7 +455,4 @@ def generate(root: Node) -> tuple[Valid, Collect, str]:
     gen = _Generator()
     valid_name = gen.valid_fn(root)
     collect_name = gen.collect_fn(root)
-    source = "\n".join([*gen.source, *gen.trailer])
-    code = compile(source, "<mcp-guard validator>", "exec")
-    exec(code, gen.namespace)  # the source holds generated names and templates only; see the docstring
-    return gen.namespace[valid_name], gen.namespace[collect_name], source
+    return gen.load(valid_name, collect_name, "<mcp-guard validator>")

@@ -19,6 +19,11 @@ from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .codegen import Collect, OverBudget, Valid, generate
+from .ecma_regex import Undecidable, UnsearchableText
+from .extended import XNode, classify_extended
+from .extended import generate as generate_extended
+from .extended.classify import Quick
+from .extended.values import exact_uncarriable
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
@@ -32,7 +37,7 @@ from .keywords import (
     where,
 )
 from .profiles import DEFAULT_PROFILE, PROFILES
-from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Report
+from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Note, Report
 
 __all__ = ["MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
 
@@ -346,6 +351,10 @@ class Compiled:
     Attributes:
         report: the classification (spec decisions 13, 14).
         profile: the profile that judged, one of ``profiles.PROFILES``.
+        notes: :class:`~.report.Note` values, what the report must say that is not a finding
+            (``extended``: a ``format`` that 2020-12 does not define is an annotation, E4); ``()``
+            for the other profiles. A deferred schema's notes are its own (the verdict walk passes
+            only a schema with none).
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``codegen``), so classifying a long ``tools/list`` costs no code
@@ -353,17 +362,25 @@ class Compiled:
     the validator it builds once.
     """
 
-    __slots__ = ("_collect", "_deferred", "_root", "_valid", "profile", "report")
+    __slots__ = ("_collect", "_deferred", "_root", "_valid", "notes", "profile", "report")
 
-    def __init__(self, report: Report, root: Node | None, profile: str, deferred: Any = _MISSING) -> None:
+    def __init__(
+        self,
+        report: Report,
+        root: Node | XNode | None,
+        profile: str,
+        deferred: Any = _MISSING,
+        notes: tuple[Note, ...] = (),
+    ) -> None:
         self.report = report
         self.profile = profile
+        self.notes = notes
         self._root = root if report.ok else None
         self._deferred = deferred  # a clean schema whose tree is built on first use (compile's defer)
         self._valid: Valid | None = None
         self._collect: Collect | None = None
 
-    def _build(self) -> Node | None:
+    def _build(self) -> Node | XNode | None:
         """The tree of a deferred schema, built once by the full classifier.
 
         Should the full classifier find anything where the verdict-only walk found nothing
@@ -388,7 +405,7 @@ class Compiled:
         root = self._root if self._deferred is _MISSING else self._build()
         if root is None:
             return None
-        return generate(root)[2]
+        return _generate(root)[2]
 
     def check(self, arguments: Any) -> Report:
         """Validate one call's arguments without any schema analysis.
@@ -410,18 +427,44 @@ class Compiled:
             root = self._root if self._deferred is _MISSING else self._build()
             if root is None:
                 return self.report
-            valid, self._collect, _source = generate(root)
+            valid, self._collect, _source = _generate(root)
             self._valid = valid
         try:
-            if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (codegen)
+            cell: list[Any] = [MAX_WORK, 0, None]  # budget, scan flag, per-call memo (codegen)
+            if valid(arguments, cell):
+                if cell[0] < 0:
+                    raise OverBudget
                 return OK_REPORT
             return self._findings(arguments)
+        except Undecidable as exc:  # never a guessed verdict: under `not` either guess could pass
+            if isinstance(exc, UnsearchableText):
+                keyword, why = (
+                    "pattern",
+                    "holds a lone surrogate, which the guard's ECMA-262 pattern engine cannot read",
+                )
+            else:
+                keyword, why = "format", "is a regular expression too large for the guard to check"
+            message = f"a string in these arguments {why}; they are refused unchecked"
+            return Report((Issue(VALIDATION, keyword, "", "", message),))
+        except RecursionError:  # extended: a recursive schema ($ref) followed down very deep arguments
+            message = (
+                "these arguments nest deeper than the guard can follow through this recursive schema; refused unchecked"
+            )
+            return Report((Issue(VALIDATION, "budget", "", "", message),))
         except (OverBudget, TooLarge):
             message = (
                 f"checking these arguments against this schema takes more than the guard's work budget "
                 f"({MAX_WORK:,} subschema evaluations); they are refused unchecked"
             )
             return Report((Issue(VALIDATION, "budget", "", "", message),))
+
+    def _uncarriable(self, arguments: Any) -> list[tuple[str | int, ...]]:
+        """The scan's paths of numbers JSON cannot carry (``TypeError`` for non-JSON); under
+        ``extended``, a literal no double holds is an exact number (E1) and is not among them."""
+        found = scan(arguments, what="arguments")
+        if self.profile != "extended":
+            return found
+        return [p for p in found if exact_uncarriable(_at(arguments, p))]
 
     def _findings(self, arguments: Any) -> Report:
         """The slow path: every violation, with its pointers."""
@@ -441,12 +484,28 @@ class Compiled:
                     f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
                     "range, or more digits than a double holds); it is refused rather than rounded",
                 )
-                for ip in map(pointer, scan(arguments, what="arguments"))
+                for ip in map(pointer, self._uncarriable(arguments))
             ]
             out = found + out
-        if not out:  # pragma: no cover - the two paths disagree: fail closed, loudly
-            raise AssertionError("validator paths disagree; refusing to call these arguments valid")
+        if cell[0] < 0:
+            raise OverBudget
+        if not out:  # pragma: no cover - the two paths disagree (a fault in the guard): fail closed
+            message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
+            out = [Issue(VALIDATION, "schema", "", "", message)]
         return Report(tuple(out))
+
+
+def _at(value: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _generate(root: Node | XNode) -> tuple[Valid, Collect, str]:
+    """The validator of a classified root: the table's code generator, or the extended profile's."""
+    if isinstance(root, XNode):
+        return generate_extended(root)
+    return generate(root)
 
 
 def _profile(profile: str) -> str:
@@ -455,13 +514,27 @@ def _profile(profile: str) -> str:
     return profile
 
 
+def _compile_extended(schema: Any, defer: bool, known_json: bool) -> Compiled:
+    """``extended``: classify (``extended.classify``); the validator is generated on first use.
+
+    With ``defer``, a schema the verdict-only walk (``extended.classify.Quick``) finds clean is
+    classified in full (its tree built) on the first check, as for the other profiles.
+    """
+    if defer and Quick().root(schema):
+        return Compiled(OK_REPORT, None, "extended", schema)
+    issues, root, notes = classify_extended(schema, known_json=known_json)
+    if issues:
+        return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
+    return Compiled(OK_REPORT, root, "extended", notes=notes)
+
+
 def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False, known_json: bool = False) -> Compiled:
     """Classify ``schema`` completely and compile it when it is inside the subset.
 
     Args:
         schema: a tool's ``inputSchema`` as a JSON value.
-        profile: one of ``profiles.PROFILES`` (spec, "Two profiles"); default
-            ``profiles.DEFAULT_PROFILE``.
+        profile: one of ``profiles.PROFILES``: ``"standard"`` and ``"strict"`` (spec, "Two profiles"),
+            ``"extended"`` (spec, "The extended profile"); default ``profiles.DEFAULT_PROFILE``.
         defer: classify a clean schema with the verdict-only walk (no paths, no parts) and
             build its validator from ``schema`` on the first :meth:`Compiled.check`: a long
             ``tools/list`` then costs one light walk per tool. The caller must not change
@@ -484,6 +557,8 @@ def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False,
         TypeError: the schema holds a value that is not JSON; the message names its pointer.
     """
     profile = _profile(profile)
+    if profile == "extended":
+        return _compile_extended(schema, defer, known_json)
     if defer and _Verdict(profile).clean(schema, 0):
         # Every value the walk accepted has an exact JSON type (opaque ones were checked as
         # JSON), so a clean walk proves the schema is JSON, as for the full walk below.

@@ -20,6 +20,7 @@ This module does not know schemas.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Hashable, Iterable
 from decimal import Decimal
 from typing import Any, Final
@@ -32,6 +33,7 @@ __all__ = [
     "canonical_once",
     "escape_token",
     "exact_float",
+    "inexact_value",
     "is_integer",
     "is_json",
     "is_number",
@@ -110,6 +112,24 @@ def literal_float(text: str) -> float | Inexact:
     if type(value) is float and not _isfinite(value):
         return Inexact(text)
     return value
+
+
+def inexact_value(value: Inexact) -> int | Decimal | None:
+    """The exact value of an :class:`Inexact` literal (an ``int`` when integral), or ``None`` when
+    its exponent reaches past the guard's digit limit (decision 12) or its text is not a number.
+
+    The ``extended`` profile enforces such literals exactly (E1); the other profiles refuse them.
+    """
+    try:
+        d = Decimal(value.text)
+    except (ArithmeticError, ValueError):
+        return None
+    limit = sys.get_int_max_str_digits() or 4300
+    if not d.is_finite() or abs(d.adjusted()) > limit:
+        return None
+    if d == d.to_integral_value():
+        return int(d)
+    return d
 
 
 def is_uncarriable(value: Any) -> bool:
@@ -389,7 +409,8 @@ def canonical(value: Any, depth: int = 64, cap: int = 4_000_000) -> Hashable:
 
     Args:
         value: a JSON value. Anything else in it (a set, a tuple, a subclass, a non-string
-            key, NaN) yields :data:`NOT_COMPARABLE` at its place, which equals no choice;
+            key, NaN) yields :data:`NOT_COMPARABLE` at its place (an :class:`Inexact` literal or a
+            ``Decimal`` is keyed by its exact value: the ``extended`` profile's numbers, E1), which equals no choice;
             never an exception (the caller's JSON scan reports such a value, with its pointer).
         depth: how many container levels to follow; a value nested deeper yields
             :data:`NOT_COMPARABLE`, which equals no choice. Callers pass the depth of the
@@ -428,6 +449,9 @@ def _canonical(
         return (value if value == value else NOT_COMPARABLE), 1  # NaN never equals anything, not even itself
     if value is None:
         return None, 1
+    if t is Inexact or t is Decimal:  # an exact literal (extended, E1); numbers compare by value
+        exact = inexact_value(value) if t is Inexact else value
+        return (NOT_COMPARABLE if exact is None else exact), 1
     if (t is not dict and t is not list) or depth <= 0:
         return NOT_COMPARABLE, 1
     assert memo is not None

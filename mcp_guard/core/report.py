@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
-__all__ = ["UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Report"]
+__all__ = ["UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Note", "Report"]
 
 Kind = Literal["validation", "unsupported_capability"]
 """The two error kinds of the subset contract (spec, "Two error kinds")."""
@@ -58,6 +58,21 @@ class Issue(NamedTuple):
             "instance_path": self.instance_path,
             "message": self.message,
         }
+
+
+class Note(NamedTuple):
+    """Something a classification must say that is not a finding (the tool stays supported).
+
+    Attributes:
+        schema_path: JSON Pointer into the schema (at the keyword).
+        message: a short English sentence (schema facts only).
+
+    The ``extended`` profile's one kind today: a ``format`` that 2020-12 does not define is
+    an annotation, checked by nothing (spec E4: "the report says so in its notes").
+    """
+
+    schema_path: str
+    message: str
 
 
 class Report:

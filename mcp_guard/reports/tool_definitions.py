@@ -249,8 +249,9 @@ class DefinitionNote:
 
     Attributes:
         note: ``"not_inferrable"`` (the parameter's value must come from the host, not the
-            model) or ``"json_parameter"`` (a ``json`` parameter became an untyped property,
-            which makes the tool unsupported).
+            model), ``"json_parameter"`` (a ``json`` parameter became an untyped property,
+            which makes the tool unsupported), or ``"annotation"`` (any tool under ``extended``:
+            a ``format`` 2020-12 does not define, checked by nothing, E4; ``parameter`` empty).
         parameter: the parameter's name.
         path: JSON Pointer to the parameter in the definition document (``/input/parameters/2``).
         schema_path: JSON Pointer to its property in the converted ``inputSchema``.

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ..core import DEFAULT_PROFILE, VALIDATION, Issue, Report, classify
+from ..core import DEFAULT_PROFILE, VALIDATION, Issue, Report, compile
 from ..safe_text import escape  # names and keys come from servers and files: no forged lines, no terminal control
 from .documents import FieldError
 from .tool_definitions import (
@@ -128,6 +128,18 @@ def _duplicate_note(name: str, count: int) -> DefinitionNote:
     )
 
 
+def _judged(schema: Any, profile: str) -> tuple[Report, tuple[DefinitionNote, ...]]:
+    """The schema's classification and its notes (``extended``: formats that are annotations, E4)."""
+    compiled = compile(schema, profile=profile)
+    notes = tuple(
+        DefinitionNote(
+            "annotation", "", "/inputSchema" + n.schema_path, n.schema_path, f"`{n.schema_path}`: {n.message}"
+        )
+        for n in compiled.notes
+    )
+    return compiled.report, notes
+
+
 def judge_tool(entry: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0) -> ToolReport:
     """Judge one tool entry: an MCP tool object, or a tool definition (Arcade preview format).
 
@@ -145,12 +157,12 @@ def judge_tool(entry: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0) ->
         if isinstance(parsed, list):
             return ToolReport(name, "malformed", definition_errors=tuple(parsed), source="tool-definition", index=index)
         tool = to_mcp_tool(parsed)
-        report = classify(tool["inputSchema"], profile=profile)
+        report, notes = _judged(tool["inputSchema"], profile)
         return ToolReport(
             parsed.name,
             _status(report.issues, ()),
             issues=report.issues,
-            notes=tuple(definition_notes(parsed)),
+            notes=(*definition_notes(parsed), *notes),
             source="tool-definition",
             input_schema=tool["inputSchema"],
             index=index,
@@ -170,12 +182,13 @@ def judge_tool(entry: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0) ->
         errors.append(FieldError("/inputSchema", "is required"))
         return ToolReport(name, "malformed", definition_errors=tuple(errors), index=index)
     schema = entry["inputSchema"]
-    report = classify(schema, profile=profile)
+    report, notes = _judged(schema, profile)
     return ToolReport(
         name,
         _status(report.issues, errors),
         issues=report.issues,
         definition_errors=tuple(errors),
+        notes=notes,
         input_schema=schema,
         index=index,
     )

@@ -194,7 +194,7 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "guard bad profile",
         {"mcpServers": {}, "guard": {"profile": "loose"}},
-        "guard.profile: Input should be 'standard' or 'strict'",
+        "guard.profile: Input should be 'standard', 'strict' or 'extended'",
     ),
     (
         "guard zero limit",

@@ -184,3 +184,14 @@ def test_table_escapes_control_characters() -> None:
 
 def test_summary_grammar() -> None:
     assert ToolsReport(judge_tools([OK_TOOL]), "strict").summary().startswith("1 tool: 1 supported")
+
+
+def test_extended_annotation_formats_are_noted_not_silent() -> None:
+    """E4: a format 2020-12 does not define constrains nothing; the report says so in its notes."""
+    from mcp_guard.reports.tools import judge_tool
+
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "format": "path"}}}}
+    report = judge_tool(tool, profile="extended")
+    assert report.status == "supported"
+    assert [(n.note, n.schema_path) for n in report.notes] == [("annotation", "/properties/p/format")]
+    assert judge_tool(tool, profile="standard").notes == ()

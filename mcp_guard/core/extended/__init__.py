@@ -1,0 +1,57 @@
+"""The ``extended`` profile (spec, "The extended profile"): JSON Schema 2020-12 (and draft-07,
+draft-06, 2019-09 where the root ``$schema`` names them), every keyword enforced exactly,
+minus the E5 list, which stays ``unsupported_capability``.
+
+Modules: ``table`` (one row per keyword), ``kw_*`` (each keyword's rule, fast test and
+emitter together), ``classify`` (the walk, ``$ref`` resolution, the E6 cycle check), ``gen``
+(the generated validator), ``values`` (exact numbers, E1), ``ir`` (nodes and parts).
+Entry point: :func:`classify_extended`; ``compiler.compile(profile="extended")`` uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..json_values import Inexact, pointer, scan
+from ..report import VALIDATION, Issue, Note
+from .classify import Classifier
+from .gen import generate
+from .ir import XNode
+
+__all__ = ["XNode", "classify_extended", "generate"]
+
+
+def _at(document: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        document = document[key]
+    return document
+
+
+def classify_extended(schema: Any, *, known_json: bool = False) -> tuple[list[Issue], XNode | None, tuple[Note, ...]]:
+    """Classify ``schema``: ``(issues, root node or None, notes)``; the node only when clean.
+
+    ``known_json``: the caller proved the schema JSON with every number a double
+    (``compiler.compile``'s argument): the JSON scan is skipped.
+
+    Raises:
+        TypeError: the schema holds a value that is not JSON (its pointer in the message).
+    """
+    issues: list[Issue] = []
+    for path in () if known_json else scan(schema, what="schema"):  # TypeError for non-JSON, with its pointer
+        if type(_at(schema, path)) is Inexact:
+            continue  # a literal no double holds: exact in this profile (E1)
+        issues.append(
+            Issue(
+                VALIDATION,
+                "json",
+                pointer(path),
+                None,
+                "the schema holds a number JSON cannot carry (NaN, Infinity): the guard cannot enforce what it "
+                "cannot read exactly",
+            )
+        )
+    classifier = Classifier(schema)
+    root = classifier.root()
+    issues += classifier.issues
+    notes = tuple(Note(at, message) for at, message in classifier.notes)
+    return issues, (root if not issues else None), notes

@@ -1,0 +1,401 @@
+"""Classify a schema for the extended profile: one complete walk, then local ``$ref``
+resolution, then the E6 cycle check; a clean schema becomes a tree of :class:`XNode`.
+
+The walk visits every subschema (every ``properties`` value, every branch, every ``$defs``
+entry, also ones no call reaches; spec "Two error kinds") and gives each key to its row of
+``table.KEYWORDS``; a key with no row, or a row of another dialect, is
+``unsupported_capability``. ``$ref`` targets are resolved after the walk, inside this one
+document only (E5): a JSON Pointer fragment (``~0``/``~1``, percent-decoding), a plain-name
+anchor (``$anchor``, draft-07 ``$id: "#name"``), or the root ``$id``'s URI with either.
+A cycle of in-place applications (``$ref``, ``allOf``, …) that consumes no part of the
+instance is ``unsupported_capability`` (E6); recursion through instances is fine.
+
+This module does not generate code (``gen``) and never sees arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import unquote, urldefrag, urljoin
+
+from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
+from ..json_values import pointer
+from ..report import UNSUPPORTED, VALIDATION, Issue
+from .ir import Path, XNode
+from .kw_any import TypePart
+from .kw_apply import Ref
+from .table import ELSEWHERE, FINISHERS, KEYWORDS, holder
+
+__all__ = ["DIALECTS", "Classifier", "Quick", "dialect_of"]
+
+DIALECTS: Final = {
+    "json-schema.org/draft/2020-12/schema": "2020-12",
+    "json-schema.org/draft/2019-09/schema": "2019-09",
+    "json-schema.org/draft-07/schema": "draft-07",
+    "json-schema.org/draft-06/schema": "draft-06",
+}
+"""The ``$schema`` URIs the profile accepts (``http`` or ``https``, with or without a trailing ``#``)."""
+
+
+def dialect_of(uri: str) -> str | None:
+    """The dialect a root ``$schema`` names, or ``None`` for any other URI."""
+    for scheme in ("https://", "http://"):
+        if uri.startswith(scheme):
+            rest = uri[len(scheme) :]
+            return DIALECTS.get(rest[:-1] if rest.endswith("#") else rest)
+    return None
+
+
+class Classifier:
+    """Walks one document; records findings and notes; builds nodes. Implements ``ir.Ctx``."""
+
+    def __init__(self, document: Any, *, object_root: bool = True) -> None:
+        self.document = document
+        self.object_root = object_root  # False: keep an untyped root faithful (tests of the suite's schemas)
+        self.dialect = "2020-12"
+        self.issues: list[Issue] = []
+        self.notes: list[tuple[str, str]] = []
+        self._seen: set[tuple[str, str, str]] = set()
+        self.memo: dict[Path, XNode] = {}
+        self.refs: list[Ref] = []
+        self.anchors: dict[str, Path] = {}
+        self.nodes = 0
+        self.depth = 0
+        self.base = ""
+
+    # --- ir.Ctx ----------------------------------------------------------------------------
+
+    @property
+    def spent(self) -> bool:
+        """Past the subschema budget: rules stop visiting their members (one finding says so)."""
+        return self.nodes > MAX_SCHEMA_NODES
+
+    def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
+        """Record a finding (one per kind, keyword and place)."""
+        at = pointer(path)
+        if (kind, keyword, at) in self._seen:
+            return
+        self._seen.add((kind, keyword, at))
+        self.issues.append(Issue(kind, keyword, at, None, message))  # type: ignore[arg-type]
+
+    def note(self, path: Path, message: str) -> None:
+        """Record a note: something the report must say that is not a finding (E4's annotation formats)."""
+        self.notes.append((pointer(path), message))
+
+    def defer(self, part: Any) -> None:
+        """Register a ``$ref`` part, resolved after the walk."""
+        self.refs.append(part)
+
+    def anchor(self, name: str, path: Path) -> None:
+        """Record a plain-name anchor; the same name twice is malformed."""
+        known = self.anchors.setdefault(name, path)
+        if known != path:
+            self.finding(VALIDATION, "$anchor", path, f"the anchor name {name!r} is declared twice in this schema")
+
+    def sub(self, schema: Any, path: Path) -> XNode | None:
+        """Classify the schema at ``path`` (once per place); ``None`` when it is not a schema."""
+        found = self.memo.get(path)
+        if found is not None:
+            return found
+        self.nodes += 1
+        if self.nodes > MAX_SCHEMA_NODES:
+            if self.nodes == MAX_SCHEMA_NODES + 1:
+                self.finding(
+                    UNSUPPORTED,
+                    holder(path),
+                    path,
+                    f"the schema has more than {MAX_SCHEMA_NODES} subschemas, the guard's work budget",
+                )
+            return None
+        if self.depth > MAX_SCHEMA_DEPTH:
+            self.finding(
+                UNSUPPORTED,
+                "schema",
+                path,
+                f"schemas nested more than {MAX_SCHEMA_DEPTH} levels deep are not supported",
+            )
+            return None
+        self.depth += 1
+        try:
+            return self._node(schema, path)
+        finally:
+            self.depth -= 1
+
+    # --- the walk ----------------------------------------------------------------------------
+
+    def _node(self, schema: Any, path: Path) -> XNode | None:
+        if type(schema) is bool:
+            node = self.memo[path] = XNode(path, boolean=schema)
+            return node
+        if type(schema) is not dict:
+            self.finding(VALIDATION, holder(path), path, "a schema must be an object or a boolean")
+            return None
+        node = self.memo[path] = XNode(path)
+        parts = []
+        dialect = self.dialect
+        for key, value in schema.items():
+            kpath = (*path, key)
+            row = KEYWORDS.get(key)
+            if row is None:
+                self.finding(
+                    UNSUPPORTED,
+                    key,
+                    kpath,
+                    f"`{key}` is not a JSON Schema keyword; the guard refuses unknown keys (they may be constraints "
+                    "their authors believe enforced)",
+                )
+                continue
+            if dialect not in row.dialects:
+                why = ELSEWHERE.get((key, dialect))
+                self.finding(
+                    UNSUPPORTED,
+                    key,
+                    kpath,
+                    f"`{key}` is not supported in {dialect}: {why}"
+                    if why
+                    else f"`{key}` is not a keyword of {dialect} (the schema's dialect), so it would not be enforced",
+                )
+                continue
+            result = row.rule(self, value, schema, kpath)
+            if result is None:
+                continue
+            if isinstance(result, list):
+                parts.extend(result)
+            elif type(result) is TypePart:
+                node.types, node.type_path = result.names, result.path
+            else:
+                parts.append(result)
+        for finisher in FINISHERS:
+            parts = finisher(parts)
+        for part in parts:
+            part.bind(node)
+        node.parts = parts
+        return node
+
+    # --- the document ------------------------------------------------------------------------
+
+    def root(self) -> XNode | None:
+        """Classify the whole document; the root node (meaningful only when there is no finding)."""
+        schema = self.document
+        if type(schema) is bool:
+            self.finding(UNSUPPORTED, "schema", (), "the root must be an object schema, not a boolean schema")
+            return None
+        if type(schema) is dict:
+            uri = schema.get("$schema")
+            if uri is not None:
+                dialect = dialect_of(uri) if type(uri) is str else None
+                if dialect is None:
+                    self.finding(
+                        UNSUPPORTED,
+                        "$schema",
+                        ("$schema",),
+                        "`$schema` names a dialect other than draft-06, draft-07, 2019-09 or 2020-12",
+                    )
+                else:
+                    self.dialect = dialect
+            base = schema.get("$id")
+            if type(base) is str:
+                self.base = urldefrag(base)[0]
+        root = self.sub(schema, ())
+        if root is None:
+            return None
+        if root.types is None:
+            pass  # decision 1: no type means object (the entry function refuses other values)
+        elif root.types != frozenset({"object"}):
+            self.finding(UNSUPPORTED, "type", root.type_path, 'the root must accept only objects (`type: "object"`)')
+        resolved = bool(self.refs)
+        while self.refs:
+            self._resolve(self.refs.pop())
+        if resolved:
+            self._cycles()
+            if not self.issues:
+                self._expansion(root)
+        if root.types is None and self.object_root and not root.meta.get("ref"):
+            root.types, root.type_path = frozenset({"object"}), ()  # decision 1 (no `$ref` sees the root)
+        return root
+
+    def _resolve(self, part: Ref) -> None:
+        ref = part.ref
+        if ref.startswith("#"):
+            fragment = ref[1:]
+        else:
+            joined = urljoin(self.base, ref) if self.base else ref
+            document, fragment = urldefrag(joined)
+            if not self.base or document != self.base:
+                self.finding(
+                    UNSUPPORTED,
+                    "$ref",
+                    part.path,
+                    "a `$ref` that leaves this schema is not supported (nothing is fetched)",
+                )
+                return
+        fragment = unquote(fragment)
+        if fragment and not fragment.startswith("/"):
+            path = self.anchors.get(fragment)
+            if path is None:
+                self.finding(
+                    VALIDATION,
+                    "$ref",
+                    part.path,
+                    f"`$ref` names the anchor {fragment!r}, which this schema does not declare",
+                )
+                return
+            part.target = self.memo.get(path)
+            if part.target is not None:
+                part.target.meta["ref"] = True
+            return
+        target: Any = self.document
+        path_list: list[str | int] = []
+        for token in fragment.split("/")[1:] if fragment else []:
+            token = token.replace("~1", "/").replace("~0", "~")
+            if type(target) is dict and token in target:
+                target = target[token]
+                path_list.append(token)
+            elif (
+                type(target) is list
+                and token.isdigit()
+                and (token == "0" or token[0] != "0")
+                and int(token) < len(target)
+            ):
+                target = target[int(token)]
+                path_list.append(int(token))
+            else:
+                self.finding(VALIDATION, "$ref", part.path, "`$ref` points at nothing in this schema")
+                return
+        path = tuple(path_list)
+        depth, self.depth = self.depth, 0
+        try:
+            part.target = self.memo.get(path) or self.sub(target, path)
+        finally:
+            self.depth = depth
+        if part.target is not None:
+            part.target.meta["ref"] = True
+
+    def _cycles(self) -> None:
+        """E6: a cycle of in-place applications (no part of the instance consumed) is unsupported."""
+        grey, black = 1, 2
+        color: dict[int, int] = {}
+        for start in list(self.memo.values()):
+            if id(start) in color:
+                continue
+            color[id(start)] = grey
+            stack = [(start, _in_place(start))]
+            while stack:
+                node, edges = stack[-1]
+                for sub, kpath in edges:
+                    state = color.get(id(sub))
+                    if state is None:
+                        color[id(sub)] = grey
+                        stack.append((sub, _in_place(sub)))
+                        break
+                    if state == grey:
+                        self.finding(
+                            UNSUPPORTED,
+                            str(kpath[-1]),
+                            kpath,
+                            "a reference cycle that consumes no part of the value (it would apply itself forever) "
+                            "is not supported",
+                        )
+                else:
+                    color[id(node)] = black
+                    stack.pop()
+
+    def _expansion(self, root: XNode) -> None:
+        """E6: references that expand past the work budget on one value (a schema whose checks
+        could never fit) are unsupported: the weight of the root with every ``$ref`` expanded
+        (recursion through the instance counts once per level) must stay within ``MAX_WORK``."""
+        limit = MAX_WORK
+        weights: dict[int, int] = {}
+        active: set[int] = {id(root)}
+        stack = [(root, iter([sub for sub, _in, _path in root.children()]), 1)]
+        while stack:
+            node, subs, total = stack[-1]
+            for sub in subs:
+                known = weights.get(id(sub))
+                if known is not None:
+                    total += known
+                elif id(sub) in active:
+                    total += 1  # recursion: paid per level of the instance, on entry, by the budget
+                else:
+                    stack[-1] = (node, subs, total)
+                    active.add(id(sub))
+                    stack.append((sub, iter([s for s, _in, _path in sub.children()]), 1))
+                    break
+                if total > limit:
+                    break
+            else:
+                stack.pop()
+                active.discard(id(node))
+                weights[id(node)] = total = min(total, limit + 1)
+                if total > limit:
+                    self._too_heavy(node)
+                    return
+                if stack:
+                    parent, parent_subs, parent_total = stack[-1]
+                    stack[-1] = (parent, parent_subs, parent_total + total)
+                continue
+            if total > limit:
+                self._too_heavy(node)
+                return
+
+    def _too_heavy(self, node: XNode) -> None:
+        self.finding(
+            UNSUPPORTED,
+            "$ref",
+            node.path,
+            f"the references below this schema expand to more than {MAX_WORK:,} subschema evaluations of one "
+            "value, the guard's work budget",
+        )
+
+
+def _in_place(node: XNode) -> Any:
+    return iter([(sub, kpath) for sub, in_place, kpath in node.children() if in_place])
+
+
+class Quick:
+    """The verdict-only walk of ``compile(..., profile="extended", defer=True)`` (implements ``ir.Walk``).
+
+    One question: would the document classify with no finding and no note? Read through each
+    row's ``quick`` test, with the classifier's subschema count and depth limits. Any doubt
+    (a ``$ref``, an anchor, a ``format`` that is only an annotation, ``enum`` containers) is
+    False, and the full :class:`Classifier` then decides and words the findings. Every value a
+    quick test accepts has exact JSON types, so a clean walk also proves the schema is JSON.
+    """
+
+    __slots__ = ("dialect", "nodes")
+
+    def __init__(self) -> None:
+        self.dialect = "2020-12"
+        self.nodes = 0
+
+    def root(self, schema: Any) -> bool:
+        """True when the whole document is clean (the root rule of "Dialects" included)."""
+        if type(schema) is not dict:
+            return False
+        uri = schema.get("$schema")
+        if uri is not None:
+            dialect = dialect_of(uri) if type(uri) is str else None
+            if dialect is None:
+                return False
+            self.dialect = dialect
+        kind = schema.get("type", "object")
+        if kind != "object" and kind != ["object"]:
+            return False
+        return self.clean(schema, 0)
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when ``schema`` at nesting ``depth`` would classify with no finding."""
+        self.nodes += 1
+        if self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
+            return False
+        if type(schema) is not dict:
+            return type(schema) is bool
+        dialect = self.dialect
+        for key, value in schema.items():
+            row = KEYWORDS.get(key)
+            if row is None or type(key) is not str or dialect not in row.dialects:
+                return False
+            quick = row.quick
+            if quick is None or not quick(value, schema, depth, self):
+                return False
+        return True

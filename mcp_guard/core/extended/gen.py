@@ -1,0 +1,385 @@
+"""Generate the extended profile's validator: two Python functions per schema node.
+
+As for the standard profile (``core.codegen``): ``v<n>(x, w) -> bool`` is the fast path
+(True only for a JSON value that satisfies the node) and ``c<n>(x, ip, out, w)`` the slow
+path that appends an :class:`~..report.Issue` per violation, run only when the fast path
+said no. ``w`` is the call's cell ``[budget, scan flag, memo]``.
+
+A node's function tests ``type`` first, then the keywords that apply to any value
+(``enum``, ``const``), then dispatches on the value's JSON type to the keywords of that type
+(JSON Schema applicability), then runs the in-place applicators (``allOf``, ``anyOf``,
+``oneOf``, ``not``, ``if``, ``$ref``). The tests themselves come from the parts
+(``Part.fast`` / ``Part.slow``), written beside each keyword's classification rule.
+Scalar members are inlined into their container's loop; every other node is a function, and
+nodes call each other by name, so ``$ref`` recursion through the instance is plain recursion.
+
+Work budget: every node function charges one unit on entry and raises :class:`OverBudget`
+when the budget is spent; a container's member loop charges its length. So reference
+expansion and ``anyOf``/``oneOf`` fan-out stay within the budget (E6).
+
+Every schema value reaches the source only as a module constant (:meth:`Gen.const`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..codegen import Collect, ModuleWriter, Valid, base_namespace
+from ..json_values import Inexact, json_type_name, pointer
+from ..keywords import where
+from ..report import VALIDATION, Issue
+from .ir import Part, XNode
+from .table import holder
+from .values import exact_json_once, exact_uncarriable, number_of
+
+__all__ = ["Gen", "generate", "type_words"]
+
+
+_TESTS = {
+    "object": "{t} is dict",
+    "array": "{t} is list",
+    "string": "{t} is str",
+    "boolean": "{t} is bool",
+    "null": "{v} is None",
+    "integer": "({t} is int or ({t} is float and {v}.is_integer())"
+    " or ({t} is Inexact and type(number_of({v})) is int))",
+    "number": "({t} is int or ({t} is float and isfinite({v})) or ({t} is Inexact and number_of({v}) is not None))",
+}
+
+_ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
+_ARTICLE = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+def type_words(types: frozenset[str]) -> str:
+    """``"a string or null"``: what a ``type`` keyword wants, for messages."""
+    names = [_ARTICLE[t] for t in _ORDER if t in types]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[Any]) -> None:
+    """Append the ``type`` finding for ``value`` (as ``codegen.type_issue``, with E1's exact literals).
+
+    A value JSON cannot carry gets no ``type`` finding: it flags the scan (``w[1]``) instead.
+    """
+    if exact_uncarriable(value) or not exact_json_once(value, w):
+        w[1] = 1
+        if exact_uncarriable(value):
+            return
+    if type(value) is Inexact:
+        name = "integer" if type(number_of(value)) is int else "number"
+    else:
+        name = json_type_name(value)
+    message = where(ip) + " must be " + expected + ", not " + name + " (type)"
+    out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
+
+
+def _type_test(types: frozenset[str], v: str, t: str) -> str:
+    if "number" in types:
+        types = types - {"integer"}
+    tests = [_TESTS[n].format(v=v, t=t) for n in _ORDER if n in types]
+    return tests[0] if len(tests) == 1 else "(" + " or ".join(tests) + ")"
+
+
+class Gen(ModuleWriter):
+    """The code generator of one schema (implements what parts may ask; see ``ir.Part``)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            {
+                **base_namespace(),
+                "json_once": exact_json_once,  # E1: a literal no double holds is a number here
+                "type_issue": type_issue,
+                "is_uncarriable": exact_uncarriable,
+                "Inexact": Inexact,
+                "number_of": number_of,
+            }
+        )
+        self.exact = False  # generating the branch of an argument literal no double holds (E1)
+        self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
+        self._vnames: dict[int, str] = {}
+        self._cnames: dict[int, str] = {}
+        self._enames: dict[tuple[int, str, int], str] = {}
+        self._weights: dict[int, int] = {}
+
+    # --- issues --------------------------------------------------------------------------------
+
+    def issue(self, keyword: str, schema_path: str, ip: str, message: str) -> str:
+        """A statement appending a ``validation`` issue; ``ip`` and ``message`` are expressions."""
+        return (
+            f"out.append(new(Issue, ({self.const(VALIDATION)}, {self.const(keyword)}, "
+            f"{self.const(schema_path)}, {ip}, {message})))"
+        )
+
+    def fail(self, keyword: str, path: tuple[str | int, ...], ip: str, tail: str) -> str:
+        """An issue whose message is ``where(ip) + tail`` (``tail`` a fixed text from the schema)."""
+        return self.issue(keyword, pointer(path), ip, f"where({ip}) + {self.const(tail)}")
+
+    # --- nodes ---------------------------------------------------------------------------------
+
+    def vfn(self, node: XNode) -> str:
+        """The name of the node's fast function, generated once."""
+        found = self._vnames.get(id(node))
+        if found is not None:
+            return found
+        name = self.name("v")
+        self._vnames[id(node)] = name
+        entry = ["w[0] -= 1", "if w[0] < 0: raise OverBudget"] if node.meta.get("ref") else []
+        body = [*entry, *self.body_fast(node, "x", "t"), "return True"]
+        if any(p.memo for p in node.parts):
+            self.memoized(name, body)
+        else:
+            self.emit(f"def {name}(x, w):", body)
+        return name
+
+    def memoized(self, name: str, body: list[str]) -> None:
+        """Emit ``name(x, w)`` whose result is kept per call and per value (``w[2]``, by ``id``).
+
+        For the functions of ``unevaluated*``: a node's verdict and what it evaluated are asked
+        again by every enclosing ``unevaluated*``; kept, each is computed once per value, so
+        nesting costs linear, not exponential, work (E6). The arguments are alive and
+        unchanged during the call, so an ``id`` stands for one value.
+        """
+        inner = "_" + name
+        self.emit(f"def {inner}(x, w):", body)
+        key = self.const(name)
+        self.emit(
+            f"def {name}(x, w):",
+            [
+                "m = w[2]",
+                "if m is None: m = w[2] = {}",
+                f"k = ({key}, id(x))",
+                "if k in m: return m[k]",
+                f"r = m[k] = {inner}(x, w)",
+                "return r",
+            ],
+        )
+
+    def cfn(self, node: XNode) -> str:
+        """The name of the node's slow function, generated once."""
+        found = self._cnames.get(id(node))
+        if found is not None:
+            return found
+        name = self.name("c")
+        self._cnames[id(node)] = name
+        self.emit(f"def {name}(x, ip, out, w):", self.body_slow(node, "x", "ip", "t"))
+        return name
+
+    def evaluated(self, node: XNode, kind: str, v: str, skip: Part | None = None, checked: bool = False) -> str:
+        """An expression for what ``node`` evaluated in ``v`` (2020-12 annotations, for ``unevaluated*``).
+
+        ``kind`` ``"props"``: the set of member names; ``"items"``: ``(p, c)``, items before index
+        ``p`` and the indices in ``c``. ``None`` when ``v`` does not satisfy ``node`` (unless
+        ``checked``: the caller knows it does). ``skip``: a part of the node left out (an
+        ``unevaluated*`` keyword asking about its own siblings).
+        """
+        key = (id(node), kind + ("!" if checked else ""), id(skip))
+        name = self._enames.get(key)
+        if name is None:
+            name = self._enames[key] = self.name("ep" if kind == "props" else "ei")
+            empty = "set()" if kind == "props" else "(0, set())"
+            body = [] if checked else [f"if not {self.test(node, 'x')}: return None"]
+            if node.boolean is None:
+                body += ["s = set()"] if kind == "props" else ["p = 0", "c = set()"]
+                for part in node.parts:
+                    if part is not skip:
+                        body += part.props_code(self, "x") if kind == "props" else part.items_code(self, "x")
+                body.append("return s" if kind == "props" else "return (p, c)")
+            else:
+                body.append(f"return {empty}")
+            self.memoized(name, body)
+        return f"{name}({v}, w)"
+
+    def weight(self, node: XNode) -> int:
+        """Subschema evaluations one value costs against ``node`` (a ``$ref`` target counts once:
+        it charges itself on entry, so recursion is paid as it happens)."""
+        found = self._weights.get(id(node))
+        if found is None:
+            self._weights[id(node)] = 1  # a cycle (through members) is paid per level, on entry
+            found = 1 + sum(self.weight(sub) for p in node.parts if not p.refers for sub in p.nodes())
+            self._weights[id(node)] = found
+        return found
+
+    def charge(self, v: str, nodes: list[XNode]) -> list[str]:
+        """Charge a container's members to the budget: its length times its heaviest member schema."""
+        heaviest = max((self.weight(n) for n in nodes), default=1)
+        return [f"w[0] -= len({v}) * {self.const(heaviest)}", "if w[0] < 0: raise OverBudget"]
+
+    def inlinable(self, node: XNode) -> bool:
+        """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
+        if node.boolean is not None:
+            return True
+        return not any(
+            p.applies in ("object", "array") or (p.applies == "inplace" and not getattr(p, "flat", False))
+            for p in node.parts
+        )
+
+    def type_expr(self, types: frozenset[str], v: str) -> str:
+        """An expression: whether ``v`` is of one of ``types`` (JSON Schema type names; E1 literals)."""
+        return _type_test(types, v, f"type({v})")
+
+    def check_fast(self, node: XNode, v: str) -> list[str]:
+        """Statements that ``return False`` when ``v`` breaks ``node``: inline or a call."""
+        if self.inlinable(node):
+            return self.body_fast(node, v, "u")
+        return [f"if not {self.vfn(node)}({v}, w): return False"]
+
+    def check_slow(self, node: XNode, v: str, ip: str) -> list[str]:
+        """Statements appending the issues of ``v`` (pointer ``ip``) against ``node``."""
+        if node.boolean is False:
+            return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+        if self.inlinable(node):  # scalars inline, as on the fast path
+            return self.body_slow(node, v, ip, "u")
+        return [f"if not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
+
+    def test(self, node: XNode, v: str) -> str:
+        """An expression: whether ``v`` satisfies ``node``."""
+        if node.boolean is False:
+            return "False"
+        if node.trivial:
+            return f"json_once({v}, w)"
+        return f"{self.vfn(node)}({v}, w)"
+
+    def _group_lines(self, parts: list[Part], v: str, ip: str | None) -> list[str]:
+        lines: list[str] = []
+        for part in parts:
+            lines.extend(part.fast(self, v) if ip is None else part.slow(self, v, ip))
+        return lines
+
+    def body_fast(self, node: XNode, v: str, t: str) -> list[str]:
+        """The fast test of ``node`` on ``v`` as statements (``t`` a free local for its type)."""
+        if node.boolean is False:
+            return ["return False"]
+        if node.trivial:
+            return [f"if not json_once({v}, w): return False"]
+        return self._body(node, v, t, None)
+
+    def body_slow(self, node: XNode, v: str, ip: str, t: str) -> list[str]:
+        """The slow test of ``node`` on ``v`` (pointer ``ip``): statements that append issues."""
+        if node.boolean is False:
+            return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
+        if node.trivial:
+            return [f"if not json_once({v}, w): w[1] = 1"]
+        head = [
+            f"{t} = type({v})",
+            f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
+            f"or {t} is float or {t} is bool or {v} is None or {t} is Inexact):",
+            "    w[1] = 1",  # the JSON scan reports it, with its pointer
+        ]
+        if node.types is not None:
+            where_type, words = self.const(pointer(node.type_path)), self.const(type_words(node.types))
+            head += [
+                f"elif not {_type_test(node.types, v, t)}:",
+                f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
+            ]
+        rest = self._body(node, v, t, ip)[1:]
+        return [*head, "else:", *("    " + x for x in (rest or ["pass"]))]  # no return: it may stand inline
+
+    def _number_branches(
+        self, node: XNode, v: str, t: str, ip: str | None, untyped: bool
+    ) -> list[tuple[str, list[str]]]:
+        """The numeric branches: doubles and integers, and an argument literal no double holds (an
+        ``Inexact``), on whose exact value the same keywords run (E1)."""
+        refuse = "return False" if ip is None else "pass"  # slow: its head flagged it already
+        parts = node.of("number")
+        num = self._group_lines(parts, v, ip)
+        exact: list[str] = []
+        if parts:
+            self.exact = True
+            try:
+                exact = [f"n = number_of({v})", *self._group_lines(parts, "n", ip)]
+            finally:
+                self.exact = False
+        if untyped:
+            return [
+                (f"{t} is int or {t} is float", [f"if {t} is float and not isfinite({v}): {refuse}", *num]),
+                (f"{t} is Inexact", [f"if number_of({v}) is None: {refuse}", *exact]),
+            ]
+        if exact:  # the type test passed: an Inexact here is a number within the digit limit
+            body = [f"if {t} is Inexact:", *("    " + x for x in exact), "else:", *("    " + x for x in num)]
+            return [(f"{t} is int or {t} is float or {t} is Inexact", body)]
+        return [(f"{t} is int or {t} is float or {t} is Inexact", num)]
+
+    def _body(self, node: XNode, v: str, t: str, ip: str | None) -> list[str]:
+        slow = ip is not None
+        lines = [f"{t} = type({v})"]
+        types = node.types
+        if types is not None and not slow:  # the slow path tests the type in its head (body_slow)
+            lines.append(f"if not {_type_test(types, v, t)}: return False")
+        self.known = types
+        lines += self._group_lines(node.of("any"), v, ip)
+        self.known = None
+        inplace = node.of("inplace")
+        typed = any(node.of(a) for a in ("object", "array", "string", "number"))
+        if types is None and not typed and any(p.proves for p in inplace):
+            return lines + self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+        branches: list[tuple[str, list[str]]] = []
+        json_fail = "w[1] = 1" if slow else "return False"
+        allowed = types if types is not None else frozenset(_ORDER)
+        if "object" in allowed:
+            obj = self._group_lines(node.of("object"), v, ip)
+            if not any(p.covers for p in node.of("object")):
+                obj.append(f"if {v} and not json_once({v}, w): {json_fail}")
+            branches.append((f"{t} is dict", obj))
+        if "array" in allowed:
+            arr = self._group_lines(node.of("array"), v, ip)
+            if not any(p.covers for p in node.of("array")):
+                arr.append(f"if {v} and not json_once({v}, w): {json_fail}")
+            branches.append((f"{t} is list", arr))
+        if "string" in allowed:
+            branches.append((f"{t} is str", self._group_lines(node.of("string"), v, ip)))
+        if allowed & {"integer", "number"}:
+            branches += self._number_branches(node, v, t, ip, types is None)
+        if types is None:  # (the slow path's head already flagged any value that is not JSON)
+            branches.append((f"{t} is not bool and {v} is not None", ["pass" if slow else "return False"]))
+        if types is None:  # every branch stands, so the last one catches only non-JSON values
+            branches = [(cond, body or ["pass"]) for cond, body in branches]
+        else:
+            branches = [(cond, body) for cond, body in branches if body]
+        if (
+            types is not None
+            and len(branches) == 1
+            and len(allowed - {"integer"} if "number" in allowed else allowed) == 1
+        ):
+            lines += branches[0][1]  # the type test already decided the branch
+        else:
+            keyword = "if"
+            for cond, body in branches:
+                lines.append(f"{keyword} {cond}:")
+                lines.extend("    " + line for line in body)
+                keyword = "elif"
+        lines += self._group_lines(inplace, v, ip)
+        return lines
+
+
+_FALSE = " is not allowed here (the schema at this place is false)"
+
+
+def generate(root: XNode) -> tuple[Valid, Collect, str]:
+    """Generate the validator of a classified root node: ``(valid, collect, source)``.
+
+    A root without ``type`` is treated as ``object`` (decision 1): the entry functions refuse any
+    other value before the root's own functions run (which stay faithful for ``$ref: "#"``).
+    """
+    gen = Gen()
+    valid_name = gen.vfn(root)
+    collect_name = gen.cfn(root)
+    if root.types is None:
+        entry_v, entry_c = gen.name("entry_v"), gen.name("entry_c")
+        gen.emit(f"def {entry_v}(x, w):", ["if type(x) is not dict: return False", f"return {valid_name}(x, w)"])
+        gen.emit(
+            f"def {entry_c}(x, ip, out, w):",
+            [
+                f"if type(x) is not dict: type_issue(x, ip, {gen.const('')}, {gen.const('an object')}, out, w)",
+                f"else: {collect_name}(x, ip, out, w)",
+            ],
+        )
+        valid_name, collect_name = entry_v, entry_c
+    return gen.load(valid_name, collect_name, "<mcp-guard extended validator>")

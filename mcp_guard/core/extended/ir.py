@@ -1,0 +1,183 @@
+"""The extended profile's classified form: schema nodes holding their keywords' parts.
+
+A :class:`XNode` is one schema (an object or a boolean schema) at one place of the
+document; its :class:`Part` values are what its keywords' classification rules returned.
+Each part knows how to emit its own fast test and its own slow (issue-collecting) test
+(``Part.fast`` / ``Part.slow``), so a keyword's rule, test and emitter live together in
+its keyword module; :mod:`.gen` only arranges them by the JSON type they apply to.
+
+Plain data; no schema walking (``classify``) and no code generation (``gen``) here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from ..json_values import pointer
+
+if TYPE_CHECKING:
+    from .gen import Gen
+
+__all__ = ["APPLIES", "Ctx", "Keyword", "Part", "Path", "Quick", "Walk", "XNode"]
+
+Path = tuple[str | int, ...]
+"""A schema path (turned into a JSON Pointer where code or a finding needs it)."""
+
+APPLIES = ("object", "array", "string", "number", "any", "inplace")
+"""Where a part's test stands in a node's function: in the branch of the JSON type it applies to
+(JSON Schema applicability: a keyword constrains only values of its own type), before the type
+dispatch (``any``: ``enum``, ``const``) or after it (``inplace``: applicators on the same value)."""
+
+
+class Part:
+    """What one keyword contributes to its node's validator.
+
+    ``applies`` places the part (see :data:`APPLIES`). ``fast(g, v)`` gives statements that
+    ``return False`` when the value in local ``v`` breaks the keyword; ``slow(g, v, ip)``
+    statements that append one or more issues to ``out`` when it does (``ip``: an expression
+    for the value's JSON Pointer). Both run only on a value already known to be of the
+    part's type. ``nodes()`` yields nested nodes (for work weights and the E6 cycle check);
+    ``in_place`` says whether they are applied to the same value (an edge that consumes no
+    part of the instance).
+    """
+
+    applies: ClassVar[str] = "any"
+    in_place: ClassVar[bool] = False
+    covers: ClassVar[bool] = False  # the part checks every member of its container is JSON
+    proves: ClassVar[bool] = False  # passing the part proves the value JSON (a subschema held on it)
+    refers: ClassVar[bool] = False  # its node is a ``$ref`` target, which charges the budget itself
+    memo: ClassVar[bool] = False  # its node's verdict is kept per value and call (``Gen.memoized``)
+    order: ClassVar[int] = 50
+    path: Path
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """Statements that ``return False`` when ``v`` breaks the keyword."""
+        raise NotImplementedError
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """Statements appending issues to ``out`` when ``v`` (pointer ``ip``) breaks the keyword."""
+        raise NotImplementedError
+
+    def nodes(self) -> Iterator[XNode]:
+        """Nested nodes this part applies (none by default)."""
+        return iter(())
+
+    def bind(self, node: XNode) -> None:
+        """Called once with the node the part belongs to (``unevaluated*`` need it)."""
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """For ``unevaluatedProperties``: statements adding to the set ``s`` the member names this
+        keyword evaluated in the valid object ``v`` (2020-12 annotation collection). None by default."""
+        return []
+
+    def items_code(self, g: Gen, v: str) -> list[str]:
+        """For ``unevaluatedItems``: statements raising ``p`` (items evaluated from the start) or adding
+        indices to the set ``c`` for the valid array ``v``. None by default."""
+        return []
+
+    @property
+    def schema_path(self) -> str:
+        """The keyword's JSON Pointer in the schema."""
+        return pointer(self.path)
+
+
+@dataclass(eq=False)
+class XNode:
+    """One classified schema.
+
+    Attributes:
+        path: where the schema stands in the document (its ``schema_path`` prefix).
+        boolean: ``True``/``False`` for a boolean schema, else ``None``.
+        types: the JSON type names ``type`` allows (``integer`` distinct from ``number``), or
+            ``None`` when the node has no ``type`` (every type; applicability decides).
+        type_path: the pointer path of ``type`` (the node's own path for the root's implied object).
+        parts: the parts of every other keyword, in schema order.
+        evaluates: for ``unevaluated*``: whether this node's functions report what they evaluated.
+    """
+
+    path: Path
+    boolean: bool | None = None
+    types: frozenset[str] | None = None
+    type_path: Path = ()
+    parts: list[Part] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def of(self, applies: str) -> list[Part]:
+        """The parts placed in ``applies`` (see :data:`APPLIES`), by their order, then schema order."""
+        return sorted((p for p in self.parts if p.applies == applies), key=lambda p: p.order)
+
+    def children(self) -> Iterator[tuple[XNode, bool, Path]]:
+        """``(node, in_place, keyword_path)`` for every node a part of this one applies."""
+        for part in self.parts:
+            for sub in part.nodes():
+                yield sub, part.in_place, part.path
+
+    @property
+    def trivial(self) -> bool:
+        """True for a node that accepts every JSON value (``true``, ``{}``, annotations only)."""
+        return self.boolean is True or (self.boolean is None and self.types is None and not self.parts)
+
+
+class Ctx(Protocol):
+    """What a keyword's classification rule may ask of the classifier (``classify``)."""
+
+    dialect: str
+
+    @property
+    def spent(self) -> bool:
+        """Past the subschema budget: stop visiting members (the finding is recorded once)."""
+
+    def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
+        """Record a finding at ``path`` (a schema path to the keyword or node)."""
+
+    def sub(self, schema: Any, path: Path) -> XNode | None:
+        """Classify a nested schema at ``path``; ``None`` when it cannot be enforced."""
+
+    def defer(self, part: Any) -> None:
+        """Register a part whose targets are resolved after the walk (``$ref``)."""
+
+    def note(self, path: Path, message: str) -> None:
+        """Record a note for the report (not a finding): E4's annotation-only formats."""
+
+    def anchor(self, name: str, path: Path) -> None:
+        """Record a plain-name anchor (``$anchor``, draft-07 ``$id: "#name"``) for the schema at ``path``."""
+
+
+class Walk(Protocol):
+    """What a keyword's quick test may ask of the verdict-only walk (``classify.Quick``)."""
+
+    dialect: str
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when the nested ``schema`` at ``depth`` would classify with no finding."""
+
+
+Quick = Callable[[Any, dict[str, Any], int, Walk], bool]
+"""``quick(value, schema_object, depth_of_node, walk) -> bool`` (see ``Keyword.quick``)."""
+
+Rule = Callable[[Ctx, Any, dict[str, Any], Path], "Part | list[Part] | None"]
+"""``rule(ctx, value, schema_object, keyword_path) -> Part | list[Part] | None`` (``None``: nothing to enforce)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """One row of the extended keyword table (``table.KEYWORDS``).
+
+    Attributes:
+        name: the keyword as written in a schema.
+        dialects: the dialects in which it is enforced exactly (``"2020-12"``, ``"2019-09"``,
+            ``"draft-07"``, ``"draft-06"``); elsewhere it is ``unsupported_capability``
+            (spec, "Dialects": a keyword meant in another dialect).
+        rule: its classification rule, which also builds the part that enforces it.
+        quick: its test for the verdict-only walk (``compile(..., defer=True)``): True only when
+            ``rule`` would record no finding (nested schemas through ``walk.clean``) and every
+            value it accepted has exact JSON types; ``None``: the walk defers to the full
+            classifier (``$ref``, E5 keywords).
+    """
+
+    name: str
+    dialects: frozenset[str]
+    rule: Rule
+    quick: Quick | None = None

@@ -1,0 +1,160 @@
+"""``type``, ``enum``, ``const``: the keywords that apply to a value of any type (2020-12
+validation vocabulary; the same in draft-06, draft-07 and 2019-09)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
+from ..json_values import TooLarge, canonical, max_depth
+from ..report import UNSUPPORTED, VALIDATION
+from .ir import Ctx, Part, Path, Walk
+from .values import UNREACHABLE, exact_value
+
+if TYPE_CHECKING:
+    from .gen import Gen
+
+__all__ = ["Choices", "TypePart", "kw_const", "kw_enum", "kw_type", "show_value"]
+
+TYPE_NAMES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+class TypePart(Part):
+    """``type``: the node reads ``names`` into ``XNode.types``; the generator tests it first."""
+
+    applies = "type"
+
+    def __init__(self, names: frozenset[str], path: Path) -> None:
+        self.names = names
+        self.path = path
+
+
+def kw_type(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``type``: a type name or a non-empty list of unique names (``null`` included)."""
+    names = value if type(value) is list else [value]
+    if type(value) is list and not value:
+        ctx.finding(VALIDATION, "type", path, "`type` must not be an empty list")
+        return None
+    if any(type(n) is not str or n not in TYPE_NAMES for n in names):
+        ctx.finding(VALIDATION, "type", path, "`type` must name JSON Schema types (or be a list of them)")
+        return None
+    if len(set(names)) != len(names):
+        ctx.finding(VALIDATION, "type", path, "`type` must not repeat a name")
+        return None
+    return TypePart(frozenset(names), path)
+
+
+_SHOWN = 12
+
+
+def show_value(value: Any) -> str:
+    """A schema value (an ``enum`` choice, a ``const``) for a message; bounded length."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:
+        return "(a value too long to show)"
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
+class Choices(Part):
+    """``enum`` / ``const``: the value equals one of the choices (decisions 6, 7; E1)."""
+
+    applies = "any"
+    order = 10
+
+    def __init__(self, keyword: str, choices: list[Any], path: Path) -> None:
+        self.keyword = keyword
+        self.path = path
+        self.choices = choices
+        self.strings: frozenset[str] | None = None
+        self.keys: frozenset[Any] = frozenset()
+        self.depth = 0
+        if all(type(c) is str for c in choices):
+            self.strings = frozenset(choices)
+        else:
+            exact = [c for c in map(exact_value, choices) if c is not UNREACHABLE]
+            self.depth = max((max_depth(c, MAX_SCHEMA_DEPTH) for c in exact), default=0)
+            self.keys = frozenset(canonical(c, self.depth, MAX_WORK) for c in exact)
+
+    def _test(self, g: Gen, v: str) -> str:
+        if self.strings is not None:
+            if len(self.strings) == 1:
+                return f"{v} == {g.const(next(iter(self.strings)))}"
+            if g.known == frozenset({"string"}):
+                return f"{v} in {g.const(self.strings)}"
+            return f"(type({v}) is str and {v} in {g.const(self.strings)})"
+        return f"(canonical_once({v}, {g.const(self.depth)}, w) in {g.const(self.keys)})"
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.fast``."""
+        return [f"if not {self._test(g, v)}: return False"]
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """See ``Part.slow``."""
+        if self.keyword == "const":
+            tail = f" must be {show_value(self.choices[0])} (const)"
+        elif self.choices:
+            shown = ", ".join(show_value(c) for c in self.choices[:_SHOWN])
+            tail = f" must be one of: {shown}{', …' if len(self.choices) > _SHOWN else ''} (enum)"
+        else:
+            tail = " allows no value (empty enum)"
+        return [f"if not {self._test(g, v)}:", "    " + g.fail(self.keyword, self.path, ip, tail)]
+
+
+def _choices(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> Part | None:
+    if len(choices) > MAX_ENUM_CHOICES:
+        ctx.finding(
+            UNSUPPORTED, keyword, path, f"`{keyword}` has more than {MAX_ENUM_CHOICES} choices, the guard's budget"
+        )
+        return None
+    if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in choices), default=0) > MAX_SCHEMA_DEPTH:
+        ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values nest deeper than {MAX_SCHEMA_DEPTH} levels")
+        return None
+    try:
+        return Choices(keyword, choices, path)
+    except TooLarge:
+        ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values are larger than the guard's work budget")
+        return None
+
+
+def kw_enum(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``enum``: a list of JSON values (empty allowed: rejects every value)."""
+    if type(value) is not list:
+        ctx.finding(VALIDATION, "enum", path, "`enum` must be a list")
+        return None
+    return _choices(ctx, "enum", value, path)
+
+
+def kw_const(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``const``: any JSON value; the instance must equal it."""
+    return _choices(ctx, "const", [value], path)
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
+
+
+def _scalar(value: Any) -> bool:
+    t = type(value)
+    return t in _SCALARS or (t is float and value - value == 0)
+
+
+def quick_type(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``type`` as :func:`kw_type` accepts it."""
+    if type(value) is str:
+        return value in TYPE_NAMES
+    if type(value) is not list or not value:
+        return False
+    return all(type(n) is str and n in TYPE_NAMES for n in value) and len(set(value)) == len(value)
+
+
+def quick_enum(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``enum`` of scalar choices (containers: the full classifier)."""
+    return type(value) is list and len(value) <= MAX_ENUM_CHOICES and all(_scalar(c) for c in value)
+
+
+def quick_const(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``const`` of a scalar (containers: the full classifier)."""
+    return _scalar(value)

@@ -1,0 +1,121 @@
+"""Core and meta-data keywords: ``$schema``, ``$id``, ``$anchor``, ``$defs``/``definitions``,
+``$comment``, the meta-data annotations and the content annotations; and the E5 keywords
+that stay ``unsupported_capability``. None of them constrains a value."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..json_values import is_json
+from ..report import UNSUPPORTED, VALIDATION
+from .ir import Ctx, Part, Path, Quick, Rule, Walk
+
+__all__ = ["annotation", "e5", "kw_anchor", "kw_defs", "kw_id", "kw_schema"]
+
+_ANCHOR = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z")
+
+
+def annotation(json_type: type | tuple[type, ...] | None, label: str) -> Rule:
+    """The rule of an annotation whose value must be of ``json_type`` (``None``: any JSON value)."""
+
+    def rule(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+        if json_type is not None and not (
+            type(value) in json_type if isinstance(json_type, tuple) else type(value) is json_type
+        ):
+            ctx.finding(VALIDATION, str(path[-1]), path, f"`{path[-1]}` must be {label}")
+        return None
+
+    rule.__doc__ = f"An annotation ({label}); constrains nothing."
+    return rule
+
+
+def kw_schema(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``$schema``: only at the root (which chose the dialect; ``classify`` reads it)."""
+    if len(path) != 1:
+        ctx.finding(UNSUPPORTED, "$schema", path, "`$schema` is supported only at the root")
+    return None
+
+
+def kw_id(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``$id``: at the root, the document's URI; below it, draft-06/07 ``"#name"`` anchors only (E5)."""
+    if type(value) is not str:
+        ctx.finding(VALIDATION, "$id", path, "`$id` must be a string")
+        return None
+    if len(path) == 1:
+        return None  # classify reads the root's $id as the document's base URI
+    if ctx.dialect in ("draft-07", "draft-06") and value.startswith("#") and _ANCHOR.match(value[1:]):
+        ctx.anchor(value[1:], path[:-1])
+        return None
+    ctx.finding(UNSUPPORTED, "$id", path, "an embedded `$id` (a schema resource inside the schema) is not supported")
+    return None
+
+
+def kw_anchor(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``$anchor`` (2019-09, 2020-12): a plain name for its schema, a ``$ref`` target."""
+    if type(value) is not str or not _ANCHOR.match(value):
+        ctx.finding(VALIDATION, "$anchor", path, "`$anchor` must be a plain name (letters, digits, `-`, `_`, `.`)")
+        return None
+    ctx.anchor(value, path[:-1])
+    return None
+
+
+def kw_defs(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``$defs`` / ``definitions``: an object of schemas, each checked completely (``$ref`` targets)."""
+    if type(value) is not dict:
+        ctx.finding(VALIDATION, str(path[-1]), path, f"`{path[-1]}` must be an object of schemas")
+        return None
+    for name, sub in value.items():
+        if ctx.spent:
+            break  # past the subschema budget (one finding says so)
+        ctx.sub(sub, (*path, name))
+    return None
+
+
+def kw_content_schema(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``contentSchema``: an annotation holding a schema (never applied; must be a schema's shape)."""
+    if type(value) is not dict and type(value) is not bool:
+        ctx.finding(VALIDATION, "contentSchema", path, "`contentSchema` must be a schema")
+    return None
+
+
+def e5(reason: str) -> Rule:
+    """The rule of a keyword that stays ``unsupported_capability`` (E5), with why."""
+
+    def rule(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+        ctx.finding(UNSUPPORTED, str(path[-1]), path, f"`{path[-1]}` is not supported: {reason}")
+        return None
+
+    rule.__doc__ = f"E5: unsupported ({reason})."
+    return rule
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+_JSON_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
+
+
+def quick_annotation(json_type: type | None) -> Quick:
+    """The quick test of :func:`annotation` (``None``: any JSON value, checked to be JSON)."""
+
+    def quick(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+        if json_type is None:
+            return type(value) in _JSON_SCALARS or is_json(value)
+        return type(value) is json_type and (json_type is not list or is_json(value))
+
+    return quick
+
+
+def quick_schema_uri(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``$schema``: at the root (the walk read the dialect from it)."""
+    return depth == 0
+
+
+def quick_id(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``$id`` at the root only (anchors need the full classifier)."""
+    return depth == 0 and type(value) is str
+
+
+def quick_content_schema(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``contentSchema``: an object or boolean, JSON."""
+    return type(value) is bool or (type(value) is dict and is_json(value))

@@ -1,0 +1,546 @@
+"""Object keywords: ``properties``, ``patternProperties``, ``additionalProperties``,
+``propertyNames``, ``required``, ``dependentRequired``, ``dependentSchemas``,
+``minProperties``, ``maxProperties``, and draft-07's ``dependencies`` (2020-12 applicator and
+validation vocabularies). They apply to objects only.
+
+``properties``, ``patternProperties`` and ``additionalProperties`` share one loop over the
+members (additional properties are those the other two do not match): each keyword's rule
+returns its own part, and :func:`finish` folds the three into one :class:`Members` part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..codegen import CHAIN_LIMIT
+from ..ecma_regex import PatternError
+from ..json_values import escape_token
+from ..report import VALIDATION
+from .ir import Ctx, Part, Path, Walk, XNode
+from .kw_string import compiled_pattern, non_negative, pattern_of, search
+
+if TYPE_CHECKING:
+    from ..ecma_regex import Pattern
+    from .gen import Gen
+
+__all__ = [
+    "Additional",
+    "Count",
+    "DependentSchemas",
+    "Members",
+    "PatternProperties",
+    "Properties",
+    "PropertyNames",
+    "Required",
+    "finish",
+]
+
+
+class Properties(Part):
+    """``properties``: name → node (folded into :class:`Members`)."""
+
+    applies = "object"
+
+    def __init__(self, nodes: dict[str, XNode], path: Path) -> None:
+        self.members = nodes
+        self.path = path
+
+    def nodes(self) -> Iterator[XNode]:
+        """See ``Part.nodes``."""
+        return iter(self.members.values())
+
+
+class PatternProperties(Part):
+    """``patternProperties``: (pattern, node) pairs (folded into :class:`Members`)."""
+
+    applies = "object"
+
+    def __init__(self, pairs: list[tuple[Pattern, XNode]], path: Path) -> None:
+        self.pairs = pairs
+        self.path = path
+
+    def nodes(self) -> Iterator[XNode]:
+        """See ``Part.nodes``."""
+        return (n for _, n in self.pairs)
+
+
+class Additional(Part):
+    """``additionalProperties``: the node for members the other two do not match (folded)."""
+
+    applies = "object"
+
+    def __init__(self, node: XNode, path: Path) -> None:
+        self.node = node
+        self.path = path
+
+    def nodes(self) -> Iterator[XNode]:
+        """See ``Part.nodes``."""
+        yield self.node
+
+
+def _schemas(ctx: Ctx, value: Any, path: Path, keyword: str) -> dict[str, XNode] | None:
+    if type(value) is not dict:
+        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be an object of schemas")
+        return None
+    found: dict[str, XNode] = {}
+    complete = True
+    for name, sub in value.items():
+        if ctx.spent:
+            return None  # past the subschema budget (one finding says so): the rest is not visited
+        node = ctx.sub(sub, (*path, name))
+        if node is None:
+            complete = False
+        else:
+            found[name] = node
+    return found if complete else None
+
+
+def kw_properties(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``properties``: an object of property name → schema (names are names, decision 10)."""
+    nodes = _schemas(ctx, value, path, "properties")
+    return None if nodes is None else Properties(nodes, path)
+
+
+def kw_pattern_properties(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``patternProperties``: an object of ECMA-262 pattern → schema (E3)."""
+    nodes = _schemas(ctx, value, path, "patternProperties")
+    if nodes is None:
+        return None
+    pairs = []
+    for source, node in nodes.items():
+        pattern = compiled_pattern(ctx, "patternProperties", source, (*path, source))
+        if pattern is None:
+            return None
+        pairs.append((pattern, node))
+    return PatternProperties(pairs, path)
+
+
+def kw_additional_properties(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``additionalProperties``: a schema (boolean or object) for the members not matched."""
+    node = ctx.sub(value, path)
+    return None if node is None else Additional(node, path)
+
+
+class Members(Part):
+    """One loop over an object's members applying ``properties``, ``patternProperties`` and
+    ``additionalProperties``; every member is checked to be JSON (``covers``)."""
+
+    applies = "object"
+    covers = True
+    order = 60
+
+    def __init__(self, props: Properties | None, patterns: PatternProperties | None, extra: Additional | None) -> None:
+        self.props = props.members if props else {}
+        self.pairs = patterns.pairs if patterns else []
+        self.extra = extra
+        self.path = (props or patterns or extra).path  # type: ignore[union-attr]
+
+    def nodes(self) -> Iterator[XNode]:
+        """See ``Part.nodes``."""
+        yield from self.props.values()
+        yield from (n for _, n in self.pairs)
+        if self.extra is not None:
+            yield self.extra.node
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: declared names present, names a pattern matches, or all."""
+        if self.extra is not None:
+            return [f"s.update({v})"]
+        lines = []
+        if self.props:
+            lines += [f"for k in {g.const(tuple(self.props))}:", f"    if k in {v}: s.add(k)"]
+        for pattern, _ in self.pairs:
+            lines += [f"for k in {v}:", f"    if {g.const(search)}({g.const(pattern)}, k, w): s.add(k)"]
+        return lines
+
+    def _extra_fast(self, g: Gen) -> list[str]:
+        if self.extra is None:
+            return ["if not json_once(y, w): return False"]
+        return g.check_fast(self.extra.node, "y")
+
+    def _extra_slow(self, g: Gen, ip: str) -> list[str]:
+        if self.extra is None:
+            return ["if not json_once(y, w): w[1] = 1"]
+        node = self.extra.node
+        if node.boolean is False:
+            tail = " is not allowed: the schema declares no such property (additionalProperties: false)"
+            return [
+                "p = child(" + ip + ", k)",
+                g.fail("additionalProperties", self.extra.path, "p", tail),
+                "if not json_once(y, w): w[1] = 1",
+            ]
+        return ["p = child(" + ip + ", k)", *g.check_slow(node, "y", "p")]
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.fast``."""
+        if not self.props and not self.pairs:
+            if self.extra is None or self.extra.node.trivial:
+                return [f"if {v} and not json_once({v}, w): return False"]
+            if self.extra.node.boolean is False:
+                return [f"if {v}: return False"]
+        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
+        body = self._loop(g, None)
+        return lines + ["    " + line for line in body]
+
+    def _charge(self, g: Gen, v: str) -> list[str]:
+        """Declared properties cost what the schema says (once each); patterns and the rest, per member."""
+        if not self.pairs and (self.extra is None or self.extra.node.boolean is not None):
+            return []
+        return g.charge(v, list(self.nodes()))
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """See ``Part.slow``."""
+        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
+        return lines + ["    " + line for line in self._loop(g, ip)]
+
+    def _member(self, g: Gen, node: XNode, name: str, ip: str | None) -> list[str]:
+        if ip is None:
+            return g.check_fast(node, "y")
+        return [f"p = {ip} + {g.const('/' + escape_token(name))}", *g.check_slow(node, "y", "p")]
+
+    def _loop(self, g: Gen, ip: str | None) -> list[str]:
+        extra = self._extra_fast(g) if ip is None else self._extra_slow(g, ip)
+        lines: list[str] = []
+        if len(self.props) > CHAIN_LIMIT:
+            entries = {}
+            for name, node in self.props.items():
+                fn = g.name("m")
+                if ip is None:
+                    g.emit(f"def {fn}(y, w):", [*g.check_fast(node, "y"), "return True"])
+                else:
+                    g.emit(f"def {fn}(y, ip, out, w):", self._member(g, node, name, "ip"))
+                entries[g.const(name)] = fn
+            call = "f(y, w)" if ip is None else f"f(y, {ip}, out, w)"
+            head = [f"f = {g.late_dict(entries)}.get(k)", "if f is not None:"]
+            if ip is None:
+                head += ["    h = 1", "    if not f(y, w): return False"]
+            else:
+                head += ["    h = 1", f"    {call}"]
+            if not self.pairs:
+                return [*head, "else:", *("    " + x for x in extra)]
+            lines = ["h = 0", *head]
+        elif self.props and not self.pairs:
+            keyword = "if"
+            for name, node in self.props.items():
+                lines.append(f"{keyword} k == {g.const(name)}:")
+                lines.extend("    " + x for x in self._member(g, node, name, ip))
+                keyword = "elif"
+            return [*lines, "else:", *("    " + x for x in extra)]
+        elif self.props:
+            lines = ["h = 0"]
+            keyword = "if"
+            for name, node in self.props.items():
+                lines.append(f"{keyword} k == {g.const(name)}:")
+                lines.append("    h = 1")
+                lines.extend("    " + x for x in self._member(g, node, name, ip))
+                keyword = "elif"
+        else:
+            lines = ["h = 0"]
+        for pattern, node in self.pairs:
+            lines.append(f"if {g.const(search)}({g.const(pattern)}, k, w):")
+            lines.append("    h = 1")
+            if ip is None:
+                lines.extend("    " + x for x in g.check_fast(node, "y"))
+            else:
+                lines += ["    p = child(" + ip + ", k)", *("    " + x for x in g.check_slow(node, "y", "p"))]
+        lines.append("if not h:")
+        lines.extend("    " + x for x in extra)
+        return lines
+
+
+def finish(parts: list[Part]) -> list[Part]:
+    """Fold ``properties``, ``patternProperties`` and ``additionalProperties`` into one loop."""
+    props = next((p for p in parts if type(p) is Properties), None)
+    patterns = next((p for p in parts if type(p) is PatternProperties), None)
+    extra = next((p for p in parts if type(p) is Additional), None)
+    if props is None and patterns is None and extra is None:
+        return parts
+    rest = [p for p in parts if type(p) not in (Properties, PatternProperties, Additional)]
+    return [*rest, Members(props, patterns, extra)]
+
+
+class PropertyNames(Part):
+    """``propertyNames``: every member name (a string) satisfies the schema."""
+
+    applies = "object"
+    order = 40
+
+    def __init__(self, node: XNode, path: Path) -> None:
+        self.node = node
+        self.path = path
+
+    def nodes(self) -> Iterator[XNode]:
+        """See ``Part.nodes``."""
+        yield self.node
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.fast``."""
+        return [
+            *g.charge(v, [self.node]),
+            f"for k in {v}:",
+            f"    if type(k) is str and not {g.test(self.node, 'k')}: return False",
+        ]
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """See ``Part.slow``."""
+        lines = [
+            f"for k in {v}:",
+            f"    if type(k) is str and not {g.test(self.node, 'k')}:",
+            "        p = child(" + ip + ", k)",
+        ]
+        if self.node.boolean is False:
+            lines.append(
+                "        "
+                + g.fail("propertyNames", self.path, "p", " is not allowed: no property name is (propertyNames: false)")
+            )
+            return lines
+        lines += [
+            "        q = []",
+            f"        {g.cfn(self.node)}(k, p, q, w)",
+            "        "
+            + g.issue(
+                "propertyNames",
+                self.schema_path,
+                "p",
+                f"{g.const('the name of ')} + where(p) + {g.const(' breaks propertyNames: ')} + "
+                "'; '.join(i.message for i in q[:3])",
+            ),
+        ]
+        return lines
+
+
+def kw_property_names(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``propertyNames``: a schema applied to each member name."""
+    node = ctx.sub(value, path)
+    return None if node is None else PropertyNames(node, path)
+
+
+class Required(Part):
+    """``required``: names that must be present (with ``when``: only when that member is, i.e.
+    ``dependentRequired``)."""
+
+    applies = "object"
+    order = 20
+
+    def __init__(self, keyword: str, names: tuple[str, ...], path: Path, when: str | None = None) -> None:
+        self.keyword = keyword
+        self.names = names
+        self.path = path
+        self.when = when
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.fast``."""
+        if len(self.names) > CHAIN_LIMIT:
+            lines = [f"for n in {g.const(self.names)}:", f"    if n not in {v}: return False"]
+        else:
+            lines = [f"if {g.const(n)} not in {v}: return False" for n in self.names]
+        if self.when is None:
+            return lines
+        return [f"if {g.const(self.when)} in {v}:", *("    " + x for x in lines)]
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """See ``Part.slow``."""
+        suffix = (
+            " is required"
+            if self.when is None
+            else f" is required when `{escape_token(self.when)}` is present (dependentRequired)"
+        )
+        tails = tuple((n, "/" + escape_token(n) + "`" + suffix) for n in self.names)
+        lines = [
+            f"for n, m in {g.const(tails)}:",
+            f"    if n not in {v}:",
+            "        " + g.issue(self.keyword, self.schema_path, ip, f"{g.const('`')} + {ip} + m"),
+        ]
+        if self.when is None:
+            return lines
+        return [f"if {g.const(self.when)} in {v}:", *("    " + x for x in lines)]
+
+
+def _names(ctx: Ctx, value: Any, path: Path, keyword: str) -> tuple[str, ...] | None:
+    if type(value) is not list or any(type(n) is not str for n in value):
+        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be a list of strings")
+        return None
+    if len(set(value)) != len(value):
+        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must not repeat a name")
+        return None
+    return tuple(value)
+
+
+def kw_required(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``required``: a list of unique strings."""
+    names = _names(ctx, value, path, "required")
+    return None if names is None else Required("required", names, path)
+
+
+def kw_dependent_required(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | list[Part] | None:
+    """``dependentRequired``: an object of name → list of unique names."""
+    if type(value) is not dict:
+        ctx.finding(VALIDATION, "dependentRequired", path, "`dependentRequired` must be an object of lists")
+        return None
+    parts: list[Part] = []
+    for when, names in value.items():
+        found = _names(ctx, names, (*path, when), "dependentRequired")
+        if found is None:
+            return None
+        if found:
+            parts.append(Required("dependentRequired", found, (*path, when), when))
+    return parts
+
+
+class DependentSchemas(Part):
+    """``dependentSchemas``: when the member is present, the object satisfies the schema (in place)."""
+
+    applies = "object"
+    in_place = True
+    order = 70
+
+    def __init__(self, when: str, node: XNode, path: Path) -> None:
+        self.when = when
+        self.node = node
+        self.path = path
+
+    def nodes(self) -> Iterator[XNode]:
+        """See ``Part.nodes``."""
+        yield self.node
+
+    def props_code(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.props_code``: the schema's, when it applied."""
+        return [f"if {g.const(self.when)} in {v}: s |= {g.evaluated(self.node, 'props', v, checked=True)}"]
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.fast``."""
+        return [f"if {g.const(self.when)} in {v} and not {g.test(self.node, v)}: return False"]
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """See ``Part.slow``."""
+        return [f"if {g.const(self.when)} in {v}:", *("    " + x for x in g.check_slow(self.node, v, ip))]
+
+
+def kw_dependent_schemas(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | list[Part] | None:
+    """``dependentSchemas``: an object of name → schema."""
+    nodes = _schemas(ctx, value, path, "dependentSchemas")
+    if nodes is None:
+        return None
+    return [DependentSchemas(when, node, (*path, when)) for when, node in nodes.items()]
+
+
+def kw_dependencies(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | list[Part] | None:
+    """draft-07 ``dependencies``: each member a list of names (required) or a schema."""
+    if type(value) is not dict:
+        ctx.finding(VALIDATION, "dependencies", path, "`dependencies` must be an object")
+        return None
+    parts: list[Part] = []
+    complete = True
+    for when, dep in value.items():
+        if ctx.spent:
+            return None
+        if type(dep) is list:
+            names = _names(ctx, dep, (*path, when), "dependencies")
+            if names is None:
+                complete = False
+            elif names:
+                parts.append(Required("dependencies", names, (*path, when), when))
+        else:
+            node = ctx.sub(dep, (*path, when))
+            if node is None:
+                complete = False
+            else:
+                parts.append(DependentSchemas(when, node, (*path, when)))
+    return parts if complete else None
+
+
+class Count(Part):
+    """``minProperties`` / ``maxProperties`` / ``minItems`` / ``maxItems``: a bound on ``len``."""
+
+    order = 15
+
+    def __init__(self, keyword: str, limit: int, path: Path, applies: str) -> None:
+        self.keyword = keyword
+        self.limit = limit
+        self.path = path
+        self.applies = applies  # type: ignore[misc]
+        self.op = ">=" if keyword.startswith("min") else "<="
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.fast``."""
+        return [f"if not len({v}) {self.op} {g.const(self.limit)}: return False"]
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """See ``Part.slow``."""
+        what = (
+            ("property" if self.limit == 1 else "properties")
+            if self.applies == "object"
+            else ("item" if self.limit == 1 else "items")
+        )
+        tail = f" must have {'at least' if self.op == '>=' else 'at most'} {self.limit} {what} ({self.keyword})"
+        return [f"if not len({v}) {self.op} {g.const(self.limit)}:", "    " + g.fail(self.keyword, self.path, ip, tail)]
+
+
+def kw_count(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
+    """``min/maxProperties``, ``min/maxItems``: a non-negative integer."""
+    limit = non_negative(ctx, value, path)
+    if limit is None:
+        return None
+    keyword = str(path[-1])
+    return Count(keyword, limit, path, "object" if keyword.endswith("Properties") else "array")
+
+
+# --- quick tests (verdict-only walk; see ``ir.Keyword.quick``) ------------------------------
+
+
+def quick_schemas(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """An object of clean schemas (``properties``, ``dependentSchemas``, ``$defs``)."""
+    if type(value) is not dict:
+        return False
+    depth += 1
+    for name, sub in value.items():
+        if type(name) is not str or not walk.clean(sub, depth):
+            return False
+    return True
+
+
+def quick_pattern_properties(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``patternProperties`` as its rule accepts it: readable, bounded patterns of clean schemas."""
+    if not quick_schemas(value, schema, depth, walk):
+        return False
+    return all(not isinstance(pattern_of(source), PatternError) for source in value)
+
+
+def quick_schema(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """One clean schema (``additionalProperties``, ``propertyNames``, ``not``, ``contains``, …)."""
+    return walk.clean(value, depth + 1)
+
+
+def _quick_names(value: Any) -> bool:
+    if type(value) is not list:
+        return False
+    for name in value:
+        if type(name) is not str:
+            return False
+    return len(set(value)) == len(value)
+
+
+def quick_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``required`` as :func:`kw_required` accepts it: a list of unique strings."""
+    return _quick_names(value)
+
+
+def quick_dependent_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``dependentRequired``: an object of lists of unique strings."""
+    return type(value) is dict and all(type(k) is str and _quick_names(v) for k, v in value.items())
+
+
+def quick_dependencies(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """draft-07 ``dependencies``: each member a list of unique strings or a clean schema."""
+    if type(value) is not dict:
+        return False
+    for name, dep in value.items():
+        if type(name) is not str:
+            return False
+        if type(dep) is list:
+            if not _quick_names(dep):
+                return False
+        elif not walk.clean(dep, depth + 1):
+            return False
+    return True

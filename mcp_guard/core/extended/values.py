@@ -1,0 +1,172 @@
+"""Exact schema numbers for the extended profile (E1): decimal values, never binary rounding.
+
+A schema parsed by the relay holds a literal no double carries as a ``json_values.Inexact``
+(its text). Here such a literal becomes a :class:`~decimal.Decimal` of its exact value (an
+integral one becomes an ``int``), so ``minimum: 0.1000000000000000000001`` or a bound beyond
+the double range is enforced exactly: Python compares ``int``, ``float`` and ``Decimal``
+with each other by their exact values. ``multipleOf`` divides exactly in :class:`Fraction`.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Final
+
+from ..json_values import Inexact, inexact_value, is_json, is_uncarriable, json_once
+
+__all__ = [
+    "UNREACHABLE",
+    "exact_json",
+    "exact_json_once",
+    "exact_number",
+    "exact_uncarriable",
+    "exact_value",
+    "is_multiple",
+    "literal",
+    "number_of",
+    "show_number",
+]
+
+_EXACT_SPAN: Final = 2.0**53
+
+
+class _Unreachable:
+    """A schema choice no argument can equal (a decimal no double holds); equal only to itself."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNREACHABLE"
+
+
+UNREACHABLE: Final = _Unreachable()
+
+
+def exact_number(value: Any) -> int | float | Decimal | None:
+    """The exact value of a schema number, or ``None`` when ``value`` is not a usable number.
+
+    ``int`` (never ``bool``) and finite ``float`` stand for themselves; an ``Inexact`` literal
+    becomes its ``Decimal`` (an ``int`` when integral). ``None`` for anything else, and for a
+    literal whose exponent reaches past the guard's digit limit (decision 12).
+    """
+    t = type(value)
+    if t is int:
+        return value  # type: ignore[no-any-return]
+    if t is float:
+        if value - value != 0:
+            return None
+        if abs(value) >= _EXACT_SPAN:  # a double this large is an integer; its literal is its shortest repr
+            return int(Decimal(repr(value)))
+        return value  # type: ignore[no-any-return]
+    if t is Inexact:
+        return inexact_value(value)
+    return None
+
+
+def exact_value(value: Any) -> Any:
+    """A schema ``enum``/``const`` value with its ``Inexact`` literals made exact (for equality).
+
+    An integral literal becomes an ``int``, any other a ``Decimal`` (an argument literal no
+    double holds is an exact number too, E1); one past the digit limit becomes
+    :data:`UNREACHABLE`, and so does a container holding one. Containers are copied; other
+    values are returned as is.
+    """
+    t = type(value)
+    if t is Inexact:
+        exact = exact_number(value)
+        return UNREACHABLE if exact is None else exact
+    if t is list:
+        items = [exact_value(v) for v in value]
+        return UNREACHABLE if any(v is UNREACHABLE for v in items) else items
+    if t is dict:
+        members = {k: exact_value(v) for k, v in value.items()}
+        return UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
+    return value
+
+
+def exact_json(value: Any) -> bool:
+    """``json_values.is_json`` where an :class:`Inexact` literal within the digit limit is a number (E1)."""
+    if is_json(value):
+        return True
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is Inexact:
+            if inexact_value(item) is None:
+                return False
+        elif t is dict or t is list:
+            if id(item) in seen:
+                return False  # shared or cyclic: the plain walk refused it, so it holds no JSON-only tree
+            seen.add(id(item))
+            if t is dict:
+                if any(type(k) is not str for k in item):
+                    return False
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+        elif not is_json(item):
+            return False
+    return True
+
+
+def exact_json_once(value: Any, w: list[Any]) -> bool:
+    """``json_values.json_once`` for the extended profile (see :func:`exact_json`): memoized per call."""
+    if json_once(value, w):
+        return True
+    t = type(value)
+    if t is Inexact:
+        return inexact_value(value) is not None
+    if t is not dict and t is not list:
+        return False
+    return exact_json(value)
+
+
+def exact_uncarriable(value: Any) -> bool:
+    """A number the extended profile cannot carry: NaN, ±inf, or a literal past the digit limit."""
+    if type(value) is Inexact:
+        return inexact_value(value) is None
+    return is_uncarriable(value)
+
+
+def number_of(value: Any) -> int | Decimal | None:
+    """An :class:`Inexact` argument's exact value (``None`` past the digit limit)."""
+    return inexact_value(value)
+
+
+def literal(value: int | float | Decimal) -> int | float | Decimal:
+    """The mathematical value of the JSON literal a number stands for (E1).
+
+    A ``float`` stands for its shortest decimal (``repr``): the relay's parser keeps a literal
+    as a double only when that decimal *is* the literal (``json_values.exact_float``).
+    """
+    if type(value) is float:
+        return Decimal(repr(value))
+    return value
+
+
+def is_multiple(value: int | float, divisor: int | float | Decimal) -> bool:
+    """Whether ``value`` is an integer multiple of ``divisor``, exactly (E1, ``multipleOf``).
+
+    Both are finite and ``divisor > 0``; both stand for their literals' decimal values
+    (:func:`literal`), so ``0.3`` is a multiple of ``0.1``. ``int`` by ``int`` is a remainder;
+    everything else is divided in ``Fraction``.
+    """
+    if type(value) is int and type(divisor) is int:
+        return value % divisor == 0
+    if type(value) is float and value.is_integer() and type(divisor) is int:
+        return int(value) % divisor == 0
+    return (Fraction(literal(value)) / Fraction(literal(divisor))).denominator == 1
+
+
+def show_number(value: int | float | Decimal) -> str:
+    """A schema number for a message (bounded length; never an argument)."""
+    if type(value) is Decimal:
+        text = str(value)
+    elif type(value) is int and value.bit_length() > 200:
+        text = "a number of " + str(len(str(abs(value)))) + " digits"
+    else:
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"
