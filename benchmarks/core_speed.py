@@ -17,9 +17,17 @@ does: validators are built on a tool's first call) vs merely parsing its JSON wi
 ``json.loads``, and vs parsing it into the SDK's ``ListToolsResult``; eager ``compile`` (trees
 built at once) is shown beside it.
 
+Part 3 (``--profile extended``): one 1 MiB argument (10,000 objects) valid under an extended
+schema (``$ref``/``$defs``, ``anyOf`` with ``null``, bounds, lengths, ``const``, ``format``,
+``uniqueItems``, ``additionalProperties: false``), checked vs ``json.loads`` of its text.
+
+``--profile`` picks the profile of every part (default ``standard``). Under ``extended`` the
+references validate the same thing: python-jsonschema (``Draft7Validator`` when the root
+``$schema`` names draft-07) and jsonschema-rs assert ``format`` as the guard does (E4).
+
 Figures are ratios against references measured in the same run. Usage::
 
-    python benchmarks/core_speed.py [--seconds 0.2] [--corpus PATH]
+    python benchmarks/core_speed.py [--profile standard|strict|extended] [--seconds 0.2] [--corpus PATH]
 """
 
 from __future__ import annotations
@@ -91,25 +99,71 @@ def per_call(fn: Callable[[], object], seconds: float) -> float:
     return best
 
 
-def example(schema: dict[str, Any]) -> Any:
-    """A value the (supported) schema accepts: required and declared properties filled in."""
-    if "oneOf" in schema:
-        return example(schema["oneOf"][0])
-    if "enum" in schema:
+FORMAT_EXAMPLES = {
+    "uri": "https://example.com/a?b=c",
+    "uri-reference": "/a/b",
+    "iri": "https://example.com/é",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "date-time": "2026-12-01T10:00:00Z",
+    "date": "2026-12-01",
+    "time": "10:00:00Z",
+    "email": "someone@example.com",
+    "hostname": "example.com",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+}
+
+
+def example(schema: Any, root: Any = None, depth: int = 0) -> Any:
+    """A value the (supported) schema usually accepts: required and declared properties filled in.
+
+    Follows ``$ref`` into the document, the first non-null ``anyOf``/``oneOf`` branch, ``const``,
+    ``enum``, lengths, bounds, ``minItems`` and common formats; the caller keeps it only when the
+    reference validator agrees it is valid.
+    """
+    root = schema if root is None else root
+    if type(schema) is not dict or depth > 20:
+        return "example"
+    if type(schema.get("$ref")) is str and schema["$ref"].startswith("#/"):
+        target: Any = root
+        for token in schema["$ref"][2:].split("/"):
+            target = target.get(token.replace("~1", "/").replace("~0", "~"), {}) if type(target) is dict else {}
+        return example(target, root, depth + 1)
+    for key in ("oneOf", "anyOf", "allOf"):
+        if schema.get(key):
+            branches = [b for b in schema[key] if not (type(b) is dict and b.get("type") == "null")]
+            return example((branches or schema[key])[0], root, depth + 1)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
         return schema["enum"][0]
-    kind = schema.get("type", "object")
+    if "default" in schema and schema["default"] is not None:
+        return schema["default"]
+    kind = schema.get("type", "object" if "properties" in schema else "string")
+    if type(kind) is list:
+        kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
         props = schema.get("properties", {})
-        return {name: example(sub) for name, sub in props.items()}
+        return {name: example(sub, root, depth + 1) for name, sub in props.items()}
     if kind == "array":
-        return [example(schema["items"])] * 3 if "items" in schema else [1, "a"]
-    if kind == "integer":
-        return max(int(schema.get("minimum", 0)) + 1, 1)
-    if kind == "number":
-        return float(schema.get("minimum", 0)) + 0.5
+        count = max(int(schema.get("minItems", 0)), 3 if "items" in schema else 2)
+        if "items" not in schema or type(schema["items"]) is not dict:
+            return [1, "a"][:count] if not schema.get("uniqueItems") else list(range(count))
+        item = example(schema["items"], root, depth + 1)
+        return [item] if schema.get("uniqueItems") else [item] * count
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        high = schema.get("maximum", schema.get("exclusiveMaximum"))
+        value = low + 1 if kind == "integer" else low + 0.5
+        if high is not None and value > high:
+            value = high if "maximum" in schema else (low + high) / 2
+        return int(value) if kind == "integer" else float(value)
     if kind == "boolean":
         return True
-    return "example"
+    if kind == "null":
+        return None
+    text = FORMAT_EXAMPLES.get(schema.get("format", ""), "example")
+    return (text * (1 + int(schema.get("minLength", 0)) // len(text)))[: schema.get("maxLength", 10_000)]
 
 
 def mutate(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -123,10 +177,19 @@ def mutate(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     return bad
 
 
-def validators() -> dict[str, Callable[[dict[str, Any]], Callable[[Any], object]]]:
-    """The third-party validators that are installed."""
+def reference(schema: dict[str, Any], profile: str) -> Any:
+    """python-jsonschema for the schema's dialect; asserting formats under ``extended`` (as the guard does)."""
+    draft7 = str(schema.get("$schema", "")).startswith("http://json-schema.org/draft-07")
+    cls = jsonschema.Draft7Validator if draft7 and profile == "extended" else jsonschema.Draft202012Validator
+    return cls(schema, format_checker=cls.FORMAT_CHECKER) if profile == "extended" else cls(schema)
+
+
+def validators(profile: str) -> dict[str, Callable[[dict[str, Any]], Callable[[Any], object]]]:
+    """The third-party validators that are installed (under ``extended``: jsonschema-rs only, asserting formats)."""
     found: dict[str, Callable[[dict[str, Any]], Callable[[Any], object]]] = {}
     try:
+        if profile == "extended":
+            raise ImportError  # fastjsonschema has no 2020-12 (unevaluated*, prefixItems, $defs)
         import fastjsonschema
 
         def fjs(schema: dict[str, Any]) -> Callable[[Any], object]:
@@ -147,7 +210,7 @@ def validators() -> dict[str, Callable[[dict[str, Any]], Callable[[Any], object]
         import jsonschema_rs
 
         def rs(schema: dict[str, Any]) -> Callable[[Any], object]:
-            validator = jsonschema_rs.validator_for(schema)
+            validator = jsonschema_rs.validator_for(schema, validate_formats=profile == "extended")
             return lambda value: list(validator.iter_errors(value))
 
         found["jsonschema-rs"] = rs
@@ -156,15 +219,17 @@ def validators() -> dict[str, Callable[[dict[str, Any]], Callable[[Any], object]
     return found
 
 
-def measure_calls(cases: list[tuple[str, str, dict[str, Any], Any]], seconds: float) -> dict[str, list[float]]:
+def measure_calls(
+    cases: list[tuple[str, str, dict[str, Any], Any]], seconds: float, profile: str
+) -> dict[str, list[float]]:
     """Speed-up over python-jsonschema per case, for the guard and each installed validator."""
-    others = validators()
+    others = validators(profile)
     ratios: dict[str, list[float]] = {"mcp-guard": [], **{name: [] for name in others}}
     for label, kind, schema, arguments in cases:
-        compiled = guard_compile(schema)
-        reference = jsonschema.Draft202012Validator(schema)
-        assert compiled.check(arguments).ok == (not list(reference.iter_errors(arguments))), (label, kind)
-        ref = per_call(lambda a=arguments, v=reference: list(v.iter_errors(a)), seconds)
+        compiled = guard_compile(schema, profile=profile)
+        oracle = reference(schema, profile)
+        assert compiled.check(arguments).ok == (not list(oracle.iter_errors(arguments))), (label, kind)
+        ref = per_call(lambda a=arguments, v=oracle: list(v.iter_errors(a)), seconds)
         ratios["mcp-guard"].append(ref / per_call(lambda a=arguments, c=compiled: c.check(a), seconds))
         for name, make in others.items():
             run = make(schema)
@@ -199,13 +264,13 @@ def corpus_tools(corpus: Path) -> list[dict[str, Any]]:
     return tools
 
 
-def corpus_cases(tools: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any], Any]]:
+def corpus_cases(tools: list[dict[str, Any]], profile: str) -> list[tuple[str, str, dict[str, Any], Any]]:
     cases = []
     for tool in tools:
         schema = tool["inputSchema"]
-        if not guard_compile(schema).supported:
+        if not guard_compile(schema, profile=profile).supported:
             continue
-        oracle = jsonschema.Draft202012Validator(schema)
+        oracle = reference(schema, profile)
         valid = example(schema)
         invalid = mutate(valid, schema)
         if oracle.is_valid(valid):
@@ -215,7 +280,7 @@ def corpus_cases(tools: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, 
     return cases
 
 
-def classify_list(tools: list[dict[str, Any]]) -> None:
+def classify_list(tools: list[dict[str, Any]], profile: str) -> None:
     """Part 2: classifying 10,000 distinct tools vs parsing their tools/list result."""
     import mcp_types
 
@@ -240,12 +305,12 @@ def classify_list(tools: list[dict[str, Any]]) -> None:
             gc.collect()
             start = time.perf_counter()
             for tool in document["tools"]:
-                guard_compile(tool["inputSchema"], defer=True)  # as the relay classifies a listing
+                guard_compile(tool["inputSchema"], profile=profile, defer=True)  # as the relay classifies a listing
             classify = min(classify, time.perf_counter() - start)
             gc.collect()
             start = time.perf_counter()
             for tool in document["tools"]:
-                guard_compile(tool["inputSchema"])
+                guard_compile(tool["inputSchema"], profile=profile)
             eager = min(eager, time.perf_counter() - start)
             gc.collect()
             start = time.perf_counter()
@@ -254,7 +319,11 @@ def classify_list(tools: list[dict[str, Any]]) -> None:
             del document  # nor is the last round's document alive during the next parse
             gc.enable()
         results[label] = (parse, classify, eager, sdk)
-    print(f"\nclassifying a tools/list of 10,000 distinct tools ({len(text) / 1e6:.1f} MB of JSON):")
+    supported = sum(guard_compile(t["inputSchema"], profile=profile, defer=True).supported for t in tools)
+    print(
+        f"\nclassifying a tools/list of 10,000 distinct tools ({len(text) / 1e6:.1f} MB of JSON; "
+        f"profile {profile}: {supported} of the {len(tools)} corpus schemas supported):"
+    )
     for label, (parse, classify, eager, sdk) in results.items():
         print(f"  {label}:")
         print(f"    json.loads                                {parse * 1e3:7.1f} ms")
@@ -264,23 +333,80 @@ def classify_list(tools: list[dict[str, Any]]) -> None:
         print(f"    classify / json.loads = {classify / parse:.2f};  classify / SDK parse = {classify / sdk:.2f}")
 
 
+BIG_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "item": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer", "minimum": 0},
+                "name": {"type": "string", "minLength": 1, "maxLength": 64},
+                "kind": {"enum": ["book", "film", "song"]},
+                "price": {"anyOf": [{"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.01}, {"type": "null"}]},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 16}, "uniqueItems": True},
+                "created": {"type": "string", "format": "date"},
+                "v": {"const": 1},
+            },
+            "required": ["id", "name", "kind"],
+            "additionalProperties": False,
+        }
+    },
+    "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "maxItems": 100_000}},
+    "required": ["items"],
+}
+"""Part 3's extended schema: what pydantic and zod emit for a list of records."""
+
+
+def big_argument(seconds: float) -> None:
+    """Part 3: a 1 MiB argument (10,000 objects) valid under :data:`BIG_SCHEMA` vs ``json.loads`` of it."""
+    items = [
+        {
+            "id": i,
+            "name": f"item {i}",
+            "kind": ("book", "film", "song")[i % 3],
+            "price": None if i % 5 == 0 else round(1 + (i % 1000) * 0.25, 2),
+            "tags": [f"t{i % 7}", f"u{i % 3}"] if i % 2 else [],
+            "created": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}",
+            "v": 1,
+        }
+        for i in range(10_000)
+    ]
+    text = json.dumps({"items": items})
+    compiled = guard_compile(BIG_SCHEMA, profile="extended")
+    assert compiled.supported, compiled.report
+    arguments = json.loads(text)
+    assert compiled.check(arguments).ok
+    assert jsonschema.Draft202012Validator(BIG_SCHEMA, format_checker=jsonschema.FormatChecker()).is_valid(arguments)
+    parse = per_call(lambda: json.loads(text), seconds)
+    check = per_call(lambda: compiled.check(arguments), seconds)
+    print(f"\none argument of {len(text) / 2**20:.2f} MiB (10,000 objects), valid under an extended schema:")
+    print(f"  json.loads       {parse * 1e3:7.1f} ms")
+    print(f"  mcp-guard check  {check * 1e3:7.1f} ms   check / json.loads = {check / parse:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=0.2, help="rough time budget per measurement")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of tools/list corpus files")
+    parser.add_argument("--profile", default="standard", choices=["standard", "strict", "extended"])
     args = parser.parse_args()
-    report("Sigma schemas, valid and invalid arguments", measure_calls(sigma_cases(), args.seconds))
+    profile = args.profile
+    print(f"profile: {profile}")
+    report("Sigma schemas, valid and invalid arguments", measure_calls(sigma_cases(), args.seconds, profile))
     if not args.corpus.is_dir():
         print(f"\n(corpus not found at {args.corpus}: corpus figures skipped)")
         return 0
     tools = corpus_tools(args.corpus)
-    cases = corpus_cases(tools)
+    cases = corpus_cases(tools, profile)
     supported = len({label for label, _kind, _schema, _args in cases})
     report(
         f"corpus: {supported} supported schemas of {len(tools)} tools, valid and invalid arguments",
-        measure_calls(cases, args.seconds / 4),
+        measure_calls(cases, args.seconds / 4, profile),
     )
-    classify_list(tools)
+    classify_list(tools, profile)
+    if profile == "extended":
+        big_argument(args.seconds * 10)
     return 0
 
 

@@ -25,16 +25,14 @@ every test here is skipped.
 from __future__ import annotations
 
 import copy
-import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
 
 from mcp_guard import check, classify
+from tests.core.suite import SUITE_ROOT, keyword_positions, read_groups, uses_keyword, wrap
 
-DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "json-schema-test-suite" / "draft2020-12"
+DATA_DIR = SUITE_ROOT / "draft2020-12"
 
 if not DATA_DIR.is_dir():
     pytest.skip(
@@ -94,64 +92,6 @@ MIN_IN_SUBSET_TESTS = 54
 MIN_KEYWORD_GROUPS = 99  # groups of the unsupported-keyword files that use their keyword
 
 
-# --------------------------------------------------------------------------- walker
-
-# Draft 2020-12 keywords whose value is one schema, a list of schemas, or a map of
-# name → schema. Every other keyword's value (enum choices, const, required names,
-# property *names*) is data, never a schema, and is not walked.
-_SCHEMA_VALUED = frozenset(
-    {
-        "additionalProperties",
-        "items",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "additionalItems",
-    }
-)
-_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def keyword_positions(schema: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
-    """Yield ``(schema pointer, keyword)`` for every key that stands as a keyword.
-
-    Keys of ``properties`` (and of the other name → schema maps) are property names, not
-    keywords; values of ``enum``, ``const`` and ``required`` are data. A boolean schema has
-    no keywords.
-    """
-    if not isinstance(schema, dict):
-        return
-    for key, value in schema.items():
-        here = f"{pointer}/{_escape(key)}"
-        yield here, key
-        if key in _SCHEMA_VALUED:
-            if isinstance(value, list):  # tuple-form `items` of older drafts
-                for index, sub in enumerate(value):
-                    yield from keyword_positions(sub, f"{here}/{index}")
-            else:
-                yield from keyword_positions(value, here)
-        elif key in _SCHEMA_LISTS and isinstance(value, list):
-            for index, sub in enumerate(value):
-                yield from keyword_positions(sub, f"{here}/{index}")
-        elif key in _SCHEMA_MAPS and isinstance(value, dict):
-            for name, sub in value.items():
-                yield from keyword_positions(sub, f"{here}/{_escape(name)}")
-
-
-def uses_keyword(schema: Any, keyword: str) -> bool:
-    return any(key == keyword for _, key in keyword_positions(schema))
-
-
 def keywords_outside_subset(schema: Any, profile: str) -> set[str]:
     allowed = TABLE_KEYWORDS | ANNOTATION_KEYWORDS if profile == "standard" else TABLE_KEYWORDS
     return {key for _, key in keyword_positions(schema) if key not in allowed}
@@ -178,20 +118,15 @@ def adapt(raw_schema: Any) -> tuple[Any, bool]:
         schema.pop("$schema", None)
     if isinstance(schema, dict) and schema.get("type") == "object":
         return schema, False
-    return {"type": "object", "properties": {"v": schema}, "required": ["v"]}, True
+    return wrap(schema), True
 
 
 def load_groups() -> list[Group]:
     groups = []
-    for name in (*SUPPORTED_FILES, *UNSUPPORTED_FILES):
-        path = DATA_DIR / name
-        assert path.is_file(), f"suite file missing: {path}"
-        for raw in json.loads(path.read_text(encoding="utf-8")):
-            schema, wrapped = adapt(raw["schema"])
-            tests = tuple(
-                (t["description"], {"v": t["data"]} if wrapped else t["data"], t["valid"]) for t in raw["tests"]
-            )
-            groups.append(Group(name, raw["description"], schema, wrapped, tests))
+    for raw in read_groups("draft2020-12", [*SUPPORTED_FILES, *UNSUPPORTED_FILES]):
+        schema, wrapped = adapt(raw.schema)
+        tests = tuple((d, {"v": data} if wrapped else data, valid) for d, data, valid in raw.tests)
+        groups.append(Group(raw.file, raw.description, schema, wrapped, tests))
     return groups
 
 
