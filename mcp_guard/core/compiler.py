@@ -430,11 +430,8 @@ class Compiled:
             valid, self._collect, _source = _generate(root)
             self._valid = valid
         try:
-            cell: list[Any] = [MAX_WORK, 0, None]  # budget, scan flag, per-call memo (codegen)
-            if valid(arguments, cell):
-                if cell[0] < 0:
-                    raise OverBudget
-                return OK_REPORT
+            if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (codegen)
+                return OK_REPORT  # (every charge of the generated code checks the budget at once)
             return self._findings(arguments)
         except Undecidable as exc:  # never a guessed verdict: under `not` either guess could pass
             if isinstance(exc, UnsearchableText):
@@ -475,20 +472,17 @@ class Compiled:
         if cell[1]:
             # Somewhere sits a value that is not JSON (TypeError with its pointer) or a number JSON
             # cannot carry: only now is the path-tracking scan worth its cost.
+            why = (
+                " is a number the guard cannot read exactly (NaN, Infinity, or a literal past its digit limit); "
+                "it is refused"
+                if self.profile == "extended"
+                else " is a number JSON cannot carry exactly (NaN, Infinity, beyond the double range, or more digits "
+                "than a double holds); it is refused rather than rounded"
+            )
             found = [
-                Issue(
-                    VALIDATION,
-                    "json",
-                    "",
-                    ip,
-                    f"{where(ip)} is a number JSON cannot carry exactly (NaN, Infinity, beyond the double "
-                    "range, or more digits than a double holds); it is refused rather than rounded",
-                )
-                for ip in map(pointer, self._uncarriable(arguments))
+                Issue(VALIDATION, "json", "", ip, where(ip) + why) for ip in map(pointer, self._uncarriable(arguments))
             ]
             out = found + out
-        if cell[0] < 0:
-            raise OverBudget
         if not out:  # pragma: no cover - the two paths disagree (a fault in the guard): fail closed
             message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
             out = [Issue(VALIDATION, "schema", "", "", message)]

@@ -31,6 +31,7 @@ __all__ = [
     "TooLarge",
     "canonical",
     "canonical_once",
+    "canonical_sized",
     "escape_token",
     "exact_float",
     "inexact_value",
@@ -434,6 +435,21 @@ def canonical(value: Any, depth: int = 64, cap: int = 4_000_000) -> Hashable:
             raise TooLarge(f"a value of more than {cap:,} nodes (counted as a tree)")
         return key
     return _canonical(value, depth, None)[0]
+
+
+def canonical_sized(value: Any, depth: int, cap: int) -> tuple[Hashable, int]:
+    """:func:`canonical` and the number of nodes the key stands for (the work it cost, for a budget).
+
+    Raises:
+        TooLarge: as :func:`canonical`.
+    """
+    t = type(value)
+    if t is dict or t is list:
+        key, size = _canonical(value, depth, {})
+        if size > cap:
+            raise TooLarge(f"a value of more than {cap:,} nodes (counted as a tree)")
+        return key, size
+    return _canonical(value, depth, None)
 
 
 def _canonical(

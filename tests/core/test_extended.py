@@ -332,6 +332,8 @@ MALFORMED = [
     ("anyOf-empty", {"anyOf": []}, "anyOf"),
     ("ref-nowhere", {"properties": {"a": {"$ref": "#/$defs/missing"}}}, "$ref"),
     ("title", {"title": 1}, "title"),
+    ("enum-past-digit-limit", obj(a={"enum": [Inexact("1e5000")]}), "enum"),
+    ("const-past-digit-limit", obj(a={"const": Inexact("1e-5000")}), "const"),
 ]
 
 
@@ -375,6 +377,8 @@ def test_non_finite_arguments_are_refused() -> None:
         ({"enum": [Inexact("1.00000000000000000000001")]}, "1.000000000000000000000010", True),
         ({"const": 1e308}, "1e308", False),
         ({"minimum": 0}, "1e999999", False),
+        ({"maximum": 10000000000000000905969664}, "10000000000000000905969664.0", True),  # a double's exact value
+        ({"multipleOf": 3}, "1152921504606846976.0", False),  # 2**60: its exact value, not its repr
     ],
 )
 def test_argument_literals_no_double_holds_are_exact(schema: dict[str, Any], literal: str, ok: bool) -> None:
@@ -478,6 +482,22 @@ def test_format_outside_2020_12_is_a_note() -> None:
     compiled = compile(obj(a={"type": "string", "format": "int32"}), profile="extended")
     assert compiled.report.ok
     assert [(n.schema_path, "int32" in n.message) for n in compiled.notes] == [("/properties/a/format", True)]
+
+
+def test_messages_show_exact_choices_as_written_and_name_the_pattern_once() -> None:
+    (issue,) = check(obj(a={"enum": [Inexact("1.00000000000000000001"), "x"]}), {"a": 2}, profile="extended").issues
+    assert "1.00000000000000000001" in issue.message and "Inexact" not in issue.message
+    (finding,) = classify(obj(a={"type": "string", "pattern": "("}), profile="extended").issues
+    assert finding.kind == V and not finding.message.startswith("`pattern` pattern")
+
+
+def test_unique_items_charges_the_work_of_keying(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_guard.core import compiler
+
+    monkeypatch.setattr(compiler, "MAX_WORK", 5_000)
+    compiled = compile(obj(a={"uniqueItems": True}), profile="extended")
+    assert compiled.check({"a": [[i, [i]] for i in range(10)]}).ok
+    assert [i.keyword for i in compiled.check({"a": [[i, [i]] for i in range(2_000)]}).issues] == ["budget"]
 
 
 def test_decimal_bound_is_kept_exact() -> None:

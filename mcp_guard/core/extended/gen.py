@@ -13,9 +13,14 @@ A node's function tests ``type`` first, then the keywords that apply to any valu
 Scalar members are inlined into their container's loop; every other node is a function, and
 nodes call each other by name, so ``$ref`` recursion through the instance is plain recursion.
 
-Work budget: every node function charges one unit on entry and raises :class:`OverBudget`
-when the budget is spent; a container's member loop charges its length. So reference
-expansion and ``anyOf``/``oneOf`` fan-out stay within the budget (E6).
+Work budget (E6; ``budget``): a ``$ref`` target's function charges one unit on entry (all
+recursion and shared expansion pass through one); a container whose members meet schemas
+that multiply work (``items``, ``patternProperties``, ``additionalProperties``,
+``contains``, ``propertyNames``, ``unevaluated*``) charges its length times the heaviest
+of them; ``pattern``, ``format`` and ``uniqueItems`` charge their own costs. Every charge
+tests the budget at once and raises :class:`OverBudget` when it is spent. Declared
+properties and in-place applicators cost what the schema's size says, and a schema whose
+references expand past the budget was refused at classification.
 
 Every schema value reaches the source only as a module constant (:meth:`Gen.const`).
 """

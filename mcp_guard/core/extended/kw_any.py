@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
-from ..json_values import TooLarge, canonical, max_depth
+from ..json_values import Inexact, TooLarge, canonical, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
 from .values import UNREACHABLE, exact_value
@@ -49,11 +49,17 @@ _SHOWN = 12
 
 
 def show_value(value: Any) -> str:
-    """A schema value (an ``enum`` choice, a ``const``) for a message; bounded length."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:
-        return "(a value too long to show)"
+    """A schema value (an ``enum`` choice, a ``const``) for a message; bounded length.
+
+    A literal no double holds (``Inexact``) is shown as written in the schema.
+    """
+    if type(value) is Inexact:
+        text = value.text
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=lambda v: v.text if type(v) is Inexact else str(v))
+        except ValueError:
+            return "(a value too long to show)"
     return text if len(text) <= 40 else text[:37] + "…"
 
 
@@ -103,6 +109,9 @@ class Choices(Part):
 
 
 def _choices(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> Part | None:
+    if any(exact_value(c) is UNREACHABLE for c in choices if type(c) is not str):
+        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` holds a number literal past the guard's digit limit")
+        return None
     if len(choices) > MAX_ENUM_CHOICES:
         ctx.finding(
             UNSUPPORTED, keyword, path, f"`{keyword}` has more than {MAX_ENUM_CHOICES} choices, the guard's budget"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..codegen import CHAIN_LIMIT
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Ctx, Part, Path, XNode
+from .kw_array import schema_list
 
 if TYPE_CHECKING:
     from .gen import Gen
@@ -99,18 +100,6 @@ class _Branches(Part):
     def nodes(self) -> Iterator[XNode]:
         """See ``Part.nodes``."""
         return iter(self.branches)
-
-
-def _branches(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] | None:
-    if type(value) is not list or not value:
-        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be a non-empty list of schemas")
-        return None
-    nodes = []
-    for i, sub in enumerate(value):
-        if ctx.spent:
-            return None  # past the subschema budget (one finding says so)
-        nodes.append(ctx.sub(sub, (*path, i)))
-    return None if any(n is None for n in nodes) else nodes  # type: ignore[return-value]
 
 
 class AllOf(_Branches):
@@ -206,19 +195,19 @@ class OneOf(_Branches):
 
 def kw_all_of(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
     """``allOf``: a non-empty list of schemas."""
-    nodes = _branches(ctx, value, path, "allOf")
+    nodes = schema_list(ctx, value, path, "allOf")
     return None if nodes is None else AllOf("allOf", nodes, path)
 
 
 def kw_any_of(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
     """``anyOf``: a non-empty list of schemas."""
-    nodes = _branches(ctx, value, path, "anyOf")
+    nodes = schema_list(ctx, value, path, "anyOf")
     return None if nodes is None else AnyOf("anyOf", nodes, path)
 
 
 def kw_one_of(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
     """``oneOf``: a non-empty list of schemas."""
-    nodes = _branches(ctx, value, path, "oneOf")
+    nodes = schema_list(ctx, value, path, "oneOf")
     return None if nodes is None else OneOf("oneOf", nodes, path)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..json_values import TooLarge, canonical, max_depth
+from ..codegen import OverBudget
+from ..json_values import TooLarge, canonical_sized, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import non_negative
@@ -19,7 +20,7 @@ from .kw_string import non_negative
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["Contains", "Elements", "Prefix", "Rest", "Unique", "finish", "first_duplicate"]
+__all__ = ["Contains", "Elements", "Prefix", "Rest", "Unique", "finish", "first_duplicate", "schema_list"]
 
 _UNIQUE_DEPTH = 200
 """How deep ``uniqueItems`` compares items; an item nested deeper refuses the call (``TooLarge``:
@@ -54,7 +55,8 @@ class Rest(Part):
         yield self.node
 
 
-def _schema_list(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] | None:
+def schema_list(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] | None:
+    """A keyword's non-empty list of schemas, each classified (``prefixItems``, ``allOf``, ``anyOf``, …)."""
     if type(value) is not list or not value:
         ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be a non-empty list of schemas")
         return None
@@ -68,7 +70,7 @@ def _schema_list(ctx: Ctx, value: Any, path: Path, keyword: str) -> list[XNode] 
 
 def kw_prefix_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
     """``prefixItems`` (2020-12): a non-empty list of schemas for the leading items."""
-    nodes = _schema_list(ctx, value, path, "prefixItems")
+    nodes = schema_list(ctx, value, path, "prefixItems")
     return None if nodes is None else Prefix(nodes, path)
 
 
@@ -81,7 +83,7 @@ def kw_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part |
                 UNSUPPORTED, "items", path, "in 2020-12 `items` takes one schema; the list form is `prefixItems`"
             )
             return None
-        nodes = _schema_list(ctx, value, path, "items")
+        nodes = schema_list(ctx, value, path, "items")
         return None if nodes is None else Prefix(nodes, path)
     node = ctx.sub(value, path)
     return None if node is None else Rest(node, path)
@@ -256,15 +258,21 @@ def kw_contains_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) 
 def first_duplicate(items: list[Any], w: list[Any]) -> tuple[int, int] | None:
     """The first pair of equal items (JSON equality, decisions 6 and 7), or ``None``.
 
-    Linear: one canonical key per item, each bounded by the call's remaining budget and by
-    :data:`_UNIQUE_DEPTH` (``json_values.TooLarge`` past either: the call is refused).
+    Linear: one canonical key per item, each bounded by :data:`_UNIQUE_DEPTH`, the work of
+    keying a container item charged to the call's budget (``json_values.TooLarge`` or
+    ``OverBudget`` past either: the call is refused).
     """
     seen: dict[Any, int] = {}
-    budget = w[0]
     for index, item in enumerate(items):
-        if (type(item) is dict or type(item) is list) and max_depth(item, _UNIQUE_DEPTH) > _UNIQUE_DEPTH:
-            raise TooLarge(f"an item nested more than {_UNIQUE_DEPTH} levels deep")
-        key = canonical(item, _UNIQUE_DEPTH, budget)
+        if type(item) is dict or type(item) is list:
+            if max_depth(item, _UNIQUE_DEPTH) > _UNIQUE_DEPTH:
+                raise TooLarge(f"an item nested more than {_UNIQUE_DEPTH} levels deep")
+            key, size = canonical_sized(item, _UNIQUE_DEPTH, w[0])
+            w[0] -= size  # the work of keying it (E6)
+            if w[0] < 0:
+                raise OverBudget
+        else:
+            key = canonical_sized(item, 0, 1)[0]
         found = seen.setdefault(key, index)
         if found != index:
             return found, index

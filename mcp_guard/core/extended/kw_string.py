@@ -86,7 +86,7 @@ def compiled_pattern(ctx: Ctx, keyword: str, value: Any, path: Path) -> Pattern 
     found = pattern_of(value)
     if isinstance(found, PatternError):
         kind = UNSUPPORTED if found.kind == UNSUPPORTED else VALIDATION
-        ctx.finding(kind, keyword, path, f"`{keyword}` {found.message}")
+        ctx.finding(kind, keyword, path, found.message)  # the engine's message names the pattern
         return None
     return found
 

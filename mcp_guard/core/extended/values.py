@@ -56,8 +56,8 @@ def exact_number(value: Any) -> int | float | Decimal | None:
     if t is float:
         if value - value != 0:
             return None
-        if abs(value) >= _EXACT_SPAN:  # a double this large is an integer; its literal is its shortest repr
-            return int(Decimal(repr(value)))
+        if abs(value) >= _EXACT_SPAN:  # an integer, and the literal it stands for is its exact value
+            return int(value)
         return value  # type: ignore[no-any-return]
     if t is Inexact:
         return inexact_value(value)
@@ -139,10 +139,14 @@ def number_of(value: Any) -> int | Decimal | None:
 def literal(value: int | float | Decimal) -> int | float | Decimal:
     """The mathematical value of the JSON literal a number stands for (E1).
 
-    A ``float`` stands for its shortest decimal (``repr``): the relay's parser keeps a literal
-    as a double only when that decimal *is* the literal (``json_values.exact_float``).
+    The relay's parsers keep a literal as a double only when the double stands for it
+    exactly (``json_values.exact_float``): below 2**53 the literal is the double's shortest
+    decimal (``repr``); from 2**53 up (every double an integer) it is the double's exact
+    value, which is also how the relay writes such a double back.
     """
     if type(value) is float:
+        if value >= _EXACT_SPAN or value <= -_EXACT_SPAN:
+            return int(value)
         return Decimal(repr(value))
     return value
 
