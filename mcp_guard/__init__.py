@@ -9,7 +9,7 @@ The public API is the schema core (pure Python, no I/O):
 - :func:`compile` ``(schema, *, profile=DEFAULT_PROFILE) -> Compiled``; ``Compiled.check(arguments) -> Report``
 - :func:`check` ``(schema, arguments, *, profile=DEFAULT_PROFILE) -> Report``
 
-:data:`DEFAULT_PROFILE` (``"standard"``) is the profile of every command and function not
+:data:`DEFAULT_PROFILE` (``"extended"``) is the profile of every command and function not
 given one; :data:`PROFILES` names them all.
 
 Exceptions (faults, never verdicts)::

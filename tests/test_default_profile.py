@@ -6,6 +6,7 @@ import argparse
 import ast
 import importlib
 import inspect
+import json
 import pkgutil
 from pathlib import Path
 
@@ -114,3 +115,98 @@ def test_serve_config_without_guard_profile_uses_the_default() -> None:
     assert parse_config('{"mcpServers": {}, "guard": {}}').guard.profile == DEFAULT_PROFILE
     for name in PROFILES:
         assert parse_config(f'{{"mcpServers": {{}}, "guard": {{"profile": "{name}"}}}}').guard.profile == name
+
+
+# --- the default is extended (issue 11, item 8) ----------------------------------------------------
+
+EXTENDED_ONLY = {
+    "type": "object",
+    "properties": {
+        "url": {"type": "string", "pattern": "^https?://"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+    },
+    "required": ["url"],
+}
+"""A schema ``extended`` enforces and ``standard`` and ``strict`` refuse (``pattern``, ``maximum``)."""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    status = cli.main(list(argv))
+    return status, capsys.readouterr().out
+
+
+def test_the_default_is_extended() -> None:
+    assert DEFAULT_PROFILE == "extended"
+    assert PROFILES == ("extended", "standard", "strict")
+
+
+def test_the_api_defaults_to_extended() -> None:
+    assert mcp_guard.classify(EXTENDED_ONLY).ok
+    assert not mcp_guard.classify(EXTENDED_ONLY, profile="standard").ok
+    assert mcp_guard.compile(EXTENDED_ONLY).profile == "extended"
+    issues = mcp_guard.check(EXTENDED_ONLY, {"url": "ftp://x", "limit": 101}).issues
+    assert {(i.keyword, i.instance_path) for i in issues} == {("pattern", "/url"), ("maximum", "/limit")}
+
+
+def test_check_judges_under_extended_and_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"tools": [{"name": "fetch", "inputSchema": EXTENDED_ONLY}]}), encoding="utf-8")
+    status, out = _run(capsys, "check", "--tools-file", str(tools))
+    assert (status, out.splitlines()[-1]) == (0, "1 tool: 1 supported, 0 unsupported, 0 malformed (profile extended)")
+    status, out = _run(capsys, "check", "--json", "--tools-file", str(tools))
+    assert (status, json.loads(out)["profile"]) == (0, "extended")
+    status, out = _run(capsys, "check", "--profile", "standard", "--tools-file", str(tools))
+    assert (status, out.splitlines()[-1]) == (1, "1 tool: 0 supported, 1 unsupported, 0 malformed (profile standard)")
+
+
+def test_schema_judges_under_extended(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(EXTENDED_ONLY), encoding="utf-8")
+    status, out = _run(capsys, "schema", str(schema), "--arguments", '{"url": "https://a", "limit": 500}')
+    assert status == 1
+    assert "(profile extended)" in out
+    assert "maximum at /limit (schema /properties/limit/maximum)" in out
+    status, out = _run(capsys, "schema", str(schema), "--arguments", '{"url": "https://a", "limit": 5}')
+    assert status == 0
+
+
+def test_verify_judges_under_extended(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    document = {
+        "schema_version": "toolcall-verifier-input/v1",
+        "user_request": "Fetch the page.",
+        "workflow_state": {
+            "required_steps": ["fetch"],
+            "completed_steps": [],
+            "pending_steps": ["fetch"],
+            "terminal_tools": [],
+        },
+        "available_tools": [{"name": "fetch", "description": "Fetch a page.", "parameters": EXTENDED_ONLY}],
+        "candidate_call": {"name": "fetch", "arguments": {"url": "https://example.com", "limit": 10}},
+    }
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    status, out = _run(capsys, "verify", "--json", str(path))
+    assert (status, json.loads(out)["verdict"]) == (0, "valid")
+    status, out = _run(capsys, "verify", "--json", "--profile", "standard", str(path))
+    assert (status, json.loads(out)["reasons"]) == (1, ["unsupported_capability"])
+
+
+def test_the_tool_table_of_wrap_and_serve_defaults_to_extended() -> None:
+    from mcp_guard.relay.guard import ToolTable
+
+    assert ToolTable().profile == "extended"
+    assert parse_config('{"mcpServers": {}}').guard.profile == "extended"
+
+
+def test_check_config_without_guard_profile_judges_under_extended(tmp_path: Path) -> None:
+    import io
+    import sys
+
+    from mcp_guard.gateway import commands
+
+    sigma = PACKAGE.parent / "fixtures" / "sigma" / "server.py"
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"sigma": {"command": sys.executable, "args": [str(sigma)]}}}))
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, fail_on="unsupported") == 1  # broken_tool is malformed
+    assert "15 tools: 14 supported, 0 unsupported, 1 malformed (profile extended)" in out.getvalue()

@@ -527,8 +527,8 @@ def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False,
 
     Args:
         schema: a tool's ``inputSchema`` as a JSON value.
-        profile: one of ``profiles.PROFILES``: ``"standard"`` and ``"strict"`` (spec, "Two profiles"),
-            ``"extended"`` (spec, "The extended profile"); default ``profiles.DEFAULT_PROFILE``.
+        profile: one of ``profiles.PROFILES``: ``"extended"`` (spec, "The extended profile"),
+            ``"standard"`` and ``"strict"`` (spec, "Two profiles"); default ``profiles.DEFAULT_PROFILE``.
         defer: classify a clean schema with the verdict-only walk (no paths, no parts) and
             build its validator from ``schema`` on the first :meth:`Compiled.check`: a long
             ``tools/list`` then costs one light walk per tool. The caller must not change

@@ -75,7 +75,7 @@ async def check(*argv: str, env: dict[str, str] | None = None) -> tuple[int, str
     """Run ``python -m mcp_guard check ARGV``; return (exit status, stdout, stderr)."""
     with anyio.fail_after(HANG_GUARD):
         result = await anyio.run_process(
-            [sys.executable, "-m", "mcp_guard", "check", *argv],
+            [sys.executable, "-m", "mcp_guard", "check", "--profile", "standard", *argv],
             check=False,
             env={**os.environ, **(env or {})},
             cwd=ROOT,

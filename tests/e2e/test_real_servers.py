@@ -557,3 +557,21 @@ async def test_demo_runs_clean(profile: str | None) -> None:
     assert "refused (unsupported_capability)" in out
     assert out.count("✘ JSON-RPC error -32602") == outcomes["error"] == 1
     assert "did not turn out as expected" not in out
+
+
+async def test_wrap_without_profile_enforces_extended() -> None:
+    """``mcp-guard wrap -- SERVER`` (no ``--profile``) enforces the default profile, extended:
+    ``maximum``, ``pattern`` and a local ``$ref`` are enforced, not refused as unsupported."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_guard", "wrap", "--", *SIGMA])
+    with anyio.fail_after(TIMEOUT):
+        async with connect(params, "auto") as client:
+            verdicts = {t["name"]: t["_meta"][SCHEMA_KEY]["supported"] for t in (await list_raw(client))["tools"]}
+            refused = await call_raw(client, "resize_image", {"path": "cat.png", "width": 8192})
+            forwarded = await call_raw(client, "fetch_page", {"url": "https://example.com"})
+    assert DEFAULT_PROFILE == "extended"
+    assert verdicts["resize_image"] and verdicts["fetch_page"] and verdicts["lookup_user"]
+    assert not verdicts["broken_tool"]
+    rejection = refused["_meta"][REJECTION_KEY]
+    assert rejection["kind"] == V
+    assert [(i["keyword"], i["instance_path"]) for i in rejection["issues"]] == [("maximum", "/width")]
+    assert REJECTION_KEY not in (forwarded.get("_meta") or {})

@@ -237,7 +237,7 @@ async def open_guard(
     name, value = marker.split("=")
     environment[name] = value  # the guard passes its environment on: this finds its upstreams
     upstream = list(command) if command is not None else [sys.executable, str(FAULTY_SERVER)]
-    argv = [sys.executable, "-m", "mcp_guard", "wrap", *args, "--", *upstream]
+    argv = [sys.executable, "-m", "mcp_guard", "wrap", "--profile", "standard", *args, "--", *upstream]
     with stderr_path.open("wb") as stderr:
         process = await anyio.open_process(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=environment, cwd=ROOT

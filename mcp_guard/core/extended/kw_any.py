@@ -109,16 +109,17 @@ class Choices(Part):
 
 
 def _choices(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> Part | None:
-    if any(exact_value(c) is UNREACHABLE for c in choices if type(c) is not str):
-        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` holds a number literal past the guard's digit limit")
-        return None
     if len(choices) > MAX_ENUM_CHOICES:
         ctx.finding(
             UNSUPPORTED, keyword, path, f"`{keyword}` has more than {MAX_ENUM_CHOICES} choices, the guard's budget"
         )
         return None
+    # The depth first (an iterative walk): ``exact_value`` recurses, so it only sees bounded choices.
     if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in choices), default=0) > MAX_SCHEMA_DEPTH:
         ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values nest deeper than {MAX_SCHEMA_DEPTH} levels")
+        return None
+    if any(exact_value(c) is UNREACHABLE for c in choices if type(c) is not str):
+        ctx.finding(VALIDATION, keyword, path, f"`{keyword}` holds a number literal past the guard's digit limit")
         return None
     try:
         return Choices(keyword, choices, path)

@@ -64,25 +64,36 @@ def exact_number(value: Any) -> int | float | Decimal | None:
     return None
 
 
-def exact_value(value: Any) -> Any:
+def exact_value(value: Any, memo: dict[int, Any] | None = None) -> Any:
     """A schema ``enum``/``const`` value with its ``Inexact`` literals made exact (for equality).
 
     An integral literal becomes an ``int``, any other a ``Decimal`` (an argument literal no
     double holds is an exact number too, E1); one past the digit limit becomes
-    :data:`UNREACHABLE`, and so does a container holding one. Containers are copied; other
-    values are returned as is.
+    :data:`UNREACHABLE`, and so does a container holding one. Containers are copied once
+    each (``memo``, by identity): a container shared by many paths (``x = [x, x]`` forty
+    times, 2**40 paths) is copied once and stays shared, so the cost is that of the distinct
+    containers (``canonical``'s cap then refuses such a choice, E6). Other values are
+    returned as is.
     """
     t = type(value)
     if t is Inexact:
         exact = exact_number(value)
         return UNREACHABLE if exact is None else exact
+    if t is not list and t is not dict:
+        return value
+    if memo is None:
+        memo = {}
+    found = memo.get(id(value), memo)
+    if found is not memo:
+        return found
     if t is list:
-        items = [exact_value(v) for v in value]
-        return UNREACHABLE if any(v is UNREACHABLE for v in items) else items
-    if t is dict:
-        members = {k: exact_value(v) for k, v in value.items()}
-        return UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
-    return value
+        items = [exact_value(v, memo) for v in value]
+        out: Any = UNREACHABLE if any(v is UNREACHABLE for v in items) else items
+    else:
+        members = {k: exact_value(v, memo) for k, v in value.items()}
+        out = UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
+    memo[id(value)] = out
+    return out
 
 
 def exact_json(value: Any) -> bool:
@@ -170,7 +181,10 @@ def show_number(value: int | float | Decimal) -> str:
     if type(value) is Decimal:
         text = str(value)
     elif type(value) is int and value.bit_length() > 200:
-        text = "a number of " + str(len(str(abs(value)))) + " digits"
+        try:
+            text = "a number of " + str(len(str(abs(value)))) + " digits"
+        except ValueError:  # past Python's digit limit for int -> str (a schema literal may be)
+            return "(a number too long to show)"
     else:
         text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
