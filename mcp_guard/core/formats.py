@@ -281,6 +281,8 @@ def _mailbox(value: str, international: bool) -> bool:
         return False
     if domain.startswith("[") and domain.endswith("]"):
         return _address_literal(domain[1:-1])
+    if not international:
+        return _hostname(domain)  # RFC 5321, 2.3.5: a domain name as DNS has it (labels of 1-63, valid A-labels)
     return plain_domain.fullmatch(domain) is not None
 
 

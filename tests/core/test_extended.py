@@ -7,13 +7,14 @@ live elsewhere; these pin the profile's own decisions (E1-E6) and messages.
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from mcp_guard import check, classify, compile
-from mcp_guard.core.json_values import Inexact
+from mcp_guard.core.json_values import Inexact, exact_float
 
 U = "unsupported_capability"
 V = "validation"
@@ -500,6 +501,20 @@ def test_unique_items_charges_the_work_of_keying(monkeypatch: pytest.MonkeyPatch
     assert [i.keyword for i in compiled.check({"a": [[i, [i]] for i in range(2_000)]}).issues] == ["budget"]
 
 
+def test_hostile_choices_meet_the_budget_not_memory_or_the_stack() -> None:
+    """S1-S3: shared sub-objects, deep nesting, a bound too long to write: verdicts, never a crash."""
+    for leaf in ([], [Inexact("1.00000000000000000001")]):
+        shared: Any = leaf
+        for _ in range(40):
+            shared = [shared, shared]
+        report = classify(obj(a={"type": "array", "enum": [shared]}), profile="extended")
+        assert [(i.kind, i.keyword) for i in report.issues] == [(U, "enum")]
+    report = classify(obj(x={"type": "array", "enum": [_deep(5000)]}), profile="extended")
+    assert [(i.kind, i.keyword) for i in report.issues] == [(U, "enum")]
+    (issue,) = check(obj(a={"minimum": 10**5000}), {"a": 2}, profile="extended").issues
+    assert issue.keyword == "minimum" and "digits" in issue.message
+
+
 def test_decimal_bound_is_kept_exact() -> None:
     compiled = compile(obj(a={"minimum": Inexact("1.00000000000000000001")}), profile="extended")
     assert compiled.check({"a": 1.0}).issues[0].keyword == "minimum"
@@ -564,3 +579,26 @@ def test_quick_walk_agrees_with_the_classifier_on_the_corpus() -> None:
             compiled = compile(schema, profile="extended", defer=True)
             assert compiled.report.ok == (not issues), tool["name"]
     assert passed > 500  # the walk decides most real schemas by itself
+
+
+@pytest.mark.parametrize("literal", ["1e23", "1e25", "2.0e25", "10000000000000000000000000.0", "3e0"])
+def test_an_integral_count_literal_no_double_holds_is_a_count(literal: str) -> None:
+    """E1 and decision 5: a length or count written as an integral exponent literal is that integer, exactly."""
+    text = (
+        '{"type": "object", "properties": {"s": {"type": "string", "maxLength": LIT},'
+        ' "a": {"type": "array", "maxItems": LIT, "contains": {"const": 1}, "maxContains": LIT}}}'
+    ).replace("LIT", literal)
+    schema = json.loads(text, parse_float=exact_float)
+    assert classify(schema, profile="extended").ok
+    assert check(schema, {"s": "abc", "a": [1, 1, 1]}, profile="extended").ok
+    assert check(schema, {"a": [2]}, profile="extended").ok is False  # contains is still enforced
+    over = check(schema, {"s": "abcd", "a": [1, 1, 1, 1]}, profile="extended")
+    assert over.ok is (literal != "3e0")  # maxLength, maxItems and maxContains exactly
+
+
+@pytest.mark.parametrize("literal", ["3.5", "-1e23", "true", '"3"'])
+def test_a_count_that_is_no_non_negative_integer_is_malformed(literal: str) -> None:
+    text = '{"type": "object", "properties": {"s": {"maxLength": LIT}}}'.replace("LIT", literal)
+    schema = json.loads(text, parse_float=exact_float)
+    report = classify(schema, profile="extended")
+    assert [(i.kind, i.keyword) for i in report.issues] == [("validation", "maxLength")]

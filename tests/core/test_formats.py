@@ -154,6 +154,11 @@ EDGES = [
     ("email", "joe@-example.com", False),
     ("email", "joe@example-.com", False),
     ("email", "jöe@example.com", False),
+    # the domain is a hostname as the `hostname` format judges it (RFC 5321, 2.3.5; a new-user trial)
+    ("email", "a@xn--X.com", False),
+    ("email", "a@a--b.XN--xx", False),
+    ("email", "a@" + "b" * 64 + ".com", False),
+    ("email", "a@" + "b" * 63 + ".com", True),
     ("idn-email", "jöe@exämple.com", True),
     ("idn-email", "joe@", False),
     # RFC 1123 and IDNA2008 (RFC 5891, 5892 contextual rules, 5893 Bidi).

@@ -69,7 +69,7 @@ class Choices(Part):
     applies = "any"
     order = 10
 
-    def __init__(self, keyword: str, choices: list[Any], path: Path) -> None:
+    def __init__(self, keyword: str, choices: list[Any], path: Path, inexact: bool = True) -> None:
         self.keyword = keyword
         self.path = path
         self.choices = choices
@@ -79,7 +79,9 @@ class Choices(Part):
         if all(type(c) is str for c in choices):
             self.strings = frozenset(choices)
         else:
-            exact = [c for c in map(exact_value, choices) if c is not UNREACHABLE]
+            # Literals no double holds become exact numbers (E1); without any, the choices are
+            # keyed as they are (``canonical`` keeps shared sub-objects shared, and caps them).
+            exact = [c for c in map(exact_value, choices) if c is not UNREACHABLE] if inexact else choices
             self.depth = max((max_depth(c, MAX_SCHEMA_DEPTH) for c in exact), default=0)
             self.keys = frozenset(canonical(c, self.depth, MAX_WORK) for c in exact)
 
@@ -108,23 +110,47 @@ class Choices(Part):
         return [f"if not {self._test(g, v)}:", "    " + g.fail(self.keyword, self.path, ip, tail)]
 
 
+def _literals(choices: list[Any]) -> tuple[bool, bool]:
+    """``(any Inexact literal, any past the digit limit)`` in the choices: iterative, each shared
+    container visited once (so a Python caller's shared sub-objects cost their distinct containers)."""
+    found = past = False
+    seen: set[int] = set()
+    stack = list(choices)
+    while stack:
+        item = stack.pop()
+        t = type(item)
+        if t is Inexact:
+            found = True
+            past = past or exact_value(item) is UNREACHABLE
+        elif (t is dict or t is list) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(item.values() if t is dict else item)
+    return found, past
+
+
 def _choices(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> Part | None:
     if len(choices) > MAX_ENUM_CHOICES:
         ctx.finding(
             UNSUPPORTED, keyword, path, f"`{keyword}` has more than {MAX_ENUM_CHOICES} choices, the guard's budget"
         )
         return None
-    # The depth first (an iterative walk): ``exact_value`` recurses, so it only sees bounded choices.
     if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in choices), default=0) > MAX_SCHEMA_DEPTH:
         ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values nest deeper than {MAX_SCHEMA_DEPTH} levels")
         return None
-    if any(exact_value(c) is UNREACHABLE for c in choices if type(c) is not str):
+    inexact, past = _literals(choices)
+    if past:
         ctx.finding(VALIDATION, keyword, path, f"`{keyword}` holds a number literal past the guard's digit limit")
         return None
     try:
-        return Choices(keyword, choices, path)
+        return Choices(keyword, choices, path, inexact)
     except TooLarge:
-        ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values are larger than the guard's work budget")
+        ctx.finding(
+            UNSUPPORTED,
+            keyword,
+            path,
+            f"`{keyword}` choices stand for more than {MAX_WORK:,} values counted as trees (shared sub-objects), "
+            "the guard's budget",
+        )
         return None
 
 

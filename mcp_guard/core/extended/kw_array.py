@@ -15,7 +15,7 @@ from ..codegen import OverBudget
 from ..json_values import TooLarge, canonical_sized, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
-from .kw_string import non_negative
+from .kw_string import count_of, non_negative
 
 if TYPE_CHECKING:
     from .gen import Gen
@@ -235,17 +235,14 @@ def kw_contains(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Par
     if ctx.dialect in ("2020-12", "2019-09"):
         raw_low, raw_high = schema.get("minContains"), schema.get("maxContains")
         if raw_low is not None:
-            if type(raw_low) is float and raw_low.is_integer():
-                raw_low = int(raw_low)
-            if type(raw_low) is not int:
-                return None  # its own rule reports it
-            low, low_keyword = raw_low, "minContains"
+            count = count_of(raw_low)
+            if count is None:
+                return None  # its own rule (``kw_contains_bound``) reports it: the schema is malformed
+            low, low_keyword = count, "minContains"
         if raw_high is not None:
-            if type(raw_high) is float and raw_high.is_integer():
-                raw_high = int(raw_high)
-            if type(raw_high) is not int:
+            high = count_of(raw_high)
+            if high is None:
                 return None
-            high = raw_high
     return Contains(node, low, high, path, low_keyword, ctx.dialect == "2020-12")
 
 

@@ -12,6 +12,7 @@ from ..ecma_regex import Pattern, PatternError, compile_pattern
 from ..formats import FORMATS, format_checker, format_cost
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
+from .values import exact_number
 
 if TYPE_CHECKING:
     from .gen import Gen
@@ -41,15 +42,27 @@ class Length(Part):
         return [f"if not len({v}) {self.op} {g.const(self.limit)}:", "    " + g.fail(self.keyword, self.path, ip, tail)]
 
 
+def count_of(value: Any) -> int | None:
+    """The non-negative integer a count keyword's value stands for, or ``None``.
+
+    Exact (E1, decision 5): ``1.0`` counts as ``1``, and so does any integral literal, also one
+    no double holds (``1e23``, ``10000000000000000000000000.0``); a boolean is never a number.
+    """
+    exact = exact_number(value)
+    if type(exact) is float and exact.is_integer():
+        exact = int(exact)
+    if type(exact) is int and exact >= 0:
+        return exact
+    return None
+
+
 def non_negative(ctx: Ctx, value: Any, path: Path) -> int | None:
-    """A keyword's non-negative integer value (``1.0`` counts as ``1``), or ``None`` after a finding."""
-    if type(value) is float and value.is_integer() and value >= 0:
-        return int(value)
-    if type(value) is not int or value < 0:
+    """A keyword's non-negative integer value (:func:`count_of`), or ``None`` after a finding."""
+    count = count_of(value)
+    if count is None:
         keyword = path[-1]
         ctx.finding(VALIDATION, str(keyword), path, f"`{keyword}` must be a non-negative integer")
-        return None
-    return value
+    return count
 
 
 def kw_length(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
@@ -173,7 +186,9 @@ def kw_format(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part 
 def quick_count(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """A non-negative integer, as :func:`non_negative` accepts it."""
     t = type(value)
-    return (t is int and value >= 0) or (t is float and value.is_integer() and value >= 0)
+    if t is int:
+        return bool(value >= 0)
+    return count_of(value) is not None
 
 
 def quick_pattern(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:

@@ -69,11 +69,8 @@ def exact_value(value: Any, memo: dict[int, Any] | None = None) -> Any:
 
     An integral literal becomes an ``int``, any other a ``Decimal`` (an argument literal no
     double holds is an exact number too, E1); one past the digit limit becomes
-    :data:`UNREACHABLE`, and so does a container holding one. Containers are copied once
-    each (``memo``, by identity): a container shared by many paths (``x = [x, x]`` forty
-    times, 2**40 paths) is copied once and stays shared, so the cost is that of the distinct
-    containers (``canonical``'s cap then refuses such a choice, E6). Other values are
-    returned as is.
+    :data:`UNREACHABLE`, and so does a container holding one. Containers are copied; other
+    values are returned as is.
     """
     t = type(value)
     if t is Inexact:
@@ -81,19 +78,18 @@ def exact_value(value: Any, memo: dict[int, Any] | None = None) -> Any:
         return UNREACHABLE if exact is None else exact
     if t is not list and t is not dict:
         return value
-    if memo is None:
-        memo = {}
-    found = memo.get(id(value), memo)
-    if found is not memo:
+    memo = {} if memo is None else memo  # a shared sub-object is copied once: the copy stays shared
+    found = memo.get(id(value))
+    if found is not None:
         return found
     if t is list:
         items = [exact_value(v, memo) for v in value]
-        out: Any = UNREACHABLE if any(v is UNREACHABLE for v in items) else items
+        copied: Any = UNREACHABLE if any(v is UNREACHABLE for v in items) else items
     else:
         members = {k: exact_value(v, memo) for k, v in value.items()}
-        out = UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
-    memo[id(value)] = out
-    return out
+        copied = UNREACHABLE if any(v is UNREACHABLE for v in members.values()) else members
+    memo[id(value)] = copied
+    return copied
 
 
 def exact_json(value: Any) -> bool:
@@ -180,11 +176,8 @@ def show_number(value: int | float | Decimal) -> str:
     """A schema number for a message (bounded length; never an argument)."""
     if type(value) is Decimal:
         text = str(value)
-    elif type(value) is int and value.bit_length() > 200:
-        try:
-            text = "a number of " + str(len(str(abs(value)))) + " digits"
-        except ValueError:  # past Python's digit limit for int -> str (a schema literal may be)
-            return "(a number too long to show)"
+    elif type(value) is int and value.bit_length() > 200:  # never str(): past 4,300 digits it raises
+        text = f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
     else:
         text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
