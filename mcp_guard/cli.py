@@ -123,11 +123,11 @@ def _parser() -> argparse.ArgumentParser:
     _common(demo)
     demo.set_defaults(command_parser=demo)
 
-    from .reports.commands import add_commands
+    from .commands.reports import add_commands
 
     add_commands(sub, _common)
 
-    from .gateway.commands import add_gateway_commands
+    from .commands.gateway import add_gateway_commands
 
     add_gateway_commands(sub, LOG_LEVELS)
     serve = sub.choices["serve"]
@@ -397,13 +397,13 @@ def _main(argv: Sequence[str] | None) -> int:
         except KeyboardInterrupt:
             return 130
     if args.command in ("check", "schema", "verify"):
-        from .reports.commands import run
+        from .commands.reports import run
 
         return run(args)
-    from .gateway.commands import COMMANDS as GATEWAY_COMMANDS
+    from .commands.gateway import COMMANDS as GATEWAY_COMMANDS
 
     if args.command in GATEWAY_COMMANDS:
-        from .gateway.commands import run_gateway_command
+        from .commands.gateway import run_gateway_command
 
         if args.command == "serve":
             http_only = [

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .core import DEFAULT_PROFILE
-from .relay.guard import REJECTION_KEY, SCHEMA_KEY
+from .wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 __all__ = ["DEMO_CALLS", "fixture_server_path", "run_demo"]
 

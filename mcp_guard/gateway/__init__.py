@@ -4,9 +4,11 @@ Modules: :mod:`.config` (the ``mcpServers`` file and its ``guard`` section), :mo
 (exposed names, resource routes, cursors), :mod:`.policy` (access, limits, budget),
 :mod:`.pinning` (lock file), :mod:`.journal` (durable JSONL), :mod:`.jcs` (RFC 8785),
 :mod:`.pipeline` (the ordered checks of a call), :mod:`.catalog` (the merged tool list),
-:mod:`.session` and :mod:`.serve` (``serve``), :mod:`.commands` (CLI; ``pin`` and ``check --config``
-list each upstream with :func:`mcp_guard.reports.listing.list_tools`).
+:mod:`.link` (one upstream: connection loop, own and forwarded requests), :mod:`.envelopes`
+(the 2026-07-28 era's per-envelope lists and listen streams), :mod:`.session` and
+:mod:`.serve` (``serve``). The CLI's ``serve``, ``pin``, ``journal`` and
+``check --config`` are in :mod:`mcp_guard.commands.gateway`.
 
-Imports the core and the relay (and, in ``pin`` and ``check --config``, :mod:`mcp_guard.reports.listing`);
-neither the core nor the relay imports this package.
+Imports the core, the wire vocabulary, the peer and the relay's building blocks; never the
+reports, and neither the core nor the relay imports this package (``tests/test_layering.py``).
 """

@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..relay.guard import META_PREFIX, ToolTable
+from ..relay.guard import ToolTable
 from ..relay.jsonrpc import Uncarriable, dumps
+from ..wire.meta import META_PREFIX
 from .config import GatewayConfig
 from .naming import Collision, CursorCodec, NameMap, ResourceMap
 from .pinning import LockFile, PinReport, compare

@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from ..core.profiles import DEFAULT_PROFILE, ProfileName
+from ..errors import GuardError
 
 __all__ = [
     "DEFAULT_NAME_FORMAT",
@@ -78,7 +79,7 @@ STDIO_TYPES: Final = frozenset({"stdio"})
 HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamableHttp"})
 
 
-class ConfigError(Exception):
+class ConfigError(GuardError):
     """The configuration cannot be used; the message names the file, the key, and what is wrong."""
 
 

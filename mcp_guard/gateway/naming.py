@@ -36,6 +36,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
+from ..errors import GuardError
 from .config import DEFAULT_NAME_FORMAT
 
 __all__ = [
@@ -297,7 +298,7 @@ class ResourceMap:
 # --- cursors ------------------------------------------------------------------------------------
 
 
-class InvalidCursor(ValueError):
+class InvalidCursor(GuardError, ValueError):
     """A cursor the guard did not mint for this list (changed, forged, stale or of another list).
 
     Answered with JSON-RPC -32602 (MCP, "Pagination": invalid cursors are invalid params).

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from ..errors import GuardError
 from .jcs import canonical_sha256
 
 __all__ = [
@@ -46,7 +47,7 @@ PinStatus = Literal["pinned", "changed", "new", "unpinned"]
 """``unpinned``: no lock file is in force."""
 
 
-class LockError(Exception):
+class LockError(GuardError):
     """A lock file that cannot be read or is not a version-1 lock; the message names the file and the key."""
 
 

@@ -39,8 +39,8 @@ from typing import Any, Final
 
 import anyio.to_thread
 
+from ..calls.refusals import refusal_result, schema_verdict, unknown_tool
 from ..core import Compiled
-from ..relay.guard import REJECTION_KEY, rejection_result
 from ..relay.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .jcs import canonical_sha256
 from .journal import Journal, Result
@@ -148,27 +148,12 @@ class Rejection:
         return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def gateway_result(kind: str, tool: str, text: str, *, modern: bool, **detail: Any) -> dict[str, Any]:
-    """A ``CallToolResult`` refusing a call for one of the gateway's kinds.
-
-    ``_meta["mcp-guard/rejection"]`` is ``{"kind", "tool", "issues": [], **detail}``.
-    """
-    result: dict[str, Any] = {
-        "content": [{"type": "text", "text": text}],
-        "isError": True,
-        "_meta": {REJECTION_KEY: {"kind": kind, "tool": tool, "issues": [], **detail}},
-    }
-    if modern:
-        result["resultType"] = "complete"
-    return result
-
-
 def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
 def _unknown(call: Call, kind: str, reason: str) -> Rejection:
-    return Rejection(kind, reason, error=(INVALID_PARAMS, f"Unknown tool: {call.route.exposed}"))
+    return Rejection(kind, reason, error=unknown_tool(call.route.exposed))
 
 
 def outcome_of(response: Any) -> Result:
@@ -287,24 +272,22 @@ class Pipeline:
             f"tool's limit of {limit} bytes, so nothing was sent to the server. Send smaller arguments, for "
             "example by splitting the work into several calls."
         )
-        result = gateway_result(TOO_LARGE, exposed, text, modern=call.modern, bytes=call.size, limit=limit)
+        result = refusal_result(TOO_LARGE, exposed, text, modern=call.modern, bytes=call.size, limit=limit)
         return Rejection(TOO_LARGE, f"{call.size} bytes of arguments, limit {limit}", result=result)
 
     async def check_schema(self, call: Call) -> Rejection | None:
         """The core's verdict on the arguments (or on the schema, when it is unsupported or malformed)."""
         compiled = call.route.compiled
-        exposed = call.route.exposed
-        if not compiled.supported:
-            report = compiled.report
-            result = rejection_result(exposed, report, schema_broken=True, modern=call.modern)
-            keywords = ", ".join(sorted({i.keyword for i in report.issues}))
-            return Rejection(str(report.kind), f"the tool's schema is refused ({keywords})", result=result)
-        report = compiled.check(call.arguments)
-        if report.ok:
+        verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
+        if verdict.forward:
             return None
-        result = rejection_result(exposed, report, schema_broken=False, modern=call.modern)
+        report = verdict.report
+        assert report is not None
+        if not compiled.supported:
+            keywords = ", ".join(sorted({i.keyword for i in report.issues}))
+            return Rejection(str(report.kind), f"the tool's schema is refused ({keywords})", result=verdict.result)
         pointers = "; ".join(f"{i.keyword} at schema {i.schema_path or '(root)'}" for i in report.issues[:20])
-        return Rejection(str(report.kind), pointers, result=result)
+        return Rejection(str(report.kind), pointers, result=verdict.result)
 
     async def check_pinning(self, call: Call) -> Rejection | None:
         """``pinned_schema_changed`` when the tool no longer matches its lock file digest."""
@@ -316,7 +299,7 @@ class Pipeline:
             "it was pinned in the guard's lock file, so none of its calls are sent until the operator reviews the "
             "change and pins the tool again (mcp-guard pin). Changing the arguments will not help."
         )
-        result = gateway_result(PINNED_SCHEMA_CHANGED, route.exposed, text, modern=call.modern)
+        result = refusal_result(PINNED_SCHEMA_CHANGED, route.exposed, text, modern=call.modern)
         return Rejection(
             PINNED_SCHEMA_CHANGED, f"{route.server}/{route.tool} differs from the lock file", result=result
         )
@@ -336,14 +319,14 @@ class Pipeline:
                 "not pinned (guard.newTools is reject) and there is no lock file, so no tool is pinned yet; the "
                 "operator must pin the tools first (mcp-guard pin --config FILE). Changing the arguments will not help."
             )
-            result = gateway_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="no_lock_file")
+            result = refusal_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="no_lock_file")
             return Rejection(POLICY_DENIED, "no lock file, and newTools is reject (run mcp-guard pin)", result=result)
         text = (
             f"mcp-guard refused this call to `{route.exposed}`: the tool is not in the guard's lock file (the server "
             "added it after the operator pinned its tools), and the guard's configuration refuses such tools until "
             "they are pinned. Changing the arguments will not help."
         )
-        result = gateway_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="not_pinned")
+        result = refusal_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="not_pinned")
         return Rejection(POLICY_DENIED, f"{route.server}/{route.tool} is not in the lock file", result=result)
 
     async def check_budget(self, call: Call) -> Rejection | None:
@@ -361,7 +344,7 @@ class Pipeline:
             "that budget is spent, so nothing was sent to the server. "
             f"Try again in {seconds} second{'' if seconds == 1 else 's'}."
         )
-        result = gateway_result(
+        result = refusal_result(
             BUDGET_EXCEEDED,
             route.exposed,
             text,
@@ -389,7 +372,7 @@ class Pipeline:
                 "canonical JSON, which cannot express such a number, so nothing was sent to the server. Send a "
                 "smaller number."
             )
-            result = gateway_result(NO_CANONICAL_FORM, route.exposed, text, modern=call.modern)
+            result = refusal_result(NO_CANONICAL_FORM, route.exposed, text, modern=call.modern)
             return Rejection(NO_CANONICAL_FORM, "an integer beyond the double range (no RFC 8785 form)", result=result)
         size = call.size if call.size is not None else argument_bytes(call.arguments)
         await anyio.to_thread.run_sync(self.journal.intent, call.call_id, route.server, route.tool, digest, size)

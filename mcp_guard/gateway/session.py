@@ -1,8 +1,9 @@
 """The gateway session: one MCP client in front of every enabled upstream of a config.
 
 A :class:`GatewaySession` serves one client (a line stream, as the relay's client side) and
-holds one :class:`Link` per enabled server. Each link makes its upstream connections through
-the relay's connector seam (``upstream.stdio_connector``, ``http_upstream.http_connector``):
+holds one :class:`~.link.Link` per enabled server (its own module; the session is the link's
+:class:`~.link.LinkOwner`, told of what happens upstream). Each link makes its upstream
+connections through the connector seam (``upstream.stdio_connector``, ``http_upstream.http_connector``):
 
 - A link that cannot start, or whose upstream goes away, is logged and started again with
   backoff (0.5 s doubling to 30 s after failed or short-lived starts); the other links are
@@ -55,17 +56,15 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
-import secrets
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
+from ..calls.refusals import unknown_tool
+from ..peer.requests import IdMint, RequestFailed, list_pages
 from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
-from ..relay.guard import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, is_modern
 from ..relay.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -77,66 +76,45 @@ from ..relay.jsonrpc import (
     id_key,
     invalid_request_text,
     loads_client,
-    loads_upstream,
     recover_id,
     valid_id,
 )
-from ..relay.relay import (
+from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
+from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text
+from ..wire.meta import (
+    CAPABILITIES_KEY,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
-    UNTIMED,
-    PendingRequest,
-    RequestFailed,
-    _error_reason,
-    list_pages,
-    parse_error_text,
-    without_guard_keys,
+    is_modern,
 )
-from ..relay.upstream import Connector, LineLink
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
-from .config import GatewayConfig, HttpServer, StdioServer
+from .config import GatewayConfig
+from .envelopes import (
+    ACKNOWLEDGED,
+    ENVELOPE_KEYS,
+    LISTEN_FLAGS,
+    MAX_ENVELOPES,
+    ClientListen,
+    Envelope,
+    Listed,
+    merged_capabilities,
+)
 from .journal import Journal
+from .link import Forwarded, Link, connector_for, failure_reason, unavailable
 from .naming import CursorCodec, InvalidCursor, could_name
 from .pinning import LockFile
 from .pipeline import Call, Pipeline
 from .policy import Budget
 
-__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "GatewaySession", "Link", "RequestFailed", "connector_for"]
+__all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 
 log = logging.getLogger("mcp_guard")
 
 METHOD_NOT_FOUND: Final = -32601
-BACKOFF_FIRST: Final = 0.5
-"""Seconds before restarting a link after a failed or short-lived start; doubled after each further one ..."""
-BACKOFF_MAX: Final = 30.0
-"""... up to this many seconds."""
-STABLE_SECONDS: Final = 10.0
-"""A connection that lived this long and then ended is restarted without waiting."""
-MAX_ENVELOPES: Final = 16
-"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep merged lists of their own."""
-
-ENVELOPE_KEYS: Final = (
-    PROTOCOL_VERSION_KEY,
-    "io.modelcontextprotocol/clientInfo",
-    CAPABILITIES_KEY,
-)
-"""The ``_meta`` keys of a client's envelope that the guard's own 2026-07-28 requests carry (not its log level)."""
-
-LISTEN_FLAGS: Final = {
-    "tools": "toolsListChanged",
-    "prompts": "promptsListChanged",
-    "resources": "resourcesListChanged",
-}
-"""The ``subscriptions/listen`` filter flag of each list kind."""
-
-ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-
 RELIST_INTERVAL: Final = 1.0
 """A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
 
-GONE: Final = (
-    "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
-    "the request was not re-sent"
-)
 DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
 NOT_INITIALIZED: Final = (
     "mcp-guard: the client has not sent initialize, so the gateway has not set up its servers for it: in the "
@@ -145,700 +123,6 @@ NOT_INITIALIZED: Final = (
 )
 _BEFORE_INITIALIZE: Final = frozenset({"ping", "server/discover", "logging/setLevel"})
 """Requests the gateway serves before ``initialize`` without a 2026-07-28 envelope."""
-
-
-def unavailable(server: str, what: str) -> str:
-    """The -32603 message for a request to ``what`` (a tool, prompt, resource) of a server that is down."""
-    return (
-        f"mcp-guard: the server `{server}` of this {what} is not running right now (it went away or could not "
-        "start; the guard keeps starting it again, with backoff); the request was not sent. Try again later."
-    )
-
-
-def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEFAULT_MAX_LINE) -> Connector:
-    """The relay connector of one config entry (stdio: its command, ``env`` over the guard's, ``cwd``).
-
-    ``max_message_bytes`` caps one message from the upstream (a longer one is skipped as it
-    arrives, and the request it answers gets an error).
-    """
-    if isinstance(server, StdioServer):
-        from ..relay.upstream import stdio_connector
-
-        return stdio_connector(
-            [server.command, *server.args], server.env or None, server.cwd, max_line=max_message_bytes
-        )
-    from ..relay.http_upstream import http_connector
-
-    return http_connector(server.url, server.headers, max_message_bytes=max_message_bytes)
-
-
-@dataclass
-class _Forwarded:
-    """A client request a link forwarded: the client's id, its method, and the call (``tools/call``)."""
-
-    client_id: Any
-    method: str
-    call: Call | None = None
-    modern: bool = False  # a 2026-07-28 request: its result needs ``resultType``, whoever answers
-    deadline: float = float("inf")
-    settled: anyio.Event | None = None
-    token: tuple[bool, Any] | None = None
-
-
-class Link:
-    """One upstream of a gateway session, connected again whenever it goes away.
-
-    Attributes:
-        name: the server's name in the config.
-        ready: connected, initialized (handshake era) and listed.
-        settled: set once the first start attempt finished (well or not).
-        tools, prompts, resources, templates: the upstream's complete listings (handshake
-            era; ``None`` when the upstream is down or does not offer the feature).
-        capabilities, protocol_version, server_info: from its ``initialize`` answer.
-        offers: 2026-07-28 era: the list kinds its ``server/discover`` answer offers
-            (``{"tools"}`` when it answered with an error; ``None`` before it was asked on
-            this connection).
-        restarts: connections made after the first.
-        connection: counts the connections made (2026-07-28 listings belong to one).
-    """
-
-    def __init__(self, session: GatewaySession, name: str, connect: Connector) -> None:
-        self.session = session
-        self.name = name
-        self.connect = connect
-        self.upstream: LineLink | None = None
-        self.ready = False
-        self.settled = anyio.Event()
-        self.tools: list[Any] | None = None
-        self.prompts: list[Any] | None = None
-        self.resources: list[Any] | None = None
-        self.templates: list[Any] | None = None
-        self.capabilities: dict[str, Any] = {}
-        self.protocol_version: Any = None
-        self.server_info: Any = None
-        self.restarts = 0
-        self.connection = 0
-        self.initialized = False
-        self.offers: frozenset[str] | None = None
-        self._nonce = secrets.token_hex(6)
-        self._counter = 0
-        self._own: dict[tuple[bool, Any], PendingRequest] = {}
-        self._pending: dict[tuple[bool, Any], _Forwarded] = {}
-        self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
-        self._discover_lock = anyio.Lock()
-        self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}  # progress token -> pending key
-        self._relisting = False
-        self._dirty: set[str] = set()
-        self._relisted_at = -float("inf")
-        self._throttled = False
-        self._reading = False
-
-    def new_id(self) -> str:
-        """A fresh upstream request id of this link."""
-        self._counter += 1
-        return f"mcp-guard-{self._nonce}-{self._counter}"
-
-    # --- the connection loop ------------------------------------------------------------------
-
-    async def run(self) -> None:
-        """Connect, set up, relay; on any end, clean up, wait the backoff and connect again (until cancelled)."""
-        failures = 0
-        first = True
-        while True:
-            if not first:
-                self.restarts += 1
-                delay = min(BACKOFF_FIRST * 2 ** min(failures - 1, 32), BACKOFF_MAX) if failures else 0.0
-                log.warning("upstream %s: restarting in %.1f s (restart %d)", self.name, delay, self.restarts)
-                await anyio.sleep(delay)
-            first = False
-            started = anyio.current_time()
-            was_ready = False
-            self.connection += 1
-            try:
-                async with self.connect() as upstream:
-                    self.upstream = upstream
-                    self._reading = True
-                    ended = anyio.Event()
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(self._read, upstream, ended)
-                        try:
-                            await self._setup()
-                        except RequestFailed as exc:
-                            log.error("upstream %s: could not set it up: %s", self.name, exc)
-                            tg.cancel_scope.cancel()
-                        else:
-                            self.ready = was_ready = True
-                            self.settled.set()
-                            if self.initialized:
-                                log.info("upstream %s: ready (%s)", self.name, self._counts())
-                            else:
-                                log.info("upstream %s: ready (2026-07-28 era: listed per request envelope)", self.name)
-                            await self.session.link_changed(self)
-                            self._relist_soon()  # changes announced while it was being listed
-                            await ended.wait()
-                            if not self.session.closing:
-                                log.error("upstream %s: went away", self.name)
-                            tg.cancel_scope.cancel()
-            except Exception as exc:
-                log.error("upstream %s: %s", self.name, _reason(exc))
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await self._down()
-            self.settled.set()
-            if self.session.closing:
-                return
-            lived = anyio.current_time() - started
-            failures = 0 if was_ready and lived >= STABLE_SECONDS else failures + 1
-
-    def _counts(self) -> str:
-        parts = [f"{len(self.tools or [])} tool(s)"]
-        if self.prompts is not None:
-            parts.append(f"{len(self.prompts)} prompt(s)")
-        if self.resources is not None:
-            parts.append(f"{len(self.resources)} resource(s)")
-        return ", ".join(parts)
-
-    async def _setup(self) -> None:
-        """Handshake (when the client did one) and the listings."""
-        self.initialized = False
-        self.offers = None
-        if self.session.init_params is not None:
-            await self.handshake()
-        else:
-            await self.session.wait_for_client_era()
-            if self.session.init_params is not None:
-                await self.handshake()
-            else:
-                self.tools = self.prompts = self.resources = self.templates = None
-
-    async def handshake(self) -> None:
-        """``initialize`` with the client's params, ``notifications/initialized``, log level, subscriptions, listings.
-
-        Raises:
-            RequestFailed: the upstream did not accept ``initialize`` or could not be listed.
-        """
-        result = await self.request("initialize", self.session.init_params)
-        caps = result.get("capabilities")
-        self.capabilities = caps if type(caps) is dict else {}
-        self.protocol_version = result.get("protocolVersion")
-        self.server_info = result.get("serverInfo")
-        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        self.initialized = True
-        if self.session.log_level is not None and "logging" in self.capabilities:
-            try:
-                await self.request("logging/setLevel", self.session.log_level)
-            except RequestFailed as exc:
-                log.warning("upstream %s: could not set the log level: %s", self.name, exc)
-        await self.list_everything()
-        for uri in self.session.subscriptions_of(self):
-            try:
-                await self.request("resources/subscribe", {"uri": uri})
-            except RequestFailed as exc:
-                log.warning("upstream %s: could not restore a resource subscription: %s", self.name, exc)
-
-    async def list_everything(self) -> None:
-        """List tools, prompts, resources and resource templates (each as the capabilities say)."""
-        caps = self.capabilities
-        self.tools = await self.list_all("tools/list", "tools") if "tools" in caps else []
-        self.prompts = await self._optional("prompts/list", "prompts") if "prompts" in caps else None
-        if "resources" in caps:
-            self.resources = await self._optional("resources/list", "resources")
-            self.templates = await self._optional("resources/templates/list", "resourceTemplates")
-        else:
-            self.resources = self.templates = None
-
-    async def _optional(self, method: str, member: str) -> list[Any]:
-        try:
-            return await self.list_all(method, member)
-        except RequestFailed as exc:
-            log.warning("upstream %s: %s failed (%s); offering none", self.name, method, exc)
-            return []
-
-    async def list_all(self, method: str, member: str, meta: dict[str, Any] | None = None) -> list[Any]:
-        """Every page of a list method (``tools/list``, ...): the items of ``member`` (``relay.list_pages``).
-
-        Raises:
-            RequestFailed: an error, no answer, a page without the list, or a cursor loop.
-        """
-        items, _ttl = await list_pages(self.request, method, member, meta, failure=RequestFailed)
-        return items
-
-    def list_changed(self, kind: str) -> None:
-        """``notifications/{kind}/list_changed``: note it; one task per link re-lists what was noted.
-
-        Notifications are coalesced: at most one listing is under way per link, and the kinds
-        noted meanwhile are listed after it, once, no sooner than ``relist_interval`` seconds
-        after the previous round (an upstream announcing a change after every listing cannot
-        keep the guard listing).
-        """
-        self._dirty.add(kind)
-        self._relist_soon()
-
-    def _relist_soon(self) -> None:
-        if self._dirty and self.ready and not self._relisting:
-            self._relisting = True
-            self.session.spawn(self._relist_noted)
-
-    async def _relist_noted(self) -> None:
-        try:
-            while self._dirty and self.ready and self.initialized:
-                wait = self._relisted_at + self.session.relist_interval - anyio.current_time()
-                if wait > 0:
-                    if not self._throttled:
-                        self._throttled = True
-                        log.warning(
-                            "upstream %s: announces list changes faster than the guard re-lists (once per %g s); "
-                            "changes are coalesced",
-                            self.name,
-                            self.session.relist_interval,
-                        )
-                    await anyio.sleep(wait)
-                kinds, self._dirty = self._dirty, set()
-                self._relisted_at = anyio.current_time()
-                for kind in ("tools", "prompts", "resources"):
-                    if kind in kinds and self.ready:
-                        await self.relist(kind)
-        finally:
-            self._relisting = False
-
-    async def relist(self, kind: str) -> None:
-        """List ``kind`` (``tools``, ``prompts``, ``resources``) again and tell the session."""
-        try:
-            if kind == "tools":
-                self.tools = await self.list_all("tools/list", "tools")
-            elif kind == "prompts":
-                self.prompts = await self._optional("prompts/list", "prompts")
-            else:
-                self.resources = await self._optional("resources/list", "resources")
-                self.templates = await self._optional("resources/templates/list", "resourceTemplates")
-        except RequestFailed as exc:
-            log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
-            return
-        await self.session.link_changed(self, kind)
-
-    async def discover(self, meta: dict[str, Any]) -> frozenset[str]:
-        """The list kinds this upstream offers in the 2026-07-28 era (its ``server/discover``
-        capabilities, asked once per connection with the envelope ``meta``); ``{"tools"}``
-        when it answers with an error or not at all."""
-        async with self._discover_lock:
-            if self.offers is None:
-                try:
-                    self.note_discovered(await self.request("server/discover", {"_meta": meta}))
-                except RequestFailed as exc:
-                    log.info("upstream %s: no server/discover answer (%s); listing its tools alone", self.name, exc)
-                    self.offers = frozenset({"tools"})
-            return self.offers if self.offers is not None else frozenset({"tools"})
-
-    def note_discovered(self, result: dict[str, Any]) -> None:
-        """Keep what a ``server/discover`` answer of this connection offers (the first one counts)."""
-        if self.offers is None:
-            caps = result.get("capabilities")
-            self.offers = frozenset(k for k in KINDS if type(caps) is dict and k in caps)
-
-    async def listen(
-        self, params: dict[str, Any], on_frame: Callable[[str, dict[str, Any]], Awaitable[None]]
-    ) -> dict[str, Any] | None:
-        """A ``subscriptions/listen`` stream of the guard's own, open until the upstream ends it.
-
-        Every notification stamped with this request's id (``_meta`` ``subscriptionId``) goes
-        to ``on_frame(method, params)`` and nowhere else. Returns the response that ended the
-        stream (a result, or an error when the upstream does not offer the method), or ``None``
-        when the upstream went away. Cancelling the caller cancels the stream upstream
-        (``notifications/cancelled``).
-        """
-        request_id = self.new_id()
-        key = id_key(request_id)
-        own = PendingRequest()
-        self._own[key] = own
-        self._listens[key] = on_frame
-        try:
-            await self.send({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params})
-            await own.event.wait()
-        except (RequestFailed, Uncarriable):
-            return None
-        finally:
-            self._own.pop(key, None)
-            self._listens.pop(key, None)
-            if own.response is None and self.upstream is not None:
-                notice = {"requestId": request_id, "reason": "mcp-guard no longer needs this stream"}
-                with anyio.CancelScope(shield=True), contextlib.suppress(RequestFailed, Uncarriable):
-                    await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
-        return own.response
-
-    async def _down(self) -> None:
-        """The connection ended: answer everything that waited on it; leave the merged lists."""
-        was_ready = self.ready
-        self.upstream = None
-        self.ready = False
-        self._dirty.clear()  # a restart lists everything anyway
-        self.initialized = False
-        self.offers = None
-        for own in self._own.values():
-            own.event.set()
-        pending, self._pending = list(self._pending.values()), {}
-        self._progress.clear()
-        for forwarded in pending:
-            if forwarded.settled is not None:
-                forwarded.settled.set()
-            self.session.forget_client_request(forwarded.client_id)
-            if self.session.closing:  # the client left: it gave up on what it had asked
-                if forwarded.call is not None:
-                    await self.session.pipeline.finish(forwarded.call, None, "cancelled")
-                continue
-            if forwarded.call is not None:
-                await self.session.pipeline.finish(forwarded.call, None)
-            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, GONE))
-        await self.session.server_requests_gone(self)
-        self.tools = self.prompts = self.resources = self.templates = None
-        if was_ready:
-            await self.session.link_changed(self)
-
-    # --- reading ------------------------------------------------------------------------------
-
-    async def _read(self, upstream: LineLink, ended: anyio.Event) -> None:
-        try:
-            while True:
-                try:
-                    line = await upstream.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
-                except LineTooLong as exc:
-                    await self._unreadable(exc.prefix, too_long=exc.limit)
-                    continue
-                try:
-                    message = loads_upstream(line)  # literals keep their value, as in the relay
-                except (ValueError, RecursionError):
-                    await self._unreadable(line)
-                    continue
-                if type(message) is not dict or message.get("jsonrpc") != "2.0":
-                    log.warning("upstream %s: skipped output that is not a JSON-RPC message", self.name)
-                    continue
-                await self._from_upstream(without_guard_keys(message))
-        finally:
-            # Nothing more will come: the guard's own requests (initialize, listings) fail now.
-            self._reading = False
-            for own in self._own.values():
-                own.event.set()
-            ended.set()
-
-    async def _unreadable(self, line: bytes, *, too_long: int | None = None) -> None:
-        """A line the guard cannot parse (with ``too_long``: the start of a line over that cap,
-        ``--max-message-bytes``, whose rest is dropped as it comes): skipped, and the request it
-        answers (its id recovered from the text) gets -32603 at once, as in the relay; the
-        connection goes on."""
-        request_id = recover_id(line)
-        key = id_key(request_id) if valid_id(request_id) else None
-        if too_long is not None:
-            what = f"is longer than {too_long} bytes (--max-message-bytes)"
-            text = f"mcp-guard: the upstream's answer {what}; it was dropped, not buffered"
-        else:
-            what = "could not be parsed (not valid JSON, or nested too deeply)"
-            text = f"mcp-guard: the upstream's answer {what}; it was dropped"
-        own = self._own.get(key) if key is not None else None
-        if own is not None:
-            log.warning("upstream %s: its answer %s; the guard's request failed", self.name, what)
-            own.failure = f"its answer {what}"
-            own.event.set()
-            return
-        forwarded = self._take(key) if key is not None else None
-        if forwarded is not None:
-            log.warning("upstream %s: its answer %s; answering an error", self.name, what)
-            await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
-            return
-        skipped = f"longer than {too_long} bytes" if too_long is not None else f"of {len(line)} bytes that is not JSON"
-        log.warning("upstream %s: skipped a line %s", self.name, skipped)
-
-    async def _from_upstream(self, message: dict[str, Any]) -> None:
-        method = message.get("method")
-        if type(method) is not str:  # a response
-            key = id_key(message.get("id"))
-            own = self._own.get(key)
-            if own is not None:
-                own.response = message
-                own.event.set()
-                return
-            forwarded = self._take(key)
-            if forwarded is None:
-                log.debug("upstream %s: dropped an answer to no pending request", self.name)
-                return
-            await self.session.answer(self, forwarded, message)
-            return
-        if "id" in message:
-            await self.session.server_request(self, message)
-            return
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is dict and valid_id(meta.get(SUBSCRIPTION_ID_KEY)):
-            handler = self._listens.get(id_key(meta[SUBSCRIPTION_ID_KEY]))
-            if handler is not None:
-                assert type(params) is dict
-                await handler(method, params)
-                return
-        if method.endswith("/list_changed") and method.startswith("notifications/"):
-            kind = method.removeprefix("notifications/").removesuffix("/list_changed")
-            if kind in KINDS:
-                if self.initialized:
-                    self.list_changed(kind)  # during the first listing too: re-listed once ready
-                else:
-                    self.session.modern_list_changed(self, kind)
-                return
-        if method == "notifications/progress" and self._progress:
-            self.progressed(message.get("params"))
-        if method == "notifications/cancelled":
-            params = message.get("params")
-            if type(params) is dict and valid_id(params.get("requestId")):
-                session_id = self.session.session_id_of(self, params["requestId"])
-                if session_id is None:
-                    return
-                message = {**message, "params": {**params, "requestId": session_id}}
-        await self.session.reply(message)
-
-    # --- writing ------------------------------------------------------------------------------
-
-    async def send(self, message: dict[str, Any]) -> None:
-        """Send one message upstream.
-
-        Raises:
-            RequestFailed: there is no upstream, or it went away.
-            Uncarriable: the message holds a number JSON cannot carry exactly.
-        """
-        upstream = self.upstream
-        if upstream is None:
-            raise RequestFailed("the upstream server is not running")
-        data = dumps(message)
-        try:
-            await upstream.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            raise RequestFailed("the upstream server went away") from None
-
-    async def request(self, method: str, params: Any) -> dict[str, Any]:
-        """A request of the guard's own; its ``result``.
-
-        Raises:
-            RequestFailed: an error answer, no answer within the session's request timeout,
-                or the upstream gone.
-        """
-        request_id = self.new_id()
-        key = id_key(request_id)
-        own = PendingRequest()
-        self._own[key] = own
-        try:
-            try:
-                await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            except Uncarriable:
-                raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
-            if self._reading:
-                with anyio.move_on_after(self.session.request_timeout):
-                    await own.event.wait()
-        finally:
-            self._own.pop(key, None)
-        response = own.response
-        if response is None:
-            if own.failure is not None:
-                raise RequestFailed(own.failure)
-            if self.upstream is None or not self._reading:
-                raise RequestFailed(f"the upstream went away before answering {method}")
-            raise RequestFailed(f"no answer to {method} within {self.session.request_timeout:g} s")
-        if "error" in response:
-            # An error the HTTP transport wrote says what happened (HTTP 401, connection refused);
-            # a server's error is named with its code and message.
-            reason = _error_reason(method, response["error"])
-            raise RequestFailed(reason.replace("given with --header or --header-env", "in the config's `headers`"))
-        result = response.get("result")
-        if type(result) is not dict:
-            raise RequestFailed(f"its {method} result is not an object")
-        return result
-
-    async def forward(self, message: dict[str, Any], forwarded: _Forwarded) -> Any:
-        """Forward a client request under a new id of this link; returns that id.
-
-        Raises:
-            RequestFailed: the upstream is not running or went away (nothing is pending then).
-            Uncarriable: the message holds a number JSON cannot carry exactly.
-        """
-        upstream_id = self.new_id()
-        key = id_key(upstream_id)
-        self._pending[key] = forwarded
-        timeout = self.session.client_request_timeout
-        if timeout is not None and forwarded.method not in UNTIMED:
-            forwarded.deadline = anyio.current_time() + timeout
-            forwarded.settled = anyio.Event()
-            params = message.get("params")
-            meta = params.get("_meta") if type(params) is dict else None
-            token = meta.get("progressToken") if type(meta) is dict else None
-            if valid_id(token):
-                forwarded.token = id_key(token)
-                self._progress[forwarded.token] = key
-            self.session.spawn(self._expire, upstream_id, forwarded)
-        try:
-            await self.send({**message, "id": upstream_id})
-        except BaseException:
-            self._take(key)
-            raise
-        return upstream_id
-
-    def _take(self, key: tuple[bool, Any]) -> _Forwarded | None:
-        """The forwarded request ``key`` is answered or given up: no longer pending (nor timed)."""
-        forwarded = self._pending.pop(key, None)
-        if forwarded is not None and forwarded.settled is not None:
-            forwarded.settled.set()
-            if forwarded.token is not None:
-                self._progress.pop(forwarded.token, None)
-        return forwarded
-
-    def progressed(self, params: Any) -> None:
-        """A progress notification: the request it belongs to gets its whole ``--request-timeout`` again."""
-        token = params.get("progressToken") if type(params) is dict else None
-        key = self._progress.get(id_key(token)) if valid_id(token) else None
-        forwarded = self._pending.get(key) if key is not None else None
-        timeout = self.session.client_request_timeout
-        if forwarded is not None and timeout is not None:
-            forwarded.deadline = anyio.current_time() + timeout
-
-    async def _expire(self, upstream_id: Any, forwarded: _Forwarded) -> None:
-        """Answer ``forwarded`` with an error, and cancel it upstream, once its deadline has passed unanswered."""
-        assert forwarded.settled is not None
-        key = id_key(upstream_id)
-        while not forwarded.settled.is_set():
-            with anyio.move_on_after(max(forwarded.deadline - anyio.current_time(), 0)):
-                await forwarded.settled.wait()
-            if forwarded.settled.is_set() or anyio.current_time() < forwarded.deadline:
-                continue
-            if self._take(key) is not forwarded:
-                return
-            timeout = self.session.client_request_timeout
-            log.warning(
-                "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
-            )
-            self.session.forget_client_request(forwarded.client_id)
-            notice = {"requestId": upstream_id, "reason": f"mcp-guard: no answer within {timeout:g} s"}
-            with contextlib.suppress(RequestFailed, Uncarriable):
-                await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
-            if forwarded.call is not None:
-                await self.session.pipeline.finish(forwarded.call, None, "timed_out")
-            text = (
-                f"mcp-guard: the upstream server did not answer within {timeout:g} s (--request-timeout); "
-                "the request was cancelled"
-            )
-            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, text))
-
-    async def cancelled(self, upstream_id: Any) -> None:
-        """The client cancelled the forwarded request ``upstream_id``: it is no longer awaited (nor answered)."""
-        forwarded = self._take(id_key(upstream_id))
-        if forwarded is not None and forwarded.call is not None:
-            await self.session.pipeline.finish(forwarded.call, None, "cancelled")
-
-    def holds(self, upstream_id: Any) -> bool:
-        """Whether the forwarded request ``upstream_id`` is still waiting for its answer."""
-        return id_key(upstream_id) in self._pending
-
-
-class _Listed:
-    """What one 2026-07-28 envelope holds of one upstream connection: when each listing goes stale.
-
-    Attributes:
-        connection: the link's connection these listings came from.
-        expires: per kind, when its listing stops being fresh (``anyio.current_time()``;
-            ``inf`` while a listen stream reports its changes; absent: never listed).
-        ttl_ms: per kind, the ``ttlMs`` the upstream gave (0 when it gave none).
-        changes: per kind, bumped by each change the upstream reported (a listing that a
-            change overtook is made again).
-        listening: the kinds the guard's own listen stream at this upstream acknowledged.
-        listen_scope: that stream's cancel scope (``None``: none opened on this connection).
-    """
-
-    def __init__(self, connection: int) -> None:
-        self.connection = connection
-        self.expires: dict[str, float] = {}
-        self.ttl_ms: dict[str, int] = {}
-        self.changes: dict[str, int] = dict.fromkeys(KINDS, 0)
-        self.listening: set[str] = set()
-        self.listen_scope: anyio.CancelScope | None = None
-
-    def fresh(self, kind: str, now: float) -> bool:
-        """Whether the listing of ``kind`` may still be used."""
-        return self.expires.get(kind, -math.inf) > now
-
-    def listed(self, kind: str, started: float, ttl: float | None) -> None:
-        """A listing of ``kind`` requested at ``started`` (``ttl`` seconds, or None: not given) is in."""
-        self.ttl_ms[kind] = round(ttl * 1000) if ttl is not None else 0
-        self.expires[kind] = math.inf if kind in self.listening else started + (ttl or 0.0)
-
-    def changed(self, kind: str) -> None:
-        """The upstream said ``kind`` changed: list it again before use."""
-        self.changes[kind] += 1
-        self.expires[kind] = -math.inf
-
-    def deaf(self) -> None:
-        """The listen stream ended: changes may have been missed, so everything is listed again."""
-        self.listening.clear()
-        for kind in self.expires:
-            self.expires[kind] = -math.inf
-
-
-class _Envelope:
-    """The merged lists of one 2026-07-28 envelope (protocol version, client capabilities).
-
-    Attributes:
-        meta: the envelope keys (:data:`ENVELOPE_KEYS`) the guard's own requests for it carry.
-        view: the merged lists its requests are served from.
-        listed: per link name, what the view holds of that upstream.
-        lock: one listing at a time.
-    """
-
-    def __init__(self, view: MergedLists, meta: dict[str, Any]) -> None:
-        self.view = view
-        self.meta = meta
-        self.listed: dict[str, _Listed] = {}
-        self.lock = anyio.Lock()
-
-    def of(self, link: Link) -> _Listed:
-        """What the envelope holds of ``link``'s current connection (a fresh record for a new connection)."""
-        listed = self.listed.get(link.name)
-        if listed is None or listed.connection != link.connection:
-            if listed is not None and listed.listen_scope is not None:
-                listed.listen_scope.cancel()
-            listed = self.listed[link.name] = _Listed(link.connection)
-        return listed
-
-    def ttl_ms(self, kind: str) -> int:
-        """The ``ttlMs`` of a merged list: the shortest of its upstreams' (0 when none gave one)."""
-        given = [x.ttl_ms[kind] for x in self.listed.values() if kind in x.ttl_ms]
-        return min(given) if given else 0
-
-    def close(self) -> None:
-        """The envelope is dropped: its listen streams are cancelled."""
-        for listed in self.listed.values():
-            if listed.listen_scope is not None:
-                listed.listen_scope.cancel()
-
-
-@dataclass
-class _ClientListen:
-    """A ``subscriptions/listen`` stream of the client's (2026-07-28 era), served by the session.
-
-    Attributes:
-        request_id: the client's id of the listen request (stamped on every frame).
-        kinds: the list kinds whose ``list_changed`` the client asked for.
-        acknowledged: the client got its ``notifications/subscriptions/acknowledged``.
-        held: resource updates that came before that acknowledgement (sent right after it).
-        ended: set when an upstream stream it relies on ended (the client's stream then ends).
-        scope: cancelled when the client cancels the request.
-    """
-
-    request_id: Any
-    kinds: set[str]
-    acknowledged: bool = False
-    held: list[dict[str, Any]] = field(default_factory=list)
-    ended: anyio.Event = field(default_factory=anyio.Event)
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-
-    def stamped(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A notification for this stream: ``params._meta`` carries the client's listen id."""
-        body = dict(params or {})
-        meta = body.get("_meta")
-        body["_meta"] = {**(meta if type(meta) is dict else {}), SUBSCRIPTION_ID_KEY: self.request_id}
-        return {"jsonrpc": "2.0", "method": method, "params": body}
 
 
 class GatewaySession:
@@ -854,8 +138,9 @@ class GatewaySession:
             (handshake, listings, discovery, a listen stream's acknowledgement).
         start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
             for upstreams still starting.
-        drain_timeout: seconds upstreams get, after the client closed, to answer what they
-            hold and exit.
+        drain_timeout: seconds the requests the client sent before closing may take to be
+            answered; the upstreams then get at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and
+            are stopped (SIGTERM at once).
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
@@ -908,13 +193,12 @@ class GatewaySession:
         self._era_known = anyio.Event()
         self._started = False
         self._tg: anyio.abc.TaskGroup | None = None
-        self._nonce = secrets.token_hex(6)
-        self._counter = 0
+        self._ids = IdMint()  # for upstreams' requests to the client
         self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._subscriptions: dict[str, str] = {}
-        self._envelopes: dict[str, _Envelope] = {}
-        self._client_listens: dict[tuple[bool, Any], _ClientListen] = {}
+        self._envelopes: dict[str, Envelope] = {}
+        self._client_listens: dict[tuple[bool, Any], ClientListen] = {}
         self._send_lock = anyio.Lock()
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
@@ -936,12 +220,13 @@ class GatewaySession:
             self._tg = tg
             await self._from_client()
             # Requests the client sent just before it closed its side are still answered if
-            # they can be within the drain time (as the relay does; the client may be reading).
+            # they can be within the drain time (as the relay does; the client may be reading);
+            # the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped (SIGTERM at once).
             with anyio.move_on_after(self.drain_timeout):
                 while self._open:
                     await anyio.sleep(0.02)
             self.closing = True
-            await self._close_upstreams()
+            await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
             tg.cancel_scope.cancel()
 
     def spawn(self, func: Any, *args: Any) -> None:
@@ -966,12 +251,13 @@ class GatewaySession:
             for link in self.links:
                 await link.settled.wait()
 
-    async def _close_upstreams(self) -> None:
-        for link in self.links:
-            if link.upstream is not None:
-                with contextlib.suppress(Exception):
-                    await link.upstream.close_send()
-        with anyio.move_on_after(self.drain_timeout):
+    async def _close_upstreams(self, deadline: float) -> None:
+        """Close every upstream's input; wait until they are gone, or ``deadline`` (``anyio.current_time()``)."""
+        with anyio.CancelScope(deadline=deadline):
+            for link in self.links:
+                if link.upstream is not None:
+                    with contextlib.suppress(Exception):
+                        await link.upstream.close_send()
             while any(link.upstream is not None for link in self.links):
                 await anyio.sleep(0.02)
 
@@ -1021,10 +307,7 @@ class GatewaySession:
             except LineTooLong as exc:
                 found = recover_id(exc.prefix)
                 log.warning("refused a message from the client longer than %d bytes", exc.limit)
-                text = (
-                    f"Invalid Request: the message is longer than the guard's limit of {exc.limit} bytes "
-                    "(--max-message-bytes); it was not forwarded"
-                )
+                text = too_long_text(exc.limit)
                 await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
                 continue
             try:
@@ -1054,6 +337,12 @@ class GatewaySession:
                 if method == "initialize":
                     await self._initialize(message)
                 else:
+                    if id_key(message["id"]) in self._open:
+                        # Two open requests under one id: their answers could not be told apart.
+                        log.warning("refused a client request whose id is that of a request still in flight")
+                        # (sent as is: the answer does not close the open request of that id)
+                        await self._send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
+                        continue
                     if not self._era_known.is_set():
                         self._start_links()
                         self._era_known.set()
@@ -1228,8 +517,7 @@ class GatewaySession:
             if down is not None:
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
-            shown = name if len(name) <= 64 else name[:64] + "…"
-            await self.reply(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {shown}"))
+            await self.reply(error_response(request_id, *unknown_tool(name)))
             return
         arguments = params.get("arguments", {})
         call = Call(route, arguments, modern=is_modern(params))
@@ -1239,9 +527,9 @@ class GatewaySession:
             return
         link = self._by_name[route.server]
         outgoing = {**message, "params": {**params, "name": route.tool}}
-        await self._forward(link, outgoing, _Forwarded(request_id, "tools/call", call, modern=call.modern))
+        await self._forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
 
-    async def _forward(self, link: Link, message: dict[str, Any], forwarded: _Forwarded) -> None:
+    async def _forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
         request_id = forwarded.client_id
         if id_key(request_id) in self._cancelled:  # cancelled while it was being checked: never sent
             self._cancelled.discard(id_key(request_id))
@@ -1272,7 +560,7 @@ class GatewaySession:
             return
         self._client_requests[id_key(request_id)] = (link, upstream_id)
 
-    async def answer(self, link: Link, forwarded: _Forwarded, response: dict[str, Any]) -> None:
+    async def answer(self, link: Link, forwarded: Forwarded, response: dict[str, Any]) -> None:
         """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on.
 
         An answer holding a number JSON cannot carry (NaN, Infinity) is withheld: the client gets
@@ -1345,7 +633,7 @@ class GatewaySession:
             await self.reply(error_response(message["id"], INTERNAL_ERROR, DOWN))
             return
         modern = is_modern(message.get("params"))
-        await self._forward(link, message, _Forwarded(message["id"], message["method"], modern=modern))
+        await self._forward(link, message, Forwarded(message["id"], message["method"], modern=modern))
 
     async def _complete(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -1376,8 +664,7 @@ class GatewaySession:
 
     async def server_request(self, link: Link, message: dict[str, Any]) -> None:
         """An upstream's request to the client (sampling, elicitation, roots): a session id, then to the client."""
-        self._counter += 1
-        session_id = f"mcp-guard-{self._nonce}-{self._counter}"
+        session_id = self._ids.new_id()
         self._server_requests[id_key(session_id)] = (link, message["id"])
         await self.reply({**message, "id": session_id})
 
@@ -1447,7 +734,7 @@ class GatewaySession:
 
     # --- the 2026-07-28 era -------------------------------------------------------------------
 
-    def _envelope_of(self, params: dict[str, Any]) -> _Envelope:
+    def _envelope_of(self, params: dict[str, Any]) -> Envelope:
         """The envelope of a 2026-07-28 request (made on first use; the least recently used of more
         than :data:`MAX_ENVELOPES` is dropped)."""
         meta = params["_meta"]
@@ -1457,17 +744,17 @@ class GatewaySession:
         if envelope is None:
             if len(self._envelopes) >= MAX_ENVELOPES:
                 self._envelopes.pop(next(iter(self._envelopes))).close()
-            envelope = _Envelope(MergedLists(self.config, self.lock, self.cursors), era)
+            envelope = Envelope(MergedLists(self.config, self.lock, self.cursors), era)
         self._envelopes[key] = envelope
         return envelope
 
-    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> _Envelope:
+    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> Envelope:
         """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh."""
         envelope = self._envelope_of(params)
         await self._refresh(envelope, kinds)
         return envelope
 
-    async def _refresh(self, envelope: _Envelope, kinds: set[str]) -> None:
+    async def _refresh(self, envelope: Envelope, kinds: set[str]) -> None:
         """List again, at every running upstream, each of ``kinds`` whose listing is stale in
         ``envelope`` (concurrently; one refresh per envelope at a time); tell the client's
         listen streams what changed.
@@ -1522,7 +809,7 @@ class GatewaySession:
         resources, templates = listing if listing is not None else (None, None)
         return view.set_resources(server, resources, templates)
 
-    async def _list_kind(self, envelope: _Envelope, link: Link, listed: _Listed, kind: str) -> set[str]:
+    async def _list_kind(self, envelope: Envelope, link: Link, listed: Listed, kind: str) -> set[str]:
         """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing).
 
         Raises:
@@ -1554,7 +841,7 @@ class GatewaySession:
             return self._put(envelope.view, link.name, kind, listing)
         raise RequestFailed(f"its {kind} kept changing while the guard listed them")
 
-    async def _keep_listening(self, envelope: _Envelope, link: Link, listed: _Listed, offers: frozenset[str]) -> None:
+    async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
         """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its
         lists fresh without ``ttlMs`` for the kinds the upstream acknowledges; each change makes the
         session list that kind again (and tell the client's listen streams)."""
@@ -1584,13 +871,13 @@ class GatewaySession:
         elif not scope.cancel_called and link.ready:
             log.info("upstream %s ended the guard's listen stream; its lists are renewed by their ttlMs", link.name)
 
-    async def _refresh_quietly(self, envelope: _Envelope, kinds: set[str]) -> None:
+    async def _refresh_quietly(self, envelope: Envelope, kinds: set[str]) -> None:
         """A refresh nobody waits for (after a change the upstream reported); failures are logged."""
         if envelope in self._envelopes.values():
             try:
                 await self._refresh(envelope, kinds)
             except Exception as exc:  # a background listing must not end the session
-                log.error("could not list again after an upstream change: %s", _reason(exc))
+                log.error("could not list again after an upstream change: %s", failure_reason(exc))
 
     def modern_list_changed(self, link: Link, kind: str) -> None:
         """A ``list_changed`` outside any listen stream (2026-07-28 era): every envelope lists ``kind`` again."""
@@ -1620,7 +907,7 @@ class GatewaySession:
                 if kind in kinds and kind in listen.kinds:
                     await self._deliver(listen, listen.stamped(f"notifications/{kind}/list_changed"))
 
-    async def _deliver(self, listen: _ClientListen, message: dict[str, Any]) -> None:
+    async def _deliver(self, listen: ClientListen, message: dict[str, Any]) -> None:
         """A frame for a client's listen stream; before its acknowledgement (the stream's first frame)
         a resource update is held, a ``list_changed`` dropped (the client lists after the acknowledgement)."""
         if listen.scope.cancel_called:
@@ -1654,7 +941,7 @@ class GatewaySession:
             text = "Invalid Request: a listen stream with this id is already open"
             await self.reply(error_response(request_id, INVALID_REQUEST, text))
             return
-        listen = _ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
+        listen = ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
         self._client_listens[key] = listen  # from now on the client can cancel it
         graceful = False
         try:
@@ -1691,7 +978,7 @@ class GatewaySession:
     async def _resource_listen(
         self,
         link: Link,
-        listen: _ClientListen,
+        listen: ClientListen,
         uris: list[str],
         meta: dict[str, Any],
         *,
@@ -1767,36 +1054,10 @@ class GatewaySession:
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
-def merged_capabilities(upstreams: Iterable[Any]) -> dict[str, Any]:
-    """The gateway's capabilities over its upstreams' (``initialize`` or ``server/discover`` answers).
-
-    Tools always, with ``listChanged`` (the gateway's own merged list); prompts and resources
-    (``listChanged``; ``subscribe`` when any upstream offers it) where any upstream has them;
-    ``logging`` and ``completions`` likewise. A value that is not an object counts for nothing.
-    """
-    merged: dict[str, Any] = {"tools": {"listChanged": True}}
-    for theirs in upstreams:
-        if type(theirs) is not dict:
-            continue
-        if "prompts" in theirs:
-            merged["prompts"] = {"listChanged": True}
-        if "resources" in theirs:
-            resources = merged.setdefault("resources", {"listChanged": True})
-            if type(theirs["resources"]) is dict and theirs["resources"].get("subscribe"):
-                resources["subscribe"] = True
-        for member in ("logging", "completions"):
-            if member in theirs:
-                merged[member] = {}
-    return merged
-
-
 def _gateway_info() -> dict[str, str]:
     """The gateway's own ``serverInfo``."""
     return {"name": "mcp-guard-gateway", "version": _version()}
 
-
-SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
-"""Where a 2026-07-28 ``server/discover`` result carries the server's identity (``_meta``)."""
 
 _LIST_METHODS: Final = {
     "tools/list": "tools",
@@ -1819,10 +1080,3 @@ def _version() -> str:
     from .. import __version__
 
     return __version__
-
-
-def _reason(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return text[:300] or type(exc).__name__

@@ -24,12 +24,26 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-__all__ = ["FdReceiveStream", "FdSendStream", "LineStream", "MessageStream", "claim_stdio"]
+from ..errors import GuardError
 
-_CHUNK = 1 << 16
+__all__ = [
+    "CHUNK",
+    "DEFAULT_MAX_LINE",
+    "FdReceiveStream",
+    "FdSendStream",
+    "LineStream",
+    "LineTooLong",
+    "MessageStream",
+    "claim_stdio",
+    "pollable",
+]
+
+CHUNK: Final = 1 << 16
+"""Bytes asked of the kernel per read of a pipe or socket."""
 
 
-def _pollable(fd: int) -> bool:
+def pollable(fd: int) -> bool:
+    """Whether ``fd`` is a pipe, socket or character device (readiness can be polled; regular files cannot)."""
     mode = os.fstat(fd).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
@@ -42,7 +56,7 @@ class _Fd:
         self._owned = owned
         self._closed = False
         self._flags = os.get_blocking(fd)
-        self._poll = _pollable(fd)
+        self._poll = pollable(fd)
         if self._poll:
             os.set_blocking(fd, False)
 
@@ -64,7 +78,7 @@ class FdReceiveStream(_Fd, anyio.abc.ByteReceiveStream):
     :meth:`aclose` the original flags come back, and the fd is closed when ``owned``.
     """
 
-    async def receive(self, max_bytes: int = _CHUNK) -> bytes:
+    async def receive(self, max_bytes: int = CHUNK) -> bytes:
         """Up to ``max_bytes`` bytes, as soon as any are available."""
         while True:
             try:
@@ -145,7 +159,7 @@ _PREFIX = 1 << 16
 """How much of an over-long line is kept, to find its request id."""
 
 
-class LineTooLong(Exception):
+class LineTooLong(GuardError):
     """A peer sent a line longer than the stream's cap; the rest of that line is skipped, not buffered.
 
     Attributes:

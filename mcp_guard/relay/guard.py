@@ -4,10 +4,11 @@
   ``_meta["mcp-guard/schema"] = {"supported", "issues"}``; every other field passed as
   the upstream sent it. ``_meta`` keys starting ``mcp-guard/`` that the upstream sent are
   replaced (tools) or removed (results): an upstream cannot forge the guard's verdicts.
-- ``tools/call`` requests: judged against the tool's latest listed schema; a rejection is a
-  normal ``CallToolResult`` with ``isError: true``, a text item written for a model to act
-  on, and ``_meta["mcp-guard/rejection"] = {"kind", "tool", "issues"}``. An unknown (or
-  hidden) tool is JSON-RPC error -32602 (MCP 2025-11-25, SEP-1303).
+- ``tools/call`` requests: judged against the tool's latest listed schema by the schema step
+  both commands share (``calls.refusals.schema_verdict``); a rejection is a normal
+  ``CallToolResult`` with ``isError: true``, a text item written for a model to act on, and
+  ``_meta["mcp-guard/rejection"] = {"kind", "tool", "issues"}``. An unknown (or hidden) tool
+  is JSON-RPC error -32602 (``calls.refusals.unknown_tool``).
 
 Messages and log lines name tools, keywords and JSON Pointers, never argument values.
 
@@ -22,35 +23,18 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Issue, Report, compile
+from ..calls.refusals import CallVerdict, ToolIssue, schema_verdict, unknown_tool
+from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
+from ..wire.meta import META_PREFIX, PROTOCOL_VERSION_KEY, SCHEMA_KEY, is_modern
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 __all__ = [
-    "META_PREFIX",
-    "REJECTION_KEY",
-    "SCHEMA_KEY",
-    "CallVerdict",
+    "PROTOCOL_VERSION_KEY",  # (re-exported from wire.meta for http_front, until its split)
     "ToolEntry",
-    "ToolIssue",
     "ToolTable",
-    "is_modern",
-    "rejection_result",
 ]
 
 log = logging.getLogger("mcp_guard")
-
-META_PREFIX: Final = "mcp-guard/"
-SCHEMA_KEY: Final = "mcp-guard/schema"
-REJECTION_KEY: Final = "mcp-guard/rejection"
-PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
-MAX_REPORTED_ISSUES: Final = 100
-"""A rejection's ``_meta`` carries at most this many issues (and ``more_issues``, the rest's count)."""
-MAX_TEXT_ISSUES: Final = 20
-"""A rejection's text names at most this many problems."""
-
-_MISSING: Final = object()
-
 
 MAX_CACHED_SCHEMAS: Final = 20_000
 """Compiled schemas a table keeps for reuse (emptied when full)."""
@@ -69,38 +53,6 @@ class ToolEntry:
     def supported(self) -> bool:
         """Whether calls can be checked at all (spec decision 14)."""
         return self.compiled.supported
-
-
-@dataclass(frozen=True, slots=True)
-class CallVerdict:
-    """The outcome of judging one ``tools/call``.
-
-    Exactly one of these holds: ``forward`` (send the request on), ``error`` (answer with
-    a JSON-RPC error ``(code, message)``), or ``result`` (answer with this
-    ``CallToolResult`` object).
-    """
-
-    forward: bool = False
-    error: tuple[int, str] | None = None
-    result: dict[str, Any] | None = None
-    kind: str | None = None
-    report: Report | None = None
-
-
-FORWARD: Final = CallVerdict(forward=True)
-"""The verdict of every valid call (one shared value: the per-call path builds nothing)."""
-
-
-class ToolIssue(Issue):
-    """A finding about the tool as a whole, not about a keyword of its ``inputSchema``.
-
-    Same fields and JSON as :class:`~mcp_guard.core.Issue` (``keyword`` names the tool's
-    field at fault: ``name``, ``inputSchema``; ``schema`` for a schema the guard could not
-    classify; ``schema_path`` is ``""``). Its ``message`` is the whole reason, fit for the
-    rejection's text and for the log (it holds no tool name and no value).
-    """
-
-    __slots__ = ()
 
 
 DUPLICATE_NAME: Final = (
@@ -329,80 +281,5 @@ class ToolTable:
         name = params["name"]
         entry = self._entries.get(name)
         if entry is None or (self.hide_unsupported and not entry.supported):
-            return CallVerdict(error=(INVALID_PARAMS, f"Unknown tool: {name}"))
-        compiled = entry.compiled
-        modern = is_modern(params)
-        if not compiled.supported:
-            report = compiled.report
-            result = rejection_result(name, report, schema_broken=True, modern=modern)
-            return CallVerdict(result=result, kind=report.kind, report=report)
-        arguments = params.get("arguments", _MISSING)
-        report = compiled.check({} if arguments is _MISSING else arguments)
-        if report.ok:
-            return FORWARD
-        result = rejection_result(name, report, schema_broken=False, modern=modern)
-        return CallVerdict(result=result, kind=report.kind, report=report)
-
-
-def is_modern(params: Any) -> bool:
-    """Whether a request belongs to the 2026-07-28 era: its ``_meta`` names its protocol version."""
-    meta = params.get("_meta") if type(params) is dict else None
-    return type(meta) is dict and PROTOCOL_VERSION_KEY in meta
-
-
-def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:
-    """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
-
-    Args:
-        tool: the tool's name.
-        report: the findings (schema findings when ``schema_broken``, else argument ones).
-        schema_broken: the tool's schema is the problem (unsupported or malformed), not the
-            arguments; the text then says that changing the arguments will not help.
-        modern: the request is in the 2026-07-28 era, whose results must carry
-            ``resultType`` (``"complete"`` here).
-    """
-    kind = report.kind
-    shown = report.issues[:MAX_REPORTED_ISSUES]
-    issues = [i.to_json() for i in shown]
-    more = len(report.issues) - len(shown)
-    tool_level = [i for i in report.issues if isinstance(i, ToolIssue)]
-    if schema_broken and tool_level:
-        # Refused for what the tool is (listed twice, no inputSchema), not for a keyword of its schema.
-        reasons = "; ".join(i.message for i in tool_level)
-        text = (
-            f"mcp-guard refused this call to `{tool}`: {reasons}. Nothing was sent to the server; changing the "
-            "arguments will not help."
-        )
-    elif not schema_broken:
-        details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
-        if len(report.issues) > MAX_TEXT_ISSUES:
-            details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
-        text = (
-            f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
-            f"so nothing was sent to the server. {details}. Correct the arguments and call again."
-        )
-    elif kind == UNSUPPORTED:
-        details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
-        text = (
-            f"mcp-guard refused this call to `{tool}`: the tool's input schema uses features the guard "
-            f"cannot enforce ({details}), so none of its calls are sent to the server. Changing the "
-            "arguments will not help; the server's schema or the guard's configuration must change."
-        )
-    else:
-        details = "; ".join(f"{i.schema_path or '/'}: {i.message}" for i in report.issues)
-        text = (
-            f"mcp-guard refused this call to `{tool}`: the tool's input schema itself is malformed "
-            f"({details}). This is a fault of the tool's definition, not of the arguments; nothing was sent "
-            "to the server."
-        )
-    rejection: dict[str, Any] = {"kind": kind, "tool": tool, "issues": issues}
-    if more:
-        rejection["more_issues"] = more
-    result: dict[str, Any] = {
-        "content": [{"type": "text", "text": text}],
-        "isError": True,
-        "_meta": {REJECTION_KEY: rejection},
-    }
-    if modern:
-        result["resultType"] = "complete"
-    return result
+            return CallVerdict(error=unknown_tool(name))
+        return schema_verdict(name, entry.compiled, params.get("arguments", {}), modern=is_modern(params))

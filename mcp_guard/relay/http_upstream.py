@@ -93,7 +93,8 @@ from mcp.shared.inbound import (
 )
 
 from .. import __version__
-from .guard import PROTOCOL_VERSION_KEY
+from ..errors import GuardError
+from ..wire.meta import PROTOCOL_VERSION_KEY
 from .jsonrpc import INTERNAL_ERROR, NO_ID, Uncarriable, dumps, error_response, id_key, recover_id, valid_id
 
 __all__ = [
@@ -172,7 +173,7 @@ _RESERVED = frozenset(
 """Headers the transport sets itself; ``Mcp-Param-*`` too."""
 
 
-class MessageTooLarge(Exception):
+class MessageTooLarge(GuardError):
     """An incoming message is larger than the cap."""
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ..core.json_values import Inexact, exact_float, literal_float
+from ..errors import GuardError
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -90,7 +91,7 @@ _NONCE = secrets.token_hex(8)
 _PLACEHOLDER = re.compile(rf'"\\u0000mcp-guard-literal-{_NONCE}-(\d+)\\u0000"')
 
 
-class Uncarriable(ValueError):
+class Uncarriable(GuardError, ValueError):
     """A message holds a number JSON cannot carry exactly (NaN, ±Infinity, an ``Inexact``), or is too deep."""
 
 

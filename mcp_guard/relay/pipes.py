@@ -48,7 +48,7 @@ from collections.abc import Callable
 
 import anyio
 
-from .framing import _CHUNK, DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, _pollable
+from .framing import CHUNK, DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, pollable
 
 __all__ = ["LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
 
@@ -63,7 +63,7 @@ def pollable_on_asyncio(fd: int) -> bool:
         asyncio.get_running_loop()
     except RuntimeError:
         return False
-    if not _pollable(fd):
+    if not pollable(fd):
         return False
     try:
         with selectors.DefaultSelector() as selector:
@@ -161,7 +161,7 @@ class PipeLineStream(LineStream):
     def _read(self) -> bool:
         """Read what the fd has now: False when it has nothing (and its end has not come)."""
         try:
-            data = os.read(self._read_fd, _CHUNK)
+            data = os.read(self._read_fd, CHUNK)
         except BlockingIOError:
             if not self._exited:
                 return False

@@ -94,21 +94,26 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
-import secrets
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
+from ..calls.refusals import ToolIssue
 from ..core import Issue
-from ..core.budget import integer_digit_limit, is_integer_too_long
+from ..errors import GuardError
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
+from ..peer.deadlines import Deadlines
+from ..peer.requests import ListingFailed, OwnRequests, RequestFailed
+from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
+from ..wire.meta import (
+    UNTIMED,
+    era_meta,
+    without_guard_keys,
+)
 from .framing import LineTooLong
-from .guard import CAPABILITIES_KEY, META_PREFIX, PROTOCOL_VERSION_KEY, ToolIssue, ToolTable
+from .guard import ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -125,86 +130,31 @@ from .jsonrpc import (
     recover_id,
     valid_id,
 )
+from .listings import ToolListings, fresh
 from .pipes import PipeLineStream
-from .upstream import Connector, LineLink
+from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 
-__all__ = ["ListingFailed", "PendingRequest", "Relay", "RequestFailed", "list_pages", "parse_error_text"]
+__all__ = ["Relay", "parse_error_text"]  # (parse_error_text: re-exported for http_front)
 
 log = logging.getLogger("mcp_guard")
 
-MAX_ENVELOPES: Final = 16
-"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
-
-MAX_LIST_PAGES: Final = 10_000
-"""A guard-initiated listing that pages more often than this is abandoned (a cursor loop)."""
-
-STABLE_SECONDS: Final = 10.0
-"""An upstream connection that ends sooner than this after it started counts as a failed start (backoff grows)."""
-
-BACKOFF_FIRST: Final = 0.5
-"""Seconds before the first restart after a failure; doubled after each further failure ..."""
-
-BACKOFF_MAX: Final = 30.0
-"""... up to this many seconds."""
+MAX_CANCELLED: Final = 4096
+"""Cancelled requests whose late answers are still expected, kept at most (the oldest are forgotten)."""
 
 HOLD_MAX: Final = 1.0
 """A request arriving while the next restart is further away than this many seconds is answered at
 once with an error (saying when the next attempt will be) instead of waiting for it."""
-
-GONE: Final = (
-    "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
-    "the request was not re-sent"
-)
-"""The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
 
 _MISSING: Final = object()
 
 CONSUMED: Final = object()
 """What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
 
-SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
-"""The ``_meta`` key that stamps every frame of a ``subscriptions/listen`` stream with the listen request's id."""
-
-UNTIMED: Final = frozenset({"subscriptions/listen", "tasks/result"})
-"""Requests that stay open by design (a 2026-07-28 listen stream; a task's result): no client request timeout."""
-
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
-def _fresh(table: ToolTable) -> bool:
-    """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
-    changes, or its listing's ``ttlMs`` has not passed."""
-    return table.expires_at is None or anyio.current_time() < table.expires_at
-
-
-class RequestFailed(Exception):
-    """A request of the guard's own got no usable answer (error, timeout, upstream gone)."""
-
-
-class ListingFailed(RequestFailed):
-    """The guard could not list the upstream's tools itself (error, timeout, upstream gone)."""
-
-
-class _ClientGone(Exception):
+class _ClientGone(GuardError):
     """Raised by the upstream hot path when the client can no longer be written to (ends the upstream reader)."""
-
-
-@dataclass
-class PendingRequest:
-    """A request of the guard's own awaiting its answer: set ``event`` once ``response`` or
-    ``failure`` (why there is none) is filled in. Shared by the relay and the gateway's links."""
-
-    event: anyio.Event = field(default_factory=anyio.Event)
-    response: dict[str, Any] | None = None
-    failure: str | None = None
-
-
-@dataclass
-class _Listing:
-    """A listing of the guard's own in progress: calls needing the same table wait for it, and learn why it failed."""
-
-    done: anyio.Event = field(default_factory=anyio.Event)
-    failure: str | None = None
 
 
 class Relay:
@@ -221,8 +171,8 @@ class Relay:
             requests (listing, the replayed handshake).
         client_request_timeout: seconds a forwarded client request may wait for its answer
             (restarted by each progress notification for it); None: no limit.
-        drain_timeout: seconds the upstream gets, after the client hung up, to answer what it
-            holds and exit.
+        drain_timeout: seconds held calls may take to be decided after the client hung up; the
+            upstream then gets at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and is stopped.
         backoff: ``(first, most)`` seconds to wait before a restart after failures.
         stable_after: seconds after which a connection that ends is not a failure.
 
@@ -250,31 +200,22 @@ class Relay:
         self.request_timeout = request_timeout
         self.client_request_timeout = client_request_timeout
         self.drain_timeout = drain_timeout
-        self.backoff = backoff
-        self.stable_after = stable_after
+        self._backoff = Backoff(*backoff, stable_after=stable_after)
         self.upstream: LineLink | None = None
         self.client_closed = False
         self.restarts = 0
-        self._nonce = secrets.token_hex(8)
-        self._counter = 0
-        self._own: dict[tuple[bool, Any], PendingRequest] = {}
+        self._own = OwnRequests()
         self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
-        self._refreshing: dict[int, _Listing] = {}
-        # The guard's own subscriptions/listen streams (2026-07-28 era): request key -> table.
-        self._listens: dict[tuple[bool, Any], ToolTable] = {}
-        self._listen_tried: set[int] = set()
-        self._tables: dict[str, ToolTable] = {"": table}
-        self._last_envelope: tuple[Any, ToolTable] = (None, table)
+        # The tool tables per protocol-era envelope, the guard's own listings and listen streams.
+        self.listings = ToolListings(table, self._own, self.request, self._send_own)
         self._tg: anyio.abc.TaskGroup | None = None
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
         self._connecting = False
         self._backlog: list[Any] = []
         self._connection_done = anyio.Event()
-        self._failures = 0
-        self._retry_at = 0.0
         self._started_at = 0.0
         # What a restarted upstream is told again (handshake era).
         self._init_params: Any = None
@@ -283,11 +224,11 @@ class Relay:
         # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
         self._server_pending: dict[tuple[bool, Any], Any] = {}
         self._orphaned: set[tuple[bool, Any]] = set()
-        # Client request timeouts: request key -> (deadline, progress token key), in deadline order.
-        self._deadlines: dict[tuple[bool, Any], tuple[float, Any]] = {}
-        self._progress: dict[tuple[bool, Any], tuple[bool, Any]] = {}
+        # Client request timeouts (None: no limit), and the requests answered for one (late answers dropped).
+        self._deadlines = Deadlines(client_request_timeout) if client_request_timeout is not None else None
         self._expired: set[tuple[bool, Any]] = set()
-        self._deadline_added = anyio.Event()
+        # Forwarded requests the client cancelled, whose late answers may still come (oldest first).
+        self._cancelled: dict[tuple[bool, Any], None] = {}
 
     @property
     def upstream_closed(self) -> bool:
@@ -302,8 +243,8 @@ class Relay:
 
         The upstream going away does not end the run: the next client request connects
         again. After the client hung up, calls the guard still holds are decided, the
-        upstream's input is closed and it gets ``drain_timeout`` seconds to answer what it
-        holds (its answers still reach the client while it can read).
+        upstream's input is closed and it answers what it holds (its answers still reach the
+        client while it can read), see :meth:`_drain`.
 
         Raises:
             UpstreamStartError (or whatever the connector raises): the first connection
@@ -312,6 +253,7 @@ class Relay:
         failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.listings.spawn = tg.start_soon
             try:
                 await tg.start(self._connection, True)
             except Exception as exc:
@@ -328,6 +270,10 @@ class Relay:
             raise failure
 
     async def _drain(self) -> None:
+        """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the
+        upstream's input and give it :data:`~.upstream.EXIT_WAIT_SECONDS` to answer what it holds and
+        exit; then :meth:`run` ends (the connection is left cancelled: a process still running gets
+        SIGTERM at once, see ``upstream``)."""
         self.client_closed = True
         with anyio.move_on_after(self.drain_timeout):
             while self._held or self._connecting:
@@ -336,8 +282,8 @@ class Relay:
         upstream = self.upstream
         if upstream is not None:
             done = self._connection_done
-            await upstream.close_send()
-            with anyio.move_on_after(self.drain_timeout):
+            with anyio.move_on_after(min(EXIT_WAIT_SECONDS, self.drain_timeout)):
+                await upstream.close_send()
                 await done.wait()
 
     # --- upstream connections ---------------------------------------------------------------
@@ -358,7 +304,7 @@ class Relay:
                 if first:
                     raise
                 log.error("could not restart the upstream: %s", exc)
-                self._note_failure()
+                self._backoff.failed()
                 await self._attempt_failed()
                 return
             done = anyio.Event()
@@ -375,7 +321,7 @@ class Relay:
                         log.error("could not restart the upstream: %s", exc)
                         restored = False
                         if self.upstream is upstream:  # (when it went away, that was counted already)
-                            self._note_failure()
+                            self._backoff.failed()
                         tg.cancel_scope.cancel()
                     else:
                         log.info("upstream restarted (restart %d)", self.restarts)
@@ -391,25 +337,20 @@ class Relay:
 
     async def _before_restart(self) -> None:
         self.restarts += 1
-        delay = self._retry_at - anyio.current_time()
+        delay = self._backoff.wait()
         if delay > 0:
             log.warning(
                 "restarting the upstream in %.1f s (restart %d; %d failed or short-lived start(s) in a row)",
                 delay,
                 self.restarts,
-                self._failures,
+                self._backoff.failures,
             )
             await anyio.sleep(delay)
         else:
             log.warning("restarting the upstream (restart %d)", self.restarts)
 
-    def _note_failure(self) -> None:
-        self._failures += 1
-        first, most = self.backoff
-        self._retry_at = anyio.current_time() + min(first * 2 ** min(self._failures - 1, 32), most)
-
     def _not_restarted(self) -> str:
-        wait = max(0.0, self._retry_at - anyio.current_time())
+        wait = self._backoff.wait()
         text = "mcp-guard: the upstream server went away and could not be restarted; the next request tries again"
         return text + (f" after {wait:.1f} s" if wait > 0 else "")
 
@@ -437,10 +378,7 @@ class Relay:
                     await self.request("resources/subscribe", params)
                 except RequestFailed as exc:
                     log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
-        self._listen_tried.clear()  # the new upstream gets its own listen streams
-        for table in self._tables.values():
-            table.invalidate()
-            table.listening, table.expires_at = False, -math.inf
+        self.listings.restarted()
         if handshake:
             await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
@@ -482,18 +420,14 @@ class Relay:
         self.upstream = None
         self._ready = False
         if ended:  # counted here, before any await: a restart may be asked for as soon as this yields
-            if anyio.current_time() - self._started_at < self.stable_after:
-                self._note_failure()
-            else:
-                self._failures = 0
-        for pending in self._own.values():
-            pending.failure = "the upstream server went away"
-            pending.event.set()
+            self._backoff.ended(anyio.current_time() - self._started_at)
+        self._own.fail_all("the upstream server went away")
         inflight, self._inflight = list(self._inflight.values()), {}
         self._lists.clear()
-        self._deadlines.clear()
-        self._progress.clear()
+        if self._deadlines is not None:
+            self._deadlines.clear()
         self._expired.clear()
+        self._cancelled.clear()
         orphans = list(self._server_pending.values())
         self._orphaned.update(self._server_pending)
         self._server_pending.clear()
@@ -533,10 +467,7 @@ class Relay:
             except LineTooLong as exc:
                 request_id = recover_id(exc.prefix)
                 log.warning("refused a message from the client longer than %d bytes", exc.limit)
-                text = (
-                    f"Invalid Request: the message is longer than the guard's limit of {exc.limit} bytes "
-                    "(--max-message-bytes); it was not forwarded"
-                )
+                text = too_long_text(exc.limit)
                 await self._reply(error_response(None if request_id is NO_ID else request_id, INVALID_REQUEST, text))
                 continue
             try:
@@ -604,7 +535,10 @@ class Relay:
 
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
-            if self._needs_listing(message):
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                await self._reply(refusal)
+            elif self._needs_listing(message):
                 # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
                 assert self._tg is not None
                 self._held[id_key(message["id"])] = False
@@ -638,12 +572,12 @@ class Relay:
         if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
             log.debug("dropped a client notification: the upstream is not running")
             return
-        wait = self._retry_at - anyio.current_time()
+        wait = self._backoff.wait()
         if wait > HOLD_MAX:
             # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
             text = (
                 f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
-                f"{self._failures} time(s) in a row; the guard starts it again on the first request after "
+                f"{self._backoff.failures} time(s) in a row; the guard starts it again on the first request after "
                 f"{wait:.1f} s"
             )
             log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
@@ -673,7 +607,7 @@ class Relay:
             return False
         params = message.get("params")
         table = self.table_for(params)
-        if table is not self.table and valid_id(message["id"]) and not _fresh(table):
+        if table is not self.table and valid_id(message["id"]) and not fresh(table):
             return True  # 2026-07-28 era: the listing's ttlMs has passed and no listen stream tells of changes
         if table.complete:
             return False
@@ -681,7 +615,7 @@ class Relay:
         return type(name) is str and table.get(name) is None and valid_id(message["id"])
 
     async def _route_held(self, message: dict[str, Any]) -> None:
-        forward, reply = await self._route(message)
+        forward, reply = await self._route_call(message)
         if self._held.pop(id_key(message["id"]), False):
             return  # the client cancelled it while the guard was listing: neither sent nor answered
         await self._act(forward, reply)
@@ -707,8 +641,30 @@ class Relay:
         A ``tools/call`` is judged here (after the guard's own listing when it needs one).
         """
         if "id" in message and message.get("method") == "tools/call":
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                return None, refusal
             return await self._route_call(message)
         return self._route_now(message)
+
+    def _refused_at_intake(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The error answering a client request that cannot be relayed as it is, or None.
+
+        A request whose id is not a string or an integer (its answer could not be told apart),
+        or whose id is that of a request still in flight or held (the upstream would see two
+        requests under one id, and one answer could not be told from the other) is refused with
+        -32600 and not forwarded: every request gets exactly one answer, its own.
+        """
+        if "id" not in message or "method" not in message:
+            return None
+        request_id = message["id"]
+        if not valid_id(request_id):
+            return error_response(None, INVALID_REQUEST, invalid_request_text(message))
+        key = id_key(request_id)
+        if key in self._inflight or key in self._held:
+            log.warning("refused a client request whose id is that of a request still in flight")
+            return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
+        return None
 
     def _route_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
         """:meth:`_route` for a message that needs no listing of the guard's own (see :meth:`_needs_listing`).
@@ -716,6 +672,10 @@ class Relay:
         What is forwarded is always ``message`` itself, as parsed.
         """
         method = message.get("method")
+        if "id" in message and method is not None:
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                return None, refusal
         if method == "tools/call":
             if "id" not in message:
                 log.warning("dropped a tools/call without an id: a notification cannot be judged and answered")
@@ -766,7 +726,7 @@ class Relay:
         table = self.table_for(params)
         if valid_id(message["id"]) and message.get("jsonrpc") == "2.0" and self._needs_listing(message):
             try:
-                await self.refresh(_era_meta(params), table, not_before=anyio.current_time())
+                await self.refresh(era_meta(params), table, not_before=anyio.current_time())
             except ListingFailed as exc:
                 text = f"mcp-guard could not list the upstream's tools: {exc}"
                 return None, error_response(message["id"], INTERNAL_ERROR, text)
@@ -809,9 +769,14 @@ class Relay:
             return False
         key = id_key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
-        self._inflight.pop(key, None)
+        if self._inflight.pop(key, None) is not None:
+            # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
+            # the HTTP front frees the id with it), and no other answer for the id reaches the client.
+            self._cancelled[key] = None
+            if len(self._cancelled) > MAX_CANCELLED:
+                self._cancelled.pop(next(iter(self._cancelled)))
         if self._deadlines:
-            self._deadline_done(key)
+            self._deadlines.done(key)
         if key in self._held:
             self._held[key] = True
             return True
@@ -919,16 +884,15 @@ class Relay:
         a request waiting for it is answered with an error."""
         request_id = recover_id(line)
         key = id_key(request_id) if request_id is not NO_ID and request_id is not None else None
-        if key is not None and key in self._own:
-            pending = self._own.pop(key)  # the guard's own request fails
-            pending.failure = (
-                "the upstream's answer could not be parsed" if too_long is None else "the upstream's answer is too long"
-            )
-            pending.event.set()
+        own_failure = (
+            "the upstream's answer could not be parsed" if too_long is None else "the upstream's answer is too long"
+        )
+        if self._own.fail(key, own_failure):  # the guard's own request fails
+            pass
         elif key is not None and self._inflight.pop(key, None) is not None:
             self._lists.pop(key, None)
             if self._deadlines:
-                self._deadline_done(key)
+                self._deadlines.done(key)
             if too_long is not None:
                 log.warning("the upstream's answer to a request is longer than %d bytes; answering an error", too_long)
                 text = (
@@ -977,17 +941,22 @@ class Relay:
             if "id" not in message:
                 return message
             key = id_key(message["id"])
-            if self._inflight.pop(key, None) is None and self._expired and key in self._expired:
-                self._expired.discard(key)
-                log.info("dropped the upstream's late answer to a request that had timed out")
-                return None
             if self._deadlines:
-                self._deadline_done(key)
-            pending = self._own.pop(key, None)
-            if pending is not None:
-                pending.response = message
-                pending.event.set()
-                return None
+                self._deadlines.done(key)
+            if self._inflight.pop(key, _MISSING) is _MISSING:
+                # Not a client request in flight: the guard's own, or nobody's. An answer to an id the
+                # upstream was never sent, to a call the guard refused, or answered already (by the
+                # upstream, or by the guard for a line it could not read) never reaches the client.
+                if self._own.answer(key, message):
+                    return CONSUMED
+                if key in self._expired:
+                    self._expired.discard(key)
+                    log.info("dropped the upstream's late answer to a request that had timed out")
+                    return CONSUMED
+                if self._cancelled.pop(key, _MISSING) is _MISSING:
+                    log.warning(UNANSWERED_DROPPED)
+                    return CONSUMED
+                # (a late answer to a request the client cancelled: passed on, annotated if a listing)
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
                 table, generation, first_page = listing
@@ -998,18 +967,17 @@ class Relay:
                 return out
             return message
         method = message["method"]
-        if self._listens and "id" not in message and self._listen_frame(message):
+        if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
             return CONSUMED
         if method == "notifications/tools/list_changed":
             log.info("upstream tools changed; schemas will be listed again before the next judgement")
-            for table in self._tables.values():
-                table.invalidate()
+            self.listings.invalidate()
         elif "id" in message:
             if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
                 self._server_pending[id_key(message["id"])] = message["id"]
         elif method == "notifications/progress":
             if self._deadlines:
-                self._progressed(message.get("params"))
+                self._deadlines.progressed(message.get("params"))
         elif method == "notifications/cancelled":
             params = message.get("params")
             if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
@@ -1021,57 +989,14 @@ class Relay:
         kept = [m for m in out if m is not None and m is not CONSUMED]
         if len(kept) + sum(m is CONSUMED for m in out) != len(batch):
             log.warning("skipped elements of an upstream batch that are not JSON-RPC messages")
-        return kept or None
+        return kept or (CONSUMED if batch else None)
 
     # --- client request timeouts ------------------------------------------------------------
 
-    def _deadline_start(self, key: tuple[bool, Any], message: dict[str, Any]) -> None:
-        """Time a forwarded request (deadlines on ``time.monotonic``, the clock asyncio's loop uses)."""
-        assert self.client_request_timeout is not None
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        token = meta.get("progressToken") if type(meta) is dict else None
-        token_key = id_key(token) if token is not None and valid_id(token) else None
-        if key in self._deadlines:  # an id used again
-            self._deadline_done(key)
-        if self._expired:
-            self._expired.discard(key)
-        self._deadlines[key] = (time.monotonic() + self.client_request_timeout, token_key)
-        if token_key is not None:
-            self._progress[token_key] = key
-        if not self._deadline_added.is_set():
-            self._deadline_added.set()
-
-    def _deadline_done(self, key: tuple[bool, Any]) -> None:
-        entry = self._deadlines.pop(key, None)
-        if entry is not None and entry[1] is not None:
-            self._progress.pop(entry[1], None)
-
-    def _progressed(self, params: Any) -> None:
-        """A progress notification: the request it belongs to gets its full timeout again."""
-        token = params.get("progressToken") if type(params) is dict else None
-        key = self._progress.get(id_key(token)) if valid_id(token) else None
-        if key is None or self.client_request_timeout is None:
-            return
-        entry = self._deadlines.pop(key, None)
-        if entry is not None:  # moved to the end: deadlines stay in order
-            self._deadlines[key] = (time.monotonic() + self.client_request_timeout, entry[1])
-
     async def _expire_requests(self) -> None:
-        """Answer forwarded requests that outlived ``client_request_timeout`` (deadlines come in order)."""
-        while True:
-            if not self._deadlines:
-                self._deadline_added = anyio.Event()
-                await self._deadline_added.wait()
-                continue
-            key, (deadline, token_key) = next(iter(self._deadlines.items()))
-            delay = deadline - time.monotonic()
-            if delay > 0:
-                await anyio.sleep(delay)
-                continue
-            del self._deadlines[key]
-            if token_key is not None:
-                self._progress.pop(token_key, None)
+        """Answer forwarded requests that outlived ``client_request_timeout`` (``peer.deadlines``, in due order)."""
+        assert self._deadlines is not None
+        async for key in self._deadlines.expired():
             request_id = self._inflight.pop(key, None)
             if request_id is None:
                 continue
@@ -1125,13 +1050,15 @@ class Relay:
     def _mark_inflight(self, elements: list[Any]) -> None:
         """The requests among ``elements`` are in flight (and timed), before they are sent: should the
         upstream go away meanwhile, they are answered."""
-        timed = self.client_request_timeout is not None
+        deadlines = self._deadlines
         for m in elements:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
                 key = id_key(m["id"])
                 self._inflight[key] = m["id"]
-                if timed and (type(m["method"]) is not str or m["method"] not in UNTIMED):
-                    self._deadline_start(key, m)
+                if deadlines is not None and (type(m["method"]) is not str or m["method"] not in UNTIMED):
+                    if self._expired:
+                        self._expired.discard(key)
+                    deadlines.start(key, m.get("params"))
 
     def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
@@ -1182,6 +1109,20 @@ class Relay:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             raise RequestFailed("the upstream server went away") from None
 
+    def table_for(self, params: Any) -> ToolTable:
+        """The tool table for a request's protocol-era envelope (see :meth:`.listings.ToolListings.table_for`)."""
+        return self.listings.table_for(params)
+
+    async def refresh(
+        self, meta: dict[str, Any] | None = None, table: ToolTable | None = None, *, not_before: float | None = None
+    ) -> None:
+        """List the upstream's tools into ``table`` (see :meth:`.listings.ToolListings.refresh`).
+
+        Raises:
+            ListingFailed: the listing could not be completed.
+        """
+        await self.listings.refresh(meta, table, not_before=not_before)
+
     async def request(self, method: str, params: Any) -> dict[str, Any]:
         """Send a request of the guard's own upstream; return its ``result``.
 
@@ -1189,292 +1130,23 @@ class Relay:
             RequestFailed: an error response, no answer within ``request_timeout``, the
                 upstream gone (or not running).
         """
-        self._counter += 1
-        request_id = f"mcp-guard-{self._nonce}-{self._counter}"
-        key = id_key(request_id)
-        pending = PendingRequest()
-        self._own[key] = pending
+        request_id = self._own.new_id()
+        pending = self._own.open(request_id)
         try:
             await self._send_own({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
             with anyio.move_on_after(self.request_timeout):
                 await pending.event.wait()
         finally:
-            self._own.pop(key, None)
+            self._own.close(request_id)
         response = pending.response
         if response is None:
             raise RequestFailed(pending.failure or f"no answer to {method} within {self.request_timeout:g} s")
         if "error" in response:
-            raise RequestFailed(_error_reason(method, response["error"]))
+            raise RequestFailed(error_reason(method, response["error"]))
         result = response.get("result")
         if type(result) is not dict:
             raise RequestFailed(f"the upstream's {method} result is not an object")
         return result
-
-    def table_for(self, params: Any) -> ToolTable:
-        """The tool table for a request's protocol-era envelope.
-
-        Handshake-era requests share :attr:`table`. In the 2026-07-28 era each request
-        declares its own protocol version and client capabilities, and a server may list
-        different tools (or schemas) for different capabilities; each envelope gets its
-        own table, so a call is judged against the list its own envelope sees. At most
-        :data:`MAX_ENVELOPES` such tables are kept (least recently used goes first).
-        """
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is not dict or PROTOCOL_VERSION_KEY not in meta:
-            return self.table
-        if meta is self._last_envelope[0]:  # the same message asks again (routing looks up more than once)
-            return self._last_envelope[1]
-        key = json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
-        table = self._tables.pop(key, None)
-        if table is None:
-            table = ToolTable(self.table.profile, hide_unsupported=self.table.hide_unsupported)
-            if len(self._tables) > MAX_ENVELOPES:
-                oldest = next(k for k in self._tables if k != "")
-                self._listen_tried.discard(id(self._tables.pop(oldest)))
-        self._tables[key] = table
-        self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
-        return table
-
-    async def refresh(
-        self,
-        meta: dict[str, Any] | None = None,
-        table: ToolTable | None = None,
-        *,
-        not_before: float | None = None,
-    ) -> None:
-        """List every page of the upstream's tools and replace ``table`` (one listing per table at a time).
-
-        Args:
-            meta: ``_meta`` to put on each ``tools/list`` request: the protocol-era
-                envelope of the client call that needed the listing (2026-07-28 era
-                requests carry their protocol version and client capabilities there).
-            table: the table to fill, default :attr:`table`.
-            not_before: a listing requested before this ``anyio.current_time()`` does not
-                do (a call that arrived then must be judged against a listing requested
-                after it); a listing already under way that started earlier is waited
-                for, then another is made.
-
-        Raises:
-            ListingFailed: the listing could not be completed.
-        """
-        table = table if table is not None else self.table
-        while True:
-            running = self._refreshing.get(id(table))
-            if running is None:
-                break
-            await running.done.wait()
-            if not table.complete:
-                raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
-            if not_before is None or table.listed_at >= not_before:
-                return
-        listing = self._refreshing[id(table)] = _Listing()
-        try:
-            for _attempt in range(3):
-                generation = table.generation
-                started = anyio.current_time()
-                try:
-                    tools, ttl = await self._list_all(meta)
-                except RequestFailed as exc:
-                    listing.failure = str(exc)
-                    if isinstance(exc, ListingFailed):
-                        raise
-                    raise ListingFailed(str(exc)) from exc
-                if generation == table.generation:
-                    table.replace(tools)
-                    table.listed_at = started
-                    if not table.listening:
-                        table.expires_at = started + (ttl if ttl is not None else 0.0)
-                    if meta and table is not self.table and id(table) not in self._listen_tried:
-                        self._listen_tried.add(id(table))
-                        if self._tg is not None:
-                            self._tg.start_soon(self._listen, table, meta)
-                    return
-                # list_changed arrived meanwhile: this listing may already be stale; list again.
-            listing.failure = "the upstream's tools kept changing while the guard listed them"
-            raise ListingFailed(listing.failure)
-        finally:
-            self._refreshing.pop(id(table)).done.set()
-
-    async def _listen(self, table: ToolTable, meta: dict[str, Any]) -> None:
-        """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.
-
-        While the upstream honours ``toolsListChanged`` on it, the table needs no ``ttlMs``:
-        each ``notifications/tools/list_changed`` on the stream empties it. An upstream that
-        does not offer the method (an error), a stream that ends, or an upstream that goes
-        away leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the
-        guard's request id) are the guard's and never reach the client.
-        """
-        self._counter += 1
-        request_id = f"mcp-guard-{self._nonce}-{self._counter}"
-        key = id_key(request_id)
-        pending = PendingRequest()
-        self._own[key] = pending
-        self._listens[key] = table
-        try:
-            params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
-            await self._send_own(
-                {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
-            )
-            await pending.event.wait()
-        except RequestFailed:
-            pass
-        finally:
-            self._own.pop(key, None)
-            self._listens.pop(key, None)
-            if table.listening:
-                table.listening = False
-                table.expires_at = -math.inf  # changes may have been missed: list again before judging
-                log.info("the upstream's subscriptions/listen stream ended; tool lists are refreshed by ttlMs again")
-        response = pending.response
-        if response is not None and "error" in response:
-            log.debug("the upstream offers no subscriptions/listen; tool lists are refreshed by their ttlMs")
-
-    def _listen_frame(self, message: dict[str, Any]) -> bool:
-        """Whether ``message`` is a notification on one of the guard's own listen streams (then handled here)."""
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is not dict or SUBSCRIPTION_ID_KEY not in meta:
-            return False
-        subscription = meta[SUBSCRIPTION_ID_KEY]
-        if not valid_id(subscription):
-            return False
-        table = self._listens.get(id_key(subscription))
-        if table is None:
-            return False
-        method = message.get("method")
-        if method == "notifications/subscriptions/acknowledged":
-            honored = params.get("notifications") if type(params) is dict else None
-            if type(honored) is dict and honored.get("toolsListChanged") is True:
-                table.listening = True
-                table.expires_at = None
-                log.info("listening to the upstream's tool list changes (subscriptions/listen)")
-        elif method == "notifications/tools/list_changed":
-            log.info("upstream tools changed (listen stream); schemas will be listed again before the next judgement")
-            table.invalidate()
-        return True
-
-    async def _list_all(self, meta: dict[str, Any] | None) -> tuple[list[Any], float | None]:
-        """Every page of ``tools/list``: the tools, and the pages' shortest ``ttlMs`` in seconds (None: not given)."""
-        return await list_pages(self.request, "tools/list", "tools", meta)
-
-
-async def list_pages(
-    request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]],
-    method: str,
-    member: str,
-    meta: dict[str, Any] | None = None,
-    *,
-    failure: type[Exception] = ListingFailed,
-) -> tuple[list[Any], float | None]:
-    """Every page of a list method (``tools/list``, ``prompts/list``, ...), following ``nextCursor``.
-
-    Args:
-        request: sends one request of the guard's own and returns its ``result``.
-        method: the list method; member: the result's list (``tools``, ``prompts``, ...).
-        meta: ``_meta`` for each page's request (a 2026-07-28 envelope), or None.
-        failure: the exception raised when the listing cannot be completed.
-
-    Returns:
-        The items of every page, and the pages' shortest ``ttlMs`` in seconds (None: not given).
-
-    Raises:
-        ``failure``: a page without the list, a cursor seen before (a loop), more than
-            :data:`MAX_LIST_PAGES` pages; and whatever ``request`` raises.
-    """
-    items: list[Any] = []
-    ttl: float | None = None
-    cursor: Any = None
-    seen: set[str] = set()
-    for _page in range(MAX_LIST_PAGES):
-        params: dict[str, Any] = {}
-        if cursor is not None:
-            params["cursor"] = cursor
-        if meta:
-            params["_meta"] = meta
-        result = await request(method, params)
-        page = result.get(member)
-        if type(page) is not list:
-            raise failure(f"the upstream's {method} result has no `{member}` list")
-        items.extend(page)
-        page_ttl = result.get("ttlMs")
-        if (type(page_ttl) is int or type(page_ttl) is float) and page_ttl >= 0:
-            seconds = float(page_ttl) / 1000
-            ttl = seconds if ttl is None else min(ttl, seconds)
-        cursor = result.get("nextCursor")
-        if cursor is None:
-            return items, ttl
-        marker = json.dumps(cursor, sort_keys=True)
-        if marker in seen:
-            raise failure(f"the upstream's {method} cursors loop")
-        seen.add(marker)
-    raise failure(f"the upstream's {method} has more than {MAX_LIST_PAGES} pages")
-
-
-def parse_error_text(exc: BaseException, what: str) -> str:
-    """The message of the JSON-RPC -32700 answer to a client message that did not parse: which rule it broke.
-
-    Args:
-        exc: what the parser raised (``ValueError``, ``RecursionError``).
-        what: how the message came (``line`` on stdio, ``body`` over HTTP).
-
-    The message is never quoted (it may hold secrets): the text names the rule, and for
-    invalid JSON the parser's own description and the character offset.
-    """
-    if isinstance(exc, RecursionError):
-        return f"Parse error: the {what} nests deeper than the guard parses; nothing was forwarded"
-    if isinstance(exc, UnicodeDecodeError):
-        return f"Parse error: the {what} is not UTF-8 (at byte {exc.start}); nothing was forwarded"
-    if is_integer_too_long(exc):
-        return (
-            f"Parse error: the {what} holds an integer literal of more than {integer_digit_limit():,} digits, the "
-            "most the guard parses (a limit against denial of service); nothing was forwarded"
-        )
-    if isinstance(exc, json.JSONDecodeError):
-        return f"Parse error: the {what} is not valid JSON ({exc.msg} at character {exc.pos}); nothing was forwarded"
-    return f"Parse error: the {what} is not valid JSON; nothing was forwarded"
-
-
-TRANSPORT_PREFIX: Final = "mcp-guard: "
-"""Error messages starting so were written by the guard's own transport (the HTTP upstream could not
-deliver the request: connection refused, HTTP 401, ...), not by the upstream server."""
-
-
-def _error_reason(method: str, error: Any) -> str:
-    """Why a request of the guard's own failed, from the error response it got (for :class:`RequestFailed`).
-
-    An error the transport wrote says what happened (nothing answered); an error of the server's
-    is named with its code and message (at most 200 characters: it is the server's text about
-    the guard's own request, which holds no client arguments).
-    """
-    code = error.get("code") if type(error) is dict else None
-    message = error.get("message") if type(error) is dict else None
-    if type(message) is str and message.startswith(TRANSPORT_PREFIX):
-        return message.removeprefix(TRANSPORT_PREFIX)
-    text = f"the upstream answered {method} with error {code if type(code) is int else '(no code)'}"
-    if type(message) is str and message.strip():
-        shown = message.strip()
-        text += f" ({shown[:200]}{'…' if len(shown) > 200 else ''})"
-    return text
-
-
-def without_guard_keys(message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` with ``mcp-guard/`` keys removed from ``result._meta`` and ``params._meta`` (copied only if any)."""
-    for member in ("result", "params"):
-        body = message.get(member)
-        if type(body) is dict and type(body.get("_meta")) is dict:
-            meta = body["_meta"]
-            if any(type(k) is str and k.startswith(META_PREFIX) for k in meta):
-                cleaned = {k: v for k, v in meta.items() if not (type(k) is str and k.startswith(META_PREFIX))}
-                message = {**message, member: {**body, "_meta": cleaned}}
-    return message
-
-
-def _era_meta(params: Any) -> dict[str, Any] | None:
-    """The protocol-era envelope of a request (2026-07-28: ``io.modelcontextprotocol/*`` keys)."""
-    if type(params) is not dict or type(params.get("_meta")) is not dict:
-        return None
-    meta = {k: v for k, v in params["_meta"].items() if type(k) is str and k.startswith("io.modelcontextprotocol/")}
-    return meta or None
 
 
 _SCHEMA_DERIVED = frozenset({"type", "minimum", "enum", "required", "oneOf"})

@@ -3,9 +3,9 @@
 The client talks to this process's stdin/stdout; the upstream is a child process on stdio
 (:func:`wrap_stdio`) or a streamable HTTP endpoint (:func:`wrap_stdio_http`), connected
 again when it goes away (see ``relay``). Logs go to stderr only; fd 1 is diverted to stderr
-while the relay runs (see ``framing.claim_stdio``). SIGTERM and SIGHUP stop the guard like
-the client closing its side: the upstream's input is closed (a process is then terminated
-with its group if it does not exit; an HTTP session is deleted).
+while the relay runs (see ``framing.claim_stdio``). SIGTERM and SIGHUP stop the guard at once:
+the upstream's input is closed and a process gets SIGTERM with its group without waiting
+(``upstream.KILL_GRACE_SECONDS`` before SIGKILL); an HTTP session is deleted.
 """
 
 from __future__ import annotations

@@ -37,7 +37,12 @@ of what it wrote and then ends (``EndOfStream``), even when a process it started
 the pipe open. Shutdown follows the MCP lifecycle: close its stdin, wait
 :data:`EXIT_GRACE_SECONDS`, then terminate the whole process group with the SDK's
 ``terminate_posix_process_tree`` (SIGTERM, then SIGKILL); processes the server left behind
-in its group are terminated too, even when the server itself exited cleanly. Processes that
+in its group are terminated too, even when the server itself exited cleanly. When the
+connection is left because the guard is stopping (its task is cancelled: the client closed,
+the calls it left were decided and the server had :data:`EXIT_WAIT_SECONDS` to exit; or a
+SIGTERM came), the grace has been had: the group gets SIGTERM at once and SIGKILL
+:data:`KILL_GRACE_SECONDS` later, so the server is gone before an MCP client, which sends the
+guard SIGTERM 2 s and SIGKILL 4 s after closing its stdin, kills the guard. Processes that
 leave the group on purpose (``setsid``) escape, and nothing is cleaned up when the guard
 itself is killed with SIGKILL.
 
@@ -49,6 +54,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import shutil
 import sys
@@ -59,11 +65,14 @@ import anyio
 import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
+from ..errors import GuardError
 from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, MessageStream
 from .pipes import PipeLineStream, pollable_on_asyncio
 
 __all__ = [
     "EXIT_GRACE_SECONDS",
+    "EXIT_WAIT_SECONDS",
+    "KILL_GRACE_SECONDS",
     "Connector",
     "LineLink",
     "Upstream",
@@ -78,6 +87,12 @@ log = logging.getLogger("mcp_guard")
 EXIT_GRACE_SECONDS = 2.0
 """How long the upstream may take to exit after its stdin closes, before SIGTERM (and SIGTERM before SIGKILL)."""
 
+EXIT_WAIT_SECONDS = 1.0
+"""When the client has gone: seconds the upstream gets to exit after its input closed, before it is stopped."""
+
+KILL_GRACE_SECONDS = 1.0
+"""When the guard is stopping: seconds between the SIGTERM the upstream's group gets at once and SIGKILL."""
+
 
 LineLink = MessageStream
 """One upstream connection (a process's stdio, or a streamable HTTP session): the contract of
@@ -88,7 +103,7 @@ Connector = Callable[[], AbstractAsyncContextManager[LineLink]]
 """Makes one upstream connection per call: ``async with connect() as link: ...`` (see the module docstring)."""
 
 
-class UpstreamStartError(Exception):
+class UpstreamStartError(GuardError):
     """The upstream could not be started or connected (command not found, not executable, ...)."""
 
 
@@ -270,10 +285,12 @@ async def spawn_upstream(
             finally:
                 tg.cancel_scope.cancel()
     finally:
+        # Cancelled: the guard is stopping (its drain time is over, or a signal came): no grace is left.
+        stopping = anyio.current_effective_deadline() == -math.inf
         with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(EXIT_GRACE_SECONDS):  # (output still queued for it gets this long)
+            with anyio.move_on_after(0.2 if stopping else EXIT_GRACE_SECONDS):  # (queued output gets this long)
                 await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
-            await stop_upstream(process)
+            await stop_upstream(process, grace=0.0 if stopping else EXIT_GRACE_SECONDS)
             await stream.aclose()
 
 
@@ -295,22 +312,24 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-async def stop_upstream(process: anyio.abc.Process) -> None:
+async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE_SECONDS) -> None:
     """Stop the upstream whose stdin is closed, and everything left in its process group.
 
-    Waits :data:`EXIT_GRACE_SECONDS` for it to exit by itself, then terminates its process
-    group (SIGTERM, :data:`EXIT_GRACE_SECONDS`, SIGKILL). When it did exit but processes it
-    started remain in its group (a server's helper, a wrapper's child), those are terminated
-    the same way: nothing the upstream started outlives the guard's use of it.
+    Waits ``grace`` seconds (default :data:`EXIT_GRACE_SECONDS`) for it to exit by itself, then
+    terminates its process group (SIGTERM, then SIGKILL after as long again; after
+    :data:`KILL_GRACE_SECONDS` when ``grace`` is 0, the guard stopping). When it did exit but
+    processes it started remain in its group (a server's helper, a wrapper's child), those are
+    terminated the same way: nothing the upstream started outlives the guard's use of it.
     """
-    with anyio.move_on_after(EXIT_GRACE_SECONDS):
+    kill_after = grace or KILL_GRACE_SECONDS
+    with anyio.move_on_after(grace or 0.1):  # (stopping: one that is exiting already is not signalled)
         await process.wait()
     if process.returncode is None:
         log.info("upstream did not exit after its stdin closed; terminating it")
-        await terminate_posix_process_tree(process, EXIT_GRACE_SECONDS)
+        await terminate_posix_process_tree(process, kill_after)
     elif _group_alive(process.pid):  # start_new_session: its pid is its group's id
         log.info("the upstream left processes behind in its process group; terminating them")
-        await terminate_posix_process_tree(process, EXIT_GRACE_SECONDS)
+        await terminate_posix_process_tree(process, kill_after)
     with anyio.move_on_after(EXIT_GRACE_SECONDS):
         await process.wait()
     with contextlib.suppress(Exception):

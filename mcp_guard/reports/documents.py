@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from ..core.budget import integer_digit_limit, is_integer_too_long
 from ..core.json_values import exact_float, literal_float, pointer
+from ..errors import GuardError
 
 __all__ = [
     "DocumentError",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 
-class DocumentError(ValueError):
+class DocumentError(GuardError, ValueError):
     """A document that cannot be read as JSON: the message says where (line and column, or pointer) and why."""
 
 

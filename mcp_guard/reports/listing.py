@@ -41,6 +41,7 @@ from typing import Any, Final, Literal, TextIO
 import anyio
 
 from .. import __version__
+from ..errors import GuardError
 
 __all__ = ["MAX_PAGES", "Listing", "ListingError", "list_tools"]
 
@@ -51,7 +52,7 @@ CAPABILITIES: Final = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "
 """The client capabilities declared in the 2026-07-28 envelope (what the handshake declares too)."""
 
 
-class ListingError(Exception):
+class ListingError(GuardError):
     """The tools of the server could not be listed; the message says why (never a secret)."""
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "ToolReport",
     "ToolsReport",
     "escape",
+    "finding_rows",
     "judge_tool",
     "judge_tools",
     "render_issue_lines",
@@ -319,7 +320,7 @@ def report_tools(
     return ToolsReport(judge_tools(entries, profile=profile), profile, server=server, source=source)
 
 
-def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
+def finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
     """(keyword, pointer, detail) rows for a tool, in report order."""
     rows: list[tuple[str, str, str]] = []
     what = "malformed definition" if tool.source == "tool-definition" else "malformed tool"
@@ -345,7 +346,7 @@ def render_table(report: ToolsReport) -> str:
     notes: list[str] = []
     for tool in report.tools:
         name = escape(tool.name) if tool.name is not None else f"(tool #{tool.index}, no name)"
-        rows = _finding_rows(tool)
+        rows = finding_rows(tool)
         if not rows:
             lines.append((name, tool.status, "", "", ""))
         for i, (keyword, where, detail) in enumerate(rows):

@@ -48,7 +48,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 
-from mcp_guard.relay.guard import REJECTION_KEY, SCHEMA_KEY
+from mcp_guard.wire.meta import REJECTION_KEY, SCHEMA_KEY
 from tests.e2e import npm_peers
 from tests.e2e.npm_peers import CONFORMANCE, INSPECTOR, SERVER_EVERYTHING, SERVER_FILESYSTEM
 

@@ -40,7 +40,7 @@ from pydantic import TypeAdapter
 
 from mcp_guard.core import DEFAULT_PROFILE, PROFILES, classify
 from mcp_guard.demo import DEMO_CALLS
-from mcp_guard.relay.guard import REJECTION_KEY, SCHEMA_KEY
+from mcp_guard.wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

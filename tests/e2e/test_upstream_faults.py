@@ -31,7 +31,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_guard.cli import main as cli_main
-from mcp_guard.relay.relay import GONE
+from mcp_guard.wire.messages import GONE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -44,7 +44,7 @@ READ_TIMEOUT = 10.0
 PROMPT = 5.0
 """Hang guard for answers that must come at once: far below the guard's own 30 s request timeout."""
 EXIT_TIMEOUT = 20.0
-"""Seconds the guard may take to exit (drain 2 s, then up to 2 s + 2 s to stop a stubborn upstream)."""
+"""Seconds the guard may take to exit (a hang guard: drain 2 s, then 1 s to stop a stubborn upstream)."""
 
 SECRET = "sk-live-SECRET-1234"
 SERVER_ENV_KEYS = ("RECORD_FILE", "FAIL_FILE", "STDERR_LINE", "IGNORE_EOF", "HOLD_LIST", "EXIT_ON_LIST")
@@ -225,8 +225,12 @@ async def open_guard(
     args: Sequence[str] = (),
     command: Sequence[str] | None = None,
     initialize: bool = True,
+    serve: bool = False,
 ) -> AsyncIterator[Client]:
-    """Start ``python -m mcp_guard wrap ARGS -- COMMAND`` (default: the faulty server) and connect."""
+    """Start ``python -m mcp_guard wrap ARGS -- COMMAND`` (default: the faulty server) and connect.
+
+    With ``serve``: ``python -m mcp_guard serve --config FILE ARGS``, the file naming COMMAND as
+    its one server ``f`` (tools ``f__NAME``)."""
     directory.mkdir(parents=True, exist_ok=True)
     record = directory / "record.jsonl"
     stderr_path = directory / "guard-stderr.log"
@@ -238,6 +242,14 @@ async def open_guard(
     environment[name] = value  # the guard passes its environment on: this finds its upstreams
     upstream = list(command) if command is not None else [sys.executable, str(FAULTY_SERVER)]
     argv = [sys.executable, "-m", "mcp_guard", "wrap", "--profile", "standard", *args, "--", *upstream]
+    if serve:
+        config = directory / "gateway.json"
+        config.write_text(
+            json.dumps(
+                {"mcpServers": {"f": {"command": upstream[0], "args": upstream[1:]}}, "guard": {"profile": "standard"}}
+            )
+        )
+        argv = [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config), *args]
     with stderr_path.open("wb") as stderr:
         process = await anyio.open_process(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=environment, cwd=ROOT
@@ -515,12 +527,15 @@ async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, ar
         assert client.process.returncode is None
 
 
-async def test_an_upstream_response_with_an_object_id_is_passed_on_without_harm(tmp_path: Path) -> None:
+async def test_an_upstream_response_with_an_object_id_is_dropped_without_harm(tmp_path: Path) -> None:
+    """An answer to an id the guard never sent (an object, here) never reaches the client (issue 12:
+    exactly one answer per request, its own); it is logged, and the guard goes on."""
     async with open_guard(tmp_path) as client:
         await client.request("tools/list")
         assert "result" in await client.call("o1", "object_id")
-        assert {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}} in client.received
         assert "result" in await client.request("ping")
+        assert all(type(m) is not dict or type(m.get("id")) is not dict for m in client.received)
+        assert "dropped an answer from the upstream to an id the guard has no request open for" in client.stderr()
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
@@ -579,6 +594,42 @@ async def test_an_upstream_ignoring_eof_and_sigterm_is_killed(tmp_path: Path) ->
         assert await client.wait_exit() == 0
         assert not pid_alive(upstream)
         assert "upstream did not exit after its stdin closed; terminating it" in client.stderr()
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_an_mcp_clients_shutdown_leaves_no_upstream_behind(tmp_path: Path, command: str) -> None:
+    """The SDKs' shutdown (close stdin, 2 s, SIGTERM, 2 s, SIGKILL) against an upstream that ignores
+    EOF and SIGTERM: the upstream is gone before the guard is killed (it used to be signalled
+    4.3 s after EOF, and lived on with parent 1)."""
+    async with open_guard(tmp_path, env={"IGNORE_EOF": "1"}, serve=command == "serve") as client:
+        await client.request("ping")
+        with anyio.fail_after(READ_TIMEOUT):  # (serve starts its upstream on the first request)
+            while not client.starts():
+                await anyio.sleep(0.02)
+        (upstream,) = client.starts()
+        await client.close_stdin()
+        await anyio.sleep(2.0)
+        if client.process.returncode is None:
+            client.process.send_signal(signal.SIGTERM)
+        await anyio.sleep(1.8)  # (the client's SIGKILL comes at 4 s; a little margin for a loaded machine)
+        assert not pid_alive(upstream), "the upstream outlived the client's patience"
+        assert await client.wait_exit(5.0) == 0
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_sigterm_stops_the_upstream_at_once(tmp_path: Path, command: str) -> None:
+    """SIGTERM with the client still connected: the upstream (ignoring EOF and SIGTERM) is killed
+    within about a second (SIGTERM to its group at once, SIGKILL 1 s later), and the guard exits 0."""
+    async with open_guard(tmp_path, env={"IGNORE_EOF": "1"}, serve=command == "serve") as client:
+        await client.request("ping")
+        with anyio.fail_after(READ_TIMEOUT):
+            while not client.starts():
+                await anyio.sleep(0.02)
+        (upstream,) = client.starts()
+        client.process.send_signal(signal.SIGTERM)
+        await anyio.sleep(1.8)  # (a client sends SIGKILL 2 s after SIGTERM)
+        assert not pid_alive(upstream), "the upstream outlived the client's patience"
+        assert await client.wait_exit(5.0) == 0
 
 
 async def test_restarted_upstreams_leave_nothing_behind(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_guard.gateway.commands import list_server, list_servers
+from mcp_guard.commands.gateway import list_server, list_servers
 from mcp_guard.gateway.config import GatewayConfig, HttpServer, StdioServer, parse_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

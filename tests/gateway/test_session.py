@@ -16,23 +16,16 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcp_guard.gateway.config import parse_config
 from mcp_guard.gateway.journal import Journal
 from mcp_guard.gateway.pinning import LockFile
 from mcp_guard.gateway.session import GatewaySession
-from mcp_guard.relay.framing import LineTooLong
-from mcp_guard.relay.upstream import LineLink, UpstreamStartError
+from mcp_guard.relay.upstream import UpstreamStartError
+from tests.harness import INIT, TIMEOUT, TOO_LONG, Client, MemoryLink, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio
 
-TIMEOUT = 10.0
-"""Hang guard for one wait (the session's own limits are set far above or below it, per test)."""
-
-INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-TOO_LONG = b"\x00too-long:"
-"""A line starting so is read by the session's side as an over-long line (``LineTooLong``) holding the rest."""
 
 ECHO = {
     "name": "echo",
@@ -42,41 +35,8 @@ OPEN = {"type": "object"}
 TOOLS = [ECHO, {"name": "hang", "inputSchema": OPEN}, {"name": "die", "inputSchema": OPEN}]
 
 
-class MemoryLink:
-    """One end of an in-memory line connection (a :class:`LineLink`)."""
-
-    def __init__(self, inbox: MemoryObjectReceiveStream[bytes], outbox: MemoryObjectSendStream[bytes]) -> None:
-        self.inbox = inbox
-        self.outbox = outbox
-
-    async def receive(self) -> bytes:
-        try:
-            line = await self.inbox.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
-        if line.startswith(TOO_LONG):
-            raise LineTooLong(line[len(TOO_LONG) :], 1000)
-        return line
-
-    async def send(self, line: bytes) -> None:
-        await self.outbox.send(line)
-
-    async def close_send(self) -> None:
-        await self.outbox.aclose()
-
-    async def aclose(self) -> None:
-        await self.outbox.aclose()
-        await self.inbox.aclose()
-
-
-def link_pair() -> tuple[MemoryLink, MemoryLink]:
-    a_send, a_receive = anyio.create_memory_object_stream[bytes](1000)
-    b_send, b_receive = anyio.create_memory_object_stream[bytes](1000)
-    return MemoryLink(a_receive, b_send), MemoryLink(b_receive, a_send)
-
-
-class FakeServer:
-    """A connector whose connections are scripted MCP servers.
+class FakeServer(ScriptedUpstream):
+    """A connector whose connections are scripted MCP servers (the harness's, with switchable faults).
 
     Attributes:
         faults: switched on by name: ``fail_start`` (connecting fails), ``exit_at_start``
@@ -95,36 +55,19 @@ class FakeServer:
         templates: list[Any] | None = None,
         faults: set[str] | None = None,
     ) -> None:
-        self.tools = TOOLS if tools is None else tools
+        super().__init__(TOOLS if tools is None else tools)
         self.prompts = prompts
         self.resources = resources
         self.templates = templates
         self.faults = faults or set()
-        self.received: list[dict[str, Any]] = []
         self.init_error: dict[str, Any] | None = None
-        self.connections = 0
-        self.links: list[MemoryLink] = []
 
     def count(self, method: str) -> int:
         return sum(1 for m in self.received if m.get("method") == method)
 
-    @asynccontextmanager
-    async def connect(self) -> AsyncIterator[LineLink]:
-        self.connections += 1
+    def starting(self) -> None:
         if "fail_start" in self.faults:
             raise UpstreamStartError("the fake server refuses to start")
-        session_side, server_side = link_pair()
-        self.links.append(server_side)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self.serve, server_side)
-            try:
-                yield session_side
-            finally:
-                tg.cancel_scope.cancel()
-                await session_side.aclose()
-
-    async def send(self, link: MemoryLink, message: dict[str, Any]) -> None:
-        await link.send(json.dumps(message).encode())
 
     async def serve(self, link: MemoryLink) -> None:
         while True:
@@ -198,56 +141,6 @@ class FakeServer:
                 await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
 
-class Client:
-    """The test's side of the session's client link."""
-
-    def __init__(self) -> None:
-        self.session_link, self.link = link_pair()
-        self.notifications: list[dict[str, Any]] = []
-        self.answers: dict[Any, dict[str, Any]] = {}
-        self._counter = 0
-
-    async def send(self, message: Any) -> None:
-        await self.link.send(json.dumps(message).encode())
-
-    async def send_raw(self, line: bytes) -> None:
-        await self.link.send(line)
-
-    async def read(self) -> dict[str, Any]:
-        with anyio.fail_after(TIMEOUT):
-            message = json.loads(await self.link.receive())
-        assert type(message) is dict
-        return message
-
-    async def answer(self, request_id: Any) -> dict[str, Any]:
-        """The response to ``request_id`` (others and notifications meanwhile are kept)."""
-        while request_id not in self.answers:
-            got = await self.read()
-            if "method" in got:
-                self.notifications.append(got)
-            else:
-                self.answers[got.get("id")] = got
-        return self.answers.pop(request_id)
-
-    async def request(self, method: str, params: Any = None, request_id: Any = None) -> dict[str, Any]:
-        if request_id is None:
-            self._counter += 1
-            request_id = self._counter
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-        return await self.answer(request_id)
-
-    async def call(self, name: str, arguments: Any = None, request_id: Any = None) -> dict[str, Any]:
-        return await self.request("tools/call", {"name": name, "arguments": arguments or {}}, request_id)
-
-    async def initialize(self) -> dict[str, Any]:
-        response = await self.request("initialize", INIT)
-        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return response
-
-
 def gateway_config(
     servers: dict[str, FakeServer], guard: dict[str, Any] | None = None, path: Path | None = None
 ) -> Any:
@@ -267,7 +160,7 @@ async def running(
     client = Client()
     options.setdefault("drain_timeout", 0.2)
     session = GatewaySession(
-        client.session_link,
+        client.guard_link,
         gateway_config(servers, guard),
         lock=lock,
         journal=journal,

@@ -14,46 +14,17 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcp_guard.relay.guard import ToolTable
-from mcp_guard.relay.relay import GONE, Relay
+from mcp_guard.relay.relay import Relay
 from mcp_guard.relay.upstream import LineLink, UpstreamStartError
+from mcp_guard.wire.messages import GONE
+from tests.harness import MemoryLink, link_pair
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 10.0
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-
-
-class MemoryLink:
-    """One end of an in-memory line connection (a :class:`LineLink`)."""
-
-    def __init__(self, inbox: MemoryObjectReceiveStream[bytes], outbox: MemoryObjectSendStream[bytes]) -> None:
-        self.inbox = inbox
-        self.outbox = outbox
-
-    async def receive(self) -> bytes:
-        try:
-            return await self.inbox.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
-
-    async def send(self, line: bytes) -> None:
-        await self.outbox.send(line)
-
-    async def close_send(self) -> None:
-        await self.outbox.aclose()
-
-    async def aclose(self) -> None:
-        await self.outbox.aclose()
-        await self.inbox.aclose()
-
-
-def link_pair() -> tuple[MemoryLink, MemoryLink]:
-    a_send, a_receive = anyio.create_memory_object_stream[bytes](100)
-    b_send, b_receive = anyio.create_memory_object_stream[bytes](100)
-    return MemoryLink(a_receive, b_send), MemoryLink(b_receive, a_send)
 
 
 class FakeUpstream:

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
+    from ..gateway.catalog import Catalog
+    from ..gateway.config import GatewayConfig, HttpServer, StdioServer
     from ..relay.http_front import HttpConfig
     from ..reports.tools import ToolReport
-    from .catalog import Catalog
-    from .config import GatewayConfig, HttpServer, StdioServer
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds one upstream gets to start, say hello (``initialize`` or ``server/discover``) and list all its tools."""
@@ -133,8 +133,8 @@ def run_serve(
     """
     import anyio
 
-    from .pinning import LockError, LockFile
-    from .serve import serve_http, serve_stdio
+    from ..gateway.pinning import LockError, LockFile
+    from ..gateway.serve import serve_http, serve_stdio
 
     config = _load(config_path, sys.stderr)
     if config is None:
@@ -192,7 +192,7 @@ def _seconds(text: str) -> float:
 
 
 def _load(path: str, out: TextIO) -> GatewayConfig | None:
-    from .config import ConfigError, load_config
+    from ..gateway.config import ConfigError, load_config
 
     try:
         return load_config(path)
@@ -212,7 +212,7 @@ def run_pin(
     """
     import anyio
 
-    from .pinning import LockError, LockFile
+    from ..gateway.pinning import LockError, LockFile
 
     out = out if out is not None else sys.stdout
     config = _load(config_path, sys.stderr)
@@ -313,8 +313,8 @@ async def list_server(
     """
     import os
 
+    from ..gateway.config import StdioServer
     from ..reports.listing import ListingError, list_tools
-    from .config import StdioServer
 
     listing = UpstreamListing(server.name, server.transport, "ok")
     if server.disabled:
@@ -360,7 +360,7 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
         ``check``, ``schema`` and ``verify`` do for unreadable input: the message goes to
         stderr and, with ``as_json``, to ``out`` as ``{"error": "..."}``).
     """
-    from .journal import format_summary, read_records, summarize
+    from ..gateway.journal import format_summary, read_records, summarize
 
     out = out if out is not None else sys.stdout
     message = None
@@ -405,9 +405,9 @@ def run_check(
     """
     import anyio
 
+    from ..gateway.catalog import Catalog
+    from ..gateway.pinning import LockError, LockFile
     from ..reports.tools import ToolsReport, escape, report_tools
-    from .catalog import Catalog
-    from .pinning import LockError, LockFile
 
     out = out if out is not None else sys.stdout
     config = _load(config_path, sys.stderr)
@@ -489,7 +489,7 @@ def run_check(
 
 
 def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
-    from ..reports.tools import _finding_rows as rows
+    from ..reports.tools import finding_rows as rows
 
     return rows(tool)
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..core.profiles import PROFILE_CHOICES
-from .documents import DocumentError, loads, read_text
+from ..errors import GuardError
+from ..reports.documents import DocumentError, loads, read_text
 
 if TYPE_CHECKING:
-    from .tools import ToolsReport
+    from ..reports.tools import ToolsReport
 
 __all__ = ["REPORT_COMMANDS", "add_commands", "run"]
 
@@ -34,7 +35,7 @@ parser imports no report models)."""
 USAGE_ERROR: Final = 2
 
 
-class UsageError(Exception):
+class UsageError(GuardError):
     """A problem with the command line or its input files; exit status 2."""
 
 
@@ -162,7 +163,7 @@ def _dump(value: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand ``args.command`` (one of :data:`REPORT_COMMANDS`); return the exit status."""
-    from .tools import escape
+    from ..reports.tools import escape
 
     as_json = bool(getattr(args, "json", False))
     try:
@@ -218,12 +219,12 @@ def _check(args: argparse.Namespace) -> int:
             "e.g. mcp-guard check -- uvx mcp-server-time"
         )
     if args.config is not None:
-        from ..gateway.commands import run_check
+        from .gateway import run_check
 
         return run_check(args.config, timeout=args.timeout, as_json=args.json, fail_on=args.fail_on)
     if (args.header or args.header_env) and args.upstream_url is None:
         args.command_parser.error("--header and --header-env apply only to --upstream-url")
-    from .tools import report_tools, tool_entries
+    from ..reports.tools import report_tools, tool_entries
 
     if args.tools_file is not None:
         document = _read_document(args.tools_file, comments=True)
@@ -235,7 +236,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         import anyio
 
-        from .listing import ListingError, list_tools
+        from ..reports.listing import ListingError, list_tools
 
         headers = _headers(args.header, args.header_env)
         try:
@@ -259,7 +260,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _print_check(report: ToolsReport, args: argparse.Namespace) -> int:
-    from .tools import escape, render_table
+    from ..reports.tools import escape, render_table
 
     out = _out()
     if args.json:
@@ -294,8 +295,8 @@ def _arguments(text: str) -> Any:
 
 def _schema(args: argparse.Namespace) -> int:
     from ..core import Report, compile
-    from .tool_definitions import is_tool_definition
-    from .tools import ToolsReport, judge_tool, render_issue_lines, render_table
+    from ..reports.tool_definitions import is_tool_definition
+    from ..reports.tools import ToolsReport, judge_tool, render_issue_lines, render_table
 
     document = _read_document(args.file, comments=True)
     arguments = _arguments(args.arguments) if args.arguments is not None else None
@@ -351,7 +352,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .verifier import render_verdicts, verify_text
+    from ..reports.verifier import render_verdicts, verify_text
 
     try:
         text = read_text(args.file)

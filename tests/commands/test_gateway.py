@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.gateway import commands
+from mcp_guard.commands import gateway as commands
 from mcp_guard.gateway.config import load_config
 from mcp_guard.gateway.journal import Journal
 from mcp_guard.gateway.pinning import LockFile, tool_digest

@@ -326,7 +326,8 @@ def test_verify_stdin_and_usage_errors(
 
 def test_public_names_resolve_and_thresholds_agree() -> None:
     import mcp_guard.reports as reports
-    from mcp_guard.reports import commands, tools
+    from mcp_guard.commands import reports as commands
+    from mcp_guard.reports import tools
 
     for name in reports.__all__:
         assert getattr(reports, name) is not None, name

@@ -1,0 +1,174 @@
+"""What the client sees when the guard refuses a ``tools/call``: one builder for ``wrap`` and ``serve``.
+
+- :func:`refusal_result`: the one ``CallToolResult`` shape of every refusal (design.md, "What the
+  client sees"): ``isError: true``, one text item written for a model to act on, and
+  ``_meta["mcp-guard/rejection"] = {"kind", "tool", "issues", ...}`` for programs.
+- :func:`rejection_result`: that result for the schema check's findings (``validation``,
+  ``unsupported_capability``), with the text naming each problem by JSON Pointer.
+- :func:`schema_verdict`: the schema step of a call, the same for both commands: the core's
+  verdict on the arguments (or on the schema), as a :class:`CallVerdict`.
+- :func:`unknown_tool`: the JSON-RPC error for a tool the client may not call or that does not
+  exist (-32602, MCP 2025-11-25, SEP-1303), written once.
+
+Texts name tools, keywords and JSON Pointers, never argument values. No I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..core import UNSUPPORTED, Compiled, Issue, Report
+from ..relay.jsonrpc import INVALID_PARAMS
+from ..wire.meta import REJECTION_KEY
+
+__all__ = [
+    "FORWARD",
+    "MAX_REPORTED_ISSUES",
+    "MAX_TEXT_ISSUES",
+    "CallVerdict",
+    "ToolIssue",
+    "refusal_result",
+    "rejection_result",
+    "schema_verdict",
+    "unknown_tool",
+]
+
+MAX_REPORTED_ISSUES: Final = 100
+"""A rejection's ``_meta`` carries at most this many issues (and ``more_issues``, the rest's count)."""
+MAX_TEXT_ISSUES: Final = 20
+"""A rejection's text names at most this many problems."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallVerdict:
+    """The outcome of judging one ``tools/call``.
+
+    Exactly one of these holds: ``forward`` (send the request on), ``error`` (answer with
+    a JSON-RPC error ``(code, message)``), or ``result`` (answer with this
+    ``CallToolResult`` object).
+    """
+
+    forward: bool = False
+    error: tuple[int, str] | None = None
+    result: dict[str, Any] | None = None
+    kind: str | None = None
+    report: Report | None = None
+
+
+FORWARD: Final = CallVerdict(forward=True)
+"""The verdict of every valid call (one shared value: the per-call path builds nothing)."""
+
+
+class ToolIssue(Issue):
+    """A finding about the tool as a whole, not about a keyword of its ``inputSchema``.
+
+    Same fields and JSON as :class:`~mcp_guard.core.Issue` (``keyword`` names the tool's
+    field at fault: ``name``, ``inputSchema``; ``schema`` for a schema the guard could not
+    classify; ``schema_path`` is ``""``). Its ``message`` is the whole reason, fit for the
+    rejection's text and for the log (it holds no tool name and no value).
+    """
+
+    __slots__ = ()
+
+
+def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:
+    """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
+
+    Args:
+        tool: the tool's name.
+        report: the findings (schema findings when ``schema_broken``, else argument ones).
+        schema_broken: the tool's schema is the problem (unsupported or malformed), not the
+            arguments; the text then says that changing the arguments will not help.
+        modern: the request is in the 2026-07-28 era, whose results must carry
+            ``resultType`` (``"complete"`` here).
+    """
+    kind = report.kind
+    shown = report.issues[:MAX_REPORTED_ISSUES]
+    issues = [i.to_json() for i in shown]
+    more = len(report.issues) - len(shown)
+    tool_level = [i for i in report.issues if isinstance(i, ToolIssue)]
+    if schema_broken and tool_level:
+        # Refused for what the tool is (listed twice, no inputSchema), not for a keyword of its schema.
+        reasons = "; ".join(i.message for i in tool_level)
+        text = (
+            f"mcp-guard refused this call to `{tool}`: {reasons}. Nothing was sent to the server; changing the "
+            "arguments will not help."
+        )
+    elif not schema_broken:
+        details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
+        if len(report.issues) > MAX_TEXT_ISSUES:
+            details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
+        text = (
+            f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
+            f"so nothing was sent to the server. {details}. Correct the arguments and call again."
+        )
+    elif kind == UNSUPPORTED:
+        details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
+        text = (
+            f"mcp-guard refused this call to `{tool}`: the tool's input schema uses features the guard "
+            f"cannot enforce ({details}), so none of its calls are sent to the server. Changing the "
+            "arguments will not help; the server's schema or the guard's configuration must change."
+        )
+    else:
+        details = "; ".join(f"{i.schema_path or '/'}: {i.message}" for i in report.issues)
+        text = (
+            f"mcp-guard refused this call to `{tool}`: the tool's input schema itself is malformed "
+            f"({details}). This is a fault of the tool's definition, not of the arguments; nothing was sent "
+            "to the server."
+        )
+    detail = {"more_issues": more} if more else {}
+    return refusal_result(str(kind), tool, text, modern=modern, issues=issues, **detail)
+
+
+def refusal_result(
+    kind: str, tool: str, text: str, *, modern: bool, issues: list[Any] | None = None, **detail: Any
+) -> dict[str, Any]:
+    """The ``CallToolResult`` refusing a call: ``text`` for the model, the rejection in ``_meta``.
+
+    Args:
+        kind: the stable code (``validation``, ``unsupported_capability``, ``too_large``,
+            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded``, ``no_canonical_form``).
+        tool: the tool's name as the client calls it.
+        text: the one text item (never an argument value).
+        modern: the request is in the 2026-07-28 era, whose results carry ``resultType``.
+        issues: the findings' JSON (``[]`` for kinds that are not about the schema).
+        detail: further members of the rejection (``limit``, ``retry_after_seconds``, ...).
+    """
+    rejection = {"kind": kind, "tool": tool, "issues": issues if issues is not None else [], **detail}
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": text}],
+        "isError": True,
+        "_meta": {REJECTION_KEY: rejection},
+    }
+    if modern:
+        result["resultType"] = "complete"
+    return result
+
+
+def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: bool) -> CallVerdict:
+    """The schema step of a call to ``tool`` (``arguments``: the call's; ``{}`` when it has none).
+
+    Returns:
+        :data:`FORWARD` when the arguments satisfy a supported schema; otherwise a verdict
+        whose ``result`` refuses the call (the schema's findings when it is unsupported or
+        malformed, the arguments' otherwise), with ``kind`` and ``report``.
+    """
+    if not compiled.supported:
+        report = compiled.report
+        return CallVerdict(
+            result=rejection_result(tool, report, schema_broken=True, modern=modern), kind=report.kind, report=report
+        )
+    report = compiled.check(arguments)
+    if report.ok:
+        return FORWARD
+    return CallVerdict(
+        result=rejection_result(tool, report, schema_broken=False, modern=modern), kind=report.kind, report=report
+    )
+
+
+def unknown_tool(name: str) -> tuple[int, str]:
+    """The JSON-RPC error ``(code, message)`` for a call to a tool that is unknown, or denied or hidden
+    (answered alike, so no answer reveals a hidden tool): -32602, the name cut at 64 characters."""
+    shown = name if len(name) <= 64 else name[:64] + "…"
+    return INVALID_PARAMS, f"Unknown tool: {shown}"

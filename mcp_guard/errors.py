@@ -1,0 +1,36 @@
+"""The exceptions mcp-guard raises for faults, under one root (verdicts are values, never exceptions).
+
+A rejected ``tools/call`` is a result (``Report``, a ``CallToolResult`` with ``isError``), not
+an exception. What is raised is a fault: an upstream that cannot be started or answered, a
+line too long to read, a number JSON cannot carry, a broken config or lock file, a usage
+error. Every such exception derives from :class:`GuardError`::
+
+    GuardError
+     ├── UpstreamStartError     relay.upstream      the upstream cannot be started or connected
+     ├── RequestFailed          peer                a request of the guard's own got no usable answer
+     │    └── ListingFailed     peer                ... the guard's own tools/list
+     ├── LineTooLong            relay.framing       a line over --max-message-bytes (its prefix kept)
+     ├── MessageTooLarge        relay.http_upstream an HTTP body over --max-message-bytes
+     ├── Uncarriable            relay.jsonrpc       a number JSON cannot carry exactly (also ValueError)
+     ├── ConfigError            gateway.config      the gateway config cannot be used
+     ├── LockError              gateway.pinning     the lock file cannot be read or written
+     ├── InvalidCursor          gateway.naming      a cursor the guard did not issue (also ValueError)
+     ├── ListingError           reports.listing     ``check`` cannot list a server
+     ├── DocumentError          reports.documents   a document cannot be read (also ValueError)
+     └── UsageError             commands.reports    a command line that cannot be run
+
+The schema core (:mod:`mcp_guard.core`) imports nothing of the rest of the package: it raises
+Python's own ``ValueError`` (unknown profile) and ``TypeError`` (a value that is not JSON, with
+its pointer) for programming faults. A test (``tests/test_layering.py``) fails when an
+exception class outside the core does not derive from :class:`GuardError`.
+
+This module imports nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = ["GuardError"]
+
+
+class GuardError(Exception):
+    """The root of every exception mcp-guard raises for a fault (see the module docstring for the tree)."""

@@ -1,0 +1,28 @@
+"""The upstream peer: what ``wrap`` and ``serve`` both need to talk to one upstream, written once.
+
+- :mod:`.requests`: the guard's own requests to an upstream (fresh ids with a random nonce,
+  the pending map, the answer or the reason there is none), :class:`RequestFailed`, and the
+  paging of list methods.
+- :mod:`.backoff`: when to start an upstream again after failed or short-lived starts.
+- :mod:`.deadlines`: forwarded requests' timeouts (``--request-timeout``), restarted by progress.
+
+Above the wire vocabulary (:mod:`mcp_guard.wire`, :mod:`mcp_guard.relay.jsonrpc`); below the
+sessions (:mod:`mcp_guard.relay.relay`, :mod:`mcp_guard.gateway.session`), which own a peer
+per upstream and are never imported from here (``tests/test_layering.py``).
+"""
+
+from .backoff import Backoff
+from .deadlines import Deadlines
+from .requests import MAX_LIST_PAGES, IdMint, ListingFailed, OwnRequests, PendingRequest, RequestFailed, list_pages
+
+__all__ = [
+    "MAX_LIST_PAGES",
+    "Backoff",
+    "Deadlines",
+    "IdMint",
+    "ListingFailed",
+    "OwnRequests",
+    "PendingRequest",
+    "RequestFailed",
+    "list_pages",
+]

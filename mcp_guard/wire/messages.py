@@ -1,0 +1,95 @@
+"""Texts of the guard's own JSON-RPC errors that ``wrap`` and ``serve`` both send; no I/O.
+
+Texts never quote a message or an argument value (they may hold secrets): they name the rule
+broken, the limit, or what happened.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from ..core.budget import integer_digit_limit, is_integer_too_long
+
+__all__ = [
+    "DUPLICATE_ID",
+    "GONE",
+    "TRANSPORT_PREFIX",
+    "UNANSWERED_DROPPED",
+    "error_reason",
+    "parse_error_text",
+    "too_long_text",
+]
+
+GONE: Final = (
+    "mcp-guard: the upstream server went away before answering (it exited, crashed or closed its connection); "
+    "the request was not re-sent"
+)
+"""The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
+
+DUPLICATE_ID: Final = (
+    "Invalid Request: a request with this id is still in flight (JSON-RPC ids must be unique among a "
+    "client's open requests); it was not forwarded"
+)
+"""The JSON-RPC error message (code -32600) for a request reusing the id of one not answered yet."""
+
+UNANSWERED_DROPPED: Final = (
+    "dropped an answer from the upstream to an id the guard has no request open for (never sent to it, "
+    "refused by the guard, or answered already)"
+)
+"""The log line for an upstream response that answers no request in flight (it never reaches the client)."""
+
+TRANSPORT_PREFIX: Final = "mcp-guard: "
+"""Error messages starting so were written by the guard's own transport (the HTTP upstream could not
+deliver the request: connection refused, HTTP 401, ...), not by the upstream server."""
+
+
+def too_long_text(limit: int) -> str:
+    """The -32600 message for a client message over ``limit`` bytes (``--max-message-bytes``)."""
+    return (
+        f"Invalid Request: the message is longer than the guard's limit of {limit} bytes "
+        "(--max-message-bytes); it was not forwarded"
+    )
+
+
+def parse_error_text(exc: BaseException, what: str) -> str:
+    """The message of the JSON-RPC -32700 answer to a client message that did not parse: which rule it broke.
+
+    Args:
+        exc: what the parser raised (``ValueError``, ``RecursionError``).
+        what: how the message came (``line`` on stdio, ``body`` over HTTP).
+
+    The message is never quoted (it may hold secrets): the text names the rule, and for
+    invalid JSON the parser's own description and the character offset.
+    """
+    if isinstance(exc, RecursionError):
+        return f"Parse error: the {what} nests deeper than the guard parses; nothing was forwarded"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"Parse error: the {what} is not UTF-8 (at byte {exc.start}); nothing was forwarded"
+    if is_integer_too_long(exc):
+        return (
+            f"Parse error: the {what} holds an integer literal of more than {integer_digit_limit():,} digits, the "
+            "most the guard parses (a limit against denial of service); nothing was forwarded"
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return f"Parse error: the {what} is not valid JSON ({exc.msg} at character {exc.pos}); nothing was forwarded"
+    return f"Parse error: the {what} is not valid JSON; nothing was forwarded"
+
+
+def error_reason(method: str, error: Any) -> str:
+    """Why a request of the guard's own failed, from the error response it got (for ``RequestFailed``).
+
+    An error the transport wrote (:data:`TRANSPORT_PREFIX`) says what happened (nothing
+    answered); an error of the server's is named with its code and message (at most 200
+    characters: it is the server's text about the guard's own request, which holds no client
+    arguments).
+    """
+    code = error.get("code") if type(error) is dict else None
+    message = error.get("message") if type(error) is dict else None
+    if type(message) is str and message.startswith(TRANSPORT_PREFIX):
+        return message.removeprefix(TRANSPORT_PREFIX)
+    text = f"the upstream answered {method} with error {code if type(code) is int else '(no code)'}"
+    if type(message) is str and message.strip():
+        shown = message.strip()
+        text += f" ({shown[:200]}{'…' if len(shown) > 200 else ''})"
+    return text
