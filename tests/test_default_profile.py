@@ -202,7 +202,7 @@ def test_check_config_without_guard_profile_judges_under_extended(tmp_path: Path
     import io
     import sys
 
-    from mcp_guard.gateway import commands
+    from mcp_guard.commands import gateway as commands
 
     sigma = PACKAGE.parent / "fixtures" / "sigma" / "server.py"
     config = tmp_path / "gateway.json"
