@@ -5,9 +5,12 @@ classified unsupported and its calls are refused before they reach the upstream 
 
 The public API is the schema core (pure Python, no I/O):
 
-- :func:`classify` ``(schema, *, profile="standard") -> Report``
-- :func:`compile` ``(schema, *, profile="standard") -> Compiled``; ``Compiled.check(arguments) -> Report``
-- :func:`check` ``(schema, arguments, *, profile="standard") -> Report``
+- :func:`classify` ``(schema, *, profile=DEFAULT_PROFILE) -> Report``
+- :func:`compile` ``(schema, *, profile=DEFAULT_PROFILE) -> Compiled``; ``Compiled.check(arguments) -> Report``
+- :func:`check` ``(schema, arguments, *, profile=DEFAULT_PROFILE) -> Report``
+
+:data:`DEFAULT_PROFILE` (``"extended"``) is the profile of every command and function not
+given one; :data:`PROFILES` names them all.
 
 Exceptions (faults, never verdicts)::
 
@@ -15,11 +18,25 @@ Exceptions (faults, never verdicts)::
     TypeError    a Python value that is not JSON (tuple, set, bytes, non-string key), with its pointer
 """
 
-from .core import UNSUPPORTED, VALIDATION, Compiled, Issue, Kind, Report, check, classify, compile
+from .core import (
+    DEFAULT_PROFILE,
+    PROFILES,
+    UNSUPPORTED,
+    VALIDATION,
+    Compiled,
+    Issue,
+    Kind,
+    Report,
+    check,
+    classify,
+    compile,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILES",
     "UNSUPPORTED",
     "VALIDATION",
     "Compiled",

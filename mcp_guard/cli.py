@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from . import __version__
+from .core.profiles import DEFAULT_PROFILE, PROFILE_CHOICES, PROFILES, SUMMARIES
 from .safe_text import escape
 
 if TYPE_CHECKING:
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def profile_help() -> str:
+    """The ``--profile`` help: every profile of ``core.PROFILES`` in a phrase, the default marked."""
+    return "; ".join(f"{name}{' (default)' if name == DEFAULT_PROFILE else ''} {SUMMARIES[name]}" for name in PROFILES)
 
 
 class SafeFormatter(logging.Formatter):
@@ -72,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run as an MCP server on stdio (or, with --http, over streamable HTTP at /mcp); spawn "
         "COMMAND as the upstream MCP server (stdio), or connect to the streamable HTTP MCP endpoint given with "
         "--upstream-url, and check every tools/call against the tool's inputSchema before forwarding it.",
-        usage="mcp-guard wrap [--profile standard|strict] [--hide-unsupported] [--log-level LEVEL] "
+        usage=f"mcp-guard wrap [--profile {PROFILE_CHOICES}] [--hide-unsupported] [--log-level LEVEL] "
         "[--http [HOST:]PORT [HTTP OPTIONS]] -- COMMAND [ARGS...]\n"
         "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
         epilog="When the upstream exits or crashes, requests it left unanswered get a JSON-RPC error, and the "
@@ -204,10 +210,9 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
-        choices=("standard", "strict", "extended"),
-        default="standard",
-        help="standard (default) also accepts annotations such as title and default, and a root $schema "
-        "of a compatible dialect; strict accepts only the reference host's keyword table",
+        choices=PROFILES,
+        default=DEFAULT_PROFILE,
+        help=profile_help(),
     )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="stderr log level (default info)")
 

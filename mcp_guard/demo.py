@@ -1,9 +1,14 @@
 """``mcp-guard demo``: the guard over the built-in Sigma fixture server, driven by a real MCP client.
 
-Starts ``mcp-guard wrap -- python fixtures/sigma/server.py`` as a subprocess, connects to it
-with the MCP SDK's client over stdio (as Claude Desktop or Cursor would), lists the tools,
-makes valid, invalid and unsupported calls, and prints what was forwarded and what was
-refused and why. The demo is a client, not a server: its report goes to stdout.
+Starts ``mcp-guard wrap -- python fixtures/sigma/server.py --beyond`` as a subprocess,
+connects to it with the MCP SDK's client over stdio (as Claude Desktop or Cursor would),
+lists the tools, makes valid, invalid and unsupported calls, and prints what was forwarded
+and what was refused and why. The demo is a client, not a server: its report goes to stdout.
+
+The upstream lists the ten Sigma tools, the fixture's extras (``add``, a malformed schema,
+and three schemas that need the ``extended`` profile: ``pattern`` and ``format``,
+``maximum``, a local ``$ref``) and, with ``--beyond``, four schemas no profile supports
+(OpenAPI's ``nullable`` and ``discriminator``, a remote ``$ref``, ``$dynamicRef``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from .core import DEFAULT_PROFILE
 from .wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 __all__ = ["DEMO_CALLS", "fixture_server_path", "run_demo"]
@@ -40,11 +46,37 @@ DEMO_CALLS: list[tuple[str, dict[str, Any] | None, str, str]] = [
     ("add", {"a": 2, "b": 3.0}, "forward", "valid: 3.0 is an integer in JSON Schema"),
     ("add", {"a": 2, "b": 3, "c": 4}, "refuse", "an extra property where additionalProperties is false"),
     ("bash", None, "refuse", "no arguments at all: validated as {}"),
-    ("fetch_page", {"url": "https://example.com"}, "refuse", "the schema uses pattern and format"),
-    ("broken_tool", {"count": 1}, "refuse", "the tool's schema itself is malformed"),
+    ("fetch_page", {"url": "https://example.com"}, "forward", "valid: an https URI, matching the schema's pattern"),
+    ("fetch_page", {"url": "ftp://example.com/page"}, "refuse", "a URI that does not match the pattern ^https?://"),
+    ("resize_image", {"path": "cat.png", "width": 8192}, "refuse", "a width above its maximum of 4096"),
+    ("lookup_user", {"user": {"id": 0}}, "refuse", "a $ref'd definition is enforced too: id below its minimum"),
+    (
+        "create_event",
+        {"title": "Standup", "starts_at": "2026-12-01T09:00:00Z"},
+        "unsupported",
+        "unsupported: OpenAPI's nullable is not JSON Schema",
+    ),
+    (
+        "send_payment",
+        {"amount_cents": 100, "method": {"kind": "card", "card_token": "t"}},
+        "unsupported",
+        "unsupported: OpenAPI's discriminator is not JSON Schema",
+    ),
+    (
+        "ship_order",
+        {"order_id": "A1", "address": {}},
+        "unsupported",
+        "unsupported: a $ref to a schema on the web (nothing is fetched)",
+    ),
+    ("broken_tool", {"count": 1}, "unsupported", "the tool's schema itself is malformed"),
     ("no_such_tool", {}, "error", "a tool the server does not have"),
 ]
-"""(tool, arguments or None for none, expected outcome: forward | refuse | error, what it shows)."""
+"""(tool, arguments or None for none, expected outcome, what it shows).
+
+Outcomes: ``forward``; ``refuse`` (the arguments fail the schema: kind ``validation``);
+``unsupported`` (the tool is refused as a whole, with a kind its listed verdict gave);
+``error`` (a JSON-RPC error). They are those of the default profile, ``extended``; under a
+profile that lists a tool unsupported, every call to it must be ``unsupported``."""
 
 
 def fixture_server_path() -> Path:
@@ -77,7 +109,17 @@ def _line(out: TextIO, text: str = "") -> None:
         os.close(devnull)
 
 
-async def run_demo(*, profile: str = "standard", log_level: str = "info", out: TextIO | None = None) -> int:
+def _refused_as_expected(expected: str, kind: str, verdict: dict[str, Any] | None) -> bool:
+    """Whether a refusal of ``kind`` is the one a row expecting ``expected`` wants (see :data:`DEMO_CALLS`)."""
+    if expected == "refuse":
+        return kind == "validation" and verdict is not None and bool(verdict.get("supported"))
+    if expected == "unsupported":
+        listed = {i.get("kind") for i in verdict.get("issues", [])} if verdict is not None else set()
+        return verdict is not None and not verdict.get("supported") and kind in listed
+    return False
+
+
+async def run_demo(*, profile: str = DEFAULT_PROFILE, log_level: str = "info", out: TextIO | None = None) -> int:
     """Run the demo; write a readable report to ``out`` (default stdout); return 0 on success.
 
     Returns 1 when the guard did not behave as the demo expects (a refused call was
@@ -102,6 +144,7 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
             "--",
             sys.executable,
             str(server),
+            "--beyond",
         ],
     )
     failures = 0
@@ -112,6 +155,7 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
         ):
             await session.initialize()
             listed = await session.list_tools()
+            verdicts: dict[str, dict[str, Any]] = {t.name: (t.meta or {}).get(SCHEMA_KEY, {}) for t in listed.tools}
             _line(out, f"mcp-guard demo — profile {profile}; upstream: the Sigma fixture server ({server})")
             _line(out)
             _line(out, f"tools/list through the guard: {len(listed.tools)} tools")
@@ -127,6 +171,10 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
             _line(out, "tools/call through the guard:")
             for name, arguments, expected, what in DEMO_CALLS:
                 shown_args = "(no arguments)" if arguments is None else json.dumps(arguments)
+                verdict = verdicts.get(name)
+                if verdict is not None and not verdict.get("supported") and expected in ("forward", "refuse"):
+                    what += f"; but profile {profile} does not support this tool's schema"
+                    expected = "unsupported"
                 _line(out, f"• {name} {shown_args}  — {what}")
                 try:
                     result = await session.send_request(  # type: ignore[type-var]
@@ -147,7 +195,7 @@ async def run_demo(*, profile: str = "standard", log_level: str = "info", out: T
                     for issue in rejection["issues"]:
                         where = issue["instance_path"] if issue["instance_path"] is not None else issue["schema_path"]
                         _line(out, f"        {issue['keyword']:<21} {where or '(root)':<14} {issue['message']}")
-                    failures += expected != "refuse"
+                    failures += not _refused_as_expected(expected, rejection["kind"], verdict)
         errlog.seek(0)
         log_text = errlog.read()
     _line(out)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..core.profiles import PROFILE_CHOICES
 from ..errors import GuardError
 from ..reports.documents import DocumentError, loads, read_text
 
@@ -55,7 +56,7 @@ def add_commands(
         "subset and its JSON Pointer) or malformed. Lists every page of a live server as a client declaring "
         "sampling, elicitation and roots. Exit status: 0 nothing hits --fail-on, 1 something does, 2 usage "
         "errors or an upstream that cannot be reached.",
-        usage="mcp-guard check [--profile standard|strict] [--json] [--fail-on unsupported|malformed|never] "
+        usage=f"mcp-guard check [--profile {PROFILE_CHOICES}] [--json] [--fail-on unsupported|malformed|never] "
         "(--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]... "
         "| --config FILE | -- COMMAND [ARGS...])",
     )
@@ -114,7 +115,7 @@ def add_commands(
         "object, or a tool definition (Arcade preview format); `//` and `/* */` comments allowed; `-` reads stdin. "
         "With --arguments, check them as the guard would check a tools/call. Exit status: 0 supported (and the "
         "arguments pass), 1 not, 2 usage errors.",
-        usage="mcp-guard schema [--profile standard|strict] [--json] FILE [--arguments JSON | --arguments @FILE]",
+        usage=f"mcp-guard schema [--profile {PROFILE_CHOICES}] [--json] FILE [--arguments JSON | --arguments @FILE]",
     )
     common(schema)
     schema.set_defaults(command_parser=schema)
@@ -129,7 +130,7 @@ def add_commands(
         help="judge toolcall-verifier documents (v1, v2): valid or deterministic_invalid, with every check",
         description="Read one toolcall-verifier-input/v1 or /v2 document (JSON) or many (JSONL, one per line) and "
         "give each a deterministic verdict with every check. Exit status: 0 all valid, 1 any invalid, 2 usage errors.",
-        usage="mcp-guard verify [--profile standard|strict] [--json] FILE|-",
+        usage=f"mcp-guard verify [--profile {PROFILE_CHOICES}] [--json] FILE|-",
     )
     common(verify)
     verify.set_defaults(command_parser=verify)

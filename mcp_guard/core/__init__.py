@@ -2,17 +2,20 @@
 
 Pure Python: imports neither ``mcp`` nor ``anyio``. Entry points: :func:`classify`,
 :func:`compile`, :func:`check`; verdicts are :class:`Report` values, never exceptions.
-Exceptions are faults: ``ValueError`` (unknown profile), ``TypeError`` (a Python value
-that is not JSON, with its pointer).
+Every function taking a ``profile`` defaults to :data:`DEFAULT_PROFILE`; :data:`PROFILES`
+lists the valid names (both defined once, in ``profiles``). Exceptions are faults:
+``ValueError`` (unknown profile), ``TypeError`` (a Python value that is not JSON, with its
+pointer).
 """
 
 from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
-from .compiler import ALL_PROFILES as PROFILES
 from .compiler import Compiled, check, classify, compile
 from .keywords import KEYWORDS
+from .profiles import DEFAULT_PROFILE, PROFILES, ProfileName
 from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Note, Report
 
 __all__ = [
+    "DEFAULT_PROFILE",
     "KEYWORDS",
     "MAX_ENUM_CHOICES",
     "MAX_SCHEMA_DEPTH",
@@ -25,6 +28,7 @@ __all__ = [
     "Issue",
     "Kind",
     "Note",
+    "ProfileName",
     "Report",
     "check",
     "classify",

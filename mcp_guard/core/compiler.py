@@ -29,7 +29,6 @@ from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
     KEYWORDS,
     PROFILE_KEYWORDS,
-    PROFILES,
     TYPE_PARTS,
     Keyword,
     OneOf,
@@ -37,12 +36,10 @@ from .keywords import (
     TypeName,
     where,
 )
+from .profiles import DEFAULT_PROFILE, PROFILES
 from .report import OK_REPORT, UNSUPPORTED, VALIDATION, Issue, Note, Report
 
-__all__ = ["ALL_PROFILES", "MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
-
-ALL_PROFILES: Final = PROFILES | {"extended"}
-"""Every profile ``compile`` takes: the keyword table's ``standard`` and ``strict``, and ``extended``."""
+__all__ = ["MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
 
 
 Path = tuple[str | int, ...]
@@ -353,7 +350,7 @@ class Compiled:
 
     Attributes:
         report: the classification (spec decisions 13, 14).
-        profile: ``"standard"``, ``"strict"`` or ``"extended"``.
+        profile: the profile that judged, one of ``profiles.PROFILES``.
         notes: :class:`~.report.Note` values, what the report must say that is not a finding
             (``extended``: a ``format`` that 2020-12 does not define is an annotation, E4); ``()``
             for the other profiles. A deferred schema's notes are its own (the verdict walk passes
@@ -506,8 +503,8 @@ def _generate(root: Node | XNode) -> tuple[Valid, Collect, str]:
 
 
 def _profile(profile: str) -> str:
-    if profile not in ALL_PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(ALL_PROFILES)}")
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {list(PROFILES)}")
     return profile
 
 
@@ -525,13 +522,13 @@ def _compile_extended(schema: Any, defer: bool, known_json: bool) -> Compiled:
     return Compiled(OK_REPORT, root, "extended", notes=notes)
 
 
-def compile(schema: Any, *, profile: str = "standard", defer: bool = False, known_json: bool = False) -> Compiled:
+def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False, known_json: bool = False) -> Compiled:
     """Classify ``schema`` completely and compile it when it is inside the subset.
 
     Args:
         schema: a tool's ``inputSchema`` as a JSON value.
-        profile: ``"standard"`` (default), ``"strict"`` (spec, "Two profiles") or ``"extended"``
-            (spec, "The extended profile").
+        profile: one of ``profiles.PROFILES``: ``"extended"`` (spec, "The extended profile"),
+            ``"standard"`` and ``"strict"`` (spec, "Two profiles"); default ``profiles.DEFAULT_PROFILE``.
         defer: classify a clean schema with the verdict-only walk (no paths, no parts) and
             build its validator from ``schema`` on the first :meth:`Compiled.check`: a long
             ``tools/list`` then costs one light walk per tool. The caller must not change
@@ -596,7 +593,7 @@ def compile(schema: Any, *, profile: str = "standard", defer: bool = False, know
     return Compiled(Report(tuple(issues)), None, profile)
 
 
-def classify(schema: Any, *, profile: str = "standard") -> Report:
+def classify(schema: Any, *, profile: str = DEFAULT_PROFILE) -> Report:
     """Classify ``schema`` against the subset: every finding, no arguments involved.
 
     Same arguments and errors as :func:`compile`; returns ``compile(...).report``.
@@ -604,7 +601,7 @@ def classify(schema: Any, *, profile: str = "standard") -> Report:
     return compile(schema, profile=profile).report
 
 
-def check(schema: Any, arguments: Any, *, profile: str = "standard") -> Report:
+def check(schema: Any, arguments: Any, *, profile: str = DEFAULT_PROFILE) -> Report:
     """Classify ``schema``, then, only if it is supported, validate ``arguments`` against it.
 
     The one-shot convenience; the relay compiles once per tool instead. Raises as

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 PROFILES = frozenset({"standard", "strict"})
-"""The two profiles of the spec ("Two profiles")."""
+"""The profiles whose keywords this table holds (spec, "Two profiles"); every valid name is ``profiles.PROFILES``."""
 
 SUPPORTED_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
 """``type`` values the subset enforces (spec table, ``type``)."""

@@ -50,6 +50,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from ..core.profiles import DEFAULT_PROFILE, ProfileName
 from ..errors import GuardError
 
 __all__ = [
@@ -236,7 +237,7 @@ class GuardSettings(_Model):
     """The optional ``"guard"`` section. Every key is optional.
 
     Attributes:
-        profile: the schema subset profile, ``"standard"`` (default) or ``"strict"``.
+        profile: the schema profile, one of ``core.PROFILES`` (default ``core.DEFAULT_PROFILE``).
         name_format: how tools and prompts are exposed; must contain ``{tool}`` and may
             contain ``{server}`` (default ``"{server}__{tool}"``). The result is made to fit
             ``^[a-zA-Z0-9_-]{1,64}$``.
@@ -256,7 +257,7 @@ class GuardSettings(_Model):
         servers: per upstream settings; each key must name a server of the config.
     """
 
-    profile: Literal["standard", "strict"] = "standard"
+    profile: ProfileName = DEFAULT_PROFILE
     name_format: str = DEFAULT_NAME_FORMAT
     unsupported: Literal["reject", "hide"] = "reject"
     allow: list[Pattern] | None = None

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..calls.refusals import CallVerdict, ToolIssue, schema_verdict, unknown_tool
-from ..core import UNSUPPORTED, VALIDATION, Compiled, Report, compile
+from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
 from ..wire.meta import META_PREFIX, SCHEMA_KEY, is_modern
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -63,7 +63,8 @@ DUPLICATE_NAME: Final = (
 
 def _refused(kind: str, keyword: str, message: str) -> Compiled:
     """A tool the guard refuses as a whole, for a reason outside its schema's keywords (a :class:`ToolIssue`)."""
-    return Compiled(Report((ToolIssue(kind, keyword, "", None, message),)), None, "standard")  # type: ignore[arg-type]
+    # No profile judged it; the label is the default's, never read for a tool with no validator.
+    return Compiled(Report((ToolIssue(kind, keyword, "", None, message),)), None, DEFAULT_PROFILE)  # type: ignore[arg-type]
 
 
 def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
@@ -85,7 +86,7 @@ class ToolTable:
     """The latest listed schema of every tool, compiled; emptied on ``list_changed``.
 
     Attributes:
-        profile: ``"standard"`` or ``"strict"``.
+        profile: one of ``core.PROFILES``; default ``core.DEFAULT_PROFILE``.
         hide_unsupported: leave unsupported tools out of lists and treat them as unknown.
         label: put before the counts line logged when a complete listing's counts change
             (``"upstream fs: "``); ``None``: the table logs no counts.
@@ -100,7 +101,9 @@ class ToolTable:
         listening: such a stream is open and acknowledged ``toolsListChanged``.
     """
 
-    def __init__(self, profile: str = "standard", *, hide_unsupported: bool = False, label: str | None = "") -> None:
+    def __init__(
+        self, profile: str = DEFAULT_PROFILE, *, hide_unsupported: bool = False, label: str | None = ""
+    ) -> None:
         compile({}, profile=profile)  # raises ValueError for an unknown profile, early
         self.label = label
         self.profile = profile

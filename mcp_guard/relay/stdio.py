@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 
+from ..core import DEFAULT_PROFILE
 from .framing import DEFAULT_MAX_LINE, claim_stdio
 from .guard import ToolTable
 from .http_upstream import DEFAULT_MAX_MESSAGE_BYTES, http_connector, shown_url
@@ -36,7 +37,7 @@ DEFAULT_GUARD_REQUEST_TIMEOUT = 30.0
 async def wrap_stdio(
     command: Sequence[str],
     *,
-    profile: str = "standard",
+    profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
     request_timeout: float | None = None,
     max_message_bytes: int = DEFAULT_MAX_LINE,
@@ -45,7 +46,7 @@ async def wrap_stdio(
 
     Args:
         command: the upstream server's executable and arguments.
-        profile: ``"standard"`` or ``"strict"``.
+        profile: one of ``core.PROFILES``; default ``core.DEFAULT_PROFILE``.
         hide_unsupported: leave unsupported tools out of ``tools/list``.
         request_timeout: seconds a forwarded client request may wait for the upstream's
             answer (None: no limit); also the limit for the guard's own requests (default
@@ -101,7 +102,7 @@ async def wrap_stdio_http(
     url: str,
     headers: Mapping[str, str] | None = None,
     *,
-    profile: str = "standard",
+    profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     request_timeout: float | None = None,

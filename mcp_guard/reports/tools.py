@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ..core import VALIDATION, Issue, Report, compile
+from ..core import DEFAULT_PROFILE, VALIDATION, Issue, Report, compile
 from ..safe_text import escape  # names and keys come from servers and files: no forged lines, no terminal control
 from .documents import FieldError
 from .tool_definitions import (
@@ -141,12 +141,12 @@ def _judged(schema: Any, profile: str) -> tuple[Report, tuple[DefinitionNote, ..
     return compiled.report, notes
 
 
-def judge_tool(entry: Any, *, profile: str = "standard", index: int = 0) -> ToolReport:
+def judge_tool(entry: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0) -> ToolReport:
     """Judge one tool entry: an MCP tool object, or a tool definition (Arcade preview format).
 
     Args:
         entry: the parsed JSON value of the entry.
-        profile: ``"standard"``, ``"strict"`` or ``"extended"``.
+        profile: one of ``core.PROFILES``; default ``core.DEFAULT_PROFILE``.
         index: the entry's position in its list (kept in the report).
 
     Raises:
@@ -195,7 +195,7 @@ def judge_tool(entry: Any, *, profile: str = "standard", index: int = 0) -> Tool
     )
 
 
-def judge_tools(entries: Sequence[Any], *, profile: str = "standard") -> list[ToolReport]:
+def judge_tools(entries: Sequence[Any], *, profile: str = DEFAULT_PROFILE) -> list[ToolReport]:
     """Judge every entry (:func:`judge_tool`); tools sharing a name are marked unsupported
     (``duplicate_name`` note) unless they are malformed already."""
     reports = [judge_tool(entry, profile=profile, index=i) for i, entry in enumerate(entries)]
@@ -310,7 +310,11 @@ class ToolsReport:
 
 
 def report_tools(
-    entries: Sequence[Any], *, profile: str = "standard", server: dict[str, Any] | None = None, source: str = "file"
+    entries: Sequence[Any],
+    *,
+    profile: str = DEFAULT_PROFILE,
+    server: dict[str, Any] | None = None,
+    source: str = "file",
 ) -> ToolsReport:
     """The :class:`ToolsReport` of a list of tool entries (:func:`judge_tools` under ``profile``)."""
     return ToolsReport(judge_tools(entries, profile=profile), profile, server=server, source=source)

@@ -67,7 +67,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
-from ..core import UNSUPPORTED, Report, compile
+from ..core import DEFAULT_PROFILE, UNSUPPORTED, Report, compile
 from .documents import DocumentError, FieldError, field_errors, iter_lines, loads
 from .tools import escape
 
@@ -341,12 +341,12 @@ def _arguments_check(position: int, call: Call, tool: AvailableTool, compiled: A
     )
 
 
-def verify_document(value: Any, *, profile: str = "standard", index: int = 0, line: int | None = None) -> Verdict:
+def verify_document(value: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0, line: int | None = None) -> Verdict:
     """The deterministic verdict on one document (a parsed JSON value), with every check.
 
     Args:
         value: the document.
-        profile: ``"standard"`` or ``"strict"``, for the arguments check.
+        profile: one of ``core.PROFILES``, for the arguments check (default ``core.DEFAULT_PROFILE``).
         index: the document's position, kept in the verdict.
         line: the line the document starts on, kept in the verdict.
 
@@ -437,7 +437,7 @@ def _is_document_line(line: str) -> bool:
     return type(value) is dict and "schema_version" in value
 
 
-def verify_text(text: str, *, profile: str = "standard", name: str | None = None) -> list[Verdict]:
+def verify_text(text: str, *, profile: str = DEFAULT_PROFILE, name: str | None = None) -> list[Verdict]:
     """The verdicts on every document of a text: one JSON document, or JSONL.
 
     The text is one document when it parses as one JSON value. Otherwise it is JSONL (one

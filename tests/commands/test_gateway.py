@@ -52,7 +52,8 @@ def test_example_config_loads() -> None:
 
 def write_config(tmp_path: Path, servers: dict[str, Any], guard: dict[str, Any] | None = None) -> Path:
     path = tmp_path / "gateway.json"
-    path.write_text(json.dumps({"mcpServers": servers, "guard": guard or {}}), encoding="utf-8")
+    guard = {"profile": "standard", **(guard or {})}  # the profile these tests were written for
+    path.write_text(json.dumps({"mcpServers": servers, "guard": guard}), encoding="utf-8")
     return path
 
 

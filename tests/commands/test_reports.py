@@ -20,6 +20,9 @@ BROKEN_TOOL = {"name": "bad", "inputSchema": {"type": "object", "properties": {"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run a command under the standard profile these tests were written for (a later ``--profile`` wins)."""
+    if argv and argv[0] in ("check", "schema", "verify"):
+        argv = (argv[0], "--profile", "standard", *argv[1:])
     status = main(list(argv))
     captured = capsys.readouterr()
     return status, captured.out, captured.err

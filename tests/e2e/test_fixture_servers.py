@@ -24,6 +24,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
 from pydantic import TypeAdapter
 
+from mcp_guard.core import PROFILES, classify
+
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,6 +128,35 @@ async def test_fixture_server_lists_the_files(mode: Literal["legacy", "auto"], o
     assert len(listed.tools) == (10 if only_sigma else 15)
     assert listed.next_cursor is None
     assert [wire_tool(t) for t in listed.tools] == expected
+
+
+BEYOND_NAMES = ["create_event", "outline", "send_payment", "ship_order"]
+BEYOND_KEYWORDS = {
+    "create_event": {"nullable"},
+    "outline": {"$dynamicAnchor", "$dynamicRef"},
+    "send_payment": {"discriminator"},
+    "ship_order": {"$ref"},
+}
+"""The keyword that puts each ``beyond/`` tool outside the extended profile (what the demo shows)."""
+
+
+async def test_fixture_server_beyond_lists_the_tools_no_profile_supports() -> None:
+    """``--beyond``: the 15 tools, then the four of ``beyond/``, each equal to its file."""
+    beyond = tool_files(SIGMA / "beyond")
+    assert [t["name"] for t in beyond] == BEYOND_NAMES
+    with anyio.fail_after(TIMEOUT):
+        async with Client(fixture_params("--beyond")) as client:
+            listed = await client.list_tools()
+    assert [wire_tool(t) for t in listed.tools] == ALL_TOOLS + beyond
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_beyond_tools_are_unsupported_under_every_profile(profile: str) -> None:
+    for tool in tool_files(SIGMA / "beyond"):
+        report = classify(tool["inputSchema"], profile=profile)
+        assert not report.ok and {i.kind for i in report.issues} == {"unsupported_capability"}, tool["name"]
+        if profile == "extended":  # exactly the reason the tool is there for, nothing else
+            assert {i.keyword for i in report.issues} == BEYOND_KEYWORDS[tool["name"]], tool["name"]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

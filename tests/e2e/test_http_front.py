@@ -108,6 +108,8 @@ async def open_guard(
         "-m",
         "mcp_guard",
         "wrap",
+        "--profile",
+        "standard",
         "--http",
         "127.0.0.1:0",
         *options,
@@ -1194,7 +1196,18 @@ def test_command_line_usage_errors(arguments: list[str], complaint: str) -> None
     """Bad HTTP options are usage errors (status 2) that name the problem."""
     env = {k: v for k, v in os.environ.items() if k != "MCP_GUARD_SURELY_UNSET"}
     done = subprocess.run(
-        [sys.executable, "-m", "mcp_guard", "wrap", *arguments, "--", sys.executable, str(SIGMA_SERVER)],
+        [
+            sys.executable,
+            "-m",
+            "mcp_guard",
+            "wrap",
+            "--profile",
+            "standard",
+            *arguments,
+            "--",
+            sys.executable,
+            str(SIGMA_SERVER),
+        ],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,

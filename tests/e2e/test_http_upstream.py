@@ -133,7 +133,7 @@ def free_url() -> str:
 
 def guard_args(url: str, *extra: str) -> list[str]:
     """The guard's command line for ``url``."""
-    return ["-m", "mcp_guard", "wrap", "--upstream-url", url, *extra]
+    return ["-m", "mcp_guard", "wrap", "--profile", "standard", "--upstream-url", url, *extra]
 
 
 def guard_params(url: str, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
@@ -513,7 +513,18 @@ def test_wrap_and_check_take_the_same_header_syntax(tmp_path: Path, flags: list[
     """``wrap`` and ``check`` share one parser: NAME=VALUE and 'NAME: VALUE', ``--header-env`` for both."""
     env = {"UPSTREAM_AUTH": f"Bearer {TOKEN}"}
     with http_server(tmp_path, "--bearer", TOKEN) as upstream:
-        checked = run_cli("check", "--json", "--fail-on", "never", "--upstream-url", upstream.url, *flags, env=env)
+        checked = run_cli(
+            "check",
+            "--profile",
+            "standard",
+            "--json",
+            "--fail-on",
+            "never",
+            "--upstream-url",
+            upstream.url,
+            *flags,
+            env=env,
+        )
         assert checked.returncode == 0, checked.stderr
         assert len(json.loads(checked.stdout)["tools"]) == 23
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}

@@ -16,7 +16,7 @@ Upstreams:
   skipped when not installed. The fetch server gets a proxy on a closed loopback port, so
   even a call that slipped through could not leave the machine: the tests pass offline.
 
-Also ``mcp-guard demo`` in both profiles, as a subprocess.
+Also ``mcp-guard demo`` in every profile and without ``--profile``, as a subprocess.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -37,6 +38,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 from pydantic import TypeAdapter
 
+from mcp_guard.core import DEFAULT_PROFILE, PROFILES, classify
 from mcp_guard.demo import DEMO_CALLS
 from mcp_guard.wire.meta import REJECTION_KEY, SCHEMA_KEY
 
@@ -523,17 +525,53 @@ async def test_fetch_is_unsupported_and_never_forwarded(mode: Mode) -> None:
 # mcp-guard demo
 
 
-@pytest.mark.parametrize("profile", ["standard", "strict"])
-async def test_demo_runs_clean(profile: str) -> None:
-    """``mcp-guard demo`` exits 0 and shows every outcome; Sigma has no annotations, so strict too."""
+def _demo_outcomes(profile: str) -> Counter[str]:
+    """What the demo's calls must come to under ``profile``: a row's outcome (written for the
+    default profile), except that every call to a tool the profile does not support is refused."""
+    folder = SIGMA_SERVER.parent
+    files = [*folder.glob("*.json"), *(folder / "extra").glob("*.json"), *(folder / "beyond").glob("*.json")]
+    schemas = {t["name"]: t["inputSchema"] for t in (json.loads(f.read_text(encoding="utf-8")) for f in files)}
+    outcomes: Counter[str] = Counter()
+    for name, _, expected, _ in DEMO_CALLS:
+        if expected in ("forward", "refuse") and not classify(schemas[name], profile=profile).ok:
+            expected = "unsupported"
+        outcomes[expected] += 1
+    return outcomes
+
+
+@pytest.mark.parametrize("profile", [None, *PROFILES])
+async def test_demo_runs_clean(profile: str | None) -> None:
+    """``mcp-guard demo`` exits 0 and shows every outcome under every profile (Sigma has no
+    annotations, so strict too); without ``--profile`` it runs under the default."""
+    flag = [] if profile is None else ["--profile", profile]
     with anyio.fail_after(TIMEOUT):
-        done = await anyio.run_process([sys.executable, "-m", "mcp_guard", "demo", "--profile", profile], check=False)
+        done = await anyio.run_process([sys.executable, "-m", "mcp_guard", "demo", *flag], check=False)
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
-    assert f"profile {profile}" in out
-    assert out.count("✔ forwarded") == sum(call[2] == "forward" for call in DEMO_CALLS)
-    assert out.count("✘ refused (") == sum(call[2] == "refuse" for call in DEMO_CALLS)
-    assert "refused (validation)" in out
+    profile = profile or DEFAULT_PROFILE
+    assert f"mcp-guard demo — profile {profile};" in out
+    outcomes = _demo_outcomes(profile)
+    assert out.count("✔ forwarded") == outcomes["forward"] >= 4
+    assert out.count("✘ refused (") == outcomes["refuse"] + outcomes["unsupported"]
+    assert out.count("✘ refused (validation)") >= outcomes["refuse"] >= 5
     assert "refused (unsupported_capability)" in out
-    assert out.count("✘ JSON-RPC error -32602") == sum(call[2] == "error" for call in DEMO_CALLS) == 1
+    assert out.count("✘ JSON-RPC error -32602") == outcomes["error"] == 1
     assert "did not turn out as expected" not in out
+
+
+async def test_wrap_without_profile_enforces_extended() -> None:
+    """``mcp-guard wrap -- SERVER`` (no ``--profile``) enforces the default profile, extended:
+    ``maximum``, ``pattern`` and a local ``$ref`` are enforced, not refused as unsupported."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_guard", "wrap", "--", *SIGMA])
+    with anyio.fail_after(TIMEOUT):
+        async with connect(params, "auto") as client:
+            verdicts = {t["name"]: t["_meta"][SCHEMA_KEY]["supported"] for t in (await list_raw(client))["tools"]}
+            refused = await call_raw(client, "resize_image", {"path": "cat.png", "width": 8192})
+            forwarded = await call_raw(client, "fetch_page", {"url": "https://example.com"})
+    assert DEFAULT_PROFILE == "extended"
+    assert verdicts["resize_image"] and verdicts["fetch_page"] and verdicts["lookup_user"]
+    assert not verdicts["broken_tool"]
+    rejection = refused["_meta"][REJECTION_KEY]
+    assert rejection["kind"] == V
+    assert [(i["keyword"], i["instance_path"]) for i in rejection["issues"]] == [("maximum", "/width")]
+    assert REJECTION_KEY not in (forwarded.get("_meta") or {})

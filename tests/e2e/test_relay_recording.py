@@ -314,7 +314,18 @@ async def open_guard(
     environment.update(env or {})
     name, value = marker.split("=")
     environment[name] = value  # the guard passes its environment on: this finds the upstream's pid
-    command = [sys.executable, "-m", "mcp_guard", "wrap", *args, "--", sys.executable, str(server)]
+    command = [
+        sys.executable,
+        "-m",
+        "mcp_guard",
+        "wrap",
+        "--profile",
+        "standard",
+        *args,
+        "--",
+        sys.executable,
+        str(server),
+    ]
     with stderr_path.open("wb") as stderr:
         process = await anyio.open_process(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=environment, cwd=ROOT

@@ -241,10 +241,14 @@ async def open_guard(
     name, value = marker.split("=")
     environment[name] = value  # the guard passes its environment on: this finds its upstreams
     upstream = list(command) if command is not None else [sys.executable, str(FAULTY_SERVER)]
-    argv = [sys.executable, "-m", "mcp_guard", "wrap", *args, "--", *upstream]
+    argv = [sys.executable, "-m", "mcp_guard", "wrap", "--profile", "standard", *args, "--", *upstream]
     if serve:
         config = directory / "gateway.json"
-        config.write_text(json.dumps({"mcpServers": {"f": {"command": upstream[0], "args": upstream[1:]}}}))
+        config.write_text(
+            json.dumps(
+                {"mcpServers": {"f": {"command": upstream[0], "args": upstream[1:]}}, "guard": {"profile": "standard"}}
+            )
+        )
         argv = [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config), *args]
     with stderr_path.open("wb") as stderr:
         process = await anyio.open_process(

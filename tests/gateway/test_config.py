@@ -194,7 +194,7 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "guard bad profile",
         {"mcpServers": {}, "guard": {"profile": "loose"}},
-        "guard.profile: Input should be 'standard' or 'strict'",
+        "guard.profile: Input should be 'extended', 'standard' or 'strict'",
     ),
     (
         "guard zero limit",
@@ -355,7 +355,7 @@ def test_guard_section_defaults_and_values() -> None:
     config = parse({"mcpServers": {"fs": {"command": "x"}}})
     g = config.guard
     assert (g.profile, g.name_format, g.unsupported, g.new_tools, g.page_size) == (
-        "standard",
+        "extended",
         "{server}__{tool}",
         "reject",
         "allow",

@@ -31,7 +31,10 @@ LISTINGS = {"fs": [READ, WRITE, PATTERN], "web": [GET]}
 
 
 def config(guard: dict[str, Any] | None = None) -> GatewayConfig:
-    data = {"mcpServers": {"fs": {"command": "x"}, "web": {"url": "http://127.0.0.1:1/mcp"}}, "guard": guard or {}}
+    data = {
+        "mcpServers": {"fs": {"command": "x"}, "web": {"url": "http://127.0.0.1:1/mcp"}},
+        "guard": {"profile": "standard", **(guard or {})},
+    }
     return parse_config(json.dumps(data), environ={})
 
 

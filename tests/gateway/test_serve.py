@@ -134,7 +134,7 @@ async def serve(config: Path, *extra: str) -> AsyncIterator[Client]:
 
 
 def write_config(path: Path, servers: dict[str, Any], guard: dict[str, Any]) -> Path:
-    path.write_text(json.dumps({"mcpServers": servers, "guard": guard}))
+    path.write_text(json.dumps({"mcpServers": servers, "guard": {"profile": "standard", **guard}}))
     return path
 
 

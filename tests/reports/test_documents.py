@@ -88,7 +88,7 @@ def test_a_schema_literal_no_double_holds_is_not_enforced_rounded() -> None:
     from mcp_guard import classify
 
     schema = loads('{"type":"object","properties":{"x":{"type":"integer","minimum":9007199254740993.0}}}')
-    report = classify(schema)
+    report = classify(schema, profile="standard")
     assert not report.ok and "json" in {issue.keyword for issue in report.issues}
 
 

@@ -78,7 +78,7 @@ def test_json_parameter_becomes_untyped_and_the_tool_unsupported_at_that_paramet
     definition = parsed(document)
     schema = to_mcp_tool(definition)["inputSchema"]
     assert schema["properties"]["payload"] == {"description": "Anything."}
-    report = classify(schema)
+    report = classify(schema, profile="standard")
     assert [(i.kind, i.keyword, i.schema_path) for i in report.issues] == [
         ("unsupported_capability", "type", "/properties/payload")
     ]

@@ -40,16 +40,16 @@ def findings(entry: Any, profile: str = "standard") -> list[tuple[str, str, str]
 
 
 def test_statuses() -> None:
-    assert judge_tool(OK_TOOL).status == "supported"
-    assert judge_tool(UNSUPPORTED_TOOL).status == "unsupported"
+    assert judge_tool(OK_TOOL, profile="standard").status == "supported"
+    assert judge_tool(UNSUPPORTED_TOOL, profile="standard").status == "unsupported"
     assert findings(UNSUPPORTED_TOOL) == [("unsupported_capability", "format", "/properties/u/format")]
-    assert judge_tool(MALFORMED_TOOL).status == "malformed"
-    assert judge_tool(BOTH_TOOL).status == "malformed"  # malformed wins: the definition is at fault
+    assert judge_tool(MALFORMED_TOOL, profile="standard").status == "malformed"
+    assert judge_tool(BOTH_TOOL, profile="standard").status == "malformed"  # malformed wins: the definition is at fault
     assert {f[0] for f in findings(BOTH_TOOL)} == {"validation", "unsupported_capability"}
 
 
 def test_profile_reaches_the_core() -> None:
-    assert judge_tool(TITLED_TOOL).status == "supported"
+    assert judge_tool(TITLED_TOOL, profile="standard").status == "supported"
     assert judge_tool(TITLED_TOOL, profile="strict").status == "unsupported"
     assert findings(TITLED_TOOL, "strict") == [("unsupported_capability", "title", "/title")]
     assert report_tools([TITLED_TOOL], profile="strict").counts()["unsupported"] == 1
@@ -69,23 +69,25 @@ def test_profile_reaches_the_core() -> None:
     ],
 )
 def test_broken_entries_are_malformed_not_fatal(entry: Any, paths: list[str]) -> None:
-    report = judge_tool(entry)
+    report = judge_tool(entry, profile="standard")
     assert report.status == "malformed"
     assert [e.path for e in report.definition_errors] == paths
 
 
 def test_schema_that_is_not_an_object_is_malformed() -> None:
-    report = judge_tool({"name": "x", "inputSchema": "object"})
+    report = judge_tool({"name": "x", "inputSchema": "object"}, profile="standard")
     assert report.status == "malformed"
     assert [(i.kind, i.keyword) for i in report.issues] == [("validation", "schema")]
 
 
 def test_root_without_type_is_supported_though_the_sdk_would_reject_it() -> None:
-    assert judge_tool({"name": "x", "inputSchema": {"properties": {"a": {"type": "string"}}}}).supported
+    assert judge_tool(
+        {"name": "x", "inputSchema": {"properties": {"a": {"type": "string"}}}}, profile="standard"
+    ).supported
 
 
 def test_tool_definition_entry() -> None:
-    report = judge_tool(DEFINITION)
+    report = judge_tool(DEFINITION, profile="standard")
     assert report.source == "tool-definition"
     assert report.status == "supported"
     assert report.input_schema == {
@@ -95,14 +97,16 @@ def test_tool_definition_entry() -> None:
         "additionalProperties": False,
     }
     assert [n.note for n in report.notes] == ["not_inferrable"]
-    broken = judge_tool({**DEFINITION, "version": "zz"})
+    broken = judge_tool({**DEFINITION, "version": "zz"}, profile="standard")
     assert broken.status == "malformed" and broken.name == "Def"
     assert [e.path for e in broken.definition_errors] == ["/version"]
-    assert "malformed definition: must match pattern" in render_table(report_tools([{**DEFINITION, "version": "zz"}]))
+    assert "malformed definition: must match pattern" in render_table(
+        report_tools([{**DEFINITION, "version": "zz"}], profile="standard")
+    )
 
 
 def test_duplicate_names_are_unsupported_both() -> None:
-    reports = judge_tools([OK_TOOL, OK_TOOL, MALFORMED_TOOL, MALFORMED_TOOL, UNSUPPORTED_TOOL])
+    reports = judge_tools([OK_TOOL, OK_TOOL, MALFORMED_TOOL, MALFORMED_TOOL, UNSUPPORTED_TOOL], profile="standard")
     assert [r.status for r in reports] == ["unsupported", "unsupported", "malformed", "malformed", "unsupported"]
     assert [n.note for n in reports[0].notes] == ["duplicate_name"]
     assert "2 tools" in reports[0].notes[0].message
@@ -140,7 +144,7 @@ def test_refused_documents(document: Any) -> None:
     ],
 )
 def test_fail_on(tools: list[Any], unsupported: bool, malformed: bool) -> None:
-    report = report_tools(tools)
+    report = report_tools(tools, profile="standard")
     assert report.fails("unsupported") is unsupported
     assert report.fails("malformed") is malformed
     assert report.fails("never") is False
@@ -149,7 +153,7 @@ def test_fail_on(tools: list[Any], unsupported: bool, malformed: bool) -> None:
 
 
 def test_json_report_shape() -> None:
-    report = report_tools([OK_TOOL, UNSUPPORTED_TOOL, MALFORMED_TOOL, DEFINITION], source="file")
+    report = report_tools([OK_TOOL, UNSUPPORTED_TOOL, MALFORMED_TOOL, DEFINITION], source="file", profile="standard")
     data = json.loads(json.dumps(report.to_json("malformed")))
     assert data["summary"] == {"total": 4, "supported": 2, "unsupported": 1, "malformed": 1}
     assert data["fail_on"] == "malformed" and data["failed"] is True
@@ -162,7 +166,7 @@ def test_json_report_shape() -> None:
 
 
 def test_table_lists_every_finding_with_pointer_and_a_summary() -> None:
-    text = render_table(report_tools([OK_TOOL, BOTH_TOOL, DEFINITION, {"inputSchema": {}}]))
+    text = render_table(report_tools([OK_TOOL, BOTH_TOOL, DEFINITION, {"inputSchema": {}}], profile="standard"))
     lines = text.splitlines()
     assert lines[0].split() == ["TOOL", "STATUS", "KEYWORD", "POINTER", "DETAIL"]
     assert lines[1].split() == ["ok", "supported"]
@@ -176,14 +180,14 @@ def test_table_lists_every_finding_with_pointer_and_a_summary() -> None:
 
 def test_table_escapes_control_characters() -> None:
     evil = {"name": "x\x1b[31m\nFAKE supported", "inputSchema": {"type": "object", "\x07bell": 1}}
-    text = render_table(report_tools([evil]))
+    text = render_table(report_tools([evil], profile="standard"))
     assert "\x1b" not in text and "\x07" not in text
     assert "x\\x1b[31m\\x0aFAKE supported" in text
     assert escape("a\u0085b\x7f") == "a\\u0085b\\x7f"
 
 
 def test_summary_grammar() -> None:
-    assert ToolsReport(judge_tools([OK_TOOL]), "strict").summary().startswith("1 tool: 1 supported")
+    assert ToolsReport(judge_tools([OK_TOOL], profile="standard"), "strict").summary().startswith("1 tool: 1 supported")
 
 
 def test_extended_annotation_formats_are_noted_not_silent() -> None:

@@ -81,7 +81,7 @@ def failed(document: Any, profile: str = "standard") -> list[tuple[str, int | No
 
 def test_valid_documents_of_both_versions() -> None:
     for version in (V1, V2):
-        verdict = verify_document(doc(version=version))
+        verdict = verify_document(doc(version=version), profile="standard")
         assert verdict.verdict == "valid", verdict.to_json()
         assert verdict.schema_version == version
         assert verdict.reasons == []
@@ -105,14 +105,14 @@ def test_v2_metadata() -> None:
         "must_acknowledge_missing_data": False,
     }
     for metadata in (full, {}, {"scenario_family": None}, None):
-        assert verify_document(doc(version=V2, metadata=metadata)).verdict == "valid", metadata
+        assert verify_document(doc(version=V2, metadata=metadata), profile="standard").verdict == "valid", metadata
     for bad, where in [
         ({"requires_transform": "yes"}, "/metadata/requires_transform"),
         ({"scenario_family": 3}, "/metadata/scenario_family"),
         ({"difficulty": "hard"}, "/metadata/difficulty"),
         ([], "/metadata"),
     ]:
-        verdict = verify_document(doc(version=V2, metadata=bad))
+        verdict = verify_document(doc(version=V2, metadata=bad), profile="standard")
         assert verdict.reasons == ["malformed_document"]
         assert [e.path for e in verdict.checks[0].errors] == [where]
 
@@ -150,7 +150,7 @@ MALFORMED: list[tuple[dict[str, Any], list[str]]] = [
 
 @pytest.mark.parametrize(("document", "paths"), MALFORMED, ids=[f"malformed-{i}" for i in range(len(MALFORMED))])
 def test_malformed_documents(document: dict[str, Any], paths: list[str]) -> None:
-    verdict = verify_document(document)
+    verdict = verify_document(document, profile="standard")
     assert verdict.verdict == "deterministic_invalid"
     assert verdict.reasons == ["malformed_document"]
     assert len(verdict.checks) == 1 and verdict.checks[0].check == "document_structure"
@@ -159,13 +159,13 @@ def test_malformed_documents(document: dict[str, Any], paths: list[str]) -> None
 
 
 def test_candidate_call_wrong_type_says_what_is_expected() -> None:
-    verdict = verify_document(doc("analyze"))
+    verdict = verify_document(doc("analyze"), profile="standard")
     assert verdict.checks[0].errors[0].message == "must be a call object or an array of call objects"
 
 
 @pytest.mark.parametrize("value", [[], "doc", None, 3])
 def test_not_an_object(value: Any) -> None:
-    verdict = verify_document(value)
+    verdict = verify_document(value, profile="standard")
     assert verdict.reasons == ["malformed_document"]
     assert verdict.schema_version is None
 
@@ -179,7 +179,7 @@ def test_values_are_not_coerced() -> None:
 
 def test_extra_keys_allowed_on_tools_and_calls() -> None:
     call = {"name": "analyze", "arguments": {}, "id": "call_1", "type": "function"}
-    assert verify_document(doc(call)).verdict == "valid"
+    assert verify_document(doc(call), profile="standard").verdict == "valid"
 
 
 # --- checks ------------------------------------------------------------------------------------
@@ -187,14 +187,14 @@ def test_extra_keys_allowed_on_tools_and_calls() -> None:
 
 def test_candidate_call_one_of_is_read_by_meaning() -> None:
     """A well-formed call matches the published oneOf twice; it must still be valid (module docstring)."""
-    assert verify_document(doc({"name": "analyze", "arguments": {}})).verdict == "valid"
-    assert verify_document(doc([{"name": "analyze", "arguments": {}}])).verdict == "valid"
+    assert verify_document(doc({"name": "analyze", "arguments": {}}), profile="standard").verdict == "valid"
+    assert verify_document(doc([{"name": "analyze", "arguments": {}}]), profile="standard").verdict == "valid"
 
 
 def test_absent_arguments_count_as_empty_object() -> None:
-    assert verify_document(doc({"name": "analyze"})).verdict == "valid"
+    assert verify_document(doc({"name": "analyze"}), profile="standard").verdict == "valid"
     assert failed(doc({"name": "fetch"})) == [("arguments", 0, "invalid_arguments")]
-    issues = verify_document(doc({"name": "fetch"})).checks[2].issues
+    issues = verify_document(doc({"name": "fetch"}), profile="standard").checks[2].issues
     assert [(i["keyword"], i["instance_path"]) for i in issues] == [("required", "")]
 
 
@@ -215,7 +215,7 @@ def test_arguments_under_the_subset() -> None:
 
 
 def test_unsupported_schema_is_never_a_pass() -> None:
-    verdict = verify_document(doc({"name": "browse", "arguments": {"u": "https://x"}}))
+    verdict = verify_document(doc({"name": "browse", "arguments": {"u": "https://x"}}), profile="standard")
     assert verdict.reasons == ["unsupported_capability"]
     check = verdict.checks[2]
     assert check.check == "arguments" and not check.ok
@@ -234,7 +234,7 @@ def test_profile() -> None:
 
 
 def test_terminal_tool_with_pending_steps() -> None:
-    verdict = verify_document(doc({"name": "report", "arguments": {"text": "done"}}))
+    verdict = verify_document(doc({"name": "report", "arguments": {"text": "done"}}), profile="standard")
     assert verdict.reasons == ["steps_pending"]
     check = next(c for c in verdict.checks if c.check == "terminal_order")
     assert (check.ok, check.call) == (False, 0)
@@ -242,19 +242,19 @@ def test_terminal_tool_with_pending_steps() -> None:
 
 def test_terminal_tool_that_is_the_last_pending_step_passes() -> None:
     state = {**STATE, "completed_steps": ["fetch", "analyze"], "pending_steps": ["report"]}
-    assert verify_document(doc({"name": "report"}, workflow_state=state)).verdict == "valid"
+    assert verify_document(doc({"name": "report"}, workflow_state=state), profile="standard").verdict == "valid"
     state = {**STATE, "completed_steps": ["fetch", "analyze"], "pending_steps": []}
-    assert verify_document(doc({"name": "report"}, workflow_state=state)).verdict == "valid"
+    assert verify_document(doc({"name": "report"}, workflow_state=state), profile="standard").verdict == "valid"
 
 
 def test_terminal_check_names_only_the_other_pending_steps() -> None:
-    verdict = verify_document(doc({"name": "report"}))
+    verdict = verify_document(doc({"name": "report"}), profile="standard")
     detail = next(c.detail for c in verdict.checks if c.check == "terminal_order")
     assert detail.endswith("steps are still pending: `analyze`")
 
 
 def test_repeated_completed_step_is_a_warning() -> None:
-    verdict = verify_document(doc({"name": "fetch", "arguments": {"year": 2024}}))
+    verdict = verify_document(doc({"name": "fetch", "arguments": {"year": 2024}}), profile="standard")
     assert verdict.verdict == "valid"
     assert [(w.warning, w.call) for w in verdict.warnings] == [("repeated_step", 0)]
     check = next(c for c in verdict.checks if c.check == "repeated_step")
@@ -268,7 +268,7 @@ def test_array_of_calls_each_against_the_same_state() -> None:
         {"name": "fetch", "arguments": {"year": 1}},
         {"name": "nope"},
     ]
-    verdict = verify_document(doc(calls))
+    verdict = verify_document(doc(calls), profile="standard")
     assert failed(doc(calls)) == [
         ("terminal_order", 1, "steps_pending"),
         ("arguments", 2, "invalid_arguments"),
@@ -281,7 +281,9 @@ def test_array_of_calls_each_against_the_same_state() -> None:
 
 def test_messages_never_echo_argument_values() -> None:
     secret = "sk-live-SECRET"
-    verdict = verify_document(doc({"name": "fetch", "arguments": {"year": secret, "extra": [secret]}}))
+    verdict = verify_document(
+        doc({"name": "fetch", "arguments": {"year": secret, "extra": [secret]}}), profile="standard"
+    )
     assert verdict.reasons == ["invalid_arguments"]
     out: list[str] = []
     render_verdicts([verdict], out.append)
@@ -289,7 +291,7 @@ def test_messages_never_echo_argument_values() -> None:
 
 
 def test_verdict_json_shape() -> None:
-    data = verify_document(doc({"name": "report"}), index=4, line=9).to_json()
+    data = verify_document(doc({"name": "report"}), index=4, line=9, profile="standard").to_json()
     assert set(data) == {"index", "line", "schema_version", "verdict", "reasons", "checks", "warnings"}
     assert (data["index"], data["line"], data["verdict"]) == (4, 9, "deterministic_invalid")
     for check in data["checks"]:
@@ -301,13 +303,13 @@ def test_verdict_json_shape() -> None:
 
 def test_one_pretty_printed_document() -> None:
     text = "\n\n" + json.dumps(doc(), indent=2)
-    verdicts = verify_text(text)
+    verdicts = verify_text(text, profile="standard")
     assert [(v.index, v.line, v.verdict) for v in verdicts] == [(0, 3, "valid")]
 
 
 def test_jsonl_with_a_broken_line_judges_the_rest() -> None:
     lines = [json.dumps(doc()), "{not json", "", json.dumps(doc({"name": "nope"})), json.dumps(doc(version=V2))]
-    verdicts = verify_text("\n".join(lines) + "\n")
+    verdicts = verify_text("\n".join(lines) + "\n", profile="standard")
     assert [(v.index, v.line, v.verdict, v.reasons) for v in verdicts] == [
         (0, 1, "valid", []),
         (1, 2, "deterministic_invalid", ["malformed_document"]),
@@ -318,45 +320,47 @@ def test_jsonl_with_a_broken_line_judges_the_rest() -> None:
 
 
 def test_jsonl_whose_first_line_is_broken() -> None:
-    verdicts = verify_text("{oops\n" + json.dumps(doc()) + "\n")
+    verdicts = verify_text("{oops\n" + json.dumps(doc()) + "\n", profile="standard")
     assert [v.verdict for v in verdicts] == ["deterministic_invalid", "valid"]
 
 
 def test_jsonl_by_suffix() -> None:
-    verdicts = verify_text("{oops\n[1]\n", name="runs.jsonl")
+    verdicts = verify_text("{oops\n[1]\n", name="runs.jsonl", profile="standard")
     assert len(verdicts) == 2 and all(v.reasons == ["malformed_document"] for v in verdicts)
 
 
 def test_broken_single_document_is_one_verdict() -> None:
     text = json.dumps(doc(), indent=2)[:-3]
-    verdicts = verify_text(text)
+    verdicts = verify_text(text, profile="standard")
     assert len(verdicts) == 1 and verdicts[0].reasons == ["malformed_document"]
 
 
 def test_duplicate_keys_and_inexact_numbers() -> None:
     duplicated = json.dumps(doc())[:-1] + ', "user_request": "other"}'
-    assert verify_text(duplicated)[0].reasons == ["malformed_document"]
+    assert verify_text(duplicated, profile="standard")[0].reasons == ["malformed_document"]
     inexact = json.dumps(doc({"name": "analyze", "arguments": {"x": 12345}})).replace("12345", "0.99999999999999999999")
-    verdict = verify_text(inexact)[0]
+    verdict = verify_text(inexact, profile="standard")[0]
     assert verdict.reasons == ["invalid_arguments"]
     assert [i["keyword"] for i in verdict.checks[2].issues] == ["json"]
 
 
 def test_blank_text_has_no_documents() -> None:
-    assert verify_text("") == [] and verify_text("\n  \n") == []
+    assert verify_text("", profile="standard") == [] and verify_text("\n  \n", profile="standard") == []
 
 
 def test_library_and_text_agree() -> None:
     documents = [doc(), doc({"name": "report"}), doc({"name": "browse"}), doc([])]
     text = "\n".join(json.dumps(d) for d in documents)
-    from_text = [v.to_json() for v in verify_text(text)]
-    direct = [verify_document(d, index=i, line=i + 1).to_json() for i, d in enumerate(documents)]
+    from_text = [v.to_json() for v in verify_text(text, profile="standard")]
+    direct = [verify_document(d, index=i, line=i + 1, profile="standard").to_json() for i, d in enumerate(documents)]
     assert from_text == direct
 
 
 def test_render() -> None:
     out: list[str] = []
-    render_verdicts(verify_text(json.dumps(doc({"name": "fetch", "arguments": {"year": 1}}))), out.append)
+    render_verdicts(
+        verify_text(json.dumps(doc({"name": "fetch", "arguments": {"year": 1}})), profile="standard"), out.append
+    )
     text = "".join(out)
     assert text.startswith("document 0 (line 1): deterministic_invalid: invalid_arguments\n")
     assert "  FAIL arguments [call 0]: " in text

@@ -21,6 +21,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from ...core import DEFAULT_PROFILE
 from ...errors import GuardError
 from ...wire.messages import parse_error_text
 from ..jsonrpc import (
@@ -98,7 +99,7 @@ class HttpFront:
         command: the upstream command; one process per handshake-era session, one shared by
             2026-07-28 requests.
         config: the front's settings.
-        profile: the schema profile (``standard`` or ``strict``).
+        profile: the schema profile, one of ``core.PROFILES`` (default ``core.DEFAULT_PROFILE``).
         hide_unsupported: leave unsupported tools out of ``tools/list``.
         request_timeout: as for ``stdio.wrap_stdio`` (None: no limit on forwarded requests).
         session_factory: builds what serves one client session instead of a :class:`Relay`
@@ -113,7 +114,7 @@ class HttpFront:
         command: Sequence[str],
         config: HttpConfig,
         *,
-        profile: str = "standard",
+        profile: str = DEFAULT_PROFILE,
         hide_unsupported: bool = False,
         request_timeout: float | None = None,
         session_factory: SessionFactory | None = None,

@@ -14,6 +14,7 @@ from types import FrameType
 
 import uvicorn
 
+from ...core import DEFAULT_PROFILE
 from .app import HttpFront
 from .config import ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
 from .security import is_loopback
@@ -85,7 +86,7 @@ async def serve_http(
     command: Sequence[str],
     config: HttpConfig,
     *,
-    profile: str = "standard",
+    profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
     request_timeout: float | None = None,
 ) -> int:
