@@ -42,6 +42,7 @@ import anyio
 
 from .. import __version__
 from ..errors import GuardError
+from ..safe_text import escape
 
 __all__ = ["MAX_PAGES", "Listing", "ListingError", "list_tools"]
 
@@ -53,7 +54,15 @@ CAPABILITIES: Final = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "
 
 
 class ListingError(GuardError):
-    """The tools of the server could not be listed; the message says why (never a secret)."""
+    """The tools of the server could not be listed; the message says why (never a secret).
+
+    The message often quotes the server (its error text, its stderr's last line): it is escaped
+    here (``safe_text.escape``), once, so no printer of it can be made to start a forged line or
+    reach a terminal raw.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(escape(message))
 
 
 @dataclass(frozen=True, slots=True)
