@@ -192,6 +192,8 @@ WRAPPERS: list[Callable[[Any], Any]] = [
 @pytest.mark.parametrize("family", sorted(FAMILY_CASES))
 def test_by_design_families_follow_the_exact_rule(family: str) -> None:
     """The oracles' by-design faults, met on purpose: the guard follows the exact rule, the raw oracles differ."""
+    if family == "format" and not FORMAT_TABLE:
+        pytest.skip("the suite's optional/format files are absent (../shared sits beside the repository in CI)")
     nodes, values = FAMILY_CASES[family]
     differs: Counter[str] = Counter()
 
