@@ -11,8 +11,9 @@ Pure functions on plain values (the entry as a ``dict``); the files are edited e
   The URL key (``url``, ``serverUrl``, ``httpUrl``) is replaced by ``command`` and ``args`` in its
   place; the header keys go; ``type`` becomes ``"stdio"``.
 - An entry already behind the guard (:func:`guarded_upstream`) is left alone.
-- What cannot be guarded exactly is left alone with the reason: SSE endpoints (``wrap
-  --upstream-url`` speaks streamable HTTP only), OAuth blocks and headers taken from the
+- What cannot be guarded exactly is left alone with the reason: SSE endpoints (``type: sse``,
+  Gemini CLI's ``url``, a URL path ending in ``/sse``: ``wrap --upstream-url`` speaks streamable
+  HTTP only), OAuth blocks and headers taken from the
   client's own environment (the guard cannot know the client's variables), an entry with
   neither a command nor a URL.
 """
@@ -161,7 +162,7 @@ def _plan_url(entry: dict[str, Any], url_key: str, guard: list[str], options: li
     kind_hint = str(entry.get("type", entry.get("transport", ""))).lower()
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return Plan("skip", "url", reason=f"'{url_key}' is not an http(s) URL")
-    if sse or "sse" in kind_hint:
+    if sse or "sse" in kind_hint or url.split("?")[0].rstrip("/").endswith("/sse"):
         return Plan("skip", "url", reason="an SSE endpoint (wrap --upstream-url speaks streamable HTTP only)")
     blocked = [k for k in UNGUARDABLE_KEYS if k in entry]
     if blocked:
