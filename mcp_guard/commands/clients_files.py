@@ -13,12 +13,14 @@ stand, so comments and layout around them stay; a URL entry is written anew in t
 indentation), TOML through ``tomlkit`` (which keeps comments, order and formatting).
 
 The install record: for every entry it changes, ``install`` records the entry's lines as they
-were and as it wrote them, and a hash of the value it wrote, in ``installs.json`` in the
+were and as it wrote them, the value it found and a hash of the value it wrote, in ``installs.json`` in the
 guard's data folder (:func:`.clients_paths.state_dir`), keyed by the config's real path. Not
 in the entry (clients may reject unknown keys) and not beside the config (a project's
-``.mcp.json`` is often under version control). ``uninstall`` puts the recorded lines back only
-where the entry still has the value and the exact text ``install`` wrote; an entry changed
-since is left alone with a warning. The record and the backup hold what the config held
+``.mcp.json`` is often under version control). ``uninstall`` puts the recorded lines back
+where the entry still has the value and the exact text ``install`` wrote (the file's bytes are
+then exactly as before); where only the layout changed (a client that rewrites its own file)
+it puts the recorded value back in the current layout; an entry whose value changed since is
+left alone with a warning. The record and the backup hold what the config held
 (possibly secrets); both are written readable by the user only.
 """
 
@@ -312,6 +314,7 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
                     "original": original,
                     "installed": installed,
                     "installed_hash": _digest(decided.entry),
+                    "original_value": value,
                 }
             )
             text = new
@@ -353,11 +356,18 @@ def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
                 outcome.reason = "no longer in the file"
             elif _digest(current[location]) != record["installed_hash"]:
                 outcome.reason = "changed since install: left alone"
-            elif text.count(record["installed"]) != 1:
-                outcome.reason = "its text changed since install: left alone"
-            else:
+            elif text.count(record["installed"]) == 1:
                 text = text.replace(record["installed"], record["original"], 1)
-                outcome.action, outcome.reason = "restore", "restored as it was before install"
+                outcome.action, outcome.reason = "restore", "will be restored as it was before install"
+            elif isinstance(record.get("original_value"), dict):
+                # Same value, other layout (a client that rewrites its file, as Claude Code does
+                # ~/.claude.json): the recorded value goes back, in the file's current layout.
+                edit = _toml_edit if file.format == "toml" else _json_edit
+                text = edit(text, location, Plan("guard", "url", record["original_value"]))
+                outcome.action = "restore"
+                outcome.reason = "will be restored to its value before install (the file's layout changed since)"
+            else:
+                outcome.reason = "its text changed since install: left alone"
         if text != snapshot.text:
             entries_of(file, text)
             plan.new_text = text

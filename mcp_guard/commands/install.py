@@ -171,7 +171,7 @@ def _report_and_write(args: argparse.Namespace, plans: list[FilePlan], state: di
         "guard": "will be put behind the guard",
         "guarded": "already behind the guard: left alone",
         "skip": "cannot be guarded: ",
-        "restore": "will be restored as it was before install",
+        "restore": "",
         "left": "",
     }
     if not plans:
@@ -185,7 +185,7 @@ def _report_and_write(args: argparse.Namespace, plans: list[FilePlan], state: di
         for outcome in plan.outcomes:
             where = "/".join(outcome.location[:-1])
             scope = f" (in {escape(where)})" if outcome.location[0] == "projects" else ""
-            text = labels[outcome.action] + (outcome.reason if outcome.action in ("skip", "left") else "")
+            text = labels[outcome.action] + (outcome.reason if outcome.action in ("skip", "left", "restore") else "")
             _say(f"  {escape(outcome.name)}{scope}: {escape(text)}")
         if not plan.outcomes:
             _say("  no servers")
@@ -225,7 +225,8 @@ def _write(args: argparse.Namespace, plan: FilePlan, state: dict[str, Any], fold
     files = state["files"]
     if args.command == "install":
         entry = files.setdefault(key, {"client": plan.file.client, "entries": []})
-        entry["entries"] += plan.records
+        fresh = {tuple(r["location"]) for r in plan.records}
+        entry["entries"] = [r for r in entry["entries"] if tuple(r["location"]) not in fresh] + plan.records
     else:
         files.pop(key, None)
     try:

@@ -493,3 +493,51 @@ async def test_installed_claude_desktop_entry_starts_the_guard_and_lists_tools(
     assert {"bash", "read", "write"} <= names
     direct = await list_tools(command=[sys.executable, str(SIGMA)], timeout=60)
     assert names <= {tool["name"] for tool in direct.tools}
+
+
+@pytest.mark.parametrize("fixture", ["claude-code/claude.json", "codex/config.toml"])
+def test_uninstall_restores_the_value_when_the_client_rewrote_the_layout(
+    world: World, capsys: pytest.CaptureFixture[str], fixture: str
+) -> None:
+    """Claude Code rewrites ~/.claude.json in its own layout (JSON.stringify, two spaces); the
+    entries' values are still as install wrote them, so uninstall puts the originals back."""
+    path = world.place(fixture)
+    file = _file_for(fixture)
+    before = dict(entries_of(file, path.read_text()))
+    assert world.run(capsys, "install", "--yes", "--client", file.client)[0] == 0
+    if file.format == "toml":
+        import tomlkit
+
+        path.write_text(tomlkit.dumps(tomlkit.parse(path.read_text()).unwrap()))
+    else:
+        path.write_text(json.dumps(jsonc.parse(path.read_text()).value(), indent=2))
+    status, out, _ = world.run(capsys, "uninstall", "--yes", "--client", file.client)
+    assert status == 0
+    assert "the file's layout changed since" in out
+    assert dict(entries_of(file, path.read_text())) == before
+
+
+def test_a_yes_at_the_prompt_writes(
+    world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = world.place("cursor/mcp.json")
+    before = path.read_bytes()
+
+    class Terminal:
+        def __init__(self, answer: str) -> None:
+            self.answer = answer
+
+        def isatty(self) -> bool:
+            return True
+
+        def readline(self) -> str:
+            return self.answer
+
+    monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
+    status, out, _ = world.run(capsys, "install")
+    assert "Write 1 file(s)? [y/N] nothing written" in out
+    assert path.read_bytes() == before
+    monkeypatch.setattr(sys, "stdin", Terminal("y\n"))
+    status, out, _ = world.run(capsys, "install")
+    assert status == 0 and "written (the previous version is mcp.json.mcp-guard.bak)" in out
+    assert path.read_bytes() != before
