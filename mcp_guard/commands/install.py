@@ -47,6 +47,8 @@ __all__ = ["INSTALL_COMMANDS", "add_install_commands", "run_install_command"]
 
 INSTALL_COMMANDS: Final = ("install", "uninstall", "status")
 
+_FLAG_VALUE = re.compile(r'(?P<flag>--?[A-Za-z0-9_-]+)(?P<sep>=|"\s*,\s*")(?=[^"])[^"]*')
+_LONE_FLAG = re.compile(r'"(?P<flag>--?[A-Za-z0-9_-]+)",?\s*$')
 _PAIR = re.compile(r'(?P<q>"?)(?P<name>[A-Za-z0-9_.-]+)(?P=q)(?P<sep>\s*[:=]\s*)"(?:[^"\\]|\\.)*"')
 
 
@@ -107,8 +109,9 @@ def _files(args: argparse.Namespace) -> tuple[Places, list[ClientFile]]:
 
 
 def _mask(line: str) -> str:
-    """``line`` with the value of every secret-looking key (``"API_KEY": "..."``, ``token = "..."``) and
-    every ``Bearer``/``Basic`` credential replaced by ``***``."""
+    """``line`` with every secret-looking value replaced by ``***``: of a key (``"API_KEY": "..."``,
+    ``token = "..."``), of a command-line flag (``"--api-key=..."``, ``"--token", "..."``), a URL's
+    password (``postgres://user:...@``) and a ``Bearer``/``Basic`` credential."""
 
     def hide(match: re.Match[str]) -> str:
         name = match["name"]
@@ -116,7 +119,10 @@ def _mask(line: str) -> str:
             return f'{match["q"]}{name}{match["q"]}{match["sep"]}"***"'
         return match.group()
 
-    return re.sub(r"(?i)\b(bearer|basic)\s+[^\s\"']+", r"\1 ***", _PAIR.sub(hide, line))
+    line = _PAIR.sub(hide, line)
+    line = _FLAG_VALUE.sub(lambda m: f"{m['flag']}{m['sep']}***" if is_secret_header(m["flag"]) else m.group(), line)
+    line = re.sub(r"(://[^/@\s\"':]+:)[^/@\s\"']+@", r"\1***@", line)
+    return re.sub(r"(?i)\b(bearer|basic)\s+[^\s\"']+", r"\1 ***", line)
 
 
 def _diff(plan: FilePlan) -> str:
@@ -125,7 +131,15 @@ def _diff(plan: FilePlan) -> str:
     lines = difflib.unified_diff(
         plan.snapshot.text.splitlines(keepends=True), plan.new_text.splitlines(keepends=True), name, name
     )
-    return "".join(escape(_mask(line.rstrip("\r\n"))) + "\n" for line in lines)
+    out, flag_before = [], False
+    for line in lines:
+        text = line.rstrip("\r\n")
+        if flag_before:  # the value of a secret flag that ended the line before: ``"--token",`` / ``"..."``
+            text = re.sub(r'^([-+ ]\s*)"(?:[^"\\]|\\.)*"', r'\1"***"', text)
+        flag = _LONE_FLAG.search(text)
+        flag_before = flag is not None and is_secret_header(flag["flag"])
+        out.append(escape(_mask(text)) + "\n")
+    return "".join(out)
 
 
 def _say(text: str) -> None:
@@ -159,8 +173,8 @@ def run_install_command(args: argparse.Namespace) -> int:
             if not records and not Path(key).exists():
                 continue
             plan = plan_uninstall(file, records)
-        if plan.problem is None and (plan.snapshot is None or plan.snapshot.text is None):
-            continue  # not there: this client is not set up here
+        if plan.problem is None and not plan.outcomes:
+            continue  # not there, or no servers in it: nothing to say
         plans.append(plan)
     return _report_and_write(args, plans, state, folder)
 
@@ -175,7 +189,8 @@ def _report_and_write(args: argparse.Namespace, plans: list[FilePlan], state: di
         "left": "",
     }
     if not plans:
-        _say("no client config file found" + (f" for {', '.join(args.client)}" if args.client else ""))
+        what = "no client config file with servers" if args.command == "install" else "nothing installed"
+        _say(what + (f" for {', '.join(args.client)}" if args.client else "") + " found")
     for plan in plans:
         _say(_header(plan.file))
         if plan.problem is not None:
@@ -187,8 +202,6 @@ def _report_and_write(args: argparse.Namespace, plans: list[FilePlan], state: di
             scope = f" (in {escape(where)})" if outcome.location[0] == "projects" else ""
             text = labels[outcome.action] + (outcome.reason if outcome.action in ("skip", "left", "restore") else "")
             _say(f"  {escape(outcome.name)}{scope}: {escape(text)}")
-        if not plan.outcomes:
-            _say("  no servers")
     pending = [p for p in plans if p.problem is None and p.new_text is not None]
     if not pending:
         return 1 if failed else 0
@@ -337,7 +350,8 @@ def _check(server: dict[str, Any], value: Any, args: argparse.Namespace) -> dict
         )
     except ListingError as exc:
         return {"ok": False, "error": str(exc)}
-    tools = report_tools(listing.tools, profile=args.profile, server=listing.server, source="command")
+    source = "command" if command else "url"
+    tools = report_tools(listing.tools, profile=args.profile, server=listing.server, source=source)
     counts = {"supported": 0, "unsupported": 0, "malformed": 0}
     for tool in tools.tools:
         counts[tool.status] = counts.get(tool.status, 0) + 1

@@ -541,3 +541,15 @@ def test_a_yes_at_the_prompt_writes(
     status, out, _ = world.run(capsys, "install")
     assert status == 0 and "written (the previous version is mcp.json.mcp-guard.bak)" in out
     assert path.read_bytes() != before
+
+
+def test_the_diff_hides_secrets_in_arguments_urls_and_env(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    path = world.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    args = ["--api-key=FAKE-1", "--token", "FAKE-2", "postgres://ada:FAKE-3@db/shop", "--port", "5432"]
+    entry = {"command": "srv", "args": args, "env": {"OPENAI_API_KEY": "FAKE-4", "TZ": "UTC"}}
+    path.write_text(json.dumps({"mcpServers": {"s": entry}}, indent=2))
+    status, out, _ = world.run(capsys, "install", "--dry-run")
+    assert status == 0
+    assert "FAKE" not in out
+    assert '"--api-key=***"' in out and '"--token",' in out and '"srv",' in out, "only the secrets are hidden"
