@@ -553,3 +553,26 @@ def test_the_diff_hides_secrets_in_arguments_urls_and_env(world: World, capsys: 
     assert status == 0
     assert "FAKE" not in out
     assert '"--api-key=***"' in out and '"--token",' in out and '"srv",' in out, "only the secrets are hidden"
+
+
+def test_an_edit_made_while_the_prompt_waits_is_not_overwritten(
+    world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client (or the user) saves the file while install waits for the answer: nothing is written."""
+    path = world.place("gemini/settings.json")
+    edited = path.read_text().replace('"theme": "Dracula"', '"theme": "GitHub"')
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+        def readline(self) -> str:
+            path.write_text(edited)
+            return "y\n"
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    status, out, _ = world.run(capsys, "install")
+    assert status == 1
+    assert "changed while mcp-guard was working on it" in out and "nothing written" in out
+    assert path.read_text() == edited
+    assert not world.state.exists(), "nothing recorded for a write that did not happen"
