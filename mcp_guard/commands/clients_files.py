@@ -330,8 +330,9 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
 
 
 def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
-    """Plan ``uninstall`` for one file from its install ``records``: each entry still exactly as
-    installed gets its recorded lines back; any other is left alone with the reason."""
+    """Plan ``uninstall`` for one file from its install ``records``: each entry still as installed
+    gets its recorded lines (or value) back; any other is left alone with the reason.
+    ``FilePlan.records`` are the records to keep: those of entries changed since install."""
     try:
         snapshot = read_snapshot(Path(file.path))
     except _Fault as exc:
@@ -352,6 +353,8 @@ def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
             location = tuple(record["location"])
             outcome = EntryOutcome(location[-1], location, "left")
             plan.outcomes.append(outcome)
+            if location in current and _digest(current[location]) != record["installed_hash"]:
+                plan.records.append(record)  # kept: the user may undo their change and run uninstall again
             if location not in current:
                 outcome.reason = "no longer in the file"
             elif _digest(current[location]) != record["installed_hash"]:
@@ -373,7 +376,7 @@ def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
             plan.new_text = text
     except _Fault as exc:
         plan.problem = str(exc)
-        plan.new_text = None
+        plan.new_text, plan.records = None, []
     return plan
 
 

@@ -240,14 +240,16 @@ def _write(args: argparse.Namespace, plan: FilePlan, state: dict[str, Any], fold
         entry = files.setdefault(key, {"client": plan.file.client, "entries": []})
         fresh = {tuple(r["location"]) for r in plan.records}
         entry["entries"] = [r for r in entry["entries"] if tuple(r["location"]) not in fresh] + plan.records
+    elif plan.records:
+        files[key]["entries"] = plan.records  # the entries left alone: a later uninstall may try again
     else:
         files.pop(key, None)
     try:
         save_state(folder, state)
     except OSError as exc:
         _say(
-            f"{_header(plan.file)}: error: the install record cannot be written ({exc.strerror}); run uninstall "
-            f"from the backup {escape(key + BACKUP_SUFFIX)} by hand"
+            f"{_header(plan.file)}: error: written, but the install record cannot be written ({exc.strerror}), so "
+            f"uninstall cannot restore this file; its previous version is {escape(key + BACKUP_SUFFIX)}"
         )
         return False
     _say(f"{_header(plan.file)}: written (the previous version is {escape(plan.snapshot.path.name + BACKUP_SUFFIX)})")

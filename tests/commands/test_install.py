@@ -315,6 +315,11 @@ def test_uninstall_leaves_an_entry_changed_since_install_alone(
     before = jsonc.parse(original).value()["mcpServers"]
     assert after["filesystem"] == before["filesystem"] and after["github"] == before["github"]
     assert "--local-timezone=UTC" in after["time"]["args"]
+    # The record of the entry left alone is kept: undo the edit, and uninstall restores it too.
+    path.write_text(path.read_text().replace('"--local-timezone=UTC"', '"--local-timezone=Europe/Paris"'))
+    status, out, _ = world.run(capsys, "uninstall", "--yes")
+    assert status == 0 and "time: will be restored" in out
+    assert path.read_text() == original
 
 
 def test_uninstall_leaves_an_entry_guarded_by_hand_alone(world: World, capsys: pytest.CaptureFixture[str]) -> None:
