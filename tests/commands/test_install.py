@@ -188,7 +188,11 @@ def test_a_stdio_entry_keeps_env_cwd_and_every_other_key_in_order() -> None:
         ("/opt/venv/bin/mcp-guard", ["wrap", "--profile", "strict", "--", "t"], ("wrap", ["t"])),
         ("C:\\Tools\\mcp-guard.exe", ["wrap", "--", "t"], ("wrap", ["t"])),
         ("python3", ["-m", "mcp_guard", "wrap", "--", "t"], ("wrap", ["t"])),
-        ("/usr/bin/python3.12", ["-m", "mcp_guard", "wrap", "--upstream-url", "https://x/mcp"], None),
+        (
+            "/usr/bin/python3.12",
+            ["-m", "mcp_guard", "wrap", "--upstream-url", "https://x/mcp"],
+            ("wrap", ["--upstream-url", "https://x/mcp"]),
+        ),
         ("uvx", ["--from", "mcp-guard==0.1.0", "mcp-guard", "wrap", "--", "t"], ("wrap", ["t"])),
         ("uvx", ["mcp-guard@latest", "wrap", "--", "t"], ("wrap", ["t"])),
         ("pipx", ["run", "mcp-guard", "serve", "--config", "c.json"], ("serve", [])),
@@ -198,8 +202,6 @@ def test_a_stdio_entry_keeps_env_cwd_and_every_other_key_in_order() -> None:
     ],
 )
 def test_every_form_of_the_guard_is_recognized(command: str, args: list[str], upstream: Any) -> None:
-    if command.startswith("/usr/bin/python"):
-        upstream = ("wrap", ["--upstream-url", "https://x/mcp"])
     assert guarded_upstream(command, args) == upstream
     assert (plan_entry({"command": command, "args": args}, ["g"], []).action == "guarded") == (upstream is not None)
 
@@ -457,18 +459,19 @@ def test_the_jsonc_reader_gives_values_and_exact_spans() -> None:
 @pytest.mark.parametrize(
     ("text", "where"),
     [
-        ('{"a": 1 "b": 2}', "line 1 column 9"),
-        ('{\n  "a": /* open', "line 2 column 8"),
-        ("{'a': 1}", "line 1 column 2"),
-        ('{"a": 1} x', "line 1 column 10"),
-        ('{"a": "\x01"}', "line 1 column 7"),
+        ('{"a": "s3cr3t" "b": 2}', "line 1 column 16"),
+        ('{\n  "s3cr3t": /* open', "line 2 column 13"),
+        ("{'s3cr3t': 1}", "line 1 column 2"),
+        ('{"a": 1} s3cr3t', "line 1 column 10"),
+        ('{"a": "s3cr3t\x01"}', "line 1 column 7"),
+        ('{"s3cr3t": 1, "s3cr3t": 2}', "line 1 column 15"),
         ("[" * 300, "nested too deeply"),
     ],
 )
 def test_the_jsonc_reader_says_where_without_quoting_content(text: str, where: str) -> None:
     with pytest.raises(ValueError, match=re.escape(where)) as caught:
         jsonc.parse(text)
-    assert "1" not in str(caught.value).split(":", 1)[-1] or "column" in str(caught.value)
+    assert "s3cr3t" not in str(caught.value)
 
 
 # --- end to end --------------------------------------------------------------------------------
