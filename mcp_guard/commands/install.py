@@ -278,6 +278,7 @@ def _status(args: argparse.Namespace, files: list[ClientFile]) -> int:
         for location, value in entries:
             server = _server_status(file, location, value)
             if args.check:
+                sys.stderr.write(f"mcp-guard status: listing the tools of {escape(server['name'])} ({file.client})\n")
                 server["check"] = _check(server, value, args)
                 failed |= not server["check"].get("ok", False)
             item["servers"].append(server)

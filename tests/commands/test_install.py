@@ -584,3 +584,28 @@ def test_an_edit_made_while_the_prompt_waits_is_not_overwritten(
     assert "changed while mcp-guard was working on it" in out and "nothing written" in out
     assert path.read_text() == edited
     assert not world.state.exists(), "nothing recorded for a write that did not happen"
+
+
+def test_a_symlinked_config_is_written_through_and_keeps_its_mode(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Dotfile managers symlink configs: the target changes, the link stays a link; the mode stays."""
+    target = world.home / "dotfiles" / "mcp.json"
+    target.parent.mkdir()
+    target.write_bytes((FIXTURES / "cursor" / "mcp.json").read_bytes())
+    target.chmod(0o640)
+    link = world.home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    original = target.read_bytes()
+    assert world.run(capsys, "install", "--yes", "--client", "cursor")[0] == 0
+    assert link.is_symlink() and link.resolve() == target
+    assert "mcp_guard" in target.read_text() or "mcp-guard" in target.read_text()
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert (target.parent / ("mcp.json" + BACKUP_SUFFIX)).stat().st_mode & 0o777 == 0o600
+    assert (world.state / "installs.json").stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in target.parent.iterdir()) == ["mcp.json", "mcp.json" + BACKUP_SUFFIX], (
+        "no temp file left"
+    )
+    assert world.run(capsys, "uninstall", "--yes", "--client", "cursor")[0] == 0
+    assert target.read_bytes() == original and link.is_symlink()
