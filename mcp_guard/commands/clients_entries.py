@@ -56,6 +56,9 @@ def _strip_runner(tokens: list[str]) -> list[str]:
     base = _base(tokens[0])
     if base.startswith(("python", "py")) and tokens[1:3] == ["-m", "mcp_guard"]:
         return ["mcp-guard", *tokens[3:]]
+    script = tokens[1].replace("\\", "/") if base.startswith(("python", "py")) and len(tokens) > 1 else ""
+    if _base(script) == "mcp-guard" or script.endswith("mcp_guard/__main__.py"):  # python /venv/bin/mcp-guard
+        return ["mcp-guard", *tokens[2:]]
     skip = _RUNNERS.get(base)
     if skip is None or (base == "pipx" and tokens[1:2] != ["run"]) or (base == "uv" and tokens[1:3] != ["tool", "run"]):
         return tokens
@@ -72,7 +75,8 @@ def guarded_upstream(command: Any, args: Any) -> tuple[str, list[str]] | None:
 
     ``how`` is ``"wrap"`` (``upstream`` the command after ``--``, or ``["--upstream-url", URL]``)
     or ``"serve"`` (the gateway: ``upstream`` empty). Recognized: ``mcp-guard`` by name or by any
-    path (``/opt/venv/bin/mcp-guard``, ``mcp-guard.exe``), ``python -m mcp_guard``, and the
+    path (``/opt/venv/bin/mcp-guard``, ``mcp-guard.exe``), ``python -m mcp_guard``, ``python`` with a
+    path to the script or to ``mcp_guard/__main__.py``, and the
     runners ``uvx``, ``pipx run``, ``uv tool run`` in front of either.
     """
     if not isinstance(command, str) or not isinstance(args, list | None):
