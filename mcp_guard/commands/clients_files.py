@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -270,8 +271,8 @@ def _toml_edit(text: str, location: tuple[str, ...], plan: Plan) -> str:
     return tomlkit.dumps(doc)
 
 
-def _segments(old: str, new: str) -> tuple[str, str]:
-    """The lines that differ between ``old`` and ``new``: ``(old lines, new lines)``."""
+def _segments(old: str, new: str) -> tuple[int, str, str]:
+    """The lines that differ between ``old`` and ``new``: ``(where they start, old lines, new lines)``."""
     prefix = 0
     limit = min(len(old), len(new))
     while prefix < limit and old[prefix] == new[prefix]:
@@ -282,7 +283,33 @@ def _segments(old: str, new: str) -> tuple[str, str]:
     start = old.rfind("\n", 0, prefix) + 1
     old_end = jsonc.line_span(old, start, len(old) - suffix)[1]
     tail = len(old) - old_end
-    return old[start:old_end], new[start : len(new) - tail]
+    return start, old[start:old_end], new[start : len(new) - tail]
+
+
+def _json_member(text: str, location: tuple[str, ...]) -> str:
+    """The entry at ``location`` with its name: from its key's quote to the end of its value."""
+    parent = jsonc.find(jsonc.parse(_body(text)), location[:-1])
+    assert parent is not None
+    key_start, node = next((k, n) for name, k, n in parent.members if name == location[-1])
+    return _body(text)[key_start : node.end]
+
+
+def _toml_segments(old: str, new: str, location: tuple[str, ...]) -> tuple[str, str]:
+    """The changed lines, widened back to the entry's ``[table]`` header when it is a table (so that the
+    entry's name is part of what is recorded); an inline table's line holds its name already."""
+    import tomlkit
+
+    start, original, installed = _segments(old, new)
+    item: Any = tomlkit.parse(old)
+    for key in location:
+        item = item[key]
+    if isinstance(item, tomlkit.items.InlineTable):
+        return original, installed
+    headers = [m.start() for m in re.finditer(r"^[ \t]*\[", old[:start], re.M)]
+    if not headers:
+        return original, installed
+    lead = old[headers[-1] : start]
+    return lead + original, lead + installed
 
 
 def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> FilePlan:
@@ -307,7 +334,10 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
                 continue
             edit = _toml_edit if file.format == "toml" else _json_edit
             new = edit(text, location, decided)
-            original, installed = _segments(text, new)
+            if file.format == "toml":
+                original, installed = _toml_segments(text, new, location)
+            else:
+                original, installed = _json_member(text, location), _json_member(new, location)
             plan.records.append(
                 {
                     "location": list(location),
@@ -318,8 +348,12 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
                 }
             )
             text = new
-        if any(text.count(r["installed"]) != 1 for r in plan.records):
-            raise _Fault("two changed entries share a line; put each entry on its own lines and run again")
+        originals: dict[str, str] = {}
+        for record in plan.records:
+            # Entries written alike (one server in two of Claude Code's project maps) must have been
+            # alike before too: uninstall may then restore them in any order.
+            if originals.setdefault(record["installed"], record["original"]) != record["original"]:
+                raise _Fault("two entries were written alike but were not alike before; nothing can be recorded")
         if plan.records:
             entries_of(file, text)  # what is written must read back
             plan.new_text = text
@@ -359,7 +393,7 @@ def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
                 outcome.reason = "no longer in the file"
             elif _digest(current[location]) != record["installed_hash"]:
                 outcome.reason = "changed since install: left alone"
-            elif text.count(record["installed"]) == 1:
+            elif record["installed"] in text:
                 text = text.replace(record["installed"], record["original"], 1)
                 outcome.action, outcome.reason = "restore", "will be restored as it was before install"
             elif isinstance(record.get("original_value"), dict):

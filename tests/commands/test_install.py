@@ -612,3 +612,34 @@ def test_a_symlinked_config_is_written_through_and_keeps_its_mode(
     )
     assert world.run(capsys, "uninstall", "--yes", "--client", "cursor")[0] == 0
     assert target.read_bytes() == original and link.is_symlink()
+
+
+@pytest.mark.parametrize(
+    ("relative", "text"),
+    [
+        (".cursor/mcp.json", '{"mcpServers": {"a": {"command": "x"}, "b": {"command": "x"}}}'),
+        (
+            ".claude.json",
+            json.dumps(
+                {"projects": {p: {"mcpServers": {"pw": {"command": "npx", "args": ["pw"]}}} for p in ("/a", "/b")}},
+                indent=2,
+            ),
+        ),
+        (
+            ".codex/config.toml",
+            '[mcp_servers.a]\ncommand = "x"\nargs = ["y"]\n\n[mcp_servers.b]\ncommand = "x"\nargs = ["y"]\n',
+        ),
+        (".codex/config.toml", '[mcp_servers]\na = { command = "x" }\nb = { command = "x" }\n'),
+    ],
+)
+def test_entries_alike_or_on_one_line_round_trip(
+    world: World, capsys: pytest.CaptureFixture[str], relative: str, text: str
+) -> None:
+    path = world.home / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    status, out, _ = world.run(capsys, "install", "--yes")
+    assert status == 0, out
+    assert out.count("will be put behind the guard") == 2
+    assert world.run(capsys, "uninstall", "--yes")[0] == 0
+    assert path.read_text() == text
