@@ -12,11 +12,12 @@ Edits touch only the changed entry's text: JSON/JSONC through the span reader of
 stand, so comments and layout around them stay; a URL entry is written anew in the file's
 indentation), TOML through ``tomlkit`` (which keeps comments, order and formatting).
 
-The install record: for every entry it changes, ``install`` records the entry's lines as they
-were and as it wrote them, the value it found and a hash of the value it wrote, in ``installs.json`` in the
+The install record: for every entry it changes, ``install`` records the entry's text (its name
+and value: JSON from the key to the end of the value, TOML from the ``[table]`` header or the
+``name = {...}`` line) as it was and as it wrote it, the value it found and a hash of the value it wrote, in ``installs.json`` in the
 guard's data folder (:func:`.clients_paths.state_dir`), keyed by the config's real path. Not
 in the entry (clients may reject unknown keys) and not beside the config (a project's
-``.mcp.json`` is often under version control). ``uninstall`` puts the recorded lines back
+``.mcp.json`` is often under version control). ``uninstall`` puts the recorded text back
 where the entry still has the value and the exact text ``install`` wrote (the file's bytes are
 then exactly as before); where only the layout changed (a client that rewrites its own file)
 it puts the recorded value back in the current layout; an entry whose value changed since is
@@ -365,7 +366,7 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
 
 def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
     """Plan ``uninstall`` for one file from its install ``records``: each entry still as installed
-    gets its recorded lines (or value) back; any other is left alone with the reason.
+    gets its recorded text (or value) back; any other is left alone with the reason.
     ``FilePlan.records`` are the records to keep: those of entries changed since install."""
     try:
         snapshot = read_snapshot(Path(file.path))
