@@ -194,6 +194,14 @@ def _plan_url(entry: dict[str, Any], url_key: str, guard: list[str], options: li
             wrap_args += ["--header-env", f"{name}={var}"]
         else:
             wrap_args += ["--header", f"{name}={value}"]
+    from ..relay.http_upstream import parse_headers
+
+    plain = [a for i, a in enumerate(wrap_args) if i and wrap_args[i - 1] == "--header"]
+    from_env = [a for i, a in enumerate(wrap_args) if i and wrap_args[i - 1] == "--header-env"]
+    try:  # what wrap would refuse at start (a reserved name, a value that is not printable ASCII)
+        parse_headers(plain, from_env, {k: str(v) for k, v in env.items()})
+    except ValueError as exc:
+        return Plan("skip", "url", reason=f"a header wrap --upstream-url would refuse: {exc}")
     new: dict[str, Any] = {}
     for key, value in entry.items():
         if key == url_key:

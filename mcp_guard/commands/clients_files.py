@@ -14,15 +14,16 @@ indentation), TOML through ``tomlkit`` (which keeps comments, order and formatti
 
 The install record: for every entry it changes, ``install`` records the entry's text (its name
 and value: JSON from the key to the end of the value, TOML from the ``[table]`` header or the
-``name = {...}`` line) as it was and as it wrote it, the value it found and a hash of the value it wrote, in ``installs.json`` in the
-guard's data folder (:func:`.clients_paths.state_dir`), keyed by the config's real path. Not
-in the entry (clients may reject unknown keys) and not beside the config (a project's
-``.mcp.json`` is often under version control). ``uninstall`` puts the recorded text back
-where the entry still has the value and the exact text ``install`` wrote (the file's bytes are
-then exactly as before); where only the layout changed (a client that rewrites its own file)
-it puts the recorded value back in the current layout; an entry whose value changed since is
-left alone with a warning. The record and the backup hold what the config held
-(possibly secrets); both are written readable by the user only.
+``name = {...}`` line) as it was and as it wrote it, the value it found and a hash of the
+value it wrote, in ``installs.json`` in the guard's data folder
+(:func:`.clients_paths.state_dir`), keyed by the config's real path. Not in the entry
+(clients may reject unknown keys) and not beside the config (a project's ``.mcp.json`` is
+often under version control). ``uninstall`` puts the recorded text back where the entry
+still has the value and the exact text ``install`` wrote (the file's bytes are then exactly
+as before); where only the layout changed (a client that rewrites its own file) it puts the
+recorded value back in the current layout; an entry whose value changed since is left alone
+with a warning. The record and the backup hold what the config held (possibly secrets);
+both are written readable by the user only.
 """
 
 from __future__ import annotations

@@ -219,6 +219,8 @@ def test_every_form_of_the_guard_is_recognized(command: str, args: list[str], up
         ({"url": "ftp://x"}, "not an http(s) URL"),
         ({"command": "x", "args": "not a list"}, "not a list of strings"),
         ({"env": {}}, "neither"),
+        ({"url": "https://x/mcp", "headers": {"Mcp-Session-Id": "s"}}, "set by mcp-guard itself"),
+        ({"url": "https://x/mcp", "headers": {"X-Team": "caf\u00e9"}}, "printable ASCII"),
     ],
 )
 def test_what_cannot_be_guarded_exactly_is_skipped_with_the_reason(entry: dict[str, Any], reason: str) -> None:
