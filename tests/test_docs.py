@@ -1,0 +1,148 @@
+"""The README stays short, and the README and docs/ hold no dead link and no made-up command.
+
+- README.md has at most 160 lines: the reference belongs in docs/ (issue 13, item 2).
+- Every relative link of README.md and docs/*.md names a file or folder of the repository,
+  and every ``#anchor`` names a heading of its page, slugged as GitHub slugs headings.
+- Every ``mcp-guard SUBCOMMAND`` written as code (a fenced shell block, a console block, an
+  inline code span) is a subcommand of the CLI: ``mcp-guard SUBCOMMAND --help`` exits 0.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mcp_guard.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+FENCE = re.compile(r"^(```+|~~~+)(.*)$")
+LINK = re.compile(r"(?<!!)\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+COMMAND = re.compile(r"^(?:\$\s+)?(?:\S*/)?mcp-guard\s+([a-z][a-z-]*)\b")
+SHELL_LANGUAGES = {"sh", "shell", "bash", "console", "sh-session"}
+
+
+def split_page(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """(prose lines, [(fence language, code lines), ...]) of a Markdown page."""
+    prose: list[str] = []
+    blocks: list[tuple[str, list[str]]] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        opened = FENCE.match(line.strip())
+        if fence is None and opened:
+            fence = opened.group(1)
+            blocks.append((opened.group(2).strip().lower(), []))
+        elif fence is not None and line.strip().startswith(fence[0] * len(fence)) and not line.strip()[len(fence) :]:
+            fence = None
+        elif fence is not None:
+            blocks[-1][1].append(line)
+        else:
+            prose.append(line)
+    return prose, blocks
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: its text lowercased, punctuation dropped, spaces to ``-``."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
+    text = text.replace("`", "").strip().lower()
+    text = "".join(c for c in text if c.isalnum() or c in " -_")
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    """Every anchor of a page's headings, duplicates numbered ``-1``, ``-2`` as GitHub does."""
+    prose, _ = split_page(page.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for line in prose:
+        match = HEADING.match(line)
+        if not match:
+            continue
+        base = slug(match.group(2))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def links(page: Path) -> list[str]:
+    """The targets of the page's Markdown links, outside code blocks and code spans."""
+    prose, _ = split_page(page.read_text(encoding="utf-8"))
+    text = CODE_SPAN.sub("", "\n".join(prose))
+    return LINK.findall(text)
+
+
+def commands(page: Path) -> set[str]:
+    """The subcommands named as ``mcp-guard SUBCOMMAND`` in the page's shell blocks and code spans."""
+    prose, blocks = split_page(page.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for language, lines in blocks:
+        if language in SHELL_LANGUAGES:
+            found.update(m.group(1) for line in lines if (m := COMMAND.match(line.strip())))
+    for line in prose:
+        for _, span in CODE_SPAN.findall(line):
+            if m := COMMAND.match(span.strip()):
+                found.add(m.group(1))
+    return found
+
+
+def test_the_readme_is_short() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 160, f"README.md has {len(lines)} lines; move reference material to docs/"
+
+
+def test_slugs_follow_github() -> None:
+    assert slug("`schema`: one schema, and arguments against it") == "schema-one-schema-and-arguments-against-it"
+    assert slug("Limits (the guard's work budget)") == "limits-the-guards-work-budget"
+    assert slug("The 2026-07-28 era") == "the-2026-07-28-era"
+    assert slug("Which tools? `mcp-guard check`") == "which-tools-mcp-guard-check"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(page: Path) -> None:
+    dead = []
+    for target in links(page):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            continue  # https:, mailto: ...
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            dead.append(f"{target}: no such file")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            dead.append(f"{target}: no heading with anchor #{anchor} in {file.name}")
+    assert not dead, f"{page.name}: " + "; ".join(dead)
+
+
+def test_links_are_found() -> None:
+    # The link reader itself must see links, or the test above could pass on anything.
+    readme = links(ROOT / "README.md")
+    assert "docs/install.md" in readme and "docs/wrap.md" in readme
+
+
+def test_every_named_subcommand_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    named: dict[str, set[str]] = {}
+    for page in PAGES:
+        for command in commands(page):
+            named.setdefault(command, set()).add(page.name)
+    assert {"wrap", "check", "schema", "serve", "install", "demo"} <= set(named)
+    unknown = []
+    for command, pages in sorted(named.items()):
+        with pytest.raises(SystemExit) as exited:
+            main([command, "--help"])
+        capsys.readouterr()
+        if exited.value.code != 0:
+            unknown.append(f"{command} (in {', '.join(sorted(pages))})")
+    assert not unknown, "not a subcommand of mcp-guard: " + "; ".join(unknown)
+
+
+def test_a_made_up_subcommand_is_caught(capsys: pytest.CaptureFixture[str]) -> None:
+    # The check above relies on argparse exiting non-zero for an unknown subcommand.
+    with pytest.raises(SystemExit) as exited:
+        main(["frobnicate", "--help"])
+    capsys.readouterr()
+    assert exited.value.code != 0
