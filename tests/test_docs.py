@@ -5,15 +5,22 @@
   and every ``#anchor`` names a heading of its page, slugged as GitHub slugs headings.
 - Every ``mcp-guard SUBCOMMAND`` written as code (a fenced shell block, a console block, an
   inline code span) is a subcommand of the CLI: ``mcp-guard SUBCOMMAND --help`` exits 0.
+- The refusals shown are the guard's own: the README's excerpt of ``mcp-guard demo`` is in the
+  demo's output, and each refusal result shown as JSON is what the call pipeline builds.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
+from mcp_guard import compile
+from mcp_guard.calls.refusals import schema_verdict
 from mcp_guard.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,3 +153,34 @@ def test_a_made_up_subcommand_is_caught(capsys: pytest.CaptureFixture[str]) -> N
         main(["frobnicate", "--help"])
     capsys.readouterr()
     assert exited.value.code != 0
+
+
+def code_blocks(page: Path, language: str) -> list[str]:
+    """The bodies of the page's fenced blocks in ``language`` (``""``: no language given)."""
+    _, blocks = split_page(page.read_text(encoding="utf-8"))
+    return ["\n".join(lines) for lang, lines in blocks if lang == language]
+
+
+# (page, the arguments of the call to Sigma's `read` whose refusal the page shows)
+REFUSALS = [("README.md", {"path": "README.md", "offset": 0}), ("docs/protocol.md", {"offset": 0})]
+
+
+@pytest.mark.parametrize(("page", "arguments"), REFUSALS)
+def test_refusals_shown_are_the_guards(page: str, arguments: dict[str, object]) -> None:
+    shown = [json.loads(b) for b in code_blocks(ROOT / page, "json") if "mcp-guard/rejection" in b]
+    assert len(shown) == 1, page
+    tool = json.loads((ROOT / "fixtures" / "sigma" / "read.json").read_text(encoding="utf-8"))
+    verdict = schema_verdict("read", compile(tool["inputSchema"]), arguments, modern=False)
+    assert verdict.result == shown[0]
+
+
+@pytest.mark.anyio
+async def test_the_readme_demo_excerpt_is_the_demos_output() -> None:
+    excerpt = [b for b in code_blocks(ROOT / "README.md", "") if "refused (validation)" in b]
+    assert len(excerpt) == 1
+    with anyio.fail_after(120):
+        done = await anyio.run_process([sys.executable, "-m", "mcp_guard", "demo"], check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    out = done.stdout.decode().splitlines()
+    missing = [line for line in excerpt[0].splitlines() if line not in out]
+    assert not missing, missing
