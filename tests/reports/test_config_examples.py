@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_guard.cli import _parser, main
+from mcp_guard.gateway.config import parse_config
 from mcp_guard.reports.documents import loads
 from mcp_guard.reports.tool_definitions import ToolDefinition, definition_notes, parse_tool_definition, to_mcp_tool
 from mcp_guard.reports.verifier import verify_text
@@ -47,6 +48,15 @@ def test_docs_show_the_client_config_snippet_as_it_is() -> None:
     blocks = re.findall(r"```json\n(.*?)```", DOCS, flags=re.S)
     snippet = json.loads((CONFIG / "claude_desktop_config.json").read_text(encoding="utf-8"))
     assert snippet in [json.loads(b) for b in blocks if '"mcpServers"' in b]
+
+
+def test_the_gateway_page_config_example_loads() -> None:
+    """docs/gateway.md opens with a config that the gateway accepts as it is."""
+    page = (ROOT / "docs" / "gateway.md").read_text(encoding="utf-8")
+    first = re.findall(r"```json\n(.*?)```", page, flags=re.S)[0]
+    config = parse_config(first, path=ROOT / "gw.json", environ={})
+    assert [server.name for server in config.servers] == ["time"] and not config.warnings
+    assert config.guard.deny == ["time/convert_time"] and config.guard.calls_per_minute == 60
 
 
 def test_every_client_config_snippet_runs_wrap_or_serve() -> None:
