@@ -53,6 +53,12 @@ def split_page(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
     return prose, blocks
 
 
+def code_blocks(page: Path, language: str) -> list[str]:
+    """The bodies of the page's fenced blocks in ``language`` (``""``: no language given)."""
+    _, blocks = split_page(page.read_text(encoding="utf-8"))
+    return ["\n".join(lines) for lang, lines in blocks if lang == language]
+
+
 def slug(heading: str) -> str:
     """GitHub's anchor for a heading: its text lowercased, punctuation dropped, spaces to ``-``."""
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
@@ -101,6 +107,24 @@ def commands(page: Path) -> set[str]:
 def test_the_readme_is_short() -> None:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 160, f"README.md has {len(lines)} lines; move reference material to docs/"
+
+
+def test_the_readme_keeps_its_two_commands() -> None:
+    # A fresh machine runs these two lines as they are (.ci/run runs the second's pip and pytest).
+    blocks = code_blocks(ROOT / "README.md", "sh")
+    assert "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/mcp-guard demo" in blocks
+    assert "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest" in blocks
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install --quiet -e '.[test]' && python -m pytest" in ci
+
+
+@pytest.mark.parametrize("page", PAGES[1:], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_each_docs_page_opens_with_an_example(page: Path) -> None:
+    # An example before the first section: the reader sees the thing work before the reference.
+    text = page.read_text(encoding="utf-8")
+    first_section = text.find("\n## ")
+    opening = text if first_section < 0 else text[:first_section]
+    assert re.search(r"^```", opening, flags=re.M), f"{page.name}: no example before its first section"
 
 
 def test_slugs_follow_github() -> None:
@@ -153,12 +177,6 @@ def test_a_made_up_subcommand_is_caught(capsys: pytest.CaptureFixture[str]) -> N
         main(["frobnicate", "--help"])
     capsys.readouterr()
     assert exited.value.code != 0
-
-
-def code_blocks(page: Path, language: str) -> list[str]:
-    """The bodies of the page's fenced blocks in ``language`` (``""``: no language given)."""
-    _, blocks = split_page(page.read_text(encoding="utf-8"))
-    return ["\n".join(lines) for lang, lines in blocks if lang == language]
 
 
 # (page, the arguments of the call to Sigma's `read` whose refusal the page shows)
