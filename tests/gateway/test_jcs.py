@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
 from typing import Any
 
 import pytest
@@ -177,3 +178,25 @@ def test_numbers_agree_with_the_rfc8785_package_and_read_back(value: float) -> N
     text = number_to_string(value)
     assert text.encode() == rfc8785.dumps(value)
     assert float(text) == value
+
+
+def nested(depth: int, leaf: Any) -> Any:
+    """``depth`` levels of alternating objects and arrays around ``leaf``, built without recursion."""
+    value = leaf
+    for level in range(depth):
+        value = {"k": value, "a": 1} if level % 2 else [value, 2]
+    return value
+
+
+def test_nesting_past_the_recursion_limit_is_canonicalized() -> None:
+    """The writer keeps its own stack: depth beyond ``sys.getrecursionlimit()`` raises nothing."""
+    depth = sys.getrecursionlimit() * 5
+    text = canonical_json(nested(depth, "x"))
+    assert text.count(b"[") == depth // 2 and text.count(b"{") == depth // 2
+    assert text == b'{"a":1,"k":[' * (depth // 2) + b'"x",2]' + b"},2]" * (depth // 2 - 1) + b"}"
+
+
+def test_the_iterative_writer_keeps_the_order_of_members_and_items() -> None:
+    value = {"b": [1, {"z": [], "y": {}}, "s"], "a": {"\u00e9": None, "e": [True, [False]]}, "": [[]]}
+    assert canonical_json(value) == rfc8785.dumps(value)
+    assert canonical_json(value) == b'{"":[[]],"a":{"e":[true,[false]],"\xc3\xa9":null},"b":[1,{"y":{},"z":[]},"s"]}'
