@@ -21,6 +21,10 @@ Inputs outside I-JSON (RFC 7493), decided here:
   that reads numbers as doubles (ECMAScript's, the RFC's reference) would read it:
   ``9007199254740993`` canonicalizes like ``9007199254740992``. An integer beyond the double
   range (about 1.8e308) has no canonical form: ``ValueError``.
+- A literal no double holds exactly (``json_values.Inexact``, which the guard's decoders
+  make of ``0.1000000000000000000001`` or ``1e400``, spec decision E1) is written, like an
+  ``int``, as the double a JSON parser reads it as (``0.1``); one beyond the double range has
+  no canonical form: ``ValueError``.
 - ``NaN`` and ``±Infinity`` (which Python's ``json`` module reads): ``ValueError``, as the
   RFC requires.
 - A lone surrogate in a string (``"\\ud800"``, which Python's ``json`` module reads) is
@@ -41,6 +45,8 @@ import math
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Final
+
+from ..core.json_values import Inexact
 
 __all__ = ["canonical_json", "canonical_sha256", "number_to_string"]
 
@@ -130,6 +136,11 @@ def _scalar(value: Any) -> str:
         return number_to_string(as_double)
     if t is float:
         return number_to_string(value)
+    if t is Inexact and value.text:
+        as_double = float(value.text)  # what an RFC 8785 implementation reads the literal as
+        if not math.isfinite(as_double):
+            raise ValueError("RFC 8785: a number beyond the double range has no canonical JSON form")
+        return number_to_string(as_double)
     raise TypeError(f"RFC 8785: a {t.__name__} is not a JSON value")
 
 
@@ -189,7 +200,7 @@ def canonical_json(value: Any) -> bytes:
             ``None``, exact types, nested.
 
     Raises:
-        ValueError: NaN, ±Infinity, or an integer beyond the double range.
+        ValueError: NaN, ±Infinity, or an integer or literal beyond the double range.
         TypeError: a value that is not JSON.
     """
     out: list[str] = []
