@@ -27,6 +27,7 @@ from ..calls.refusals import CallVerdict, ToolIssue, schema_verdict, unknown_too
 from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..wire.meta import META_PREFIX, SCHEMA_KEY, is_modern
+from ..wire.repeated import repeated_key, repeated_key_text
 
 __all__ = [
     "ToolEntry",
@@ -61,10 +62,11 @@ DUPLICATE_NAME: Final = (
 """The message of a tool refused because another tool of the server's list has the same name."""
 
 
-def _refused(kind: str, keyword: str, message: str) -> Compiled:
+def _refused(kind: str, keyword: str, message: str, *, schema_path: str = "") -> Compiled:
     """A tool the guard refuses as a whole, for a reason outside its schema's keywords (a :class:`ToolIssue`)."""
     # No profile judged it; the label is the default's, never read for a tool with no validator.
-    return Compiled(Report((ToolIssue(kind, keyword, "", None, message),)), None, DEFAULT_PROFILE)  # type: ignore[arg-type]
+    issue = ToolIssue(kind, keyword, schema_path, None, message)  # type: ignore[arg-type]
+    return Compiled(Report((issue,)), None, DEFAULT_PROFILE)
 
 
 def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
@@ -193,6 +195,8 @@ class ToolTable:
                 compiled = _refused(UNSUPPORTED, "name", DUPLICATE_NAME)
             elif "inputSchema" not in tool:
                 compiled = _refused(VALIDATION, "inputSchema", "the tool has no `inputSchema`")
+            elif (repeated := repeated_key(tool["inputSchema"])) is not None:
+                compiled = _refused(UNSUPPORTED, "json", repeated_key_text(*repeated), schema_path=repeated[0])
             else:
                 compiled = self._compiled(tool["inputSchema"])
             if type(name) is not str:

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from ..core.json_values import Inexact, literal_float
 from ..errors import GuardError
+from . import repeated
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -186,7 +187,7 @@ def loads_client(line: bytes) -> Any:
         raise
     if text[:1] == "\ufeff":  # MCP is UTF-8; a leading BOM is tolerated (as by the utf-8-sig codec)
         text = text[1:]
-    return _parse(text, _raw_client, _decode_client)
+    return repeated.parse_filled(text, _raw_client, _decode_client)
 
 
 def loads_upstream(line: bytes | str) -> Any:
@@ -194,26 +195,16 @@ def loads_upstream(line: bytes | str) -> Any:
 
     A literal a double cannot hold exactly, or beyond the double range, becomes an
     ``Inexact`` that keeps its text (see ``json_values.literal_float``): :func:`dumps` writes
-    it back unchanged, and the schema core does not take it for a double it is not.
+    it back unchanged, and the schema core does not take it for a double it is not. In a
+    message that can carry tool schemas, repeated object keys are noted
+    (:func:`mcp_guard.wire.repeated.repeated_key`); the value is the same (the last one wins).
 
     Raises:
         ValueError: not JSON (including invalid UTF-8).
         RecursionError: nested beyond the parser's limit.
     """
-    return _parse(line.decode("utf-8") if isinstance(line, bytes) else line, _raw_upstream, _decode_upstream)
-
-
-def _parse(text: str, raw: Callable[[str], tuple[Any, int]], whole: Callable[[str], Any]) -> Any:
-    """``whole(text)``, by way of ``raw`` when the value fills the text (the usual line): the same value,
-    without the two white-space regexes of ``JSONDecoder.decode``. White space around the value, and
-    every error, take ``whole``, which raises as it always did."""
-    try:
-        value, end = raw(text)
-    except json.JSONDecodeError:
-        return whole(text)
-    if end != len(text):
-        return whole(text)
-    return value
+    text = line.decode("utf-8") if isinstance(line, bytes) else line
+    return repeated.decode(text, literal_float, _raw_upstream, _decode_upstream)
 
 
 def id_key(request_id: Any) -> tuple[bool, Any]:
