@@ -1,7 +1,8 @@
 """What the guard does to the few messages it touches; no I/O, no concurrency.
 
 - ``tools/list`` results: every tool classified, annotated with
-  ``_meta["mcp-guard/schema"] = {"supported", "issues"}``; every other field passed as
+  ``_meta["mcp-guard/schema"] = {"supported", "issues"}`` (and ``"notes"`` when the profile has
+  some: under ``extended``, a ``format`` 2020-12 does not define, E4); every other field passed as
   the upstream sent it. ``_meta`` keys starting ``mcp-guard/`` that the upstream sent are
   replaced (tools) or removed (results): an upstream cannot forge the guard's verdicts.
 - ``tools/call`` requests: judged against the tool's latest listed schema by the schema step
@@ -73,7 +74,12 @@ def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
     """The tool as the upstream sent it, plus ``_meta["mcp-guard/schema"]`` (forged guard keys replaced)."""
     annotated = dict(tool)
     meta = _strip_guard_keys(tool.get("_meta"))
-    meta[SCHEMA_KEY] = {"supported": compiled.supported, "issues": compiled.report.issues_json()}
+    verdict: dict[str, Any] = {"supported": compiled.supported, "issues": compiled.report.issues_json()}
+    if compiled.notes:  # extended: a `format` 2020-12 does not define is an annotation, checked by nothing (E4)
+        verdict["notes"] = [
+            {"note": "annotation", "schema_path": n.schema_path, "message": n.message} for n in compiled.notes
+        ]
+    meta[SCHEMA_KEY] = verdict
     annotated["_meta"] = meta
     return annotated
 
