@@ -99,6 +99,9 @@ def test_the_letter_refuses_every_enum_and_the_amended_schema_only_a_non_string_
         ("additionalProperties", "/input/parameters/4/schema/enum")
     ]
     assert read.check(with_enum).ok
+    jsonschema_rs = pytest.importorskip("jsonschema_rs")
+    assert not jsonschema_rs.Draft202012Validator(published_schema()).is_valid(with_enum)
+    assert jsonschema_rs.Draft202012Validator(definition_schema()).is_valid(with_enum)
 
 
 # --- accepted, as the schema says ---------------------------------------------------------------
@@ -193,6 +196,12 @@ MALFORMED: list[tuple[str, Any, str, str]] = [
     ("/requirements/authorization", "oauth", "/requirements/authorization", "(enum)"),
     ("/requirements/authorization", None, "/requirements/authorization", "oneOf"),
     ("/requirements/authorization", {"oauth2": {}}, "/requirements/authorization/oauth2/url", "is required"),
+    (
+        "/requirements/authorization",
+        {"oauth2": {"url": "github.com/login"}},
+        "/requirements/authorization/oauth2/url",
+        "(format)",
+    ),
     (
         "/requirements/authorization",
         {"oauth2": {"url": "https://a.example", "x": 1}},
