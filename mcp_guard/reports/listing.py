@@ -24,7 +24,9 @@ tool, which ``check`` must report tool by tool. So the requests go through the s
 :class:`~mcp.ClientSession`), which returns results as plain JSON.
 
 Errors: :class:`ListingError` for every way the listing can fail (the command cannot
-start, the server exits or answers with an error, the URL cannot be reached or answers with
+start, the server exits or answers with an error, writes bytes that are not UTF-8 to its
+stdout (the SDK's transport then reads no more, so this is known at the time limit), the URL
+cannot be reached or answers with
 an HTTP error status, a malformed ``tools/list`` result, a cursor that repeats, the time
 limit); its message never holds an environment or header value.
 
@@ -220,6 +222,11 @@ async def list_tools(
         exc = _leaf(raised)
         if isinstance(exc, ListingError):
             raise exc from None
+        if isinstance(exc, UnicodeDecodeError) and command is not None:
+            raise ListingError(
+                "the server wrote bytes that are not UTF-8 text to its stdout, which the MCP stdio transport "
+                "cannot read (a server must write only JSON-RPC messages there)"
+            ) from None
         if isinstance(exc, TimeoutError):
             raise ListingError(f"the server did not list its tools within {timeout:g} s") from None
         if statuses:

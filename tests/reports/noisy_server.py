@@ -2,10 +2,12 @@
 
 It writes ``NOISE`` (a line that is not JSON) before anything else, and ``SECRET_NOISE`` before
 its ``tools/list`` answer, then answers ``initialize`` and ``tools/list`` (one tool, ``a``)
-as a handshake-era server does. Notifications get no reply; other requests get ``{}``.
+as a handshake-era server does. Notifications get no reply; other requests get ``{}``. With
+``NOISY_BYTES=1`` in its environment, its first line is the byte ``0xff`` instead (not UTF-8).
 """
 
 import json
+import os
 import sys
 
 NOISE = "Starting noisy server on stdio..."
@@ -13,6 +15,9 @@ SECRET_NOISE = "debug: token=sk-live-0123456789"
 
 
 def main() -> None:
+    if os.environ.get("NOISY_BYTES") == "1":
+        sys.stdout.buffer.write(b"\xff\n")
+        sys.stdout.flush()
     print(NOISE, flush=True)
     for line in sys.stdin:
         message = json.loads(line)

@@ -39,3 +39,15 @@ def test_check_config_names_the_server_of_the_noise(capsys: pytest.CaptureFixtur
     out, err = capsys.readouterr()
     assert "noisy: reachable" in out
     assert err.splitlines() == [_skipped(len(NOISE), "server noisy: "), _skipped(31, "server noisy: ")]
+
+
+def test_stdout_bytes_that_are_not_utf8_are_named_as_such(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOISY_BYTES", "1")
+    # The SDK reads nothing after such bytes (it drains the pipe until the server exits): the listing
+    # ends at the time limit, and says why.
+    assert main(["check", "--timeout", "3", "--", sys.executable, str(SERVER)]) == 2
+    err = capsys.readouterr().err
+    assert "the server wrote bytes that are not UTF-8 text to its stdout" in err
+    assert "UnicodeDecodeError" not in err and "Traceback" not in err
