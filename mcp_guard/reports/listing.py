@@ -26,9 +26,8 @@ tool, which ``check`` must report tool by tool. So the requests go through the s
 Errors: :class:`ListingError` for every way the listing can fail (the command cannot
 start, the server exits or answers with an error, writes bytes that are not UTF-8 to its
 stdout (the SDK's transport then reads no more, so this is known at the time limit), the URL
-cannot be reached or answers with
-an HTTP error status, a malformed ``tools/list`` result, a cursor that repeats, the time
-limit); its message never holds an environment or header value.
+cannot be reached or answers with an HTTP error status, a malformed ``tools/list`` result, a
+cursor that repeats, the time limit); its message never holds an environment or header value.
 
 A stdio server that prints something other than JSON-RPC on its stdout (a banner, debug
 output) is listed all the same: each such line is logged as ``wrap`` logs it, once, by its
