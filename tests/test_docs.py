@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -197,7 +198,9 @@ async def test_the_readme_demo_excerpt_is_the_demos_output() -> None:
     excerpt = [b for b in code_blocks(ROOT / "README.md", "") if "refused (validation)" in b]
     assert len(excerpt) == 1
     with anyio.fail_after(120):
-        done = await anyio.run_process([sys.executable, "-m", "mcp_guard", "demo"], check=False)
+        # 100 columns: the demo's width when it has no terminal, as when the excerpt was copied.
+        env = {**os.environ, "COLUMNS": "100"}
+        done = await anyio.run_process([sys.executable, "-m", "mcp_guard", "demo"], check=False, env=env)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     out = done.stdout.decode().splitlines()
     missing = [line for line in excerpt[0].splitlines() if line not in out]
