@@ -18,12 +18,13 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
-from .codegen import Collect, OverBudget, Valid, generate
+from .codegen import generate
 from .ecma_regex import Undecidable, UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
 from .extended.classify import Quick
 from .extended.values import exact_uncarriable
+from .extended.writer import Collect, OverBudget, Valid
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (

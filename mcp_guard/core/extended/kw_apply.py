@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..codegen import CHAIN_LIMIT
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Ctx, Part, Path, XNode
 from .kw_array import schema_list
+from .writer import CHAIN_LIMIT
 
 if TYPE_CHECKING:
     from .gen import Gen

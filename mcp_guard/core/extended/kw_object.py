@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..codegen import CHAIN_LIMIT
 from ..ecma_regex import PatternError
 from ..json_values import escape_token
 from ..report import VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import compiled_pattern, non_negative, pattern_of, search
+from .writer import CHAIN_LIMIT
 
 if TYPE_CHECKING:
     from ..ecma_regex import Pattern
