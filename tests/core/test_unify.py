@@ -54,7 +54,9 @@ def classify_both(schema: Any, profile: str) -> tuple[Any, Any]:
 def normal_report(report: dict[str, Any]) -> dict[str, Any]:
     issues = []
     for issue in report["issues"]:
-        if issue["keyword"] == "type" and issue["message"].startswith("a nested schema without `type` is not supported"):
+        if issue["keyword"] == "type" and issue["message"].startswith(
+            "a nested schema without `type` is not supported"
+        ):
             issue = {**issue, "message": OLD_UNTYPED}
         issues.append(issue)
     return {**report, "issues": issues}

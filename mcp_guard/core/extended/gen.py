@@ -27,6 +27,7 @@ Every schema value reaches the source only as a module constant (:meth:`Gen.cons
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..json_values import Inexact, json_type_name, pointer
@@ -282,18 +283,22 @@ class Gen(ModuleWriter):
             return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
         if node.trivial:
             return [f"if not json_once({v}, w): w[1] = 1"]
-        exact = f" or {t} is Inexact" if self.decimals else ""
-        head = [
-            f"{t} = type({v})",
-            f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
-            f"or {t} is float or {t} is bool or {v} is None{exact}):",
-            "    w[1] = 1",  # the JSON scan reports it, with its pointer
-        ]
         if node.types is not None:
+            # A value of the node's type is JSON at its top (exact types, finite, within the digit
+            # limit); any other value goes to type_issue, which flags for the JSON scan what is not JSON.
             where_type, words = self.const(pointer(node.type_path)), self.const(type_words(node.types))
-            head += [
-                f"elif not {_type_test(node.types, v, t, self.decimals)}:",
+            head = [
+                f"{t} = type({v})",
+                f"if not {_type_test(node.types, v, t, self.decimals)}:",
                 f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
+            ]
+        else:
+            exact = f" or {t} is Inexact" if self.decimals else ""
+            head = [
+                f"{t} = type({v})",
+                f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
+                f"or {t} is float or {t} is bool or {v} is None{exact}):",
+                "    w[1] = 1",  # the JSON scan reports it, with its pointer
             ]
         rest = self._body(node, v, t, ip)[1:]
         return [*head, "else:", *("    " + x for x in (rest or ["pass"]))]  # no return: it may stand inline
@@ -376,7 +381,18 @@ class Gen(ModuleWriter):
                 lines.extend("    " + line for line in body)
                 keyword = "elif"
         lines += self._group_lines(inplace, v, ip)
-        return lines
+        return lines if slow or types is None else self._bare_type_test(lines, types, v, t)
+
+    def _bare_type_test(self, lines: list[str], types: frozenset[str], v: str, t: str) -> list[str]:
+        """The fast path without its local ``t`` when a one-name type test is its only use
+        (``if not type(x) is dict: return False``): one store and load fewer per node and member."""
+        if len(types) != 1 or types & {"integer", "number"}:
+            return lines
+        rest = lines[2:]
+        used = re.compile(rf"\b{t}\b")
+        if any(used.search(line) for line in rest):
+            return lines
+        return [f"if not {_type_test(types, v, f'type({v})', self.decimals)}: return False", *rest]
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"

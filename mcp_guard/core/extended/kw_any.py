@@ -15,7 +15,17 @@ from .values import UNREACHABLE, exact_value
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["SUBSET_TYPES", "Choices", "TypePart", "kw_const", "kw_enum", "kw_type", "show_value", "subset_enum", "subset_type"]
+__all__ = [
+    "SUBSET_TYPES",
+    "Choices",
+    "TypePart",
+    "kw_const",
+    "kw_enum",
+    "kw_type",
+    "show_value",
+    "subset_enum",
+    "subset_type",
+]
 
 TYPE_NAMES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 

@@ -20,7 +20,17 @@ from .writer import OverBudget
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["Contains", "Elements", "Prefix", "Rest", "Unique", "finish", "first_duplicate", "schema_list", "subset_items"]
+__all__ = [
+    "Contains",
+    "Elements",
+    "Prefix",
+    "Rest",
+    "Unique",
+    "finish",
+    "first_duplicate",
+    "schema_list",
+    "subset_items",
+]
 
 _UNIQUE_DEPTH = 200
 """How deep ``uniqueItems`` compares items; an item nested deeper refuses the call (``TooLarge``:

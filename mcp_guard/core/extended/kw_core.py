@@ -11,7 +11,17 @@ from ..json_values import is_json
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Quick, Rule, Walk
 
-__all__ = ["SCHEMA_DIALECTS", "annotation", "e5", "kw_anchor", "kw_defs", "kw_id", "kw_schema", "quick_subset_schema", "subset_schema"]
+__all__ = [
+    "SCHEMA_DIALECTS",
+    "annotation",
+    "e5",
+    "kw_anchor",
+    "kw_defs",
+    "kw_id",
+    "kw_schema",
+    "quick_subset_schema",
+    "subset_schema",
+]
 
 _ANCHOR = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z")
 

@@ -110,7 +110,10 @@ class SubsetClassifier:
         depth = self.depth
         if depth > MAX_SCHEMA_DEPTH:
             self.finding(
-                UNSUPPORTED, "schema", path, f"schemas nested more than {MAX_SCHEMA_DEPTH} levels deep are not supported"
+                UNSUPPORTED,
+                "schema",
+                path,
+                f"schemas nested more than {MAX_SCHEMA_DEPTH} levels deep are not supported",
             )
             return None
         if type(schema) is bool:
@@ -261,7 +264,12 @@ class SubsetQuick:
                 return False  # the root must be an object schema
             for key, value in schema.items():
                 row = rows.get(key)
-                if row is None or type(key) is not str or not row.in_one_of or not self._value(row, value, schema, depth):
+                if (
+                    row is None
+                    or type(key) is not str
+                    or not row.in_one_of
+                    or not self._value(row, value, schema, depth)
+                ):
                     return False
             return True
         ntype = schema.get("type", _MISSING)

@@ -58,7 +58,15 @@ KEYWORDS: dict[str, Keyword] = {
         Keyword("pattern", ALL, kw_string.kw_pattern, kw_string.quick_pattern),
         Keyword("format", ALL, kw_string.kw_format, kw_string.quick_format),
         # objects
-        Keyword("properties", ALL, kw_object.kw_properties, kw_object.quick_schemas, BOTH, kw_object.subset_properties, types=OBJECT),
+        Keyword(
+            "properties",
+            ALL,
+            kw_object.kw_properties,
+            kw_object.quick_schemas,
+            BOTH,
+            kw_object.subset_properties,
+            types=OBJECT,
+        ),
         Keyword("patternProperties", ALL, kw_object.kw_pattern_properties, kw_object.quick_pattern_properties),
         Keyword(
             "additionalProperties",
@@ -126,7 +134,12 @@ KEYWORDS: dict[str, Keyword] = {
             in_one_of=True,
         ),
         Keyword(
-            "examples", ALL, kw_core.annotation(list, "an array"), kw_core.quick_annotation(list), STANDARD, in_one_of=True
+            "examples",
+            ALL,
+            kw_core.annotation(list, "an array"),
+            kw_core.quick_annotation(list),
+            STANDARD,
+            in_one_of=True,
         ),
         Keyword("deprecated", ALL, _BOOL, _QBOOL, STANDARD, in_one_of=True),
         Keyword("readOnly", ALL, _BOOL, _QBOOL, STANDARD, in_one_of=True),
