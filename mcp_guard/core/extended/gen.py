@@ -1,6 +1,8 @@
-"""Generate the extended profile's validator: two Python functions per schema node.
+"""Generate a profile's validator from its classified tree: two Python functions per schema node.
 
-As for the standard profile (``core.codegen``): ``v<n>(x, w) -> bool`` is the fast path
+Every profile's tree is made of the same parts (``extended.table``), so one generator serves all;
+``decimals`` is E1's exact literals (``extended``), off for ``standard`` and ``strict``, which judge
+doubles. ``v<n>(x, w) -> bool`` is the fast path
 (True only for a JSON value that satisfies the node) and ``c<n>(x, ip, out, w)`` the slow
 path that appends an :class:`~..report.Issue` per violation, run only when the fast path
 said no. ``w`` is the call's cell ``[budget, scan flag, memo]``.
@@ -77,7 +79,7 @@ def type_words(types: frozenset[str]) -> str:
 
 
 def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[Any]) -> None:
-    """Append the ``type`` finding for ``value`` (as ``codegen.type_issue``, with E1's exact literals).
+    """Append the ``type`` finding for ``value`` (as ``writer.type_issue``, with E1's exact literals).
 
     A value JSON cannot carry gets no ``type`` finding: it flags the scan (``w[1]``) instead.
     """
