@@ -229,11 +229,13 @@ def _compile_subset(schema: Any, profile: str, defer: bool, known_json: bool) ->
         return Compiled(OK_REPORT, None, profile, schema)  # a clean quick walk proves the schema JSON
     found = () if known_json else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
     issues = [Issue(VALIDATION, "json", pointer(p), None, _JSON_FINDING) for p in found]
-    classifier = SubsetClassifier(profile)
+    classifier = SubsetClassifier(profile, skim=defer)  # skim: a deferred schema here has findings
     root = classifier.root(schema)
     issues += classifier.issues
     if issues:
         return Compiled(Report(tuple(issues)), None, profile)
+    if defer:  # the quick walk doubted a clean schema: the skimmed tree stands in for parts, so build it on use
+        return Compiled(OK_REPORT, None, profile, schema)
     return Compiled(OK_REPORT, root, profile)
 
 

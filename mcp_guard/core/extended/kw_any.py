@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
-from ..json_values import Inexact, TooLarge, canonical, is_json, json_type_name, max_depth
+from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
 from .values import UNREACHABLE, exact_value
@@ -193,13 +193,11 @@ def kw_enum(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | 
 
 
 def subset_enum(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
-    """``enum`` under ``standard``/``strict`` (decisions 6, 7): choices that are JSON with doubles
-    (the JSON scan reports any other number, so nothing more is said here), nesting in the
-    depth limit (said in the subset's words)."""
+    """``enum`` under ``standard``/``strict`` (decisions 6, 7): choices nesting within the depth
+    limit (said in the subset's words). A number JSON cannot carry among them is the JSON scan's
+    finding; the rule still builds the part (such a choice equals no argument: fail closed)."""
     if type(value) is not list or len(value) > MAX_ENUM_CHOICES or all(type(c) is str for c in value):
         return True  # the rule words a list that is not one, or too long
-    if not is_json(value):
-        return False  # NaN, Infinity or a literal no double holds: the JSON scan's finding says where
     if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in value), default=0) > MAX_SCHEMA_DEPTH:
         ctx.finding(UNSUPPORTED, "enum", path, f"`enum` choices nest deeper than {MAX_SCHEMA_DEPTH} levels")
         return False

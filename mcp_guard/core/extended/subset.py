@@ -55,9 +55,15 @@ class SubsetClassifier:
     """Walks one schema for ``profile``; records findings; builds nodes. Implements ``ir.Ctx``.
 
     ``root()`` gives the root node (meaningful only when ``issues`` is empty).
+
+    With ``skim`` (findings only, for a schema the verdict-only walk did not find clean), each
+    nested schema is first given to :class:`SubsetQuick`; one it finds clean has no finding to
+    word, so the classifier does not descend into it and puts an empty node in its place. The
+    findings, their order and the subschema count are those of the full walk; the tree is not
+    (it is never used: a schema with findings has none).
     """
 
-    def __init__(self, profile: str) -> None:
+    def __init__(self, profile: str, *, skim: bool = False) -> None:
         self.profile = profile
         self.dialect = "2020-12"  # the subset's keywords mean the same in the four dialects it accepts
         self._rows = _ROWS[profile]
@@ -65,6 +71,7 @@ class SubsetClassifier:
         self._seen: set[tuple[str, str, str]] = set()
         self.nodes = 0
         self.depth = 0
+        self._quick = SubsetQuick(profile) if skim else None
 
     # --- ir.Ctx ----------------------------------------------------------------------------
 
@@ -97,6 +104,12 @@ class SubsetClassifier:
         """Classify the schema at ``path``; ``None`` when it cannot be enforced (its findings recorded)."""
         if type(schema) is bool and path and path[-1] == "additionalProperties" and holder(path) == path[-1]:
             return XNode(path, boolean=schema)  # the boolean form (decision 9): a value, not a subschema
+        quick = self._quick
+        if quick is not None and self.depth and self.nodes <= MAX_SCHEMA_NODES:
+            quick.nodes = self.nodes
+            if quick.clean(schema, self.depth):
+                self.nodes = quick.nodes  # counted as the full walk counts them, in the same order
+                return XNode(path)
         self.nodes += 1
         if self.nodes > MAX_SCHEMA_NODES:
             if self.nodes == MAX_SCHEMA_NODES + 1:
@@ -192,12 +205,15 @@ class SubsetClassifier:
         type_path: Path = path
         if "type" in schema:
             type_path = (*path, "type")
-            found = self._keyword("type", schema["type"], schema, path)
-            if type(found) is TypePart:
-                ntype = next(iter(found.names))
-                if root and ntype != "object":
-                    self.finding(UNSUPPORTED, "type", type_path, "the root must be an object schema")
-                    ntype = None
+            value = schema["type"]
+            if type(value) is str and value in SUBSET_TYPES:
+                ntype = value  # what the row's rules accept without a word (the common case, without the calls)
+            else:
+                found = self._keyword("type", value, schema, path)
+                ntype = next(iter(found.names)) if type(found) is TypePart else None
+            if ntype is not None and root and ntype != "object":
+                self.finding(UNSUPPORTED, "type", type_path, "the root must be an object schema")
+                ntype = None
         elif root:
             ntype = "object"
         else:
@@ -235,6 +251,27 @@ class SubsetClassifier:
         return node
 
 
+def _walk_tests(rows: dict[str, Keyword]) -> dict[str, tuple[frozenset[str] | None, Any, bool]]:
+    """Each selected row as the verdict walk reads it: ``(types, quick test, in_one_of)``; ``type``'s
+    test is the walk's own (decision 2), and a row without a quick test is never clean."""
+    tests: dict[str, tuple[frozenset[str] | None, Any, bool]] = {}
+    for name, row in rows.items():
+        quick = _type_tested if name == "type" else (row.subset_quick or row.quick or _never)
+        tests[name] = (row.types, quick, row.in_one_of)
+    return tests
+
+
+def _type_tested(value: Any, schema: dict[str, Any], depth: int, walk: Any) -> bool:
+    return True  # the walk tested ``type`` before the keywords (SubsetQuick.clean)
+
+
+def _never(value: Any, schema: dict[str, Any], depth: int, walk: Any) -> bool:
+    return False  # pragma: no cover - every selected row has a quick test
+
+
+_WALK_TESTS: Final = {profile: _walk_tests(rows) for profile, rows in _ROWS.items()}
+
+
 class SubsetQuick:
     """The verdict-only walk of ``compile(..., profile="standard"|"strict", defer=True)``.
 
@@ -246,11 +283,11 @@ class SubsetQuick:
     walk also proves the schema is JSON.
     """
 
-    __slots__ = ("dialect", "nodes", "rows")
+    __slots__ = ("dialect", "nodes", "tests")
 
     def __init__(self, profile: str) -> None:
         self.dialect = "2020-12"
-        self.rows = _ROWS[profile]
+        self.tests = _WALK_TESTS[profile]
         self.nodes = 0
 
     def clean(self, schema: Any, depth: int) -> bool:
@@ -258,18 +295,13 @@ class SubsetQuick:
         self.nodes += 1
         if type(schema) is not dict or self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
             return False
-        rows = self.rows
+        tests = self.tests
         if "oneOf" in schema:
             if depth == 0:
                 return False  # the root must be an object schema
             for key, value in schema.items():
-                row = rows.get(key)
-                if (
-                    row is None
-                    or type(key) is not str
-                    or not row.in_one_of
-                    or not self._value(row, value, schema, depth)
-                ):
+                test = tests.get(key)
+                if test is None or type(key) is not str or not test[2] or not test[1](value, schema, depth, self):
                     return False
             return True
         ntype = schema.get("type", _MISSING)
@@ -279,17 +311,11 @@ class SubsetQuick:
             ntype = "object"
         elif type(ntype) is not str or ntype not in SUBSET_TYPES or (depth == 0 and ntype != "object"):
             return False
-        for key, value in schema.items():
-            row = rows.get(key)
-            if row is None or type(key) is not str:  # a str subclass finds its row too: not JSON
+        for key, value in schema.items():  # this loop is the walk's cost: one lookup and one call per key
+            test = tests.get(key)
+            if test is None or type(key) is not str:  # a str subclass finds its row too: not JSON
                 return False
-            types = row.types
-            if types is not None and ntype not in types:
-                return False
-            if key != "type" and not self._value(row, value, schema, depth):
+            types = test[0]
+            if (types is not None and ntype not in types) or not test[1](value, schema, depth, self):
                 return False
         return True
-
-    def _value(self, row: Keyword, value: Any, schema: dict[str, Any], depth: int) -> bool:
-        quick = row.subset_quick or row.quick
-        return quick is not None and quick(value, schema, depth, self)
