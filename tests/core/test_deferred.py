@@ -251,3 +251,21 @@ def test_corpus_schemas_classify_alike() -> None:
                     assert deferred.check({}) == compile_schema(schema, profile=profile).check({})
             count += 1
     assert count >= 200 and supported > 150, (count, supported)
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_a_schema_the_verdict_walk_doubts_is_built_in_full(profile: str) -> None:
+    """``enum`` choices that are containers send the schema past the verdict walk; the skimming
+    classifier finds nothing, and the validator must still be the full one, never the skimmed tree."""
+    schema = {
+        "type": "object",
+        "properties": {"e": {"type": "array", "enum": [[1, 2], [3]]}, "s": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    assert not SubsetQuick(profile).clean(schema, 0)
+    deferred, eager = compile_schema(schema, profile=profile, defer=True), compile_schema(schema, profile=profile)
+    assert deferred.supported and eager.supported
+    for arguments in ({"e": [1, 2]}, {"e": [2]}, {"s": 1}, {"z": 1}, {"e": [3], "s": "x"}):
+        assert deferred.check(arguments) == eager.check(arguments), arguments
+    assert not deferred.check({"e": [2]}).ok and not deferred.check({"s": 1}).ok
+    assert deferred.source == eager.source
