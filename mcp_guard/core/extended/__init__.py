@@ -2,9 +2,14 @@
 draft-06, 2019-09 where the root ``$schema`` names them), every keyword enforced exactly,
 minus the E5 list, which stays ``unsupported_capability``.
 
-Modules: ``table`` (one row per keyword), ``kw_*`` (each keyword's rule, fast test and
-emitter together), ``classify`` (the walk, ``$ref`` resolution, the E6 cycle check), ``gen``
-(the generated validator), ``values`` (exact numbers, E1), ``ir`` (nodes and parts).
+The same table serves ``standard`` and ``strict`` (spec, "Two profiles"): a row names the subset
+profiles that select it and the subset rule they add (issue 11, item 1: one keyword, one place).
+
+Modules: ``table`` (one row per keyword), ``kw_*`` (each keyword's rule, subset rule, fast test
+and emitter together), ``classify`` (the walk, ``$ref`` resolution, the E6 cycle check),
+``subset`` (the walk of ``standard``/``strict``: their node rules), ``gen`` (the generated
+validator; E1's exact literals on or off), ``writer`` (the generated module and its helpers),
+``values`` (exact numbers, E1), ``ir`` (nodes, parts and rows).
 Entry point: :func:`classify_extended`; ``compiler.compile(profile="extended")`` uses it.
 """
 
