@@ -74,11 +74,15 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
 
     A value JSON cannot carry gets no ``type`` finding: it flags the scan (``w[1]``) instead.
     """
-    if exact_uncarriable(value) or not exact_json_once(value, w):
+    t = type(value)
+    if t is dict or t is list:
+        if not exact_json_once(value, w):
+            w[1] = 1  # (a container's type is still wrong: its finding stands beside the scan's)
+    elif not exact_json_once(value, w):
         w[1] = 1
         if exact_uncarriable(value):
             return
-    if type(value) is Inexact:
+    if t is Inexact:
         name = "integer" if type(number_of(value)) is int else "number"
     else:
         name = json_type_name(value)
@@ -272,20 +276,26 @@ class Gen(ModuleWriter):
             return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
         if node.trivial:
             return [f"if not json_once({v}, w): w[1] = 1"]
-        head = [
+        rest = self._body(node, v, t, ip)[1:] or ["pass"]
+        # Only a double or an ``Inexact`` can be a number JSON cannot carry: the others skip that call.
+        not_json = (
+            f"(({t} is float or {t} is Inexact) and is_uncarriable({v})) or not ({t} is str or {t} is dict "
+            f"or {t} is int or {t} is list or {t} is bool or {v} is None or {t} is float or {t} is Inexact)"
+        )
+        if node.types is None:
+            return [f"{t} = type({v})", f"if {not_json}:", "    w[1] = 1", "else:", *("    " + x for x in rest)]
+        # A value that passes the type test is JSON at its own level (numbers finite, literals within
+        # the digit limit): the type is tested first, and the JSON test runs only on a mismatch.
+        where_type, words = self.const(pointer(node.type_path)), self.const(type_words(node.types))
+        return [  # no return: it may stand inline
             f"{t} = type({v})",
-            f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
-            f"or {t} is float or {t} is bool or {v} is None or {t} is Inexact):",
+            f"if {_type_test(node.types, v, t)}:",
+            *("    " + x for x in rest),
+            f"elif {not_json}:",
             "    w[1] = 1",  # the JSON scan reports it, with its pointer
+            "else:",
+            f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
         ]
-        if node.types is not None:
-            where_type, words = self.const(pointer(node.type_path)), self.const(type_words(node.types))
-            head += [
-                f"elif not {_type_test(node.types, v, t)}:",
-                f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
-            ]
-        rest = self._body(node, v, t, ip)[1:]
-        return [*head, "else:", *("    " + x for x in (rest or ["pass"]))]  # no return: it may stand inline
 
     def _number_branches(
         self, node: XNode, v: str, t: str, ip: str | None, untyped: bool
