@@ -34,6 +34,7 @@ from ..json_values import Inexact, json_type_name, pointer
 from ..keywords import where
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
+from .kw_apply import Ref
 from .table import holder
 from .values import exact_json_once, exact_uncarriable, number_of
 
@@ -82,7 +83,7 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
         w[1] = 1
         if exact_uncarriable(value):
             return
-    if t is Inexact:
+    if type(value) is Inexact:
         name = "integer" if type(number_of(value)) is int else "number"
     else:
         name = json_type_name(value)
@@ -134,9 +135,13 @@ class Gen(ModuleWriter):
     # --- nodes ---------------------------------------------------------------------------------
 
     def vfn(self, node: XNode) -> str:
-        """The name of the node's fast function, generated once."""
+        """The name of the node's fast function, generated once (a bare ``$ref``'s is its target's)."""
         found = self._vnames.get(id(node))
         if found is not None:
+            return found
+        target = _bare_ref(node)
+        if target is not None:
+            found = self._vnames[id(node)] = self.vfn(target)
             return found
         name = self.name("v")
         self._vnames[id(node)] = name
@@ -172,9 +177,13 @@ class Gen(ModuleWriter):
         )
 
     def cfn(self, node: XNode) -> str:
-        """The name of the node's slow function, generated once."""
+        """The name of the node's slow function, generated once (a bare ``$ref``'s is its target's)."""
         found = self._cnames.get(id(node))
         if found is not None:
+            return found
+        target = _bare_ref(node)
+        if target is not None:
+            found = self._cnames[id(node)] = self.cfn(target)
             return found
         name = self.name("c")
         self._cnames[id(node)] = name
@@ -254,6 +263,8 @@ class Gen(ModuleWriter):
             return "False"
         if node.trivial:
             return f"json_once({v}, w)"
+        if node.boolean is None and not node.parts and node.types is not None:
+            return self.type_expr(node.types, v)  # a bare ``type``: one expression, no call
         return f"{self.vfn(node)}({v}, w)"
 
     def _group_lines(self, parts: list[Part], v: str, ip: str | None) -> list[str]:
@@ -375,6 +386,16 @@ class Gen(ModuleWriter):
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"
+
+
+def _bare_ref(node: XNode) -> XNode | None:
+    """The target of a node that is only a ``$ref`` (pydantic's ``{"$ref": "#/$defs/Item"}``), whose
+    functions would only call the target's: its functions are the target's. ``None`` otherwise
+    (a node that is itself a ``$ref`` target charges the budget on entry: it keeps its own)."""
+    if node.boolean is not None or node.types is not None or len(node.parts) != 1 or node.meta.get("ref"):
+        return None
+    part = node.parts[0]
+    return part.target if type(part) is Ref else None
 
 
 def generate(root: XNode) -> tuple[Valid, Collect, str]:
