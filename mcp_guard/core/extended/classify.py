@@ -22,6 +22,7 @@ from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from ..json_values import pointer
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Path, XNode
+from .ir import Quick as QuickTest
 from .kw_any import TypePart
 from .kw_apply import Ref
 from .table import ELSEWHERE, FINISHERS, KEYWORDS, holder
@@ -362,11 +363,12 @@ class Quick:
     quick test accepts has exact JSON types, so a clean walk also proves the schema is JSON.
     """
 
-    __slots__ = ("dialect", "nodes")
+    __slots__ = ("dialect", "nodes", "quicks")
 
     def __init__(self) -> None:
         self.dialect = "2020-12"
         self.nodes = 0
+        self.quicks = _QUICKS["2020-12"]
 
     def root(self, schema: Any) -> bool:
         """True when the whole document is clean (the root rule of "Dialects" included)."""
@@ -378,6 +380,7 @@ class Quick:
             if dialect is None:
                 return False
             self.dialect = dialect
+            self.quicks = _QUICKS[dialect]
         kind = schema.get("type", "object")
         if kind != "object" and kind != ["object"]:
             return False
@@ -385,17 +388,22 @@ class Quick:
 
     def clean(self, schema: Any, depth: int) -> bool:
         """True when ``schema`` at nesting ``depth`` would classify with no finding."""
-        self.nodes += 1
-        if self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
+        self.nodes = nodes = self.nodes + 1
+        if nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
             return False
         if type(schema) is not dict:
             return type(schema) is bool
-        dialect = self.dialect
+        quicks = self.quicks
         for key, value in schema.items():
-            row = KEYWORDS.get(key)
-            if row is None or type(key) is not str or dialect not in row.dialects:
-                return False
-            quick = row.quick
-            if quick is None or not quick(value, schema, depth, self):
+            quick = quicks.get(key)
+            if quick is None or type(key) is not str or not quick(value, schema, depth, self):
                 return False
         return True
+
+
+_QUICKS: Final[dict[str, dict[str, QuickTest]]] = {
+    dialect: {name: row.quick for name, row in KEYWORDS.items() if dialect in row.dialects and row.quick is not None}
+    for dialect in DIALECTS.values()
+}
+"""Per dialect, the quick test of every keyword enforced in it (``table.KEYWORDS``); a key not here
+(unknown, another dialect's, or one with no quick test) sends the schema to the full classifier."""
