@@ -383,7 +383,7 @@ def _main(argv: Sequence[str] | None) -> int:
                     )
                 )
             from .relay import wrap_stdio
-            from .relay.framing import DEFAULT_MAX_LINE
+            from .wire.framing import DEFAULT_MAX_LINE
 
             return anyio.run(
                 lambda: wrap_stdio(

@@ -9,11 +9,11 @@ error. Every such exception derives from :class:`GuardError`::
      ├── UpstreamStartError     relay.upstream      the upstream cannot be started or connected
      ├── RequestFailed          peer                a request of the guard's own got no usable answer
      │    └── ListingFailed     peer                ... the guard's own tools/list
-     ├── LineTooLong            relay.framing       a line over --max-message-bytes (its prefix kept)
+     ├── LineTooLong            wire.framing        a line over --max-message-bytes (its prefix kept)
      ├── MessageTooLarge        relay.http_upstream an HTTP body over --max-message-bytes
      ├── _Disconnected          relay.http_front    (private) the client left while its body was read
      ├── _BodyTimeout           relay.http_front    (private) a body slower than --http-body-timeout
-     ├── Uncarriable            relay.jsonrpc       a number JSON cannot carry exactly (also ValueError)
+     ├── Uncarriable            wire.jsonrpc        a number JSON cannot carry exactly (also ValueError)
      ├── ConfigError            gateway.config      the gateway config cannot be used
      ├── LockError              gateway.pinning     the lock file cannot be read or written
      ├── InvalidCursor          gateway.naming      a cursor the guard did not issue (also ValueError)

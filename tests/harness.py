@@ -22,8 +22,8 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcp_guard.relay.framing import LineTooLong
 from mcp_guard.relay.upstream import LineLink
+from mcp_guard.wire.framing import LineTooLong
 
 TIMEOUT = 10.0
 """Hang guard for one wait in a test."""

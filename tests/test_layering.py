@@ -32,7 +32,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcp_guard"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("mcp_guard.core",)),
     ("root", ("mcp_guard.errors", "mcp_guard")),
-    ("wire", ("mcp_guard.wire", "mcp_guard.relay.jsonrpc", "mcp_guard.relay.framing", "mcp_guard.relay.pipes")),
+    ("wire", ("mcp_guard.wire",)),
+    ("streams", ("mcp_guard.relay.framing", "mcp_guard.relay.pipes")),
     ("peer", ("mcp_guard.peer", "mcp_guard.relay.upstream", "mcp_guard.relay.http_upstream")),
     ("reports", ("mcp_guard.reports",)),
     ("refusals", ("mcp_guard.calls",)),
@@ -175,6 +176,16 @@ def test_pure_layers_import_no_io_library(package: str) -> None:
         if imp.target.split(".")[0] in IO_LIBRARIES
     ]
     assert wrong == []
+
+
+def test_the_shared_vocabulary_is_in_the_pure_wire_package() -> None:
+    """JSON-RPC (codes, ids, decoders) and the line framing live in ``mcp_guard.wire``, checked pure
+    above, and the wire layer is that package alone; the byte streams that need ``anyio``/``asyncio``
+    (``relay.framing``, ``relay.pipes``) are the ``streams`` layer just above it."""
+    for name in ("mcp_guard.wire.jsonrpc", "mcp_guard.wire.framing", "mcp_guard.wire.meta", "mcp_guard.wire.messages"):
+        assert name in ALL, name
+    assert "mcp_guard.relay.jsonrpc" not in ALL
+    assert [n for n in ALL if LAYERS[layer_of(n)[0]][0] == "wire"] == [n for n in ALL if n.startswith("mcp_guard.wire")]
 
 
 def test_the_core_imports_nothing_of_the_rest_of_the_package() -> None:

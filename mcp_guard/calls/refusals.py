@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..core import UNSUPPORTED, Compiled, Issue, Report
-from ..relay.jsonrpc import INVALID_PARAMS
+from ..wire.jsonrpc import INVALID_PARAMS
 from ..wire.meta import REJECTION_KEY
 
 __all__ = [

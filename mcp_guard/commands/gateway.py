@@ -163,7 +163,7 @@ def run_serve(
                     client_request_timeout=request_timeout,
                 )
             )
-        from ..relay.framing import DEFAULT_MAX_LINE
+        from ..wire.framing import DEFAULT_MAX_LINE
 
         cap = max_message_bytes or DEFAULT_MAX_LINE
         return anyio.run(

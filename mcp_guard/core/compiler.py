@@ -18,12 +18,14 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
-from .codegen import Collect, OverBudget, Valid, generate
+from .codegen import generate
 from .ecma_regex import Undecidable, UnsearchableText
 from .extended import XNode, classify_extended
 from .extended import generate as generate_extended
 from .extended.classify import Quick
+from .extended.subset import SubsetClassifier, SubsetQuick
 from .extended.values import exact_uncarriable
+from .extended.writer import Collect, OverBudget, Valid
 from .ir import Node, OneOfNode, TypedNode
 from .json_values import TooLarge, is_json, json_type_name, pointer, scan
 from .keywords import (
@@ -405,7 +407,7 @@ class Compiled:
         root = self._root if self._deferred is _MISSING else self._build()
         if root is None:
             return None
-        return _generate(root)[2]
+        return _generate(root, self.profile)[2]
 
     def check(self, arguments: Any) -> Report:
         """Validate one call's arguments without any schema analysis.
@@ -427,7 +429,7 @@ class Compiled:
             root = self._root if self._deferred is _MISSING else self._build()
             if root is None:
                 return self.report
-            valid, self._collect, _source = _generate(root)
+            valid, self._collect, _source = _generate(root, self.profile)
             self._valid = valid
         try:
             if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (codegen)
@@ -495,10 +497,10 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
     return value
 
 
-def _generate(root: Node | XNode) -> tuple[Valid, Collect, str]:
+def _generate(root: Node | XNode, profile: str) -> tuple[Valid, Collect, str]:
     """The validator of a classified root: the table's code generator, or the extended profile's."""
     if isinstance(root, XNode):
-        return generate_extended(root)
+        return generate_extended(root, decimals=profile == "extended")
     return generate(root)
 
 
@@ -520,6 +522,31 @@ def _compile_extended(schema: Any, defer: bool, known_json: bool) -> Compiled:
     if issues:
         return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
     return Compiled(OK_REPORT, root, "extended", notes=notes)
+
+
+_JSON_FINDING: Final = (
+    "the schema holds a number JSON cannot carry exactly (NaN, Infinity, beyond the double range, or more "
+    "digits than a double holds): the guard cannot enforce what it cannot read exactly"
+)
+
+
+def _compile_subset(schema: Any, profile: str, defer: bool, known_json: bool) -> Compiled:
+    """``standard``/``strict``: the table's selected rows and the subset's node rules (``extended.subset``).
+
+    The JSON scan comes first (``TypeError`` for a value that is not JSON; a ``json`` finding for
+    each number JSON cannot carry exactly, before the walk's findings), unless ``known_json``.
+    With ``defer``, a schema the verdict-only walk finds clean is classified in full on first use.
+    """
+    if defer and SubsetQuick(profile).clean(schema, 0):
+        return Compiled(OK_REPORT, None, profile, schema)  # a clean quick walk proves the schema JSON
+    found = () if known_json else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
+    issues = [Issue(VALIDATION, "json", pointer(p), None, _JSON_FINDING) for p in found]
+    classifier = SubsetClassifier(profile)
+    root = classifier.root(schema)
+    issues += classifier.issues
+    if issues:
+        return Compiled(Report(tuple(issues)), None, profile)
+    return Compiled(OK_REPORT, root, profile)
 
 
 def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False, known_json: bool = False) -> Compiled:
@@ -553,6 +580,11 @@ def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False,
     profile = _profile(profile)
     if profile == "extended":
         return _compile_extended(schema, defer, known_json)
+    return _compile_subset(schema, profile, defer, known_json)
+
+
+def _compile_old(schema: Any, profile: str, defer: bool = False, known_json: bool = False) -> Compiled:
+    """The old engine (compared with the new one by tests/core/test_unify.py until it is deleted)."""
     if defer and _Verdict(profile).clean(schema, 0):
         # Every value the walk accepted has an exact JSON type (opaque ones were checked as
         # JSON), so a clean walk proves the schema is JSON, as for the full walk below.

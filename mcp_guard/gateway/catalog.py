@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..relay.guard import ToolTable
-from ..relay.jsonrpc import Uncarriable, dumps
+from ..wire.jsonrpc import Uncarriable, dumps
 from ..wire.meta import META_PREFIX
 from .config import GatewayConfig
 from .naming import Collision, CursorCodec, NameMap, ResourceMap

@@ -22,8 +22,9 @@ import anyio
 from ..peer.backoff import Backoff
 from ..peer.deadlines import Deadlines
 from ..peer.requests import OwnRequests, RequestFailed, list_pages
-from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
-from ..relay.jsonrpc import (
+from ..relay.upstream import Connector, LineLink
+from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
+from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     Uncarriable,
     dumps,
@@ -33,7 +34,6 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.upstream import Connector, LineLink
 from ..wire.messages import GONE, UNANSWERED_DROPPED, error_reason
 from ..wire.meta import SUBSCRIPTION_ID_KEY, UNTIMED, without_guard_keys
 from .catalog import KINDS

@@ -41,7 +41,7 @@ import anyio.to_thread
 
 from ..calls.refusals import refusal_result, schema_verdict, unknown_tool
 from ..core import Compiled
-from ..relay.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .jcs import canonical_sha256
 from .journal import Journal, Result
 from .pinning import PinStatus

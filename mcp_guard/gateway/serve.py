@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from ..relay.framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from ..relay.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from ..wire.framing import DEFAULT_MAX_LINE
 from .config import GatewayConfig
 from .journal import Journal
 from .pinning import LockFile

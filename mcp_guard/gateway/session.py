@@ -64,8 +64,9 @@ import anyio.abc
 
 from ..calls.refusals import unknown_tool
 from ..peer.requests import IdMint, RequestFailed, list_pages
-from ..relay.framing import DEFAULT_MAX_LINE, LineTooLong
-from ..relay.jsonrpc import (
+from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
+from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
+from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -79,7 +80,6 @@ from ..relay.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text
 from ..wire.meta import (
     CAPABILITIES_KEY,

@@ -6,7 +6,7 @@
 - :mod:`.backoff`: when to start an upstream again after failed or short-lived starts.
 - :mod:`.deadlines`: forwarded requests' timeouts (``--request-timeout``), restarted by progress.
 
-Above the wire vocabulary (:mod:`mcp_guard.wire`, :mod:`mcp_guard.relay.jsonrpc`); below the
+Above the wire vocabulary (:mod:`mcp_guard.wire`, :mod:`mcp_guard.wire.jsonrpc`); below the
 sessions (:mod:`mcp_guard.relay.relay`, :mod:`mcp_guard.gateway.session`), which own a peer
 per upstream and are never imported from here (``tests/test_layering.py``).
 """

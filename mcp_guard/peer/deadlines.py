@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from ..relay.jsonrpc import id_key, valid_id
+from ..wire.jsonrpc import id_key, valid_id
 
 __all__ = ["Deadlines"]
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 import anyio
 
 from ..errors import GuardError
-from ..relay.jsonrpc import id_key
+from ..wire.jsonrpc import id_key
 
 __all__ = ["MAX_LIST_PAGES", "IdMint", "ListingFailed", "OwnRequests", "PendingRequest", "RequestFailed", "list_pages"]
 

@@ -4,9 +4,10 @@ Imports the schema core; the core never imports this package. A :class:`Relay` s
 client over an upstream *connector* (see ``upstream``: :data:`Connector`, :class:`LineLink`,
 :func:`stdio_connector`), which it calls again whenever the upstream has gone away.
 
-The names are imported on first use: this package also holds modules of the wire layer
-(``jsonrpc``, ``framing``, ``pipes``) and the peer layer (``upstream``, ``http_upstream``), and
-importing one of them must not load the sessions above them (``tests/test_layering.py``).
+The names are imported on first use: this package also holds modules of the streams layer
+(``framing``, ``pipes``: the byte streams around :mod:`mcp_guard.wire`) and of the peer layer
+(``upstream``, ``http_upstream``), and importing one of them must not load the sessions above
+them (``tests/test_layering.py``).
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 MCP's stdio transport is one JSON-RPC message per line. The relay reads and writes lines
 as bytes and leaves parsing to its caller, so a message it does not need to change is
-passed on byte for byte. Lines have no length limit here (a 64 KiB limit is a known way
-for bridges to break on large results).
+passed on byte for byte. The splitting and the cap on one line (32 MiB by default, set by
+``--max-message-bytes``; a 64 KiB limit is a known way for bridges to break on large
+results) are the pure :class:`~mcp_guard.wire.framing.LineSplitter`; this module adds the
+byte streams (file descriptors without threads, any anyio byte stream) around it.
 
 :func:`claim_stdio` takes the process's fd 0 and 1 for the protocol and points fd 1 at
 stderr for as long as the relay runs: a stray ``print`` anywhere in the process (or in a
@@ -24,15 +26,13 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from ..errors import GuardError
+from ..wire.framing import DEFAULT_MAX_LINE, LineSplitter
 
 __all__ = [
     "CHUNK",
-    "DEFAULT_MAX_LINE",
     "FdReceiveStream",
     "FdSendStream",
     "LineStream",
-    "LineTooLong",
     "MessageStream",
     "claim_stdio",
     "pollable",
@@ -152,28 +152,7 @@ class MessageStream(Protocol):
         ...
 
 
-DEFAULT_MAX_LINE: Final = 32 << 20
-"""The default cap on one newline-delimited message, in bytes (32 MiB, as on HTTP)."""
-
-_PREFIX = 1 << 16
-"""How much of an over-long line is kept, to find its request id."""
-
-
-class LineTooLong(GuardError):
-    """A peer sent a line longer than the stream's cap; the rest of that line is skipped, not buffered.
-
-    Attributes:
-        prefix: the line's first bytes (up to 64 KiB), to recover its JSON-RPC id from.
-        limit: the cap in bytes.
-    """
-
-    def __init__(self, prefix: bytes, limit: int) -> None:
-        super().__init__(f"a message longer than {limit} bytes")
-        self.prefix = prefix
-        self.limit = limit
-
-
-class LineStream:
+class LineStream(LineSplitter):
     """One newline-delimited message stream over a pair of byte streams.
 
     ``receive()`` returns one line without its ``\\n`` (a trailing ``\\r`` is kept; JSON
@@ -197,14 +176,9 @@ class LineStream:
         *,
         max_line: int = DEFAULT_MAX_LINE,
     ) -> None:
+        super().__init__(max_line)
         self._receiver = receiver
         self._sender = sender
-        self._buffer = bytearray()
-        self._lines: list[bytes] = []
-        self._eof = False
-        self._skipping = False  # inside an over-long line: drop bytes until its newline
-        self._overflow: bytes | None = None  # an over-long line's prefix, reported after the lines before it
-        self._max = max_line
         self._lock = anyio.Lock(fast_acquire=True)  # no loop pass when uncontended (the hot path)
 
     async def receive(self) -> bytes:
@@ -228,69 +202,6 @@ class LineStream:
                     return rest
                 raise anyio.EndOfStream from None
             self._feed(chunk)
-
-    def _take(self) -> bytes | None:
-        """The next line already read, or None when more input is needed.
-
-        Raises:
-            LineTooLong: the next line passed the cap.
-        """
-        if self._lines:
-            line = self._lines.pop()
-            if len(line) > self._max:
-                raise LineTooLong(line[:_PREFIX], self._max)
-            return line
-        if self._overflow is not None:
-            prefix, self._overflow = self._overflow, None
-            raise LineTooLong(prefix, self._max)
-        return None
-
-    def _feed(self, chunk: bytes) -> None:
-        """Split ``chunk`` (appended to what is buffered) into lines for :meth:`_take`.
-
-        A partial line that passes the cap is dropped at once; its prefix is reported by
-        :meth:`_take` after the lines before it, and the rest of it is skipped as it comes.
-        """
-        if self._skipping:
-            end = chunk.find(b"\n")
-            if end < 0:
-                return
-            self._skipping = False
-            chunk = chunk[end + 1 :]
-        elif not self._buffer and chunk.endswith(b"\n") and chunk.find(b"\n") == len(chunk) - 1:
-            if not chunk.isspace():  # the usual chunk: exactly one line, whole
-                self._lines = [chunk[:-1]]
-            return
-        if b"\n" not in chunk:
-            self._buffer += chunk
-            if len(self._buffer) > self._max:
-                self._overflow = bytes(self._buffer[:_PREFIX])
-                self._buffer.clear()
-                self._skipping = True
-            return
-        if self._buffer:  # (a line split across reads; usually a chunk starts a line and is split as it is)
-            self._buffer += chunk
-            chunk = bytes(self._buffer)
-            self._buffer.clear()
-        parts = chunk.split(b"\n")
-        last = parts.pop()
-        if last:
-            self._buffer += last
-        # Stored reversed so pop() yields them in order.
-        self._lines = [p for p in reversed(parts) if p and not p.isspace()]
-        if len(self._buffer) > self._max:
-            self._overflow = bytes(self._buffer[:_PREFIX])  # reported once the lines before it are read
-            self._buffer.clear()
-            self._skipping = True
-
-    def _finish(self) -> bytes | None:
-        """The peer closed: the last line if it had no newline (None when there is none); the stream is at its end."""
-        self._eof = True
-        rest = bytes(self._buffer).strip()
-        self._buffer.clear()
-        if rest and not self._skipping:
-            return rest
-        return None
 
     async def send(self, line: bytes) -> None:
         """Write ``line`` and a newline, atomically with respect to other senders."""

@@ -25,8 +25,8 @@ from typing import Any, Final
 
 from ..calls.refusals import CallVerdict, ToolIssue, schema_verdict, unknown_tool
 from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
+from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..wire.meta import META_PREFIX, SCHEMA_KEY, is_modern
-from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 __all__ = [
     "ToolEntry",

@@ -94,8 +94,8 @@ from mcp.shared.inbound import (
 
 from .. import __version__
 from ..errors import GuardError
+from ..wire.jsonrpc import INTERNAL_ERROR, NO_ID, Uncarriable, dumps, error_response, id_key, recover_id, valid_id
 from ..wire.meta import PROTOCOL_VERSION_KEY
-from .jsonrpc import INTERNAL_ERROR, NO_ID, Uncarriable, dumps, error_response, id_key, recover_id, valid_id
 
 __all__ = [
     "CONNECT_TIMEOUT",

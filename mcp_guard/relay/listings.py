@@ -22,9 +22,9 @@ from typing import Any, Final
 import anyio
 
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
+from ..wire.jsonrpc import id_key, valid_id
 from ..wire.meta import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY
 from .guard import ToolTable
-from .jsonrpc import id_key, valid_id
 
 __all__ = ["MAX_ENVELOPES", "ToolListings", "fresh"]
 

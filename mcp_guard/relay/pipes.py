@@ -48,7 +48,8 @@ from collections.abc import Callable
 
 import anyio
 
-from .framing import CHUNK, DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, pollable
+from ..wire.framing import DEFAULT_MAX_LINE
+from .framing import CHUNK, FdReceiveStream, FdSendStream, LineStream, pollable
 
 __all__ = ["LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
 

@@ -106,15 +106,8 @@ from ..errors import GuardError
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from ..peer.deadlines import Deadlines
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed
-from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
-from ..wire.meta import (
-    UNTIMED,
-    era_meta,
-    without_guard_keys,
-)
-from .framing import LineTooLong
-from .guard import ToolTable
-from .jsonrpc import (
+from ..wire.framing import LineTooLong
+from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -130,6 +123,13 @@ from .jsonrpc import (
     recover_id,
     valid_id,
 )
+from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
+from ..wire.meta import (
+    UNTIMED,
+    era_meta,
+    without_guard_keys,
+)
+from .guard import ToolTable
 from .listings import ToolListings, fresh
 from .pipes import PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink

@@ -19,7 +19,8 @@ import anyio
 import anyio.abc
 
 from ..core import DEFAULT_PROFILE
-from .framing import DEFAULT_MAX_LINE, claim_stdio
+from ..wire.framing import DEFAULT_MAX_LINE
+from .framing import claim_stdio
 from .guard import ToolTable
 from .http_upstream import DEFAULT_MAX_MESSAGE_BYTES, http_connector, shown_url
 from .pipes import pipe_line_stream

@@ -66,7 +66,8 @@ import anyio.abc
 from mcp.os.posix.utilities import terminate_posix_process_tree
 
 from ..errors import GuardError
-from .framing import DEFAULT_MAX_LINE, FdReceiveStream, FdSendStream, LineStream, MessageStream
+from ..wire.framing import DEFAULT_MAX_LINE
+from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
 from .pipes import PipeLineStream, pollable_on_asyncio
 
 __all__ = [

@@ -4,9 +4,11 @@
   envelope keys), the era test, and the removal of an upstream's ``mcp-guard/`` keys.
 - :mod:`.messages`: the texts of the guard's own JSON-RPC errors that both sides send, and why
   a request of the guard's own failed.
+- :mod:`.jsonrpc`: JSON-RPC 2.0 codes, ids, the guard's decoders and its strict serializer.
+- :mod:`.framing`: newline-delimited framing without I/O (the line splitter and its cap).
 
-JSON-RPC serialization, ids and codes are in :mod:`mcp_guard.relay.jsonrpc`, framing in
-:mod:`mcp_guard.relay.framing` and :mod:`mcp_guard.relay.pipes` (to move here once the work on
-them is merged); they belong to this layer. This package imports the schema core at most,
-never ``mcp`` or ``anyio``, and nothing above it (``tests/test_layering.py``).
+The byte streams around the splitter (:mod:`mcp_guard.relay.framing`, which needs ``anyio``,
+and the asyncio pipe path :mod:`mcp_guard.relay.pipes`) sit in this layer too, outside the
+package. This package imports the schema core at most, never ``mcp``, ``anyio`` or an HTTP
+library, and nothing above it (``tests/test_layering.py``).
 """

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from mcp_guard.peer.deadlines import Deadlines
-from mcp_guard.relay.jsonrpc import id_key
+from mcp_guard.wire.jsonrpc import id_key
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_guard.relay.framing import LineStream, LineTooLong
+from mcp_guard.relay.framing import LineStream
+from mcp_guard.wire.framing import LineTooLong
 
 pytestmark = pytest.mark.anyio
 

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..codegen import OverBudget
 from ..ecma_regex import Pattern, PatternError, compile_pattern
 from ..formats import FORMATS, format_checker, format_cost
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
 from .values import exact_number
+from .writer import OverBudget
 
 if TYPE_CHECKING:
     from .gen import Gen

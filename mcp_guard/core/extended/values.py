@@ -245,7 +245,7 @@ def show_number(value: int | float | Decimal) -> str:
     if type(value) is Decimal:
         text = str(value)
     elif type(value) is int and value.bit_length() > 200:  # never str(): past 4,300 digits it raises
-        text = f"a number of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+        text = f"(too long to show: about {int(value.bit_length() * 0.30103) + 1:,} digits)"
     else:
         text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"

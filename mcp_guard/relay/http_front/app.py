@@ -23,8 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from ...core import DEFAULT_PROFILE
 from ...errors import GuardError
-from ...wire.messages import parse_error_text
-from ..jsonrpc import (
+from ...wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -34,6 +33,7 @@ from ..jsonrpc import (
     recover_id,
     valid_id,
 )
+from ...wire.messages import parse_error_text
 from ..upstream import UpstreamStartError
 from .channel import Channel, SessionFactory
 from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig

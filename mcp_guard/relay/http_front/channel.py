@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import anyio.abc
 
+from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
 from ..framing import LineStream
 from ..guard import ToolTable
-from ..jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
 from ..relay import Relay
 from ..upstream import stdio_connector
 from .config import INBOUND_BUFFER, STOP_GRACE_SECONDS

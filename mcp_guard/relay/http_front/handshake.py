@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from ..jsonrpc import dumps
+from ...wire.jsonrpc import dumps
 from .channel import Channel
 from .config import MAX_BACKLOG, MAX_TOMBSTONES
 from .messages import Exchange, Item, Key, error_bytes, map_key, progress_token

@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ...wire.jsonrpc import NO_ID, dumps, error_response, id_key, valid_id
 from ...wire.meta import PROTOCOL_VERSION_KEY
-from ..jsonrpc import NO_ID, dumps, error_response, id_key, valid_id
 from .config import EXCHANGE_BUFFER
 
 __all__ = ["Exchange", "Item", "Key", "envelope_version", "error_bytes", "map_key", "message_kind", "progress_token"]

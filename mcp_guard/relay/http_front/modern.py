@@ -9,7 +9,7 @@ from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 
-from ..jsonrpc import Uncarriable, dumps
+from ...wire.jsonrpc import Uncarriable, dumps
 from .channel import Channel
 from .messages import Exchange, Item, Key, error_bytes, map_key, progress_token
 

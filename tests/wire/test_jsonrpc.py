@@ -10,7 +10,7 @@ import pytest
 
 from mcp_guard import check
 from mcp_guard.core.json_values import Inexact, exact_float, is_uncarriable
-from mcp_guard.relay.jsonrpc import (
+from mcp_guard.wire.jsonrpc import (
     NO_ID,
     Uncarriable,
     dumps,
@@ -132,7 +132,7 @@ def test_valid_id(value: Any, ok: bool) -> None:
     ["0.12345678901234567890", "1.00000000000000000001", "1e400", "-1E+400", "4.9e-325", "123456789012345678901234.5"],
 )
 def test_upstream_literals_are_written_back_digit_for_digit(literal: str) -> None:
-    from mcp_guard.relay.jsonrpc import loads_upstream
+    from mcp_guard.wire.jsonrpc import loads_upstream
 
     line = f'{{"jsonrpc":"2.0","id":1,"result":{{"v":[{literal}],"w":{literal}}}}}'
     parsed = loads_upstream(line.encode())
@@ -148,7 +148,7 @@ def test_doubles_from_1e16_up_are_written_as_their_exact_value(literal: str) -> 
     """``repr`` writes -2**63 as ``-9.223372036854776e+18``, another decimal: the peer must read the checked value."""
     from decimal import Decimal
 
-    from mcp_guard.relay.jsonrpc import loads_upstream
+    from mcp_guard.wire.jsonrpc import loads_upstream
 
     line = f'{{"a":[{literal}],"k":"1e+22","s":"x\\"1.5e+300"}}'.encode()
     for parsed in (loads_client(line), loads_upstream(line)):
@@ -160,27 +160,27 @@ def test_doubles_from_1e16_up_are_written_as_their_exact_value(literal: str) -> 
 
 
 def test_exact_big_doubles_and_kept_literals_in_one_message() -> None:
-    from mcp_guard.relay.jsonrpc import loads_upstream
+    from mcp_guard.wire.jsonrpc import loads_upstream
 
     message = loads_upstream(b'{"a":-9223372036854775808.0,"b":1.00000000000000000001e+30,"c":1E+400}')
     assert dumps(message) == b'{"a":-9.223372036854775808e+18,"b":1.00000000000000000001e+30,"c":1E+400}'
 
 
 def test_a_placeholder_lookalike_string_stays_a_string() -> None:
-    from mcp_guard.relay.jsonrpc import loads_upstream
+    from mcp_guard.wire.jsonrpc import loads_upstream
 
     message = loads_upstream(b'{"a":1.00000000000000000001,"b":"\\u0000mcp-guard-literal-0000000000000000-0\\u0000"}')
     assert dumps(message) == b'{"a":1.00000000000000000001,"b":"\\u0000mcp-guard-literal-0000000000000000-0\\u0000"}'
 
 
 def test_doubles_that_round_trip_stay_doubles() -> None:
-    from mcp_guard.relay.jsonrpc import loads_upstream
+    from mcp_guard.wire.jsonrpc import loads_upstream
 
     assert loads_upstream(b'{"a":0.1,"b":2.5,"c":-0.0}') == {"a": 0.1, "b": 2.5, "c": -0.0}
 
 
 def test_id_key_tells_strings_from_numbers_and_never_fails_on_unhashable_ids() -> None:
-    from mcp_guard.relay.jsonrpc import id_key
+    from mcp_guard.wire.jsonrpc import id_key
 
     assert id_key("1") != id_key(1) and id_key(1) == id_key(1.0)
     keys = {id_key([1]), id_key({"a": 1}), id_key(None)}  # no TypeError: arrays and objects are keyed by repr
