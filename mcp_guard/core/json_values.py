@@ -530,7 +530,7 @@ def canonical_once(value: Any, depth: int, w: list[Any]) -> Hashable:
     """
     t = type(value)
     if t is str or t is int:
-        return value  # as ``_canonical`` keys them, without the call
+        return value  # type: ignore[no-any-return]  # as ``_canonical`` keys them, without the call
     if t is not dict and t is not list:
         return _canonical(value, depth, None)[0]
     memo = w[2]

@@ -226,7 +226,7 @@ def _double_multiple(value: float, ratio: _Ratio) -> bool | None:
     other one of ≤ 15 digits rounds to the same double), which is the literal: a multiple.
     """
     p, q, r, s = ratio
-    if r is None or not -2.0**53 < value < 2.0**53:
+    if r is None or not -(2.0**53) < value < 2.0**53:
         return None
     t = value * r
     n = round(t)
