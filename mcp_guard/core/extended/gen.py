@@ -359,8 +359,12 @@ class Gen(ModuleWriter):
         self.known = None
         inplace = node.of("inplace")
         typed = any(node.of(a) for a in ("object", "array", "string", "number"))
-        if types is None and not typed and any(p.proves for p in inplace):
-            return lines + self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+        proven = any(p.proves for p in inplace) or (
+            not slow and any(getattr(p, "json_when_passed", False) for p in node.of("any"))
+        )
+        if types is None and not typed and proven:
+            lines += self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+            return lines if slow else _unused_local_dropped(lines, t)
         branches: list[tuple[str, list[str]]] = []
         json_fail = "w[1] = 1" if slow else "return False"
         allowed = types if types is not None else frozenset(_ORDER)
@@ -397,7 +401,11 @@ class Gen(ModuleWriter):
                 lines.extend("    " + line for line in body)
                 keyword = "elif"
         lines += self._group_lines(inplace, v, ip)
-        return lines if slow or types is None else self._bare_type_test(lines, types, v, t)
+        if slow:
+            return lines
+        if types is None:
+            return _unused_local_dropped(lines, t)
+        return self._bare_type_test(lines, types, v, t)
 
     def _bare_type_test(self, lines: list[str], types: frozenset[str], v: str, t: str) -> list[str]:
         """The fast path without its local ``t`` when a one-name type test is its only use
@@ -412,6 +420,13 @@ class Gen(ModuleWriter):
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"
+
+
+def _unused_local_dropped(lines: list[str], t: str) -> list[str]:
+    """An untyped node's fast lines without their first, ``t = type(v)``, when no other line reads
+    ``t`` (an ``anyOf`` of types tests ``type(v)`` itself): one store fewer per member."""
+    used = re.compile(rf"\b{t}\b")
+    return lines if any(used.search(line) for line in lines[1:]) else lines[1:]
 
 
 def _bare_ref(node: XNode) -> XNode | None:
