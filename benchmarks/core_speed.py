@@ -481,6 +481,7 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of tools/list corpus files")
     parser.add_argument("--profile", default="standard", choices=["standard", "strict", "extended"])
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    parser.add_argument("--every", type=int, default=1, help="time every Nth corpus case only (a loaded machine)")
     parser.add_argument(
         "--baseline", type=Path, help="a checkout (e.g. of main) whose core is timed beside this one, as `baseline`"
     )
@@ -500,10 +501,11 @@ def main() -> int:
         return 0
     tools = corpus_tools(args.corpus)
     if "corpus" in parts:
-        cases = corpus_cases(tools, profile)
+        cases = corpus_cases(tools, profile)[:: args.every]
         supported = len({label for label, _kind, _schema, _args in cases})
         report(
-            f"corpus: {supported} supported schemas of {len(tools)} tools, valid and invalid arguments",
+            f"corpus: {supported} supported schemas of {len(tools)} tools, valid and invalid arguments"
+            + (f" (every {args.every}th case)" if args.every > 1 else ""),
             measure_calls(cases, args.seconds / 4, profile, guards),
         )
     if "list" in parts:
