@@ -292,6 +292,9 @@ def report(title: str, ratios: dict[str, list[float]]) -> None:
                 f"min {min(values):5.1f}, max {max(values):6.1f}  ({len(values)} cases, "
                 f"{sum(v >= 20 for v in values)} at 20× or more)"
             )
+    if ratios.get("baseline"):
+        per_case = [g / b for g, b in zip(ratios["mcp-guard"], ratios["baseline"], strict=True)]
+        print(f"  mcp-guard / baseline, per case (>1: mcp-guard faster): median {statistics.median(per_case):.2f}")
     rs = ratios.get("jsonschema-rs")
     for name in ("mcp-guard", "baseline"):
         if rs and ratios.get(name):

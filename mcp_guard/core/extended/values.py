@@ -175,7 +175,8 @@ def is_multiple(value: int | float, divisor: int | float | Decimal) -> bool:
     if type(value) is float:
         if type(divisor) is int and value.is_integer():
             return int(value) % divisor == 0
-        verdict = _double_multiple(value, _ratio(divisor))
+        ratio = _RATIOS.get((type(divisor), divisor)) or _ratio(divisor)  # (the lookup inline: per call)
+        verdict = _double_multiple(value, ratio)
         if verdict is not None:
             return verdict
     return (Fraction(literal(value)) / Fraction(literal(divisor))).denominator == 1
