@@ -102,16 +102,12 @@ import anyio.abc
 
 from ..calls.refusals import ToolIssue
 from ..core import Issue
-from ..errors import GuardError
-from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
+from ..peer.connection import StopReading, UpstreamPeer
 from ..peer.deadlines import Deadlines
-from ..peer.requests import ListingFailed, OwnRequests, RequestFailed
-from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
-from ..wire.meta import (
-    UNTIMED,
-    era_meta,
-    without_guard_keys,
-)
+from ..peer.requests import ListingFailed, RequestFailed
+from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, parse_error_text, too_long_text
+from ..wire.meta import UNTIMED, era_meta
 from .framing import LineTooLong
 from .guard import ToolTable
 from .jsonrpc import (
@@ -131,7 +127,7 @@ from .jsonrpc import (
     valid_id,
 )
 from .listings import ToolListings, fresh
-from .pipes import PipeLineStream
+from .pipes import LineHandler, PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 
 __all__ = ["Relay"]
@@ -151,10 +147,6 @@ CONSUMED: Final = object()
 """What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
 
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
-
-
-class _ClientGone(GuardError):
-    """Raised by the upstream hot path when the client can no longer be written to (ends the upstream reader)."""
 
 
 class Relay:
@@ -200,23 +192,24 @@ class Relay:
         self.request_timeout = request_timeout
         self.client_request_timeout = client_request_timeout
         self.drain_timeout = drain_timeout
-        self._backoff = Backoff(*backoff, stable_after=stable_after)
-        self.upstream: LineLink | None = None
+        self.peer = UpstreamPeer(
+            connect,
+            request_timeout=request_timeout,
+            backoff=backoff,
+            stable_after=stable_after,
+            drain_timeout=drain_timeout,
+        )
         self.client_closed = False
-        self.restarts = 0
-        self._own = OwnRequests()
         self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool, Any]] = {}
         self._held: dict[tuple[bool, Any], bool] = {}
         self._inflight: dict[tuple[bool, Any], Any] = {}
         # The tool tables per protocol-era envelope, the guard's own listings and listen streams.
-        self.listings = ToolListings(table, self._own, self.request, self._send_own)
+        self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
         self._tg: anyio.abc.TaskGroup | None = None
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
         self._connecting = False
         self._backlog: list[Any] = []
-        self._connection_done = anyio.Event()
-        self._started_at = 0.0
         # What a restarted upstream is told again (handshake era).
         self._init_params: Any = None
         self._log_level: Any = None
@@ -231,9 +224,24 @@ class Relay:
         self._cancelled: dict[tuple[bool, Any], None] = {}
 
     @property
+    def upstream(self) -> LineLink | None:
+        """The current upstream connection, or None while there is none."""
+        return self.peer.upstream
+
+    @property
+    def restarts(self) -> int:
+        """How many times a new upstream connection was started after the first."""
+        return self.peer.restarts
+
+    @property
     def upstream_closed(self) -> bool:
         """Whether there is no upstream connection right now."""
-        return self.upstream is None
+        return self.peer.upstream is None
+
+    @property
+    def closing(self) -> bool:
+        """The client has gone: the upstream is not started again (``peer.connection.PeerEvents``)."""
+        return self.client_closed
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Connect the upstream, then relay until the client closes its side.
@@ -255,7 +263,7 @@ class Relay:
             self._tg = tg
             self.listings.spawn = tg.start_soon
             try:
-                await tg.start(self._connection, True)
+                await tg.start(partial(self.peer.keep_connected, self, first_must_connect=True))
             except Exception as exc:
                 failure = exc
                 tg.cancel_scope.cancel()
@@ -279,79 +287,42 @@ class Relay:
             while self._held or self._connecting:
                 await anyio.sleep(0.01)
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
-        upstream = self.upstream
+        upstream = self.peer.upstream
         if upstream is not None:
-            done = self._connection_done
+            done = self.peer.ended
             with anyio.move_on_after(min(EXIT_WAIT_SECONDS, self.drain_timeout)):
                 await upstream.close_send()
                 await done.wait()
 
     # --- upstream connections ---------------------------------------------------------------
 
-    async def _connection(
-        self, first: bool, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        """One upstream connection, from its start to its end (a restart when not ``first``).
+    async def peer_setup(self, first: bool) -> None:
+        """A new connection (``peer.connection``): a restarted one is told what the first was (handshake
+        era); then what the client sent meanwhile is passed on, in order, and messages go straight.
 
-        The connection is entered and left in this task (connectors may hold task groups).
+        Raises:
+            RequestFailed: the restarted upstream did not accept ``initialize``.
         """
+        upstream = self.peer.upstream
+        self._connecting = True
         if not first:
-            await self._before_restart()
-        async with contextlib.AsyncExitStack() as stack:
-            try:
-                upstream = await stack.enter_async_context(self.connect())
-            except Exception as exc:
-                if first:
-                    raise
-                log.error("could not restart the upstream: %s", exc)
-                self._backoff.failed()
-                await self._attempt_failed()
-                return
-            done = anyio.Event()
-            self.upstream, self._connection_done = upstream, done
-            self._started_at = anyio.current_time()
-            ready = False
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_upstream, upstream, done)
-                restored = True
-                if not first:
-                    try:
-                        await self._restore()
-                    except RequestFailed as exc:
-                        log.error("could not restart the upstream: %s", exc)
-                        restored = False
-                        if self.upstream is upstream:  # (when it went away, that was counted already)
-                            self._backoff.failed()
-                        tg.cancel_scope.cancel()
-                    else:
-                        log.info("upstream restarted (restart %d)", self.restarts)
-                if restored:
-                    ready = await self._flush(upstream)
-                task_status.started()
-            if not ready:
-                await self._attempt_failed()
+            await self._restore()
+            log.info("upstream restarted (restart %d)", self.restarts)
+        while self._backlog and self.peer.upstream is upstream:
+            await self._dispatch(self._backlog.pop(0))
+        if self.peer.upstream is upstream:
+            self._connecting = False
+            self._ready = True
 
-    async def _attempt_failed(self) -> None:
+    async def peer_failed(self, reason: str, connected: bool) -> None:
+        """A connection could not be made or set up: the requests waiting for it are answered."""
+        log.error("could not restart the upstream: %s", reason)
         self._connecting = False
         await self._fail_backlog(self._not_restarted())
 
-    async def _before_restart(self) -> None:
-        self.restarts += 1
-        delay = self._backoff.wait()
-        if delay > 0:
-            log.warning(
-                "restarting the upstream in %.1f s (restart %d; %d failed or short-lived start(s) in a row)",
-                delay,
-                self.restarts,
-                self._backoff.failures,
-            )
-            await anyio.sleep(delay)
-        else:
-            log.warning("restarting the upstream (restart %d)", self.restarts)
-
     def _not_restarted(self) -> str:
-        wait = self._backoff.wait()
-        text = "mcp-guard: the upstream server went away and could not be restarted; the next request tries again"
+        wait = self.peer.wait
+        text = "mcp-guard: the upstream server went away and could not be restarted; the guard starts it again"
         return text + (f" after {wait:.1f} s" if wait > 0 else "")
 
     async def _restore(self) -> None:
@@ -363,65 +334,34 @@ class Relay:
         handshake = self._init_params is not None and not any(
             type(m) is dict and m.get("method") == "initialize" for m in self._backlog
         )
+        peer = self.peer
         if handshake:
-            result = await self.request("initialize", self._init_params)
+            result = await peer.request("initialize", self._init_params)
             version = result.get("protocolVersion")
             log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
-            await self._send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await peer.send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
             if self._log_level is not None:
                 try:
-                    await self.request("logging/setLevel", self._log_level)
+                    await peer.request("logging/setLevel", self._log_level)
                 except RequestFailed as exc:
                     log.warning("could not restore the log level on the restarted upstream: %s", exc)
             for params in list(self._subscriptions.values()):
                 try:
-                    await self.request("resources/subscribe", params)
+                    await peer.request("resources/subscribe", params)
                 except RequestFailed as exc:
                     log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
         self.listings.restarted()
         if handshake:
             await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
-    async def _flush(self, upstream: LineLink) -> bool:
-        """Pass on what the client sent while the upstream was being started, in order; then go straight.
-
-        Returns:
-            Whether the upstream is ready (it did not go away meanwhile).
-        """
-        while self._backlog and self.upstream is upstream:
-            await self._dispatch(self._backlog.pop(0))
-        if self.upstream is not upstream:
-            return False
-        self._connecting = False
-        self._ready = True
-        return True
-
     async def _fail_backlog(self, text: str) -> None:
         backlog, self._backlog = self._backlog, []
         for message in backlog:
             await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
 
-    async def _read_upstream(self, upstream: LineLink, done: anyio.Event) -> None:
-        ended = False
-        try:
-            await self._from_upstream(upstream)
-            ended = True
-        finally:
-            with anyio.CancelScope(shield=True) as scope:
-                if not ended:  # stopping: a client that does not read cannot hold the way out
-                    scope.deadline = anyio.current_time() + self.drain_timeout
-                await self._gone(upstream, ended)
-            done.set()
-
-    async def _gone(self, upstream: LineLink, ended: bool) -> None:
-        """The connection ended: everything waiting on it is answered now; nothing hangs."""
-        if self.upstream is not upstream:
-            return
-        self.upstream = None
+    async def peer_down(self, ended: bool) -> None:
+        """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
         self._ready = False
-        if ended:  # counted here, before any await: a restart may be asked for as soon as this yields
-            self._backoff.ended(anyio.current_time() - self._started_at)
-        self._own.fail_all("the upstream server went away")
         inflight, self._inflight = list(self._inflight.values()), {}
         self._lists.clear()
         if self._deadlines is not None:
@@ -433,7 +373,7 @@ class Relay:
         self._server_pending.clear()
         if ended and not self.client_closed:
             log.warning(
-                "the upstream went away (it exited, crashed or closed its output)%s; the next request restarts it",
+                "the upstream went away (it exited, crashed or closed its output)%s; starting it again",
                 f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
             )
         for request_id in inflight:
@@ -493,7 +433,7 @@ class Relay:
         writing without waiting. Anything else is declined (False) before anything is done,
         and :meth:`_client_lines` takes it as usual, in order.
         """
-        upstream = self.upstream
+        upstream = self.peer.upstream
         client = self.client
         if not (
             self._ready
@@ -551,7 +491,8 @@ class Relay:
             await self._reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
 
     async def _while_down(self, message: Any) -> None:
-        """A client message while no upstream is ready: wait for one, start one, or drop it."""
+        """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
+        one as soon as the backoff allows), answer it when that is more than :data:`HOLD_MAX` s away, or drop it."""
         if not message or type(message) not in (dict, list):
             await self._dispatch(message)  # answered without the upstream
             return
@@ -563,7 +504,8 @@ class Relay:
             else:
                 self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
             return
-        if self._connecting:
+        wait = self.peer.wait
+        if self._connecting or wait <= HOLD_MAX:
             cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
             if cancel and self._cancel_waiting(message):
                 return
@@ -572,21 +514,13 @@ class Relay:
         if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
             log.debug("dropped a client notification: the upstream is not running")
             return
-        wait = self._backoff.wait()
-        if wait > HOLD_MAX:
-            # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
-            text = (
-                f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
-                f"{self._backoff.failures} time(s) in a row; the guard starts it again on the first request after "
-                f"{wait:.1f} s"
-            )
-            log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
-            await self._answer_requests(elements, INTERNAL_ERROR, text)
-            return
-        assert self._tg is not None
-        self._backlog.append(message)
-        self._connecting = True
-        self._tg.start_soon(self._connection, False)
+        # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
+        text = (
+            f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
+            f"{self.peer.backoff.failures} time(s) in a row; the guard starts it again in {wait:.1f} s"
+        )
+        log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
+        await self._answer_requests(elements, INTERNAL_ERROR, text)
 
     def _cancel_waiting(self, message: dict[str, Any]) -> bool:
         """A cancellation of a request waiting for the upstream to start: drop both."""
@@ -790,59 +724,39 @@ class Relay:
 
     # --- upstream → client ------------------------------------------------------------------
 
-    async def _from_upstream(self, upstream: LineLink) -> None:
-        """Relay the upstream's output to the client until it ends."""
+    def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
+        """The hot path for a pipe upstream when the client is a pipe too (``peer.connection``)."""
         client = self.client
-        if not (isinstance(upstream, PipeLineStream) and isinstance(client, PipeLineStream)):
-            await self._upstream_lines(upstream)
-            return
-        upstream.set_line_handler(partial(self._upstream_line_now, client))  # the hot path
-        try:
-            await self._upstream_lines(upstream)
-        finally:
-            upstream.set_line_handler(None)
+        return partial(self._upstream_line_now, client) if isinstance(client, PipeLineStream) else None
 
-    async def _upstream_lines(self, upstream: LineLink) -> None:
-        while True:
-            try:
-                line = await upstream.receive()
-            except anyio.EndOfStream:
-                if self.client_closed:
-                    log.debug("the upstream closed its output after the client hung up")
-                return
-            except _ClientGone:  # (from the hot path)
-                self._client_gone()
-                return
-            except LineTooLong as exc:
-                await self._unparsable_from_upstream(exc.prefix, too_long=exc.limit)
-                continue
-            try:
-                message = loads_upstream(line)
-            except (ValueError, RecursionError):
-                await self._unparsable_from_upstream(line)
-                continue
-            out = self._upstream_out(message)
-            if out is CONSUMED:
-                continue
-            try:
-                data = dumps(out)
-            except Uncarriable:
-                for answer in self._uncarriable_answers(out):
-                    await self._reply(answer)
-                continue
-            try:
-                await self.client.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._client_gone()
-                return
+    async def peer_output(self, message: Any) -> None:
+        """A parsed upstream message or batch (``peer.connection``): routed, and sent to the client.
+
+        Raises:
+            StopReading: the client can no longer be written to.
+        """
+        out = self._upstream_out(message)
+        if out is CONSUMED:
+            return
+        try:
+            data = dumps(out)
+        except Uncarriable:
+            for answer in self._uncarriable_answers(out):
+                await self._reply(answer)
+            return
+        try:
+            await self.client.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+            raise StopReading from None
 
     def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
         """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
 
         Takes every line that parses while the client's pipe has no output queued, just as
-        :meth:`_upstream_lines` would, writing without waiting; declines (False, having done
-        nothing) the rest. The client gone is raised as :class:`_ClientGone` to
-        :meth:`_upstream_lines`, which ends as it would have.
+        :meth:`peer_output` would, writing without waiting; declines (False, having done
+        nothing) the rest. The client gone is raised as :class:`~mcp_guard.peer.connection.StopReading`
+        (out of the peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
         """
         if not client.idle:
             return False
@@ -862,54 +776,31 @@ class Relay:
         try:
             client.send_nowait(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise _ClientGone from None
+            self._client_gone()
+            raise StopReading from None
         return True
 
     def _upstream_out(self, message: Any) -> Any:
         """What one parsed upstream message (or batch) becomes: the object to send the client, or
-        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged)."""
+        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged; ``peer.connection``)."""
+        message = self.peer.triage(message)
         if type(message) is dict:
-            out = self._upstream_message(message)
-        elif type(message) is list:
-            out = self._upstream_batch(message)
-        else:
-            out = None
-        if out is None:
-            self._skipped(message)
-            return CONSUMED
-        return out
+            return self._upstream_message(message)
+        if type(message) is list:
+            return self._upstream_batch(message)
+        return CONSUMED
 
-    async def _unparsable_from_upstream(self, line: bytes, *, too_long: int | None = None) -> None:
-        """A line the guard cannot parse (or, with ``too_long``, the start of a line over that cap): skipped;
-        a request waiting for it is answered with an error."""
-        request_id = recover_id(line)
-        key = id_key(request_id) if request_id is not NO_ID and request_id is not None else None
-        own_failure = (
-            "the upstream's answer could not be parsed" if too_long is None else "the upstream's answer is too long"
-        )
-        if self._own.fail(key, own_failure):  # the guard's own request fails
-            pass
-        elif key is not None and self._inflight.pop(key, None) is not None:
-            self._lists.pop(key, None)
-            if self._deadlines:
-                self._deadlines.done(key)
-            if too_long is not None:
-                log.warning("the upstream's answer to a request is longer than %d bytes; answering an error", too_long)
-                text = (
-                    f"mcp-guard: the upstream's answer is longer than {too_long} bytes (--max-message-bytes); "
-                    "it was dropped, not buffered"
-                )
-            else:
-                log.warning(
-                    "the upstream's answer to a request could not be parsed (%d bytes); answering an error", len(line)
-                )
-                text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
-            await self._reply(error_response(request_id, INTERNAL_ERROR, text))
-            return
-        if too_long is not None:
-            log.warning("skipped a message from the upstream longer than %d bytes", too_long)
-            return
-        log.warning("skipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)", len(line))
+    async def peer_unreadable(self, request_id: Any, text: str) -> bool:
+        """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
+        answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
+        key = id_key(request_id)
+        if self._inflight.pop(key, None) is None:
+            return False
+        self._lists.pop(key, None)
+        if self._deadlines:
+            self._deadlines.done(key)
+        await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+        return True
 
     @staticmethod
     def _uncarriable_answers(out: Any) -> list[dict[str, Any]]:
@@ -922,21 +813,11 @@ class Relay:
         log.warning("withheld upstream output holding a number JSON cannot carry (NaN or Infinity)")
         return answers
 
-    @staticmethod
-    def _skipped(message: Any) -> None:
-        if type(message) is not dict or message.get("jsonrpc") != "2.0":
-            log.warning("skipped output from the upstream that is JSON but not a JSON-RPC message")
-
     def _upstream_message(self, message: dict[str, Any]) -> Any:
-        """What to send the client for one upstream message: None (nothing), the message, or a new object.
-
-        The ``mcp-guard/`` ``_meta`` keys are the guard's alone: an upstream's are removed from
-        every result and every request's or notification's params (a tool result cannot pose as
-        the guard's rejection).
+        """What to send the client for one upstream message (triaged by the peer: JSON-RPC, the
+        ``mcp-guard/`` ``_meta`` keys removed, not an answer to the guard's own): :data:`CONSUMED`
+        (nothing), the message, or a new object.
         """
-        if message.get("jsonrpc") != "2.0":
-            return None
-        message = without_guard_keys(message)
         if "method" not in message:
             if "id" not in message:
                 return message
@@ -944,11 +825,9 @@ class Relay:
             if self._deadlines:
                 self._deadlines.done(key)
             if self._inflight.pop(key, _MISSING) is _MISSING:
-                # Not a client request in flight: the guard's own, or nobody's. An answer to an id the
-                # upstream was never sent, to a call the guard refused, or answered already (by the
-                # upstream, or by the guard for a line it could not read) never reaches the client.
-                if self._own.answer(key, message):
-                    return CONSUMED
+                # Not a client request in flight: nobody's. An answer to an id the upstream was never
+                # sent, to a call the guard refused, or answered already (by the upstream, or by the
+                # guard for a line it could not read) never reaches the client.
                 if key in self._expired:
                     self._expired.discard(key)
                     log.info("dropped the upstream's late answer to a request that had timed out")
@@ -984,12 +863,9 @@ class Relay:
                 self._server_pending.pop(id_key(params["requestId"]), None)
         return message
 
-    def _upstream_batch(self, batch: list[Any]) -> Any:
-        out = [self._upstream_message(m) for m in batch if type(m) is dict]
-        kept = [m for m in out if m is not None and m is not CONSUMED]
-        if len(kept) + sum(m is CONSUMED for m in out) != len(batch):
-            log.warning("skipped elements of an upstream batch that are not JSON-RPC messages")
-        return kept or (CONSUMED if batch else None)
+    def _upstream_batch(self, batch: list[dict[str, Any]]) -> Any:
+        kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
+        return kept or CONSUMED
 
     # --- client request timeouts ------------------------------------------------------------
 
@@ -1007,7 +883,7 @@ class Relay:
                 self.client_request_timeout,
             )
             reason = f"mcp-guard: no answer within {self.client_request_timeout:g} s"
-            upstream = self.upstream
+            upstream = self.peer.upstream
             if upstream is not None:
                 notice = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
                 notice["params"] = {"requestId": request_id, "reason": reason}  # type: ignore[assignment]
@@ -1034,7 +910,7 @@ class Relay:
             )
             await self._answer_requests(elements, INVALID_PARAMS, text)
             return
-        upstream = self.upstream
+        upstream = self.peer.upstream
         if upstream is None:
             log.warning("could not forward to the upstream: it is not running")
             await self._answer_requests(elements, INTERNAL_ERROR, GONE)
@@ -1093,22 +969,6 @@ class Relay:
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
 
-    async def _send_own(self, message: dict[str, Any]) -> None:
-        """Send a message of the guard's own to the upstream.
-
-        Raises:
-            RequestFailed: there is no upstream, it went away, or the message is not JSON.
-        """
-        upstream = self.upstream
-        if upstream is None:
-            raise RequestFailed("the upstream server went away (it exited, crashed or closed its connection)")
-        try:
-            await upstream.send(dumps(message))
-        except Uncarriable:
-            raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            raise RequestFailed("the upstream server went away") from None
-
     def table_for(self, params: Any) -> ToolTable:
         """The tool table for a request's protocol-era envelope (see :meth:`.listings.ToolListings.table_for`)."""
         return self.listings.table_for(params)
@@ -1124,29 +984,13 @@ class Relay:
         await self.listings.refresh(meta, table, not_before=not_before)
 
     async def request(self, method: str, params: Any) -> dict[str, Any]:
-        """Send a request of the guard's own upstream; return its ``result``.
+        """Send a request of the guard's own upstream; return its ``result`` (``peer.connection``).
 
         Raises:
             RequestFailed: an error response, no answer within ``request_timeout``, the
                 upstream gone (or not running).
         """
-        request_id = self._own.new_id()
-        pending = self._own.open(request_id)
-        try:
-            await self._send_own({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            with anyio.move_on_after(self.request_timeout):
-                await pending.event.wait()
-        finally:
-            self._own.close(request_id)
-        response = pending.response
-        if response is None:
-            raise RequestFailed(pending.failure or f"no answer to {method} within {self.request_timeout:g} s")
-        if "error" in response:
-            raise RequestFailed(error_reason(method, response["error"]))
-        result = response.get("result")
-        if type(result) is not dict:
-            raise RequestFailed(f"the upstream's {method} result is not an object")
-        return result
+        return await self.peer.request(method, params)
 
 
 _SCHEMA_DERIVED = frozenset({"type", "minimum", "enum", "required", "oneOf"})

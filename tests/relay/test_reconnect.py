@@ -162,7 +162,8 @@ async def test_failed_connections_back_off_doubling_up_to_the_cap() -> None:
 
 
 async def test_a_request_is_answered_at_once_rather_than_wait_out_a_long_backoff() -> None:
-    """The next start is more than a second away: the request gets an error now, naming the wait; no start for it."""
+    """The next start is more than a second away: the request gets an error now, naming the wait; the upstream
+    is started again when the backoff has passed, with no request to prompt it (``peer.connection``: eager)."""
     upstream = FakeUpstream()
     async with running(upstream, backoff=(1.5, 30.0)) as (relay, client):
         assert "result" in await client.request(1, "tools/list")
@@ -172,10 +173,13 @@ async def test_a_request_is_answered_at_once_rather_than_wait_out_a_long_backoff
         text = answered["error"]["message"]
         assert answered["error"]["code"] == -32603
         assert text.startswith("mcp-guard: the upstream server went away and failed to start"), text
-        assert "1 time(s) in a row; the guard starts it again on the first request after 1." in text
+        assert "1 time(s) in a row; the guard starts it again in 1." in text
         assert upstream.calls == 1 and relay.upstream is None
-        await anyio.sleep(1.5)
-        assert "result" in await client.request(4, "ping")  # the first request after the wait starts it again
+        with anyio.fail_after(TIMEOUT):
+            while relay.upstream is None:  # started again once the 1.5 s have passed, unasked
+                await anyio.sleep(0.05)
+        assert upstream.calls == 2 and relay.restarts == 1
+        assert "result" in await client.request(4, "ping")
         assert upstream.calls == 2
 
 
