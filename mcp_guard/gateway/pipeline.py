@@ -39,7 +39,7 @@ from typing import Any, Final
 
 import anyio.to_thread
 
-from ..calls.refusals import refusal_result, schema_verdict, unknown_tool
+from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from ..core import Compiled
 from ..relay.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .jcs import canonical_sha256
@@ -283,11 +283,7 @@ class Pipeline:
             return None
         report = verdict.report
         assert report is not None
-        if not compiled.supported:
-            keywords = ", ".join(sorted({i.keyword for i in report.issues}))
-            return Rejection(str(report.kind), f"the tool's schema is refused ({keywords})", result=verdict.result)
-        pointers = "; ".join(f"{i.keyword} at schema {i.schema_path or '(root)'}" for i in report.issues[:20])
-        return Rejection(str(report.kind), pointers, result=verdict.result)
+        return Rejection(str(report.kind), logged_reason(report), result=verdict.result)
 
     async def check_pinning(self, call: Call) -> Rejection | None:
         """``pinned_schema_changed`` when the tool no longer matches its lock file digest."""

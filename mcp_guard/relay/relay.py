@@ -100,8 +100,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from ..calls.refusals import ToolIssue
-from ..core import Issue
+from ..calls.refusals import logged_reason
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import StopReading, UpstreamPeer
 from ..peer.deadlines import Deadlines
@@ -686,7 +685,7 @@ class Relay:
             "rejected tools/call %s (%s): %s",
             _shown(name),
             verdict.kind,
-            "; ".join(_logged(i) for i in verdict.report.issues[:20]),
+            logged_reason(verdict.report),
         )
         return None, {"jsonrpc": "2.0", "id": request_id, "result": verdict.result}
 
@@ -991,22 +990,6 @@ class Relay:
                 upstream gone (or not running).
         """
         return await self.peer.request(method, params)
-
-
-_SCHEMA_DERIVED = frozenset({"type", "minimum", "enum", "required", "oneOf"})
-
-
-def _logged(issue: Issue) -> str:
-    """An issue for the log: keyword and pointers, never values, never a key the client chose.
-
-    The instance pointer of an ``additionalProperties`` or ``json`` finding may hold an
-    undeclared key (client data); those are logged by their schema pointer only.
-    """
-    if isinstance(issue, ToolIssue):
-        return issue.message.split(":")[0]  # the tool as a whole: its reason's first clause
-    if issue.instance_path is not None and issue.keyword in _SCHEMA_DERIVED:
-        return f"{issue.keyword} at {issue.instance_path or '(root)'}"
-    return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"
 
 
 def _shown(name: Any) -> str:
