@@ -450,11 +450,12 @@ class Link:
         await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
         return True
 
-    async def peer_output(self, message: Any) -> None:
+    async def peer_output(self, message: Any) -> bool:
         """Upstream output (``peer.connection``: JSON-RPC, ``mcp-guard/`` keys removed, not the guard's own
-        answers): each message of a batch as one."""
+        answers): each message of a batch as one. Always reads on (the session copes with its client gone)."""
         for one in message if type(message) is list else [message]:
             await self._from_upstream(one)
+        return True
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")

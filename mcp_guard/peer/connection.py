@@ -50,7 +50,6 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from ..errors import GuardError
 from ..relay.framing import LineTooLong, MessageStream
 from ..relay.jsonrpc import NO_ID, Uncarriable, dumps, id_key, loads_upstream, recover_id, valid_id
 from ..relay.pipes import LineHandler, PipeLineStream
@@ -59,7 +58,7 @@ from ..wire.meta import without_guard_keys
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from .requests import OwnRequests, RequestFailed
 
-__all__ = ["Connector", "PeerEvents", "StopReading", "UpstreamPeer", "unreadable_text"]
+__all__ = ["Connector", "PeerEvents", "UpstreamPeer", "failure_reason", "unreadable_text"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -67,10 +66,6 @@ Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
 """Makes one upstream connection per call (the seam of ``relay.upstream``, whose ``Connector`` is this type)."""
 
 Key = tuple[bool, Any]
-
-
-class StopReading(GuardError):
-    """Raised by an owner's handler of upstream output: stop reading this connection (the client is gone)."""
 
 
 class PeerEvents(Protocol):
@@ -92,9 +87,10 @@ class PeerEvents(Protocol):
         """Event: a connection could not be made (``connected`` False) or set up (``reason``, for the
         log); the next is started after the backoff (:attr:`UpstreamPeer.wait`)."""
 
-    async def peer_output(self, message: Any) -> None:
+    async def peer_output(self, message: Any) -> bool:
         """Event: a parsed upstream message (a dict, ``mcp-guard/`` keys removed) or batch (a list of
-        them), not an answer to the guard's own requests. May raise :class:`StopReading`."""
+        them), not an answer to the guard's own requests. Returns whether to read on (False: the
+        owner can pass nothing on any more, its client is gone)."""
 
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
         """Event: an unreadable line carried ``request_id`` (recovered from its text), not one of the guard's
@@ -105,7 +101,10 @@ class PeerEvents(Protocol):
         The guard's own requests have failed; every forwarded request is the owner's to answer now."""
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
-        """The synchronous handler of lines read from a pipe upstream (the stdio hot path), or None."""
+        """The synchronous handler of lines read from a pipe upstream (the stdio hot path), or None.
+
+        The handler raises ``anyio.BrokenResourceError`` when its client is gone: it comes out of
+        the stream's ``receive()`` and ends the reading, as ``peer_output`` returning False does."""
 
 
 def unreadable_text(too_long: int | None) -> tuple[str, str]:
@@ -295,7 +294,7 @@ class UpstreamPeer:
         while True:
             try:
                 line = await upstream.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, StopReading):
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
             except LineTooLong as exc:
                 await self.unreadable(exc.prefix, events, too_long=exc.limit)
@@ -306,11 +305,8 @@ class UpstreamPeer:
                 await self.unreadable(line, events)
                 continue
             out = self.triage(message)
-            if out is not None:
-                try:
-                    await events.peer_output(out)
-                except StopReading:
-                    return
+            if out is not None and not await events.peer_output(out):
+                return
 
     def triage(self, message: Any) -> Any:
         """What of one parsed upstream message (or batch) is the owner's: the message with the

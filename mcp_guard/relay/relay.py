@@ -102,7 +102,7 @@ import anyio.abc
 
 from ..calls.refusals import logged_reason
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
-from ..peer.connection import StopReading, UpstreamPeer
+from ..peer.connection import UpstreamPeer
 from ..peer.deadlines import Deadlines
 from ..peer.requests import ListingFailed, RequestFailed
 from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, parse_error_text, too_long_text
@@ -728,34 +728,34 @@ class Relay:
         client = self.client
         return partial(self._upstream_line_now, client) if isinstance(client, PipeLineStream) else None
 
-    async def peer_output(self, message: Any) -> None:
+    async def peer_output(self, message: Any) -> bool:
         """A parsed upstream message or batch (``peer.connection``): routed, and sent to the client.
 
-        Raises:
-            StopReading: the client can no longer be written to.
+        Returns whether to read on (False: the client can no longer be written to).
         """
         out = self._upstream_out(message)
         if out is CONSUMED:
-            return
+            return True
         try:
             data = dumps(out)
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
                 await self._reply(answer)
-            return
+            return True
         try:
             await self.client.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._client_gone()
-            raise StopReading from None
+            return False
+        return True
 
     def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
         """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
 
         Takes every line that parses while the client's pipe has no output queued, just as
         :meth:`peer_output` would, writing without waiting; declines (False, having done
-        nothing) the rest. The client gone is raised as :class:`~mcp_guard.peer.connection.StopReading`
-        (out of the peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
+        nothing) the rest. The client gone is raised as ``anyio.BrokenResourceError`` (out of the
+        peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
         """
         if not client.idle:
             return False
@@ -776,7 +776,7 @@ class Relay:
             client.send_nowait(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._client_gone()
-            raise StopReading from None
+            raise anyio.BrokenResourceError from None
         return True
 
     def _upstream_out(self, message: Any) -> Any:
