@@ -42,8 +42,9 @@ The upstream seam
 -----------------
 The relay takes an upstream *connector* (``upstream.Connector``: a callable returning an
 async context manager that yields one line stream, ``upstream.LineLink``), not a stream.
-Each connection is entered and left in one task of the relay's own; when the upstream goes
-away the relay calls the connector again. ``upstream.stdio_connector`` spawns a process;
+Each connection is entered and left in one task of the peer's (``peer.connection``, the
+upstream half of the relay is ``upstream_side``); when the upstream goes away the peer calls
+the connector again. ``upstream.stdio_connector`` spawns a process;
 ``http_upstream.http_connector`` opens a streamable HTTP session, and gets the same fault
 handling (a session the server ended is opened again, with the handshake replayed). The client side
 is one line stream given at construction (:class:`~mcp_guard.relay.framing.LineStream`, or
@@ -68,19 +69,20 @@ Upstream faults
   the client are cancelled towards the client (``notifications/cancelled``), and the
   client's late answers to them are dropped. Nothing is ever re-sent: a ``tools/call``
   may have had effects.
-- The relay keeps running. The next client *request* starts a new connection (client
-  notifications meanwhile are dropped; messages that arrive while it starts wait, in order).
-  A connection that failed, or that ended within :data:`STABLE_SECONDS` of its start, makes
-  the next start wait (0.5 s, doubling, at most 30 s); every restart is logged with its
-  number. A request that would wait more than :data:`HOLD_MAX` seconds for the next start is
-  answered at once with an error naming the wait (the first request after it starts the
-  upstream); so is every call held for a listing that failed, with the listing's reason. In
-  the handshake era the new upstream is initialized with the client's own ``initialize``
-  params (the answer is the guard's), gets ``notifications/initialized``, the client's last
+- The relay keeps running, and the upstream is started again as soon as the backoff allows,
+  with or without a client request waiting (``peer.connection``: one policy for ``wrap`` and
+  ``serve``, and why). A connection that failed, or that ended within :data:`STABLE_SECONDS`
+  of its start, makes the next start wait (0.5 s, doubling, at most 30 s); every restart is
+  logged with its number. Client messages that arrive while the next start is under way or
+  at most :data:`HOLD_MAX` seconds away wait for it, in order; a request that would wait
+  longer is answered at once with an error naming the wait (notifications then are dropped);
+  so is every call held for a listing that failed, with the listing's reason. In the
+  handshake era the new upstream is initialized with the client's own ``initialize`` params
+  (the answer is the guard's), gets ``notifications/initialized``, the client's last
   ``logging/setLevel`` and its resource subscriptions; the tool tables are emptied and the
-  client gets ``notifications/tools/list_changed`` to re-list. In the
-  2026-07-28 era (no ``initialize`` seen) the upstream is just started again. When the start
-  fails, the waiting requests are answered with an error and the next request tries again.
+  client gets ``notifications/tools/list_changed`` to re-list. In the 2026-07-28 era (no
+  ``initialize`` seen) the upstream is just started again. When the start fails, the waiting
+  requests are answered with an error, and the peer tries again after the backoff.
 - ``client_request_timeout`` (CLI ``--request-timeout``): a forwarded request not answered
   within that many seconds (counted again from each progress notification for it) is
   answered with an error, cancelled upstream (``notifications/cancelled``), and the
@@ -91,7 +93,6 @@ Upstream faults
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from functools import partial
@@ -102,10 +103,8 @@ import anyio.abc
 
 from ..calls.refusals import logged_reason
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
-from ..peer.connection import UpstreamPeer
-from ..peer.deadlines import Deadlines
-from ..peer.requests import ListingFailed, RequestFailed
-from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, parse_error_text, too_long_text
+from ..peer.requests import ListingFailed
+from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
 from ..wire.meta import UNTIMED, era_meta
 from .framing import LineTooLong
 from .guard import ToolTable
@@ -121,13 +120,13 @@ from .jsonrpc import (
     id_key,
     invalid_request_text,
     loads_client,
-    loads_upstream,
     recover_id,
     valid_id,
 )
-from .listings import ToolListings, fresh
-from .pipes import LineHandler, PipeLineStream
+from .listings import fresh
+from .pipes import PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
+from .upstream_side import UpstreamSide
 
 __all__ = ["Relay"]
 
@@ -142,21 +141,17 @@ once with an error (saying when the next attempt will be) instead of waiting for
 
 _MISSING: Final = object()
 
-CONSUMED: Final = object()
-"""What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
-
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
-class Relay:
+class Relay(UpstreamSide):
     """One client connection relayed to an upstream, reconnected when the upstream goes away.
 
     Args:
         client: the downstream line stream (the MCP client's side): ``receive()`` raises
             ``anyio.EndOfStream`` when the client closes; ``send(line)``.
         connect: makes one upstream connection per call (see ``upstream.Connector``); the
-            first is made by :meth:`run`, later ones when a client request finds the
-            upstream gone.
+            first is made by :meth:`run`, later ones by the peer after the upstream went away.
         table: the tool table (profile, hiding, cache).
         request_timeout: seconds the guard waits for the upstream to answer one of its own
             requests (listing, the replayed handshake).
@@ -185,52 +180,23 @@ class Relay:
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
         stable_after: float = STABLE_SECONDS,
     ) -> None:
-        self.client = client
-        self.connect = connect
-        self.table = table
-        self.request_timeout = request_timeout
-        self.client_request_timeout = client_request_timeout
-        self.drain_timeout = drain_timeout
-        self.peer = UpstreamPeer(
+        super().__init__(
+            client,
             connect,
+            table,
             request_timeout=request_timeout,
+            client_request_timeout=client_request_timeout,
+            drain_timeout=drain_timeout,
             backoff=backoff,
             stable_after=stable_after,
-            drain_timeout=drain_timeout,
         )
-        self.client_closed = False
-        self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool, Any]] = {}
+        # Calls held while the guard lists the tools (True: the client cancelled it meanwhile).
         self._held: dict[tuple[bool, Any], bool] = {}
-        self._inflight: dict[tuple[bool, Any], Any] = {}
-        # The tool tables per protocol-era envelope, the guard's own listings and listen streams.
-        self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
-        self._tg: anyio.abc.TaskGroup | None = None
-        # Connection state: ready = connected and restored, client messages go straight through.
-        self._ready = False
-        self._connecting = False
-        self._backlog: list[Any] = []
-        # What a restarted upstream is told again (handshake era).
-        self._init_params: Any = None
-        self._log_level: Any = None
-        self._subscriptions: dict[str, Any] = {}
-        # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
-        self._server_pending: dict[tuple[bool, Any], Any] = {}
-        self._orphaned: set[tuple[bool, Any]] = set()
-        # Client request timeouts (None: no limit), and the requests answered for one (late answers dropped).
-        self._deadlines = Deadlines(client_request_timeout) if client_request_timeout is not None else None
-        self._expired: set[tuple[bool, Any]] = set()
-        # Forwarded requests the client cancelled, whose late answers may still come (oldest first).
-        self._cancelled: dict[tuple[bool, Any], None] = {}
 
     @property
     def upstream(self) -> LineLink | None:
         """The current upstream connection, or None while there is none."""
         return self.peer.upstream
-
-    @property
-    def restarts(self) -> int:
-        """How many times a new upstream connection was started after the first."""
-        return self.peer.restarts
 
     @property
     def upstream_closed(self) -> bool:
@@ -293,7 +259,7 @@ class Relay:
                 await upstream.close_send()
                 await done.wait()
 
-    # --- upstream connections ---------------------------------------------------------------
+    # --- upstream connections (the rest of the peer's events: upstream_side) --------------------
 
     async def peer_setup(self, first: bool) -> None:
         """A new connection (``peer.connection``): a restarted one is told what the first was (handshake
@@ -312,76 +278,6 @@ class Relay:
         if self.peer.upstream is upstream:
             self._connecting = False
             self._ready = True
-
-    async def peer_failed(self, reason: str, connected: bool) -> None:
-        """A connection could not be made or set up: the requests waiting for it are answered."""
-        log.error("could not restart the upstream: %s", reason)
-        self._connecting = False
-        await self._fail_backlog(self._not_restarted())
-
-    def _not_restarted(self) -> str:
-        wait = self.peer.wait
-        text = "mcp-guard: the upstream server went away and could not be restarted; the guard starts it again"
-        return text + (f" after {wait:.1f} s" if wait > 0 else "")
-
-    async def _restore(self) -> None:
-        """Tell a restarted upstream what the client told the first (handshake era); invalidate the tools.
-
-        Raises:
-            RequestFailed: the upstream did not accept ``initialize``.
-        """
-        handshake = self._init_params is not None and not any(
-            type(m) is dict and m.get("method") == "initialize" for m in self._backlog
-        )
-        peer = self.peer
-        if handshake:
-            result = await peer.request("initialize", self._init_params)
-            version = result.get("protocolVersion")
-            log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
-            await peer.send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            if self._log_level is not None:
-                try:
-                    await peer.request("logging/setLevel", self._log_level)
-                except RequestFailed as exc:
-                    log.warning("could not restore the log level on the restarted upstream: %s", exc)
-            for params in list(self._subscriptions.values()):
-                try:
-                    await peer.request("resources/subscribe", params)
-                except RequestFailed as exc:
-                    log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
-        self.listings.restarted()
-        if handshake:
-            await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-
-    async def _fail_backlog(self, text: str) -> None:
-        backlog, self._backlog = self._backlog, []
-        for message in backlog:
-            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
-
-    async def peer_down(self, ended: bool) -> None:
-        """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
-        self._ready = False
-        inflight, self._inflight = list(self._inflight.values()), {}
-        self._lists.clear()
-        if self._deadlines is not None:
-            self._deadlines.clear()
-        self._expired.clear()
-        self._cancelled.clear()
-        orphans = list(self._server_pending.values())
-        self._orphaned.update(self._server_pending)
-        self._server_pending.clear()
-        if ended and not self.client_closed:
-            log.warning(
-                "the upstream went away (it exited, crashed or closed its output)%s; starting it again",
-                f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
-            )
-        for request_id in inflight:
-            with contextlib.suppress(Exception):
-                await self._reply(error_response(request_id, INTERNAL_ERROR, GONE))
-        for request_id in orphans:
-            notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
-            with contextlib.suppress(Exception):
-                await self._reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
 
     # --- client → upstream ------------------------------------------------------------------
 
@@ -464,13 +360,6 @@ class Relay:
         if reply is not None:
             self._reply_now(client, reply)
         return True
-
-    def _reply_now(self, client: PipeLineStream, message: dict[str, Any]) -> None:
-        """:meth:`_reply` without waiting (the line is queued when the client's pipe is full)."""
-        try:
-            client.send_nowait(dumps(message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
 
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
@@ -721,179 +610,6 @@ class Relay:
         if reply is not None:
             await self._reply(reply)
 
-    # --- upstream → client ------------------------------------------------------------------
-
-    def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
-        """The hot path for a pipe upstream when the client is a pipe too (``peer.connection``)."""
-        client = self.client
-        return partial(self._upstream_line_now, client) if isinstance(client, PipeLineStream) else None
-
-    async def peer_output(self, message: Any) -> bool:
-        """A parsed upstream message or batch (``peer.connection``): routed, and sent to the client.
-
-        Returns whether to read on (False: the client can no longer be written to).
-        """
-        out = self._upstream_out(message)
-        if out is CONSUMED:
-            return True
-        try:
-            data = dumps(out)
-        except Uncarriable:
-            for answer in self._uncarriable_answers(out):
-                await self._reply(answer)
-            return True
-        try:
-            await self.client.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
-            return False
-        return True
-
-    def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
-        """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
-
-        Takes every line that parses while the client's pipe has no output queued, just as
-        :meth:`peer_output` would, writing without waiting; declines (False, having done
-        nothing) the rest. The client gone is raised as ``anyio.BrokenResourceError`` (out of the
-        peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
-        """
-        if not client.idle:
-            return False
-        try:
-            message = loads_upstream(line)
-        except (ValueError, RecursionError):
-            return False
-        out = self._upstream_out(message)
-        if out is CONSUMED:
-            return True
-        try:
-            data = dumps(out)
-        except Uncarriable:
-            for answer in self._uncarriable_answers(out):
-                self._reply_now(client, answer)
-            return True
-        try:
-            client.send_nowait(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
-            raise anyio.BrokenResourceError from None
-        return True
-
-    def _upstream_out(self, message: Any) -> Any:
-        """What one parsed upstream message (or batch) becomes: the object to send the client, or
-        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged; ``peer.connection``)."""
-        message = self.peer.triage(message)
-        if type(message) is dict:
-            return self._upstream_message(message)
-        if type(message) is list:
-            return self._upstream_batch(message)
-        return CONSUMED
-
-    async def peer_unreadable(self, request_id: Any, text: str) -> bool:
-        """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
-        answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
-        key = id_key(request_id)
-        if self._inflight.pop(key, None) is None:
-            return False
-        self._lists.pop(key, None)
-        if self._deadlines:
-            self._deadlines.done(key)
-        await self._reply(error_response(request_id, INTERNAL_ERROR, text))
-        return True
-
-    @staticmethod
-    def _uncarriable_answers(out: Any) -> list[dict[str, Any]]:
-        """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
-        answers = []
-        for m in out if type(out) is list else [out]:
-            if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
-                text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
-                answers.append(error_response(m["id"], INTERNAL_ERROR, text))
-        log.warning("withheld upstream output holding a number JSON cannot carry (NaN or Infinity)")
-        return answers
-
-    def _upstream_message(self, message: dict[str, Any]) -> Any:
-        """What to send the client for one upstream message (triaged by the peer: JSON-RPC, the
-        ``mcp-guard/`` ``_meta`` keys removed, not an answer to the guard's own): :data:`CONSUMED`
-        (nothing), the message, or a new object.
-        """
-        if "method" not in message:
-            if "id" not in message:
-                return message
-            key = id_key(message["id"])
-            if self._deadlines:
-                self._deadlines.done(key)
-            if self._inflight.pop(key, _MISSING) is _MISSING:
-                # Not a client request in flight: nobody's. An answer to an id the upstream was never
-                # sent, to a call the guard refused, or answered already (by the upstream, or by the
-                # guard for a line it could not read) never reaches the client.
-                if key in self._expired:
-                    self._expired.discard(key)
-                    log.info("dropped the upstream's late answer to a request that had timed out")
-                    return CONSUMED
-                if self._cancelled.pop(key, _MISSING) is _MISSING:
-                    log.warning(UNANSWERED_DROPPED)
-                    return CONSUMED
-                # (a late answer to a request the client cancelled: passed on, annotated if a listing)
-            listing = self._lists.pop(key, None)
-            if listing is not None and "result" in message:
-                table, generation, first_page, cursor = listing
-                out = dict(message)
-                out["result"] = table.annotate(
-                    message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
-                )
-                return out
-            return message
-        method = message["method"]
-        if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
-            return CONSUMED
-        if method == "notifications/tools/list_changed":
-            log.info("upstream tools changed; schemas will be listed again before the next judgement")
-            self.listings.invalidate()
-        elif "id" in message:
-            if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
-                self._server_pending[id_key(message["id"])] = message["id"]
-        elif method == "notifications/progress":
-            if self._deadlines:
-                self._deadlines.progressed(message.get("params"))
-        elif method == "notifications/cancelled":
-            params = message.get("params")
-            if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
-                self._server_pending.pop(id_key(params["requestId"]), None)
-        return message
-
-    def _upstream_batch(self, batch: list[dict[str, Any]]) -> Any:
-        kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
-        return kept or CONSUMED
-
-    # --- client request timeouts ------------------------------------------------------------
-
-    async def _expire_requests(self) -> None:
-        """Answer forwarded requests that outlived ``client_request_timeout`` (``peer.deadlines``, in due order)."""
-        assert self._deadlines is not None
-        async for key in self._deadlines.expired():
-            request_id = self._inflight.pop(key, None)
-            if request_id is None:
-                continue
-            self._lists.pop(key, None)
-            self._expired.add(key)
-            log.warning(
-                "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
-                self.client_request_timeout,
-            )
-            reason = f"mcp-guard: no answer within {self.client_request_timeout:g} s"
-            upstream = self.peer.upstream
-            if upstream is not None:
-                notice = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
-                notice["params"] = {"requestId": request_id, "reason": reason}  # type: ignore[assignment]
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    await upstream.send(dumps(notice))
-            text = (
-                f"mcp-guard: the upstream server did not answer within {self.client_request_timeout:g} s "
-                "(--request-timeout); the request was cancelled"
-            )
-            await self._reply(error_response(request_id, INTERNAL_ERROR, text))
-
     # --- sending ---------------------------------------------------------------------------
 
     async def _forward(self, message: Any) -> None:
@@ -946,27 +662,7 @@ class Relay:
                     answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
         return answers
 
-    async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
-        for m in messages:
-            if type(m) is dict and "id" in m and "method" in m:
-                await self._reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
-
     # --- the guard's own requests -----------------------------------------------------------
-
-    async def _reply(self, message: dict[str, Any]) -> None:
-        """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
-        try:
-            await self.client.send(dumps(message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
-
-    def _client_gone(self) -> None:
-        """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
-        if not self.client_closed:
-            log.info("the client stopped reading; stopping")
-        self.client_closed = True
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
 
     def table_for(self, params: Any) -> ToolTable:
         """The tool table for a request's protocol-era envelope (see :meth:`.listings.ToolListings.table_for`)."""
