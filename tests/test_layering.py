@@ -45,7 +45,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("links", ("mcp_guard.gateway.link", "mcp_guard.gateway.envelopes")),
-    ("sessions", ("mcp_guard.relay.relay", "mcp_guard.relay.upstream_side", "mcp_guard.gateway.session")),
+    (
+        "sessions",
+        (
+            "mcp_guard.relay.relay",
+            "mcp_guard.relay.upstream_side",
+            "mcp_guard.gateway.session",
+            "mcp_guard.gateway.modern_era",
+        ),
+    ),
     ("fronts", ("mcp_guard.relay.http_front", "mcp_guard.relay.stdio", "mcp_guard.relay")),
     ("entries", ("mcp_guard.gateway.serve", "mcp_guard.gateway")),
     ("commands", ("mcp_guard.commands", "mcp_guard.demo")),
@@ -61,7 +69,6 @@ MAX_LINES = 800
 CEILINGS = {
     # Modules over MAX_LINES today, with their size as a ceiling until they are split.
     "mcp_guard.relay.http_upstream": 1020,
-    "mcp_guard.gateway.session": 1090,
 }
 
 EXCEPTIONS_OFF_THE_ROOT: set[str] = set()
