@@ -69,76 +69,66 @@ class FakeServer(ScriptedUpstream):
         if "fail_start" in self.faults:
             raise UpstreamStartError("the fake server refuses to start")
 
-    async def serve(self, link: MemoryLink) -> None:
-        while True:
-            try:
-                message = json.loads(await link.receive())
-            except anyio.EndOfStream:
-                await link.aclose()  # like a server exiting at the end of its input
-                return
-            self.received.append(message)
-            method, request_id = message.get("method"), message.get("id")
-            if request_id is None or method is None:
-                continue
-            if method == "initialize" and "exit_at_start" in self.faults:
-                await link.aclose()  # exits before answering
-                return
-            if method == "initialize" and self.init_error is not None:
-                await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": self.init_error})
-                continue
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-            if method == "server/discover" and "handshake_only" in self.faults:
-                error = {"code": -32601, "message": "Method not found"}
-                await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": error})
-                continue
-            if method == "server/discover" and "modern" in self.faults:
-                versions = ["2026-07-28"]
-                reply["result"] = {
-                    "supportedVersions": versions,
-                    "capabilities": {"tools": {}},
-                    "resultType": "complete",
-                }
-            elif method == "initialize":
-                caps: dict[str, Any] = {"tools": {"listChanged": True}}
-                if self.prompts is not None:
-                    caps["prompts"] = {}
-                if self.resources is not None or self.templates is not None:
-                    caps["resources"] = {}
-                reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
-            elif method == "tools/list":
-                reply["result"] = {"tools": self.tools}
-            elif method == "prompts/list":
-                reply["result"] = {"prompts": self.prompts or []}
-            elif method == "resources/list":
-                reply["result"] = {"resources": self.resources or []}
-            elif method == "resources/templates/list":
-                reply["result"] = {"resourceTemplates": self.templates or []}
-            elif method == "tools/call":
-                name = message["params"]["name"]
-                if name == "hang":
-                    continue
-                if name == "die":
-                    await link.aclose()
-                    return
-                if name == "huge":
-                    text = json.dumps({**reply, "result": {"content": [{"type": "text", "text": "y" * 2000}]}})
-                    await link.send(TOO_LONG + text[:200].encode())
-                    continue
-                if name == "progress":  # progress every 20 ms for a second, then the answer
-                    token = message["params"]["_meta"]["progressToken"]
-                    for i in range(50):
-                        await anyio.sleep(0.02)
-                        notice = {"progressToken": token, "progress": i}
-                        await self.send(link, {"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
-                if name == "garbled":
-                    await link.send(b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{')
-                    continue
-                reply["result"] = {"content": [{"type": "text", "text": f"{name} ok"}]}
-            else:
-                reply["result"] = {}
-            await self.send(link, reply)
-            if method == "tools/list" and "storm" in self.faults:
-                await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    async def handle(self, link: MemoryLink, message: dict[str, Any]) -> bool:
+        method, request_id = message["method"], message["id"]
+        if method == "initialize" and "exit_at_start" in self.faults:
+            return False  # exits before answering
+        if method == "initialize" and self.init_error is not None:
+            await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": self.init_error})
+            return True
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if method == "server/discover" and "handshake_only" in self.faults:
+            error = {"code": -32601, "message": "Method not found"}
+            await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": error})
+            return True
+        if method == "server/discover" and "modern" in self.faults:
+            versions = ["2026-07-28"]
+            reply["result"] = {
+                "supportedVersions": versions,
+                "capabilities": {"tools": {}},
+                "resultType": "complete",
+            }
+        elif method == "initialize":
+            caps: dict[str, Any] = {"tools": {"listChanged": True}}
+            if self.prompts is not None:
+                caps["prompts"] = {}
+            if self.resources is not None or self.templates is not None:
+                caps["resources"] = {}
+            reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
+        elif method == "tools/list":
+            reply["result"] = {"tools": self.tools}
+        elif method == "prompts/list":
+            reply["result"] = {"prompts": self.prompts or []}
+        elif method == "resources/list":
+            reply["result"] = {"resources": self.resources or []}
+        elif method == "resources/templates/list":
+            reply["result"] = {"resourceTemplates": self.templates or []}
+        elif method == "tools/call":
+            name = message["params"]["name"]
+            if name == "hang":
+                return True
+            if name == "die":
+                return False
+            if name == "huge":
+                text = json.dumps({**reply, "result": {"content": [{"type": "text", "text": "y" * 2000}]}})
+                await link.send(TOO_LONG + text[:200].encode())
+                return True
+            if name == "progress":  # progress every 20 ms for a second, then the answer
+                token = message["params"]["_meta"]["progressToken"]
+                for i in range(50):
+                    await anyio.sleep(0.02)
+                    notice = {"progressToken": token, "progress": i}
+                    await self.send(link, {"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
+            if name == "garbled":
+                await link.send(b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{')
+                return True
+            reply["result"] = {"content": [{"type": "text", "text": f"{name} ok"}]}
+        else:
+            reply["result"] = {}
+        await self.send(link, reply)
+        if method == "tools/list" and "storm" in self.faults:
+            await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return True
 
 
 def gateway_config(
