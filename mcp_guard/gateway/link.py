@@ -16,20 +16,20 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import anyio
 
 from ..peer.backoff import Backoff
 from ..peer.connection import UpstreamPeer, failure_reason
-from ..peer.deadlines import Deadlines
+from ..peer.inflight import timed_out_text
 from ..peer.requests import RequestFailed, list_pages
 from ..relay.framing import DEFAULT_MAX_LINE
 from ..relay.jsonrpc import INTERNAL_ERROR, Uncarriable, error_response, id_key, valid_id
 from ..relay.pipes import LineHandler, PipeLineStream
 from ..relay.upstream import Connector, LineLink
-from ..wire.messages import GONE, UNANSWERED_DROPPED
-from ..wire.meta import SUBSCRIPTION_ID_KEY, UNTIMED
+from ..wire.messages import GONE
+from ..wire.meta import SUBSCRIPTION_ID_KEY
 from .catalog import KINDS
 from .config import HttpServer, StdioServer
 from .pipeline import Call, Pipeline
@@ -37,11 +37,6 @@ from .pipeline import Call, Pipeline
 __all__ = ["Forwarded", "Link", "LinkOwner", "connector_for", "failure_reason", "unavailable"]
 
 log = logging.getLogger("mcp_guard")
-
-MAX_LATE: Final = 4096
-"""Cancelled or timed-out requests whose late answers are still expected, kept at most per link."""
-
-_MISSING: Final = object()
 
 
 class LinkOwner(Protocol):
@@ -150,7 +145,12 @@ class Link:
         self.session = session
         self.name = name
         self.connect = connect
-        self.peer = UpstreamPeer(connect, label=f"upstream {name}: ", request_timeout=session.request_timeout)
+        self.peer = UpstreamPeer(
+            connect,
+            label=f"upstream {name}: ",
+            request_timeout=session.request_timeout,
+            client_request_timeout=session.client_request_timeout,
+        )
         self.ready = False
         self.settled = anyio.Event()
         self.tools: list[Any] | None = None
@@ -162,13 +162,9 @@ class Link:
         self.server_info: Any = None
         self.initialized = False
         self.offers: frozenset[str] | None = None
-        self._late: dict[tuple[bool, Any], None] = {}  # cancelled or timed-out upstream ids, oldest first
-        self._pending: dict[tuple[bool, Any], Forwarded] = {}
         self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
         self._discover_lock = anyio.Lock()
-        timeout = session.client_request_timeout
-        self._deadlines = Deadlines(timeout) if timeout is not None else None  # forwarded requests' timeouts
-        self._sweeping = False
+        self._sweeping = False  # the peer expires forwarded requests (--request-timeout), started on first use
         self._relisting = False
         self._dirty: set[str] = set()
         self._relisted_at = -float("inf")
@@ -421,9 +417,7 @@ class Link:
         self._dirty.clear()  # a restart lists everything anyway
         self.initialized = False
         self.offers = None
-        pending, self._pending = list(self._pending.values()), {}
-        if self._deadlines is not None:
-            self._deadlines.clear()
+        pending: list[Forwarded] = self.peer.inflight.clear()
         for forwarded in pending:
             self.session.forget_client_request(forwarded.client_id)
             if self.session.closing:  # the client left: it gave up on what it had asked
@@ -444,7 +438,7 @@ class Link:
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
         """An unreadable line carried ``request_id`` (``peer.connection``): the forwarded request is answered
         with ``text`` (its real answer, should it follow, is dropped: no longer pending)."""
-        forwarded = self._take(id_key(request_id))
+        forwarded: Forwarded | None = self.peer.inflight.take(id_key(request_id))
         if forwarded is None:
             return False
         await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
@@ -460,13 +454,8 @@ class Link:
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if type(method) is not str:  # a response
-            key = id_key(message.get("id"))
-            forwarded = self._take(key)
-            if forwarded is None:
-                if self._late.pop(key, _MISSING) is not _MISSING:
-                    log.debug("upstream %s: dropped a late answer to a cancelled or timed-out request", self.name)
-                else:
-                    log.warning("upstream %s: %s", self.name, UNANSWERED_DROPPED)
+            forwarded = self.peer.inflight.match(id_key(message.get("id")))
+            if forwarded is None:  # a late answer, or one to an id not in flight: dropped (logged)
                 return
             await self.session.answer(self, forwarded, message)
             return
@@ -489,8 +478,8 @@ class Link:
                 else:
                     self.session.modern_list_changed(self, kind)
                 return
-        if method == "notifications/progress" and self._deadlines:
-            self._deadlines.progressed(message.get("params"))
+        if method == "notifications/progress":
+            self.peer.inflight.progressed(message.get("params"))
         if method == "notifications/cancelled":
             params = message.get("params")
             if type(params) is dict and valid_id(params.get("requestId")):
@@ -537,66 +526,39 @@ class Link:
         """
         upstream_id = self.new_id()
         key = id_key(upstream_id)
-        self._pending[key] = forwarded
-        if self._deadlines is not None and forwarded.method not in UNTIMED:
-            self._deadlines.start(key, message.get("params"))
-            if not self._sweeping:
-                self._sweeping = True
-                self.session.spawn(self._expire_requests)
+        inflight = self.peer.inflight
+        inflight.start(key, forwarded, forwarded.method, message.get("params"))
+        if inflight.deadlines is not None and not self._sweeping:
+            self._sweeping = True
+            self.session.spawn(self.peer.expire_requests, self._timed_out)
         try:
             await self.send({**message, "id": upstream_id})
         except BaseException:
-            self._take(key)
+            inflight.take(key)
             raise
         return upstream_id
 
-    def _take(self, key: tuple[bool, Any]) -> Forwarded | None:
-        """The forwarded request ``key`` is answered or given up: no longer pending (nor timed)."""
-        forwarded = self._pending.pop(key, None)
-        if forwarded is not None and self._deadlines:
-            self._deadlines.done(key)
-        return forwarded
-
-    async def _expire_requests(self) -> None:
-        """Answer each forwarded request that outlived ``--request-timeout`` with an error, and cancel it
-        upstream (``peer.deadlines``: one sweeper per link, restarted deadlines on progress)."""
-        assert self._deadlines is not None
-        timeout = self._deadlines.timeout
-        async for key in self._deadlines.expired():
-            forwarded = self._take(key)
-            if forwarded is None:
-                continue
-            upstream_id = key[1]
-            self._given_up(key)
-            log.warning(
-                "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
-            )
-            self.session.forget_client_request(forwarded.client_id)
-            notice = {"requestId": upstream_id, "reason": f"mcp-guard: no answer within {timeout:g} s"}
-            with contextlib.suppress(RequestFailed, Uncarriable):
-                await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
-            if forwarded.call is not None:
-                await self.session.pipeline.finish(forwarded.call, None, "timed_out")
-            text = (
-                f"mcp-guard: the upstream server did not answer within {timeout:g} s (--request-timeout); "
-                "the request was cancelled"
-            )
-            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, text))
+    async def _timed_out(self, upstream_id: Any, forwarded: Forwarded) -> None:
+        """A forwarded request outlived ``--request-timeout`` (``UpstreamPeer.expire_requests`` gave it up and
+        cancelled it upstream): journaled ``timed_out`` and answered with an error."""
+        timeout = self.session.client_request_timeout
+        assert timeout is not None
+        log.warning(
+            "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
+        )
+        self.session.forget_client_request(forwarded.client_id)
+        if forwarded.call is not None:
+            await self.session.pipeline.finish(forwarded.call, None, "timed_out")
+        await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, timed_out_text(timeout)))
 
     async def cancelled(self, upstream_id: Any) -> None:
         """The client cancelled the forwarded request ``upstream_id``: it is no longer awaited (nor answered)."""
-        forwarded = self._take(id_key(upstream_id))
+        forwarded: Forwarded | None = self.peer.inflight.take(id_key(upstream_id))
         if forwarded is not None:
-            self._given_up(id_key(upstream_id))
+            self.peer.inflight.give_up(id_key(upstream_id))
             if forwarded.call is not None:
                 await self.session.pipeline.finish(forwarded.call, None, "cancelled")
 
-    def _given_up(self, key: tuple[bool, Any]) -> None:
-        """The forwarded request ``key`` was cancelled or timed out: its late answer is expected (and dropped)."""
-        self._late[key] = None
-        if len(self._late) > MAX_LATE:
-            self._late.pop(next(iter(self._late)))
-
     def holds(self, upstream_id: Any) -> bool:
         """Whether the forwarded request ``upstream_id`` is still waiting for its answer."""
-        return id_key(upstream_id) in self._pending
+        return id_key(upstream_id) in self.peer.inflight

@@ -18,8 +18,11 @@ used to be written once per command:
   answered by the owner with the error text given (:meth:`PeerEvents.peer_unreadable`), so the
   real answer that may follow is dropped as an answer to an id no longer in flight;
 - **the guard's own requests** (:meth:`UpstreamPeer.request`, ids from ``peer.requests``);
+- **the forwarded requests in flight** (:attr:`UpstreamPeer.inflight`, ``peer.inflight``): the id
+  map, their timeouts restarted by progress (:meth:`UpstreamPeer.expire_requests` answers and
+  cancels the overdue), and the late answers of the given-up;
 - **the end of a connection**: the guard's own requests fail at once and the owner answers the
-  requests it forwarded (:meth:`PeerEvents.peer_down`), before any restart.
+  requests it forwarded (:meth:`PeerEvents.peer_down`, with ``inflight.clear()``), before any restart.
 
 The restart policy: eager, with backoff
 ---------------------------------------
@@ -43,7 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -56,6 +59,7 @@ from ..relay.pipes import LineHandler, PipeLineStream
 from ..wire.messages import error_reason
 from ..wire.meta import without_guard_keys
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
+from .inflight import InFlight
 from .requests import OwnRequests, RequestFailed
 
 __all__ = ["Connector", "PeerEvents", "UpstreamPeer", "failure_reason", "unreadable_text"]
@@ -131,10 +135,13 @@ class UpstreamPeer:
         stable_after: seconds a connection must live for its end not to count as a failure.
         drain_timeout: seconds the owner's answers to pending requests may take when the guard
             is leaving a connection (a client that stopped reading cannot hold the way out).
+        client_request_timeout: seconds a forwarded request may wait for its answer (restarted
+            by progress); None: no limit.
 
     Attributes:
         upstream: the current connection's line stream, or None while there is none.
         own: the guard's own requests in flight here, and the mint of their ids.
+        inflight: the requests forwarded here and not answered yet (``peer.inflight``).
         backoff: the restart policy's state (``peer.backoff``).
         restarts: connections started after the first.
         connection: connections made (numbered from 1).
@@ -150,6 +157,7 @@ class UpstreamPeer:
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
         stable_after: float = STABLE_SECONDS,
         drain_timeout: float = 2.0,
+        client_request_timeout: float | None = None,
     ) -> None:
         self.connect = connect
         self.label = label
@@ -157,6 +165,7 @@ class UpstreamPeer:
         self.drain_timeout = drain_timeout
         self.backoff = Backoff(*backoff, stable_after=stable_after)
         self.own = OwnRequests()
+        self.inflight: InFlight[Any] = InFlight(client_request_timeout, label=label)
         self.upstream: MessageStream | None = None
         self.restarts = 0
         self.connection = 0
@@ -387,6 +396,22 @@ class UpstreamPeer:
             await self.send(message)
         except Uncarriable:
             raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
+
+    async def expire_requests(self, on_expired: Callable[[Any, Any], Awaitable[None]]) -> None:
+        """Forever (run in the owner's task group, with a ``client_request_timeout``): each forwarded
+        request that outlived it is given up, cancelled upstream (``notifications/cancelled``), and
+        ``on_expired(upstream_id, record)`` answers it (with ``inflight.timed_out_text``)."""
+        deadlines = self.inflight.deadlines
+        assert deadlines is not None
+        async for key in deadlines.expired():
+            record = self.inflight.take(key)
+            if record is None:
+                continue
+            self.inflight.give_up(key)
+            notice = {"requestId": key[1], "reason": f"mcp-guard: no answer within {deadlines.timeout:g} s"}
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+            await on_expired(key[1], record)
 
     async def request(self, method: str, params: Any) -> dict[str, Any]:
         """A request of the guard's own; its ``result``.

@@ -105,7 +105,7 @@ from ..calls.refusals import logged_reason
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.requests import ListingFailed
 from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
-from ..wire.meta import UNTIMED, era_meta
+from ..wire.meta import era_meta
 from .framing import LineTooLong
 from .guard import ToolTable
 from .jsonrpc import (
@@ -131,9 +131,6 @@ from .upstream_side import UpstreamSide
 __all__ = ["Relay"]
 
 log = logging.getLogger("mcp_guard")
-
-MAX_CANCELLED: Final = 4096
-"""Cancelled requests whose late answers are still expected, kept at most (the oldest are forgotten)."""
 
 HOLD_MAX: Final = 1.0
 """A request arriving while the next restart is further away than this many seconds is answered at
@@ -235,7 +232,7 @@ class Relay(UpstreamSide):
             else:
                 task_status.started()
                 if self.client_request_timeout is not None:
-                    tg.start_soon(self._expire_requests)
+                    tg.start_soon(self.peer.expire_requests, self._timed_out)
                 await self._from_client()
                 await self._drain()
                 tg.cancel_scope.cancel()
@@ -483,7 +480,7 @@ class Relay(UpstreamSide):
         if not valid_id(request_id):
             return error_response(None, INVALID_REQUEST, invalid_request_text(message))
         key = id_key(request_id)
-        if key in self._inflight or key in self._held:
+        if key in self.peer.inflight or key in self._held:
             log.warning("refused a client request whose id is that of a request still in flight")
             return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
         return None
@@ -591,14 +588,10 @@ class Relay(UpstreamSide):
             return False
         key = id_key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
-        if self._inflight.pop(key, None) is not None:
+        if self.peer.inflight.take(key) is not None:
             # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
             # the HTTP front frees the id with it), and no other answer for the id reaches the client.
-            self._cancelled[key] = None
-            if len(self._cancelled) > MAX_CANCELLED:
-                self._cancelled.pop(next(iter(self._cancelled)))
-        if self._deadlines:
-            self._deadlines.done(key)
+            self.peer.inflight.give_up(key, pass_late=True)
         if key in self._held:
             self._held[key] = True
             return True
@@ -641,15 +634,10 @@ class Relay(UpstreamSide):
     def _mark_inflight(self, elements: list[Any]) -> None:
         """The requests among ``elements`` are in flight (and timed), before they are sent: should the
         upstream go away meanwhile, they are answered."""
-        deadlines = self._deadlines
+        inflight = self.peer.inflight
         for m in elements:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
-                key = id_key(m["id"])
-                self._inflight[key] = m["id"]
-                if deadlines is not None and (type(m["method"]) is not str or m["method"] not in UNTIMED):
-                    if self._expired:
-                        self._expired.discard(key)
-                    deadlines.start(key, m.get("params"))
+                inflight.start(id_key(m["id"]), m["id"], m["method"], m.get("params"))
 
     def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
@@ -658,7 +646,7 @@ class Relay(UpstreamSide):
             if type(m) is dict and "id" in m and "method" in m:
                 if not valid_id(m["id"]):
                     answers.append(error_response(None, INTERNAL_ERROR, GONE))
-                elif self._inflight.pop(id_key(m["id"]), None) is not None:
+                elif self.peer.inflight.take(id_key(m["id"])) is not None:
                     answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
         return answers
 

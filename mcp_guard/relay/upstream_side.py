@@ -35,9 +35,9 @@ import anyio.abc
 
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
-from ..peer.deadlines import Deadlines
+from ..peer.inflight import timed_out_text
 from ..peer.requests import RequestFailed
-from ..wire.messages import GONE, UNANSWERED_DROPPED
+from ..wire.messages import GONE
 from .guard import ToolTable
 from .jsonrpc import INTERNAL_ERROR, Uncarriable, dumps, error_response, id_key, loads_upstream, valid_id
 from .listings import ToolListings
@@ -96,12 +96,13 @@ class UpstreamSide:
             backoff=backoff,
             stable_after=stable_after,
             drain_timeout=drain_timeout,
+            client_request_timeout=client_request_timeout,
         )
         self.client_closed = False
         self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
         self._tg: anyio.abc.TaskGroup | None = None
-        # Client requests in flight upstream: key -> the client's id; tools/list among them -> its table.
-        self._inflight: dict[Key, Any] = {}
+        # Client requests in flight upstream are the peer's (peer.inflight: key -> the client's id);
+        # the tools/list requests among them -> their table, for the answer's annotation.
         self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
@@ -114,11 +115,6 @@ class UpstreamSide:
         # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
         self._server_pending: dict[Key, Any] = {}
         self._orphaned: set[Key] = set()
-        # Client request timeouts (None: no limit), and the requests answered for one (late answers dropped).
-        self._deadlines = Deadlines(client_request_timeout) if client_request_timeout is not None else None
-        self._expired: set[Key] = set()
-        # Forwarded requests the client cancelled, whose late answers may still come (oldest first).
-        self._cancelled: dict[Key, None] = {}
 
     @property
     def restarts(self) -> int:
@@ -175,12 +171,8 @@ class UpstreamSide:
     async def peer_down(self, ended: bool) -> None:
         """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
         self._ready = False
-        inflight, self._inflight = list(self._inflight.values()), {}
+        inflight = self.peer.inflight.clear()
         self._lists.clear()
-        if self._deadlines is not None:
-            self._deadlines.clear()
-        self._expired.clear()
-        self._cancelled.clear()
         orphans = list(self._server_pending.values())
         self._orphaned.update(self._server_pending)
         self._server_pending.clear()
@@ -267,11 +259,9 @@ class UpstreamSide:
         """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
         answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
         key = id_key(request_id)
-        if self._inflight.pop(key, None) is None:
+        if self.peer.inflight.take(key) is None:
             return False
         self._lists.pop(key, None)
-        if self._deadlines:
-            self._deadlines.done(key)
         await self._reply(error_response(request_id, INTERNAL_ERROR, text))
         return True
 
@@ -295,20 +285,12 @@ class UpstreamSide:
             if "id" not in message:
                 return message
             key = id_key(message["id"])
-            if self._deadlines:
-                self._deadlines.done(key)
-            if self._inflight.pop(key, _MISSING) is _MISSING:
-                # Not a client request in flight: nobody's. An answer to an id the upstream was never
-                # sent, to a call the guard refused, or answered already (by the upstream, or by the
-                # guard for a line it could not read) never reaches the client.
-                if key in self._expired:
-                    self._expired.discard(key)
-                    log.info("dropped the upstream's late answer to a request that had timed out")
-                    return CONSUMED
-                if self._cancelled.pop(key, _MISSING) is _MISSING:
-                    log.warning(UNANSWERED_DROPPED)
-                    return CONSUMED
-                # (a late answer to a request the client cancelled: passed on, annotated if a listing)
+            if self.peer.inflight.match(key) is None:
+                # Not a client request in flight: an answer to an id the upstream was never sent, to a
+                # call the guard refused, answered already (by the upstream, or by the guard for a line
+                # it could not read), or timed out never reaches the client (dropped and logged). A late
+                # answer to a request the client cancelled is passed on, annotated if a listing.
+                return CONSUMED
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
                 table, generation, first_page, cursor = listing
@@ -328,8 +310,7 @@ class UpstreamSide:
             if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
                 self._server_pending[id_key(message["id"])] = message["id"]
         elif method == "notifications/progress":
-            if self._deadlines:
-                self._deadlines.progressed(message.get("params"))
+            self.peer.inflight.progressed(message.get("params"))
         elif method == "notifications/cancelled":
             params = message.get("params")
             if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
@@ -340,31 +321,16 @@ class UpstreamSide:
         kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
         return kept or CONSUMED
 
-    async def _expire_requests(self) -> None:
-        """Answer forwarded requests that outlived ``client_request_timeout`` (``peer.deadlines``, in due order)."""
-        assert self._deadlines is not None
-        async for key in self._deadlines.expired():
-            request_id = self._inflight.pop(key, None)
-            if request_id is None:
-                continue
-            self._lists.pop(key, None)
-            self._expired.add(key)
-            log.warning(
-                "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
-                self.client_request_timeout,
-            )
-            reason = f"mcp-guard: no answer within {self.client_request_timeout:g} s"
-            upstream = self.peer.upstream
-            if upstream is not None:
-                notice = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
-                notice["params"] = {"requestId": request_id, "reason": reason}  # type: ignore[assignment]
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    await upstream.send(dumps(notice))
-            text = (
-                f"mcp-guard: the upstream server did not answer within {self.client_request_timeout:g} s "
-                "(--request-timeout); the request was cancelled"
-            )
-            await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+    async def _timed_out(self, request_id: Any, _client_id: Any) -> None:
+        """A forwarded request outlived ``client_request_timeout`` (``UpstreamPeer.expire_requests`` gave it
+        up and cancelled it upstream): answered with an error."""
+        self._lists.pop(id_key(request_id), None)
+        log.warning(
+            "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
+            self.client_request_timeout,
+        )
+        assert self.client_request_timeout is not None
+        await self._reply(error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout)))
 
     async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
         for m in messages:
