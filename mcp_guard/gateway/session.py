@@ -195,7 +195,15 @@ class GatewaySession(ModernEra):
     # --- running ------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Serve the client until it closes its side; then stop every upstream."""
+        """Serve the client until it closes its side; then stop every upstream.
+
+        A config with no enabled server is served (every list is empty), with a warning (issue 13 item 3).
+        """
+        if not self.links:
+            log.warning(
+                "the config enables no server (mcpServers is empty, or every entry is disabled): "
+                "the gateway serves no tools, prompts or resources"
+            )
         async with anyio.create_task_group() as tg:
             self._tg = tg
             await self._from_client()

@@ -103,6 +103,7 @@ import anyio.abc
 
 from ..calls.refusals import logged_reason
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
+from ..peer.connection import failure_reason
 from ..peer.requests import ListingFailed
 from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
 from ..wire.meta import era_meta
@@ -131,6 +132,9 @@ from .upstream_side import UpstreamSide
 __all__ = ["Relay"]
 
 log = logging.getLogger("mcp_guard")
+
+START_FAILURE_GRACE: Final = 2.0
+"""Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
 
 HOLD_MAX: Final = 1.0
 """A request arriving while the next restart is further away than this many seconds is answered at
@@ -237,7 +241,28 @@ class Relay(UpstreamSide):
                 await self._drain()
                 tg.cancel_scope.cancel()
         if failure is not None:
+            await self._refuse_for(failure)
             raise failure
+
+    async def _refuse_for(self, failure: Exception) -> None:
+        """The upstream could not be started at all: for up to :data:`START_FAILURE_GRACE` seconds (or
+        until the client closes), every client request (its ``initialize`` first) is answered with
+        -32603 naming the cause, so the client shows why instead of "connection closed" (issue 13
+        item 3); then :meth:`run` raises ``failure`` (``wrap`` exits with status 1)."""
+        text = f"mcp-guard: the upstream server could not be started ({failure_reason(failure)}); mcp-guard exits"
+        with anyio.move_on_after(START_FAILURE_GRACE):
+            while not self.client_closed:
+                try:
+                    line = await self.client.receive()
+                except anyio.EndOfStream:
+                    return
+                except LineTooLong:
+                    continue
+                try:
+                    message = loads_client(line)
+                except (ValueError, RecursionError):
+                    continue
+                await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
 
     async def _drain(self) -> None:
         """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the

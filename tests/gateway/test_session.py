@@ -491,3 +491,13 @@ async def test_a_request_sent_just_before_the_client_leaves_is_still_answered() 
         await client.link.close_send()
         assert "result" in await client.answer(7)
         assert [t["name"] for t in (await client.answer(8))["result"]["tools"]] == ["s__echo", "s__hang", "s__die"]
+
+
+async def test_a_config_with_no_server_is_served_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """issue 13 item 3: ``serve`` with an empty ``mcpServers`` says so, and answers with empty lists."""
+    caplog.set_level(logging.WARNING, logger="mcp_guard")
+    async with running({}) as (_session, client):
+        with anyio.fail_after(5):
+            assert "result" in await client.initialize()
+        assert (await client.request("tools/list"))["result"]["tools"] == []
+    assert any("the config enables no server" in r.getMessage() for r in caplog.records)

@@ -13,10 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_guard.relay.guard import ToolTable
 from mcp_guard.relay.relay import Relay
 from mcp_guard.relay.upstream import UpstreamStartError
 from mcp_guard.wire.messages import GONE
-from tests.harness import INIT, TIMEOUT, MemoryLink, ScriptedUpstream, running_guard
+from tests.harness import INIT, TIMEOUT, Client, MemoryLink, ScriptedUpstream, running_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -127,3 +128,28 @@ async def test_a_batch_sent_while_the_upstream_restarts_waits_for_it() -> None:
                 flat += [m for m in (answer if type(answer) is list else [answer]) if "method" not in m]
         assert sorted(m["id"] for m in flat) == [3, 4, 5]
         assert all(m["result"] == {} for m in flat)
+
+
+async def test_an_upstream_that_cannot_start_answers_initialize_with_the_cause() -> None:
+    """issue 13 item 3: the client's ``initialize`` gets -32603 naming why, then the relay ends with the failure."""
+    upstream = Upstream()
+    upstream.fail = True
+    client = Client()
+    relay = Relay(client.guard_link, upstream.connect, ToolTable())
+    failures: list[Exception] = []
+
+    async def run() -> None:
+        try:
+            await relay.run()
+        except UpstreamStartError as exc:
+            failures.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        answer = await client.request("initialize", INIT)
+        await client.link.close_send()
+    assert answer["error"]["code"] == -32603
+    assert answer["error"]["message"] == (
+        "mcp-guard: the upstream server could not be started (the fake upstream refuses to start); mcp-guard exits"
+    )
+    assert len(failures) == 1 and upstream.connections == 1
