@@ -104,7 +104,7 @@ class InFlight(Generic[T]):
             return None
         if late:
             return LATE
-        log.info("%sdropped the upstream's late answer to a request that was cancelled or timed out", self.label)
+        log.info("%sdropped the upstream's late answer to a request that had timed out or been cancelled", self.label)
         return None
 
     def progressed(self, params: Any) -> None:
