@@ -101,14 +101,16 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from ..calls.refusals import logged_reason
+from ..calls.refusals import unknown_tool
+from ..gateway.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
+from ..gateway.policy import ToolPolicy
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
 from ..peer.requests import ListingFailed
 from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
-from ..wire.meta import era_meta
+from ..wire.meta import era_meta, is_modern
 from .framing import LineTooLong
-from .guard import ToolTable
+from .guard import ToolEntry, ToolTable
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -132,6 +134,11 @@ from .upstream_side import UpstreamSide
 __all__ = ["Relay"]
 
 log = logging.getLogger("mcp_guard")
+
+MAX_ROUTES: Final = 100_000
+"""Routes to listed tools kept (all of them, unless a server lists more, then made again as needed)."""
+
+NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 
 START_FAILURE_GRACE: Final = 2.0
 """Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
@@ -193,6 +200,9 @@ class Relay(UpstreamSide):
         )
         # Calls held while the guard lists the tools (True: the client cancelled it meanwhile).
         self._held: dict[tuple[bool, Any], bool] = {}
+        # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
+        self.pipeline = Pipeline(enabled=WRAP_STEPS)
+        self._routes: dict[str, tuple[ToolEntry, Route]] = {}
 
     @property
     def upstream(self) -> LineLink | None:
@@ -583,22 +593,39 @@ class Relay(UpstreamSide):
             text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
             return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
         params = message.get("params")
-        verdict = table.judge(params)
-        if verdict.forward:
-            return message, None
         name = params.get("name") if type(params) is dict else None
-        if verdict.error is not None:
-            code, text = verdict.error
+        rejection: Rejection | None
+        if type(name) is not str:
+            rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
+        else:
+            assert type(params) is dict
+            entry = table.get(name)
+            if entry is None:
+                rejection = Rejection("unknown", "not listed", error=unknown_tool(name))
+            else:
+                call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
+                rejection = self.pipeline.judge(call)
+        if rejection is None:
+            return message, None
+        if rejection.error is not None:
+            code, text = rejection.error
             log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
-            return None, error_response(request_id, code, text)
-        assert verdict.report is not None
-        log.warning(
-            "rejected tools/call %s (%s): %s",
-            _shown(name),
-            verdict.kind,
-            logged_reason(verdict.report),
-        )
-        return None, {"jsonrpc": "2.0", "id": request_id, "result": verdict.result}
+        else:
+            log.warning("rejected tools/call %s (%s): %s", _shown(name), rejection.kind, rejection.reason)
+        return None, rejection.response(request_id)
+
+    def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
+        """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
+        name, and the one rule ``wrap``'s options set (``--hide-unsupported``: ``unsupported: hide``)."""
+        cached = self._routes.get(entry.name)
+        if cached is not None and cached[0] is entry and cached[1].policy.unsupported == table.unsupported:
+            return cached[1]
+        policy = ToolPolicy("allow", "", table.unsupported, None, None)
+        route = Route(entry.name, "", entry.name, entry.compiled, policy)
+        if len(self._routes) > MAX_ROUTES:
+            self._routes.clear()
+        self._routes[entry.name] = (entry, route)
+        return route
 
     def _note_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
