@@ -169,6 +169,11 @@ class Link:
         self._dirty: set[str] = set()
         self._relisted_at = -float("inf")
         self._throttled = False
+        # notifications/tools/list_changed seen, and how many of them the merged tools listing
+        # reflects (it was requested after them); set and renewed when a listing is merged.
+        self._tools_changes = 0
+        self._tools_listed_changes = 0
+        self._tools_relisted = anyio.Event()
 
     @property
     def upstream(self) -> LineLink | None:
@@ -212,6 +217,7 @@ class Link:
         Raises:
             RequestFailed: the upstream did not accept ``initialize`` or could not be listed.
         """
+        seen = self._tools_changes
         await self._setup()
         self.ready = True
         self.settled.set()
@@ -220,6 +226,7 @@ class Link:
         else:
             log.info("upstream %s: ready (2026-07-28 era: listed per request envelope)", self.name)
         await self.session.link_changed(self)
+        self._tools_listed(seen)
         self._relist_soon()  # changes announced while it was being listed
 
     async def peer_failed(self, reason: str, connected: bool) -> None:
@@ -316,7 +323,32 @@ class Link:
         keep the guard listing).
         """
         self._dirty.add(kind)
+        if kind == "tools":
+            self._tools_changes += 1  # a call from now on waits for a listing requested after this
         self._relist_soon()
+
+    def _tools_listed(self, seen: int | None) -> None:
+        """A tools listing requested when ``seen`` changes had been announced is merged (None: none was, the
+        listing failed or the link went down): calls waiting for one look again."""
+        if seen is not None and seen > self._tools_listed_changes:
+            self._tools_listed_changes = seen
+        relisted, self._tools_relisted = self._tools_relisted, anyio.Event()
+        relisted.set()
+
+    @property
+    def tools_stale(self) -> bool:
+        """Whether the upstream announced a tools change the merged listing does not reflect yet."""
+        return self._tools_listed_changes < self._tools_changes
+
+    async def tools_current(self) -> bool:
+        """Wait until the merged tools listing was requested after every ``list_changed`` seen so far (trial
+        F8: a call is judged against the new schemas, never the replaced ones), at most the session's
+        request timeout. Returns whether it is (or the link is down: its tools are not listed at all)."""
+        needed = self._tools_changes
+        with anyio.move_on_after(self.session.request_timeout):
+            while self._tools_listed_changes < needed and self.ready:
+                await self._tools_relisted.wait()
+        return self._tools_listed_changes >= needed or not self.ready
 
     def _relist_soon(self) -> None:
         if self._dirty and self.ready and not self._relisting:
@@ -344,9 +376,11 @@ class Link:
                         await self.relist(kind)
         finally:
             self._relisting = False
+            self._tools_listed(None)  # (waiting calls look again: a listing failed, or the link went down)
 
     async def relist(self, kind: str) -> None:
         """List ``kind`` (``tools``, ``prompts``, ``resources``) again and tell the session."""
+        seen = self._tools_changes
         try:
             if kind == "tools":
                 self.tools = await self.list_all("tools/list", "tools")
@@ -359,6 +393,8 @@ class Link:
             log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
             return
         await self.session.link_changed(self, kind)
+        if kind == "tools":
+            self._tools_listed(seen)  # (after the session merged it: a waiting call is judged by the new schemas)
 
     async def discover(self, meta: dict[str, Any]) -> frozenset[str]:
         """The list kinds this upstream offers in the 2026-07-28 era (its ``server/discover``
@@ -415,6 +451,7 @@ class Link:
             log.error("upstream %s: went away", self.name)
         self.ready = False
         self._dirty.clear()  # a restart lists everything anyway
+        self._tools_listed(None)  # (its tools leave the lists: a waiting call finds the server down)
         self.initialized = False
         self.offers = None
         pending: list[Forwarded] = self.peer.inflight.clear()

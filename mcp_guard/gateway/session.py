@@ -500,6 +500,18 @@ class GatewaySession(ModernEra):
             return
         catalog = (await self._view_for(params, "tools")).catalog
         route = catalog.route(name)
+        link = self._by_name[route.server] if route is not None else None
+        if link is not None and link.tools_stale:
+            # Its server said its tools changed: judged against the new listing, never the replaced one.
+            if not await link.tools_current():
+                text = (
+                    f"mcp-guard: the server `{link.name}` said its tools changed and could not be listed again "
+                    f"within {self.request_timeout:g} s; the call was not sent"
+                )
+                await self.reply(error_response(request_id, INTERNAL_ERROR, text))
+                return
+            catalog = (await self._view_for(params, "tools")).catalog
+            route = catalog.route(name)
         if route is None:
             down = self._down_owner("tool", name)
             if down is not None:

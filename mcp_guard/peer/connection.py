@@ -215,10 +215,10 @@ class UpstreamPeer:
                     return
             try:
                 await self._connection(events, first, first_must_connect, task_status if first else None)
-            except Exception as exc:  # a transport's fault: logged and counted; what waited on it was answered
+            except Exception as exc:  # a transport's fault: counted; what waited on it was answered
                 if first and first_must_connect:
                     raise
-                log.error("%sthe upstream connection failed: %s", self.label, failure_reason(exc))
+                await events.peer_failed(failure_reason(exc), True)
             first = False
             if events.closing:
                 return

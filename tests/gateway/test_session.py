@@ -501,3 +501,40 @@ async def test_a_config_with_no_server_is_served_with_a_warning(caplog: pytest.L
             assert "result" in await client.initialize()
         assert (await client.request("tools/list"))["result"]["tools"] == []
     assert any("the config enables no server" in r.getMessage() for r in caplog.records)
+
+
+class FlippingServer(FakeServer):
+    """``tools/call`` of ``flip`` tightens ``s`` (``x``: maxLength 5 -> 1), says ``list_changed``, then answers;
+    its listings after that take 0.3 s."""
+
+    flipped = False
+
+    async def handle(self, link: MemoryLink, message: dict[str, Any]) -> bool:
+        if message["method"] == "tools/call" and message["params"]["name"] == "flip":
+            self.tools = [tool_s(1), {"name": "flip", "inputSchema": OPEN}]
+            await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await self.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}})
+            self.flipped = True
+            return True
+        if message["method"] == "tools/list" and self.flipped:
+            await anyio.sleep(0.3)  # a server slow to list: the window in which the old listing is stale
+        return await super().handle(link, message)
+
+
+def tool_s(max_length: int) -> dict[str, Any]:
+    properties = {"x": {"type": "string", "maxLength": max_length}}
+    return {"name": "s", "inputSchema": {"type": "object", "properties": properties}}
+
+
+@pytest.mark.parametrize("attempt", range(5))
+async def test_a_call_after_list_changed_is_judged_against_the_new_listing(attempt: int) -> None:
+    """Trial F8: the server tightened ``s`` and said so before answering ``flip``; the next call waits for
+    the new listing and is refused by it, every time (it reached the server about 1 run in 4)."""
+    server = FlippingServer([tool_s(5), {"name": "flip", "inputSchema": OPEN}])
+    async with running({"f": server}) as (_session, client):
+        await client.initialize()
+        assert "result" in await client.call("f__flip")
+        refused = await client.call("f__s", {"x": "abc"})
+        assert refused["result"]["isError"] is True, refused
+        assert refused["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
+    assert not any(m.get("params", {}).get("name") == "s" for m in server.calls())
