@@ -84,7 +84,7 @@ async def serve_stdio(
             )
             stopped = anyio.CancelScope()
             try:
-                async with held_stop_signals(stopped.cancel) as signals:
+                async with held_stop_signals(stopped.cancel, then_ignore=True) as signals:
                     with stopped:
                         await session.run()
             finally:

@@ -88,7 +88,7 @@ async def _relay_stdio(
         )
         session = anyio.CancelScope()
         try:
-            async with held_stop_signals(session.cancel) as signals:
+            async with held_stop_signals(session.cancel, then_ignore=True) as signals:
                 with session:
                     await relay.run()
         except UpstreamStartError as exc:

@@ -8,8 +8,9 @@ SIGTERM to the whole process group at once, SIGKILL :data:`~.upstream.KILL_GRACE
 later). Any further one is logged, and changes nothing: with the signals' default
 actions a second SIGTERM from a supervisor, or a double Ctrl-C, used to kill the guard at once
 and leave the server and its group running as orphans (new-user trial F3). Once the block is
-left, the signals have their default actions again; the upstreams are stopped by then. The
-guard killed with SIGKILL still cleans up nothing.
+left, the upstreams are stopped, and the signals have their default actions again, or (the
+CLI's fronts) stay ignored while the process exits. The guard killed with SIGKILL still
+cleans up nothing.
 """
 
 from __future__ import annotations
@@ -49,12 +50,16 @@ class StopSignals:
 
 
 @contextlib.asynccontextmanager
-async def held_stop_signals(stop: Callable[[], None]) -> AsyncIterator[StopSignals]:
+async def held_stop_signals(stop: Callable[[], None], *, then_ignore: bool = False) -> AsyncIterator[StopSignals]:
     """Hold :data:`STOP_SIGNALS` while the block runs: the first calls ``stop()``, later ones are only logged.
 
     ``stop`` runs on the event loop, not in a signal handler. Run the front, and every
-    upstream's stop, inside the block. Off the main thread (where signals cannot be caught) the
-    block runs without holding any.
+    upstream's stop, inside the block. With ``then_ignore`` (a front that is the process's
+    last work: the CLI's) the signals are ignored once the block is left, instead of getting
+    their default actions back: the upstreams are stopped by then, and a signal while the
+    process exits (Python's finalization can take a second on a loaded machine) would only
+    turn its exit status into death by that signal (trial F3b). Off the main thread (where
+    signals cannot be caught) the block runs without holding any.
 
     Yields:
         The :class:`StopSignals` received, for the exit status.
@@ -81,15 +86,20 @@ async def held_stop_signals(stop: Callable[[], None]) -> AsyncIterator[StopSigna
                 KILL_GRACE_SECONDS,
             )
 
-    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(watch, signals)
-                try:
-                    yield received
-                finally:
-                    tg.cancel_scope.cancel()
-        except BaseExceptionGroup as group:
-            if len(group.exceptions) == 1:  # the block's own (the watcher raises none): as without a task group
-                raise group.exceptions[0] from None
-            raise
+    try:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(watch, signals)
+                    try:
+                        yield received
+                    finally:
+                        tg.cancel_scope.cancel()
+            except BaseExceptionGroup as group:
+                if len(group.exceptions) == 1:  # the block's own (the watcher raises none): as without a task group
+                    raise group.exceptions[0] from None
+                raise
+    finally:
+        if then_ignore:  # (after the receiver is closed: closing it restores the default actions)
+            for signum in STOP_SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)

@@ -14,6 +14,7 @@ Proven here (new-user trial F2, F3):
 - a second SIGTERM, or a second SIGINT (double Ctrl-C), while the guard stops, does not kill the
   guard before it has stopped the upstream: the guard exits with its own status (0 after
   SIGTERM, 130 after SIGINT) and logs the further signal; the server and its child are gone;
+- signals keep coming until the guard has exited (F3b): its status is still its own, 0;
 - SIGKILL reaches the whole group, also when the server itself has exited and only a child
   that ignores SIGTERM is left in its group.
 """
@@ -98,6 +99,13 @@ class Guard:
     def survivors(self) -> list[int]:
         """The processes of the upstream's group still alive."""
         return [pid for pid in self.group() if self.alive(pid)]
+
+    def send(self, signum: signal.Signals) -> None:
+        """Send the guard ``signum`` unless it has been seen to exit (``os.kill``: ``Popen.send_signal``
+        polls first, which reaps the guard behind asyncio's child watcher and turns its status into 255)."""
+        if self.process.returncode is None:
+            with suppress(ProcessLookupError):
+                os.kill(self.process.pid, signum)
 
     async def logged(self, text: str) -> None:
         """Wait until the guard's stderr holds ``text``."""
@@ -199,10 +207,10 @@ async def running_guard(directory: Path, front: str, server_env: dict[str, str])
 async def _signals(guard: Guard, signums: Sequence[signal.Signals]) -> None:
     """Send the first signal; once the guard says it is stopping, send the others, one by one."""
     first, *others = signums
-    guard.process.send_signal(first)
+    guard.send(first)
     await guard.logged(f"received signal {first.value}; stopping")
     for signum in others:
-        guard.process.send_signal(signum)
+        guard.send(signum)
         await anyio.sleep(0.05)
 
 
@@ -262,3 +270,19 @@ async def test_over_http_a_child_left_in_the_group_of_a_server_that_exited_is_ki
         assert await guard.exit_status() == 0, guard.log
         await guard.group_gone()
         assert "left processes behind in its process group" in guard.log
+
+
+@pytest.mark.parametrize("front", FRONTS)
+async def test_signals_until_the_very_end_change_nothing(tmp_path: Path, front: str) -> None:
+    """F3b: the SDKs close stdin, then signal, and a supervisor may keep signalling: whenever SIGTERM
+    comes, up to the process's last moment (the interpreter's finalization included, after the
+    upstreams have stopped), the guard exits with its own status, 0, and leaves nothing behind."""
+    async with running_guard(tmp_path, front, STUBBORN) as guard:
+        if guard.process.stdin is not None and not front.endswith("-http"):
+            await guard.process.stdin.aclose()  # the client goes away first (the stdio fronts)
+        with anyio.fail_after(DEADLINE):
+            while guard.process.returncode is None:
+                guard.send(signal.SIGTERM)
+                await anyio.sleep(0.05)
+        assert guard.process.returncode == 0, guard.log
+        await guard.group_gone()

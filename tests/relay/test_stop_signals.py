@@ -66,6 +66,17 @@ async def test_the_signals_have_their_default_actions_again_after_the_block() ->
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+async def test_then_ignore_leaves_the_signals_ignored_after_the_block() -> None:
+    """The CLI's fronts: a signal while the process exits after its upstreams stopped changes nothing (F3b)."""
+    try:
+        async with held_stop_signals(lambda: None, then_ignore=True):
+            pass
+        assert [signal.getsignal(signum) for signum in STOP_SIGNALS] == [signal.SIG_IGN] * len(STOP_SIGNALS)
+    finally:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+
+
 async def test_an_exception_of_the_block_comes_out_as_raised() -> None:
     with pytest.raises(LookupError, match="no such upstream"):
         async with held_stop_signals(lambda: None):

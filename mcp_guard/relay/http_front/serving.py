@@ -142,7 +142,7 @@ async def serve_front(front: HttpFront, banner: str) -> int:
     )
     front.server = server
     log.info("%s", banner)
-    async with held_stop_signals(server.stop) as signals:
+    async with held_stop_signals(server.stop, then_ignore=True) as signals:
         try:
             await server.serve(sockets=[sock])
         finally:
