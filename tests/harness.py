@@ -5,8 +5,9 @@ gateway session), and scripted upstreams, wired with memory streams; no processe
   line starting with :data:`TOO_LONG` is read as an over-long line (``LineTooLong``) holding the rest.
 - :class:`Client`: the test's side of the guard's client link (answers by id, notifications kept).
 - :class:`ScriptedUpstream`: a connector whose connections answer ``initialize``,
-  ``tools/list``, ``ping`` and ``tools/call`` of :data:`TOOLS`, with a hook the test sets to
-  script what a call does (a hostile or broken server).
+  ``tools/list``, ``ping``, batches, and ``tools/call`` of :data:`TOOLS`, with a hook the test
+  sets to script what a call does (a hostile or broken server), and :meth:`ScriptedUpstream.handle`
+  for a subclass to answer more (``tests/gateway/test_session.py``'s faults).
 - :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.relay.relay.Relay`, no renaming) or
   ``serve`` (a :class:`~mcp_guard.gateway.session.GatewaySession` of one server ``s``, its tools
   named ``s__NAME``) over one scripted upstream, so one test runs against both commands.
@@ -90,6 +91,7 @@ class Client:
         self.notifications: list[dict[str, Any]] = []
         self.answers: dict[Any, dict[str, Any]] = {}
         self.seen: list[dict[str, Any]] = []
+        self.guard: Any = None  # the guard serving it (set by running_guard)
         self._counter = 0
 
     async def send(self, message: Any) -> None:
@@ -150,16 +152,20 @@ class ScriptedUpstream:
         tools: what ``tools/list`` answers.
         on_call: what a ``tools/call`` does (default: :meth:`answer_call`).
         received: every message of every connection, in order.
+        by_connection: the messages of each connection, in order.
         connections: connections made.
         links: the server side of each connection.
+        tasks: the task each connection was entered in and left in (two entries per connection).
     """
 
     def __init__(self, tools: list[Any] | None = None, on_call: CallScript | None = None) -> None:
         self.tools = TOOLS if tools is None else tools
         self.on_call = on_call
         self.received: list[dict[str, Any]] = []
+        self.by_connection: list[list[dict[str, Any]]] = []
         self.connections = 0
         self.links: list[MemoryLink] = []
+        self.tasks: list[int] = []
 
     def calls(self) -> list[dict[str, Any]]:
         return [m for m in self.received if m.get("method") == "tools/call"]
@@ -173,11 +179,14 @@ class ScriptedUpstream:
         self.starting()
         guard_side, server_side = link_pair()
         self.links.append(server_side)
+        self.by_connection.append([])
+        self.tasks.append(anyio.get_current_task().id)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.serve, server_side)
             try:
                 yield guard_side
             finally:
+                self.tasks.append(anyio.get_current_task().id)  # left in the task it was entered in
                 tg.cancel_scope.cancel()
                 await guard_side.aclose()
 
@@ -193,36 +202,55 @@ class ScriptedUpstream:
         await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     async def serve(self, link: MemoryLink) -> None:
+        """One connection: each message (a batch: each element, answered as one batch) goes to
+        :meth:`handle`, until the guard closes its side or ``handle`` ends the connection."""
+        received = self.by_connection[-1]
         while True:
             try:
                 message = json.loads(await link.receive())
             except anyio.EndOfStream:
                 await link.aclose()  # like a server exiting at the end of its input
                 return
-            self.received.append(message)
-            method, request_id = message.get("method"), message.get("id")
-            if request_id is None or method is None:
+            if type(message) is list:  # a batch: answers {} to each request, in one batch
+                self.received.extend(message)
+                received.extend(message)
+                answers = [{"jsonrpc": "2.0", "id": m["id"], "result": {}} for m in message if "id" in m]
+                await link.send(json.dumps(answers).encode())
                 continue
-            if method == "tools/call":
-                if message["params"]["name"] == "hang":
-                    continue
+            self.received.append(message)
+            received.append(message)
+            if message.get("id") is None or message.get("method") is None:
+                continue
+            if not await self.handle(link, message):
+                await link.aclose()  # the server exits
+                return
+
+    async def handle(self, link: MemoryLink, message: dict[str, Any]) -> bool:
+        """Answer one request; False ends the connection. A subclass answers more methods, or faults."""
+        method, request_id = message["method"], message["id"]
+        if method == "tools/call":
+            if message["params"]["name"] != "hang":
                 if self.on_call is not None:
                     await self.on_call(self, link, message)
                 else:
                     await self.answer_call(link, message)
-                continue
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
-            if method == "initialize":
-                caps = {"tools": {"listChanged": True}}
-                reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
-            elif method == "tools/list":
-                reply["result"] = {"tools": self.tools}
-            await self.send(link, reply)
+            return True
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
+        if method == "initialize":
+            caps = {"tools": {"listChanged": True}}
+            reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
+        elif method == "tools/list":
+            reply["result"] = {"tools": self.tools}
+        await self.send(link, reply)
+        return True
 
 
 @asynccontextmanager
-async def running_guard(command: str, upstream: ScriptedUpstream, **options: Any) -> AsyncIterator[Client]:
-    """The guard of ``command`` (``"wrap"`` or ``"serve"``) over ``upstream``, initialized; yields the client.
+async def running_guard(
+    command: str, upstream: ScriptedUpstream, *, initialize: bool = True, **options: Any
+) -> AsyncIterator[Client]:
+    """The guard of ``command`` (``"wrap"`` or ``"serve"``) over ``upstream``, initialized (unless not
+    ``initialize``); yields the client, whose ``guard`` is the Relay or GatewaySession.
 
     The client's tool names are ``name(command, tool)``. On exit the client closes its side and
     the guard is waited for (it must stop its upstream).
@@ -240,6 +268,7 @@ async def running_guard(command: str, upstream: ScriptedUpstream, **options: Any
     else:
         config = parse_config(json.dumps({"mcpServers": {"s": {"command": "unused"}}}), environ={})
         guard = GatewaySession(client.guard_link, config, connectors={"s": upstream.connect}, **options)
+    client.guard = guard
     done = anyio.Event()
 
     async def run() -> None:
@@ -248,7 +277,8 @@ async def running_guard(command: str, upstream: ScriptedUpstream, **options: Any
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
-        await client.initialize()
+        if initialize:
+            await client.initialize()
         yield client
         await client.link.close_send()
         with anyio.fail_after(TIMEOUT):

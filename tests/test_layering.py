@@ -55,7 +55,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("links", ("mcp_guard.gateway.link", "mcp_guard.gateway.envelopes")),
-    ("sessions", ("mcp_guard.relay.relay", "mcp_guard.gateway.session")),
+    (
+        "sessions",
+        (
+            "mcp_guard.relay.relay",
+            "mcp_guard.relay.upstream_side",
+            "mcp_guard.gateway.session",
+            "mcp_guard.gateway.modern_era",
+        ),
+    ),
     ("fronts", ("mcp_guard.relay.http_front", "mcp_guard.relay.stdio", "mcp_guard.relay")),
     ("entries", ("mcp_guard.gateway.serve", "mcp_guard.gateway")),
     ("commands", ("mcp_guard.commands", "mcp_guard.demo")),
@@ -70,8 +78,6 @@ IO_LIBRARIES = ("mcp", "mcp_types", "anyio", "httpx", "httpx2", "starlette", "uv
 MAX_LINES = 800
 CEILINGS = {
     # Modules over MAX_LINES today, with their size as a ceiling until they are split.
-    "mcp_guard.relay.relay": 1175,
-    "mcp_guard.gateway.session": 1090,
 }
 
 EXCEPTIONS_OFF_THE_ROOT: set[str] = set()

@@ -9,6 +9,7 @@
   verdict on the arguments (or on the schema), as a :class:`CallVerdict`.
 - :func:`unknown_tool`: the JSON-RPC error for a tool the client may not call or that does not
   exist (-32602, MCP 2025-11-25, SEP-1303), written once.
+- :func:`logged_reason`: what the log says of a refusal's findings, the same in both commands.
 
 Texts name tools, keywords and JSON Pointers, never argument values. No I/O.
 """
@@ -24,10 +25,12 @@ from ..wire.meta import REJECTION_KEY
 
 __all__ = [
     "FORWARD",
+    "MAX_LOGGED_ISSUES",
     "MAX_REPORTED_ISSUES",
     "MAX_TEXT_ISSUES",
     "CallVerdict",
     "ToolIssue",
+    "logged_reason",
     "refusal_result",
     "rejection_result",
     "schema_verdict",
@@ -38,6 +41,12 @@ MAX_REPORTED_ISSUES: Final = 100
 """A rejection's ``_meta`` carries at most this many issues (and ``more_issues``, the rest's count)."""
 MAX_TEXT_ISSUES: Final = 20
 """A rejection's text names at most this many problems."""
+MAX_LOGGED_ISSUES: Final = 20
+"""A refusal's log line names at most this many findings."""
+
+_INSTANCE_LOGGED: Final = frozenset({"type", "minimum", "enum", "required", "oneOf"})
+"""Keywords whose findings are logged at their instance pointer: it is derived from the schema (a
+declared property, an index), never a key only the client chose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,3 +184,25 @@ def unknown_tool(name: str) -> tuple[int, str]:
     (answered alike, so no answer reveals a hidden tool): -32602, the name cut at 64 characters."""
     shown = name if len(name) <= 64 else name[:64] + "…"
     return INVALID_PARAMS, f"Unknown tool: {shown}"
+
+
+def logged_issue(issue: Issue) -> str:
+    """One finding for the log: keyword and pointer, never a value, never a key the client chose.
+
+    A finding about the tool as a whole (:class:`ToolIssue`) is its reason's first clause. A
+    finding of :data:`_INSTANCE_LOGGED` is logged at its instance pointer (``type at
+    /timezone``); any other (``additionalProperties``, ``json``, ... whose instance pointer may
+    hold an undeclared key, client data) at its schema pointer (``pattern at schema
+    /properties/x/pattern``).
+    """
+    if isinstance(issue, ToolIssue):
+        return issue.message.split(":")[0]
+    if issue.instance_path is not None and issue.keyword in _INSTANCE_LOGGED:
+        return f"{issue.keyword} at {issue.instance_path or '(root)'}"
+    return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"
+
+
+def logged_reason(report: Report) -> str:
+    """What the log line of a refused call says of its findings (``wrap`` and ``serve`` alike): the first
+    :data:`MAX_LOGGED_ISSUES` of ``report.issues`` by :func:`logged_issue`, joined with ``"; "``."""
+    return "; ".join(logged_issue(i) for i in report.issues[:MAX_LOGGED_ISSUES])

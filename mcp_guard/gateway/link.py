@@ -1,10 +1,11 @@
 """One upstream of a gateway session: its connection loop, its own requests, the requests it forwards.
 
-A :class:`Link` makes its upstream connections through the connector seam
-(``upstream.stdio_connector``, ``http_upstream.http_connector``, see :func:`connector_for`),
-sets each one up (handshake with the client's ``initialize`` params, listings), restarts it
-with backoff (``peer.backoff``) when it goes away, and forwards client requests under ids of
-its own (``peer.requests``). It tells its owner what happens through :class:`LinkOwner`
+A :class:`Link` talks to its upstream through an :class:`~mcp_guard.peer.connection.UpstreamPeer`
+(the one ``wrap`` uses too: connections through the connector seam, see :func:`connector_for`;
+eager restarts with backoff; reading, unreadable lines, the guard's own requests). The link is
+the peer's owner (:class:`~mcp_guard.peer.connection.PeerEvents`): it sets each connection up
+(handshake with the client's ``initialize`` params, listings), and forwards client requests
+under ids of its own (``peer.requests``). It tells its owner what happens through :class:`LinkOwner`
 (answers, server requests, list changes, the link coming up or going down) and never reaches
 into it otherwise; :class:`~mcp_guard.gateway.session.GatewaySession` is that owner.
 """
@@ -15,27 +16,20 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import anyio
 
 from ..peer.backoff import Backoff
-from ..peer.deadlines import Deadlines
-from ..peer.requests import OwnRequests, RequestFailed, list_pages
+from ..peer.connection import UpstreamPeer, failure_reason
+from ..peer.inflight import timed_out_text
+from ..peer.requests import RequestFailed, list_pages
+from ..relay.pipes import LineHandler, PipeLineStream
 from ..relay.upstream import Connector, LineLink
-from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
-from ..wire.jsonrpc import (
-    INTERNAL_ERROR,
-    Uncarriable,
-    dumps,
-    error_response,
-    id_key,
-    loads_upstream,
-    recover_id,
-    valid_id,
-)
-from ..wire.messages import GONE, UNANSWERED_DROPPED, error_reason
-from ..wire.meta import SUBSCRIPTION_ID_KEY, UNTIMED, without_guard_keys
+from ..wire.framing import DEFAULT_MAX_LINE
+from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, error_response, id_key, valid_id
+from ..wire.messages import GONE
+from ..wire.meta import SUBSCRIPTION_ID_KEY
 from .catalog import KINDS
 from .config import HttpServer, StdioServer
 from .pipeline import Call, Pipeline
@@ -43,11 +37,6 @@ from .pipeline import Call, Pipeline
 __all__ = ["Forwarded", "Link", "LinkOwner", "connector_for", "failure_reason", "unavailable"]
 
 log = logging.getLogger("mcp_guard")
-
-MAX_LATE: Final = 4096
-"""Cancelled or timed-out requests whose late answers are still expected, kept at most per link."""
-
-_MISSING: Final = object()
 
 
 class LinkOwner(Protocol):
@@ -156,7 +145,12 @@ class Link:
         self.session = session
         self.name = name
         self.connect = connect
-        self.upstream: LineLink | None = None
+        self.peer = UpstreamPeer(
+            connect,
+            label=f"upstream {name}: ",
+            request_timeout=session.request_timeout,
+            client_request_timeout=session.client_request_timeout,
+        )
         self.ready = False
         self.settled = anyio.Event()
         self.tools: list[Any] | None = None
@@ -166,78 +160,86 @@ class Link:
         self.capabilities: dict[str, Any] = {}
         self.protocol_version: Any = None
         self.server_info: Any = None
-        self.restarts = 0
-        self.connection = 0
         self.initialized = False
         self.offers: frozenset[str] | None = None
-        self._own = OwnRequests()
-        self._late: dict[tuple[bool, Any], None] = {}  # cancelled or timed-out upstream ids, oldest first
-        self.backoff = Backoff()
-        self._pending: dict[tuple[bool, Any], Forwarded] = {}
         self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
         self._discover_lock = anyio.Lock()
-        timeout = session.client_request_timeout
-        self._deadlines = Deadlines(timeout) if timeout is not None else None  # forwarded requests' timeouts
-        self._sweeping = False
+        self._sweeping = False  # the peer expires forwarded requests (--request-timeout), started on first use
         self._relisting = False
         self._dirty: set[str] = set()
         self._relisted_at = -float("inf")
         self._throttled = False
-        self._reading = False
+        # notifications/tools/list_changed seen, and how many of them the merged tools listing
+        # reflects (it was requested after them); set and renewed when a listing is merged.
+        self._tools_changes = 0
+        self._tools_listed_changes = 0
+        self._tools_relisted = anyio.Event()
+
+    @property
+    def upstream(self) -> LineLink | None:
+        """The current upstream connection, or None while there is none."""
+        return self.peer.upstream
+
+    @property
+    def restarts(self) -> int:
+        """Connections made after the first."""
+        return self.peer.restarts
+
+    @property
+    def connection(self) -> int:
+        """Connections made so far (2026-07-28 listings belong to one)."""
+        return self.peer.connection
+
+    @property
+    def backoff(self) -> Backoff:
+        """The restart policy's state (``peer.backoff``)."""
+        return self.peer.backoff
+
+    @property
+    def closing(self) -> bool:
+        """The client has gone: no connection is started again (``peer.connection.PeerEvents``)."""
+        return self.session.closing
 
     def new_id(self) -> str:
         """A fresh upstream request id of this link."""
-        return self._own.new_id()
+        return self.peer.own.new_id()
 
     # --- the connection loop ------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Connect, set up, relay; on any end, clean up, wait the backoff and connect again (until cancelled)."""
-        first = True
-        while True:
-            if not first:
-                self.restarts += 1
-                delay = self.backoff.wait()
-                log.warning("upstream %s: restarting in %.1f s (restart %d)", self.name, delay, self.restarts)
-                await anyio.sleep(delay)
-            first = False
-            started = anyio.current_time()
-            was_ready = False
-            self.connection += 1
-            try:
-                async with self.connect() as upstream:
-                    self.upstream = upstream
-                    self._reading = True
-                    ended = anyio.Event()
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(self._read, upstream, ended)
-                        try:
-                            await self._setup()
-                        except RequestFailed as exc:
-                            log.error("upstream %s: could not set it up: %s", self.name, exc)
-                            tg.cancel_scope.cancel()
-                        else:
-                            self.ready = was_ready = True
-                            self.settled.set()
-                            if self.initialized:
-                                log.info("upstream %s: ready (%s)", self.name, self._counts())
-                            else:
-                                log.info("upstream %s: ready (2026-07-28 era: listed per request envelope)", self.name)
-                            await self.session.link_changed(self)
-                            self._relist_soon()  # changes announced while it was being listed
-                            await ended.wait()
-                            if not self.session.closing:
-                                log.error("upstream %s: went away", self.name)
-                            tg.cancel_scope.cancel()
-            except Exception as exc:
-                log.error("upstream %s: %s", self.name, failure_reason(exc))
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await self._down()
-            self.settled.set()
-            if self.session.closing:
-                return
-            self.backoff.ended(anyio.current_time() - started, ready=was_ready)
+        """Connect, set up, relay; on any end, clean up, wait the backoff and connect again (until the
+        client has gone): the peer's loop (``peer.connection``), with this link as its owner."""
+        await self.peer.keep_connected(self)
+
+    async def peer_setup(self, first: bool) -> None:
+        """A new connection (``peer.connection``): handshake and listings; then the link is ready.
+
+        Raises:
+            RequestFailed: the upstream did not accept ``initialize`` or could not be listed.
+        """
+        seen = self._tools_changes
+        await self._setup()
+        self.ready = True
+        self.settled.set()
+        if self.initialized:
+            log.info("upstream %s: ready (%s)", self.name, self._counts())
+        else:
+            log.info("upstream %s: ready (2026-07-28 era: listed per request envelope)", self.name)
+        await self.session.link_changed(self)
+        self._tools_listed(seen)
+        self._relist_soon()  # changes announced while it was being listed
+
+    async def peer_failed(self, reason: str, connected: bool) -> None:
+        """A connection could not be made or set up (``peer.connection``): logged; the peer starts the next."""
+        if connected:
+            log.error("upstream %s: could not set it up: %s", self.name, reason)
+        else:
+            log.error("upstream %s: %s", self.name, reason)
+        self.settled.set()
+
+    def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
+        """No hot path for a gateway's upstreams (``peer.connection``)."""
+        return None
 
     def _counts(self) -> str:
         parts = [f"{len(self.tools or [])} tool(s)"]
@@ -321,7 +323,32 @@ class Link:
         keep the guard listing).
         """
         self._dirty.add(kind)
+        if kind == "tools":
+            self._tools_changes += 1  # a call from now on waits for a listing requested after this
         self._relist_soon()
+
+    def _tools_listed(self, seen: int | None) -> None:
+        """A tools listing requested when ``seen`` changes had been announced is merged (None: none was, the
+        listing failed or the link went down): calls waiting for one look again."""
+        if seen is not None and seen > self._tools_listed_changes:
+            self._tools_listed_changes = seen
+        relisted, self._tools_relisted = self._tools_relisted, anyio.Event()
+        relisted.set()
+
+    @property
+    def tools_stale(self) -> bool:
+        """Whether the upstream announced a tools change the merged listing does not reflect yet."""
+        return self._tools_listed_changes < self._tools_changes
+
+    async def tools_current(self) -> bool:
+        """Wait until the merged tools listing was requested after every ``list_changed`` seen so far (trial
+        F8: a call is judged against the new schemas, never the replaced ones), at most the session's
+        request timeout. Returns whether it is (or the link is down: its tools are not listed at all)."""
+        needed = self._tools_changes
+        with anyio.move_on_after(self.session.request_timeout):
+            while self._tools_listed_changes < needed and self.ready:
+                await self._tools_relisted.wait()
+        return self._tools_listed_changes >= needed or not self.ready
 
     def _relist_soon(self) -> None:
         if self._dirty and self.ready and not self._relisting:
@@ -349,9 +376,11 @@ class Link:
                         await self.relist(kind)
         finally:
             self._relisting = False
+            self._tools_listed(None)  # (waiting calls look again: a listing failed, or the link went down)
 
     async def relist(self, kind: str) -> None:
         """List ``kind`` (``tools``, ``prompts``, ``resources``) again and tell the session."""
+        seen = self._tools_changes
         try:
             if kind == "tools":
                 self.tools = await self.list_all("tools/list", "tools")
@@ -364,6 +393,8 @@ class Link:
             log.error("upstream %s: could not list its %s again: %s", self.name, kind, exc)
             return
         await self.session.link_changed(self, kind)
+        if kind == "tools":
+            self._tools_listed(seen)  # (after the session merged it: a waiting call is judged by the new schemas)
 
     async def discover(self, meta: dict[str, Any]) -> frozenset[str]:
         """The list kinds this upstream offers in the 2026-07-28 era (its ``server/discover``
@@ -397,7 +428,7 @@ class Link:
         """
         request_id = self.new_id()
         key = id_key(request_id)
-        own = self._own.open(request_id)
+        own = self.peer.own.open(request_id)
         self._listens[key] = on_frame
         try:
             await self.send({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params})
@@ -405,7 +436,7 @@ class Link:
         except (RequestFailed, Uncarriable):
             return None
         finally:
-            self._own.close(request_id)
+            self.peer.own.close(request_id)
             self._listens.pop(key, None)
             if own.response is None and self.upstream is not None:
                 notice = {"requestId": request_id, "reason": "mcp-guard no longer needs this stream"}
@@ -413,18 +444,17 @@ class Link:
                     await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
         return own.response
 
-    async def _down(self) -> None:
-        """The connection ended: answer everything that waited on it; leave the merged lists."""
+    async def peer_down(self, ended: bool) -> None:
+        """The connection ended (``peer.connection``): answer everything that waited on it; leave the merged lists."""
         was_ready = self.ready
-        self.upstream = None
+        if ended and was_ready and not self.session.closing:
+            log.error("upstream %s: went away", self.name)
         self.ready = False
         self._dirty.clear()  # a restart lists everything anyway
+        self._tools_listed(None)  # (its tools leave the lists: a waiting call finds the server down)
         self.initialized = False
         self.offers = None
-        self._own.fail_all()
-        pending, self._pending = list(self._pending.values()), {}
-        if self._deadlines is not None:
-            self._deadlines.clear()
+        pending: list[Forwarded] = self.peer.inflight.clear()
         for forwarded in pending:
             self.session.forget_client_request(forwarded.client_id)
             if self.session.closing:  # the client left: it gave up on what it had asked
@@ -436,72 +466,33 @@ class Link:
             await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, GONE))
         await self.session.server_requests_gone(self)
         self.tools = self.prompts = self.resources = self.templates = None
+        self.settled.set()
         if was_ready:
             await self.session.link_changed(self)
 
     # --- reading ------------------------------------------------------------------------------
 
-    async def _read(self, upstream: LineLink, ended: anyio.Event) -> None:
-        try:
-            while True:
-                try:
-                    line = await upstream.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
-                except LineTooLong as exc:
-                    await self._unreadable(exc.prefix, too_long=exc.limit)
-                    continue
-                try:
-                    message = loads_upstream(line)  # literals keep their value, as in the relay
-                except (ValueError, RecursionError):
-                    await self._unreadable(line)
-                    continue
-                if type(message) is not dict or message.get("jsonrpc") != "2.0":
-                    log.warning("upstream %s: skipped output that is not a JSON-RPC message", self.name)
-                    continue
-                await self._from_upstream(without_guard_keys(message))
-        finally:
-            # Nothing more will come: the guard's own requests (initialize, listings) fail now.
-            self._reading = False
-            self._own.fail_all()
-            ended.set()
+    async def peer_unreadable(self, request_id: Any, text: str) -> bool:
+        """An unreadable line carried ``request_id`` (``peer.connection``): the forwarded request is answered
+        with ``text`` (its real answer, should it follow, is dropped: no longer pending)."""
+        forwarded: Forwarded | None = self.peer.inflight.take(id_key(request_id))
+        if forwarded is None:
+            return False
+        await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
+        return True
 
-    async def _unreadable(self, line: bytes, *, too_long: int | None = None) -> None:
-        """A line the guard cannot parse (with ``too_long``: the start of a line over that cap,
-        ``--max-message-bytes``, whose rest is dropped as it comes): skipped, and the request it
-        answers (its id recovered from the text) gets -32603 at once, as in the relay; the
-        connection goes on."""
-        request_id = recover_id(line)
-        key = id_key(request_id) if valid_id(request_id) else None
-        if too_long is not None:
-            what = f"is longer than {too_long} bytes (--max-message-bytes)"
-            text = f"mcp-guard: the upstream's answer {what}; it was dropped, not buffered"
-        else:
-            what = "could not be parsed (not valid JSON, or nested too deeply)"
-            text = f"mcp-guard: the upstream's answer {what}; it was dropped"
-        if self._own.fail(key, f"its answer {what}"):
-            log.warning("upstream %s: its answer %s; the guard's request failed", self.name, what)
-            return
-        forwarded = self._take(key) if key is not None else None
-        if forwarded is not None:
-            log.warning("upstream %s: its answer %s; answering an error", self.name, what)
-            await self.session.answer(self, forwarded, error_response(request_id, INTERNAL_ERROR, text))
-            return
-        skipped = f"longer than {too_long} bytes" if too_long is not None else f"of {len(line)} bytes that is not JSON"
-        log.warning("upstream %s: skipped a line %s", self.name, skipped)
+    async def peer_output(self, message: Any) -> bool:
+        """Upstream output (``peer.connection``: JSON-RPC, ``mcp-guard/`` keys removed, not the guard's own
+        answers): each message of a batch as one. Always reads on (the session copes with its client gone)."""
+        for one in message if type(message) is list else [message]:
+            await self._from_upstream(one)
+        return True
 
     async def _from_upstream(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if type(method) is not str:  # a response
-            key = id_key(message.get("id"))
-            if self._own.answer(key, message):
-                return
-            forwarded = self._take(key)
-            if forwarded is None:
-                if self._late.pop(key, _MISSING) is not _MISSING:
-                    log.debug("upstream %s: dropped a late answer to a cancelled or timed-out request", self.name)
-                else:
-                    log.warning("upstream %s: %s", self.name, UNANSWERED_DROPPED)
+            forwarded = self.peer.inflight.match(id_key(message.get("id")))
+            if forwarded is None:  # a late answer, or one to an id not in flight: dropped (logged)
                 return
             await self.session.answer(self, forwarded, message)
             return
@@ -524,8 +515,8 @@ class Link:
                 else:
                     self.session.modern_list_changed(self, kind)
                 return
-        if method == "notifications/progress" and self._deadlines:
-            self._deadlines.progressed(message.get("params"))
+        if method == "notifications/progress":
+            self.peer.inflight.progressed(message.get("params"))
         if method == "notifications/cancelled":
             params = message.get("params")
             if type(params) is dict and valid_id(params.get("requestId")):
@@ -538,56 +529,30 @@ class Link:
     # --- writing ------------------------------------------------------------------------------
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Send one message upstream.
+        """Send one message upstream (``peer.connection``).
 
         Raises:
             RequestFailed: there is no upstream, or it went away.
             Uncarriable: the message holds a number JSON cannot carry exactly.
         """
-        upstream = self.upstream
-        if upstream is None:
-            raise RequestFailed("the upstream server is not running")
-        data = dumps(message)
-        try:
-            await upstream.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            raise RequestFailed("the upstream server went away") from None
+        await self.peer.send(message)
 
     async def request(self, method: str, params: Any) -> dict[str, Any]:
-        """A request of the guard's own; its ``result``.
+        """A request of the guard's own; its ``result`` (``peer.connection``).
 
         Raises:
             RequestFailed: an error answer, no answer within the session's request timeout,
                 or the upstream gone.
         """
-        request_id = self.new_id()
-        own = self._own.open(request_id)
         try:
-            try:
-                await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            except Uncarriable:
-                raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
-            if self._reading:
-                with anyio.move_on_after(self.session.request_timeout):
-                    await own.event.wait()
-        finally:
-            self._own.close(request_id)
-        response = own.response
-        if response is None:
-            if own.failure is not None:
-                raise RequestFailed(own.failure)
-            if self.upstream is None or not self._reading:
-                raise RequestFailed(f"the upstream went away before answering {method}")
-            raise RequestFailed(f"no answer to {method} within {self.session.request_timeout:g} s")
-        if "error" in response:
-            # An error the HTTP transport wrote says what happened (HTTP 401, connection refused);
-            # a server's error is named with its code and message.
-            reason = error_reason(method, response["error"])
-            raise RequestFailed(reason.replace("given with --header or --header-env", "in the config's `headers`"))
-        result = response.get("result")
-        if type(result) is not dict:
-            raise RequestFailed(f"its {method} result is not an object")
-        return result
+            return await self.peer.request(method, params)
+        except RequestFailed as exc:
+            # An error the HTTP transport wrote names the CLI's flags; a gateway's are its config's.
+            text = str(exc)
+            named = text.replace("given with --header or --header-env", "in the config's `headers`")
+            if named == text:
+                raise
+            raise RequestFailed(named) from None
 
     async def forward(self, message: dict[str, Any], forwarded: Forwarded) -> Any:
         """Forward a client request under a new id of this link; returns that id.
@@ -598,74 +563,39 @@ class Link:
         """
         upstream_id = self.new_id()
         key = id_key(upstream_id)
-        self._pending[key] = forwarded
-        if self._deadlines is not None and forwarded.method not in UNTIMED:
-            self._deadlines.start(key, message.get("params"))
-            if not self._sweeping:
-                self._sweeping = True
-                self.session.spawn(self._expire_requests)
+        inflight = self.peer.inflight
+        inflight.start(key, forwarded, forwarded.method, message.get("params"))
+        if inflight.deadlines is not None and not self._sweeping:
+            self._sweeping = True
+            self.session.spawn(self.peer.expire_requests, self._timed_out)
         try:
             await self.send({**message, "id": upstream_id})
         except BaseException:
-            self._take(key)
+            inflight.take(key)
             raise
         return upstream_id
 
-    def _take(self, key: tuple[bool, Any]) -> Forwarded | None:
-        """The forwarded request ``key`` is answered or given up: no longer pending (nor timed)."""
-        forwarded = self._pending.pop(key, None)
-        if forwarded is not None and self._deadlines:
-            self._deadlines.done(key)
-        return forwarded
-
-    async def _expire_requests(self) -> None:
-        """Answer each forwarded request that outlived ``--request-timeout`` with an error, and cancel it
-        upstream (``peer.deadlines``: one sweeper per link, restarted deadlines on progress)."""
-        assert self._deadlines is not None
-        timeout = self._deadlines.timeout
-        async for key in self._deadlines.expired():
-            forwarded = self._take(key)
-            if forwarded is None:
-                continue
-            upstream_id = key[1]
-            self._given_up(key)
-            log.warning(
-                "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
-            )
-            self.session.forget_client_request(forwarded.client_id)
-            notice = {"requestId": upstream_id, "reason": f"mcp-guard: no answer within {timeout:g} s"}
-            with contextlib.suppress(RequestFailed, Uncarriable):
-                await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
-            if forwarded.call is not None:
-                await self.session.pipeline.finish(forwarded.call, None, "timed_out")
-            text = (
-                f"mcp-guard: the upstream server did not answer within {timeout:g} s (--request-timeout); "
-                "the request was cancelled"
-            )
-            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, text))
+    async def _timed_out(self, upstream_id: Any, forwarded: Forwarded) -> None:
+        """A forwarded request outlived ``--request-timeout`` (``UpstreamPeer.expire_requests`` gave it up and
+        cancelled it upstream): journaled ``timed_out`` and answered with an error."""
+        timeout = self.session.client_request_timeout
+        assert timeout is not None
+        log.warning(
+            "upstream %s: no answer to a %s within %g s; answering an error", self.name, forwarded.method, timeout
+        )
+        self.session.forget_client_request(forwarded.client_id)
+        if forwarded.call is not None:
+            await self.session.pipeline.finish(forwarded.call, None, "timed_out")
+        await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, timed_out_text(timeout)))
 
     async def cancelled(self, upstream_id: Any) -> None:
         """The client cancelled the forwarded request ``upstream_id``: it is no longer awaited (nor answered)."""
-        forwarded = self._take(id_key(upstream_id))
+        forwarded: Forwarded | None = self.peer.inflight.take(id_key(upstream_id))
         if forwarded is not None:
-            self._given_up(id_key(upstream_id))
+            self.peer.inflight.give_up(id_key(upstream_id))
             if forwarded.call is not None:
                 await self.session.pipeline.finish(forwarded.call, None, "cancelled")
 
-    def _given_up(self, key: tuple[bool, Any]) -> None:
-        """The forwarded request ``key`` was cancelled or timed out: its late answer is expected (and dropped)."""
-        self._late[key] = None
-        if len(self._late) > MAX_LATE:
-            self._late.pop(next(iter(self._late)))
-
     def holds(self, upstream_id: Any) -> bool:
         """Whether the forwarded request ``upstream_id`` is still waiting for its answer."""
-        return id_key(upstream_id) in self._pending
-
-
-def failure_reason(exc: BaseException) -> str:
-    """The first line of what ``exc`` (or, in an exception group, its first exception) says, for the log."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return text[:300] or type(exc).__name__
+        return id_key(upstream_id) in self.peer.inflight

@@ -18,6 +18,11 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
    ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
    canonical JSON (the digest's input) cannot express; refused while a journal is kept.
 
+Steps 1-6 are checks (synchronous: ``wrap`` runs them on its stdio hot path, see
+:meth:`Pipeline.judge`); step 7 writes to disk. A command runs the steps its options enable
+(:data:`WRAP_STEPS` for ``wrap``: visibility and schema; ``serve``: all), so what a client sees
+for a refused call is decided here, once, for both commands.
+
 Then the caller forwards the call and reports its answer to :meth:`Pipeline.finish`, which
 writes the outcome record. A step that raises rejects the call with JSON-RPC -32603 (fail
 closed; kind ``internal_error`` in the journal). A rejected call gets an outcome record
@@ -33,13 +38,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio.to_thread
 
-from ..calls.refusals import refusal_result, schema_verdict, unknown_tool
+from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from ..core import Compiled
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .jcs import canonical_sha256
@@ -55,6 +60,7 @@ __all__ = [
     "POLICY_DENIED",
     "STEP_NAMES",
     "TOO_LARGE",
+    "WRAP_STEPS",
     "Call",
     "Pipeline",
     "Rejection",
@@ -73,6 +79,10 @@ INTERNAL: Final = "internal_error"
 """Journal kind of a call refused because a step failed (the client gets -32603)."""
 
 STEP_NAMES: Final = ("visibility", "size", "schema", "pinning", "policy", "budget", "journal")
+
+WRAP_STEPS: Final = frozenset({"visibility", "schema"})
+"""The steps ``wrap``'s options enable (``--hide-unsupported`` is the visibility step's; wrap has no
+size limit, pins, policy, budget or journal)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +178,7 @@ def outcome_of(response: Any) -> Result:
     return "ok"
 
 
-Step = Callable[[Call], Awaitable[Rejection | None]]
+Check = Callable[[Call], "Rejection | None"]
 
 
 class Pipeline:
@@ -178,44 +188,78 @@ class Pipeline:
         budget: the calls-per-minute counters (shared by all calls of a gateway).
         journal: where intents and outcomes go, or ``None`` for no journal.
         new_tools: ``"allow"`` or ``"reject"`` (``guard.newTools``).
+        enabled: the names of the steps to run (default: all of :data:`STEP_NAMES`; ``wrap``:
+            :data:`WRAP_STEPS`).
 
     Attributes:
-        steps: ``(name, step)`` in the order of :data:`STEP_NAMES`. Each step returns
-            ``None`` (go on) or a :class:`Rejection`.
+        checks: ``(name, check)`` of steps 1-6 in the order of :data:`STEP_NAMES`, the enabled
+            ones. Each returns ``None`` (go on) or a :class:`Rejection`.
+        journaled: whether the ``journal`` step is enabled (it is run when there is a journal).
     """
 
     def __init__(
-        self, *, budget: Budget | None = None, journal: Journal | None = None, new_tools: str = "allow"
+        self,
+        *,
+        budget: Budget | None = None,
+        journal: Journal | None = None,
+        new_tools: str = "allow",
+        enabled: Collection[str] = STEP_NAMES,
     ) -> None:
         self.budget = budget if budget is not None else Budget()
         self.journal = journal
         self.new_tools = new_tools
-        self.steps: tuple[tuple[str, Step], ...] = (
+        every: tuple[tuple[str, Check], ...] = (
             ("visibility", self.check_visibility),
             ("size", self.check_size),
             ("schema", self.check_schema),
             ("pinning", self.check_pinning),
             ("policy", self.check_policy),
             ("budget", self.check_budget),
-            ("journal", self.write_intent),
         )
-        assert tuple(name for name, _ in self.steps) == STEP_NAMES
+        assert (*(name for name, _ in every), "journal") == STEP_NAMES
+        unknown = set(enabled) - set(STEP_NAMES)
+        if unknown:
+            raise ValueError(f"unknown pipeline steps: {sorted(unknown)}")
+        self.checks = tuple((name, check) for name, check in every if name in enabled)
+        self.journaled = "journal" in enabled
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The names of the enabled steps, in order."""
+        return (*(name for name, _ in self.checks), *(("journal",) if self.journaled else ()))
+
+    def judge(self, call: Call) -> Rejection | None:
+        """Run the enabled checks (steps 1-6) in order, without waiting: the first rejection, or None.
+
+        A check that raises rejects the call with -32603 (kind ``internal_error``; fail closed).
+        Nothing is logged or journaled here (see :meth:`admit`, and ``wrap``'s relay).
+        """
+        for name, check in self.checks:
+            try:
+                rejection = check(call)
+            except Exception:
+                rejection = self._failed(call, name)
+            if rejection is not None:
+                return rejection
+        return None
+
+    @staticmethod
+    def _failed(call: Call, name: str) -> Rejection:
+        log.exception("internal error in the %s step for `%s`; the call is refused", name, call.route.exposed)
+        text = "mcp-guard could not check this call; it was not forwarded"
+        return Rejection(INTERNAL, f"the {name} step failed", error=(INTERNAL_ERROR, text))
 
     async def admit(self, call: Call) -> Rejection | None:
-        """Run every step in order; ``None`` means forward the call now (its intent is on disk).
+        """Run every enabled step in order; ``None`` means forward the call now (its intent is on disk).
 
         A rejection is logged and journaled (outcome ``rejected``) before it is returned.
         """
-        rejection: Rejection | None = None
-        for name, step in self.steps:
+        rejection = self.judge(call)
+        if rejection is None and self.journaled:
             try:
-                rejection = await step(call)
+                rejection = await self.write_intent(call)
             except Exception:
-                log.exception("internal error in the %s step for `%s`; the call is refused", name, call.route.exposed)
-                text = "mcp-guard could not check this call; it was not forwarded"
-                rejection = Rejection(INTERNAL, f"the {name} step failed", error=(INTERNAL_ERROR, text))
-            if rejection is not None:
-                break
+                rejection = self._failed(call, "journal")
         if rejection is None:
             return None
         level = (
@@ -247,7 +291,7 @@ class Pipeline:
 
     # --- the steps, in order ------------------------------------------------------------------
 
-    async def check_visibility(self, call: Call) -> Rejection | None:
+    def check_visibility(self, call: Call) -> Rejection | None:
         """Denied and hidden tools are answered as unknown (-32602)."""
         route = call.route
         if route.policy.access == "deny":
@@ -260,7 +304,7 @@ class Pipeline:
             return _unknown(call, kind, "its schema is unsupported and unsupported tools are hidden")
         return None
 
-    async def check_size(self, call: Call) -> Rejection | None:
+    def check_size(self, call: Call) -> Rejection | None:
         """``too_large`` when the arguments exceed the size limit (measured before validating)."""
         call.size = argument_bytes(call.arguments)
         limit = call.route.policy.max_argument_bytes
@@ -275,7 +319,7 @@ class Pipeline:
         result = refusal_result(TOO_LARGE, exposed, text, modern=call.modern, bytes=call.size, limit=limit)
         return Rejection(TOO_LARGE, f"{call.size} bytes of arguments, limit {limit}", result=result)
 
-    async def check_schema(self, call: Call) -> Rejection | None:
+    def check_schema(self, call: Call) -> Rejection | None:
         """The core's verdict on the arguments (or on the schema, when it is unsupported or malformed)."""
         compiled = call.route.compiled
         verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
@@ -283,13 +327,9 @@ class Pipeline:
             return None
         report = verdict.report
         assert report is not None
-        if not compiled.supported:
-            keywords = ", ".join(sorted({i.keyword for i in report.issues}))
-            return Rejection(str(report.kind), f"the tool's schema is refused ({keywords})", result=verdict.result)
-        pointers = "; ".join(f"{i.keyword} at schema {i.schema_path or '(root)'}" for i in report.issues[:20])
-        return Rejection(str(report.kind), pointers, result=verdict.result)
+        return Rejection(str(report.kind), logged_reason(report), result=verdict.result)
 
-    async def check_pinning(self, call: Call) -> Rejection | None:
+    def check_pinning(self, call: Call) -> Rejection | None:
         """``pinned_schema_changed`` when the tool no longer matches its lock file digest."""
         route = call.route
         if route.pin != "changed":
@@ -304,7 +344,7 @@ class Pipeline:
             PINNED_SCHEMA_CHANGED, f"{route.server}/{route.tool} differs from the lock file", result=result
         )
 
-    async def check_policy(self, call: Call) -> Rejection | None:
+    def check_policy(self, call: Call) -> Rejection | None:
         """``policy_denied`` for a tool added since the lock when ``newTools`` is ``reject``.
 
         With no lock file in force every tool is new, so every call is refused (``reason``
@@ -329,7 +369,7 @@ class Pipeline:
         result = refusal_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="not_pinned")
         return Rejection(POLICY_DENIED, f"{route.server}/{route.tool} is not in the lock file", result=result)
 
-    async def check_budget(self, call: Call) -> Rejection | None:
+    def check_budget(self, call: Call) -> Rejection | None:
         """``budget_exceeded`` when the tool had its calls-per-minute already."""
         route = call.route
         limit = route.policy.calls_per_minute

@@ -2,15 +2,15 @@
 
 The client talks to this process's stdin/stdout (fd 1 is diverted to stderr while the
 session runs, as for ``wrap``); each enabled server is an upstream of one
-:class:`~.session.GatewaySession`. SIGTERM and SIGHUP stop the guard like the client
-closing its side: every upstream's input is closed, then processes still running are
-terminated with their process group.
+:class:`~.session.GatewaySession`. SIGTERM, SIGHUP and SIGINT stop the guard (held by
+``relay.stop_signals`` until every upstream has stopped): every upstream's input is closed
+and its process group gets SIGTERM at once, SIGKILL 1 s later; further signals meanwhile are
+logged and cut none of that short.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 
 from ..relay.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from ..relay.stop_signals import held_stop_signals
 from ..wire.framing import DEFAULT_MAX_LINE
 from .config import GatewayConfig
 from .journal import Journal
@@ -52,8 +53,8 @@ async def serve_stdio(
         client_request_timeout: seconds a forwarded request may wait for its answer (``None``: no limit).
 
     Returns:
-        0 (the client closed the connection, or a signal stopped the guard); 1 when the
-        journal cannot be opened.
+        0 (the client closed the connection, or SIGTERM or SIGHUP stopped the guard), 130 after
+        SIGINT; 1 when the journal cannot be opened.
     """
     journal: Journal | None = None
     if journal_path is not None:
@@ -82,19 +83,17 @@ async def serve_stdio(
                 max_message_bytes=max_message_bytes,
                 client_request_timeout=client_request_timeout,
             )
+            stopped = anyio.CancelScope()
             try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(_stop_on_signals, tg.cancel_scope)
-                    try:
+                async with held_stop_signals(stopped.cancel, then_ignore=True) as signals:
+                    with stopped:
                         await session.run()
-                    finally:
-                        tg.cancel_scope.cancel()
             finally:
                 await client.aclose()
     finally:
         if journal is not None:
             journal.close()
-    return 0
+    return signals.exit_status
 
 
 class _GatewayRunner:
@@ -162,11 +161,3 @@ async def serve_http(
     finally:
         if journal is not None:
             journal.close()
-
-
-async def _stop_on_signals(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-        async for signum in signals:
-            log.info("received signal %d; stopping", signum)
-            scope.cancel()
-            return

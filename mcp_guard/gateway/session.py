@@ -2,8 +2,9 @@
 
 A :class:`GatewaySession` serves one client (a line stream, as the relay's client side) and
 holds one :class:`~.link.Link` per enabled server (its own module; the session is the link's
-:class:`~.link.LinkOwner`, told of what happens upstream). Each link makes its upstream
-connections through the connector seam (``upstream.stdio_connector``, ``http_upstream.http_connector``):
+:class:`~.link.LinkOwner`, told of what happens upstream). Each link talks to its upstream
+through the peer ``wrap`` uses too (``peer.connection``: connections through the connector
+seam, ``upstream.stdio_connector``, ``http_upstream.http_connector``; eager restarts with backoff):
 
 - A link that cannot start, or whose upstream goes away, is logged and started again with
   backoff (0.5 s doubling to 30 s after failed or short-lived starts); the other links are
@@ -15,19 +16,10 @@ connections through the connector seam (``upstream.stdio_connector``, ``http_ups
   when every upstream agreed on it, capabilities merged over the upstreams), and initializes
   each upstream with the client's own ``initialize`` params, then
   ``notifications/initialized`` and the last ``logging/setLevel``.
-- 2026-07-28 era: no handshake; ``server/discover`` goes to every upstream and the answers
-  are merged. Every request is served from the merged lists its own envelope (protocol
-  version, client capabilities) sees: tools, prompts, resources and resource templates are
-  listed per envelope (at most :data:`MAX_ENVELOPES` kept, least recently used dropped), and
-  listed again before use once a listing's ``ttlMs`` has passed (absent: at once), unless a
-  ``subscriptions/listen`` stream of the guard's own at that upstream (opened after the first
-  listing, for the kinds the upstream acknowledges) says when it changed. A call is never
-  judged against a schema the upstream has replaced. The client's own ``subscriptions/listen``
-  is answered by the session: ``list_changed`` for the merged lists, and each URI of
-  ``resourceSubscriptions`` subscribed at the upstream that serves it (a listen stream per
-  upstream, whose ``resources/updated`` frames reach the client's stream under its id). When
-  such an upstream stream ends, the client's stream ends too (its result), so the client
-  listens again.
+- 2026-07-28 era: no handshake; every request is served from the merged lists its own
+  envelope sees, listed per envelope, kept fresh by ``ttlMs`` or the guard's listen streams;
+  ``server/discover`` and the client's ``subscriptions/listen`` are the session's. That half
+  of the session is :mod:`.modern_era` (:class:`~.modern_era.ModernEra`, this class's base).
 
 Routing (client → upstream): ``tools/list`` from the merged :class:`~.catalog.Catalog` with
 the guard's cursors; ``tools/call`` → :meth:`Catalog.route` → :meth:`Pipeline.admit` →
@@ -63,7 +55,7 @@ import anyio
 import anyio.abc
 
 from ..calls.refusals import unknown_tool
-from ..peer.requests import IdMint, RequestFailed, list_pages
+from ..peer.requests import IdMint, RequestFailed
 from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..wire.jsonrpc import (
@@ -82,26 +74,16 @@ from ..wire.jsonrpc import (
 )
 from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text
 from ..wire.meta import (
-    CAPABILITIES_KEY,
-    PROTOCOL_VERSION_KEY,
-    SERVER_INFO_KEY,
-    SUBSCRIPTION_ID_KEY,
     is_modern,
 )
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .config import GatewayConfig
 from .envelopes import (
-    ACKNOWLEDGED,
-    ENVELOPE_KEYS,
-    LISTEN_FLAGS,
-    MAX_ENVELOPES,
-    ClientListen,
-    Envelope,
-    Listed,
     merged_capabilities,
 )
 from .journal import Journal
-from .link import Forwarded, Link, connector_for, failure_reason, unavailable
+from .link import Forwarded, Link, connector_for, unavailable
+from .modern_era import METHOD_NOT_FOUND, ModernEra, gateway_info
 from .naming import CursorCodec, InvalidCursor, could_name
 from .pinning import LockFile
 from .pipeline import Call, Pipeline
@@ -111,7 +93,6 @@ __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 
 log = logging.getLogger("mcp_guard")
 
-METHOD_NOT_FOUND: Final = -32601
 RELIST_INTERVAL: Final = 1.0
 """A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
 
@@ -125,7 +106,7 @@ _BEFORE_INITIALIZE: Final = frozenset({"ping", "server/discover", "logging/setLe
 """Requests the gateway serves before ``initialize`` without a 2026-07-28 envelope."""
 
 
-class GatewaySession:
+class GatewaySession(ModernEra):
     """One client served by every enabled upstream of ``config``.
 
     Args:
@@ -170,6 +151,7 @@ class GatewaySession:
         relist_interval: float = RELIST_INTERVAL,
         client_request_timeout: float | None = None,
     ) -> None:
+        super().__init__()
         self.client = client
         self.config = config
         self.lock = lock
@@ -197,8 +179,6 @@ class GatewaySession:
         self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._subscriptions: dict[str, str] = {}
-        self._envelopes: dict[str, Envelope] = {}
-        self._client_listens: dict[tuple[bool, Any], ClientListen] = {}
         self._send_lock = anyio.Lock()
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
@@ -215,7 +195,15 @@ class GatewaySession:
     # --- running ------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Serve the client until it closes its side; then stop every upstream."""
+        """Serve the client until it closes its side; then stop every upstream.
+
+        A config with no enabled server is served (every list is empty), with a warning (issue 13 item 3).
+        """
+        if not self.links:
+            log.warning(
+                "the config enables no server (mcpServers is empty, or every entry is disabled): "
+                "the gateway serves no tools, prompts or resources"
+            )
         async with anyio.create_task_group() as tg:
             self._tg = tg
             await self._from_client()
@@ -383,7 +371,7 @@ class GatewaySession:
         result = {
             "protocolVersion": version,
             "capabilities": self._merged_capabilities(ready),
-            "serverInfo": _gateway_info(),
+            "serverInfo": gateway_info(),
             "instructions": _instructions(self.links),
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -512,6 +500,18 @@ class GatewaySession:
             return
         catalog = (await self._view_for(params, "tools")).catalog
         route = catalog.route(name)
+        link = self._by_name[route.server] if route is not None else None
+        if link is not None and link.tools_stale:
+            # Its server said its tools changed: judged against the new listing, never the replaced one.
+            if not await link.tools_current():
+                text = (
+                    f"mcp-guard: the server `{link.name}` said its tools changed and could not be listed again "
+                    f"within {self.request_timeout:g} s; the call was not sent"
+                )
+                await self.reply(error_response(request_id, INTERNAL_ERROR, text))
+                return
+            catalog = (await self._view_for(params, "tools")).catalog
+            route = catalog.route(name)
         if route is None:
             down = self._down_owner("tool", name)
             if down is not None:
@@ -732,332 +732,6 @@ class GatewaySession:
         owners = [link.name for link in self.links if not link.ready and could_name(name, link.name, name_format)]
         return owners[0] if len(owners) == 1 else None
 
-    # --- the 2026-07-28 era -------------------------------------------------------------------
-
-    def _envelope_of(self, params: dict[str, Any]) -> Envelope:
-        """The envelope of a 2026-07-28 request (made on first use; the least recently used of more
-        than :data:`MAX_ENVELOPES` is dropped)."""
-        meta = params["_meta"]
-        era = {k: meta[k] for k in ENVELOPE_KEYS if k in meta}
-        key = json.dumps([era.get(PROTOCOL_VERSION_KEY), era.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
-        envelope = self._envelopes.pop(key, None)
-        if envelope is None:
-            if len(self._envelopes) >= MAX_ENVELOPES:
-                self._envelopes.pop(next(iter(self._envelopes))).close()
-            envelope = Envelope(MergedLists(self.config, self.lock, self.cursors), era)
-        self._envelopes[key] = envelope
-        return envelope
-
-    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> Envelope:
-        """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh."""
-        envelope = self._envelope_of(params)
-        await self._refresh(envelope, kinds)
-        return envelope
-
-    async def _refresh(self, envelope: Envelope, kinds: set[str]) -> None:
-        """List again, at every running upstream, each of ``kinds`` whose listing is stale in
-        ``envelope`` (concurrently; one refresh per envelope at a time); tell the client's
-        listen streams what changed.
-
-        A listing that fails leaves that upstream's list of that kind out of the merged one
-        (logged): nothing is served from a listing the guard could not renew.
-        """
-        async with envelope.lock:
-            await self._settled()
-            changed: set[str] = set()
-            for link in self.links:
-                if not link.ready and link.name in envelope.listed:
-                    del envelope.listed[link.name]
-                    changed |= envelope.view.remove(link.name)
-
-            async def one(link: Link) -> None:
-                nonlocal changed
-                offers = await link.discover(envelope.meta)
-                listed = envelope.of(link)
-                for kind in sorted(kinds):
-                    if kind not in offers:
-                        changed |= self._put(envelope.view, link.name, kind, None)
-                        continue
-                    if listed.fresh(kind, anyio.current_time()):
-                        continue
-                    try:
-                        changed |= await self._list_kind(envelope, link, listed, kind)
-                    except RequestFailed as exc:
-                        log.error("upstream %s: could not list its %s: %s", link.name, kind, exc)
-                        listed.expires.pop(kind, None)
-                        listed.ttl_ms.pop(kind, None)
-                        changed |= self._put(envelope.view, link.name, kind, None)
-                if listed.listen_scope is None and link.ready and listed.expires:
-                    listed.listen_scope = anyio.CancelScope()
-                    self.spawn(self._keep_listening, envelope, link, listed, offers)
-
-            async with anyio.create_task_group() as tg:
-                for link in self.links:
-                    if link.ready:
-                        tg.start_soon(one, link)
-            self._remember(envelope.view)
-        if changed:
-            await self._notify_listens(changed)
-
-    @staticmethod
-    def _put(view: MergedLists, server: str, kind: str, listing: Any) -> set[str]:
-        """Put one upstream's listing of ``kind`` (``None``: none; resources: ``(resources, templates)``)."""
-        if kind == "tools":
-            return view.set_tools(server, listing)
-        if kind == "prompts":
-            return view.set_prompts(server, listing)
-        resources, templates = listing if listing is not None else (None, None)
-        return view.set_resources(server, resources, templates)
-
-    async def _list_kind(self, envelope: Envelope, link: Link, listed: Listed, kind: str) -> set[str]:
-        """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing).
-
-        Raises:
-            RequestFailed: the listing failed, or kept being overtaken by changes.
-        """
-        meta = envelope.meta
-        for _attempt in range(3):
-            mark = listed.changes[kind]
-            started = anyio.current_time()
-            listing: Any
-            if kind == "resources":
-                resources, ttl = await list_pages(
-                    link.request, "resources/list", "resources", meta, failure=RequestFailed
-                )
-                try:
-                    templates, ttl2 = await list_pages(
-                        link.request, "resources/templates/list", "resourceTemplates", meta, failure=RequestFailed
-                    )
-                except RequestFailed as exc:
-                    log.debug("upstream %s: no resource templates (%s)", link.name, exc)
-                    templates, ttl2 = [], None
-                listing = (resources, templates)
-                ttl = min((t for t in (ttl, ttl2) if t is not None), default=None)
-            else:
-                listing, ttl = await list_pages(link.request, f"{kind}/list", kind, meta, failure=RequestFailed)
-            if listed.changes[kind] != mark:
-                continue  # the upstream said it changed meanwhile: this listing may be stale already
-            listed.listed(kind, started, ttl)
-            return self._put(envelope.view, link.name, kind, listing)
-        raise RequestFailed(f"its {kind} kept changing while the guard listed them")
-
-    async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
-        """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its
-        lists fresh without ``ttlMs`` for the kinds the upstream acknowledges; each change makes the
-        session list that kind again (and tell the client's listen streams)."""
-        scope = listed.listen_scope
-        assert scope is not None
-        flags = {LISTEN_FLAGS[k]: True for k in KINDS if k in offers}
-
-        async def frame(method: str, params: dict[str, Any]) -> None:
-            if method == ACKNOWLEDGED:
-                honored = params.get("notifications")
-                if type(honored) is dict:
-                    listed.listening |= {k for k, flag in LISTEN_FLAGS.items() if honored.get(flag) is True}
-                shown = ", ".join(sorted(listed.listening)) or "nothing"
-                log.info("upstream %s: listening to its list changes (%s) on a listen stream", link.name, shown)
-            elif method.startswith("notifications/") and method.endswith("/list_changed"):
-                kind = method.removeprefix("notifications/").removesuffix("/list_changed")
-                if kind in KINDS:
-                    listed.changed(kind)
-                    self.spawn(self._refresh_quietly, envelope, {kind})
-
-        response: dict[str, Any] | None = None
-        with scope:
-            response = await link.listen({"_meta": envelope.meta, "notifications": flags}, frame)
-        listed.deaf()
-        if response is not None and "error" in response:
-            log.debug("upstream %s offers no subscriptions/listen; its lists are renewed by their ttlMs", link.name)
-        elif not scope.cancel_called and link.ready:
-            log.info("upstream %s ended the guard's listen stream; its lists are renewed by their ttlMs", link.name)
-
-    async def _refresh_quietly(self, envelope: Envelope, kinds: set[str]) -> None:
-        """A refresh nobody waits for (after a change the upstream reported); failures are logged."""
-        if envelope in self._envelopes.values():
-            try:
-                await self._refresh(envelope, kinds)
-            except Exception as exc:  # a background listing must not end the session
-                log.error("could not list again after an upstream change: %s", failure_reason(exc))
-
-    def modern_list_changed(self, link: Link, kind: str) -> None:
-        """A ``list_changed`` outside any listen stream (2026-07-28 era): every envelope lists ``kind`` again."""
-        for envelope in list(self._envelopes.values()):
-            listed = envelope.listed.get(link.name)
-            if listed is not None and listed.connection == link.connection:
-                listed.changed(kind)
-                self.spawn(self._refresh_quietly, envelope, {kind})
-
-    async def _modern_link_changed(self, link: Link) -> None:
-        """A 2026-07-28-era upstream came up or went down: every envelope's lists follow."""
-        if link.ready:
-            for envelope in list(self._envelopes.values()):
-                self.spawn(self._refresh_quietly, envelope, set(KINDS))
-            return
-        changed: set[str] = set()
-        for envelope in list(self._envelopes.values()):
-            if envelope.listed.pop(link.name, None) is not None:
-                changed |= envelope.view.remove(link.name)
-        if changed:
-            await self._notify_listens(changed)
-
-    async def _notify_listens(self, kinds: set[str]) -> None:
-        """``list_changed`` of each of ``kinds`` on every client listen stream that asked for it."""
-        for listen in list(self._client_listens.values()):
-            for kind in KINDS:
-                if kind in kinds and kind in listen.kinds:
-                    await self._deliver(listen, listen.stamped(f"notifications/{kind}/list_changed"))
-
-    async def _deliver(self, listen: ClientListen, message: dict[str, Any]) -> None:
-        """A frame for a client's listen stream; before its acknowledgement (the stream's first frame)
-        a resource update is held, a ``list_changed`` dropped (the client lists after the acknowledgement)."""
-        if listen.scope.cancel_called:
-            return  # the client cancelled the stream: nothing more goes out on it
-        if listen.acknowledged:
-            await self.reply(message)
-        elif message["method"] == "notifications/resources/updated":
-            listen.held.append(message)
-
-    async def _client_listen(self, message: dict[str, Any]) -> None:
-        """The client's ``subscriptions/listen``: acknowledged by the session, open until the client
-        cancels it (no answer then) or an upstream stream it relies on ends (answered with its result).
-
-        Honoured: the ``list_changed`` flags (for the merged lists), and each URI of
-        ``resourceSubscriptions`` that the URI table routes to a running upstream whose own listen
-        stream acknowledged it.
-        """
-        request_id = message["id"]
-        params = message["params"]
-        wanted = params.get("notifications")
-        if type(wanted) is not dict:
-            text = "Invalid params: subscriptions/listen needs a `notifications` object"
-            await self.reply(error_response(request_id, INVALID_PARAMS, text))
-            return
-        key = id_key(request_id)
-        if key in self._cancelled:  # cancelled before it was opened: never opened, never answered
-            self._cancelled.discard(key)
-            self._open.discard(key)
-            return
-        if key in self._client_listens:
-            text = "Invalid Request: a listen stream with this id is already open"
-            await self.reply(error_response(request_id, INVALID_REQUEST, text))
-            return
-        listen = ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
-        self._client_listens[key] = listen  # from now on the client can cancel it
-        graceful = False
-        try:
-            with listen.scope:
-                envelope = await self._modern_view(params, set(KINDS))
-                uris = wanted.get("resourceSubscriptions")
-                groups: dict[str, list[str]] = {}
-                for uri in dict.fromkeys(u for u in (uris if type(uris) is list else []) if type(u) is str):
-                    route = envelope.view.resources.route(uri)
-                    if route.server is not None and self._by_name[route.server].ready:
-                        groups.setdefault(route.server, []).append(uri)
-                async with anyio.create_task_group() as tg:
-                    honored_uris: list[str] = []
-                    for server, server_uris in groups.items():
-                        link = self._by_name[server]
-                        honored_uris += await tg.start(self._resource_listen, link, listen, server_uris, envelope.meta)
-                    honored: dict[str, Any] = {LISTEN_FLAGS[k]: True for k in KINDS if k in listen.kinds}
-                    if honored_uris:
-                        honored["resourceSubscriptions"] = honored_uris
-                    await self.reply(listen.stamped(ACKNOWLEDGED, {"notifications": honored}))
-                    listen.acknowledged = True
-                    held, listen.held = listen.held, []
-                    for frame in held:
-                        await self.reply(frame)
-                    await listen.ended.wait()
-                    graceful = True
-                    tg.cancel_scope.cancel()
-        finally:
-            self._client_listens.pop(key, None)
-        if graceful:
-            result = {"_meta": {SUBSCRIPTION_ID_KEY: request_id}, "resultType": "complete"}
-            await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-    async def _resource_listen(
-        self,
-        link: Link,
-        listen: ClientListen,
-        uris: list[str],
-        meta: dict[str, Any],
-        *,
-        task_status: anyio.abc.TaskStatus[list[str]] = anyio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """A listen stream at ``link`` for the client's ``uris`` there; reports (``task_status``) the URIs
-        the upstream acknowledged (none when it did not within the request timeout), then passes its
-        ``resources/updated`` frames to the client's stream until it ends."""
-        honored: list[str] = []
-        acknowledged = anyio.Event()
-        finished = False
-
-        async def frame(method: str, params: dict[str, Any]) -> None:
-            if method == ACKNOWLEDGED:
-                notifications = params.get("notifications")
-                got = notifications.get("resourceSubscriptions") if type(notifications) is dict else None
-                honored[:] = [u for u in uris if type(got) is list and u in got]
-                acknowledged.set()
-            elif method == "notifications/resources/updated":
-                await self._deliver(listen, listen.stamped(method, params))
-
-        async def stream() -> None:
-            nonlocal finished
-            await link.listen({"_meta": meta, "notifications": {"resourceSubscriptions": uris}}, frame)
-            finished = True
-            acknowledged.set()
-            if listen.acknowledged:
-                listen.ended.set()  # the client listens again, and is subscribed anew
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(stream)
-            with anyio.move_on_after(self.request_timeout):
-                await acknowledged.wait()
-            if finished or not honored:
-                honored.clear()  # an upstream stream that already ended honours nothing
-                tg.cancel_scope.cancel()
-            task_status.started(list(honored))
-
-    async def _discover(self, message: dict[str, Any]) -> None:
-        """``server/discover``: every running upstream asked; versions intersected, capabilities merged.
-
-        When no upstream answers it (handshake-era servers answer -32601), neither does the gateway,
-        so the client falls back to ``initialize``.
-        """
-        await self._settled()
-        request_id = message["id"]
-        params = message.get("params")
-        answers: list[dict[str, Any]] = []
-        for link in self.links:
-            if link.ready and not link.initialized:
-                with contextlib.suppress(RequestFailed):
-                    answer = await link.request("server/discover", params)
-                    link.note_discovered(answer)
-                    answers.append(answer)
-        if not answers:
-            text = "Method not found: no upstream server speaks the 2026-07-28 protocol era; use initialize"
-            await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
-            return
-        versions: list[Any] | None = None
-        for answer in answers:
-            theirs = [v for v in answer.get("supportedVersions") or [] if type(v) is str]
-            versions = theirs if versions is None else [v for v in versions if v in theirs]
-        capabilities = merged_capabilities(answer.get("capabilities") for answer in answers)
-        result: dict[str, Any] = {
-            "supportedVersions": versions or [],
-            "capabilities": capabilities,
-            "serverInfo": _gateway_info(),
-            "_meta": {SERVER_INFO_KEY: _gateway_info()},
-            "resultType": "complete",
-            "ttlMs": 0,
-            "cacheScope": "private",
-        }
-        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-
-def _gateway_info() -> dict[str, str]:
-    """The gateway's own ``serverInfo``."""
-    return {"name": "mcp-guard-gateway", "version": _version()}
-
 
 _LIST_METHODS: Final = {
     "tools/list": "tools",
@@ -1074,9 +748,3 @@ def _instructions(links: list[Link]) -> str:
         f"mcp-guard gateway in front of: {names}. Tools and prompts are named SERVER__NAME; "
         "calls whose arguments do not match a tool's input schema are refused with an explanation."
     )
-
-
-def _version() -> str:
-    from .. import __version__
-
-    return __version__

@@ -5,11 +5,10 @@
   some: under ``extended``, a ``format`` 2020-12 does not define, E4); every other field passed as
   the upstream sent it. ``_meta`` keys starting ``mcp-guard/`` that the upstream sent are
   replaced (tools) or removed (results): an upstream cannot forge the guard's verdicts.
-- ``tools/call`` requests: judged against the tool's latest listed schema by the schema step
-  both commands share (``calls.refusals.schema_verdict``); a rejection is a normal
-  ``CallToolResult`` with ``isError: true``, a text item written for a model to act on, and
-  ``_meta["mcp-guard/rejection"] = {"kind", "tool", "issues"}``. An unknown (or hidden) tool
-  is JSON-RPC error -32602 (``calls.refusals.unknown_tool``).
+- ``tools/call`` requests are judged by the call pipeline (``gateway.pipeline``, the steps
+  ``wrap``'s options enable: visibility and schema), against the entry this table holds for the
+  tool (:meth:`ToolTable.get`; :attr:`ToolTable.unsupported` is the visibility rule); the relay
+  answers with what the pipeline decides.
 
 Messages and log lines name tools, keywords and JSON Pointers, never argument values.
 
@@ -22,12 +21,11 @@ import json
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from ..calls.refusals import CallVerdict, ToolIssue, schema_verdict, unknown_tool
+from ..calls.refusals import ToolIssue
 from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
-from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
-from ..wire.meta import META_PREFIX, SCHEMA_KEY, is_modern
+from ..wire.meta import META_PREFIX, SCHEMA_KEY
 from ..wire.repeated import repeated_key, repeated_key_text
 
 __all__ = [
@@ -130,6 +128,12 @@ class ToolTable:
         self._pass_pages: dict[str | None, set[str]] = {}
         self._conflicts: set[str] = set()  # names listed more than once in this generation
         self._counts: tuple[int, int] | None = None
+
+    @property
+    def unsupported(self) -> Literal["reject", "hide"]:
+        """What a call to a tool whose schema is unsupported gets: ``reject`` (refused, naming why) or
+        ``hide`` (unknown, as the tool is not listed): the call pipeline's visibility rule for ``wrap``."""
+        return "hide" if self.hide_unsupported else "reject"
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -276,26 +280,3 @@ class ToolTable:
             counts[1],
             f" ({shown})" if unsupported else "",
         )
-
-    def judge(self, params: Any) -> CallVerdict:
-        """Judge the ``params`` of a ``tools/call`` whose tool has been looked up.
-
-        Returns:
-            ``forward`` when the arguments satisfy a supported schema; a -32602 error for
-            malformed params or an unknown/hidden tool; otherwise a rejection result.
-        """
-        try:
-            return self._judge(params)
-        except Exception:
-            # A fault of the guard refuses the call; it never forwards it (fail closed).
-            log.exception("internal error while judging a tools/call; the call is refused")
-            return CallVerdict(error=(INTERNAL_ERROR, "mcp-guard could not check this call; it was not forwarded"))
-
-    def _judge(self, params: Any) -> CallVerdict:
-        if type(params) is not dict or type(params.get("name")) is not str:
-            return CallVerdict(error=(INVALID_PARAMS, "Invalid params: tools/call needs a string `name`"))
-        name = params["name"]
-        entry = self._entries.get(name)
-        if entry is None or (self.hide_unsupported and not entry.supported):
-            return CallVerdict(error=unknown_tool(name))
-        return schema_verdict(name, entry.compiled, params.get("arguments", {}), modern=is_modern(params))

@@ -42,8 +42,9 @@ The upstream seam
 -----------------
 The relay takes an upstream *connector* (``upstream.Connector``: a callable returning an
 async context manager that yields one line stream, ``upstream.LineLink``), not a stream.
-Each connection is entered and left in one task of the relay's own; when the upstream goes
-away the relay calls the connector again. ``upstream.stdio_connector`` spawns a process;
+Each connection is entered and left in one task of the peer's (``peer.connection``, the
+upstream half of the relay is ``upstream_side``); when the upstream goes away the peer calls
+the connector again. ``upstream.stdio_connector`` spawns a process;
 ``http_upstream.http_connector`` opens a streamable HTTP session, and gets the same fault
 handling (a session the server ended is opened again, with the handshake replayed). The client side
 is one line stream given at construction (:class:`~mcp_guard.relay.framing.LineStream`, or
@@ -68,19 +69,20 @@ Upstream faults
   the client are cancelled towards the client (``notifications/cancelled``), and the
   client's late answers to them are dropped. Nothing is ever re-sent: a ``tools/call``
   may have had effects.
-- The relay keeps running. The next client *request* starts a new connection (client
-  notifications meanwhile are dropped; messages that arrive while it starts wait, in order).
-  A connection that failed, or that ended within :data:`STABLE_SECONDS` of its start, makes
-  the next start wait (0.5 s, doubling, at most 30 s); every restart is logged with its
-  number. A request that would wait more than :data:`HOLD_MAX` seconds for the next start is
-  answered at once with an error naming the wait (the first request after it starts the
-  upstream); so is every call held for a listing that failed, with the listing's reason. In
-  the handshake era the new upstream is initialized with the client's own ``initialize``
-  params (the answer is the guard's), gets ``notifications/initialized``, the client's last
+- The relay keeps running, and the upstream is started again as soon as the backoff allows,
+  with or without a client request waiting (``peer.connection``: one policy for ``wrap`` and
+  ``serve``, and why). A connection that failed, or that ended within :data:`STABLE_SECONDS`
+  of its start, makes the next start wait (0.5 s, doubling, at most 30 s); every restart is
+  logged with its number. Client messages that arrive while the next start is under way or
+  at most :data:`HOLD_MAX` seconds away wait for it, in order; a request that would wait
+  longer is answered at once with an error naming the wait (notifications then are dropped);
+  so is every call held for a listing that failed, with the listing's reason. In the
+  handshake era the new upstream is initialized with the client's own ``initialize`` params
+  (the answer is the guard's), gets ``notifications/initialized``, the client's last
   ``logging/setLevel`` and its resource subscriptions; the tool tables are emptied and the
-  client gets ``notifications/tools/list_changed`` to re-list. In the
-  2026-07-28 era (no ``initialize`` seen) the upstream is just started again. When the start
-  fails, the waiting requests are answered with an error and the next request tries again.
+  client gets ``notifications/tools/list_changed`` to re-list. In the 2026-07-28 era (no
+  ``initialize`` seen) the upstream is just started again. When the start fails, the waiting
+  requests are answered with an error, and the peer tries again after the backoff.
 - ``client_request_timeout`` (CLI ``--request-timeout``): a forwarded request not answered
   within that many seconds (counted again from each progress notification for it) is
   answered with an error, cancelled upstream (``notifications/cancelled``), and the
@@ -91,7 +93,6 @@ Upstream faults
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from functools import partial
@@ -100,12 +101,12 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from ..calls.refusals import ToolIssue
-from ..core import Issue
-from ..errors import GuardError
-from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
-from ..peer.deadlines import Deadlines
-from ..peer.requests import ListingFailed, OwnRequests, RequestFailed
+from ..calls.refusals import unknown_tool
+from ..gateway.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
+from ..gateway.policy import ToolPolicy
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
+from ..peer.connection import failure_reason
+from ..peer.requests import ListingFailed
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -119,27 +120,28 @@ from ..wire.jsonrpc import (
     id_key,
     invalid_request_text,
     loads_client,
-    loads_upstream,
     recover_id,
     valid_id,
 )
-from ..wire.messages import DUPLICATE_ID, GONE, UNANSWERED_DROPPED, error_reason, parse_error_text, too_long_text
-from ..wire.meta import (
-    UNTIMED,
-    era_meta,
-    without_guard_keys,
-)
-from .guard import ToolTable
-from .listings import ToolListings, fresh
+from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
+from ..wire.meta import era_meta, is_modern
+from .guard import ToolEntry, ToolTable
+from .listings import fresh
 from .pipes import PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
+from .upstream_side import UpstreamSide
 
 __all__ = ["Relay"]
 
 log = logging.getLogger("mcp_guard")
 
-MAX_CANCELLED: Final = 4096
-"""Cancelled requests whose late answers are still expected, kept at most (the oldest are forgotten)."""
+MAX_ROUTES: Final = 100_000
+"""Routes to listed tools kept (all of them, unless a server lists more, then made again as needed)."""
+
+NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
+
+START_FAILURE_GRACE: Final = 2.0
+"""Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
 
 HOLD_MAX: Final = 1.0
 """A request arriving while the next restart is further away than this many seconds is answered at
@@ -147,25 +149,17 @@ once with an error (saying when the next attempt will be) instead of waiting for
 
 _MISSING: Final = object()
 
-CONSUMED: Final = object()
-"""What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
-
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
-class _ClientGone(GuardError):
-    """Raised by the upstream hot path when the client can no longer be written to (ends the upstream reader)."""
-
-
-class Relay:
+class Relay(UpstreamSide):
     """One client connection relayed to an upstream, reconnected when the upstream goes away.
 
     Args:
         client: the downstream line stream (the MCP client's side): ``receive()`` raises
             ``anyio.EndOfStream`` when the client closes; ``send(line)``.
         connect: makes one upstream connection per call (see ``upstream.Connector``); the
-            first is made by :meth:`run`, later ones when a client request finds the
-            upstream gone.
+            first is made by :meth:`run`, later ones by the peer after the upstream went away.
         table: the tool table (profile, hiding, cache).
         request_timeout: seconds the guard waits for the upstream to answer one of its own
             requests (listing, the replayed handshake).
@@ -194,46 +188,36 @@ class Relay:
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
         stable_after: float = STABLE_SECONDS,
     ) -> None:
-        self.client = client
-        self.connect = connect
-        self.table = table
-        self.request_timeout = request_timeout
-        self.client_request_timeout = client_request_timeout
-        self.drain_timeout = drain_timeout
-        self._backoff = Backoff(*backoff, stable_after=stable_after)
-        self.upstream: LineLink | None = None
-        self.client_closed = False
-        self.restarts = 0
-        self._own = OwnRequests()
-        self._lists: dict[tuple[bool, Any], tuple[ToolTable, int, bool, Any]] = {}
+        super().__init__(
+            client,
+            connect,
+            table,
+            request_timeout=request_timeout,
+            client_request_timeout=client_request_timeout,
+            drain_timeout=drain_timeout,
+            backoff=backoff,
+            stable_after=stable_after,
+        )
+        # Calls held while the guard lists the tools (True: the client cancelled it meanwhile).
         self._held: dict[tuple[bool, Any], bool] = {}
-        self._inflight: dict[tuple[bool, Any], Any] = {}
-        # The tool tables per protocol-era envelope, the guard's own listings and listen streams.
-        self.listings = ToolListings(table, self._own, self.request, self._send_own)
-        self._tg: anyio.abc.TaskGroup | None = None
-        # Connection state: ready = connected and restored, client messages go straight through.
-        self._ready = False
-        self._connecting = False
-        self._backlog: list[Any] = []
-        self._connection_done = anyio.Event()
-        self._started_at = 0.0
-        # What a restarted upstream is told again (handshake era).
-        self._init_params: Any = None
-        self._log_level: Any = None
-        self._subscriptions: dict[str, Any] = {}
-        # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
-        self._server_pending: dict[tuple[bool, Any], Any] = {}
-        self._orphaned: set[tuple[bool, Any]] = set()
-        # Client request timeouts (None: no limit), and the requests answered for one (late answers dropped).
-        self._deadlines = Deadlines(client_request_timeout) if client_request_timeout is not None else None
-        self._expired: set[tuple[bool, Any]] = set()
-        # Forwarded requests the client cancelled, whose late answers may still come (oldest first).
-        self._cancelled: dict[tuple[bool, Any], None] = {}
+        # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
+        self.pipeline = Pipeline(enabled=WRAP_STEPS)
+        self._routes: dict[str, tuple[ToolEntry, Route]] = {}
+
+    @property
+    def upstream(self) -> LineLink | None:
+        """The current upstream connection, or None while there is none."""
+        return self.peer.upstream
 
     @property
     def upstream_closed(self) -> bool:
         """Whether there is no upstream connection right now."""
-        return self.upstream is None
+        return self.peer.upstream is None
+
+    @property
+    def closing(self) -> bool:
+        """The client has gone: the upstream is not started again (``peer.connection.PeerEvents``)."""
+        return self.client_closed
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Connect the upstream, then relay until the client closes its side.
@@ -255,19 +239,40 @@ class Relay:
             self._tg = tg
             self.listings.spawn = tg.start_soon
             try:
-                await tg.start(self._connection, True)
+                await tg.start(partial(self.peer.keep_connected, self, first_must_connect=True))
             except Exception as exc:
                 failure = exc
                 tg.cancel_scope.cancel()
             else:
                 task_status.started()
                 if self.client_request_timeout is not None:
-                    tg.start_soon(self._expire_requests)
+                    tg.start_soon(self.peer.expire_requests, self._timed_out)
                 await self._from_client()
                 await self._drain()
                 tg.cancel_scope.cancel()
         if failure is not None:
+            await self._refuse_for(failure)
             raise failure
+
+    async def _refuse_for(self, failure: Exception) -> None:
+        """The upstream could not be started at all: for up to :data:`START_FAILURE_GRACE` seconds (or
+        until the client closes), every client request (its ``initialize`` first) is answered with
+        -32603 naming the cause, so the client shows why instead of "connection closed" (issue 13
+        item 3); then :meth:`run` raises ``failure`` (``wrap`` exits with status 1)."""
+        text = f"mcp-guard: the upstream server could not be started ({failure_reason(failure)}); mcp-guard exits"
+        with anyio.move_on_after(START_FAILURE_GRACE):
+            while not self.client_closed:
+                try:
+                    line = await self.client.receive()
+                except anyio.EndOfStream:
+                    return
+                except LineTooLong:
+                    continue
+                try:
+                    message = loads_client(line)
+                except (ValueError, RecursionError):
+                    continue
+                await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
 
     async def _drain(self) -> None:
         """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the
@@ -279,170 +284,32 @@ class Relay:
             while self._held or self._connecting:
                 await anyio.sleep(0.01)
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
-        upstream = self.upstream
+        upstream = self.peer.upstream
         if upstream is not None:
-            done = self._connection_done
+            done = self.peer.ended
             with anyio.move_on_after(min(EXIT_WAIT_SECONDS, self.drain_timeout)):
                 await upstream.close_send()
                 await done.wait()
 
-    # --- upstream connections ---------------------------------------------------------------
+    # --- upstream connections (the rest of the peer's events: upstream_side) --------------------
 
-    async def _connection(
-        self, first: bool, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        """One upstream connection, from its start to its end (a restart when not ``first``).
-
-        The connection is entered and left in this task (connectors may hold task groups).
-        """
-        if not first:
-            await self._before_restart()
-        async with contextlib.AsyncExitStack() as stack:
-            try:
-                upstream = await stack.enter_async_context(self.connect())
-            except Exception as exc:
-                if first:
-                    raise
-                log.error("could not restart the upstream: %s", exc)
-                self._backoff.failed()
-                await self._attempt_failed()
-                return
-            done = anyio.Event()
-            self.upstream, self._connection_done = upstream, done
-            self._started_at = anyio.current_time()
-            ready = False
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._read_upstream, upstream, done)
-                restored = True
-                if not first:
-                    try:
-                        await self._restore()
-                    except RequestFailed as exc:
-                        log.error("could not restart the upstream: %s", exc)
-                        restored = False
-                        if self.upstream is upstream:  # (when it went away, that was counted already)
-                            self._backoff.failed()
-                        tg.cancel_scope.cancel()
-                    else:
-                        log.info("upstream restarted (restart %d)", self.restarts)
-                if restored:
-                    ready = await self._flush(upstream)
-                task_status.started()
-            if not ready:
-                await self._attempt_failed()
-
-    async def _attempt_failed(self) -> None:
-        self._connecting = False
-        await self._fail_backlog(self._not_restarted())
-
-    async def _before_restart(self) -> None:
-        self.restarts += 1
-        delay = self._backoff.wait()
-        if delay > 0:
-            log.warning(
-                "restarting the upstream in %.1f s (restart %d; %d failed or short-lived start(s) in a row)",
-                delay,
-                self.restarts,
-                self._backoff.failures,
-            )
-            await anyio.sleep(delay)
-        else:
-            log.warning("restarting the upstream (restart %d)", self.restarts)
-
-    def _not_restarted(self) -> str:
-        wait = self._backoff.wait()
-        text = "mcp-guard: the upstream server went away and could not be restarted; the next request tries again"
-        return text + (f" after {wait:.1f} s" if wait > 0 else "")
-
-    async def _restore(self) -> None:
-        """Tell a restarted upstream what the client told the first (handshake era); invalidate the tools.
+    async def peer_setup(self, first: bool) -> None:
+        """A new connection (``peer.connection``): a restarted one is told what the first was (handshake
+        era); then what the client sent meanwhile is passed on, in order, and messages go straight.
 
         Raises:
-            RequestFailed: the upstream did not accept ``initialize``.
+            RequestFailed: the restarted upstream did not accept ``initialize``.
         """
-        handshake = self._init_params is not None and not any(
-            type(m) is dict and m.get("method") == "initialize" for m in self._backlog
-        )
-        if handshake:
-            result = await self.request("initialize", self._init_params)
-            version = result.get("protocolVersion")
-            log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
-            await self._send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            if self._log_level is not None:
-                try:
-                    await self.request("logging/setLevel", self._log_level)
-                except RequestFailed as exc:
-                    log.warning("could not restore the log level on the restarted upstream: %s", exc)
-            for params in list(self._subscriptions.values()):
-                try:
-                    await self.request("resources/subscribe", params)
-                except RequestFailed as exc:
-                    log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
-        self.listings.restarted()
-        if handshake:
-            await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-
-    async def _flush(self, upstream: LineLink) -> bool:
-        """Pass on what the client sent while the upstream was being started, in order; then go straight.
-
-        Returns:
-            Whether the upstream is ready (it did not go away meanwhile).
-        """
-        while self._backlog and self.upstream is upstream:
+        upstream = self.peer.upstream
+        self._connecting = True
+        if not first:
+            await self._restore()
+            log.info("upstream restarted (restart %d)", self.restarts)
+        while self._backlog and self.peer.upstream is upstream:
             await self._dispatch(self._backlog.pop(0))
-        if self.upstream is not upstream:
-            return False
-        self._connecting = False
-        self._ready = True
-        return True
-
-    async def _fail_backlog(self, text: str) -> None:
-        backlog, self._backlog = self._backlog, []
-        for message in backlog:
-            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
-
-    async def _read_upstream(self, upstream: LineLink, done: anyio.Event) -> None:
-        ended = False
-        try:
-            await self._from_upstream(upstream)
-            ended = True
-        finally:
-            with anyio.CancelScope(shield=True) as scope:
-                if not ended:  # stopping: a client that does not read cannot hold the way out
-                    scope.deadline = anyio.current_time() + self.drain_timeout
-                await self._gone(upstream, ended)
-            done.set()
-
-    async def _gone(self, upstream: LineLink, ended: bool) -> None:
-        """The connection ended: everything waiting on it is answered now; nothing hangs."""
-        if self.upstream is not upstream:
-            return
-        self.upstream = None
-        self._ready = False
-        if ended:  # counted here, before any await: a restart may be asked for as soon as this yields
-            self._backoff.ended(anyio.current_time() - self._started_at)
-        self._own.fail_all("the upstream server went away")
-        inflight, self._inflight = list(self._inflight.values()), {}
-        self._lists.clear()
-        if self._deadlines is not None:
-            self._deadlines.clear()
-        self._expired.clear()
-        self._cancelled.clear()
-        orphans = list(self._server_pending.values())
-        self._orphaned.update(self._server_pending)
-        self._server_pending.clear()
-        if ended and not self.client_closed:
-            log.warning(
-                "the upstream went away (it exited, crashed or closed its output)%s; the next request restarts it",
-                f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
-            )
-        for request_id in inflight:
-            with contextlib.suppress(Exception):
-                await self._reply(error_response(request_id, INTERNAL_ERROR, GONE))
-        for request_id in orphans:
-            notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
-            with contextlib.suppress(Exception):
-                await self._reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+        if self.peer.upstream is upstream:
+            self._connecting = False
+            self._ready = True
 
     # --- client → upstream ------------------------------------------------------------------
 
@@ -493,7 +360,7 @@ class Relay:
         writing without waiting. Anything else is declined (False) before anything is done,
         and :meth:`_client_lines` takes it as usual, in order.
         """
-        upstream = self.upstream
+        upstream = self.peer.upstream
         client = self.client
         if not (
             self._ready
@@ -526,13 +393,6 @@ class Relay:
             self._reply_now(client, reply)
         return True
 
-    def _reply_now(self, client: PipeLineStream, message: dict[str, Any]) -> None:
-        """:meth:`_reply` without waiting (the line is queued when the client's pipe is full)."""
-        try:
-            client.send_nowait(dumps(message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
-
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
             refusal = self._refused_at_intake(message)
@@ -551,7 +411,8 @@ class Relay:
             await self._reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
 
     async def _while_down(self, message: Any) -> None:
-        """A client message while no upstream is ready: wait for one, start one, or drop it."""
+        """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
+        one as soon as the backoff allows), answer it when that is more than :data:`HOLD_MAX` s away, or drop it."""
         if not message or type(message) not in (dict, list):
             await self._dispatch(message)  # answered without the upstream
             return
@@ -563,7 +424,8 @@ class Relay:
             else:
                 self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
             return
-        if self._connecting:
+        wait = self.peer.wait
+        if self._connecting or wait <= HOLD_MAX:
             cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
             if cancel and self._cancel_waiting(message):
                 return
@@ -572,21 +434,13 @@ class Relay:
         if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
             log.debug("dropped a client notification: the upstream is not running")
             return
-        wait = self._backoff.wait()
-        if wait > HOLD_MAX:
-            # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
-            text = (
-                f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
-                f"{self._backoff.failures} time(s) in a row; the guard starts it again on the first request after "
-                f"{wait:.1f} s"
-            )
-            log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
-            await self._answer_requests(elements, INTERNAL_ERROR, text)
-            return
-        assert self._tg is not None
-        self._backlog.append(message)
-        self._connecting = True
-        self._tg.start_soon(self._connection, False)
+        # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
+        text = (
+            f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
+            f"{self.peer.backoff.failures} time(s) in a row; the guard starts it again in {wait:.1f} s"
+        )
+        log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
+        await self._answer_requests(elements, INTERNAL_ERROR, text)
 
     def _cancel_waiting(self, message: dict[str, Any]) -> bool:
         """A cancellation of a request waiting for the upstream to start: drop both."""
@@ -661,7 +515,7 @@ class Relay:
         if not valid_id(request_id):
             return error_response(None, INVALID_REQUEST, invalid_request_text(message))
         key = id_key(request_id)
-        if key in self._inflight or key in self._held:
+        if key in self.peer.inflight or key in self._held:
             log.warning("refused a client request whose id is that of a request still in flight")
             return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
         return None
@@ -739,22 +593,39 @@ class Relay:
             text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
             return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
         params = message.get("params")
-        verdict = table.judge(params)
-        if verdict.forward:
-            return message, None
         name = params.get("name") if type(params) is dict else None
-        if verdict.error is not None:
-            code, text = verdict.error
+        rejection: Rejection | None
+        if type(name) is not str:
+            rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
+        else:
+            assert type(params) is dict
+            entry = table.get(name)
+            if entry is None:
+                rejection = Rejection("unknown", "not listed", error=unknown_tool(name))
+            else:
+                call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
+                rejection = self.pipeline.judge(call)
+        if rejection is None:
+            return message, None
+        if rejection.error is not None:
+            code, text = rejection.error
             log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
-            return None, error_response(request_id, code, text)
-        assert verdict.report is not None
-        log.warning(
-            "rejected tools/call %s (%s): %s",
-            _shown(name),
-            verdict.kind,
-            "; ".join(_logged(i) for i in verdict.report.issues[:20]),
-        )
-        return None, {"jsonrpc": "2.0", "id": request_id, "result": verdict.result}
+        else:
+            log.warning("rejected tools/call %s (%s): %s", _shown(name), rejection.kind, rejection.reason)
+        return None, rejection.response(request_id)
+
+    def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
+        """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
+        name, and the one rule ``wrap``'s options set (``--hide-unsupported``: ``unsupported: hide``)."""
+        cached = self._routes.get(entry.name)
+        if cached is not None and cached[0] is entry and cached[1].policy.unsupported == table.unsupported:
+            return cached[1]
+        policy = ToolPolicy("allow", "", table.unsupported, None, None)
+        route = Route(entry.name, "", entry.name, entry.compiled, policy)
+        if len(self._routes) > MAX_ROUTES:
+            self._routes.clear()
+        self._routes[entry.name] = (entry, route)
+        return route
 
     def _note_list(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -769,14 +640,10 @@ class Relay:
             return False
         key = id_key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
-        if self._inflight.pop(key, None) is not None:
+        if self.peer.inflight.take(key) is not None:
             # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
             # the HTTP front frees the id with it), and no other answer for the id reaches the client.
-            self._cancelled[key] = None
-            if len(self._cancelled) > MAX_CANCELLED:
-                self._cancelled.pop(next(iter(self._cancelled)))
-        if self._deadlines:
-            self._deadlines.done(key)
+            self.peer.inflight.give_up(key, pass_late=True)
         if key in self._held:
             self._held[key] = True
             return True
@@ -787,237 +654,6 @@ class Relay:
             await self._forward(forward)
         if reply is not None:
             await self._reply(reply)
-
-    # --- upstream → client ------------------------------------------------------------------
-
-    async def _from_upstream(self, upstream: LineLink) -> None:
-        """Relay the upstream's output to the client until it ends."""
-        client = self.client
-        if not (isinstance(upstream, PipeLineStream) and isinstance(client, PipeLineStream)):
-            await self._upstream_lines(upstream)
-            return
-        upstream.set_line_handler(partial(self._upstream_line_now, client))  # the hot path
-        try:
-            await self._upstream_lines(upstream)
-        finally:
-            upstream.set_line_handler(None)
-
-    async def _upstream_lines(self, upstream: LineLink) -> None:
-        while True:
-            try:
-                line = await upstream.receive()
-            except anyio.EndOfStream:
-                if self.client_closed:
-                    log.debug("the upstream closed its output after the client hung up")
-                return
-            except _ClientGone:  # (from the hot path)
-                self._client_gone()
-                return
-            except LineTooLong as exc:
-                await self._unparsable_from_upstream(exc.prefix, too_long=exc.limit)
-                continue
-            try:
-                message = loads_upstream(line)
-            except (ValueError, RecursionError):
-                await self._unparsable_from_upstream(line)
-                continue
-            out = self._upstream_out(message)
-            if out is CONSUMED:
-                continue
-            try:
-                data = dumps(out)
-            except Uncarriable:
-                for answer in self._uncarriable_answers(out):
-                    await self._reply(answer)
-                continue
-            try:
-                await self.client.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._client_gone()
-                return
-
-    def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
-        """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
-
-        Takes every line that parses while the client's pipe has no output queued, just as
-        :meth:`_upstream_lines` would, writing without waiting; declines (False, having done
-        nothing) the rest. The client gone is raised as :class:`_ClientGone` to
-        :meth:`_upstream_lines`, which ends as it would have.
-        """
-        if not client.idle:
-            return False
-        try:
-            message = loads_upstream(line)
-        except (ValueError, RecursionError):
-            return False
-        out = self._upstream_out(message)
-        if out is CONSUMED:
-            return True
-        try:
-            data = dumps(out)
-        except Uncarriable:
-            for answer in self._uncarriable_answers(out):
-                self._reply_now(client, answer)
-            return True
-        try:
-            client.send_nowait(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise _ClientGone from None
-        return True
-
-    def _upstream_out(self, message: Any) -> Any:
-        """What one parsed upstream message (or batch) becomes: the object to send the client, or
-        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged)."""
-        if type(message) is dict:
-            out = self._upstream_message(message)
-        elif type(message) is list:
-            out = self._upstream_batch(message)
-        else:
-            out = None
-        if out is None:
-            self._skipped(message)
-            return CONSUMED
-        return out
-
-    async def _unparsable_from_upstream(self, line: bytes, *, too_long: int | None = None) -> None:
-        """A line the guard cannot parse (or, with ``too_long``, the start of a line over that cap): skipped;
-        a request waiting for it is answered with an error."""
-        request_id = recover_id(line)
-        key = id_key(request_id) if request_id is not NO_ID and request_id is not None else None
-        own_failure = (
-            "the upstream's answer could not be parsed" if too_long is None else "the upstream's answer is too long"
-        )
-        if self._own.fail(key, own_failure):  # the guard's own request fails
-            pass
-        elif key is not None and self._inflight.pop(key, None) is not None:
-            self._lists.pop(key, None)
-            if self._deadlines:
-                self._deadlines.done(key)
-            if too_long is not None:
-                log.warning("the upstream's answer to a request is longer than %d bytes; answering an error", too_long)
-                text = (
-                    f"mcp-guard: the upstream's answer is longer than {too_long} bytes (--max-message-bytes); "
-                    "it was dropped, not buffered"
-                )
-            else:
-                log.warning(
-                    "the upstream's answer to a request could not be parsed (%d bytes); answering an error", len(line)
-                )
-                text = "mcp-guard: the upstream's answer could not be parsed (invalid JSON, or nested too deeply)"
-            await self._reply(error_response(request_id, INTERNAL_ERROR, text))
-            return
-        if too_long is not None:
-            log.warning("skipped a message from the upstream longer than %d bytes", too_long)
-            return
-        log.warning("skipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)", len(line))
-
-    @staticmethod
-    def _uncarriable_answers(out: Any) -> list[dict[str, Any]]:
-        """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
-        answers = []
-        for m in out if type(out) is list else [out]:
-            if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
-                text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
-                answers.append(error_response(m["id"], INTERNAL_ERROR, text))
-        log.warning("withheld upstream output holding a number JSON cannot carry (NaN or Infinity)")
-        return answers
-
-    @staticmethod
-    def _skipped(message: Any) -> None:
-        if type(message) is not dict or message.get("jsonrpc") != "2.0":
-            log.warning("skipped output from the upstream that is JSON but not a JSON-RPC message")
-
-    def _upstream_message(self, message: dict[str, Any]) -> Any:
-        """What to send the client for one upstream message: None (nothing), the message, or a new object.
-
-        The ``mcp-guard/`` ``_meta`` keys are the guard's alone: an upstream's are removed from
-        every result and every request's or notification's params (a tool result cannot pose as
-        the guard's rejection).
-        """
-        if message.get("jsonrpc") != "2.0":
-            return None
-        message = without_guard_keys(message)
-        if "method" not in message:
-            if "id" not in message:
-                return message
-            key = id_key(message["id"])
-            if self._deadlines:
-                self._deadlines.done(key)
-            if self._inflight.pop(key, _MISSING) is _MISSING:
-                # Not a client request in flight: the guard's own, or nobody's. An answer to an id the
-                # upstream was never sent, to a call the guard refused, or answered already (by the
-                # upstream, or by the guard for a line it could not read) never reaches the client.
-                if self._own.answer(key, message):
-                    return CONSUMED
-                if key in self._expired:
-                    self._expired.discard(key)
-                    log.info("dropped the upstream's late answer to a request that had timed out")
-                    return CONSUMED
-                if self._cancelled.pop(key, _MISSING) is _MISSING:
-                    log.warning(UNANSWERED_DROPPED)
-                    return CONSUMED
-                # (a late answer to a request the client cancelled: passed on, annotated if a listing)
-            listing = self._lists.pop(key, None)
-            if listing is not None and "result" in message:
-                table, generation, first_page, cursor = listing
-                out = dict(message)
-                out["result"] = table.annotate(
-                    message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
-                )
-                return out
-            return message
-        method = message["method"]
-        if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
-            return CONSUMED
-        if method == "notifications/tools/list_changed":
-            log.info("upstream tools changed; schemas will be listed again before the next judgement")
-            self.listings.invalidate()
-        elif "id" in message:
-            if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
-                self._server_pending[id_key(message["id"])] = message["id"]
-        elif method == "notifications/progress":
-            if self._deadlines:
-                self._deadlines.progressed(message.get("params"))
-        elif method == "notifications/cancelled":
-            params = message.get("params")
-            if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
-                self._server_pending.pop(id_key(params["requestId"]), None)
-        return message
-
-    def _upstream_batch(self, batch: list[Any]) -> Any:
-        out = [self._upstream_message(m) for m in batch if type(m) is dict]
-        kept = [m for m in out if m is not None and m is not CONSUMED]
-        if len(kept) + sum(m is CONSUMED for m in out) != len(batch):
-            log.warning("skipped elements of an upstream batch that are not JSON-RPC messages")
-        return kept or (CONSUMED if batch else None)
-
-    # --- client request timeouts ------------------------------------------------------------
-
-    async def _expire_requests(self) -> None:
-        """Answer forwarded requests that outlived ``client_request_timeout`` (``peer.deadlines``, in due order)."""
-        assert self._deadlines is not None
-        async for key in self._deadlines.expired():
-            request_id = self._inflight.pop(key, None)
-            if request_id is None:
-                continue
-            self._lists.pop(key, None)
-            self._expired.add(key)
-            log.warning(
-                "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
-                self.client_request_timeout,
-            )
-            reason = f"mcp-guard: no answer within {self.client_request_timeout:g} s"
-            upstream = self.upstream
-            if upstream is not None:
-                notice = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
-                notice["params"] = {"requestId": request_id, "reason": reason}  # type: ignore[assignment]
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    await upstream.send(dumps(notice))
-            text = (
-                f"mcp-guard: the upstream server did not answer within {self.client_request_timeout:g} s "
-                "(--request-timeout); the request was cancelled"
-            )
-            await self._reply(error_response(request_id, INTERNAL_ERROR, text))
 
     # --- sending ---------------------------------------------------------------------------
 
@@ -1034,7 +670,7 @@ class Relay:
             )
             await self._answer_requests(elements, INVALID_PARAMS, text)
             return
-        upstream = self.upstream
+        upstream = self.peer.upstream
         if upstream is None:
             log.warning("could not forward to the upstream: it is not running")
             await self._answer_requests(elements, INTERNAL_ERROR, GONE)
@@ -1050,15 +686,10 @@ class Relay:
     def _mark_inflight(self, elements: list[Any]) -> None:
         """The requests among ``elements`` are in flight (and timed), before they are sent: should the
         upstream go away meanwhile, they are answered."""
-        deadlines = self._deadlines
+        inflight = self.peer.inflight
         for m in elements:
             if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
-                key = id_key(m["id"])
-                self._inflight[key] = m["id"]
-                if deadlines is not None and (type(m["method"]) is not str or m["method"] not in UNTIMED):
-                    if self._expired:
-                        self._expired.discard(key)
-                    deadlines.start(key, m.get("params"))
+                inflight.start(id_key(m["id"]), m["id"], m["method"], m.get("params"))
 
     def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
@@ -1067,47 +698,11 @@ class Relay:
             if type(m) is dict and "id" in m and "method" in m:
                 if not valid_id(m["id"]):
                     answers.append(error_response(None, INTERNAL_ERROR, GONE))
-                elif self._inflight.pop(id_key(m["id"]), None) is not None:
+                elif self.peer.inflight.take(id_key(m["id"])) is not None:
                     answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
         return answers
 
-    async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
-        for m in messages:
-            if type(m) is dict and "id" in m and "method" in m:
-                await self._reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
-
     # --- the guard's own requests -----------------------------------------------------------
-
-    async def _reply(self, message: dict[str, Any]) -> None:
-        """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
-        try:
-            await self.client.send(dumps(message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
-
-    def _client_gone(self) -> None:
-        """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
-        if not self.client_closed:
-            log.info("the client stopped reading; stopping")
-        self.client_closed = True
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
-
-    async def _send_own(self, message: dict[str, Any]) -> None:
-        """Send a message of the guard's own to the upstream.
-
-        Raises:
-            RequestFailed: there is no upstream, it went away, or the message is not JSON.
-        """
-        upstream = self.upstream
-        if upstream is None:
-            raise RequestFailed("the upstream server went away (it exited, crashed or closed its connection)")
-        try:
-            await upstream.send(dumps(message))
-        except Uncarriable:
-            raise RequestFailed("the request holds a number JSON cannot carry exactly") from None
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            raise RequestFailed("the upstream server went away") from None
 
     def table_for(self, params: Any) -> ToolTable:
         """The tool table for a request's protocol-era envelope (see :meth:`.listings.ToolListings.table_for`)."""
@@ -1124,45 +719,13 @@ class Relay:
         await self.listings.refresh(meta, table, not_before=not_before)
 
     async def request(self, method: str, params: Any) -> dict[str, Any]:
-        """Send a request of the guard's own upstream; return its ``result``.
+        """Send a request of the guard's own upstream; return its ``result`` (``peer.connection``).
 
         Raises:
             RequestFailed: an error response, no answer within ``request_timeout``, the
                 upstream gone (or not running).
         """
-        request_id = self._own.new_id()
-        pending = self._own.open(request_id)
-        try:
-            await self._send_own({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            with anyio.move_on_after(self.request_timeout):
-                await pending.event.wait()
-        finally:
-            self._own.close(request_id)
-        response = pending.response
-        if response is None:
-            raise RequestFailed(pending.failure or f"no answer to {method} within {self.request_timeout:g} s")
-        if "error" in response:
-            raise RequestFailed(error_reason(method, response["error"]))
-        result = response.get("result")
-        if type(result) is not dict:
-            raise RequestFailed(f"the upstream's {method} result is not an object")
-        return result
-
-
-_SCHEMA_DERIVED = frozenset({"type", "minimum", "enum", "required", "oneOf"})
-
-
-def _logged(issue: Issue) -> str:
-    """An issue for the log: keyword and pointers, never values, never a key the client chose.
-
-    The instance pointer of an ``additionalProperties`` or ``json`` finding may hold an
-    undeclared key (client data); those are logged by their schema pointer only.
-    """
-    if isinstance(issue, ToolIssue):
-        return issue.message.split(":")[0]  # the tool as a whole: its reason's first clause
-    if issue.instance_path is not None and issue.keyword in _SCHEMA_DERIVED:
-        return f"{issue.keyword} at {issue.instance_path or '(root)'}"
-    return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"
+        return await self.peer.request(method, params)
 
 
 def _shown(name: Any) -> str:

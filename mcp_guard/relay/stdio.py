@@ -3,16 +3,17 @@
 The client talks to this process's stdin/stdout; the upstream is a child process on stdio
 (:func:`wrap_stdio`) or a streamable HTTP endpoint (:func:`wrap_stdio_http`), connected
 again when it goes away (see ``relay``). Logs go to stderr only; fd 1 is diverted to stderr
-while the relay runs (see ``framing.claim_stdio``). SIGTERM and SIGHUP stop the guard at once:
-the upstream's input is closed and a process gets SIGTERM with its group without waiting
-(``upstream.KILL_GRACE_SECONDS`` before SIGKILL); an HTTP session is deleted.
+while the relay runs (see ``framing.claim_stdio``). SIGTERM, SIGHUP and SIGINT stop the guard
+at once: the upstream's input is closed and a process gets SIGTERM with its group without
+waiting (``upstream.KILL_GRACE_SECONDS`` before SIGKILL); an HTTP session is deleted. The
+signals are held (``stop_signals``) until the upstream has stopped: further ones meanwhile are
+logged and cut none of that short.
 """
 
 from __future__ import annotations
 
 import logging
 import shlex
-import signal
 from collections.abc import Mapping, Sequence
 
 import anyio
@@ -25,6 +26,7 @@ from .guard import ToolTable
 from .http_upstream import DEFAULT_MAX_MESSAGE_BYTES, http_connector, shown_url
 from .pipes import pipe_line_stream
 from .relay import Relay
+from .stop_signals import held_stop_signals
 from .upstream import Connector, UpstreamStartError, stdio_connector
 
 __all__ = ["DEFAULT_GUARD_REQUEST_TIMEOUT", "wrap_stdio", "wrap_stdio_http"]
@@ -56,8 +58,9 @@ async def wrap_stdio(
             answered with an error and dropped as it arrives, never buffered.
 
     Returns:
-        The process exit status: 0 when the client closed the connection (or a signal
-        stopped the guard), 1 when the upstream could not be started at all.
+        The process exit status: 0 when the client closed the connection (or SIGTERM or
+        SIGHUP stopped the guard), 130 after SIGINT, 1 when the upstream could not be started
+        at all.
     """
     table = ToolTable(profile, hide_unsupported=hide_unsupported)
     log.info(
@@ -84,19 +87,17 @@ async def _relay_stdio(
             request_timeout=request_timeout if request_timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
             client_request_timeout=request_timeout,
         )
+        session = anyio.CancelScope()
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_stop_on_signals, tg.cancel_scope)
-                try:
+            async with held_stop_signals(session.cancel, then_ignore=True) as signals:
+                with session:
                     await relay.run()
-                except UpstreamStartError as exc:
-                    log.error("%s", exc)
-                    return 1
-                finally:
-                    tg.cancel_scope.cancel()
+        except UpstreamStartError as exc:
+            log.error("%s", exc)
+            return 1
         finally:
             await client.aclose()
-    return 0
+    return signals.exit_status
 
 
 async def wrap_stdio_http(
@@ -119,8 +120,9 @@ async def wrap_stdio_http(
         request_timeout: as for :func:`wrap_stdio`.
 
     Returns:
-        The process exit status: 0 when the client closed the connection (or a signal
-        stopped the guard), 1 when the first connection could not be made. A session the
+        The process exit status: 0 when the client closed the connection (or SIGTERM or
+        SIGHUP stopped the guard), 130 after SIGINT, 1 when the first connection could not
+        be made. A session the
         server ends later is opened again on the next request (see ``relay``).
 
     Raises:
@@ -137,12 +139,3 @@ async def wrap_stdio_http(
         f"; extra headers: {names}" if names else "",
     )
     return await _relay_stdio(connect, table, request_timeout, max_message_bytes)
-
-
-async def _stop_on_signals(scope: anyio.CancelScope) -> None:
-    """Cancel ``scope`` on SIGTERM or SIGHUP (a client stopping the guard)."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-        async for signum in signals:
-            log.info("received signal %d; stopping", signum)
-            scope.cancel()
-            return

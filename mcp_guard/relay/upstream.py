@@ -37,14 +37,16 @@ of what it wrote and then ends (``EndOfStream``), even when a process it started
 the pipe open. Shutdown follows the MCP lifecycle: close its stdin, wait
 :data:`EXIT_GRACE_SECONDS`, then terminate the whole process group with the SDK's
 ``terminate_posix_process_tree`` (SIGTERM, then SIGKILL); processes the server left behind
-in its group are terminated too, even when the server itself exited cleanly. When the
-connection is left because the guard is stopping (its task is cancelled: the client closed,
-the calls it left were decided and the server had :data:`EXIT_WAIT_SECONDS` to exit; or a
-SIGTERM came), the grace has been had: the group gets SIGTERM at once and SIGKILL
-:data:`KILL_GRACE_SECONDS` later, so the server is gone before an MCP client, which sends the
-guard SIGTERM 2 s and SIGKILL 4 s after closing its stdin, kills the guard. Processes that
-leave the group on purpose (``setsid``) escape, and nothing is cleaned up when the guard
-itself is killed with SIGKILL.
+in its group are terminated too, even when the server itself exited cleanly: both signals go
+to the group (``os.killpg`` on the server's pid, which is its group's id), so they reach the
+group's members after the server itself has exited and been reaped. When the connection is
+left because the guard is stopping (its task is cancelled: the client closed, the calls it
+left were decided and the server had :data:`EXIT_WAIT_SECONDS` to exit; or a stop signal
+came, which ``stop_signals`` holds until the stop is over), the grace has been had: the group
+gets SIGTERM at once and SIGKILL :data:`KILL_GRACE_SECONDS` later, so the server is gone
+before an MCP client, which sends the guard SIGTERM 2 s and SIGKILL 4 s after closing its
+stdin, kills the guard. Processes that leave the group on purpose (``setsid``) escape, and
+nothing is cleaned up when the guard itself is killed with SIGKILL.
 
 This module does not read or write messages; ``relay`` does.
 """

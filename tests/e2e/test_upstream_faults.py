@@ -451,6 +451,16 @@ async def test_an_upstream_that_cannot_start_at_all_ends_the_guard_with_status_1
         assert "upstream command not found: no-such-mcp-server-command" in client.stderr()
 
 
+async def test_an_upstream_that_cannot_start_answers_initialize_with_the_cause(tmp_path: Path) -> None:
+    """issue 13 item 3: the client sees why (not just "connection closed"), then the guard exits with 1."""
+    async with open_guard(tmp_path, command=["no-such-mcp-server-command"], initialize=False) as client:
+        with anyio.fail_after(PROMPT):
+            answer = await client.request("initialize", INIT_PARAMS, request_id="init")
+        assert answer["error"]["code"] == -32603
+        assert "upstream command not found: no-such-mcp-server-command" in answer["error"]["message"]
+        assert await client.wait_exit() == 1
+
+
 async def test_a_request_waiting_for_the_restart_can_be_cancelled(tmp_path: Path) -> None:
     """A request cancelled before the restarted upstream took it is neither sent nor answered."""
     async with open_guard(tmp_path) as client:
@@ -739,7 +749,7 @@ async def test_an_upstream_that_exits_at_once_gets_every_request_answered_prompt
             assert answer["error"]["code"] == -32603, answer
             texts.append(answer["error"]["message"])
         assert texts[-1].startswith("mcp-guard: the upstream server went away and failed to start"), texts
-        assert "the guard starts it again on the first request after" in texts[-1]
+        assert "the guard starts it again in" in texts[-1]
         assert all(SECRET not in text for text in texts)
         assert client.process.returncode is None
 

@@ -14,7 +14,7 @@ from mcp_guard.gateway.jcs import canonical_sha256
 from mcp_guard.gateway.journal import Journal, read_records
 from mcp_guard.gateway.naming import CursorCodec, InvalidCursor, Origin
 from mcp_guard.gateway.pinning import LockFile
-from mcp_guard.gateway.pipeline import STEP_NAMES, Call, Pipeline, Rejection, outcome_of
+from mcp_guard.gateway.pipeline import STEP_NAMES, WRAP_STEPS, Call, Pipeline, Rejection, outcome_of
 from mcp_guard.gateway.policy import Budget
 
 pytestmark = pytest.mark.anyio
@@ -130,7 +130,10 @@ def test_paging_the_merged_list() -> None:
 
 def test_the_steps_are_in_the_issue_order() -> None:
     assert STEP_NAMES == ("visibility", "size", "schema", "pinning", "policy", "budget", "journal")
-    assert [name for name, _ in Pipeline().steps] == list(STEP_NAMES)
+    assert list(Pipeline().steps) == list(STEP_NAMES)
+    assert Pipeline(enabled=WRAP_STEPS).steps == ("visibility", "schema")
+    with pytest.raises(ValueError, match="unknown pipeline steps"):
+        Pipeline(enabled={"visibility", "vibes"})
 
 
 def _lock(changed: bool = False, drop: str | None = None) -> LockFile:
@@ -333,10 +336,10 @@ async def test_a_step_that_raises_refuses_the_call(tmp_path: Path) -> None:
     with Journal(path) as journal:
         pipe = Pipeline(journal=journal)
 
-        async def broken(call: Call) -> Rejection | None:
+        def broken(call: Call) -> Rejection | None:
             raise RuntimeError("boom")
 
-        pipe.steps = tuple((name, broken if name == "pinning" else step) for name, step in pipe.steps)
+        pipe.checks = tuple((name, broken if name == "pinning" else check) for name, check in pipe.checks)
         rejection = await pipe.admit(Call(route, {"path": "/a"}))
     assert rejection is not None and rejection.kind == "internal_error"
     assert rejection.response(1)["error"]["code"] == -32603

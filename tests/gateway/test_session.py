@@ -69,76 +69,66 @@ class FakeServer(ScriptedUpstream):
         if "fail_start" in self.faults:
             raise UpstreamStartError("the fake server refuses to start")
 
-    async def serve(self, link: MemoryLink) -> None:
-        while True:
-            try:
-                message = json.loads(await link.receive())
-            except anyio.EndOfStream:
-                await link.aclose()  # like a server exiting at the end of its input
-                return
-            self.received.append(message)
-            method, request_id = message.get("method"), message.get("id")
-            if request_id is None or method is None:
-                continue
-            if method == "initialize" and "exit_at_start" in self.faults:
-                await link.aclose()  # exits before answering
-                return
-            if method == "initialize" and self.init_error is not None:
-                await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": self.init_error})
-                continue
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-            if method == "server/discover" and "handshake_only" in self.faults:
-                error = {"code": -32601, "message": "Method not found"}
-                await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": error})
-                continue
-            if method == "server/discover" and "modern" in self.faults:
-                versions = ["2026-07-28"]
-                reply["result"] = {
-                    "supportedVersions": versions,
-                    "capabilities": {"tools": {}},
-                    "resultType": "complete",
-                }
-            elif method == "initialize":
-                caps: dict[str, Any] = {"tools": {"listChanged": True}}
-                if self.prompts is not None:
-                    caps["prompts"] = {}
-                if self.resources is not None or self.templates is not None:
-                    caps["resources"] = {}
-                reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
-            elif method == "tools/list":
-                reply["result"] = {"tools": self.tools}
-            elif method == "prompts/list":
-                reply["result"] = {"prompts": self.prompts or []}
-            elif method == "resources/list":
-                reply["result"] = {"resources": self.resources or []}
-            elif method == "resources/templates/list":
-                reply["result"] = {"resourceTemplates": self.templates or []}
-            elif method == "tools/call":
-                name = message["params"]["name"]
-                if name == "hang":
-                    continue
-                if name == "die":
-                    await link.aclose()
-                    return
-                if name == "huge":
-                    text = json.dumps({**reply, "result": {"content": [{"type": "text", "text": "y" * 2000}]}})
-                    await link.send(TOO_LONG + text[:200].encode())
-                    continue
-                if name == "progress":  # progress every 20 ms for a second, then the answer
-                    token = message["params"]["_meta"]["progressToken"]
-                    for i in range(50):
-                        await anyio.sleep(0.02)
-                        notice = {"progressToken": token, "progress": i}
-                        await self.send(link, {"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
-                if name == "garbled":
-                    await link.send(b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{')
-                    continue
-                reply["result"] = {"content": [{"type": "text", "text": f"{name} ok"}]}
-            else:
-                reply["result"] = {}
-            await self.send(link, reply)
-            if method == "tools/list" and "storm" in self.faults:
-                await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    async def handle(self, link: MemoryLink, message: dict[str, Any]) -> bool:
+        method, request_id = message["method"], message["id"]
+        if method == "initialize" and "exit_at_start" in self.faults:
+            return False  # exits before answering
+        if method == "initialize" and self.init_error is not None:
+            await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": self.init_error})
+            return True
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if method == "server/discover" and "handshake_only" in self.faults:
+            error = {"code": -32601, "message": "Method not found"}
+            await self.send(link, {"jsonrpc": "2.0", "id": request_id, "error": error})
+            return True
+        if method == "server/discover" and "modern" in self.faults:
+            versions = ["2026-07-28"]
+            reply["result"] = {
+                "supportedVersions": versions,
+                "capabilities": {"tools": {}},
+                "resultType": "complete",
+            }
+        elif method == "initialize":
+            caps: dict[str, Any] = {"tools": {"listChanged": True}}
+            if self.prompts is not None:
+                caps["prompts"] = {}
+            if self.resources is not None or self.templates is not None:
+                caps["resources"] = {}
+            reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
+        elif method == "tools/list":
+            reply["result"] = {"tools": self.tools}
+        elif method == "prompts/list":
+            reply["result"] = {"prompts": self.prompts or []}
+        elif method == "resources/list":
+            reply["result"] = {"resources": self.resources or []}
+        elif method == "resources/templates/list":
+            reply["result"] = {"resourceTemplates": self.templates or []}
+        elif method == "tools/call":
+            name = message["params"]["name"]
+            if name == "hang":
+                return True
+            if name == "die":
+                return False
+            if name == "huge":
+                text = json.dumps({**reply, "result": {"content": [{"type": "text", "text": "y" * 2000}]}})
+                await link.send(TOO_LONG + text[:200].encode())
+                return True
+            if name == "progress":  # progress every 20 ms for a second, then the answer
+                token = message["params"]["_meta"]["progressToken"]
+                for i in range(50):
+                    await anyio.sleep(0.02)
+                    notice = {"progressToken": token, "progress": i}
+                    await self.send(link, {"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
+            if name == "garbled":
+                await link.send(b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{')
+                return True
+            reply["result"] = {"content": [{"type": "text", "text": f"{name} ok"}]}
+        else:
+            reply["result"] = {}
+        await self.send(link, reply)
+        if method == "tools/list" and "storm" in self.faults:
+            await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return True
 
 
 def gateway_config(
@@ -501,3 +491,50 @@ async def test_a_request_sent_just_before_the_client_leaves_is_still_answered() 
         await client.link.close_send()
         assert "result" in await client.answer(7)
         assert [t["name"] for t in (await client.answer(8))["result"]["tools"]] == ["s__echo", "s__hang", "s__die"]
+
+
+async def test_a_config_with_no_server_is_served_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """issue 13 item 3: ``serve`` with an empty ``mcpServers`` says so, and answers with empty lists."""
+    caplog.set_level(logging.WARNING, logger="mcp_guard")
+    async with running({}) as (_session, client):
+        with anyio.fail_after(5):
+            assert "result" in await client.initialize()
+        assert (await client.request("tools/list"))["result"]["tools"] == []
+    assert any("the config enables no server" in r.getMessage() for r in caplog.records)
+
+
+class FlippingServer(FakeServer):
+    """``tools/call`` of ``flip`` tightens ``s`` (``x``: maxLength 5 -> 1), says ``list_changed``, then answers;
+    its listings after that take 0.3 s."""
+
+    flipped = False
+
+    async def handle(self, link: MemoryLink, message: dict[str, Any]) -> bool:
+        if message["method"] == "tools/call" and message["params"]["name"] == "flip":
+            self.tools = [tool_s(1), {"name": "flip", "inputSchema": OPEN}]
+            await self.send(link, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await self.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}})
+            self.flipped = True
+            return True
+        if message["method"] == "tools/list" and self.flipped:
+            await anyio.sleep(0.3)  # a server slow to list: the window in which the old listing is stale
+        return await super().handle(link, message)
+
+
+def tool_s(max_length: int) -> dict[str, Any]:
+    properties = {"x": {"type": "string", "maxLength": max_length}}
+    return {"name": "s", "inputSchema": {"type": "object", "properties": properties}}
+
+
+@pytest.mark.parametrize("attempt", range(5))
+async def test_a_call_after_list_changed_is_judged_against_the_new_listing(attempt: int) -> None:
+    """Trial F8: the server tightened ``s`` and said so before answering ``flip``; the next call waits for
+    the new listing and is refused by it, every time (it reached the server about 1 run in 4)."""
+    server = FlippingServer([tool_s(5), {"name": "flip", "inputSchema": OPEN}])
+    async with running({"f": server}) as (_session, client):
+        await client.initialize()
+        assert "result" in await client.call("f__flip")
+        refused = await client.call("f__s", {"x": "abc"})
+        assert refused["result"]["isError"] is True, refused
+        assert refused["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
+    assert not any(m.get("params", {}).get("name") == "s" for m in server.calls())

@@ -15,18 +15,17 @@ import contextlib
 import logging
 import os
 import shutil
-import signal
 import socket
-import threading
 from collections.abc import Iterator, Sequence
-from types import FrameType
 from typing import Final
 
+import anyio
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ...core import DEFAULT_PROFILE
+from ..stop_signals import held_stop_signals
 from .app import HttpFront
 from .config import ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
 from .security import is_loopback
@@ -55,34 +54,26 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, stopping on SIGINT, SIGTERM or SIGHUP without re-raising the signal afterwards.
+    """uvicorn's server without signal handlers of its own: :func:`serve_front` holds the stop signals.
 
-    (uvicorn raises the caught signal again once it has stopped; the guard returns an exit
-    status instead, as ``wrap`` on stdio does.)
+    (uvicorn would catch them only while it serves, and raise the caught signal again once it
+    has stopped; the guard holds them until every upstream has stopped too, and returns an
+    exit status instead, as ``wrap`` on stdio does.)
     """
-
-    caught: int | None = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
-        """Route the stop signals to :meth:`handle_exit` while serving (main thread only)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        original = {sig: signal.signal(sig, self.handle_exit) for sig in stops}
-        try:
-            yield
-        finally:
-            for sig, handler in original.items():
-                signal.signal(sig, handler)
+        """Nothing: the signals are held around the server (``stop_signals``)."""
+        yield
 
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        """Note the signal and ask uvicorn to stop (a second SIGINT forces it)."""
-        if self.caught is None:
-            self.caught = sig
-            log.info("received signal %d; stopping", sig)
-        super().handle_exit(sig, frame)
+    def stop(self) -> None:
+        """The first stop signal: stop serving (the front then ends its sessions and their upstreams).
+
+        Further ones change nothing (uvicorn's own handler would take a second SIGINT as "exit
+        now", which skips the application's end, where the front waits for its upstreams to
+        stop); the wait for open connections is bounded by ``timeout_graceful_shutdown``.
+        """
+        self.should_exit = True
 
 
 _HEADERS_TIMED_OUT: Final = (
@@ -234,8 +225,11 @@ async def serve_front(front: HttpFront, banner: str) -> int:
     )
     front.server = server
     log.info("%s", banner)
-    try:
-        await server.serve(sockets=[sock])
-    finally:
-        sock.close()
-    return 130 if server.caught == signal.SIGINT else 0
+    async with held_stop_signals(server.stop, then_ignore=True) as signals:
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            sock.close()
+            with anyio.CancelScope(shield=True):
+                await front.shutdown()  # (bounded; done at the lifespan's end already, unless serving failed)
+    return signals.exit_status

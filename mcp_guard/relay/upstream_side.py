@@ -1,0 +1,360 @@
+"""The relay's upstream half: what the upstream's messages do, the requests in flight there, the answers
+when it goes away, and the replies to the client.
+
+:class:`UpstreamSide` is the base of :class:`~mcp_guard.relay.relay.Relay` (which adds the client
+half: intake, routing, judging, forwarding). It holds the state both halves read and owns the
+:class:`~mcp_guard.peer.connection.UpstreamPeer`, whose events it answers
+(:class:`~mcp_guard.peer.connection.PeerEvents`; ``peer_setup`` is the relay's, as it replays the
+client's backlog):
+
+- upstream → client: responses to client requests in flight go to the client (a ``tools/list``
+  result annotated with the guard's verdicts); a response to an id not in flight (never sent,
+  refused, answered already, timed out) is dropped and logged; the upstream's requests to the
+  client are noted, so that their answers can be dropped once that upstream is gone;
+  ``notifications/tools/list_changed`` empties the schema cache; progress restarts a request's
+  timeout; the guard's own listen streams' frames stay with the guard (``listings``). Output
+  holding NaN or Infinity is withheld (the requests waiting for it get -32603).
+- the upstream gone: every request in flight gets -32603 (:data:`~mcp_guard.wire.messages.GONE`),
+  its requests to the client are cancelled towards the client, nothing is re-sent.
+- a restarted upstream is told what the client told the first (handshake era: ``initialize``
+  with the client's params, ``notifications/initialized``, the last ``logging/setLevel``, the
+  resource subscriptions); the tool tables are emptied and the client gets ``list_changed``.
+- ``--request-timeout``: a forwarded request not answered in time is answered with -32603 and
+  cancelled upstream; its late answer is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from functools import partial
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
+from ..peer.connection import UpstreamPeer
+from ..peer.inflight import timed_out_text
+from ..peer.requests import RequestFailed
+from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, dumps, error_response, id_key, loads_upstream, valid_id
+from ..wire.messages import GONE
+from .guard import ToolTable
+from .listings import ToolListings
+from .pipes import LineHandler, PipeLineStream
+from .upstream import Connector, LineLink
+
+__all__ = ["CONSUMED", "UpstreamSide"]
+
+log = logging.getLogger("mcp_guard")
+
+CONSUMED: Final = object()
+"""What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
+
+_MISSING: Final = object()
+
+Key = tuple[bool, Any]
+
+
+class UpstreamSide:
+    """The upstream half of one relayed client connection (see the module docstring).
+
+    Args:
+        client: the downstream line stream (``receive()``, ``send(line)``).
+        connect: makes one upstream connection per call (``upstream.Connector``).
+        table: the tool table (profile, hiding, cache).
+        request_timeout, client_request_timeout, drain_timeout, backoff, stable_after: as
+            :class:`~mcp_guard.relay.relay.Relay` says.
+
+    Attributes:
+        peer: the upstream peer (``peer.connection``).
+        listings: the tool tables per protocol-era envelope, the guard's own listings and listen streams.
+        client_closed: the client has closed its side (or stopped reading).
+    """
+
+    def __init__(
+        self,
+        client: LineLink,
+        connect: Connector,
+        table: ToolTable,
+        *,
+        request_timeout: float = 30.0,
+        client_request_timeout: float | None = None,
+        drain_timeout: float = 2.0,
+        backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
+        stable_after: float = STABLE_SECONDS,
+    ) -> None:
+        self.client = client
+        self.connect = connect
+        self.table = table
+        self.request_timeout = request_timeout
+        self.client_request_timeout = client_request_timeout
+        self.drain_timeout = drain_timeout
+        self.peer = UpstreamPeer(
+            connect,
+            request_timeout=request_timeout,
+            backoff=backoff,
+            stable_after=stable_after,
+            drain_timeout=drain_timeout,
+            client_request_timeout=client_request_timeout,
+        )
+        self.client_closed = False
+        self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
+        self._tg: anyio.abc.TaskGroup | None = None
+        # Client requests in flight upstream are the peer's (peer.inflight: key -> the client's id);
+        # the tools/list requests among them -> their table, for the answer's annotation.
+        self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
+        # Connection state: ready = connected and restored, client messages go straight through.
+        self._ready = False
+        self._connecting = False
+        self._backlog: list[Any] = []
+        # What a restarted upstream is told again (handshake era).
+        self._init_params: Any = None
+        self._log_level: Any = None
+        self._subscriptions: dict[str, Any] = {}
+        # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
+        self._server_pending: dict[Key, Any] = {}
+        self._orphaned: set[Key] = set()
+
+    @property
+    def restarts(self) -> int:
+        """How many times a new upstream connection was started after the first."""
+        return self.peer.restarts
+
+    # --- the peer's events (``peer_setup`` is the relay's) --------------------------------------
+
+    async def peer_failed(self, reason: str, connected: bool) -> None:
+        """A connection could not be made or set up: the requests waiting for it are answered."""
+        log.error("could not restart the upstream: %s", reason)
+        self._connecting = False
+        await self._fail_backlog(self._not_restarted())
+
+    def _not_restarted(self) -> str:
+        wait = self.peer.wait
+        text = "mcp-guard: the upstream server went away and could not be restarted; the guard starts it again"
+        return text + (f" after {wait:.1f} s" if wait > 0 else "")
+
+    async def _restore(self) -> None:
+        """Tell a restarted upstream what the client told the first (handshake era); invalidate the tools.
+
+        Raises:
+            RequestFailed: the upstream did not accept ``initialize``.
+        """
+        handshake = self._init_params is not None and not any(
+            type(m) is dict and m.get("method") == "initialize" for m in self._backlog
+        )
+        peer = self.peer
+        if handshake:
+            result = await peer.request("initialize", self._init_params)
+            version = result.get("protocolVersion")
+            log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
+            await peer.send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            if self._log_level is not None:
+                try:
+                    await peer.request("logging/setLevel", self._log_level)
+                except RequestFailed as exc:
+                    log.warning("could not restore the log level on the restarted upstream: %s", exc)
+            for params in list(self._subscriptions.values()):
+                try:
+                    await peer.request("resources/subscribe", params)
+                except RequestFailed as exc:
+                    log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
+        self.listings.restarted()
+        if handshake:
+            await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+    async def _fail_backlog(self, text: str) -> None:
+        backlog, self._backlog = self._backlog, []
+        for message in backlog:
+            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+
+    async def peer_down(self, ended: bool) -> None:
+        """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
+        self._ready = False
+        inflight = self.peer.inflight.clear()
+        self._lists.clear()
+        orphans = list(self._server_pending.values())
+        self._orphaned.update(self._server_pending)
+        self._server_pending.clear()
+        if ended and not self.client_closed:
+            log.warning(
+                "the upstream went away (it exited, crashed or closed its output)%s; starting it again",
+                f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
+            )
+        for request_id in inflight:
+            with contextlib.suppress(Exception):
+                await self._reply(error_response(request_id, INTERNAL_ERROR, GONE))
+        for request_id in orphans:
+            notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
+            with contextlib.suppress(Exception):
+                await self._reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+
+    def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
+        """The hot path for a pipe upstream when the client is a pipe too (``peer.connection``)."""
+        client = self.client
+        return partial(self._upstream_line_now, client) if isinstance(client, PipeLineStream) else None
+
+    async def peer_output(self, message: Any) -> bool:
+        """A parsed upstream message or batch (``peer.connection``): routed, and sent to the client.
+
+        Returns whether to read on (False: the client can no longer be written to).
+        """
+        out = self._upstream_out(message)
+        if out is CONSUMED:
+            return True
+        try:
+            data = dumps(out)
+        except Uncarriable:
+            for answer in self._uncarriable_answers(out):
+                await self._reply(answer)
+            return True
+        try:
+            await self.client.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+            return False
+        return True
+
+    def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
+        """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
+
+        Takes every line that parses while the client's pipe has no output queued, just as
+        :meth:`peer_output` would, writing without waiting; declines (False, having done
+        nothing) the rest. The client gone is raised as ``anyio.BrokenResourceError`` (out of the
+        peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
+        """
+        if not client.idle:
+            return False
+        try:
+            message = loads_upstream(line)
+        except (ValueError, RecursionError):
+            return False
+        out = self._upstream_out(message)
+        if out is CONSUMED:
+            return True
+        try:
+            data = dumps(out)
+        except Uncarriable:
+            for answer in self._uncarriable_answers(out):
+                self._reply_now(client, answer)
+            return True
+        try:
+            client.send_nowait(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+            raise anyio.BrokenResourceError from None
+        return True
+
+    def _upstream_out(self, message: Any) -> Any:
+        """What one parsed upstream message (or batch) becomes: the object to send the client, or
+        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged; ``peer.connection``)."""
+        message = self.peer.triage(message)
+        if type(message) is dict:
+            return self._upstream_message(message)
+        if type(message) is list:
+            return self._upstream_batch(message)
+        return CONSUMED
+
+    async def peer_unreadable(self, request_id: Any, text: str) -> bool:
+        """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
+        answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
+        key = id_key(request_id)
+        if self.peer.inflight.take(key) is None:
+            return False
+        self._lists.pop(key, None)
+        await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+        return True
+
+    @staticmethod
+    def _uncarriable_answers(out: Any) -> list[dict[str, Any]]:
+        """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
+        answers = []
+        for m in out if type(out) is list else [out]:
+            if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
+                text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
+                answers.append(error_response(m["id"], INTERNAL_ERROR, text))
+        log.warning("withheld upstream output holding a number JSON cannot carry (NaN or Infinity)")
+        return answers
+
+    def _upstream_message(self, message: dict[str, Any]) -> Any:
+        """What to send the client for one upstream message (triaged by the peer: JSON-RPC, the
+        ``mcp-guard/`` ``_meta`` keys removed, not an answer to the guard's own): :data:`CONSUMED`
+        (nothing), the message, or a new object.
+        """
+        if "method" not in message:
+            if "id" not in message:
+                return message
+            key = id_key(message["id"])
+            if self.peer.inflight.match(key) is None:
+                # Not a client request in flight: an answer to an id the upstream was never sent, to a
+                # call the guard refused, answered already (by the upstream, or by the guard for a line
+                # it could not read), or timed out never reaches the client (dropped and logged). A late
+                # answer to a request the client cancelled is passed on, annotated if a listing.
+                return CONSUMED
+            listing = self._lists.pop(key, None)
+            if listing is not None and "result" in message:
+                table, generation, first_page, cursor = listing
+                out = dict(message)
+                out["result"] = table.annotate(
+                    message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
+                )
+                return out
+            return message
+        method = message["method"]
+        if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
+            return CONSUMED
+        if method == "notifications/tools/list_changed":
+            log.info("upstream tools changed; schemas will be listed again before the next judgement")
+            self.listings.invalidate()
+        elif "id" in message:
+            if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
+                self._server_pending[id_key(message["id"])] = message["id"]
+        elif method == "notifications/progress":
+            self.peer.inflight.progressed(message.get("params"))
+        elif method == "notifications/cancelled":
+            params = message.get("params")
+            if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
+                self._server_pending.pop(id_key(params["requestId"]), None)
+        return message
+
+    def _upstream_batch(self, batch: list[dict[str, Any]]) -> Any:
+        kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
+        return kept or CONSUMED
+
+    async def _timed_out(self, request_id: Any, _client_id: Any) -> None:
+        """A forwarded request outlived ``client_request_timeout`` (``UpstreamPeer.expire_requests`` gave it
+        up and cancelled it upstream): answered with an error."""
+        self._lists.pop(id_key(request_id), None)
+        log.warning(
+            "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
+            self.client_request_timeout,
+        )
+        assert self.client_request_timeout is not None
+        await self._reply(error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout)))
+
+    async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
+        for m in messages:
+            if type(m) is dict and "id" in m and "method" in m:
+                await self._reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
+        try:
+            await self.client.send(dumps(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+
+    def _reply_now(self, client: PipeLineStream, message: dict[str, Any]) -> None:
+        """:meth:`_reply` without waiting (the line is queued when the client's pipe is full)."""
+        try:
+            client.send_nowait(dumps(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+
+    def _client_gone(self) -> None:
+        """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
+        if not self.client_closed:
+            log.info("the client stopped reading; stopping")
+        self.client_closed = True
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
