@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
+import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from .core import DEFAULT_PROFILE
 from .wire.meta import REJECTION_KEY, SCHEMA_KEY
 
-__all__ = ["DEMO_CALLS", "fixture_server_path", "run_demo"]
+__all__ = ["DEMO_CALLS", "MARKER", "fixture_server_path", "issue_table", "run_demo", "terminal_width"]
 
 DEMO_CALLS: list[tuple[str, dict[str, Any] | None, str, str]] = [
     ("read", {"path": "README.md", "offset": 1, "limit": 20}, "forward", "valid"),
@@ -95,6 +98,57 @@ def fixture_server_path() -> Path:
     raise FileNotFoundError("the Sigma fixture server is not installed (fixtures/sigma/server.py)")
 
 
+MARKER = "…"
+"""Stands for the cut start of a cell too long for its column (the end of a pointer says most)."""
+
+
+def terminal_width() -> int:
+    """The terminal's width in columns (``COLUMNS`` first, then the terminal), or 100 when there is none."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def _fit(cell: str, width: int) -> str:
+    """``cell`` padded to ``width``, or its last ``width - 1`` characters after :data:`MARKER`."""
+    return cell.ljust(width) if len(cell) <= width else MARKER + cell[len(cell) - width + 1 :]
+
+
+def issue_table(rows: Sequence[tuple[str, str, str]], *, width: int, indent: int = 8) -> list[str]:
+    """Lines of a three-column table (keyword, pointer, message) that fit in ``width`` columns.
+
+    The keyword column is as wide as its longest cell, at most 21 characters; the pointer
+    column too, at most half of what is left (at least 14, unless the message would get fewer
+    than 20). A longer cell keeps its end after :data:`MARKER`; a message longer than the rest
+    of the line wraps under its column (a word longer than the column is broken). Widths are
+    in characters (``len``); below about 50 columns lines may be longer than ``width``.
+    """
+    if not rows:
+        return []
+    first = min(max(len(r[0]) for r in rows), 21)
+    avail = width - indent - first - 2  # for the pointer and the message
+    second = min(max(len(r[1]) for r in rows), max(14, avail // 2))
+    if avail - second < 20:  # a narrow terminal: the message keeps 20 columns
+        second = max(avail - 20, 4)
+    start = indent + first + 1 + second + 1
+    room = max(width - start, 10)
+    lines: list[str] = []
+    for keyword, where, message in rows:
+        head = " " * indent + _fit(keyword, first) + " " + _fit(where, second) + " "
+        wrapped = textwrap.wrap(message, room, break_on_hyphens=False) or [""]
+        lines.append(head + wrapped[0])
+        lines.extend(" " * start + more for more in wrapped[1:])
+    return lines
+
+
+def _wrapped(text: str, width: int, indent: int | None = None) -> list[str]:
+    """``text`` in lines of at most ``width`` characters; continuation lines are indented by
+    ``indent`` spaces (default: the text's own indentation plus four)."""
+    if len(text) <= width:
+        return [text]
+    if indent is None:
+        indent = len(text) - len(text.lstrip(" ")) + 4
+    return textwrap.wrap(text, width, subsequent_indent=" " * indent, break_on_hyphens=False) or [text]
+
+
 def _line(out: TextIO, text: str = "") -> None:
     """Write one line of the report; a reader that went away (``| head``) ends the output quietly."""
     if out.closed:
@@ -130,6 +184,12 @@ async def run_demo(*, profile: str = DEFAULT_PROFILE, log_level: str = "info", o
     from pydantic import TypeAdapter
 
     out = out or sys.stdout
+    width = terminal_width()
+
+    def say(text: str = "", indent: int | None = None) -> None:
+        for piece in _wrapped(text, width, indent):
+            _line(out, piece)
+
     server = fixture_server_path()
     params = StdioServerParameters(
         command=sys.executable,
@@ -156,54 +216,63 @@ async def run_demo(*, profile: str = DEFAULT_PROFILE, log_level: str = "info", o
             await session.initialize()
             listed = await session.list_tools()
             verdicts: dict[str, dict[str, Any]] = {t.name: (t.meta or {}).get(SCHEMA_KEY, {}) for t in listed.tools}
-            _line(out, f"mcp-guard demo — profile {profile}; upstream: the Sigma fixture server ({server})")
-            _line(out)
-            _line(out, f"tools/list through the guard: {len(listed.tools)} tools")
+            say(f"mcp-guard demo — profile {profile}; upstream: the Sigma fixture server ({server})")
+            say()
+            say(f"tools/list through the guard: {len(listed.tools)} tools")
             for tool in listed.tools:
                 verdict = (tool.meta or {}).get(SCHEMA_KEY, {})
                 if verdict.get("supported"):
-                    _line(out, f"  ✔ {tool.name:<16} supported")
+                    say(f"  ✔ {tool.name:<16} supported")
                 else:
                     issues = verdict.get("issues", [])
                     shown = ", ".join(f"{i['keyword']} at {i['schema_path'] or '/'}" for i in issues[:3])
-                    _line(out, f"  ✘ {tool.name:<16} unsupported: {shown}")
-            _line(out)
-            _line(out, "tools/call through the guard:")
+                    say(f"  ✘ {tool.name:<16} unsupported: {shown}", 21)
+            say()
+            say("tools/call through the guard:")
             for name, arguments, expected, what in DEMO_CALLS:
                 shown_args = "(no arguments)" if arguments is None else json.dumps(arguments)
                 verdict = verdicts.get(name)
                 if verdict is not None and not verdict.get("supported") and expected in ("forward", "refuse"):
                     what += f"; but profile {profile} does not support this tool's schema"
                     expected = "unsupported"
-                _line(out, f"• {name} {shown_args}  — {what}")
+                say(f"• {name} {shown_args}  — {what}")
                 try:
                     result = await session.send_request(  # type: ignore[type-var]
                         types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
                         TypeAdapter(dict[str, Any]),
                     )
                 except MCPError as exc:
-                    _line(out, f"    ✘ JSON-RPC error {exc.error.code}: {exc.error.message}")
+                    say(f"    ✘ JSON-RPC error {exc.error.code}: {exc.error.message}")
                     failures += expected != "error"
                     continue
                 rejection = (result.get("_meta") or {}).get(REJECTION_KEY)
                 text = " ".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
                 if rejection is None:
-                    _line(out, f"    ✔ forwarded; the server answered: {text}")
+                    say(f"    ✔ forwarded; the server answered: {text}")
                     failures += expected != "forward"
                 else:
-                    _line(out, f"    ✘ refused ({rejection['kind']}), not sent to the server:")
-                    for issue in rejection["issues"]:
-                        where = issue["instance_path"] if issue["instance_path"] is not None else issue["schema_path"]
-                        _line(out, f"        {issue['keyword']:<21} {where or '(root)':<14} {issue['message']}")
+                    say(f"    ✘ refused ({rejection['kind']}), not sent to the server:")
+                    rows = [
+                        (
+                            issue["keyword"],
+                            (issue["instance_path"] if issue["instance_path"] is not None else issue["schema_path"])
+                            or "(root)",
+                            issue["message"],
+                        )
+                        for issue in rejection["issues"]
+                    ]
+                    for text in issue_table(rows, width=width):
+                        say(text)
                     failures += not _refused_as_expected(expected, rejection["kind"], verdict)
         errlog.seek(0)
         log_text = errlog.read()
-    _line(out)
-    _line(out, "the guard's log (stderr) — pointers and keywords, never argument values:")
+    say()
+    say("the guard's log (stderr) — pointers and keywords, never argument values:")
     for entry in log_text.splitlines():
         if entry.startswith("mcp-guard"):
-            _line(out, f"  {entry}")
+            say(f"  {entry}")
     if failures:
-        _line(out, f"\n{failures} call(s) did not turn out as expected")
+        say()
+        say(f"{failures} call(s) did not turn out as expected")
         return 1
     return 0

@@ -108,7 +108,10 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
         text = (
             f"mcp-guard refused this call to `{tool}`: the tool's input schema uses features the guard "
             f"cannot enforce ({details}), so none of its calls are sent to the server. Changing the "
-            "arguments will not help; the server's schema or the guard's configuration must change."
+            "arguments will not help, and no setting makes the guard enforce a feature it cannot. The guard's "
+            "operator can choose a profile that supports these features, if one does (`--profile`, or "
+            "`guard.profile` for `serve`; `extended` supports the most), hide such tools (`wrap "
+            '--hide-unsupported`, or `guard.unsupported: "hide"` for `serve`), or have the server\'s schema changed.'
         )
     else:
         details = "; ".join(f"{i.schema_path or '/'}: {i.message}" for i in report.issues)

@@ -323,7 +323,8 @@ async def list_server(
     try:
         if isinstance(server, StdioServer):
             env = dict(os.environ if environ is None else environ) | server.env
-            found = await list_tools(command=[server.command, *server.args], env=env, cwd=server.cwd, timeout=timeout)
+            command = [server.command, *server.args]
+            found = await list_tools(command=command, env=env, cwd=server.cwd, timeout=timeout, label=server.name)
         else:
             found = await list_tools(url=server.url, headers=server.headers, timeout=timeout)
     except ListingError as exc:

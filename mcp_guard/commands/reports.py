@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..core.profiles import PROFILE_CHOICES
 from ..errors import GuardError
-from ..reports.documents import DocumentError, loads, read_text
+from ..reports.documents import DocumentError, loads, read_text, source_name
 
 if TYPE_CHECKING:
     from ..reports.tools import ToolsReport
@@ -57,7 +57,8 @@ def add_commands(
         "sampling, elicitation and roots. Exit status: 0 nothing hits --fail-on, 1 something does, 2 usage "
         "errors or an upstream that cannot be reached.",
         usage=f"mcp-guard check [--profile {PROFILE_CHOICES}] [--json] [--fail-on unsupported|malformed|never] "
-        "(--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]... "
+        "[--timeout SECONDS] (--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... "
+        "[--header-env NAME=ENVVAR]... "
         "| --config FILE | -- COMMAND [ARGS...])",
     )
     common(check)
@@ -188,7 +189,7 @@ def _read_document(path: str, *, comments: bool) -> Any:
     try:
         return loads(read_text(path), comments=comments)
     except DocumentError as exc:
-        where = "stdin" if path == "-" else path
+        where = source_name(path)
         message = str(exc)
         raise UsageError(message if message.startswith(f"{where}:") else f"{where}: {message}") from None
 
@@ -283,9 +284,9 @@ def _arguments(text: str) -> Any:
         try:
             return loads(read_text(path), exact=True)
         except DocumentError as exc:
-            message = str(exc)
+            where, message = source_name(path), str(exc)
             raise UsageError(
-                f"--arguments: {message if message.startswith(f'{path}:') else f'{path}: {message}'}"
+                f"--arguments: {message if message.startswith(f'{where}:') else f'{where}: {message}'}"
             ) from None
     try:
         return loads(text, exact=True)
@@ -360,7 +361,7 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     verdicts = verify_text(text, profile=args.profile, name=None if args.file == "-" else args.file)
     if not verdicts:
-        raise UsageError(f"{'stdin' if args.file == '-' else args.file}: no documents (the input is empty)")
+        raise UsageError(f"{source_name(args.file)}: no documents (the input is empty)")
     out = _out()
     if args.json:
         for verdict in verdicts:

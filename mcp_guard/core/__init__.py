@@ -10,7 +10,7 @@ pointer).
 
 from .budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from .compiler import Compiled, check, classify, compile
-from .keywords import KEYWORDS
+from .extended.table import KEYWORDS
 from .profiles import DEFAULT_PROFILE, PROFILES, ProfileName
 from .report import UNSUPPORTED, VALIDATION, Issue, Kind, Note, Report
 

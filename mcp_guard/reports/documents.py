@@ -38,6 +38,7 @@ __all__ = [
     "iter_lines",
     "loads",
     "read_text",
+    "source_name",
     "strip_comments",
 ]
 
@@ -205,22 +206,30 @@ def loads(text: str, *, comments: bool = False, exact: bool = False) -> Any:
     return value
 
 
+def source_name(path: str) -> str:
+    """How messages name the input ``path``: ``"stdin"`` for ``-``, else the path as given."""
+    return "stdin" if path == "-" else path
+
+
 def read_text(path: str) -> str:
     """The text of the file ``path`` (UTF-8, a leading byte-order mark dropped), or of stdin for ``-``.
 
     Raises:
-        DocumentError: the file cannot be read or is not UTF-8 (the message names the path).
+        DocumentError: the file cannot be read or is not UTF-8; the message starts with
+            :func:`source_name` and a colon (``stdin: not UTF-8 text (byte 0)``; the byte is
+            the 0-based offset of the first one that is not UTF-8).
     """
     import sys
 
+    where = source_name(path)
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
-        raise DocumentError(f"{path}: cannot read the file ({exc.strerror or type(exc).__name__})") from None
+        raise DocumentError(f"{where}: cannot read the file ({exc.strerror or type(exc).__name__})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DocumentError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise DocumentError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     return text.removeprefix("\ufeff")
 
 

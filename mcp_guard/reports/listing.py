@@ -24,17 +24,26 @@ tool, which ``check`` must report tool by tool. So the requests go through the s
 :class:`~mcp.ClientSession`), which returns results as plain JSON.
 
 Errors: :class:`ListingError` for every way the listing can fail (the command cannot
-start, the server exits or answers with an error, the URL cannot be reached or answers with
-an HTTP error status, a malformed ``tools/list`` result, a cursor that repeats, the time
-limit); its message never holds an environment or header value.
+start, the server exits or answers with an error, writes bytes that are not UTF-8 to its
+stdout (the SDK's transport then reads no more, so this is known at the time limit), the URL
+cannot be reached or answers with an HTTP error status, a malformed ``tools/list`` result, a
+cursor that repeats, the time limit); its message never holds an environment or header value.
+
+A stdio server that prints something other than JSON-RPC on its stdout (a banner, debug
+output) is listed all the same: each such line is logged as ``wrap`` logs it, once, by its
+size (``skipped a line of 33 bytes from the server's stdout that is not a JSON-RPC message``,
+on the ``mcp_guard`` logger), never by its content, in place of the SDK's own record of it
+(a traceback that quotes the line).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TextIO
 
@@ -51,6 +60,47 @@ MAX_PAGES: Final = 10_000
 
 CAPABILITIES: Final = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}}
 """The client capabilities declared in the 2026-07-28 envelope (what the handshake declares too)."""
+
+
+log = logging.getLogger("mcp_guard")
+
+_LABEL: ContextVar[str | None] = ContextVar("mcp_guard_listing_label", default=None)
+"""The server being listed in this task (and the SDK's reader tasks it starts), for the log."""
+
+SDK_STDIO_LOGGER: Final = "mcp.client.stdio"
+_SDK_PARSE_FAILURE: Final = "Failed to parse JSONRPC message from server"
+
+
+class _StdoutNoise(logging.Filter):
+    """On the SDK's stdio logger: its record of a stdout line that is not JSON-RPC (a traceback
+    quoting the line) becomes one line of ours, by size; every other record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != _SDK_PARSE_FAILURE:
+            return True
+        exc = record.exc_info[1] if record.exc_info else None
+        line = _failed_line(exc)
+        size = "a line" if line is None else f"a line of {len(line.encode('utf-8', 'replace'))} bytes"
+        label = _LABEL.get()
+        where = "" if label is None else f"server {label}: "
+        log.warning("%sskipped %s from the server's stdout that is not a JSON-RPC message", where, size)
+        return False
+
+
+def _failed_line(exc: BaseException | None) -> str | None:
+    """The line a pydantic ``ValidationError`` of the SDK's parser was given, or None."""
+    errors = getattr(exc, "errors", None)
+    if errors is None:
+        return None
+    try:
+        found = errors(include_url=False)
+    except Exception:  # not pydantic's: no size to tell
+        return None
+    line = found[0].get("input") if found else None
+    return line if isinstance(line, str) else None
+
+
+_NOISE_FILTER: Final = _StdoutNoise()
 
 
 class ListingError(GuardError):
@@ -129,6 +179,7 @@ async def list_tools(
     cwd: str | None = None,
     timeout: float = 30.0,
     client_name: str = "mcp-guard",
+    label: str | None = None,
 ) -> Listing:
     """Start (``command``) or reach (``url``) a server and list all its tools.
 
@@ -141,6 +192,8 @@ async def list_tools(
         cwd: the working folder of a stdio server (default the guard's).
         timeout: seconds for the whole listing (start, handshake or discovery, every page).
         client_name: the ``name`` of the client info the server is shown.
+        label: the server's name in log lines (``check --config``: its config key); ``None``
+            when only one server is listed.
 
     Returns:
         The :class:`Listing`.
@@ -157,6 +210,10 @@ async def list_tools(
     if command is not None and cwd is not None and not os.path.isdir(cwd):
         raise ListingError(f"cannot start `{command[0]}`: {_missing_folder(cwd)}")
     statuses: list[int] = []
+    sdk_log = logging.getLogger(SDK_STDIO_LOGGER)
+    if _NOISE_FILTER not in sdk_log.filters:
+        sdk_log.addFilter(_NOISE_FILTER)
+    labelled = _LABEL.set(label)
     try:
         with anyio.fail_after(timeout):
             return await _list(command, url, headers, env, cwd, client_name, statuses)
@@ -164,6 +221,11 @@ async def list_tools(
         exc = _leaf(raised)
         if isinstance(exc, ListingError):
             raise exc from None
+        if isinstance(exc, UnicodeDecodeError) and command is not None:
+            raise ListingError(
+                "the server wrote bytes that are not UTF-8 text to its stdout, which the MCP stdio transport "
+                "cannot read (a server must write only JSON-RPC messages there)"
+            ) from None
         if isinstance(exc, TimeoutError):
             raise ListingError(f"the server did not list its tools within {timeout:g} s") from None
         if statuses:
@@ -185,6 +247,8 @@ async def list_tools(
                 reason += " (`~` is not expanded in `command`: write the full path)"
             raise ListingError(f"cannot start `{command[0]}`: {reason}") from None
         raise ListingError(f"the server could not be listed: {_describe(exc)}") from None
+    finally:
+        _LABEL.reset(labelled)
 
 
 def _missing_folder(cwd: str) -> str:

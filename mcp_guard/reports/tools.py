@@ -163,7 +163,7 @@ def judge_tool(entry: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0) ->
             parsed.name,
             _status(report.issues, ()),
             issues=report.issues,
-            notes=(*definition_notes(parsed), *notes),
+            notes=(*definition_notes(parsed, profile=profile), *notes),
             source="tool-definition",
             input_schema=tool["inputSchema"],
             index=index,

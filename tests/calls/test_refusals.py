@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mcp_guard import compile
 from mcp_guard.calls.refusals import FORWARD, refusal_result, schema_verdict, unknown_tool
+from mcp_guard.cli import main
+from mcp_guard.gateway.config import GuardSettings
 from mcp_guard.wire.meta import REJECTION_KEY
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}
@@ -35,3 +39,19 @@ def test_an_unknown_tool_is_minus_32602_and_a_long_name_is_cut() -> None:
     assert unknown_tool("nope") == (-32602, "Unknown tool: nope")
     code, text = unknown_tool("x" * 500)
     assert code == -32602 and text == "Unknown tool: " + "x" * 64 + "…"
+
+
+def test_an_unsupported_refusal_names_what_the_operator_can_do_and_those_settings_exist(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    refused = schema_verdict("t", compile({"type": "object", "$dynamicRef": "#x"}), {}, modern=False)
+    assert refused.kind == "unsupported_capability" and refused.result is not None
+    text = refused.result["content"][0]["text"]
+    assert "configuration must change" not in text  # no setting relaxes a keyword
+    for remedy in ("`--profile`", "`guard.profile`", "--hide-unsupported", '`guard.unsupported: "hide"`'):
+        assert remedy in text
+    with pytest.raises(SystemExit):
+        main(["wrap", "--help"])
+    assert "--hide-unsupported" in capsys.readouterr().out
+    settings = GuardSettings.model_validate({"profile": "standard", "unsupported": "hide"})
+    assert (settings.profile, settings.unsupported) == ("standard", "hide")

@@ -75,7 +75,8 @@ def test_check_tools_file_with_comments_and_a_definition(capsys: pytest.CaptureF
     text = """// one tool definition, with a json parameter
     {"name": "Store", "version": "abcdef12", /* hex */
      "input": {"parameters": [{"name": "blob", "required": true, "schema": {"type": "json"}},
-                              {"name": "who", "required": true, "schema": {"type": "string"}, "inferrable": false}]}}"""
+                              {"name": "who", "required": true, "schema": {"type": "string"}, "inferrable": false}]},
+     "output": {"available_modes": ["value"]}}"""
     status, out, _ = run(capsys, "check", "--tools-file", write(tmp_path, "def.jsonc", text))
     assert status == 1
     assert "Store" in out and "unsupported" in out and "/properties/blob" in out
@@ -218,6 +219,7 @@ def test_schema_accepts_a_tool_and_a_tool_definition(capsys: pytest.CaptureFixtu
         "name": "Def",
         "version": "abcdef1",
         "input": {"parameters": [{"name": "x", "required": True, "schema": {"type": "float"}}]},
+        "output": {"available_modes": ["value"]},
     }
     path = write(tmp_path, "def.json", definition)
     status, out, _ = run(capsys, "schema", "--json", path, "--arguments", '{"x": 1.5}')

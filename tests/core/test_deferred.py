@@ -1,13 +1,13 @@
-"""``compile(schema, defer=True)``: the verdict-only walk and the skimming classifier.
+"""``compile(schema, defer=True)`` under ``standard``/``strict``: the verdict-only walk.
 
 The relay classifies every listed tool with ``defer=True``: a clean schema gets the light
-verdict walk (``compiler._Verdict``) and its validator is built on the first call; a schema
-with findings is classified by a classifier that skips the subschemas the verdict walk finds
-clean, and proves the schema is JSON from what it walked (``_Classifier.proves_json``)
-instead of scanning all of it. These tests hold all of that to the full, eager
+verdict walk (``extended.subset.SubsetQuick``, reading each selected row's quick test) and its
+validator is built on the first call; a schema with findings is classified in full at once
+(``extended.subset.SubsetClassifier``). These tests hold that to the full, eager
 classification: the same report (every finding, in order), the same verdict for every
 call, the same ``TypeError`` for non-JSON, on generated schemas inside and outside the
-subset, on hostile ones, on the official suite's schemas and on the real tool corpus.
+subset, on hostile ones, on the official suite's schemas and on the real tool corpus; and
+each row's quick test to its rules.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 
 from mcp_guard import compile as compile_schema
 from mcp_guard.core.budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
-from mcp_guard.core.compiler import _Classifier, _Verdict
+from mcp_guard.core.extended.subset import SUBSET_PROFILES as PROFILES
+from mcp_guard.core.extended.subset import SubsetClassifier, SubsetQuick
+from mcp_guard.core.extended.table import KEYWORDS
 from mcp_guard.core.json_values import Inexact, pointer, scan
-from mcp_guard.core.keywords import KEYWORDS, PROFILES
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 CORPUS = SHARED / "mcp-tool-corpus"
@@ -33,7 +34,8 @@ SUITE = SHARED / "json-schema-test-suite"
 SUITE_DIALECTS = ("draft2020-12", "draft2019-09", "draft7", "draft6")
 
 NAMES = st.sampled_from(["a", "b", "c", "type", "items", "x/y", "t~1", "oneOf", "properties"])
-KEYS = st.sampled_from([*KEYWORDS, "maxLength", "anyOf", "const", "$ref", "format", "pattern", "x-extra"])
+SUBSET_KEYS = [name for name, row in KEYWORDS.items() if row.profiles]
+KEYS = st.sampled_from([*SUBSET_KEYS, "maxLength", "anyOf", "const", "$ref", "format", "pattern", "x-extra"])
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -69,7 +71,7 @@ def outcome(schema: Any, profile: str, defer: bool) -> tuple[str, Any]:
 def same_as_eager(schema: Any, profile: str) -> None:
     deferred = outcome(schema, profile, True)
     assert deferred == outcome(schema, profile, False), schema
-    if _Verdict(profile).clean(schema, 0):  # the verdict walk may doubt a clean schema, never pass a dirty one
+    if SubsetQuick(profile).clean(schema, 0):  # the verdict walk may doubt a clean schema, never pass a dirty one
         assert deferred == ("report", {"ok": True, "kind": None, "issues": []}), schema
 
 
@@ -90,8 +92,7 @@ def test_deferred_report_is_the_eager_report(profile: str, schema: Any) -> None:
 def test_hostile_values_anywhere_give_the_scan_verdict(profile: str, schema: Any) -> None:
     """NaN, Infinity, inexact literals and non-JSON Python values at any spot, under any keyword.
 
-    The skimming classifier no longer scans the whole schema when it has findings; it must
-    still raise the scan's ``TypeError`` (same pointer) for a non-JSON value and report the
+    Deferred or not, the scan's ``TypeError`` (same pointer) for a non-JSON value, and the
     scan's ``json`` findings (same pointers, first) for a number JSON cannot carry.
     """
     for root in (schema, {"type": "object", "properties": {"p": schema}, "maxItems": 1}):
@@ -141,7 +142,9 @@ def test_budgets_are_counted_alike() -> None:
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_every_quick_test_is_held_to_its_function(profile: str) -> None:
-    """Each row's ``quick`` says clean only where ``fn`` records nothing (values of every shape)."""
+    """Each selected row's quick test says clean only where its subset rule and rule record nothing.
+
+    (``type`` is the walk's own test, as the node rule of decision 2 is.)"""
     values: list[Any] = [
         None, True, 0, 1, -1, 2.5, math.nan, math.inf, "", "x", "string", "object", "null",
         "https://json-schema.org/draft/2020-12/schema", [], ["a"], ["a", "a"], ["a", 1], [1, 1.0],
@@ -152,16 +155,18 @@ def test_every_quick_test_is_held_to_its_function(profile: str) -> None:
     ]  # fmt: skip
     checked = 0
     for name, row in KEYWORDS.items():
-        if row.quick is None or profile not in row.profiles:
+        quick = row.subset_quick or row.quick
+        if quick is None or profile not in row.profiles or name == "type":
             continue
         for value in values:
             for depth in (0, 1):
-                walk = _Verdict(profile)
-                if not row.quick(value, depth, walk):
+                if not quick(value, {name: value}, depth, SubsetQuick(profile)):
                     continue
-                classifier = _Classifier(profile)
+                classifier = SubsetClassifier(profile)
+                classifier.depth = depth + 1  # inside the node, as the walk is when it meets the keyword
                 path: tuple[str | int, ...] = (name,) if depth == 0 else ("properties", "p", name)
-                row.fn(classifier, value, {name: value}, path, depth)
+                if row.subset is None or row.subset(classifier, value, {name: value}, path):
+                    row.rule(classifier, value, {name: value}, path)
                 assert not classifier.issues, (name, value, depth, classifier.issues)
                 checked += 1
     assert checked > 20
@@ -246,3 +251,21 @@ def test_corpus_schemas_classify_alike() -> None:
                     assert deferred.check({}) == compile_schema(schema, profile=profile).check({})
             count += 1
     assert count >= 200 and supported > 150, (count, supported)
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_a_schema_the_verdict_walk_doubts_is_built_in_full(profile: str) -> None:
+    """``enum`` choices that are containers send the schema past the verdict walk; the skimming
+    classifier finds nothing, and the validator must still be the full one, never the skimmed tree."""
+    schema = {
+        "type": "object",
+        "properties": {"e": {"type": "array", "enum": [[1, 2], [3]]}, "s": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    assert not SubsetQuick(profile).clean(schema, 0)
+    deferred, eager = compile_schema(schema, profile=profile, defer=True), compile_schema(schema, profile=profile)
+    assert deferred.supported and eager.supported
+    for arguments in ({"e": [1, 2]}, {"e": [2]}, {"s": 1}, {"z": 1}, {"e": [3], "s": "x"}):
+        assert deferred.check(arguments) == eager.check(arguments), arguments
+    assert not deferred.check({"e": [2]}).ok and not deferred.check({"s": 1}).ok
+    assert deferred.source == eager.source

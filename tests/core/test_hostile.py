@@ -144,29 +144,38 @@ def test_schema_node_budget_names_the_composition() -> None:
 
 def test_past_the_node_budget_work_stops(monkeypatch: pytest.MonkeyPatch) -> None:
     """A schema of 50 times the budget: nothing past the budget is visited by a walk, and with ``known_json``
-    nothing is scanned; the report is the one of the full classification."""
+    nothing is scanned; the report is the one of the full classification (every profile)."""
     from mcp_guard.core import compiler
+    from mcp_guard.core.extended.classify import Quick
+    from mcp_guard.core.extended.subset import SubsetQuick
 
     wide = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(50 * MAX_SCHEMA_NODES)}}
-    expected = compile(wide).report
-    assert [(i.kind, i.keyword) for i in expected.issues] == [("unsupported_capability", "properties")]
     visits = 0
-    clean = compiler._Verdict.clean
 
-    def counted(self: Any, schema: Any, depth: int) -> bool:
-        nonlocal visits
-        visits += 1
-        return clean(self, schema, depth)
+    def counting(walk: Any) -> Any:
+        clean = walk.clean
+
+        def counted(self: Any, schema: Any, depth: int) -> bool:
+            nonlocal visits
+            visits += 1
+            return bool(clean(self, schema, depth))
+
+        return counted
 
     def no_scan(value: Any, *, what: str = "value") -> Any:
         raise AssertionError("the whole schema was scanned")
 
-    monkeypatch.setattr(compiler._Verdict, "clean", counted)
-    monkeypatch.setattr(compiler, "scan", no_scan)
-    for defer in (True, False):
-        visits = 0
-        assert compile(wide, defer=defer, known_json=True).report == expected
-        assert visits <= 2 * MAX_SCHEMA_NODES + 2  # the verdict walk and the skim up to the budget, not 500,000
+    for profile in ("extended", "standard", "strict"):
+        expected = compile(wide, profile=profile).report
+        assert [(i.kind, i.keyword) for i in expected.issues] == [("unsupported_capability", "properties")]
+        with monkeypatch.context() as patch:
+            patch.setattr(Quick, "clean", counting(Quick))
+            patch.setattr(SubsetQuick, "clean", counting(SubsetQuick))
+            patch.setattr(compiler, "scan", no_scan)
+            for defer in (True, False):
+                visits = 0
+                assert compile(wide, profile=profile, defer=defer, known_json=True).report == expected
+                assert visits <= 2 * MAX_SCHEMA_NODES + 2  # the verdict walk up to the budget, not 500,000
 
 
 def test_enum_budgets() -> None:

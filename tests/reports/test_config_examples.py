@@ -124,3 +124,24 @@ def test_readme_console_examples_on_config_files_are_true(
             assert f'"verdict": "{row["verdict"]}"' in line
             assert f'"reasons": {json.dumps(row["reasons"])}' in line
     assert ran == 3
+
+
+def test_the_tool_definitions_page_shows_what_check_prints(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/tool-definitions.md: each `$ mcp-guard check --tools-file F` block is that command's output."""
+    page = (ROOT / "docs" / "tool-definitions.md").read_text(encoding="utf-8")
+    store = re.findall(r"```json\n(.*?)```", page, flags=re.S)
+    (tmp_path / "store.json").write_text(store[0], encoding="utf-8")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "tool-definition.jsonc").write_bytes((CONFIG / "tool-definition.jsonc").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```console\n\$ mcp-guard (.*?)\n(.*?)```", page, flags=re.S)
+    assert [argv for argv, _ in blocks] == [
+        "check --tools-file config/tool-definition.jsonc",
+        "check --tools-file store.json",
+    ]
+    for argv, shown in blocks:
+        status = main(shlex.split(argv))
+        assert capsys.readouterr().out == shown
+        assert status == (0 if "config/" in argv else 1)

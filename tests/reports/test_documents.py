@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -117,3 +118,21 @@ def test_read_text(tmp_path: Path) -> None:
 def test_lines_split_on_newlines_only() -> None:
     text = '{"a": "x\u2028y"}\r\n\n   \n{"b": 1}'
     assert list(iter_lines(text)) == [(1, '{"a": "x\u2028y"}'), (4, '{"b": 1}')]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["schema", "-"], "mcp-guard schema: error: stdin: not UTF-8 text (byte 7)\n"),
+        (["verify", "-"], "mcp-guard verify: error: stdin: not UTF-8 text (byte 7)\n"),
+        (["check", "--tools-file", "-"], "mcp-guard check: error: stdin: not UTF-8 text (byte 7)\n"),
+    ],
+)
+def test_stdin_that_is_not_utf8_is_named_stdin_once_with_the_byte(
+    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_guard.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"a": "\xff"}')))
+    assert main(argv) == 2
+    assert capsys.readouterr().err == expected

@@ -31,6 +31,7 @@ DEFINITION = {
     "name": "Def",
     "version": "abcdef1",
     "input": {"parameters": [{"name": "x", "required": True, "schema": {"type": "float"}, "inferrable": False}]},
+    "output": {"available_modes": ["value"]},
 }
 TITLED_TOOL = {"name": "titled", "inputSchema": {"type": "object", "title": "T"}}
 
@@ -100,7 +101,7 @@ def test_tool_definition_entry() -> None:
     broken = judge_tool({**DEFINITION, "version": "zz"}, profile="standard")
     assert broken.status == "malformed" and broken.name == "Def"
     assert [e.path for e in broken.definition_errors] == ["/version"]
-    assert "malformed definition: must match pattern" in render_table(
+    assert "malformed definition: must match the pattern `^[a-f0-9]{7,40}$` (pattern)" in render_table(
         report_tools([{**DEFINITION, "version": "zz"}], profile="standard")
     )
 

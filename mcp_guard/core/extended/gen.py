@@ -1,6 +1,8 @@
-"""Generate the extended profile's validator: two Python functions per schema node.
+"""Generate a profile's validator from its classified tree: two Python functions per schema node.
 
-As for the standard profile (``core.codegen``): ``v<n>(x, w) -> bool`` is the fast path
+Every profile's tree is made of the same parts (``extended.table``), so one generator serves all;
+``decimals`` is E1's exact literals (``extended``), off for ``standard`` and ``strict``, which judge
+doubles. ``v<n>(x, w) -> bool`` is the fast path
 (True only for a JSON value that satisfies the node) and ``c<n>(x, ip, out, w)`` the slow
 path that appends an :class:`~..report.Issue` per violation, run only when the fast path
 said no. ``w`` is the call's cell ``[budget, scan flag, memo]``.
@@ -27,15 +29,16 @@ Every schema value reaches the source only as a module constant (:meth:`Gen.cons
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ..codegen import Collect, ModuleWriter, Valid, base_namespace
 from ..json_values import Inexact, json_type_name, pointer
-from ..keywords import where
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
+from .kw_apply import Ref
 from .table import holder
 from .values import exact_json_once, exact_uncarriable, number_of
+from .writer import Collect, ModuleWriter, Valid, base_namespace, where
 
 __all__ = ["Gen", "generate", "type_words"]
 
@@ -50,6 +53,13 @@ _TESTS = {
     " or ({t} is Inexact and type(number_of({v})) is int))",
     "number": "({t} is int or ({t} is float and isfinite({v})) or ({t} is Inexact and number_of({v}) is not None))",
 }
+
+_DOUBLES = {
+    **_TESTS,
+    "integer": "({t} is int or ({t} is float and {v}.is_integer()))",
+    "number": "({t} is int or ({t} is float and isfinite({v})))",
+}
+"""The type tests without E1's exact literals (``standard``, ``strict``: an ``Inexact`` is not JSON there)."""
 
 _ORDER = ("object", "array", "string", "integer", "number", "boolean", "null")
 _ARTICLE = {
@@ -70,11 +80,15 @@ def type_words(types: frozenset[str]) -> str:
 
 
 def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[Any]) -> None:
-    """Append the ``type`` finding for ``value`` (as ``codegen.type_issue``, with E1's exact literals).
+    """Append the ``type`` finding for ``value`` (as ``writer.type_issue``, with E1's exact literals).
 
     A value JSON cannot carry gets no ``type`` finding: it flags the scan (``w[1]``) instead.
     """
-    if exact_uncarriable(value) or not exact_json_once(value, w):
+    t = type(value)
+    if t is dict or t is list:
+        if not exact_json_once(value, w):
+            w[1] = 1  # (a container's type is still wrong: its finding stands beside the scan's)
+    elif not exact_json_once(value, w):
         w[1] = 1
         if exact_uncarriable(value):
             return
@@ -86,27 +100,31 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
     out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
 
 
-def _type_test(types: frozenset[str], v: str, t: str) -> str:
+def _type_test(types: frozenset[str], v: str, t: str, decimals: bool = True) -> str:
     if "number" in types:
         types = types - {"integer"}
-    tests = [_TESTS[n].format(v=v, t=t) for n in _ORDER if n in types]
+    table = _TESTS if decimals else _DOUBLES
+    tests = [table[n].format(v=v, t=t) for n in _ORDER if n in types]
     return tests[0] if len(tests) == 1 else "(" + " or ".join(tests) + ")"
 
 
 class Gen(ModuleWriter):
-    """The code generator of one schema (implements what parts may ask; see ``ir.Part``)."""
+    """The code generator of one schema (implements what parts may ask; see ``ir.Part``).
 
-    def __init__(self) -> None:
-        super().__init__(
-            {
-                **base_namespace(),
-                "json_once": exact_json_once,  # E1: a literal no double holds is a number here
-                "type_issue": type_issue,
-                "is_uncarriable": exact_uncarriable,
-                "Inexact": Inexact,
-                "number_of": number_of,
-            }
-        )
+    ``decimals``: E1's exact literals (``extended``); False for ``standard`` and ``strict``, which
+    judge doubles: an argument literal no double holds is a number JSON cannot carry there
+    (``json_values.is_uncarriable``), flagged for the JSON scan and never a number.
+    """
+
+    def __init__(self, decimals: bool = True) -> None:
+        exact = {
+            "json_once": exact_json_once,  # E1: a literal no double holds is a number here
+            "type_issue": type_issue,
+            "is_uncarriable": exact_uncarriable,
+        }
+        names = {**base_namespace(), **(exact if decimals else {}), "Inexact": Inexact, "number_of": number_of}
+        super().__init__(names)
+        self.decimals = decimals
         self.exact = False  # generating the branch of an argument literal no double holds (E1)
         self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
         self._vnames: dict[int, str] = {}
@@ -130,9 +148,13 @@ class Gen(ModuleWriter):
     # --- nodes ---------------------------------------------------------------------------------
 
     def vfn(self, node: XNode) -> str:
-        """The name of the node's fast function, generated once."""
+        """The name of the node's fast function, generated once (a bare ``$ref``'s is its target's)."""
         found = self._vnames.get(id(node))
         if found is not None:
+            return found
+        target = _bare_ref(node)
+        if target is not None:
+            found = self._vnames[id(node)] = self.vfn(target)
             return found
         name = self.name("v")
         self._vnames[id(node)] = name
@@ -168,9 +190,13 @@ class Gen(ModuleWriter):
         )
 
     def cfn(self, node: XNode) -> str:
-        """The name of the node's slow function, generated once."""
+        """The name of the node's slow function, generated once (a bare ``$ref``'s is its target's)."""
         found = self._cnames.get(id(node))
         if found is not None:
+            return found
+        target = _bare_ref(node)
+        if target is not None:
+            found = self._cnames[id(node)] = self.cfn(target)
             return found
         name = self.name("c")
         self._cnames[id(node)] = name
@@ -228,7 +254,7 @@ class Gen(ModuleWriter):
 
     def type_expr(self, types: frozenset[str], v: str) -> str:
         """An expression: whether ``v`` is of one of ``types`` (JSON Schema type names; E1 literals)."""
-        return _type_test(types, v, f"type({v})")
+        return _type_test(types, v, f"type({v})", self.decimals)
 
     def check_fast(self, node: XNode, v: str) -> list[str]:
         """Statements that ``return False`` when ``v`` breaks ``node``: inline or a call."""
@@ -250,6 +276,8 @@ class Gen(ModuleWriter):
             return "False"
         if node.trivial:
             return f"json_once({v}, w)"
+        if node.boolean is None and not node.parts and node.types is not None:
+            return self.type_expr(node.types, v)  # a bare ``type``: one expression, no call
         return f"{self.vfn(node)}({v}, w)"
 
     def _group_lines(self, parts: list[Part], v: str, ip: str | None) -> list[str]:
@@ -272,17 +300,23 @@ class Gen(ModuleWriter):
             return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
         if node.trivial:
             return [f"if not json_once({v}, w): w[1] = 1"]
-        head = [
-            f"{t} = type({v})",
-            f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
-            f"or {t} is float or {t} is bool or {v} is None or {t} is Inexact):",
-            "    w[1] = 1",  # the JSON scan reports it, with its pointer
-        ]
         if node.types is not None:
+            # A value of the node's type is JSON at its top (exact types, finite, within the digit
+            # limit); any other value goes to type_issue, which flags for the JSON scan what is not JSON.
             where_type, words = self.const(pointer(node.type_path)), self.const(type_words(node.types))
-            head += [
-                f"elif not {_type_test(node.types, v, t)}:",
+            head = [
+                f"{t} = type({v})",
+                f"if not {_type_test(node.types, v, t, self.decimals)}:",
                 f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
+            ]
+        else:
+            # Only a double (or an ``Inexact``) can be a number JSON cannot carry: others skip that call.
+            exact = f" or {t} is Inexact" if self.decimals else ""
+            head = [
+                f"{t} = type({v})",
+                f"if (({t} is float{exact}) and is_uncarriable({v})) or not ({t} is str or {t} is dict "
+                f"or {t} is int or {t} is list or {t} is bool or {v} is None or {t} is float{exact}):",
+                "    w[1] = 1",  # the JSON scan reports it, with its pointer
             ]
         rest = self._body(node, v, t, ip)[1:]
         return [*head, "else:", *("    " + x for x in (rest or ["pass"]))]  # no return: it may stand inline
@@ -296,6 +330,10 @@ class Gen(ModuleWriter):
         parts = node.of("number")
         num = self._group_lines(parts, v, ip)
         exact: list[str] = []
+        if not self.decimals:  # doubles only: an Inexact is not JSON here (the slow path's head flagged it)
+            if untyped:
+                return [(f"{t} is int or {t} is float", [f"if {t} is float and not isfinite({v}): {refuse}", *num])]
+            return [(f"{t} is int or {t} is float", num)]
         if parts:
             self.exact = True
             try:
@@ -317,14 +355,18 @@ class Gen(ModuleWriter):
         lines = [f"{t} = type({v})"]
         types = node.types
         if types is not None and not slow:  # the slow path tests the type in its head (body_slow)
-            lines.append(f"if not {_type_test(types, v, t)}: return False")
+            lines.append(f"if not {_type_test(types, v, t, self.decimals)}: return False")
         self.known = types
         lines += self._group_lines(node.of("any"), v, ip)
         self.known = None
         inplace = node.of("inplace")
         typed = any(node.of(a) for a in ("object", "array", "string", "number"))
-        if types is None and not typed and any(p.proves for p in inplace):
-            return lines + self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+        proven = any(p.proves for p in inplace) or (
+            not slow and any(getattr(p, "json_when_passed", False) for p in node.of("any"))
+        )
+        if types is None and not typed and proven:
+            lines += self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+            return lines if slow else _unused_local_dropped(lines, t)
         branches: list[tuple[str, list[str]]] = []
         json_fail = "w[1] = 1" if slow else "return False"
         allowed = types if types is not None else frozenset(_ORDER)
@@ -361,19 +403,53 @@ class Gen(ModuleWriter):
                 lines.extend("    " + line for line in body)
                 keyword = "elif"
         lines += self._group_lines(inplace, v, ip)
-        return lines
+        if slow:
+            return lines
+        if types is None:
+            return _unused_local_dropped(lines, t)
+        return self._bare_type_test(lines, types, v, t)
+
+    def _bare_type_test(self, lines: list[str], types: frozenset[str], v: str, t: str) -> list[str]:
+        """The fast path without its local ``t`` when a one-name type test is its only use
+        (``if not type(x) is dict: return False``): one store and load fewer per node and member."""
+        if len(types) != 1 or types & {"integer", "number"}:
+            return lines
+        rest = lines[2:]
+        used = re.compile(rf"\b{t}\b")
+        if any(used.search(line) for line in rest):
+            return lines
+        return [f"if not {_type_test(types, v, f'type({v})', self.decimals)}: return False", *rest]
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"
 
 
-def generate(root: XNode) -> tuple[Valid, Collect, str]:
+def _unused_local_dropped(lines: list[str], t: str) -> list[str]:
+    """An untyped node's fast lines without their first, ``t = type(v)``, when no other line reads
+    ``t`` (an ``anyOf`` of types tests ``type(v)`` itself): one store fewer per member."""
+    used = re.compile(rf"\b{t}\b")
+    return lines if any(used.search(line) for line in lines[1:]) else lines[1:]
+
+
+def _bare_ref(node: XNode) -> XNode | None:
+    """The target of a node that is only a ``$ref`` (pydantic's ``{"$ref": "#/$defs/Item"}``), whose
+    functions would only call the target's: its functions are the target's. ``None`` otherwise
+    (a node that is itself a ``$ref`` target charges the budget on entry: it keeps its own)."""
+    if node.boolean is not None or node.types is not None or len(node.parts) != 1 or node.meta.get("ref"):
+        return None
+    part = node.parts[0]
+    return part.target if type(part) is Ref else None
+
+
+def generate(root: XNode, *, decimals: bool = True) -> tuple[Valid, Collect, str]:
     """Generate the validator of a classified root node: ``(valid, collect, source)``.
+
+    ``decimals``: E1's exact literals (``extended``); False judges doubles (``standard``, ``strict``).
 
     A root without ``type`` is treated as ``object`` (decision 1): the entry functions refuse any
     other value before the root's own functions run (which stay faithful for ``$ref: "#"``).
     """
-    gen = Gen()
+    gen = Gen(decimals)
     valid_name = gen.vfn(root)
     collect_name = gen.cfn(root)
     if root.types is None:

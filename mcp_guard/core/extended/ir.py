@@ -20,7 +20,7 @@ from ..json_values import pointer
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["APPLIES", "Ctx", "Keyword", "Part", "Path", "Quick", "Walk", "XNode"]
+__all__ = ["APPLIES", "Ctx", "Keyword", "Part", "Path", "Quick", "Subset", "SubsetQuick", "Walk", "XNode"]
 
 Path = tuple[str | int, ...]
 """A schema path (turned into a JSON Pointer where code or a finding needs it)."""
@@ -160,6 +160,15 @@ Quick = Callable[[Any, dict[str, Any], int, Walk], bool]
 Rule = Callable[[Ctx, Any, dict[str, Any], Path], "Part | list[Part] | None"]
 """``rule(ctx, value, schema_object, keyword_path) -> Part | list[Part] | None`` (``None``: nothing to enforce)."""
 
+Subset = Callable[[Ctx, Any, dict[str, Any], Path], bool]
+"""``subset(ctx, value, schema_object, keyword_path) -> bool``: the narrower rule ``standard`` and
+``strict`` add to a row (spec decisions 8, 9): False after recording its finding (in the subset's
+words), or silently when the JSON scan reports the value; True lets the row's ``rule`` run."""
+
+SubsetQuick = Callable[[Any, dict[str, Any], int, Walk], bool]
+"""The verdict-only test of a row under ``standard``/``strict`` where its ``quick`` is wider than
+the subset: True only when ``subset`` and ``rule`` would both record nothing."""
+
 
 @dataclass(frozen=True, slots=True)
 class Keyword:
@@ -175,9 +184,22 @@ class Keyword:
             ``rule`` would record no finding (nested schemas through ``walk.clean``) and every
             value it accepted has exact JSON types; ``None``: the walk defers to the full
             classifier (``$ref``, E5 keywords).
+        profiles: the subset profiles that accept the row (``"standard"``, ``"strict"``; spec,
+            "Two profiles"); empty: outside the reference host's table, refused there.
+        subset: the row's subset rule under those profiles (see :data:`Subset`); ``None``: the
+            row's ``rule`` is the subset's too.
+        subset_quick: the verdict-only test under those profiles; ``None``: ``quick`` decides.
+        types: the node types the keyword may stand with under the subset (decision 4); ``None``:
+            any.
+        in_one_of: whether it may stand beside ``oneOf`` under the subset (decision 3).
     """
 
     name: str
     dialects: frozenset[str]
     rule: Rule
     quick: Quick | None = None
+    profiles: frozenset[str] = frozenset()
+    subset: Subset | None = None
+    subset_quick: SubsetQuick | None = None
+    types: frozenset[str] | None = None
+    in_one_of: bool = False

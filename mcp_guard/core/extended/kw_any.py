@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
-from ..json_values import Inexact, TooLarge, canonical, max_depth
+from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
 from .values import UNREACHABLE, exact_value
@@ -15,7 +15,17 @@ from .values import UNREACHABLE, exact_value
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["Choices", "TypePart", "kw_const", "kw_enum", "kw_type", "show_value"]
+__all__ = [
+    "SUBSET_TYPES",
+    "Choices",
+    "TypePart",
+    "kw_const",
+    "kw_enum",
+    "kw_type",
+    "show_value",
+    "subset_enum",
+    "subset_type",
+]
 
 TYPE_NAMES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
 
@@ -43,6 +53,26 @@ def kw_type(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | 
         ctx.finding(VALIDATION, "type", path, "`type` must not repeat a name")
         return None
     return TypePart(frozenset(names), path)
+
+
+SUBSET_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
+"""The ``type`` values ``standard`` and ``strict`` enforce (spec table, ``type``; ``null`` is not one)."""
+
+
+def subset_type(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
+    """``type`` under ``standard``/``strict``: one string naming a type of :data:`SUBSET_TYPES` (spec
+    table; decisions 8, 9)."""
+    if type(value) is list:
+        ctx.finding(UNSUPPORTED, "type", path, "type lists (a value of several types) are not supported")
+    elif type(value) is not str:
+        ctx.finding(VALIDATION, "type", path, f"`type` must be a string, not {json_type_name(value)}")
+    elif value == "null":
+        ctx.finding(UNSUPPORTED, "type", path, 'type "null" is not supported')
+    elif value not in SUBSET_TYPES:
+        ctx.finding(VALIDATION, "type", path, "`type` does not name a JSON Schema type")
+    else:
+        return True
+    return False
 
 
 _SHOWN = 12
@@ -76,8 +106,12 @@ class Choices(Part):
         self.strings: frozenset[str] | None = None
         self.keys: frozenset[Any] = frozenset()
         self.depth = 0
+        self.json_when_passed = (
+            False  # passing the fast test proves the value a JSON string (gen skips its type dispatch)
+        )
         if all(type(c) is str for c in choices):
             self.strings = frozenset(choices)
+            self.json_when_passed = len(self.strings) != 1  # that test includes ``type(v) is str``
         else:
             # Literals no double holds become exact numbers (E1); without any, the choices are
             # keyed as they are (``canonical`` keeps shared sub-objects shared, and caps them).
@@ -160,6 +194,18 @@ def kw_enum(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | 
         ctx.finding(VALIDATION, "enum", path, "`enum` must be a list")
         return None
     return _choices(ctx, "enum", value, path)
+
+
+def subset_enum(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
+    """``enum`` under ``standard``/``strict`` (decisions 6, 7): choices nesting within the depth
+    limit (said in the subset's words). A number JSON cannot carry among them is the JSON scan's
+    finding; the rule still builds the part (such a choice equals no argument: fail closed)."""
+    if type(value) is not list or len(value) > MAX_ENUM_CHOICES or all(type(c) is str for c in value):
+        return True  # the rule words a list that is not one, or too long
+    if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in value), default=0) > MAX_SCHEMA_DEPTH:
+        ctx.finding(UNSUPPORTED, "enum", path, f"`enum` choices nest deeper than {MAX_SCHEMA_DEPTH} levels")
+        return False
+    return True
 
 
 def kw_const(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..codegen import CHAIN_LIMIT
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Ctx, Part, Path, XNode
 from .kw_array import schema_list
+from .writer import CHAIN_LIMIT
 
 if TYPE_CHECKING:
     from .gen import Gen
@@ -160,7 +160,13 @@ class OneOf(_Branches):
     """``oneOf``: exactly one branch holds."""
 
     def fast(self, g: Gen, v: str) -> list[str]:
-        """See ``Part.fast``."""
+        """See ``Part.fast`` (up to ``CHAIN_LIMIT`` branches unrolled: no loop over a tuple)."""
+        if len(self.branches) <= CHAIN_LIMIT:
+            first, *rest = self.branches
+            lines = [f"o = 1 if {g.test(first, v)} else 0"]
+            for b in rest:
+                lines += [f"if {g.test(b, v)}:", "    if o: return False", "    o = 1"]
+            return [*lines, "if not o: return False"]
         fns = g.late_tuple([g.vfn(b) for b in self.branches])
         return [
             "o = 0",

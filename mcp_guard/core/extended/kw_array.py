@@ -11,16 +11,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..codegen import OverBudget
 from ..json_values import TooLarge, canonical_sized, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import count_of, non_negative
+from .writer import OverBudget
 
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["Contains", "Elements", "Prefix", "Rest", "Unique", "finish", "first_duplicate", "schema_list"]
+__all__ = [
+    "Contains",
+    "Elements",
+    "Prefix",
+    "Rest",
+    "Unique",
+    "finish",
+    "first_duplicate",
+    "schema_list",
+    "subset_items",
+]
 
 _UNIQUE_DEPTH = 200
 """How deep ``uniqueItems`` compares items; an item nested deeper refuses the call (``TooLarge``:
@@ -87,6 +97,14 @@ def kw_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part |
         return None if nodes is None else Prefix(nodes, path)
     node = ctx.sub(value, path)
     return None if node is None else Rest(node, path)
+
+
+def subset_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
+    """``items`` under ``standard``/``strict``: one schema; the tuple form is refused (decision 9)."""
+    if type(value) is list:
+        ctx.finding(UNSUPPORTED, "items", path, "tuple-form `items` (a list of schemas) is not supported")
+        return False
+    return True
 
 
 def kw_additional_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:
@@ -252,6 +270,9 @@ def kw_contains_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) 
     return None
 
 
+_PLAIN: frozenset[type] = frozenset({str, int})
+
+
 def first_duplicate(items: list[Any], w: list[Any]) -> tuple[int, int] | None:
     """The first pair of equal items (JSON equality, decisions 6 and 7), or ``None``.
 
@@ -259,6 +280,8 @@ def first_duplicate(items: list[Any], w: list[Any]) -> tuple[int, int] | None:
     keying a container item charged to the call's budget (``json_values.TooLarge`` or
     ``OverBudget`` past either: the call is refused).
     """
+    if set(map(type, items)) <= _PLAIN and len(set(items)) == len(items):
+        return None  # strings and integers: Python's equality is JSON's, and a set found no two equal
     seen: dict[Any, int] = {}
     for index, item in enumerate(items):
         if type(item) is dict or type(item) is list:

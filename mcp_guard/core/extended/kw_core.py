@@ -11,7 +11,17 @@ from ..json_values import is_json
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Quick, Rule, Walk
 
-__all__ = ["annotation", "e5", "kw_anchor", "kw_defs", "kw_id", "kw_schema"]
+__all__ = [
+    "SCHEMA_DIALECTS",
+    "annotation",
+    "e5",
+    "kw_anchor",
+    "kw_defs",
+    "kw_id",
+    "kw_schema",
+    "quick_subset_schema",
+    "subset_schema",
+]
 
 _ANCHOR = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z")
 
@@ -35,6 +45,34 @@ def kw_schema(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part 
     if len(path) != 1:
         ctx.finding(UNSUPPORTED, "$schema", path, "`$schema` is supported only at the root")
     return None
+
+
+SCHEMA_DIALECTS = frozenset(
+    f"{scheme}://json-schema.org/{path}{hash_}"
+    for scheme in ("http", "https")
+    for path in ("draft-06/schema", "draft-07/schema", "draft/2019-09/schema", "draft/2020-12/schema")
+    for hash_ in ("", "#")
+)
+"""Root ``$schema`` values ``standard`` accepts (spec, "Two profiles"): the four dialects the
+subset's keywords mean the same in."""
+
+
+def subset_schema(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
+    """``$schema`` under ``standard``: at the root only, naming a dialect of :data:`SCHEMA_DIALECTS`."""
+    if len(path) != 1:
+        ctx.finding(UNSUPPORTED, "$schema", path, "`$schema` is supported only at the root")
+    elif type(value) is not str or value not in SCHEMA_DIALECTS:
+        ctx.finding(
+            UNSUPPORTED, "$schema", path, "`$schema` names a dialect other than draft-06, draft-07, 2019-09 or 2020-12"
+        )
+    else:
+        return True
+    return False
+
+
+def quick_subset_schema(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``$schema`` as :func:`subset_schema` accepts it."""
+    return depth == 0 and type(value) is str and value in SCHEMA_DIALECTS
 
 
 def kw_id(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:

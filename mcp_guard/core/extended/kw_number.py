@@ -18,7 +18,7 @@ from .values import exact_number, is_multiple, literal, show_number
 if TYPE_CHECKING:
     from .gen import Gen
 
-__all__ = ["Bound", "MultipleOf", "kw_bound", "kw_multiple_of"]
+__all__ = ["Bound", "MultipleOf", "kw_bound", "kw_multiple_of", "subset_bound"]
 
 _BOUNDS = {
     # keyword: (operator the value must satisfy against the bound, sign for the message)
@@ -65,6 +65,15 @@ def kw_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part |
         ctx.finding(VALIDATION, keyword, path, f"`{keyword}` must be a number")
         return None
     return Bound(keyword, exact, path)
+
+
+def subset_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
+    """A bound under ``standard``/``strict`` (decisions 6, 8): a double, finite, never a boolean."""
+    t = type(value)
+    if t is int or (t is float and value - value == 0):
+        return True
+    ctx.finding(VALIDATION, str(path[-1]), path, f"`{path[-1]}` must be a number")
+    return False
 
 
 class MultipleOf(Part):

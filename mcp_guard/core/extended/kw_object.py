@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..codegen import CHAIN_LIMIT
 from ..ecma_regex import PatternError
 from ..json_values import escape_token
-from ..report import VALIDATION
+from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import compiled_pattern, non_negative, pattern_of, search
+from .writer import CHAIN_LIMIT
 
 if TYPE_CHECKING:
     from ..ecma_regex import Pattern
@@ -34,6 +34,9 @@ __all__ = [
     "PropertyNames",
     "Required",
     "finish",
+    "quick_subset_additional",
+    "subset_additional_properties",
+    "subset_properties",
 ]
 
 
@@ -120,6 +123,30 @@ def kw_additional_properties(ctx: Ctx, value: Any, schema: dict[str, Any], path:
     """``additionalProperties``: a schema (boolean or object) for the members not matched."""
     node = ctx.sub(value, path)
     return None if node is None else Additional(node, path)
+
+
+def subset_properties(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
+    """``properties`` under ``standard``/``strict``: an object (its members are classified by the rule)."""
+    if type(value) is dict:
+        return True
+    ctx.finding(VALIDATION, "properties", path, "`properties` must be an object")
+    return False
+
+
+def subset_additional_properties(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> bool:
+    """``additionalProperties`` under ``standard``/``strict``: a boolean; a schema is refused (decision 9)."""
+    if type(value) is bool:
+        return True
+    if type(value) is dict:
+        ctx.finding(UNSUPPORTED, "additionalProperties", path, "schema-valued additionalProperties is not supported")
+    else:
+        ctx.finding(VALIDATION, "additionalProperties", path, "`additionalProperties` must be a boolean")
+    return False
+
+
+def quick_subset_additional(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """``additionalProperties`` as :func:`subset_additional_properties` accepts it: a boolean."""
+    return type(value) is bool
 
 
 class Members(Part):

@@ -8,7 +8,7 @@ beyond that.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .ir import Ctx, Part, Path, XNode
 
@@ -25,8 +25,15 @@ _FALSE_TAIL = {
 
 
 class _Unevaluated(Part):
+    """Both keywords: one loop over the members (items) the siblings did not evaluate, each held to
+    the schema. A subclass names its keyword, what ``Gen.evaluated`` collects (``kind``), the loop's
+    head, the test that a member is unevaluated, and a member's pointer."""
+
     order = 99  # after every sibling: they decide what is evaluated
     memo = True  # enclosing unevaluated* ask again: once per value (Gen.memoized)
+    keyword: ClassVar[str]
+    kind: ClassVar[str]
+    unseen: ClassVar[str]  # the member ``y`` was not evaluated (names the loop's locals)
 
     def __init__(self, node: XNode, path: Path) -> None:
         self.node = node
@@ -41,73 +48,76 @@ class _Unevaluated(Part):
         """See ``Part.nodes``."""
         yield self.node
 
-    def _siblings(self, g: Gen, v: str, kind: str) -> str:
-        assert self.owner is not None
-        return g.evaluated(self.owner, kind, v, skip=self, checked=True)
+    def _head(self, g: Gen, v: str, evaluated: str) -> list[str]:
+        """Bind what the siblings evaluated, and loop with the member in ``y``."""
+        raise NotImplementedError
 
-    def _slow_member(self, g: Gen, v: str, ip: str, keyword: str) -> list[str]:
+    def _pointer(self, ip: str) -> str:
+        """An expression for the member's JSON Pointer."""
+        raise NotImplementedError
+
+    def _loop(self, g: Gen, v: str) -> list[str]:
+        assert self.owner is not None
+        return self._head(g, v, g.evaluated(self.owner, self.kind, v, skip=self, checked=True))
+
+    def fast(self, g: Gen, v: str) -> list[str]:
+        """See ``Part.fast``."""
+        test = f"    if {self.unseen} and not {g.test(self.node, 'y')}: return False"
+        return [*g.charge(v, [self.node]), *self._loop(g, v), test]
+
+    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+        """See ``Part.slow``."""
         if self.node.boolean is False:
-            return [g.fail(keyword, self.path, "p", _FALSE_TAIL[keyword]), f"if not json_once({v}, w): w[1] = 1"]
-        return g.check_slow(self.node, v, "p")
+            member = [
+                g.fail(self.keyword, self.path, "p", _FALSE_TAIL[self.keyword]),
+                "if not json_once(y, w): w[1] = 1",
+            ]
+        else:
+            member = g.check_slow(self.node, "y", "p")
+        return [
+            *self._loop(g, v),
+            f"    if {self.unseen} and not {g.test(self.node, 'y')}:",
+            f"        p = {self._pointer(ip)}",
+            *("        " + x for x in member),
+        ]
 
 
 class UnevaluatedProperties(_Unevaluated):
     """``unevaluatedProperties``: a schema for the members nothing else evaluated."""
 
     applies = "object"
+    keyword = "unevaluatedProperties"
+    kind = "props"
+    unseen = "k not in s"
 
     def props_code(self, g: Gen, v: str) -> list[str]:
         """See ``Part.props_code``: every member (the rest are checked here)."""
         return [f"s.update({v})"]
 
-    def fast(self, g: Gen, v: str) -> list[str]:
-        """See ``Part.fast``."""
-        return [
-            *g.charge(v, [self.node]),
-            f"s = {self._siblings(g, v, 'props')}",
-            f"for k, y in {v}.items():",
-            f"    if k not in s and not {g.test(self.node, 'y')}: return False",
-        ]
+    def _head(self, g: Gen, v: str, evaluated: str) -> list[str]:
+        return [f"s = {evaluated}", f"for k, y in {v}.items():"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
-        """See ``Part.slow``."""
-        return [
-            f"s = {self._siblings(g, v, 'props')}",
-            f"for k, y in {v}.items():",
-            f"    if k not in s and not {g.test(self.node, 'y')}:",
-            f"        p = child({ip}, k)",
-            *("        " + x for x in self._slow_member(g, "y", ip, "unevaluatedProperties")),
-        ]
+    def _pointer(self, ip: str) -> str:
+        return f"child({ip}, k)"
 
 
 class UnevaluatedItems(_Unevaluated):
     """``unevaluatedItems``: a schema for the items nothing else evaluated."""
 
     applies = "array"
+    keyword = "unevaluatedItems"
+    kind = "items"
+    unseen = "i not in c"
 
     def items_code(self, g: Gen, v: str) -> list[str]:
         """See ``Part.items_code``: every item."""
         return [f"p = len({v})"]
 
-    def fast(self, g: Gen, v: str) -> list[str]:
-        """See ``Part.fast``."""
-        return [
-            *g.charge(v, [self.node]),
-            f"p, c = {self._siblings(g, v, 'items')}",
-            f"for i in range(p, len({v})):",
-            f"    if i not in c and not {g.test(self.node, v + '[i]')}: return False",
-        ]
+    def _head(self, g: Gen, v: str, evaluated: str) -> list[str]:
+        return [f"p, c = {evaluated}", f"for i in range(p, len({v})):", f"    y = {v}[i]"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
-        """See ``Part.slow``."""
-        return [
-            f"p, c = {self._siblings(g, v, 'items')}",
-            f"for i in range(p, len({v})):",
-            f"    y = {v}[i]",
-            f"    if i not in c and not {g.test(self.node, 'y')}:",
-            f'        p = {ip} + "/" + str(i)',
-            *("        " + x for x in self._slow_member(g, "y", ip, "unevaluatedItems")),
-        ]
+    def _pointer(self, ip: str) -> str:
+        return f'{ip} + "/" + str(i)'
 
 
 def kw_unevaluated_properties(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:

@@ -1,0 +1,166 @@
+"""The generated validator's module: its source, its namespace of constants, fresh names; and the
+helpers every generated validator may call (``type_issue``, ``child``, ``where``, :class:`OverBudget`).
+
+Safety of the generated source: it is built from fixed templates and generated names only.
+Every value that comes from a schema (property names, bounds, enum choices, pointers, message
+texts) is bound in the module namespace as a constant (:meth:`ModuleWriter.const`) and referred
+to by name; none is ever spliced into the source.
+
+``w`` in generated code is the call's cell ``[budget, scan flag, memo]`` (see ``gen``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import isfinite
+from typing import Any
+
+from ..json_values import canonical_once, escape_token, is_json, is_uncarriable, json_once, json_type_name
+from ..report import VALIDATION, Issue
+
+__all__ = [
+    "CHAIN_LIMIT",
+    "Collect",
+    "ModuleWriter",
+    "OverBudget",
+    "Valid",
+    "base_namespace",
+    "child",
+    "type_issue",
+    "where",
+]
+
+Valid = Callable[[Any, list[Any]], bool]
+"""``valid(arguments, cell) -> bool``: the generated fast path."""
+
+Collect = Callable[[Any, str, list[Issue], list[Any]], None]
+"""``collect(arguments, pointer, out, cell)``: the generated slow path, appending issues to ``out``."""
+
+
+def where(instance_pointer: str) -> str:
+    """How a message names an argument position: ```/a/0``` or "the arguments object"."""
+    return f"`{instance_pointer}`" if instance_pointer else "the arguments object"
+
+
+class OverBudget(Exception):
+    """Raised by generated code when a call's work budget (``budget.MAX_WORK``) runs out."""
+
+
+_PLAIN_NAMES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", type(None): "null"}
+"""JSON type names of the scalar types that are always JSON (see ``json_values.json_type_name``)."""
+
+
+def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[Any]) -> None:
+    """Append the ``type`` finding for ``value`` (doubles: ``standard``, ``strict``); flag (``w[1]``)
+    a value the JSON scan must report.
+
+    An uncarriable number gets no ``type`` finding: the scan reports it once, as ``json``.
+    (Runs on the per-call slow path: the common types are named without further calls.)
+    """
+    t = type(value)
+    name = _PLAIN_NAMES.get(t)
+    if name is None:
+        if t is dict or t is list:
+            name = "object" if t is dict else "array"
+            if not is_json(value):  # each position meets type_issue once per call: no memo needed
+                w[1] = 1
+        else:
+            if is_uncarriable(value) or not is_json(value):
+                w[1] = 1
+                if is_uncarriable(value):
+                    return
+            name = json_type_name(value)
+    where_ = "`" + ip + "`" if ip else "the arguments object"  # as where()
+    message = where_ + " must be " + expected + ", not " + name + " (type)"
+    out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
+
+
+def child(ip: str, key: str) -> str:
+    """The pointer of member ``key`` below ``ip`` (RFC 6901 escaping only when needed)."""
+    if "~" in key or "/" in key:
+        return ip + "/" + escape_token(key)
+    return ip + "/" + key
+
+
+CHAIN_LIMIT = 16
+"""Objects with more declared properties than this dispatch through a dict, ``oneOf``s with
+more branches loop over a tuple, and longer ``required`` lists loop over a constant: long
+``elif`` or ``+`` chains nest in Python's syntax tree and exhaust its compiler's recursion
+(about 3,000 deep), and a statement per name makes the source grow with the schema's size."""
+
+
+class ModuleWriter:
+    """The generated module of one validator: its source, its namespace of constants, fresh names.
+
+    Used by the generator (``gen``). Every
+    schema value reaches the source only through :meth:`const` (see the module docstring).
+    """
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+        self.source: list[str] = []
+        self.trailer: list[str] = []  # assignments that need every function defined first
+        self._consts: dict[tuple[type, Any], str] = {}
+        self._count = 0
+
+    def const(self, value: Any) -> str:
+        """Bind a schema value as a module constant; return its name (see the module docstring)."""
+        try:
+            key: tuple[type, Any] | None = (type(value), value)
+            found = self._consts.get(key)  # type: ignore[arg-type]
+        except TypeError:  # unhashable: no sharing
+            key, found = None, None
+        if found is not None:
+            return found
+        name = self.name("K")
+        self.namespace[name] = value
+        if key is not None:
+            self._consts[key] = name
+        return name
+
+    def name(self, prefix: str) -> str:
+        """A fresh generated name."""
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def late_tuple(self, names: list[str]) -> str:
+        """A module-level tuple of generated functions, bound after they are all defined."""
+        name = self.name("T")
+        self.trailer.append(f"{name} = ({', '.join(names)},)")
+        return name
+
+    def late_dict(self, entries: dict[str, str]) -> str:
+        """A module-level dict from schema constants (by name) to generated functions."""
+        name = self.name("D")
+        self.trailer.append(f"{name} = {{{', '.join(f'{k}: {v}' for k, v in entries.items())}}}")
+        return name
+
+    def emit(self, header: str, body: list[str]) -> None:
+        """Append one function definition to the module."""
+        self.source.append(header)
+        self.source.extend("    " + line for line in (body or ["pass"]))
+        self.source.append("")
+
+    def load(self, valid_name: str, collect_name: str, label: str) -> tuple[Valid, Collect, str]:
+        """Compile and run the module; ``(valid, collect, source)`` of the two named functions."""
+        source = "\n".join([*self.source, *self.trailer])
+        code = compile(source, label, "exec")
+        exec(code, self.namespace)  # the source holds generated names and templates only; see the docstring
+        return self.namespace[valid_name], self.namespace[collect_name], source
+
+
+def base_namespace() -> dict[str, Any]:
+    """The names every generated validator's source may use (``gen`` adds the exact-number ones)."""
+    return {
+        "Issue": Issue,
+        "OverBudget": OverBudget,
+        "new": tuple.__new__,
+        "is_json": is_json,
+        "json_once": json_once,
+        "canonical_once": canonical_once,
+        "isfinite": isfinite,
+        "where": where,
+        "type_issue": type_issue,
+        "is_uncarriable": is_uncarriable,
+        "child": child,
+    }
