@@ -26,6 +26,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
     "NO_ID",
     "PARSE_ERROR",
     "Uncarriable",
@@ -41,6 +42,7 @@ __all__ = [
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 

@@ -7,13 +7,16 @@ harness; the upstream records the raw lines it receives, so "as written" is chec
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+import rfc8785
 
 from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream, name
 
@@ -68,21 +71,30 @@ class RawUpstream(ScriptedUpstream):
 
 
 @asynccontextmanager
-async def guard(command: str, profile: str, upstream: ScriptedUpstream) -> AsyncIterator[Client]:
-    """``wrap`` or ``serve`` under ``profile`` over ``upstream``, initialized (the harness's, with a profile)."""
+async def guard(
+    command: str, profile: str, upstream: ScriptedUpstream, *, journal: Path | None = None
+) -> AsyncIterator[Client]:
+    """``wrap`` or ``serve`` under ``profile`` over ``upstream``, initialized (the harness's, with a profile);
+    ``journal``: serve appends its journal there."""
     from mcp_guard.gateway.config import parse_config
+    from mcp_guard.gateway.journal import Journal
     from mcp_guard.gateway.session import GatewaySession
     from mcp_guard.relay.guard import ToolTable
     from mcp_guard.relay.relay import Relay
 
     client = Client()
+    journaled = None if journal is None else Journal(journal)
     session: Relay | GatewaySession
     if command == "wrap":
         session = Relay(client.guard_link, upstream.connect, ToolTable(profile), drain_timeout=0.2)
     else:
         text = json.dumps({"mcpServers": {"s": {"command": "unused"}}, "guard": {"profile": profile}})
         session = GatewaySession(
-            client.guard_link, parse_config(text, environ={}), connectors={"s": upstream.connect}, drain_timeout=0.2
+            client.guard_link,
+            parse_config(text, environ={}),
+            connectors={"s": upstream.connect},
+            drain_timeout=0.2,
+            journal=journaled,
         )
     done = anyio.Event()
 
@@ -97,6 +109,8 @@ async def guard(command: str, profile: str, upstream: ScriptedUpstream) -> Async
         await client.link.close_send()
         with anyio.fail_after(TIMEOUT):
             await done.wait()
+    if journaled is not None:
+        journaled.close()
 
 
 def call_line(request_id: str, tool: str, arguments: str, era: str) -> bytes:
@@ -179,4 +193,33 @@ async def test_extended_refuses_what_has_no_exact_value_within_the_digit_limit(c
         calls = upstream.raw_calls()
     issues = answer["result"]["_meta"]["mcp-guard/rejection"]["issues"]
     assert [(i["keyword"], i["instance_path"]) for i in issues] == [("json", "/x")]
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    "literal", ["1e23", "1e308", "1e25", "1e-400", "0.1000000000000000000001", "0.30000000000000000001"]
+)
+async def test_serve_journals_such_a_literal_as_its_double_and_forwards_the_call(tmp_path: Path, literal: str) -> None:
+    """Trial F6: with a journal, serve crashed in RFC 8785 (TypeError on an Inexact) and refused the call -32603.
+    The digest is what any RFC 8785 implementation computes: the literal read as its nearest double."""
+    journal = tmp_path / "journal.jsonl"
+    upstream = RawUpstream()
+    async with guard("serve", "extended", upstream, journal=journal) as client:
+        answer = await call(client, "serve", "j", f'{{"x":{literal}}}', "handshake")
+        calls = upstream.raw_calls()
+    assert answer["result"]["content"][0]["text"] == "numbers ok", answer
+    assert len(calls) == 1 and f'"x":{literal}'.encode() in calls[0]
+    [intent] = [r for r in map(json.loads, journal.read_text().splitlines()) if r["event"] == "intent"]
+    assert intent["arguments_sha256"] == hashlib.sha256(rfc8785.dumps({"x": float(literal)})).hexdigest()
+
+
+async def test_serve_with_a_journal_refuses_a_literal_beyond_the_double_range(tmp_path: Path) -> None:
+    """No double, so no RFC 8785 form: the call is refused (``no_canonical_form``), never forwarded unjournaled."""
+    journal = tmp_path / "journal.jsonl"
+    upstream = RawUpstream()
+    async with guard("serve", "extended", upstream, journal=journal) as client:
+        answer = await call(client, "serve", "far", '{"x":1e400}', "handshake")
+        calls = upstream.raw_calls()
+    assert answer["result"]["isError"] is True
+    assert answer["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "no_canonical_form"
     assert calls == []

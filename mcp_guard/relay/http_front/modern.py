@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 
-from ...wire.jsonrpc import Uncarriable, dumps
+from ...wire.jsonrpc import METHOD_NOT_FOUND, Uncarriable, dumps
 from .channel import Channel
 from .messages import Exchange, Item, Key, error_bytes, map_key, progress_token
 
 if TYPE_CHECKING:
     from .app import HttpFront
 
-__all__ = ["METHOD_NOT_FOUND", "ModernChannel"]
+__all__ = ["ModernChannel"]
 
 log = logging.getLogger("mcp_guard")
-
-METHOD_NOT_FOUND: Final = -32601
 
 
 class ModernChannel(Channel):
