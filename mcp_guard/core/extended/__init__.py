@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..json_values import Inexact, pointer, scan
+from ..json_values import Inexact, is_json, pointer, scan
 from ..report import VALIDATION, Issue, Note
 from .classify import Classifier
 from .gen import generate
@@ -42,7 +42,8 @@ def classify_extended(schema: Any, *, known_json: bool = False) -> tuple[list[Is
         TypeError: the schema holds a value that is not JSON (its pointer in the message).
     """
     issues: list[Issue] = []
-    for path in () if known_json else scan(schema, what="schema"):  # TypeError for non-JSON, with its pointer
+    plain = known_json or is_json(schema)  # no paths, several times cheaper than the scan
+    for path in () if plain else scan(schema, what="schema"):  # TypeError for non-JSON, with its pointer
         if type(_at(schema, path)) is Inexact:
             continue  # a literal no double holds: exact in this profile (E1)
         issues.append(
