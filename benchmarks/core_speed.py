@@ -14,8 +14,10 @@ invalid arguments, and on every supported schema of the MCP tool corpus
 Part 2: classifying a ``tools/list`` of 10,000 distinct tools (the corpus, repeated with a
 distinct root description each) with ``mcp_guard.compile(..., defer=True)`` (as the relay
 does: validators are built on a tool's first call) vs merely parsing its JSON with
-``json.loads``, and vs parsing it into the SDK's ``ListToolsResult``; eager ``compile`` (trees
-built at once) is shown beside it.
+``json.loads``, and vs parsing it into the SDK's ``ListToolsResult``; the relay's own
+``ToolTable.replace`` on the parsed tools (its cache key, the classification, the verdicts it
+writes into the listing) is shown as the end-to-end figure, and eager ``compile`` (trees built
+at once) beside it.
 
 Part 3 (``--profile extended``): one 1 MiB argument (10,000 objects) valid under an extended
 schema (``$ref``/``$defs``, ``anyOf`` with ``null``, bounds, lengths, ``const``, ``format``,
@@ -25,9 +27,19 @@ schema (``$ref``/``$defs``, ``anyOf`` with ``null``, bounds, lengths, ``const``,
 references validate the same thing: python-jsonschema (``Draft7Validator`` when the root
 ``$schema`` names draft-07) and jsonschema-rs assert ``format`` as the guard does (E4).
 
+Method, the same for every side of every ratio: the contenders are timed in interleaved
+rounds (a burst of load on the shared machine falls on all of them) and the best round
+counts; the cyclic collector is collected before each round and paused during it (with it
+running, a collection's cost depends on this script's own heap and falls on the side that
+allocates: it once made ``json.loads`` of the listing 3.4x slower, which flattered the
+guard); what a timed call returns is freed after the clock stops, for every side.
+``--baseline CHECKOUT`` times another checkout's core (say, of main) in the same rounds, as
+``baseline``; ``--parts`` picks parts (``sigma,corpus,list,big``).
+
 Figures are ratios against references measured in the same run. Usage::
 
     python benchmarks/core_speed.py [--profile standard|strict|extended] [--seconds 0.2] [--corpus PATH]
+        [--parts sigma,corpus,list,big] [--baseline CHECKOUT]
 """
 
 from __future__ import annotations
@@ -79,24 +91,53 @@ SIGMA_CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
 }
 
 
-def per_call(fn: Callable[[], object], seconds: float) -> float:
-    """Seconds per call of ``fn``: the best of 5 batches, each about ``seconds / 5`` long."""
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - start > seconds / 50:
-            break
-        n *= 2
-    batch = max(1, n * 10)
-    best = float("inf")
+def race(fns: dict[str, Callable[[], object]], seconds: float) -> dict[str, float]:
+    """Seconds per call of each function: the best of 5 rounds, the functions interleaved in each.
+
+    Each function's batch is sized to about ``seconds / 10``; a round runs every batch in turn,
+    so a burst of load on the shared machine falls on all of them. The collector is run before
+    each round and paused during it, for every side alike (see :func:`paused`).
+    """
+    sizes = {}
+    for name, fn in fns.items():
+        n = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            if time.perf_counter() - start > seconds / 50:
+                break
+            n *= 2
+        sizes[name] = n * 5
+    best = dict.fromkeys(fns, float("inf"))
     for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        best = min(best, (time.perf_counter() - start) / batch)
+        with paused():
+            for name, fn in fns.items():
+                batch = sizes[name]
+                start = time.perf_counter()
+                for _ in range(batch):
+                    fn()
+                best[name] = min(best[name], (time.perf_counter() - start) / batch)
     return best
+
+
+class paused:
+    """``with paused():`` the cyclic collector collected, then paused; enabled again on exit.
+
+    Every timed figure here is taken this way, the guard and its reference alike. With the
+    collector running, what a collection costs depends on everything else the process holds
+    (this script's own heap: 10,000 parsed tools, 1,700 compiled validators), and it falls
+    mostly on the side that allocates (``json.loads`` builds every container; a check builds
+    almost none): in one run it made ``json.loads`` of the 10,000-tool list 3.4× slower,
+    which flattered the guard.
+    """
+
+    def __enter__(self) -> None:
+        gc.collect()
+        gc.disable()
+
+    def __exit__(self, *_exc: object) -> None:
+        gc.enable()
 
 
 FORMAT_EXAMPLES = {
@@ -220,20 +261,24 @@ def validators(profile: str) -> dict[str, Callable[[dict[str, Any]], Callable[[A
 
 
 def measure_calls(
-    cases: list[tuple[str, str, dict[str, Any], Any]], seconds: float, profile: str
+    cases: list[tuple[str, str, dict[str, Any], Any]], seconds: float, profile: str, guards: dict[str, Any]
 ) -> dict[str, list[float]]:
-    """Speed-up over python-jsonschema per case, for the guard and each installed validator."""
+    """Speed-up over python-jsonschema per case, for the guard(s) and each installed validator."""
     others = validators(profile)
-    ratios: dict[str, list[float]] = {"mcp-guard": [], **{name: [] for name in others}}
+    ratios: dict[str, list[float]] = {**{name: [] for name in guards}, **{name: [] for name in others}}
     for label, kind, schema, arguments in cases:
-        compiled = guard_compile(schema, profile=profile)
         oracle = reference(schema, profile)
-        assert compiled.check(arguments).ok == (not list(oracle.iter_errors(arguments))), (label, kind)
-        ref = per_call(lambda a=arguments, v=oracle: list(v.iter_errors(a)), seconds)
-        ratios["mcp-guard"].append(ref / per_call(lambda a=arguments, c=compiled: c.check(a), seconds))
+        fns: dict[str, Callable[[], object]] = {"reference": lambda a=arguments, v=oracle: list(v.iter_errors(a))}
+        for name, compile_ in guards.items():
+            compiled = compile_(schema, profile=profile)
+            assert compiled.check(arguments).ok == (not list(oracle.iter_errors(arguments))), (name, label, kind)
+            fns[name] = lambda a=arguments, c=compiled: c.check(a)
         for name, make in others.items():
             run = make(schema)
-            ratios[name].append(ref / per_call(lambda a=arguments, r=run: r(a), seconds))
+            fns[name] = lambda a=arguments, r=run: r(a)
+        times = race(fns, seconds)
+        for name in ratios:
+            ratios[name].append(times["reference"] / times[name])
     return ratios
 
 
@@ -247,6 +292,11 @@ def report(title: str, ratios: dict[str, list[float]]) -> None:
                 f"min {min(values):5.1f}, max {max(values):6.1f}  ({len(values)} cases, "
                 f"{sum(v >= 20 for v in values)} at 20× or more)"
             )
+    rs = ratios.get("jsonschema-rs")
+    for name in ("mcp-guard", "baseline"):
+        if rs and ratios.get(name):
+            per_case = [g / r for g, r in zip(ratios[name], rs, strict=True)]
+            print(f"  {name} / jsonschema-rs, per case (>1: {name} faster): median {statistics.median(per_case):.2f}")
 
 
 def sigma_cases() -> list[tuple[str, str, dict[str, Any], Any]]:
@@ -280,9 +330,11 @@ def corpus_cases(tools: list[dict[str, Any]], profile: str) -> list[tuple[str, s
     return cases
 
 
-def classify_list(tools: list[dict[str, Any]], profile: str) -> None:
-    """Part 2: classifying 10,000 distinct tools vs parsing their tools/list result."""
+def classify_list(tools: list[dict[str, Any]], profile: str, guards: dict[str, Any]) -> None:
+    """Part 2: classifying 10,000 distinct tools vs parsing their tools/list result (collector paused, all sides)."""
     import mcp_types
+
+    from mcp_guard.relay.guard import ToolTable
 
     listed = []
     for i in range(10_000):
@@ -292,45 +344,48 @@ def classify_list(tools: list[dict[str, Any]], profile: str) -> None:
         listed.append(tool)
     text = json.dumps({"tools": listed})
     del listed  # only the text stays: the parse below runs over a heap without a second copy
-    results = {}
-    for label, paused in (("GC as usual", False), ("GC paused", True)):
-        parse = classify = eager = sdk = float("inf")
-        for _ in range(5):
-            gc.collect()
-            if paused:
-                gc.disable()
-            start = time.perf_counter()
-            document = json.loads(text)
-            parse = min(parse, time.perf_counter() - start)
-            gc.collect()
-            start = time.perf_counter()
-            for tool in document["tools"]:
-                guard_compile(tool["inputSchema"], profile=profile, defer=True)  # as the relay classifies a listing
-            classify = min(classify, time.perf_counter() - start)
-            gc.collect()
-            start = time.perf_counter()
-            for tool in document["tools"]:
-                guard_compile(tool["inputSchema"], profile=profile)
-            eager = min(eager, time.perf_counter() - start)
-            gc.collect()
-            start = time.perf_counter()
-            mcp_types.ListToolsResult.model_validate_json(text)
-            sdk = min(sdk, time.perf_counter() - start)
-            del document  # nor is the last round's document alive during the next parse
-            gc.enable()
-        results[label] = (parse, classify, eager, sdk)
+    listed = []
+    best: dict[str, float] = {}
+
+    def timed(label: str, fn: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        result = fn()  # kept past the clock: freeing it is timed for no side
+        best[label] = min(best.get(label, float("inf")), time.perf_counter() - start)
+        return result
+
+    for _ in range(5):
+        with paused():
+            listed = timed("json.loads", lambda: json.loads(text))["tools"]
+            for name, compile_ in guards.items():
+                timed(
+                    f"{name} classify",
+                    lambda c=compile_, got=listed: [c(t["inputSchema"], profile=profile, defer=True) for t in got],
+                )
+            timed("relay table", lambda got=listed: ToolTable(profile, label=None).replace(got))
+            timed("eager", lambda got=listed: [guard_compile(t["inputSchema"], profile=profile) for t in got])
+            timed("SDK parse", lambda: mcp_types.ListToolsResult.model_validate_json(text))
+            del listed  # nor is the last round's document alive during the next parse
     supported = sum(guard_compile(t["inputSchema"], profile=profile, defer=True).supported for t in tools)
+    parse = best["json.loads"]
     print(
         f"\nclassifying a tools/list of 10,000 distinct tools ({len(text) / 1e6:.1f} MB of JSON; "
-        f"profile {profile}: {supported} of the {len(tools)} corpus schemas supported):"
+        f"profile {profile}: {supported} of the {len(tools)} corpus schemas supported; best of 5 rounds, "
+        "the collector paused in each, for every side):"
     )
-    for label, (parse, classify, eager, sdk) in results.items():
-        print(f"  {label}:")
-        print(f"    json.loads                                {parse * 1e3:7.1f} ms")
-        print(f"    SDK ListToolsResult parse                 {sdk * 1e3:7.1f} ms")
-        print(f"    mcp-guard classify (compile, defer=True)  {classify * 1e3:7.1f} ms   (what the relay does)")
-        print(f"    mcp-guard compile, validators' trees built {eager * 1e3:6.1f} ms")
-        print(f"    classify / json.loads = {classify / parse:.2f};  classify / SDK parse = {classify / sdk:.2f}")
+    print(f"    json.loads                                  {parse * 1e3:7.1f} ms   (the reference)")
+    print(f"    SDK ListToolsResult parse                   {best['SDK parse'] * 1e3:7.1f} ms")
+    for name in guards:
+        figure = best[f"{name} classify"]
+        print(
+            f"    {name + ' classify (compile, defer=True)':<43} {figure * 1e3:7.1f} ms   "
+            f"classify / json.loads = {figure / parse:.2f}"
+        )
+    relay = best["relay table"]
+    print(
+        f"    relay ToolTable.replace (key, classify, verdicts) {relay * 1e3:5.1f} ms   "
+        f"relay / json.loads = {relay / parse:.2f}   (what the relay does with a parsed listing)"
+    )
+    print(f"    mcp-guard compile, validators' trees built  {best['eager'] * 1e3:7.1f} ms")
 
 
 BIG_SCHEMA: dict[str, Any] = {
@@ -358,7 +413,7 @@ BIG_SCHEMA: dict[str, Any] = {
 """Part 3's extended schema: what pydantic and zod emit for a list of records."""
 
 
-def big_argument(seconds: float) -> None:
+def big_argument(rounds: int, guards: dict[str, Any]) -> None:
     """Part 3: a 1 MiB argument (10,000 objects) valid under :data:`BIG_SCHEMA` vs ``json.loads`` of it."""
     items = [
         {
@@ -373,16 +428,51 @@ def big_argument(seconds: float) -> None:
         for i in range(10_000)
     ]
     text = json.dumps({"items": items})
-    compiled = guard_compile(BIG_SCHEMA, profile="extended")
-    assert compiled.supported, compiled.report
     arguments = json.loads(text)
-    assert compiled.check(arguments).ok
     assert jsonschema.Draft202012Validator(BIG_SCHEMA, format_checker=jsonschema.FormatChecker()).is_valid(arguments)
-    parse = per_call(lambda: json.loads(text), seconds)
-    check = per_call(lambda: compiled.check(arguments), seconds)
-    print(f"\none argument of {len(text) / 2**20:.2f} MiB (10,000 objects), valid under an extended schema:")
+    checks = {}
+    for name, compile_ in guards.items():
+        checks[name] = compile_(BIG_SCHEMA, profile="extended")
+        assert checks[name].check(arguments).ok, name
+    best: dict[str, float] = dict.fromkeys(["json.loads", *checks], float("inf"))
+    for _ in range(rounds):
+        with paused():
+            start = time.perf_counter()
+            parsed = json.loads(text)  # kept past the clock: freeing it is timed for no side
+            best["json.loads"] = min(best["json.loads"], time.perf_counter() - start)
+            for name, compiled in checks.items():
+                start = time.perf_counter()
+                report = compiled.check(arguments)
+                best[name] = min(best[name], time.perf_counter() - start)
+            del parsed, report
+    parse = best["json.loads"]
+    print(
+        f"\none argument of {len(text) / 2**20:.2f} MiB (10,000 objects), valid under an extended schema "
+        f"(best of {rounds} interleaved rounds, the collector paused for every side):"
+    )
     print(f"  json.loads       {parse * 1e3:7.1f} ms")
-    print(f"  mcp-guard check  {check * 1e3:7.1f} ms   check / json.loads = {check / parse:.2f}")
+    for name in checks:
+        check = best[name]
+        print(f"  {name + ' check':<16} {check * 1e3:7.1f} ms   check / json.loads = {check / parse:.2f}")
+
+
+def baseline_compile(checkout: Path) -> Any:
+    """``compile`` of another checkout's core (``checkout/mcp_guard/core``), imported beside this one.
+
+    The core imports nothing outside itself (tests/test_layering.py), so it loads as
+    ``mcp_guard_baseline.core`` without that checkout's other modules: the two versions are
+    then timed in the same process, in the same interleaved rounds.
+    """
+    import importlib
+    import types
+
+    package = types.ModuleType("mcp_guard_baseline")
+    package.__path__ = [str(checkout / "mcp_guard")]
+    sys.modules["mcp_guard_baseline"] = package
+    return importlib.import_module("mcp_guard_baseline.core.compiler").compile
+
+
+PARTS = ("sigma", "corpus", "list", "big")
 
 
 def main() -> int:
@@ -390,23 +480,38 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=0.2, help="rough time budget per measurement")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of tools/list corpus files")
     parser.add_argument("--profile", default="standard", choices=["standard", "strict", "extended"])
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    parser.add_argument("--every", type=int, default=1, help="time every Nth corpus case only (a loaded machine)")
+    parser.add_argument(
+        "--baseline", type=Path, help="a checkout (e.g. of main) whose core is timed beside this one, as `baseline`"
+    )
     args = parser.parse_args()
     profile = args.profile
-    print(f"profile: {profile}")
-    report("Sigma schemas, valid and invalid arguments", measure_calls(sigma_cases(), args.seconds, profile))
+    parts = set(args.parts.split(","))
+    guards: dict[str, Any] = {"mcp-guard": guard_compile}
+    if args.baseline is not None:
+        guards["baseline"] = baseline_compile(args.baseline)
+    print(f"profile: {profile}" + (f"; baseline: the core of {args.baseline}" if args.baseline else ""))
+    if "sigma" in parts:
+        report(
+            "Sigma schemas, valid and invalid arguments", measure_calls(sigma_cases(), args.seconds, profile, guards)
+        )
     if not args.corpus.is_dir():
         print(f"\n(corpus not found at {args.corpus}: corpus figures skipped)")
         return 0
     tools = corpus_tools(args.corpus)
-    cases = corpus_cases(tools, profile)
-    supported = len({label for label, _kind, _schema, _args in cases})
-    report(
-        f"corpus: {supported} supported schemas of {len(tools)} tools, valid and invalid arguments",
-        measure_calls(cases, args.seconds / 4, profile),
-    )
-    classify_list(tools, profile)
-    if profile == "extended":
-        big_argument(args.seconds * 10)
+    if "corpus" in parts:
+        cases = corpus_cases(tools, profile)[:: args.every]
+        supported = len({label for label, _kind, _schema, _args in cases})
+        report(
+            f"corpus: {supported} supported schemas of {len(tools)} tools, valid and invalid arguments"
+            + (f" (every {args.every}th case)" if args.every > 1 else ""),
+            measure_calls(cases, args.seconds / 4, profile, guards),
+        )
+    if "list" in parts:
+        classify_list(tools, profile, guards)
+    if profile == "extended" and "big" in parts:
+        big_argument(max(5, int(args.seconds * 100)), guards)
     return 0
 
 

@@ -80,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
         "COMMAND as the upstream MCP server (stdio), or connect to the streamable HTTP MCP endpoint given with "
         "--upstream-url, and check every tools/call against the tool's inputSchema before forwarding it.",
         usage=f"mcp-guard wrap [--profile {PROFILE_CHOICES}] [--hide-unsupported] [--log-level LEVEL] "
-        "[--http [HOST:]PORT [HTTP OPTIONS]] -- COMMAND [ARGS...]\n"
+        "[--request-timeout SECONDS] [--max-message-bytes N] [--http [HOST:]PORT [HTTP OPTIONS]] "
+        "-- COMMAND [ARGS...]\n"
         "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
         epilog="When the upstream exits or crashes, requests it left unanswered get a JSON-RPC error, and the "
         "next request starts it again (never re-sending a call).",

@@ -57,7 +57,8 @@ def add_commands(
         "sampling, elicitation and roots. Exit status: 0 nothing hits --fail-on, 1 something does, 2 usage "
         "errors or an upstream that cannot be reached.",
         usage=f"mcp-guard check [--profile {PROFILE_CHOICES}] [--json] [--fail-on unsupported|malformed|never] "
-        "(--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]... "
+        "[--timeout SECONDS] (--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... "
+        "[--header-env NAME=ENVVAR]... "
         "| --config FILE | -- COMMAND [ARGS...])",
     )
     common(check)

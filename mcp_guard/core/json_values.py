@@ -529,6 +529,8 @@ def canonical_once(value: Any, depth: int, w: list[Any]) -> Hashable:
         TooLarge: the value, counted as a tree, is larger than the call's remaining budget.
     """
     t = type(value)
+    if t is str or t is int:
+        return value  # type: ignore[no-any-return]  # as ``_canonical`` keys them, without the call
     if t is not dict and t is not list:
         return _canonical(value, depth, None)[0]
     memo = w[2]

@@ -24,7 +24,10 @@ PROFILE_CHOICES: Final = "|".join(PROFILES)
 """The ``--profile`` values as usage lines show them: ``"extended|standard|strict"``."""
 
 SUMMARIES: Final[dict[ProfileName, str]] = {
-    "extended": "enforces JSON Schema 2020-12 (and draft-07) as real servers emit it, every keyword exactly",
+    "extended": (
+        "enforces JSON Schema 2020-12 (draft-07, draft-06 and 2019-09 when `$schema` names them) as real "
+        "servers emit it, every keyword exactly"
+    ),
     "standard": "the reference host's keyword table plus annotations such as title and default, and a root "
     "$schema of a compatible dialect",
     "strict": "accepts only the reference host's keyword table",

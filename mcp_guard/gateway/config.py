@@ -144,7 +144,7 @@ def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
     return "".join(parts) or "(top level)"
 
 
-_VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}")
+_VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 _VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -159,18 +159,26 @@ def expand_variables(value: str, environ: Mapping[str, str], where: str) -> str:
         where: the key's JSON path, for error messages.
 
     Raises:
-        ValueError: a variable is not set and has no default, or a ``${...}`` is not one of
-            the forms above (VS Code's ``${input:...}`` for one). The message names the
-            variable and ``where``, never a value.
+        ValueError: a variable is not set and has no default, a ``${`` has no closing ``}``,
+            a default holds another ``${`` (nesting is not expanded), or a ``${...}`` is not
+            one of the forms above (VS Code's ``${input:...}`` for one). The message names
+            the variable and ``where``, never a value.
     """
 
     def replace(match: re.Match[str]) -> str:
         if match.group(0) == "$${":
             return "${"
         body = match.group(1)
+        if body is None:
+            raise ValueError(f"{where}: a `${{` has no closing `}}` (write $${{ for a literal `${{`)")
         name, default = body, None
         if ":-" in body:
             name, default = body.split(":-", 1)
+            if "${" in default:
+                raise ValueError(
+                    f"{where}: the default of ${{{name}:-...}} holds another `${{`; the guard does not "
+                    "expand nested variables"
+                )
         elif body.startswith("env:"):
             name = body[4:]
         if not _VAR_NAME.match(name):

@@ -602,3 +602,80 @@ def test_a_count_that_is_no_non_negative_integer_is_malformed(literal: str) -> N
     schema = json.loads(text, parse_float=exact_float)
     report = classify(schema, profile="extended")
     assert [(i.kind, i.keyword) for i in report.issues] == [("validation", "maxLength")]
+
+
+# --- the verdict walk's $ref (classify.Quick, for the speed of long listings; issue 11) ---------
+
+_REF_TO = st.sampled_from(["#/$defs/a", "#/$defs/b", "#/$defs/c", "#/definitions/a", "#/$defs/a~1", "#"])
+_REF_SHAPES = st.one_of(
+    _REF_TO.map(lambda r: {"$ref": r}),
+    _REF_TO.map(lambda r: {"allOf": [{"$ref": r}], "type": "object"}),
+    _REF_TO.map(lambda r: {"anyOf": [{"$ref": r}, {"type": "null"}]}),
+    st.tuples(_REF_TO, _REF_TO).map(
+        lambda r: {"type": "object", "properties": {"p": {"$ref": r[0]}, "$ref": {"$ref": r[1]}}}
+    ),
+    _REF_TO.map(lambda r: {"type": "array", "items": {"$ref": r}}),
+    _REF_TO.map(lambda r: {"not": {"properties": {"x": {"$ref": r}}}}),
+    _REF_TO.map(lambda r: {"dependentSchemas": {"$ref": {"$ref": r}}}),
+    st.just({"type": "string"}),
+    st.just({"default": {"$ref": "#/$defs/zz"}, "type": "integer"}),
+)
+
+
+@settings(max_examples=800, deadline=None, derandomize=True)
+@given(
+    defs=st.dictionaries(st.sampled_from(["a", "b", "c", "a/b"]), _REF_SHAPES, max_size=4),
+    legacy=st.dictionaries(st.sampled_from(["a"]), _REF_SHAPES, max_size=1),
+    root=_REF_SHAPES,
+)
+def test_quick_refs_never_pass_what_the_classifier_refuses(
+    defs: dict[str, Any], legacy: dict[str, Any], root: dict[str, Any]
+) -> None:
+    """Reference graphs of every shape (in-place cycles, recursion through members, missing or escaped
+    targets, a member named ``$ref``): a clean verdict of the walk is the classifier's."""
+    schema = {"type": "object", "properties": {"r": root}, "$defs": defs, **({"definitions": legacy} if legacy else {})}
+    if Quick().root(schema):
+        issues, node, notes = classify_extended(schema)
+        assert issues == [] and node is not None and notes == (), schema
+
+
+def _chain(levels: int, fan_out: int) -> dict[str, Any]:
+    """``$defs`` d0 .. d<levels>: each of ``fan_out`` members refers to the next (``fan_out ** levels`` expanded)."""
+    defs: dict[str, Any] = {f"d{levels}": {"type": "string"}}
+    for i in range(levels):
+        defs[f"d{i}"] = {
+            "type": "object",
+            "properties": {f"p{j}": {"$ref": f"#/$defs/d{i + 1}"} for j in range(fan_out)},
+        }
+    return {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs}
+
+
+def test_quick_refs_decide_pydantic_shapes_and_leave_bombs_to_the_classifier() -> None:
+    pydantic = {
+        "type": "object",
+        "properties": {"item": {"$ref": "#/$defs/Item"}, "all": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "required": ["item"],
+        "$defs": {
+            "Item": {"type": "object", "properties": {"tag": {"anyOf": [{"$ref": "#/$defs/Tag"}, {"type": "null"}]}}},
+            "Tag": {"enum": ["a", "b"], "type": "string"},
+        },
+    }
+    assert Quick().root(pydantic) and classify_extended(pydantic)[0] == []
+    assert Quick().root(_chain(7, 4)) and classify_extended(_chain(7, 4))[0] == []  # 4**7 = 16,384 expanded
+    bomb = _chain(12, 4)  # 4**12 = 16.8 million subschema evaluations of one value: past MAX_WORK
+    assert not Quick().root(bomb)
+    assert [i.keyword for i in classify_extended(bomb)[0]] == ["$ref"]
+    assert compile(bomb, profile="extended", defer=True).report.kind == U
+    recursive = {
+        "type": "object",
+        "properties": {"t": {"$ref": "#/$defs/T"}},
+        "$defs": {"T": {"properties": {"k": {"$ref": "#/$defs/T"}}}},
+    }
+    assert not Quick().root(recursive)  # recursion through members: the classifier counts it (and accepts it)
+    assert compile(recursive, profile="extended", defer=True).supported
+    cycle = {
+        "type": "object",
+        "properties": {"t": {"$ref": "#/$defs/T"}},
+        "$defs": {"T": {"allOf": [{"$ref": "#/$defs/T"}]}},
+    }
+    assert not Quick().root(cycle) and compile(cycle, profile="extended", defer=True).report.kind == U

@@ -159,9 +159,9 @@ async def test_time_server_by_profile() -> None:
 
 @needs_fetch
 async def test_readme_check_example_is_true() -> None:
-    """The README's ``mcp-guard check -- uvx mcp-server-fetch`` block, run offline on the installed server."""
+    """The README's ``mcp-guard check -- mcp-server-fetch`` block, run offline on the installed server."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ mcp-guard check -- uvx mcp-server-fetch\n", 1)[1].split("```", 1)[0]
+    block = readme.split("$ mcp-guard check -- mcp-server-fetch\n", 1)[1].split("```", 1)[0]
     argv = ("--", sys.executable, "-m", "mcp_server_fetch", "--proxy-url", "http://127.0.0.1:9")
     status, out, _ = await check(*argv, profile=None)  # as the README runs it: the default profile
     assert status == 0  # the README shows fetch supported under extended

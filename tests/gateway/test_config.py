@@ -112,8 +112,11 @@ def test_variable_expansion(text: str, expected: str) -> None:
         ("${NOPE}", "k: the environment variable NOPE is not set"),
         ("${input:apiKey}", "k: `${input:apiKey}` is not a variable the guard can expand"),
         ("${}", "k: `${}` is not a variable"),
+        # A typo in a token reference must not send the literal text as the credential (trial F14).
+        ("Bearer ${MY_TOKEN", "k: a `${` has no closing `}`"),
+        ("${X:-${Y}}", "k: the default of ${X:-...} holds another `${`"),
     ],
-    ids=["unset", "vs code input", "empty"],
+    ids=["unset", "vs code input", "empty", "unterminated", "nested default"],
 )
 def test_variable_errors(text: str, message: str) -> None:
     with pytest.raises(ValueError) as info:

@@ -1,4 +1,4 @@
-"""Every file of ``config/`` is loaded and does what the README says it does."""
+"""Every file of ``config/`` is loaded and does what the README and docs/ say it does."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_guard.cli import _parser, main
+from mcp_guard.gateway.config import parse_config
 from mcp_guard.reports.documents import loads
 from mcp_guard.reports.tool_definitions import ToolDefinition, definition_notes, parse_tool_definition, to_mcp_tool
 from mcp_guard.reports.verifier import verify_text
@@ -17,6 +18,8 @@ from mcp_guard.reports.verifier import verify_text
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The README and every page of docs/: their examples are held to the same checks.
+DOCS = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))])
 
 
 def test_every_config_file_is_covered() -> None:
@@ -41,10 +44,36 @@ def test_client_config_snippet_parses_as_wrap_commands() -> None:
         assert upstream and upstream[0] in ("uvx", "npx")
 
 
-def test_readme_shows_the_client_config_snippet_as_it_is() -> None:
-    blocks = re.findall(r"```json\n(.*?)```", README, flags=re.S)
+def test_docs_show_the_client_config_snippet_as_it_is() -> None:
+    blocks = re.findall(r"```json\n(.*?)```", DOCS, flags=re.S)
     snippet = json.loads((CONFIG / "claude_desktop_config.json").read_text(encoding="utf-8"))
     assert snippet in [json.loads(b) for b in blocks if '"mcpServers"' in b]
+
+
+def test_the_gateway_page_config_example_loads() -> None:
+    """docs/gateway.md opens with a config that the gateway accepts as it is."""
+    page = (ROOT / "docs" / "gateway.md").read_text(encoding="utf-8")
+    first = re.findall(r"```json\n(.*?)```", page, flags=re.S)[0]
+    config = parse_config(first, path=ROOT / "gw.json", environ={})
+    assert [server.name for server in config.servers] == ["time"] and not config.warnings
+    assert config.guard.deny == ["time/convert_time"] and config.guard.calls_per_minute == 60
+
+
+def test_every_client_config_snippet_runs_wrap_or_serve() -> None:
+    """Each ``mcpServers`` entry of README/docs that starts the guard parses as its command line."""
+    entries = 0
+    for block in re.findall(r"```json\n(.*?)```", DOCS, flags=re.S):
+        if '"mcpServers"' not in block:
+            continue
+        for server in json.loads(block)["mcpServers"].values():
+            if not str(server.get("command", "")).endswith("mcp-guard"):
+                continue  # a gateway config's own server entries
+            args = _parser().parse_args(server["args"])
+            assert args.command in ("wrap", "serve"), server["args"]
+            if args.command == "wrap":
+                assert [a for a in args.upstream if a != "--"] or args.upstream_url, server["args"]
+            entries += 1
+    assert entries >= 4  # README's, docs/wrap.md's two and its remote one
 
 
 def test_tool_definition_example(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,16 +122,16 @@ def test_verifier_examples(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def console_blocks() -> list[tuple[str, str]]:
-    """(command, output) of every ``console`` block of the README."""
+    """(command, output) of every ``console`` block of the README and docs/ that shows one command."""
     blocks = []
-    for body in re.findall(r"```console\n(.*?)```", README, flags=re.S):
+    for body in re.findall(r"```console\n(.*?)```", DOCS, flags=re.S):
         first, _, rest = body.partition("\n")
         assert first.startswith("$ mcp-guard ")
         blocks.append((first[2:], rest))
     return blocks
 
 
-def test_readme_console_examples_on_config_files_are_true(
+def test_console_examples_on_config_files_are_true(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(ROOT)
@@ -123,7 +152,7 @@ def test_readme_console_examples_on_config_files_are_true(
             assert f'"index": {row["index"]},' in line
             assert f'"verdict": "{row["verdict"]}"' in line
             assert f'"reasons": {json.dumps(row["reasons"])}' in line
-    assert ran == 3
+    assert ran >= 4  # check-and-schema.md's schema and tool definition, verify.md's, profiles.md's
 
 
 def test_the_tool_definitions_page_shows_what_check_prints(

@@ -21,7 +21,8 @@ from urllib.parse import unquote, urldefrag, urljoin
 from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from ..json_values import pointer
 from ..report import UNSUPPORTED, VALIDATION, Issue
-from .ir import Path, XNode
+from .ir import Path, Walk, XNode
+from .ir import Quick as QuickTest
 from .kw_any import TypePart
 from .kw_apply import Ref
 from .table import ELSEWHERE, FINISHERS, KEYWORDS, holder
@@ -362,11 +363,13 @@ class Quick:
     quick test accepts has exact JSON types, so a clean walk also proves the schema is JSON.
     """
 
-    __slots__ = ("dialect", "nodes")
+    __slots__ = ("dialect", "nodes", "quicks", "refs")
 
     def __init__(self) -> None:
         self.dialect = "2020-12"
         self.nodes = 0
+        self.quicks = _QUICKS["2020-12"]
+        self.refs: list[str] = []  # the ``$ref`` values met (see :func:`_quick_ref`)
 
     def root(self, schema: Any) -> bool:
         """True when the whole document is clean (the root rule of "Dialects" included)."""
@@ -378,24 +381,121 @@ class Quick:
             if dialect is None:
                 return False
             self.dialect = dialect
+            self.quicks = _QUICKS[dialect]
         kind = schema.get("type", "object")
         if kind != "object" and kind != ["object"]:
             return False
-        return self.clean(schema, 0)
+        if not self.clean(schema, 0):
+            return False
+        return not self.refs or _refs_fit(schema, self.refs)
 
     def clean(self, schema: Any, depth: int) -> bool:
         """True when ``schema`` at nesting ``depth`` would classify with no finding."""
-        self.nodes += 1
-        if self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
+        self.nodes = nodes = self.nodes + 1
+        if nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
             return False
         if type(schema) is not dict:
             return type(schema) is bool
-        dialect = self.dialect
+        quicks = self.quicks
         for key, value in schema.items():
-            row = KEYWORDS.get(key)
-            if row is None or type(key) is not str or dialect not in row.dialects:
-                return False
-            quick = row.quick
-            if quick is None or not quick(value, schema, depth, self):
+            quick = quicks.get(key)
+            if quick is None or type(key) is not str or not quick(value, schema, depth, self):
                 return False
         return True
+
+
+def _quick_ref(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+    """2020-12 ``$ref`` of the form pydantic and zod emit, ``#/$defs/Name`` or ``#/definitions/Name``
+    (a name with no ``/``, ``~`` or ``%``: the pointer is the name); recorded for :func:`_refs_fit`.
+    Any other reference (anchors, escapes, nested pointers, other documents): the full classifier."""
+    if type(value) is not str or not isinstance(walk, Quick):
+        return False
+    for prefix in _REF_PREFIXES:
+        if value.startswith(prefix):
+            name = value[len(prefix) :]
+            if name and "/" not in name and "~" not in name and "%" not in name:
+                walk.refs.append(value)
+                return True
+    return False
+
+
+_REF_PREFIXES: Final = ("#/$defs/", "#/definitions/")
+
+_NOT_SCHEMAS: Final = frozenset({"default", "examples", "enum", "const", "contentSchema", "required", "type"})
+"""Keywords whose values hold no subschema (JSON data; a ``$ref`` key in them is data)."""
+
+
+def _refs_fit(document: dict[str, Any], refs: list[str]) -> bool:
+    """E6 for a clean walk that met ``$ref``s (a conservative stand-in for the classifier's checks).
+
+    True only when every target exists in the root's ``$defs``/``definitions`` (the walk found them
+    clean), no target is reached again while it is being expanded (so there is no cycle at all,
+    in place or through members: recursion is the classifier's to count), and the document with
+    every reference expanded has at most ``MAX_WORK`` schemas (every object and boolean at a
+    schema position counted, ``$defs`` too: at least the classifier's count). Anything else is
+    False, and the full classifier decides.
+    """
+    targets: dict[str, Any] = {}
+    for ref in set(refs):
+        holder_key, name = ref[2:].split("/", 1)
+        defs = document.get(holder_key)
+        if type(defs) is not dict or name not in defs:
+            return False
+        targets[ref] = defs[name]
+    try:
+        return _expanded(document, targets, {}, set()) <= MAX_WORK
+    except (_Doubt, RecursionError):
+        return False
+
+
+class _Doubt(Exception):
+    """The expansion cannot be counted here (see :func:`_expanded`): the full classifier decides."""
+
+
+def _expanded(schema: Any, targets: dict[str, Any], weights: dict[str, int], active: set[str]) -> int:
+    """Objects and booleans at the schema positions of ``schema``, every ``$ref`` replaced by its
+    target (capped past ``MAX_WORK``). Raises :class:`_Doubt` for a target reached within its own
+    expansion, or a ``$ref`` key that is not one the walk recorded (a member name, say)."""
+    t = type(schema)
+    if t is bool:
+        return 1
+    if t is not dict:
+        return 0
+    total = 1
+    for key, value in schema.items():
+        if key == "$ref":
+            if type(value) is not str or value not in targets:
+                raise _Doubt
+            known = weights.get(value)
+            if known is None:
+                if value in active:
+                    raise _Doubt
+                active.add(value)
+                known = weights[value] = _expanded(targets[value], targets, weights, active)
+                active.discard(value)
+            total += known
+        elif key in _NOT_SCHEMAS:
+            continue
+        elif key in _MAPS:
+            if type(value) is dict:
+                total += sum(_expanded(sub, targets, weights, active) for sub in value.values())
+        elif type(value) is list:
+            total += sum(_expanded(sub, targets, weights, active) for sub in value)
+        else:
+            total += _expanded(value, targets, weights, active)
+        if total > MAX_WORK:
+            return MAX_WORK + 1
+    return total
+
+
+_MAPS: Final = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
+"""Keywords whose value maps names (or patterns) to subschemas."""
+
+
+_QUICKS: Final[dict[str, dict[str, QuickTest]]] = {
+    dialect: {name: row.quick for name, row in KEYWORDS.items() if dialect in row.dialects and row.quick is not None}
+    for dialect in DIALECTS.values()
+}
+_QUICKS["2020-12"]["$ref"] = _quick_ref
+"""Per dialect, the quick test of every keyword enforced in it (``table.KEYWORDS``); a key not here
+(unknown, another dialect's, or one with no quick test) sends the schema to the full classifier."""

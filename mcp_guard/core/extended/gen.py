@@ -35,6 +35,7 @@ from typing import Any
 from ..json_values import Inexact, json_type_name, pointer
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
+from .kw_apply import Ref
 from .table import holder
 from .values import exact_json_once, exact_uncarriable, number_of
 from .writer import Collect, ModuleWriter, Valid, base_namespace, where
@@ -83,7 +84,11 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
 
     A value JSON cannot carry gets no ``type`` finding: it flags the scan (``w[1]``) instead.
     """
-    if exact_uncarriable(value) or not exact_json_once(value, w):
+    t = type(value)
+    if t is dict or t is list:
+        if not exact_json_once(value, w):
+            w[1] = 1  # (a container's type is still wrong: its finding stands beside the scan's)
+    elif not exact_json_once(value, w):
         w[1] = 1
         if exact_uncarriable(value):
             return
@@ -143,9 +148,13 @@ class Gen(ModuleWriter):
     # --- nodes ---------------------------------------------------------------------------------
 
     def vfn(self, node: XNode) -> str:
-        """The name of the node's fast function, generated once."""
+        """The name of the node's fast function, generated once (a bare ``$ref``'s is its target's)."""
         found = self._vnames.get(id(node))
         if found is not None:
+            return found
+        target = _bare_ref(node)
+        if target is not None:
+            found = self._vnames[id(node)] = self.vfn(target)
             return found
         name = self.name("v")
         self._vnames[id(node)] = name
@@ -181,9 +190,13 @@ class Gen(ModuleWriter):
         )
 
     def cfn(self, node: XNode) -> str:
-        """The name of the node's slow function, generated once."""
+        """The name of the node's slow function, generated once (a bare ``$ref``'s is its target's)."""
         found = self._cnames.get(id(node))
         if found is not None:
+            return found
+        target = _bare_ref(node)
+        if target is not None:
+            found = self._cnames[id(node)] = self.cfn(target)
             return found
         name = self.name("c")
         self._cnames[id(node)] = name
@@ -263,6 +276,8 @@ class Gen(ModuleWriter):
             return "False"
         if node.trivial:
             return f"json_once({v}, w)"
+        if node.boolean is None and not node.parts and node.types is not None:
+            return self.type_expr(node.types, v)  # a bare ``type``: one expression, no call
         return f"{self.vfn(node)}({v}, w)"
 
     def _group_lines(self, parts: list[Part], v: str, ip: str | None) -> list[str]:
@@ -295,11 +310,12 @@ class Gen(ModuleWriter):
                 f"    type_issue({v}, {ip}, {where_type}, {words}, out, w)",
             ]
         else:
+            # Only a double (or an ``Inexact``) can be a number JSON cannot carry: others skip that call.
             exact = f" or {t} is Inexact" if self.decimals else ""
             head = [
                 f"{t} = type({v})",
-                f"if is_uncarriable({v}) or not ({t} is dict or {t} is list or {t} is str or {t} is int "
-                f"or {t} is float or {t} is bool or {v} is None{exact}):",
+                f"if (({t} is float{exact}) and is_uncarriable({v})) or not ({t} is str or {t} is dict "
+                f"or {t} is int or {t} is list or {t} is bool or {v} is None or {t} is float{exact}):",
                 "    w[1] = 1",  # the JSON scan reports it, with its pointer
             ]
         rest = self._body(node, v, t, ip)[1:]
@@ -345,8 +361,12 @@ class Gen(ModuleWriter):
         self.known = None
         inplace = node.of("inplace")
         typed = any(node.of(a) for a in ("object", "array", "string", "number"))
-        if types is None and not typed and any(p.proves for p in inplace):
-            return lines + self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+        proven = any(p.proves for p in inplace) or (
+            not slow and any(getattr(p, "json_when_passed", False) for p in node.of("any"))
+        )
+        if types is None and not typed and proven:
+            lines += self._group_lines(inplace, v, ip)  # JSON if they hold: no type dispatch needed
+            return lines if slow else _unused_local_dropped(lines, t)
         branches: list[tuple[str, list[str]]] = []
         json_fail = "w[1] = 1" if slow else "return False"
         allowed = types if types is not None else frozenset(_ORDER)
@@ -383,7 +403,11 @@ class Gen(ModuleWriter):
                 lines.extend("    " + line for line in body)
                 keyword = "elif"
         lines += self._group_lines(inplace, v, ip)
-        return lines if slow or types is None else self._bare_type_test(lines, types, v, t)
+        if slow:
+            return lines
+        if types is None:
+            return _unused_local_dropped(lines, t)
+        return self._bare_type_test(lines, types, v, t)
 
     def _bare_type_test(self, lines: list[str], types: frozenset[str], v: str, t: str) -> list[str]:
         """The fast path without its local ``t`` when a one-name type test is its only use
@@ -398,6 +422,23 @@ class Gen(ModuleWriter):
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"
+
+
+def _unused_local_dropped(lines: list[str], t: str) -> list[str]:
+    """An untyped node's fast lines without their first, ``t = type(v)``, when no other line reads
+    ``t`` (an ``anyOf`` of types tests ``type(v)`` itself): one store fewer per member."""
+    used = re.compile(rf"\b{t}\b")
+    return lines if any(used.search(line) for line in lines[1:]) else lines[1:]
+
+
+def _bare_ref(node: XNode) -> XNode | None:
+    """The target of a node that is only a ``$ref`` (pydantic's ``{"$ref": "#/$defs/Item"}``), whose
+    functions would only call the target's: its functions are the target's. ``None`` otherwise
+    (a node that is itself a ``$ref`` target charges the budget on entry: it keeps its own)."""
+    if node.boolean is not None or node.types is not None or len(node.parts) != 1 or node.meta.get("ref"):
+        return None
+    part = node.parts[0]
+    return part.target if type(part) is Ref else None
 
 
 def generate(root: XNode, *, decimals: bool = True) -> tuple[Valid, Collect, str]:

@@ -106,8 +106,12 @@ class Choices(Part):
         self.strings: frozenset[str] | None = None
         self.keys: frozenset[Any] = frozenset()
         self.depth = 0
+        self.json_when_passed = (
+            False  # passing the fast test proves the value a JSON string (gen skips its type dispatch)
+        )
         if all(type(c) is str for c in choices):
             self.strings = frozenset(choices)
+            self.json_when_passed = len(self.strings) != 1  # that test includes ``type(v) is str``
         else:
             # Literals no double holds become exact numbers (E1); without any, the choices are
             # keyed as they are (``canonical`` keeps shared sub-objects shared, and caps them).

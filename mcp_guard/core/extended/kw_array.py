@@ -270,6 +270,9 @@ def kw_contains_bound(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) 
     return None
 
 
+_PLAIN: frozenset[type] = frozenset({str, int})
+
+
 def first_duplicate(items: list[Any], w: list[Any]) -> tuple[int, int] | None:
     """The first pair of equal items (JSON equality, decisions 6 and 7), or ``None``.
 
@@ -277,6 +280,8 @@ def first_duplicate(items: list[Any], w: list[Any]) -> tuple[int, int] | None:
     keying a container item charged to the call's budget (``json_values.TooLarge`` or
     ``OverBudget`` past either: the call is refused).
     """
+    if set(map(type, items)) <= _PLAIN and len(set(items)) == len(items):
+        return None  # strings and integers: Python's equality is JSON's, and a set found no two equal
     seen: dict[Any, int] = {}
     for index, item in enumerate(items):
         if type(item) is dict or type(item) is list:

@@ -144,25 +144,19 @@ class Format(Part):
         self.checker = checker
         self.path = path
 
-    def _test(self, g: Gen, v: str) -> str:
-        return f"{g.const(check_format)}({g.const(self.checker)}, {g.const(self.name)}, {v}, w)"
+    def _charge(self, g: Gen, v: str) -> list[str]:
+        """Charge the checker's cost bound (``formats.format_cost``) to the budget before it runs (E6)."""
+        return [f"w[0] -= {g.const(format_cost)}({g.const(self.name)}, len({v}))", "if w[0] < 0: raise OverBudget"]
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
-        return [f"if not {self._test(g, v)}: return False"]
+        return [*self._charge(g, v), f"if not {g.const(self.checker)}({v}): return False"]
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         tail = f" must be a valid {self.name} (format)"
-        return [f"if not {self._test(g, v)}:", "    " + g.fail("format", self.path, ip, tail)]
-
-
-def check_format(checker: Callable[[str], bool], name: str, text: str, w: list[Any]) -> bool:
-    """Check ``text``, charging the checker's cost bound (``formats.format_cost``) to the budget first."""
-    w[0] -= format_cost(name, len(text))
-    if w[0] < 0:
-        raise OverBudget
-    return checker(text)
+        test = f"{g.const(self.checker)}({v})"
+        return [*self._charge(g, v), f"if not {test}:", "    " + g.fail("format", self.path, ip, tail)]
 
 
 def kw_format(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | None:

@@ -162,14 +162,82 @@ def is_multiple(value: int | float, divisor: int | float | Decimal) -> bool:
     """Whether ``value`` is an integer multiple of ``divisor``, exactly (E1, ``multipleOf``).
 
     Both are finite and ``divisor > 0``; both stand for their literals' decimal values
-    (:func:`literal`), so ``0.3`` is a multiple of ``0.1``. ``int`` by ``int`` is a remainder;
-    everything else is divided in ``Fraction``.
+    (:func:`literal`), so ``0.3`` is a multiple of ``0.1``. ``int`` by ``int`` is a remainder,
+    an ``int`` by a fraction ``p/q`` (the divisor's literal in lowest terms) is ``value * q % p``,
+    a double is decided by :func:`_double_multiple` where it can; the rest is divided in
+    ``Fraction``.
     """
-    if type(value) is int and type(divisor) is int:
-        return value % divisor == 0
-    if type(value) is float and value.is_integer() and type(divisor) is int:
-        return int(value) % divisor == 0
+    if type(value) is int:
+        if type(divisor) is int:
+            return value % divisor == 0
+        p, q, _r, _s = _ratio(divisor)
+        return value * q % p == 0
+    if type(value) is float:
+        if type(divisor) is int and value.is_integer():
+            return int(value) % divisor == 0
+        verdict = _double_multiple(value, _ratio(divisor))
+        if verdict is not None:
+            return verdict
     return (Fraction(literal(value)) / Fraction(literal(divisor))).denominator == 1
+
+
+_Ratio = tuple[int, int, float | None, int]
+_RATIOS: dict[tuple[type, int | float | Decimal], _Ratio] = {}
+_MAX_CACHED: Final = 4096
+_DIGITS15: Final = 10**15
+_SMALL_QUOTIENT: Final = 2**43
+
+
+def _ratio(divisor: int | float | Decimal) -> _Ratio:
+    """``(p, q, r, s)`` for a divisor whose literal is ``p/q`` in lowest terms: ``r`` the double
+    nearest ``q/p`` and ``s`` with ``q * s`` a power of ten, or ``r = None`` when ``p`` or ``q`` is
+    past 2**53 (no double holds it). Kept per ``(type, value)``: a double and a ``Decimal`` of
+    the same value stand for different literals, so the type is part of the key."""
+    key = (type(divisor), divisor)
+    found = _RATIOS.get(key)
+    if found is None:
+        p, q = Fraction(literal(divisor)).as_integer_ratio()
+        twos = fives = 0
+        rest = q
+        while rest % 2 == 0:
+            rest, twos = rest // 2, twos + 1
+        while rest % 5 == 0:
+            rest, fives = rest // 5, fives + 1
+        exact = rest == 1 and p < 2**53 and q < 2**53
+        scale = 2 ** (max(twos, fives) - twos) * 5 ** (max(twos, fives) - fives)
+        found = (p, q, q / p if exact else None, scale)
+        if len(_RATIOS) < _MAX_CACHED:  # schema constants: a bounded set
+            _RATIOS[key] = found
+    return found
+
+
+def _double_multiple(value: float, ratio: _Ratio) -> bool | None:
+    """Whether the literal of the double ``value`` (its shortest decimal, :func:`literal`) is a
+    multiple of ``p/q``, decided without building that decimal; ``None``: undecided here.
+
+    The quotient ``t = value * q/p`` in doubles is within ``|n| * 2**-51`` of ``n``, the literal's
+    quotient, whenever that is an integer (three roundings). So with ``round(t)`` small
+    (≤ 2**43) the only candidate is ``n = round(t)``: far from it (0.01), no multiple; otherwise
+    ``X = n * p / q`` is the one multiple that can be the literal. ``n * p / q`` in Python (int
+    true division) is correctly rounded: if it is not ``value``, the literal is not ``X`` and no
+    multiple. If it is, ``X`` rounds to ``value``; when ``X`` has at most 15 significant digits
+    (``|n * p * s| < 10**15``, with ``X = n * p * s / 10**k``) it is the shortest decimal that
+    does (a decimal of ≤ 15 digits survives a round trip through a double, so no shorter or
+    other one of ≤ 15 digits rounds to the same double), which is the literal: a multiple.
+    """
+    p, q, r, s = ratio
+    if r is None or not -(2.0**53) < value < 2.0**53:
+        return None
+    t = value * r
+    n = round(t)
+    if not -_SMALL_QUOTIENT <= n <= _SMALL_QUOTIENT:
+        return None
+    if abs(t - n) > 0.01:
+        return False
+    top = n * p
+    if top / q != value:
+        return False
+    return True if -_DIGITS15 < top * s < _DIGITS15 else None
 
 
 def show_number(value: int | float | Decimal) -> str:
