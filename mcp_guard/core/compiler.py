@@ -26,7 +26,7 @@ from .extended.classify import Quick
 from .extended.subset import SubsetClassifier, SubsetQuick
 from .extended.values import exact_uncarriable
 from .extended.writer import Collect, OverBudget, Valid, where
-from .json_values import TooLarge, pointer, scan
+from .json_values import TooLarge, is_json, pointer, scan
 from .profiles import DEFAULT_PROFILE, PROFILES
 from .report import OK_REPORT, VALIDATION, Issue, Note, Report
 
@@ -227,7 +227,9 @@ def _compile_subset(schema: Any, profile: str, defer: bool, known_json: bool) ->
     """
     if defer and SubsetQuick(profile).clean(schema, 0):
         return Compiled(OK_REPORT, None, profile, schema)  # a clean quick walk proves the schema JSON
-    found = () if known_json else scan(schema, what="schema")  # TypeError: not JSON, with its pointer
+    # is_json first (no paths: several times cheaper); only a schema that is not plain JSON needs the
+    # scan's pointers (its TypeError for a value that is not JSON, its `json` findings)
+    found = () if known_json or is_json(schema) else scan(schema, what="schema")
     issues = [Issue(VALIDATION, "json", pointer(p), None, _JSON_FINDING) for p in found]
     classifier = SubsetClassifier(profile, skim=defer)  # skim: a deferred schema here has findings
     root = classifier.root(schema)
