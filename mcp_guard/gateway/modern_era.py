@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -34,6 +34,7 @@ from ..peer.requests import RequestFailed, list_pages
 from ..wire.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     error_response,
     id_key,
 )
@@ -59,11 +60,10 @@ from .link import Link, failure_reason
 from .naming import CursorCodec
 from .pinning import LockFile
 
-__all__ = ["METHOD_NOT_FOUND", "ModernEra", "gateway_info"]
+__all__ = ["ModernEra", "gateway_info"]
 
 log = logging.getLogger("mcp_guard")
 
-METHOD_NOT_FOUND: Final = -32601
 """JSON-RPC: the method does not exist (or is not offered)."""
 
 

@@ -62,6 +62,7 @@ from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     PARSE_ERROR,
     Uncarriable,
     dumps,
@@ -83,7 +84,7 @@ from .envelopes import (
 )
 from .journal import Journal
 from .link import Forwarded, Link, connector_for, unavailable
-from .modern_era import METHOD_NOT_FOUND, ModernEra, gateway_info
+from .modern_era import ModernEra, gateway_info
 from .naming import CursorCodec, InvalidCursor, could_name
 from .pinning import LockFile
 from .pipeline import Call, Pipeline

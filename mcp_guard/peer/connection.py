@@ -57,7 +57,7 @@ from ..relay.framing import MessageStream
 from ..relay.pipes import LineHandler, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import NO_ID, Uncarriable, dumps, id_key, loads_upstream, recover_id, valid_id
-from ..wire.messages import error_reason
+from ..wire.messages import error_reason, unreadable_reason
 from ..wire.meta import without_guard_keys
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from .inflight import InFlight
@@ -112,16 +112,17 @@ class PeerEvents(Protocol):
         the stream's ``receive()`` and ends the reading, as ``peer_output`` returning False does."""
 
 
-def unreadable_text(too_long: int | None) -> tuple[str, str]:
+def unreadable_text(too_long: int | None, line: bytes = b"") -> tuple[str, str]:
     """What an unreadable upstream answer is: ``(what, text)``, the clause for the log and the -32603 text.
 
     ``too_long``: the line was longer than this many bytes (``--max-message-bytes``); None: it
-    could not be parsed (not JSON, or nested deeper than the parser allows).
+    could not be parsed, and ``line`` says why (``wire.messages.unreadable_reason``: not UTF-8 at
+    byte N, nested too deeply, not JSON, an integer past the digit limit; never its text).
     """
     if too_long is not None:
         what = f"is longer than {too_long} bytes (--max-message-bytes)"
         return what, f"mcp-guard: the upstream's answer {what}; it was dropped, not buffered"
-    what = "could not be parsed (not valid JSON, or nested too deeply)"
+    what = unreadable_reason(line)
     return what, f"mcp-guard: the upstream's answer {what}; it was dropped"
 
 
@@ -347,7 +348,7 @@ class UpstreamPeer:
         fails (the guard's own) or is answered by the owner; the connection goes on."""
         request_id = recover_id(line)
         key = id_key(request_id) if request_id is not NO_ID and valid_id(request_id) else None
-        what, text = unreadable_text(too_long)
+        what, text = unreadable_text(too_long, line)
         if self.own.fail(key, f"its answer {what}"):
             log.warning("%sthe upstream's answer %s; the guard's request failed", self.label, what)
             return

@@ -493,9 +493,13 @@ async def test_an_upstream_answer_the_guard_cannot_read_is_an_error_for_its_requ
     async with serve(config) as client:
         await client.initialize()
         deep = await client.call("f__deep_result", {})
-        assert deep["error"]["code"] == -32603 and "could not be parsed" in deep["error"]["message"]
+        assert deep["error"]["code"] == -32603
+        # Why, never the line (trial: invalid UTF-8 used to read "not valid JSON, or nested too deeply").
+        assert deep["error"]["message"] == (
+            "mcp-guard: the upstream's answer nests deeper than the guard parses; it was dropped"
+        )
         nan = await client.call("f__nan_result", {})
-        assert nan["error"]["code"] == -32603
+        assert nan["error"]["code"] == -32603 and "NaN or Infinity" in nan["error"]["message"]
         assert (await client.call("f__echo", {}))["result"]["content"][0]["text"] == "ok"
     outcomes = [r["result"] for r in journal_records(tmp_path / "calls.jsonl") if r["event"] == "outcome"]
     assert outcomes == ["protocol_error", "protocol_error", "ok"]

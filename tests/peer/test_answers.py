@@ -59,7 +59,8 @@ async def test_an_unreadable_line_with_a_request_id_then_the_real_answer_gives_o
     upstream = ScriptedUpstream(on_call=garbling)
     async with running_guard(command, upstream) as client:
         answer = await client.call(name(command, "echo"), {"text": "hi"}, request_id=7)
-        assert answer["error"]["code"] == -32603 and "could not be parsed" in answer["error"]["message"]
+        assert answer["error"]["code"] == -32603
+        assert answer["error"]["message"].startswith("mcp-guard: the upstream's answer is not valid JSON (")
         assert "result" in await client.request("ping", request_id="after")
         assert len(client.answers_to(7)) == 1, client.seen
 
