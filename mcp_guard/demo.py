@@ -115,11 +115,12 @@ def _fit(cell: str, width: int) -> str:
 def issue_table(rows: Sequence[tuple[str, str, str]], *, width: int, indent: int = 8) -> list[str]:
     """Lines of a three-column table (keyword, pointer, message) that fit in ``width`` columns.
 
-    The first column starts ``indent`` spaces in; columns are two spaces apart. The keyword column is as wide as its longest cell, at most 21 characters; the pointer
-    column too, at most half of what is left (at least 14, unless the message would get fewer
-    than 20). A longer cell keeps its end after :data:`MARKER`; a message longer than the rest
-    of the line wraps under its column (a word longer than the column is broken). Widths are
-    in characters (``len``); below about 50 columns lines may be longer than ``width``.
+    The first column starts ``indent`` spaces in; columns are two spaces apart. The keyword
+    column is as wide as its longest cell, at most 21 characters; the pointer column too, at
+    most half of what is left (at least 14, unless the message would get fewer than 20). A
+    longer cell keeps its end after :data:`MARKER`; a message longer than the rest of the line
+    wraps under its column (a word longer than the column is broken). Widths are in characters
+    (``len``); below about 50 columns lines may be longer than ``width``.
     """
     if not rows:
         return []
