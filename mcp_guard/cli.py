@@ -1,5 +1,6 @@
 """Command line: ``mcp-guard wrap``, ``mcp-guard demo``, the operator commands ``check``, ``schema``,
-``verify``, and the gateway's ``pin``, ``journal``, ``serve``.
+``verify``, the gateway's ``pin``, ``journal``, ``serve``, and ``install``, ``uninstall``, ``status``
+(:mod:`mcp_guard.commands.install`).
 
 ``wrap`` is an MCP server on stdio (nothing but protocol messages may reach stdout, so
 logging goes to stderr and the relay diverts fd 1 while it runs), or with ``--http`` an MCP
@@ -130,6 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     from .commands.gateway import add_gateway_commands
 
     add_gateway_commands(sub, LOG_LEVELS)
+
+    from .commands.install import add_install_commands
+
+    add_install_commands(sub, LOG_LEVELS)
     serve = sub.choices["serve"]
     _http_options(serve)  # serve --http: the same front as wrap --http
     serve.add_argument(
@@ -419,6 +424,10 @@ def _main(argv: Sequence[str] | None) -> int:
                 args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
             args.http_config = _http_config(args, args.command_parser) if args.http is not None else None
         return run_gateway_command(args)
+    if args.command in ("install", "uninstall", "status"):
+        from .commands.install import run_install_command
+
+        return run_install_command(args)
     if args.command == "demo":
         from .demo import run_demo
 

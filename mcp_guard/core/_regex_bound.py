@@ -56,6 +56,7 @@ string. ``tests/core/test_ecma_regex.py`` checks it against a step-counting back
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass
 
 from ._regex_syntax import ANY, CharSet, Node, intersects, union
@@ -72,6 +73,24 @@ _PROBES = (0, 64, 1 << 20, 1 << 40)
 _MAX_PAIRS = 48
 _MAX_EXPANSION = 1000
 _PROBE = 1 << 20
+_MAX_OPS = 256
+"""Iterations the analysis may expand, over the whole pattern. A bounded repetition of an
+ambiguous part, ``X{lo,hi}``, is costed by expanding it into ``hi`` copies (each a
+concatenation and an optional, about 0.1 ms); the pattern's own sequences and alternations
+are bounded by its length. The corpus's and the test suite's 47 patterns expand at most 5;
+nested or many bounded repetitions of ambiguous parts (``^(((a{1,999}){1,999}){1,999})$``,
+``(a|aa){1,999}`` in many branches) would expand hundreds of thousands, for tens of seconds
+on the event loop that classifies a listing. Past this the pattern is refused
+(:class:`Unbounded`), after at most about 40 ms of analysis."""
+_budget = threading.local()
+_CAP = 1 << 40
+"""Coefficients saturate here. A polynomial with a coefficient this large is at least that
+many steps on every non-empty string (and on the empty one when it is the constant), past
+any call's budget (``budget.MAX_WORK`` units of ``ecma_regex.STEPS_PER_UNIT`` steps, about
+2**25): capping it changes no decision, at classification or at a call, and keeps the
+arithmetic on machine-sized integers (nested bounded repetitions of ambiguous groups,
+``^(((a{1,50}){1,50}){1,50}){1,50}$``, otherwise grow thousand-digit coefficients and take
+minutes to classify)."""
 
 
 def _padd(p: Poly, q: Poly) -> Poly:
@@ -103,8 +122,11 @@ def _peval(p: Poly, n: int) -> int:
 
 
 def _trim(p: Poly) -> Poly:
+    """``p`` without zero leading terms, its coefficients saturated at :data:`_CAP`."""
     while len(p) > 1 and p[-1] == 0:
         p = p[:-1]
+    if max(p) > _CAP:
+        p = tuple(min(c, _CAP) for c in p)
     return p
 
 
@@ -308,6 +330,16 @@ def _after_end(x: _Info) -> CharSet:
     return out
 
 
+def _spend() -> None:
+    """Charge one expanded iteration to the analysis's :data:`_MAX_OPS` (raises :class:`Unbounded` past it)."""
+    _budget.left -= 1
+    if _budget.left < 0:
+        raise Unbounded(
+            f"the guard's analysis of its repetitions needs more than {_MAX_OPS} steps "
+            "(bounded repetitions of ambiguous parts, nested or many)"
+        )
+
+
 def _concat(x: _Info, y: _Info) -> _Info:
     minlen = x.minlen + y.minlen
     maxlen = None if x.maxlen is None or y.maxlen is None else x.maxlen + y.maxlen
@@ -477,9 +509,11 @@ def _repeat(node: Node, x: _Info) -> _Info:
         )
     inner = _EMPTY
     for _ in range(hi - lo):
+        _spend()
         inner = _optional(_concat(x, inner), control) if inner is not _EMPTY else _optional(x, control)
     acc = inner
     for _ in range(lo):
+        _spend()
         acc = _concat(x, acc) if acc is not _EMPTY else x
     return acc
 
@@ -652,6 +686,7 @@ def search_steps(tree: Node) -> Bound:
     Raises:
         Unbounded: no polynomial bound exists by these rules (the message says where).
     """
+    _budget.left = _MAX_OPS
     info = _analyse(tree, backwards=False)
     attempt = info.work + info.out + ONE
     anchored = _anchored_entry(tree)

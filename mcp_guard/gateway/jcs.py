@@ -21,6 +21,10 @@ Inputs outside I-JSON (RFC 7493), decided here:
   that reads numbers as doubles (ECMAScript's, the RFC's reference) would read it:
   ``9007199254740993`` canonicalizes like ``9007199254740992``. An integer beyond the double
   range (about 1.8e308) has no canonical form: ``ValueError``.
+- A literal no double holds exactly (``json_values.Inexact``, which the guard's decoders
+  make of ``0.1000000000000000000001`` or ``1e400``, spec decision E1) is written, like an
+  ``int``, as the double a JSON parser reads it as (``0.1``); one beyond the double range has
+  no canonical form: ``ValueError``.
 - ``NaN`` and ``±Infinity`` (which Python's ``json`` module reads): ``ValueError``, as the
   RFC requires.
 - A lone surrogate in a string (``"\\ud800"``, which Python's ``json`` module reads) is
@@ -29,16 +33,20 @@ Inputs outside I-JSON (RFC 7493), decided here:
 
 Anything that is not a JSON value (a tuple, a set, bytes, a non-string key, a ``bool``
 subclass...) raises ``TypeError``. Values are never echoed in messages (they may be secrets).
-Nesting deeper than Python's recursion limit raises ``RecursionError``; the relay's parser
-stops far earlier.
+Nesting has no limit here: the writer keeps its own stack (memory linear in the depth), so a
+value nested past Python's recursion limit is canonicalized like any other.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Final
+
+from ..core.json_values import Inexact
 
 __all__ = ["canonical_json", "canonical_sha256", "number_to_string"]
 
@@ -109,46 +117,79 @@ def _string(text: str) -> str:
     return '"' + text.translate(_STRING_TABLE) + '"'
 
 
-def _write(value: Any, out: list[str]) -> None:
+def _scalar(value: Any) -> str:
+    """The canonical text of a JSON value that is not an object or array."""
     t = type(value)
     if t is str:
-        out.append(_string(value))
-    elif t is dict:
-        for key in value:
-            if type(key) is not str:
-                raise TypeError("RFC 8785: object member names must be strings")
-        out.append("{")
-        first = True
-        for key in sorted(value, key=_utf16_key):
-            if not first:
-                out.append(",")
-            first = False
-            out.append(_string(key) + ":")
-            _write(value[key], out)
-        out.append("}")
-    elif t is list:
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _write(item, out)
-        out.append("]")
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif t is int:
+        return _string(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if t is int:
         try:
             as_double = float(value)
         except OverflowError:
             raise ValueError("RFC 8785: an integer beyond the double range has no canonical JSON form") from None
-        out.append(number_to_string(as_double))
-    elif t is float:
-        out.append(number_to_string(value))
-    else:
-        raise TypeError(f"RFC 8785: a {t.__name__} is not a JSON value")
+        return number_to_string(as_double)
+    if t is float:
+        return number_to_string(value)
+    if t is Inexact and value.text:
+        as_double = float(value.text)  # what an RFC 8785 implementation reads the literal as
+        if not math.isfinite(as_double):
+            raise ValueError("RFC 8785: a number beyond the double range has no canonical JSON form")
+        return number_to_string(as_double)
+    raise TypeError(f"RFC 8785: a {t.__name__} is not a JSON value")
+
+
+_Members = Iterator[tuple[str, Any]]
+"""What is left of an object or array: (the text before an item, the item)."""
+
+
+def _open(value: dict[str, Any] | list[Any], out: list[str]) -> tuple[_Members, str]:
+    """Append the opening bracket of ``value``; return its members (sorted for an object) and its closer."""
+    if type(value) is list:
+        out.append("[")
+        return zip(itertools.chain(("",), itertools.repeat(",")), value, strict=False), "]"  # the commas never end
+    assert type(value) is dict
+    for key in value:
+        if type(key) is not str:
+            raise TypeError("RFC 8785: object member names must be strings")
+    out.append("{")
+    keys = sorted(value, key=_utf16_key)
+    return iter([(("," if i else "") + _string(key) + ":", value[key]) for i, key in enumerate(keys)]), "}"
+
+
+def _write(value: Any, out: list[str]) -> None:
+    """Append the canonical text of ``value`` to ``out``, without recursion.
+
+    A stack of the objects and arrays left open (each with the iterator of its remaining
+    members) replaces the call stack, so nesting costs memory linear in its depth and never
+    raises ``RecursionError`` (a schema nested past the interpreter's limit once did, in
+    ``pinning.compare``).
+    """
+    if type(value) is not dict and type(value) is not list:
+        out.append(_scalar(value))
+        return
+    append = out.append
+    stack: list[tuple[_Members, str]] = []
+    members, closer = _open(value, out)
+    while True:
+        for prefix, item in members:
+            append(prefix)
+            t = type(item)
+            if t is dict or t is list:
+                stack.append((members, closer))
+                members, closer = _open(item, out)
+                break
+            append(_string(item) if t is str else _scalar(item))
+        else:
+            append(closer)
+            if not stack:
+                return
+            members, closer = stack.pop()
 
 
 def canonical_json(value: Any) -> bytes:
@@ -159,7 +200,7 @@ def canonical_json(value: Any) -> bytes:
             ``None``, exact types, nested.
 
     Raises:
-        ValueError: NaN, ±Infinity, or an integer beyond the double range.
+        ValueError: NaN, ±Infinity, or an integer or literal beyond the double range.
         TypeError: a value that is not JSON.
     """
     out: list[str] = []

@@ -1,7 +1,8 @@
 """What the guard does to the few messages it touches; no I/O, no concurrency.
 
 - ``tools/list`` results: every tool classified, annotated with
-  ``_meta["mcp-guard/schema"] = {"supported", "issues"}``; every other field passed as
+  ``_meta["mcp-guard/schema"] = {"supported", "issues"}`` (and ``"notes"`` when the profile has
+  some: under ``extended``, a ``format`` 2020-12 does not define, E4); every other field passed as
   the upstream sent it. ``_meta`` keys starting ``mcp-guard/`` that the upstream sent are
   replaced (tools) or removed (results): an upstream cannot forge the guard's verdicts.
 - ``tools/call`` requests: judged against the tool's latest listed schema by the schema step
@@ -27,6 +28,7 @@ from ..calls.refusals import CallVerdict, ToolIssue, schema_verdict, unknown_too
 from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from ..wire.meta import META_PREFIX, SCHEMA_KEY, is_modern
+from ..wire.repeated import repeated_key, repeated_key_text
 
 __all__ = [
     "ToolEntry",
@@ -61,17 +63,23 @@ DUPLICATE_NAME: Final = (
 """The message of a tool refused because another tool of the server's list has the same name."""
 
 
-def _refused(kind: str, keyword: str, message: str) -> Compiled:
+def _refused(kind: str, keyword: str, message: str, *, schema_path: str = "") -> Compiled:
     """A tool the guard refuses as a whole, for a reason outside its schema's keywords (a :class:`ToolIssue`)."""
     # No profile judged it; the label is the default's, never read for a tool with no validator.
-    return Compiled(Report((ToolIssue(kind, keyword, "", None, message),)), None, DEFAULT_PROFILE)  # type: ignore[arg-type]
+    issue = ToolIssue(kind, keyword, schema_path, None, message)  # type: ignore[arg-type]
+    return Compiled(Report((issue,)), None, DEFAULT_PROFILE)
 
 
 def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
     """The tool as the upstream sent it, plus ``_meta["mcp-guard/schema"]`` (forged guard keys replaced)."""
     annotated = dict(tool)
     meta = _strip_guard_keys(tool.get("_meta"))
-    meta[SCHEMA_KEY] = {"supported": compiled.supported, "issues": compiled.report.issues_json()}
+    verdict: dict[str, Any] = {"supported": compiled.supported, "issues": compiled.report.issues_json()}
+    if compiled.notes:  # extended: a `format` 2020-12 does not define is an annotation, checked by nothing (E4)
+        verdict["notes"] = [
+            {"note": "annotation", "schema_path": n.schema_path, "message": n.message} for n in compiled.notes
+        ]
+    meta[SCHEMA_KEY] = verdict
     annotated["_meta"] = meta
     return annotated
 
@@ -193,6 +201,8 @@ class ToolTable:
                 compiled = _refused(UNSUPPORTED, "name", DUPLICATE_NAME)
             elif "inputSchema" not in tool:
                 compiled = _refused(VALIDATION, "inputSchema", "the tool has no `inputSchema`")
+            elif (repeated := repeated_key(tool["inputSchema"])) is not None:
+                compiled = _refused(UNSUPPORTED, "json", repeated_key_text(*repeated), schema_path=repeated[0])
             else:
                 compiled = self._compiled(tool["inputSchema"])
             if type(name) is not str:

@@ -60,6 +60,12 @@ Connecting may take :data:`CONNECT_TIMEOUT` seconds, one write :data:`WRITE_TIME
 Redirects are followed only for ``307``/``308`` within the URL's origin (scheme, host and
 port), so neither a body nor a header reaches another host.
 
+The headers of each request (the user's, and the MCP headers of both eras) are built in
+:mod:`.http_headers`; the texts of failures, and the reading of an HTTP error's body, are in
+:mod:`.http_faults` (``parse_headers``, ``check_url``, ``shown_url`` and ``connect_failure``
+are re-exported here, the names the commands use). Every body from the upstream is read with
+the guard's upstream decoder (``wire.jsonrpc.loads_upstream``), error bodies included.
+
 Not done: JSON-RPC batches are POSTed as they are (servers since 2025-06-18 refuse
 them; each request of a refused batch is then answered with the error); the
 ``Mcp-Param-*`` header map is one per tool name (the last ``tools/list`` in the
@@ -71,37 +77,58 @@ transports, such as the guard's stdio client, ignore those annotations).
 from __future__ import annotations
 
 import contextlib
-import http
-import json
 import logging
-import os
-import re
-import socket
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 import httpx2
-from mcp.shared.inbound import (
-    NAME_BEARING_METHODS,
-    encode_header_value,
-    find_invalid_x_mcp_header,
-    mcp_param_headers,
-    x_mcp_header_map,
-)
 
 from .. import __version__
 from ..errors import GuardError
-from ..wire.jsonrpc import INTERNAL_ERROR, NO_ID, Uncarriable, dumps, error_response, id_key, recover_id, valid_id
-from ..wire.meta import PROTOCOL_VERSION_KEY
+from ..wire.jsonrpc import (
+    INTERNAL_ERROR,
+    NO_ID,
+    Uncarriable,
+    dumps,
+    error_response,
+    id_key,
+    loads_upstream,
+    recover_id,
+    valid_id,
+)
+from .http_faults import (
+    BROKE,
+    ERROR_BODY_BYTES,
+    SESSION_ENDED,
+    check_url,
+    connect_failure,
+    describe,
+    error_body_answer,
+    shown_url,
+    status_failure,
+    status_text,
+    too_large,
+)
+from .http_headers import (
+    SESSION_HEADER,
+    VERSION_HEADER,
+    HeaderMaps,
+    learn_header_maps,
+    parse_headers,
+    post_headers,
+    safe_value,
+    stream_headers,
+)
 
 __all__ = [
     "CONNECT_TIMEOUT",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "WRITE_TIMEOUT",
     "HttpUpstream",
+    "check_url",
     "connect_failure",
     "http_connector",
     "open_http_upstream",
@@ -143,193 +170,15 @@ CLOSE_TIMEOUT: Final = 5.0
 
 MAX_REDIRECTS: Final = 5
 
-_ERROR_BODY_BYTES: Final = 1 << 20
-_BROKE: Final = "mcp-guard: the connection to the upstream broke before it answered"
 _INBOX: Final = 16  # messages; senders (the streams being read) wait beyond that
-_SESSION_HEADER: Final = "Mcp-Session-Id"
-_VERSION_HEADER: Final = "MCP-Protocol-Version"
-_ACCEPT_BOTH: Final = "application/json, text/event-stream"
-
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-"""An HTTP field name (RFC 9110, section 5.6.2)."""
-
-_FIELD_VALUE = re.compile(r"[\x20-\x7e\t]*")
-"""An HTTP field value the guard sends: visible ASCII, space and tab (RFC 9110, section 5.5)."""
-
-_RESERVED = frozenset(
-    {
-        "accept",
-        "content-type",
-        "content-length",
-        "transfer-encoding",
-        "connection",
-        "last-event-id",
-        "mcp-session-id",
-        "mcp-protocol-version",
-        "mcp-method",
-        "mcp-name",
-    }
-)
-"""Headers the transport sets itself; ``Mcp-Param-*`` too."""
 
 
 class MessageTooLarge(GuardError):
     """An incoming message is larger than the cap."""
 
 
-def parse_headers(values: Iterable[str], from_env: Iterable[str], environ: Mapping[str, str]) -> dict[str, str]:
-    """The extra headers for every request to the upstream, from ``--header`` and ``--header-env``.
-
-    One syntax for every command that takes these flags (``wrap``, ``check``): ``NAME=VALUE``,
-    or ``NAME: VALUE`` as HTTP writes it. The name ends at the first ``=`` or ``:``, neither of
-    which can occur in a header name (RFC 9110, section 5.6.2), so either form is unambiguous
-    and the value may hold both (``Authorization: Bearer a=b``). White space around the name
-    and the value is dropped.
-
-    Args:
-        values: ``NAME=VALUE`` (or ``NAME: VALUE``) strings (``--header``).
-        from_env: ``NAME=ENVVAR`` (or ``NAME: ENVVAR``) strings (``--header-env``): the
-            header's value is the whole value of the environment variable ``ENVVAR``, so a
-            secret such as ``Bearer …`` need not appear on a command line.
-        environ: the environment to read (``os.environ``).
-
-    Returns:
-        Header name to value, names as given.
-
-    Raises:
-        ValueError: a string without ``=`` or ``:``, a name that is not an HTTP token, a
-            name the transport sets itself (``Accept``, ``Content-Type``, ``Mcp-*``, …), a
-            name given twice, a value with control or non-ASCII characters, or an unset
-            variable. Messages name a valid header and the variable, never a value (nor a
-            malformed name, which may be a misplaced value).
-    """
-    headers: dict[str, str] = {}
-    seen: set[str] = set()
-
-    def add(name: str, value: str, flag: str) -> None:
-        if not _TOKEN.fullmatch(name):
-            raise ValueError(
-                f"{flag}: the text before the first '=' or ':' is not a valid HTTP header name "
-                "(letters, digits and !#$%&'*+-.^_`|~ only)"
-            )
-        lower = name.lower()
-        if lower in _RESERVED or lower.startswith("mcp-param-"):
-            raise ValueError(f"{flag}: the header {name} is set by mcp-guard itself")
-        if lower in seen:
-            raise ValueError(f"{flag}: the header {name} is given more than once")
-        if not _FIELD_VALUE.fullmatch(value) or value != value.strip():
-            raise ValueError(
-                f"{flag}: the value of {name} must be printable ASCII without leading or trailing white space"
-            )
-        seen.add(lower)
-        headers[name] = value
-
-    for pair in values:
-        split = _split_header(pair)
-        if split is None:
-            raise ValueError("--header takes NAME=VALUE or 'NAME: VALUE' (no '=' or ':' found)")
-        add(split[0], split[1], "--header")
-    for pair in from_env:
-        split = _split_header(pair)
-        if split is None or not split[1]:
-            raise ValueError(
-                "--header-env takes NAME=ENVVAR: a header name and the environment variable holding its value"
-            )
-        name, variable = split
-        if variable not in environ:
-            raise ValueError(f"--header-env: the environment variable {variable} (for the header {name}) is not set")
-        add(name, environ[variable].strip(), "--header-env")
-    return headers
-
-
-def _split_header(pair: str) -> tuple[str, str] | None:
-    """``(name, rest)`` of ``NAME=REST`` or ``NAME: REST`` (split at the first ``=`` or ``:``), stripped."""
-    cuts = [i for i in (pair.find("="), pair.find(":")) if i >= 0]
-    if not cuts:
-        return None
-    cut = min(cuts)
-    return pair[:cut].strip(), pair[cut + 1 :].strip()
-
-
-def shown_url(url: str | httpx2.URL) -> str:
-    """The URL for logs and messages: scheme, host, port and path.
-
-    No user info, query or fragment: they may hold secrets.
-    """
-    try:
-        parsed = httpx2.URL(url)
-    except (httpx2.InvalidURL, TypeError, ValueError):
-        return "(an invalid URL)"
-    port = f":{parsed.port}" if parsed.port is not None else ""
-    host = f"[{parsed.host}]" if ":" in parsed.host else parsed.host
-    return f"{parsed.scheme}://{host}{port}{parsed.path}"
-
-
-def check_url(url: str) -> httpx2.URL:
-    """Parse an upstream URL.
-
-    Raises:
-        ValueError: not an absolute ``http://`` or ``https://`` URL with a host.
-    """
-    try:
-        parsed = httpx2.URL(url)
-    except (httpx2.InvalidURL, TypeError, ValueError):
-        raise ValueError("the upstream URL is not a valid URL") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError("the upstream URL must be an http:// or https:// URL with a host")
-    return parsed
-
-
-def connect_failure(exc: BaseException) -> str:
-    """Why a connection could not be made, in words (``connection refused``, ``the host name could not be resolved``).
-
-    httpx reports a refused connection as "All connection attempts failed"; the operating
-    system's reason is further down the exception chain (``__cause__``, the exception's
-    arguments, exception groups: one error per address tried). Distinct reasons are joined
-    with ``; ``. Falls back to the exception's own text (at most 200 characters).
-    """
-    reasons: list[str] = []
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    while todo:
-        current = todo.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, socket.gaierror):
-            text = f"the host name could not be resolved ({current.strerror or current})"
-        elif isinstance(current, OSError) and type(current.errno) is int:
-            text = os.strerror(current.errno)
-            text = text[:1].lower() + text[1:]
-        else:
-            text = ""
-        if text and text not in reasons:
-            reasons.append(text)
-        if isinstance(current, BaseExceptionGroup):
-            todo.extend(current.exceptions)
-        todo.extend(a for a in current.args if isinstance(a, BaseException))
-        for linked in (current.__cause__, current.__context__):
-            if linked is not None:
-                todo.append(linked)
-    if reasons:
-        return "; ".join(reasons)[:200]
-    return (str(exc).strip() or type(exc).__name__)[:200]
-
-
-def _safe_value(value: Any) -> bool:
-    return type(value) is str and _FIELD_VALUE.fullmatch(value) is not None and value == value.strip()
-
-
 def _media_type(response: httpx2.Response) -> str:
     return response.headers.get("content-type", "").partition(";")[0].strip().lower()
-
-
-def _status_text(status: int) -> str:
-    """``401 Unauthorized``: the phrase is the standard one, never the server's text."""
-    try:
-        return f"{status} {http.HTTPStatus(status).phrase}"
-    except ValueError:
-        return str(status)
 
 
 def _label(method: Any) -> str:
@@ -401,7 +250,7 @@ class HttpUpstream:
         self._exchanges: dict[tuple[bool, Any], _Exchange] = {}
         self._active = 0
         self._order = anyio.Lock()
-        self._param_maps: dict[str, dict[tuple[str, ...], str]] = {}
+        self._param_maps: HeaderMaps = {}
         self._listening = False
         self._listen_scope = anyio.CancelScope()
         self._send_closed = False
@@ -434,7 +283,7 @@ class HttpUpstream:
         if self._gone:
             raise anyio.BrokenResourceError
         try:
-            message: Any = json.loads(line)
+            message: Any = loads_upstream(line)
         except (ValueError, RecursionError):
             message = None
         initializing = self._initializing
@@ -468,44 +317,16 @@ class HttpUpstream:
     # --- sending ------------------------------------------------------------------------------
 
     def _headers(self, message: Any) -> tuple[dict[str, str], bool]:
-        """The MCP headers of a POST carrying ``message``, and whether it is a 2026-07-28 era request.
-
-        The user's headers are the HTTP client's defaults and go on every request.
-        """
-        headers = {"Accept": _ACCEPT_BOTH, "Content-Type": "application/json"}
-        version: str | None = self.protocol_version
-        session = True
-        modern = False
-        if type(message) is dict:
-            method = message.get("method")
-            params = message.get("params")
-            meta = params.get("_meta") if type(params) is dict else None
-            if method == "initialize":
-                version, session = None, False
-            elif type(meta) is dict and PROTOCOL_VERSION_KEY in meta:
-                # 2026-07-28: the request carries its own version; the transport mirrors the body.
-                assert type(params) is dict
-                envelope = meta[PROTOCOL_VERSION_KEY]
-                version, session, modern = envelope if type(envelope) is str else None, False, "id" in message
-                if type(envelope) is str:
-                    self._modern_version = envelope
-                if type(method) is str and _safe_value(method):
-                    headers["Mcp-Method"] = method
-                name_key = NAME_BEARING_METHODS.get(method) if type(method) is str else None
-                name = params.get(name_key) if name_key is not None else None
-                if type(name) is str:
-                    headers["Mcp-Name"] = encode_header_value(name)
-                arguments = params.get("arguments")
-                if method == "tools/call" and type(name) is str and type(arguments) is dict:
-                    header_map = self._param_maps.get(name)
-                    if header_map:
-                        headers.update(mcp_param_headers(header_map, arguments))
-            elif version is None and "id" not in message and self._modern_version is not None:
-                version = self._modern_version  # a notification in the 2026-07-28 era
-        if session and self.session_id is not None:
-            headers[_SESSION_HEADER] = self.session_id
-        if version is not None and _safe_value(version):
-            headers[_VERSION_HEADER] = version
+        """The MCP headers of a POST carrying ``message``, and whether it is a 2026-07-28 era request."""
+        headers, modern, envelope_version = post_headers(
+            message,
+            session_id=self.session_id,
+            protocol_version=self.protocol_version,
+            modern_version=self._modern_version,
+            header_maps=self._param_maps,
+        )
+        if envelope_version is not None:
+            self._modern_version = envelope_version
         return headers, modern
 
     def _start_exchange(self, message: Any, ids: dict[tuple[bool, Any], Any], line: bytes) -> None:
@@ -516,7 +337,7 @@ class HttpUpstream:
             method=method,
             modern=modern,
             initialize=method == "initialize",
-            with_session=_SESSION_HEADER in headers,
+            with_session=SESSION_HEADER in headers,
         )
         exchange.absorb_tools = exchange.modern and method == "tools/list"
         if exchange.initialize:
@@ -556,10 +377,10 @@ class HttpUpstream:
                     if method == "notifications/initialized":
                         self._start_listening()
                     return
-                if status == 404 and _SESSION_HEADER in headers:
+                if status == 404 and SESSION_HEADER in headers:
                     self._session_gone()
                     return
-                log.warning("the upstream refused %s (HTTP %s)", label, _status_text(status))
+                log.warning("the upstream refused %s (HTTP %s)", label, status_text(status))
         except httpx2.HTTPError as exc:
             log.warning("could not deliver %s to the upstream: %s", label, self._describe(exc))
 
@@ -595,8 +416,8 @@ class HttpUpstream:
         async with self._request("POST", headers, body) as response:
             status = response.status_code
             if exchange.initialize:
-                session = response.headers.get(_SESSION_HEADER)
-                if 200 <= status < 300 and session is not None and _safe_value(session) and session:
+                session = response.headers.get(SESSION_HEADER)
+                if 200 <= status < 300 and session is not None and safe_value(session) and session:
                     self.session_id = session
                 if self._initializing is not None:
                     # The session id is known: messages sent meanwhile may go (a server that asks the
@@ -621,7 +442,7 @@ class HttpUpstream:
                 raise
             except httpx2.HTTPError as exc:
                 log.debug("a response stream from the upstream broke: %s", type(exc).__name__)
-                exchange.failure = _BROKE
+                exchange.failure = BROKE
         await self._resume(exchange)
 
     async def _resume(self, exchange: _Exchange) -> None:
@@ -638,14 +459,14 @@ class HttpUpstream:
             try:
                 async with self._request("GET", headers) as response:
                     status = response.status_code
-                    if status == 404 and _SESSION_HEADER in headers:
+                    if status == 404 and SESSION_HEADER in headers:
                         self._session_gone()
-                        exchange.failure = self._session_text()
+                        exchange.failure = SESSION_ENDED
                         return
                     if status != 200 or _media_type(response) != "text/event-stream":
                         exchange.failure = (
                             f"mcp-guard: the upstream's response stream broke and it refused to resume it "
-                            f"(HTTP {_status_text(status)})"
+                            f"(HTTP {status_text(status)})"
                         )
                         return
                     await self._read_events(response, exchange)
@@ -666,26 +487,17 @@ class HttpUpstream:
         status = response.status_code
         if status == 404 and exchange.with_session:
             self._session_gone()
-            exchange.failure = self._session_text()
+            exchange.failure = SESSION_ENDED
             return
         if _media_type(response) == "application/json":
-            with contextlib.suppress(MessageTooLarge, httpx2.HTTPError, ValueError, RecursionError, Uncarriable):
-                error = json.loads(await self._read_body(response, _ERROR_BODY_BYTES))
-                if type(error) is dict and type(error.get("error")) is dict and "method" not in error:
-                    if error.get("id") is None and len(exchange.ids) == 1:
-                        # Rejected before the server read the id (``id: null``): it answers this request.
-                        error = {**error, "id": next(iter(exchange.ids.values()))}
-                    await self._deliver(dumps(error))
+            with contextlib.suppress(MessageTooLarge, httpx2.HTTPError):
+                error = error_body_answer(await self._read_body(response, ERROR_BODY_BYTES), exchange.ids)
+                if error is not None:
+                    with contextlib.suppress(Uncarriable):
+                        await self._deliver(dumps(error))
                     if not exchange.ids:
                         return
-        text = f"mcp-guard: the upstream answered HTTP {_status_text(status)}"
-        if status in (401, 403):
-            text += " (check the headers given with --header or --header-env)"
-        elif 300 <= status < 400:
-            text += " (a redirect mcp-guard does not follow: only 307 and 308 within the same origin are followed)"
-        elif status == 413:
-            text += " (the request is larger than the upstream accepts)"
-        exchange.failure = text
+        exchange.failure = status_failure(status)
 
     # --- the standalone event stream (handshake era) -------------------------------------------
 
@@ -708,11 +520,11 @@ class HttpUpstream:
                         if status == 405:
                             log.debug("the upstream offers no standalone event stream (HTTP 405)")
                             return
-                        if status == 404 and _SESSION_HEADER in headers:
+                        if status == 404 and SESSION_HEADER in headers:
                             self._session_gone()
                             return
                         if status != 200 or _media_type(response) != "text/event-stream":
-                            log.info("the upstream refused the standalone event stream (HTTP %s)", _status_text(status))
+                            log.info("the upstream refused the standalone event stream (HTTP %s)", status_text(status))
                             return
                         failures = 0
                         await self._read_events(response, stream)
@@ -754,7 +566,7 @@ class HttpUpstream:
     async def _deliver(self, data: bytes) -> None:
         """Push one incoming message (or batch) to the receive side; note the requests it answers."""
         try:
-            message: Any = json.loads(data)
+            message: Any = loads_upstream(data)
         except (ValueError, RecursionError):
             # Passed on all the same: the relay answers the request it names, if it can find the id.
             request_id = recover_id(data)
@@ -779,7 +591,7 @@ class HttpUpstream:
             return
         if exchange.initialize:
             version = result.get("protocolVersion")
-            if _safe_value(version):
+            if safe_value(version):
                 self.protocol_version = version
                 log.info(
                     "upstream %s speaks protocol %s%s",
@@ -790,25 +602,7 @@ class HttpUpstream:
             if self._initializing is not None:
                 self._initializing.set()
         elif exchange.absorb_tools:
-            self._absorb_tools(result)
-
-    def _absorb_tools(self, result: dict[str, Any]) -> None:
-        """Learn the ``x-mcp-header`` maps of a 2026-07-28 ``tools/list`` page (for ``Mcp-Param-*`` headers)."""
-        tools = result.get("tools")
-        if type(tools) is not list:
-            return
-        for tool in tools:
-            if type(tool) is not dict or type(tool.get("name")) is not str:
-                continue
-            name, schema = tool["name"], tool.get("inputSchema")
-            reason = find_invalid_x_mcp_header(schema)
-            if reason is not None:
-                log.warning("the upstream's tool `%s` has an invalid x-mcp-header annotation: %s", name[:64], reason)
-            header_map = x_mcp_header_map(schema) if reason is None else {}
-            if header_map:
-                self._param_maps[name] = header_map
-            else:
-                self._param_maps.pop(name, None)
+            learn_header_maps(result, self._param_maps)
 
     async def _push(self, data: bytes) -> None:
         try:
@@ -851,7 +645,7 @@ class HttpUpstream:
             "the upstream %s ended the session (HTTP 404 for its session id); the connection to it is over",
             self._shown,
         )
-        text = self._session_text()
+        text = SESSION_ENDED
         for exchange in list(self._exchanges.values()):
             if exchange.failure is None:
                 exchange.failure = text
@@ -864,30 +658,23 @@ class HttpUpstream:
         await self.aclose()
         if session is None or self._gone:
             return
-        headers = {_SESSION_HEADER: session}
-        if self.protocol_version is not None and _safe_value(self.protocol_version):
-            headers[_VERSION_HEADER] = self.protocol_version
+        headers = {SESSION_HEADER: session}
+        if self.protocol_version is not None and safe_value(self.protocol_version):
+            headers[VERSION_HEADER] = self.protocol_version
         with anyio.move_on_after(CLOSE_TIMEOUT):
             try:
                 async with self._request("DELETE", headers) as response:
                     if response.status_code == 405:
                         log.debug("the upstream does not let clients end sessions (HTTP 405)")
                     elif not 200 <= response.status_code < 300:
-                        log.debug("ending the upstream session: HTTP %s", _status_text(response.status_code))
+                        log.debug("ending the upstream session: HTTP %s", status_text(response.status_code))
             except httpx2.HTTPError as exc:
                 log.debug("ending the upstream session failed: %s", type(exc).__name__)
 
     # --- HTTP ---------------------------------------------------------------------------------
 
     def _stream_headers(self, last_event_id: str | None) -> dict[str, str]:
-        headers = {"Accept": "text/event-stream"}
-        if self.session_id is not None:
-            headers[_SESSION_HEADER] = self.session_id
-        if self.protocol_version is not None and _safe_value(self.protocol_version):
-            headers[_VERSION_HEADER] = self.protocol_version
-        if last_event_id is not None and _safe_value(last_event_id):
-            headers["Last-Event-ID"] = last_event_id
-        return headers
+        return stream_headers(self.session_id, self.protocol_version, last_event_id)
 
     @contextlib.asynccontextmanager
     async def _request(
@@ -914,29 +701,10 @@ class HttpUpstream:
             await response.aclose()
 
     def _describe(self, exc: httpx2.HTTPError) -> str:
-        """A JSON-RPC error message for a failed exchange (no header values, no URL query)."""
-        if isinstance(exc, httpx2.SSEError):
-            if "limit" in str(exc):
-                return self._too_large()
-            return "mcp-guard: the upstream's event stream was malformed"
-        if isinstance(exc, httpx2.ConnectTimeout):
-            return f"mcp-guard: cannot reach the upstream at {self._shown}: the connection timed out"
-        if isinstance(exc, httpx2.ConnectError):
-            return f"mcp-guard: cannot reach the upstream at {self._shown}: {connect_failure(exc)}"
-        if isinstance(exc, httpx2.TimeoutException):
-            return f"mcp-guard: the connection to the upstream at {self._shown} timed out ({type(exc).__name__})"
-        if isinstance(exc, httpx2.NetworkError | httpx2.RemoteProtocolError):
-            return _BROKE
-        return f"mcp-guard: the connection to the upstream at {self._shown} failed ({type(exc).__name__})"
+        return describe(exc, self._shown, self.max_message_bytes)
 
     def _too_large(self) -> str:
-        return (
-            f"mcp-guard: the upstream's answer is larger than {self.max_message_bytes} bytes, the limit on one "
-            "message (--max-message-bytes)"
-        )
-
-    def _session_text(self) -> str:
-        return "mcp-guard: the upstream ended the session (HTTP 404); reconnect to start a new one"
+        return too_large(self.max_message_bytes)
 
 
 def _request_ids(message: Any) -> dict[tuple[bool, Any], Any]:

@@ -18,8 +18,9 @@ import secrets
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..core.json_values import Inexact, exact_float, literal_float
+from ..core.json_values import Inexact, literal_float
 from ..errors import GuardError
+from . import repeated
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -50,8 +51,10 @@ _WS = " \t\r\n"
 _decoder = json.JSONDecoder()
 # Built once: json.dumps/json.loads with keyword arguments construct a new encoder/decoder per call.
 _encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-_client_decoder = json.JSONDecoder(parse_float=exact_float)
-_upstream_decoder = json.JSONDecoder(parse_float=literal_float)
+# One rule for both sides (spec decision E1): a literal no double holds keeps its text. The profile
+# judges it (``extended`` by its exact value, ``standard``/``strict`` refuse it, keyword ``json``).
+_client_decoder = json.JSONDecoder(parse_float=literal_float)
+_upstream_decoder = _client_decoder
 _decode_client = _client_decoder.decode
 _decode_upstream = _upstream_decoder.decode
 _raw_client = _client_decoder.raw_decode
@@ -136,7 +139,7 @@ def _exact_exponents(text: str) -> str:
     ``repr`` writes a double as its shortest round-tripping decimal, which from 2**53 up is not
     always its value: ``-9223372036854775808.0`` (-2**63, a double exactly) would go out as
     ``-9.223372036854776e+18``, a different number to a reader that keeps decimals. A client's
-    literal is a ``float`` only when the double *is* its value (``exact_float``), so writing the
+    literal is a ``float`` only when the double *is* its value (``literal_float``), so writing the
     double's exact decimal (``-9.223372036854775808e+18``) forwards the number the guard checked;
     a double reader reads the same double as before. ``1e+22`` stays as it is.
     """
@@ -163,7 +166,15 @@ def _dumps_literals(message: Any) -> bytes:
 
 
 def loads_client(line: bytes) -> Any:
-    """Parse a line from the client; a float literal a double cannot hold exactly becomes ``Inexact``.
+    """Parse a line from the client; a number literal no double holds exactly keeps its text.
+
+    Such a literal (more digits than a double holds, ``1e-400``, or beyond the double range:
+    ``1e400``) becomes an ``Inexact`` (``json_values.literal_float``), as in
+    :func:`loads_upstream`. Every profile sees it for what it is: ``extended`` judges it by its
+    exact value and, when the call is forwarded, :func:`dumps` writes it back digit for digit
+    (spec decision E1); ``standard`` and ``strict`` refuse it in arguments (keyword ``json``),
+    never rounded. Elsewhere in a message it is relayed as written. (Until 2026-12 a literal
+    beyond the double range parsed to an infinity here, which ``extended`` had to refuse.)
 
     Raises:
         ValueError: not JSON (including invalid UTF-8).
@@ -176,7 +187,7 @@ def loads_client(line: bytes) -> Any:
         raise
     if text[:1] == "\ufeff":  # MCP is UTF-8; a leading BOM is tolerated (as by the utf-8-sig codec)
         text = text[1:]
-    return _parse(text, _raw_client, _decode_client)
+    return repeated.parse_filled(text, _raw_client, _decode_client)
 
 
 def loads_upstream(line: bytes | str) -> Any:
@@ -184,26 +195,16 @@ def loads_upstream(line: bytes | str) -> Any:
 
     A literal a double cannot hold exactly, or beyond the double range, becomes an
     ``Inexact`` that keeps its text (see ``json_values.literal_float``): :func:`dumps` writes
-    it back unchanged, and the schema core does not take it for a double it is not.
+    it back unchanged, and the schema core does not take it for a double it is not. In a
+    message that can carry tool schemas, repeated object keys are noted
+    (:func:`mcp_guard.wire.repeated.repeated_key`); the value is the same (the last one wins).
 
     Raises:
         ValueError: not JSON (including invalid UTF-8).
         RecursionError: nested beyond the parser's limit.
     """
-    return _parse(line.decode("utf-8") if isinstance(line, bytes) else line, _raw_upstream, _decode_upstream)
-
-
-def _parse(text: str, raw: Callable[[str], tuple[Any, int]], whole: Callable[[str], Any]) -> Any:
-    """``whole(text)``, by way of ``raw`` when the value fills the text (the usual line): the same value,
-    without the two white-space regexes of ``JSONDecoder.decode``. White space around the value, and
-    every error, take ``whole``, which raises as it always did."""
-    try:
-        value, end = raw(text)
-    except json.JSONDecodeError:
-        return whole(text)
-    if end != len(text):
-        return whole(text)
-    return value
+    text = line.decode("utf-8") if isinstance(line, bytes) else line
+    return repeated.decode(text, literal_float, _raw_upstream, _decode_upstream)
 
 
 def id_key(request_id: Any) -> tuple[bool, Any]:

@@ -10,6 +10,7 @@ import json
 from typing import Any, Final
 
 from ..core.budget import integer_digit_limit, is_integer_too_long
+from .jsonrpc import loads_upstream
 
 __all__ = [
     "DUPLICATE_ID",
@@ -19,6 +20,9 @@ __all__ = [
     "error_reason",
     "parse_error_text",
     "too_long_text",
+    "unparsable_reason",
+    "unreadable_answer_text",
+    "unreadable_reason",
 ]
 
 GONE: Final = (
@@ -62,18 +66,50 @@ def parse_error_text(exc: BaseException, what: str) -> str:
     The message is never quoted (it may hold secrets): the text names the rule, and for
     invalid JSON the parser's own description and the character offset.
     """
+    return f"Parse error: the {what} {unparsable_reason(exc)}; nothing was forwarded"
+
+
+def unparsable_reason(exc: BaseException) -> str:
+    """Why a text did not parse, as the end of a sentence about it (``the line …``), from what the parser raised.
+
+    ``is not UTF-8 (at byte N)``, ``nests deeper than the guard parses``, ``holds an integer literal
+    of more than 4,300 digits, …``, ``is not valid JSON (MSG at character N)``. Never quotes the text.
+    """
     if isinstance(exc, RecursionError):
-        return f"Parse error: the {what} nests deeper than the guard parses; nothing was forwarded"
+        return "nests deeper than the guard parses"
     if isinstance(exc, UnicodeDecodeError):
-        return f"Parse error: the {what} is not UTF-8 (at byte {exc.start}); nothing was forwarded"
+        return f"is not UTF-8 (at byte {exc.start})"
     if is_integer_too_long(exc):
         return (
-            f"Parse error: the {what} holds an integer literal of more than {integer_digit_limit():,} digits, the "
-            "most the guard parses (a limit against denial of service); nothing was forwarded"
+            f"holds an integer literal of more than {integer_digit_limit():,} digits, the most the guard parses "
+            "(a limit against denial of service)"
         )
     if isinstance(exc, json.JSONDecodeError):
-        return f"Parse error: the {what} is not valid JSON ({exc.msg} at character {exc.pos}); nothing was forwarded"
-    return f"Parse error: the {what} is not valid JSON; nothing was forwarded"
+        return f"is not valid JSON ({exc.msg} at character {exc.pos})"
+    return "is not valid JSON"
+
+
+def unreadable_reason(line: bytes) -> str:
+    """Why an upstream line the guard could not parse is unreadable (see :func:`unparsable_reason`).
+
+    For the callers that kept the line, not the exception: the line is parsed again (on this
+    error path only) with the upstream's decoder, ``jsonrpc.loads_upstream``. A line that
+    parses after all (it cannot: the caller saw it fail) is ``could not be parsed``.
+    """
+    try:
+        loads_upstream(line)
+    except (ValueError, RecursionError) as exc:
+        return unparsable_reason(exc)
+    return "could not be parsed"
+
+
+def unreadable_answer_text(line: bytes) -> str:
+    """The -32603 message for a request whose answer from the upstream is ``line``, which does not parse.
+
+    ``mcp-guard: the upstream's answer is not UTF-8 (at byte 12); it was dropped``: the reason
+    (:func:`unreadable_reason`), never the line. For ``wrap`` and ``serve`` alike.
+    """
+    return f"{TRANSPORT_PREFIX}the upstream's answer {unreadable_reason(line)}; it was dropped"
 
 
 def error_reason(method: str, error: Any) -> str:

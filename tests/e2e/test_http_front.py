@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +33,14 @@ from anyio.abc import Process
 from mcp import Client, MCPError
 from starlette.datastructures import Headers
 
-from mcp_guard.relay.http_front import HttpConfig, HttpFront, is_loopback, parse_listen_address, parse_origin
+from mcp_guard.relay.http_front import (
+    HttpConfig,
+    HttpFront,
+    is_loopback,
+    parse_listen_address,
+    parse_origin,
+    serve_front,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -1217,3 +1224,73 @@ def test_command_line_usage_errors(arguments: list[str], complaint: str) -> None
     )
     assert done.returncode == 2
     assert complaint in done.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Request headers that trickle in (uvicorn's h11 server has no deadline of its own)
+
+
+@asynccontextmanager
+async def front_in_process(config: HttpConfig) -> AsyncIterator[str]:
+    """Serve an :class:`HttpFront` over the Sigma server with ``serve_front`` in this process; yield ``HOST:PORT``."""
+    front = HttpFront([sys.executable, str(SIGMA_SERVER)], config, profile="standard")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(serve_front, front, "in-process front")
+        with anyio.fail_after(TIMEOUT):
+            while front.server is None or not front.server.started:
+                await anyio.sleep(0.02)
+        try:
+            yield front.address.split("/")[2]
+        finally:
+            front.server.should_exit = True
+
+
+async def trickled(host: str, head: bytes, *, after: bytes = b"", pause: float = 0.05) -> tuple[bytes, int]:
+    """Send ``after`` at once, then ``head`` a byte per ``pause`` seconds until the guard answers or closes.
+
+    Returns what the guard sent and how many bytes of ``head`` went out before it did.
+    """
+    name, port = host.rsplit(":", 1)
+    reply = b""
+    sent = 0
+    async with await anyio.connect_tcp(name, int(port)) as stream:
+        if after:
+            await stream.send(after)
+            while b"\r\n\r\n" not in reply:
+                reply += await stream.receive()
+            reply = b""
+        with anyio.fail_after(TIMEOUT):
+            while sent < len(head):
+                await stream.send(head[sent : sent + 1])
+                sent += 1
+                with anyio.move_on_after(pause):
+                    reply += await stream.receive()
+                    break
+            with suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                while True:
+                    reply += await stream.receive()
+    return reply, sent
+
+
+async def test_request_headers_that_trickle_in_are_cut_off_and_others_are_served() -> None:
+    """A request head sent a byte at a time is answered 408 once ``header_timeout`` has passed, on a new
+    connection and on a kept-alive one after a first response; requests are served meanwhile."""
+    async with front_in_process(HttpConfig(port=0, header_timeout=1.0)) as host, http_client() as client:
+        head = (f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\n" + "X-Pad: x\r\n" * 40).encode()
+        first = f"GET /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n".encode()
+        results: list[tuple[bytes, int]] = []
+
+        async def one(after: bytes) -> None:
+            results.append(await trickled(host, head, after=after))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(20):
+                tg.start_soon(one, first if i % 2 else b"")
+            await anyio.sleep(0.3)
+            served = await client.get(f"http://{host}/mcp", headers={"accept": "text/event-stream"})
+            assert served.status_code == 400  # no session: answered at once, not held behind the trickles
+    assert len(results) == 20
+    for reply, sent in results:
+        assert reply.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), reply[:80]
+        assert b"the request headers did not arrive within 1 s" in reply
+        assert sent < len(head)  # cut off while the head was still coming (it takes about 20 s to send)

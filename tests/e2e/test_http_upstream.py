@@ -903,3 +903,55 @@ def test_shown_url_hides_credentials() -> None:
     assert shown_url("https://user:pw@mcp.example.com:8443/v1/mcp?token=abc#x") == "https://mcp.example.com:8443/v1/mcp"
     assert shown_url("http://[::1]:9000/mcp") == "http://[::1]:9000/mcp"
     assert shown_url("https://mcp.example.com/mcp") == "https://mcp.example.com/mcp"
+
+
+# ---------------------------------------------------------------------------------------------
+# Error bodies, through a scripted transport
+
+
+@asynccontextmanager
+async def scripted_upstream(answer: httpx2.Response) -> AsyncIterator[HttpUpstream]:
+    """An :class:`HttpUpstream` whose every HTTP request is answered with ``answer`` (no network)."""
+    transport = httpx2.MockTransport(lambda request: answer)
+    async with httpx2.AsyncClient(transport=transport) as client, anyio.create_task_group() as tg:
+        upstream = HttpUpstream(client, "http://127.0.0.1:9/mcp", tg)
+        try:
+            yield upstream
+        finally:
+            await upstream.aclose()
+            tg.cancel_scope.cancel()
+
+
+ERROR_LITERALS = b'{"big":1e400,"fine":0.1000000000000000000001,"small":-2.5e-400}'
+
+
+@pytest.mark.parametrize("request_id", [None, 5], ids=["id-null", "id-given"])
+async def test_an_error_body_is_read_with_the_guards_decoder(request_id: int | None) -> None:
+    """An HTTP error's JSON-RPC body is decoded as every upstream byte is: its number literals reach the
+    client as the server wrote them (plain ``json.loads`` made ``1e400`` an infinity, which cannot be
+    written, and the request got the guard's generic ``HTTP 400`` text instead of the server's error)."""
+    body = (
+        b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"error":{"code":-32602,'
+        b'"message":"bad arguments","data":' + ERROR_LITERALS + b"}}"
+    )
+    answer = httpx2.Response(400, headers={"content-type": "application/json"}, content=body)
+    with anyio.fail_after(TIMEOUT):
+        async with scripted_upstream(answer) as http:
+            await http.send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}')
+            raw = await http.receive()
+    assert ERROR_LITERALS in raw
+    assert json.loads(raw)["id"] == 5
+    assert json.loads(raw)["error"]["message"] == "bad arguments"
+
+
+async def test_an_error_body_that_is_not_utf8_gets_the_guards_own_error() -> None:
+    """Invalid UTF-8 (here UTF-16, which ``json.loads`` of bytes accepts) is not JSON to the guard."""
+    body = '{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"from the server"}}'.encode("utf-16")
+    answer = httpx2.Response(400, headers={"content-type": "application/json"}, content=body)
+    with anyio.fail_after(TIMEOUT):
+        async with scripted_upstream(answer) as http:
+            await http.send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t"}}')
+            message = json.loads(await http.receive())
+    assert message["id"] == 5
+    assert message["error"]["code"] == -32603
+    assert message["error"]["message"].startswith("mcp-guard: the upstream answered HTTP 400 Bad Request")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_guard.core.json_values import Inexact
 from mcp_guard.gateway.jcs import canonical_json, canonical_sha256, number_to_string
 
 
@@ -177,3 +179,44 @@ def test_numbers_agree_with_the_rfc8785_package_and_read_back(value: float) -> N
     text = number_to_string(value)
     assert text.encode() == rfc8785.dumps(value)
     assert float(text) == value
+
+
+def nested(depth: int, leaf: Any) -> Any:
+    """``depth`` levels of alternating objects and arrays around ``leaf``, built without recursion."""
+    value = leaf
+    for level in range(depth):
+        value = {"k": value, "a": 1} if level % 2 else [value, 2]
+    return value
+
+
+def test_nesting_past_the_recursion_limit_is_canonicalized() -> None:
+    """The writer keeps its own stack: depth beyond ``sys.getrecursionlimit()`` raises nothing."""
+    depth = sys.getrecursionlimit() * 5
+    text = canonical_json(nested(depth, "x"))
+    assert text.count(b"[") == depth // 2 and text.count(b"{") == depth // 2
+    assert text == b'{"a":1,"k":[' * (depth // 2) + b'"x",2]' + b"},2]" * (depth // 2 - 1) + b"}"
+
+
+def test_the_iterative_writer_keeps_the_order_of_members_and_items() -> None:
+    value = {"b": [1, {"z": [], "y": {}}, "s"], "a": {"\u00e9": None, "e": [True, [False]]}, "": [[]]}
+    assert canonical_json(value) == rfc8785.dumps(value)
+    assert canonical_json(value) == b'{"":[[]],"a":{"e":[true,[false]],"\xc3\xa9":null},"b":[1,{"y":{},"z":[]},"s"]}'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("0.1000000000000000000001", b"0.1"), ("1e-400", b"0"), ("123456789012345678901234.5", b"1.2345678901234569e+23")],
+)
+def test_a_kept_literal_is_written_as_the_double_a_parser_reads(text: str, expected: bytes) -> None:
+    """An ``Inexact`` (E1: the guard keeps the literal's text) canonicalizes as any RFC 8785 implementation
+    reading that text would: as its double. The journal digests such arguments instead of crashing."""
+    assert canonical_json({"x": Inexact(text)}) == b'{"x":' + expected + b"}"
+    assert canonical_json({"x": Inexact(text)}) == rfc8785.dumps({"x": float(text)})
+
+
+@pytest.mark.parametrize("text", ["1e400", "-1E+400"])
+def test_a_kept_literal_beyond_the_double_range_has_no_canonical_form(text: str) -> None:
+    with pytest.raises(ValueError):
+        canonical_json([Inexact(text)])
+    with pytest.raises(TypeError):
+        canonical_json([Inexact()])  # no text: not a number at all

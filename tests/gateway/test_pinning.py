@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +155,15 @@ def test_a_name_listed_twice_must_match_twice() -> None:
     lock, _ = LockFile.from_listings([("fs", [TOOL])])
     for listing in ([TOOL, _changed(["title"], "x")], [_changed(["title"], "x"), TOOL]):
         assert compare(lock, [("fs", listing)]).of("fs", "read") == "changed"
+
+
+def test_a_schema_nested_past_the_recursion_limit_is_compared() -> None:
+    """``compare`` computes the digest of a deep schema (it raised ``RecursionError`` when JCS recursed)."""
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(sys.getrecursionlimit() * 3):
+        schema = {"type": "array", "items": schema}
+    deep = {**TOOL, "inputSchema": schema}
+    lock = LockFile({"srv/read": tool_digest(deep)})
+    assert compare(lock, [("srv", [deep])]).status == {"srv/read": "pinned"}
+    changed = {**TOOL, "inputSchema": {"type": "array", "items": schema}}
+    assert compare(lock, [("srv", [changed])]).status == {"srv/read": "changed"}

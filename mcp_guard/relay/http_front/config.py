@@ -73,6 +73,9 @@ class HttpConfig(BaseModel):
         body_timeout: seconds a request body may take to arrive in full, counted from its
             headers; a slower one is answered 408 and its connection closed (a body trickling
             in byte by byte would otherwise hold its connection, and its memory, for ever).
+        header_timeout: seconds a request's headers may take to arrive in full, counted from
+            the connection's start or the end of the previous response on it; a slower request
+            is answered 408 and its connection closed (uvicorn's h11 server has no such limit).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -87,6 +90,7 @@ class HttpConfig(BaseModel):
     max_sessions: int = Field(default=100, ge=1)
     keepalive: float = Field(default=15.0, gt=0)
     body_timeout: float = Field(default=30.0, gt=0)
+    header_timeout: float = Field(default=30.0, gt=0)
 
     @field_validator("allowed_origins")
     @classmethod

@@ -1,0 +1,219 @@
+"""One client server entry, judged and rewritten: is it behind the guard, and what it becomes.
+
+Pure functions on plain values (the entry as a ``dict``); the files are edited elsewhere
+(:mod:`.clients_files`). The rules, from issue 13 item 1:
+
+- A stdio entry (``command``, ``args``) becomes ``<guard> wrap [options] -- <command> <args>``;
+  ``env``, ``cwd`` and every other key stay as they are, in their order.
+- A URL entry becomes ``<guard> wrap [options] --upstream-url URL`` with its headers. A header
+  whose name says it holds a secret (:func:`is_secret_header`) never goes on the command line:
+  its value moves to the entry's ``env`` under a new variable, passed with ``--header-env``.
+  The URL key (``url``, ``serverUrl``, ``httpUrl``) is replaced by ``command`` and ``args`` in its
+  place; the header keys go; ``type`` becomes ``"stdio"``.
+- An entry already behind the guard (:func:`guarded_upstream`) is left alone.
+- What cannot be guarded exactly is left alone with the reason: SSE endpoints (``type: sse``,
+  Gemini CLI's ``url``, a URL path ending in ``/sse``: ``wrap --upstream-url`` speaks streamable
+  HTTP only), OAuth blocks and headers taken from the
+  client's own environment (the guard cannot know the client's variables), an entry with
+  neither a command nor a URL.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["Plan", "guarded_upstream", "is_secret_header", "plan_entry"]
+
+URL_KEYS: Final = ("url", "serverUrl", "httpUrl")
+HEADER_KEYS: Final = ("headers", "http_headers")
+UNGUARDABLE_KEYS: Final = ("oauth", "auth", "bearer_token_env_var", "env_http_headers", "bearer_token")
+"""URL entry keys the guard cannot carry over exactly (their meaning depends on the client)."""
+
+_SECRET_WORDS: Final = ("auth", "token", "key", "secret", "password", "passwd", "cookie", "session", "credential")
+_RUNNERS: Final = {"uvx": 1, "pipx": 2, "uv": 3}  # uvx X / pipx run X / uv tool run X
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a header's value is treated as a secret: ``Authorization``, ``Cookie``, and any name
+    holding ``token``, ``key``, ``secret``, ``password``, ``session``, ``credential`` or ``auth``
+    (case-insensitive; ``X-API-Key``, ``X-Auth-Token``)."""
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def _base(program: str) -> str:
+    name = re.split(r"[\\/]", program)[-1].lower()
+    return name[:-4] if name.endswith(".exe") else name
+
+
+def _strip_runner(tokens: list[str]) -> list[str]:
+    """``uvx [--from X] mcp-guard ...``, ``pipx run ...``, ``uv tool run ...``, ``python -m mcp_guard ...``
+    reduced to ``mcp-guard ...`` (other commands unchanged)."""
+    if not tokens:
+        return tokens
+    base = _base(tokens[0])
+    if base.startswith(("python", "py")) and tokens[1:3] == ["-m", "mcp_guard"]:
+        return ["mcp-guard", *tokens[3:]]
+    script = tokens[1].replace("\\", "/") if base.startswith(("python", "py")) and len(tokens) > 1 else ""
+    if _base(script) == "mcp-guard" or script.endswith("mcp_guard/__main__.py"):  # python /venv/bin/mcp-guard
+        return ["mcp-guard", *tokens[2:]]
+    skip = _RUNNERS.get(base)
+    if skip is None or (base == "pipx" and tokens[1:2] != ["run"]) or (base == "uv" and tokens[1:3] != ["tool", "run"]):
+        return tokens
+    rest = tokens[skip:]
+    while rest and rest[0].startswith("-"):  # runner options: --from X, --python X, -q
+        rest = rest[2:] if rest[0] in ("--from", "--python", "--with", "--spec") else rest[1:]
+    if rest:
+        rest = [re.split(r"[=@<>~!\[]", rest[0])[0], *rest[1:]]
+    return rest
+
+
+def guarded_upstream(command: Any, args: Any) -> tuple[str, list[str]] | None:
+    """For an entry running the guard, ``(how, upstream)``; ``None`` for any other entry.
+
+    ``how`` is ``"wrap"`` (``upstream`` the command after ``--``, or ``["--upstream-url", URL]``)
+    or ``"serve"`` (the gateway: ``upstream`` empty). Recognized: ``mcp-guard`` by name or by any
+    path (``/opt/venv/bin/mcp-guard``, ``mcp-guard.exe``), ``python -m mcp_guard``, ``python`` with a
+    path to the script or to ``mcp_guard/__main__.py``, and the
+    runners ``uvx``, ``pipx run``, ``uv tool run`` in front of either.
+    """
+    if not isinstance(command, str) or not isinstance(args, list | None):
+        return None
+    tokens = _strip_runner([command, *[str(a) for a in args or []]])
+    if len(tokens) < 2 or _base(tokens[0]) not in ("mcp-guard", "mcp_guard"):
+        return None
+    if tokens[1] == "serve":
+        return "serve", []
+    if tokens[1] != "wrap":
+        return None
+    rest = tokens[2:]
+    if "--" in rest:
+        return "wrap", rest[rest.index("--") + 1 :]
+    if "--upstream-url" in rest[:-1]:
+        return "wrap", ["--upstream-url", rest[rest.index("--upstream-url") + 1]]
+    return "wrap", rest
+
+
+@dataclass
+class Plan:
+    """What :func:`plan_entry` decided for one entry.
+
+    Attributes:
+        action: ``"guard"`` (``entry`` is the rewritten entry), ``"guarded"`` (already behind the
+            guard: left alone) or ``"skip"`` (cannot be guarded: ``reason`` says why).
+        entry: the new entry (``"guard"``), keys in the original order.
+        kind: ``"stdio"`` or ``"url"`` (what the original entry was).
+        reason: why an entry is skipped, or how it is guarded (``"guarded"``).
+        secret_vars: names of the ``env`` variables that now carry header values.
+    """
+
+    action: str
+    kind: str
+    entry: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    secret_vars: list[str] = field(default_factory=list)
+
+
+def _env_name(header: str, taken: set[str]) -> str:
+    base = "MCP_GUARD_HEADER_" + re.sub(r"[^A-Z0-9]+", "_", header.upper()).strip("_")
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def plan_entry(entry: Any, guard: list[str], options: list[str], *, client: str = "") -> Plan:
+    """Decide and build the guarded form of one client server entry.
+
+    Args:
+        entry: the entry's value (a JSON object / TOML table as a ``dict``).
+        guard: how the client starts the guard: ``["/path/to/mcp-guard"]`` or
+            ``[python, "-m", "mcp_guard"]``.
+        options: ``wrap`` options to put before ``--`` (``["--profile", "standard"]``).
+        client: the client's name: Gemini CLI's ``url`` key means SSE (its streamable HTTP key is
+            ``httpUrl``); for the other clients ``url`` is streamable HTTP unless ``type`` says ``sse``.
+
+    Returns:
+        The :class:`Plan`; nothing is raised for an entry of an unexpected shape (it is skipped).
+    """
+    if not isinstance(entry, dict):
+        return Plan("skip", "?", reason="the entry is not an object")
+    command, args = entry.get("command"), entry.get("args")
+    url_key = next((k for k in URL_KEYS if k in entry), None)
+    if isinstance(command, str):
+        if guarded_upstream(command, args) is not None:
+            return Plan("guarded", "stdio", reason="already behind the guard")
+        if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+            return Plan("skip", "stdio", reason="'args' is not a list of strings")
+        if url_key is not None:
+            return Plan("skip", "stdio", reason=f"both 'command' and '{url_key}' are set")
+        new = dict(entry)
+        new["command"] = guard[0]
+        new["args"] = [*guard[1:], "wrap", *options, "--", command, *(args or [])]
+        return Plan("guard", "stdio", new)
+    if command is not None:
+        return Plan("skip", "stdio", reason="'command' is not a string")
+    if url_key is None:
+        return Plan("skip", "?", reason="neither 'command' nor a URL")
+    return _plan_url(entry, url_key, guard, options, sse=client == "gemini" and url_key == "url")
+
+
+def _plan_url(entry: dict[str, Any], url_key: str, guard: list[str], options: list[str], *, sse: bool) -> Plan:
+    url = entry[url_key]
+    kind_hint = str(entry.get("type", entry.get("transport", ""))).lower()
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return Plan("skip", "url", reason=f"'{url_key}' is not an http(s) URL")
+    if sse or "sse" in kind_hint or url.split("?")[0].rstrip("/").endswith("/sse"):
+        return Plan("skip", "url", reason="an SSE endpoint (wrap --upstream-url speaks streamable HTTP only)")
+    blocked = [k for k in UNGUARDABLE_KEYS if k in entry]
+    if blocked:
+        return Plan("skip", "url", reason=f"'{blocked[0]}' has no exact equivalent in wrap --upstream-url")
+    headers: dict[str, Any] = {}
+    for key in HEADER_KEYS:
+        value = entry.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            return Plan("skip", "url", reason=f"'{key}' is not a map of strings")
+        headers.update(value)
+    env = entry.get("env", {})
+    if not isinstance(env, dict):
+        return Plan("skip", "url", reason="'env' is not an object")
+    env = dict(env)
+    taken = set(env)
+    wrap_args = [*guard[1:], "wrap", *options, "--upstream-url", url]
+    secret_vars: list[str] = []
+    for name, value in headers.items():
+        if is_secret_header(name):
+            var = _env_name(name, taken)
+            env[var] = value
+            secret_vars.append(var)
+            wrap_args += ["--header-env", f"{name}={var}"]
+        else:
+            wrap_args += ["--header", f"{name}={value}"]
+    from ..relay.http_upstream import parse_headers
+
+    plain = [a for i, a in enumerate(wrap_args) if i and wrap_args[i - 1] == "--header"]
+    from_env = [a for i, a in enumerate(wrap_args) if i and wrap_args[i - 1] == "--header-env"]
+    try:  # what wrap would refuse at start (a reserved name, a value that is not printable ASCII)
+        parse_headers(plain, from_env, {k: str(v) for k, v in env.items()})
+    except ValueError as exc:
+        return Plan("skip", "url", reason=f"a header wrap --upstream-url would refuse: {exc}")
+    new: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key == url_key:
+            new["command"], new["args"] = guard[0], wrap_args
+        elif key in HEADER_KEYS or key in URL_KEYS:
+            continue
+        elif key in ("type", "transport"):
+            new[key] = "stdio"
+        elif key == "env":
+            new["env"] = env
+        else:
+            new[key] = value
+    if env and "env" not in new:
+        new["env"] = env
+    return Plan("guard", "url", new, secret_vars=secret_vars)

@@ -1,0 +1,182 @@
+"""Spec decision E1 at the relay: an argument literal no double holds is judged by its exact value under
+``extended`` and reaches the upstream as written; ``standard`` and ``strict`` refuse it (keyword ``json``).
+
+Through both sessions (``wrap``'s relay, ``serve``'s gateway session) and both eras, with the in-memory
+harness; the upstream records the raw lines it receives, so "as written" is checked byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream, name
+
+pytestmark = pytest.mark.anyio
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "literal-test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+NUMBERS = {
+    "name": "numbers",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "at_most_one": {"type": "number", "maximum": 1}},
+        "additionalProperties": False,
+    },
+}
+
+
+class RecordingLink:
+    """A server-side link that keeps every raw line it receives."""
+
+    def __init__(self, link: MemoryLink, lines: list[bytes]) -> None:
+        self.link = link
+        self.lines = lines
+
+    async def receive(self) -> bytes:
+        line = await self.link.receive()
+        self.lines.append(line)
+        return line
+
+    async def send(self, line: bytes) -> None:
+        await self.link.send(line)
+
+    async def aclose(self) -> None:
+        await self.link.aclose()
+
+
+class RawUpstream(ScriptedUpstream):
+    """The harness's scripted upstream, keeping the raw lines (``raw``) as well as the parsed ones."""
+
+    def __init__(self) -> None:
+        super().__init__(tools=[NUMBERS])
+        self.raw: list[bytes] = []
+
+    async def serve(self, link: MemoryLink) -> None:
+        await super().serve(RecordingLink(link, self.raw))  # type: ignore[arg-type]
+
+    def raw_calls(self) -> list[bytes]:
+        return [line for line in self.raw if b'"tools/call"' in line]
+
+
+@asynccontextmanager
+async def guard(command: str, profile: str, upstream: ScriptedUpstream) -> AsyncIterator[Client]:
+    """``wrap`` or ``serve`` under ``profile`` over ``upstream``, initialized (the harness's, with a profile)."""
+    from mcp_guard.gateway.config import parse_config
+    from mcp_guard.gateway.session import GatewaySession
+    from mcp_guard.relay.guard import ToolTable
+    from mcp_guard.relay.relay import Relay
+
+    client = Client()
+    session: Relay | GatewaySession
+    if command == "wrap":
+        session = Relay(client.guard_link, upstream.connect, ToolTable(profile), drain_timeout=0.2)
+    else:
+        text = json.dumps({"mcpServers": {"s": {"command": "unused"}}, "guard": {"profile": profile}})
+        session = GatewaySession(
+            client.guard_link, parse_config(text, environ={}), connectors={"s": upstream.connect}, drain_timeout=0.2
+        )
+    done = anyio.Event()
+
+    async def run() -> None:
+        await session.run()
+        done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        await client.initialize()
+        yield client
+        await client.link.close_send()
+        with anyio.fail_after(TIMEOUT):
+            await done.wait()
+
+
+def call_line(request_id: str, tool: str, arguments: str, era: str) -> bytes:
+    """A raw ``tools/call`` line whose ``arguments`` is the JSON text given, in ``era``."""
+    meta = f',"_meta":{json.dumps(MODERN_META)}' if era == "modern" else ""
+    return (
+        f'{{"jsonrpc":"2.0","id":"{request_id}","method":"tools/call",'
+        f'"params":{{"name":"{tool}","arguments":{arguments}{meta}}}}}'
+    ).encode()
+
+
+async def call(client: Client, command: str, request_id: str, arguments: str, era: str) -> dict[str, Any]:
+    await client.send_raw(call_line(request_id, name(command, "numbers"), arguments, era))
+    return await client.answer(request_id)
+
+
+COMMANDS = pytest.mark.parametrize("command", ["wrap", "serve"])
+ERAS = pytest.mark.parametrize("era", ["handshake", "modern"])
+
+
+@COMMANDS
+@ERAS
+@pytest.mark.parametrize(
+    "literal",
+    ["1e400", "-1E+400", "0.1000000000000000000001", "123456789012345678901234.5", "1e-400"],
+)
+async def test_extended_forwards_a_literal_no_double_holds_as_written(command: str, era: str, literal: str) -> None:
+    upstream = RawUpstream()
+    async with guard(command, "extended", upstream) as client:
+        answer = await call(client, command, "lit", f'{{"x":{literal}}}', era)
+        assert answer["result"]["content"][0]["text"] == "numbers ok", answer
+        [line] = upstream.raw_calls()
+    assert f'"arguments":{{"x":{literal}}}'.encode() in line
+
+
+@COMMANDS
+@ERAS
+@pytest.mark.parametrize(
+    ("literal", "forwarded"),
+    [("1e400", False), ("1.0000000000000000000001", False), ("-1e400", True), ("0.9999999999999999999999", True)],
+)
+async def test_extended_judges_such_a_literal_by_its_exact_value(
+    command: str, era: str, literal: str, forwarded: bool
+) -> None:
+    upstream = RawUpstream()
+    async with guard(command, "extended", upstream) as client:
+        answer = await call(client, command, "max", f'{{"at_most_one":{literal}}}', era)
+        calls = upstream.raw_calls()
+    if forwarded:
+        assert answer["result"]["content"][0]["text"] == "numbers ok", answer
+        assert len(calls) == 1 and f'"at_most_one":{literal}'.encode() in calls[0]
+        return
+    issues = answer["result"]["_meta"]["mcp-guard/rejection"]["issues"]
+    assert [(i["keyword"], i["instance_path"]) for i in issues] == [("maximum", "/at_most_one")]
+    assert calls == []
+    assert literal not in json.dumps(answer)  # the refusal never echoes the value
+
+
+@COMMANDS
+@pytest.mark.parametrize("profile", ["standard", "strict"])
+@pytest.mark.parametrize("literal", ["1e400", "0.1000000000000000000001"])
+async def test_standard_and_strict_refuse_it(command: str, profile: str, literal: str) -> None:
+    upstream = RawUpstream()
+    tool = {**NUMBERS, "inputSchema": {"type": "object", "properties": {"x": {"type": "number"}}}}
+    upstream.tools = [tool]
+    async with guard(command, profile, upstream) as client:
+        answer = await call(client, command, "std", f'{{"x":{literal}}}', "handshake")
+        calls = upstream.raw_calls()
+    issues = answer["result"]["_meta"]["mcp-guard/rejection"]["issues"]
+    assert [(i["keyword"], i["instance_path"]) for i in issues] == [("json", "/x")]
+    assert calls == []
+
+
+@COMMANDS
+@pytest.mark.parametrize("literal", ["1e5000", "-1e-4400", "NaN"])
+async def test_extended_refuses_what_has_no_exact_value_within_the_digit_limit(command: str, literal: str) -> None:
+    upstream = RawUpstream()
+    async with guard(command, "extended", upstream) as client:
+        answer = await call(client, command, "far", f'{{"x":{literal}}}', "handshake")
+        calls = upstream.raw_calls()
+    issues = answer["result"]["_meta"]["mcp-guard/rejection"]["issues"]
+    assert [(i["keyword"], i["instance_path"]) for i in issues] == [("json", "/x")]
+    assert calls == []
