@@ -136,3 +136,24 @@ def test_stdin_that_is_not_utf8_is_named_stdin_once_with_the_byte(
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"a": "\xff"}')))
     assert main(argv) == 2
     assert capsys.readouterr().err == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "byte"),
+    [('{"a": "\udcff"}', 7), ('{"\u00e9": "\udcc3"}', 8)],  # how sys.argv carries the bytes 0xff and 0xc3
+)
+def test_argv_arguments_that_are_not_utf8_are_refused_as_the_relay_refuses_them(
+    arguments: str, byte: int, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from mcp_guard.cli import main
+
+    schema = tmp_path / "o.json"
+    schema.write_text('{"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}}')
+    assert main(["schema", str(schema), "--arguments", arguments]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"mcp-guard schema: error: --arguments: not UTF-8 text (byte {byte})\n"
+    assert "valid" not in out and "surrogate" not in out + err
+    file = tmp_path / "args.json"
+    file.write_bytes(arguments.encode("utf-8", "surrogateescape"))
+    assert main(["schema", str(schema), "--arguments", f"@{file}"]) == 2
+    assert f"not UTF-8 text (byte {byte})" in capsys.readouterr().err  # the @FILE form says the same
