@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .core import DEFAULT_PROFILE
+from .reports.tools import listed_status
 from .wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 __all__ = ["DEMO_CALLS", "MARKER", "fixture_server_path", "issue_table", "run_demo", "terminal_width"]
@@ -223,12 +224,13 @@ async def run_demo(*, profile: str = DEFAULT_PROFILE, log_level: str = "info", o
             say(f"tools/list through the guard: {len(listed.tools)} tools")
             for tool in listed.tools:
                 verdict = (tool.meta or {}).get(SCHEMA_KEY, {})
-                if verdict.get("supported"):
+                status = listed_status(verdict)
+                if status == "supported":
                     say(f"  ✔ {tool.name:<16} supported")
                 else:
                     issues = verdict.get("issues", [])
                     shown = ", ".join(f"{i['keyword']} at {i['schema_path'] or '/'}" for i in issues[:3])
-                    say(f"  ✘ {tool.name:<16} unsupported: {shown}", 21)
+                    say(f"  ✘ {tool.name:<16} {status}: {shown}", 21)
             say()
             say("tools/call through the guard:")
             for name, arguments, expected, what in DEMO_CALLS:
