@@ -281,7 +281,7 @@ def _arguments(text: str) -> Any:
     if text.startswith("@"):
         path = text[1:]
         try:
-            return loads(read_text(path), exact=True)
+            return loads(read_text(path))
         except DocumentError as exc:
             where, message = source_name(path), str(exc)
             raise UsageError(
@@ -292,7 +292,7 @@ def _arguments(text: str) -> Any:
         # Python hands argv bytes that are not UTF-8 over as lone surrogates; the relay refuses such a line.
         raise UsageError(f"--arguments: not UTF-8 text (byte {undecodable})")
     try:
-        return loads(text, exact=True)
+        return loads(text)
     except DocumentError as exc:
         raise UsageError(f"--arguments: {exc} (give a JSON object, or @FILE)") from None
 

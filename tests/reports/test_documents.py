@@ -78,11 +78,23 @@ def test_duplicate_keys_are_refused_with_their_pointer(text: str, where: str) ->
 
 
 def test_exact_floats_mark_what_a_double_cannot_hold() -> None:
-    value = loads('{"a": 0.1, "b": 0.99999999999999999999, "c": 1e2}', exact=True)
+    value = loads('{"a": 0.1, "b": 0.99999999999999999999, "c": 1e2, "d": 1e400}')
     assert value["a"] == 0.1 and value["c"] == 100.0
-    assert type(value["b"]) is Inexact
-    plain = loads('{"b": 0.99999999999999999999, "c": 1e400}')  # schemas: never rounded, as the relay reads upstream
-    assert type(plain["b"]) is Inexact and type(plain["c"]) is Inexact
+    assert type(value["b"]) is Inexact and type(value["d"]) is Inexact  # never rounded, as the relay reads
+
+
+def test_an_argument_beyond_the_double_range_is_judged_as_the_relay_judges_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Under extended, 1e400 is an exact number (E1): valid for `type: number`, over a `maximum`."""
+    from mcp_guard.cli import main
+
+    schema = tmp_path / "v.json"
+    schema.write_text('{"type": "object", "properties": {"v": {"type": "number", "maximum": 1e300}}}')
+    assert main(["schema", str(schema), "--arguments", '{"v": -1e400}']) == 0
+    assert "arguments: valid" in capsys.readouterr().out
+    assert main(["schema", str(schema), "--arguments", '{"v": 1e400}']) == 1
+    assert "(maximum)" in capsys.readouterr().out
 
 
 def test_a_schema_literal_no_double_holds_is_not_enforced_rounded() -> None:
