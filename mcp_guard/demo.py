@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .core import DEFAULT_PROFILE
+from .reports.tools import listed_status
 from .wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 __all__ = ["DEMO_CALLS", "MARKER", "fixture_server_path", "issue_table", "run_demo", "terminal_width"]
@@ -115,24 +116,26 @@ def _fit(cell: str, width: int) -> str:
 def issue_table(rows: Sequence[tuple[str, str, str]], *, width: int, indent: int = 8) -> list[str]:
     """Lines of a three-column table (keyword, pointer, message) that fit in ``width`` columns.
 
-    The keyword column is as wide as its longest cell, at most 21 characters; the pointer
-    column too, at most half of what is left (at least 14, unless the message would get fewer
-    than 20). A longer cell keeps its end after :data:`MARKER`; a message longer than the rest
-    of the line wraps under its column (a word longer than the column is broken). Widths are
-    in characters (``len``); below about 50 columns lines may be longer than ``width``.
+    The first column starts ``indent`` spaces in; columns are two spaces apart. The keyword
+    column is as wide as its longest cell, at most 21 characters; the pointer column too, at
+    most half of what is left (at least 14, unless the message would get fewer than 20). A
+    longer cell keeps its end after :data:`MARKER`; a message longer than the rest of the line
+    wraps under its column (a word longer than the column is broken). Widths are in characters
+    (``len``); below about 50 columns lines may be longer than ``width``.
     """
     if not rows:
         return []
+    gap = "  "
     first = min(max(len(r[0]) for r in rows), 21)
-    avail = width - indent - first - 2  # for the pointer and the message
+    avail = width - indent - first - 2 * len(gap)  # for the pointer and the message
     second = min(max(len(r[1]) for r in rows), max(14, avail // 2))
     if avail - second < 20:  # a narrow terminal: the message keeps 20 columns
         second = max(avail - 20, 4)
-    start = indent + first + 1 + second + 1
+    start = indent + first + second + 2 * len(gap)
     room = max(width - start, 10)
     lines: list[str] = []
     for keyword, where, message in rows:
-        head = " " * indent + _fit(keyword, first) + " " + _fit(where, second) + " "
+        head = " " * indent + _fit(keyword, first) + gap + _fit(where, second) + gap
         wrapped = textwrap.wrap(message, room, break_on_hyphens=False) or [""]
         lines.append(head + wrapped[0])
         lines.extend(" " * start + more for more in wrapped[1:])
@@ -221,12 +224,13 @@ async def run_demo(*, profile: str = DEFAULT_PROFILE, log_level: str = "info", o
             say(f"tools/list through the guard: {len(listed.tools)} tools")
             for tool in listed.tools:
                 verdict = (tool.meta or {}).get(SCHEMA_KEY, {})
-                if verdict.get("supported"):
+                status = listed_status(verdict)
+                if status == "supported":
                     say(f"  ✔ {tool.name:<16} supported")
                 else:
                     issues = verdict.get("issues", [])
                     shown = ", ".join(f"{i['keyword']} at {i['schema_path'] or '/'}" for i in issues[:3])
-                    say(f"  ✘ {tool.name:<16} unsupported: {shown}", 21)
+                    say(f"  ✘ {tool.name:<16} {status}: {shown}", 21)
             say()
             say("tools/call through the guard:")
             for name, arguments, expected, what in DEMO_CALLS:

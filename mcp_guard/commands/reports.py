@@ -282,16 +282,33 @@ def _arguments(text: str) -> Any:
     if text.startswith("@"):
         path = text[1:]
         try:
-            return loads(read_text(path), exact=True)
+            return loads(read_text(path))
         except DocumentError as exc:
             where, message = source_name(path), str(exc)
             raise UsageError(
                 f"--arguments: {message if message.startswith(f'{where}:') else f'{where}: {message}'}"
             ) from None
+    undecodable = _not_utf8_at(text)
+    if undecodable is not None:
+        # Python hands argv bytes that are not UTF-8 over as lone surrogates; the relay refuses such a line.
+        raise UsageError(f"--arguments: not UTF-8 text (byte {undecodable})")
     try:
-        return loads(text, exact=True)
+        return loads(text)
     except DocumentError as exc:
         raise UsageError(f"--arguments: {exc} (give a JSON object, or @FILE)") from None
+
+
+def _not_utf8_at(text: str) -> int | None:
+    """The offset of the first byte that is not UTF-8 in a command-line argument, or None when it is UTF-8.
+
+    ``sys.argv`` carries such bytes as lone surrogates (PEP 383, ``surrogateescape``); the
+    characters before the first one came from valid UTF-8, so their encoded length is its offset.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return len(text[: exc.start].encode("utf-8"))
+    return None
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -6,9 +6,10 @@ pass on whatever a peer sent, a reader of such files can and should refuse what 
 ambiguous: a **duplicate object key** is an error here (two parsers may keep different
 values), named by its JSON Pointer. Everything else follows Python's ``json`` module:
 ``NaN``/``Infinity`` parse (the schema core reports them as numbers JSON cannot carry), and
-with ``exact=True`` a float literal a double cannot hold exactly becomes an
-:class:`~mcp_guard.core.json_values.Inexact` (as the relay parses a client's ``tools/call``),
-so an offline verdict on arguments equals the guard's.
+a float literal a double cannot hold exactly (``0.99999999999999999999``, ``1e400``) becomes an
+:class:`~mcp_guard.core.json_values.Inexact`, as the relay parses a client's ``tools/call`` and
+an upstream's answer (``json_values.literal_float``), so an offline verdict on a schema or on
+arguments equals the guard's.
 
 Comments (``//`` to the end of the line, ``/* ... */``) are stripped by :func:`strip_comments`
 outside strings only; each comment character becomes a space (newlines are kept), so line and
@@ -28,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.budget import integer_digit_limit, is_integer_too_long
-from ..core.json_values import exact_float, literal_float, pointer
+from ..core.json_values import literal_float, pointer
 from ..errors import GuardError
 
 __all__ = [
@@ -145,10 +146,9 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-# Schemas and tools: a literal no double holds stays an ``Inexact`` (the core then refuses to
-# enforce it), never a rounded double.
-_plain = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=literal_float)
-_exact = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=exact_float)
+# Schemas, tools and arguments: a literal no double holds stays an ``Inexact`` (the profile
+# judges it exactly, or refuses it), never a rounded double: the relay's reading (wire.jsonrpc).
+_decoder = json.JSONDecoder(object_pairs_hook=_pairs, parse_float=literal_float)
 
 
 def _find_duplicate(value: Any) -> str | None:
@@ -165,19 +165,17 @@ def _find_duplicate(value: Any) -> str | None:
     return None
 
 
-def loads(text: str, *, comments: bool = False, exact: bool = False) -> Any:
+def loads(text: str, *, comments: bool = False) -> Any:
     """Parse one JSON document (optionally with comments) into plain JSON values.
 
     Args:
         text: the document.
         comments: strip ``//`` and ``/* */`` comments first (:func:`strip_comments`).
-        exact: parse float literals as the relay parses a client's message: a literal no
-            double holds exactly becomes an ``Inexact`` (refused by the schema core).
 
     Returns:
         The value: ``dict`` (``str`` keys), ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``;
-        a number literal no double holds exactly is an ``Inexact`` (with ``exact``, one beyond
-        the double range is ``inf``, as in a client's arguments).
+        a number literal no double holds exactly is an ``Inexact`` (one beyond the double range
+        too), as the relay reads a client's and an upstream's messages.
 
     Raises:
         DocumentError: not JSON (with line and column), a duplicate object key (with its
@@ -186,9 +184,8 @@ def loads(text: str, *, comments: bool = False, exact: bool = False) -> Any:
     """
     if comments:
         text = strip_comments(text)
-    decoder = _exact if exact else _plain
     try:
-        value = decoder.decode(text)
+        value = _decoder.decode(text)
     except json.JSONDecodeError as exc:
         raise DocumentError(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
     except RecursionError:

@@ -23,7 +23,7 @@ This module does no I/O and does not speak MCP.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -47,6 +47,7 @@ __all__ = [
     "finding_rows",
     "judge_tool",
     "judge_tools",
+    "listed_status",
     "render_issue_lines",
     "render_table",
     "report_tools",
@@ -110,12 +111,29 @@ class ToolReport:
 
 
 def _status(issues: Iterable[Issue], definition_errors: Sequence[FieldError]) -> Status:
-    issues = tuple(issues)
-    if definition_errors or any(i.kind == VALIDATION for i in issues):
+    return _status_of([i.kind for i in issues], broken=bool(definition_errors))
+
+
+def _status_of(kinds: Sequence[object], *, broken: bool = False) -> Status:
+    """The status from the kinds of a tool's findings: any ``validation`` finding (a broken
+    schema) or a ``broken`` definition makes it malformed; any other finding, unsupported."""
+    if broken or VALIDATION in kinds:
         return "malformed"
-    if issues:
-        return "unsupported"
-    return "supported"
+    return "unsupported" if kinds else "supported"
+
+
+def listed_status(verdict: Mapping[str, Any]) -> Status:
+    """The status ``check`` gives a tool, from the verdict the guard lists with it.
+
+    Args:
+        verdict: the tool's ``_meta["mcp-guard/schema"]`` (``supported``, ``issues`` with
+            their ``kind``), as ``wrap`` and ``serve`` list it.
+    """
+    if verdict.get("supported") is True:
+        return "supported"
+    issues = verdict.get("issues")
+    kinds = [i.get("kind") for i in issues if type(i) is dict] if type(issues) is list else []
+    return _status_of(kinds) if kinds else "unsupported"  # not supported, reason unsaid: never "supported"
 
 
 def _duplicate_note(name: str, count: int) -> DefinitionNote:

@@ -458,7 +458,7 @@ def verify_text(text: str, *, profile: str = DEFAULT_PROFILE, name: str | None =
     if not lines:
         return []
     try:
-        value = loads(text, exact=True)
+        value = loads(text)
     except DocumentError as exc:
         whole_error = exc
     else:
@@ -468,7 +468,7 @@ def verify_text(text: str, *, profile: str = DEFAULT_PROFILE, name: str | None =
         verdicts: list[Verdict] = []
         for index, (number, line) in enumerate(lines):
             try:
-                value = loads(line, exact=True)
+                value = loads(line)
             except DocumentError as exc:
                 verdicts.append(_malformed(index, number, [_line_error(number, exc)]))
                 continue

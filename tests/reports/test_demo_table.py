@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
-from mcp_guard.demo import MARKER, issue_table, terminal_width
+from mcp_guard.demo import MARKER, fixture_server_path, issue_table, terminal_width
+from mcp_guard.reports.tools import judge_tool, listed_status
 
 LONG_POINTER = "/properties/method/properties/card/properties/token/discriminator"
 MESSAGE = "`discriminator` is not a JSON Schema keyword; the guard refuses unknown keys (they may be constraints)"
@@ -67,3 +70,25 @@ def test_the_demo_fits_a_narrow_terminal() -> None:
     lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 72
     assert any(MARKER in line for line in lines)  # some pointer was too long for its column
+    # Each listed tool's word is the one `check` gives it (supported, unsupported, malformed).
+    listed = {m[2]: m[3] for line in lines if (m := re.match(r"  (✔|✘) (\S+) +(\w+)", line))}
+    folder = fixture_server_path().parent
+    files = [*folder.glob("*.json"), *(folder / "extra").glob("*.json"), *(folder / "beyond").glob("*.json")]
+    tools = [json.loads(f.read_text(encoding="utf-8")) for f in files]
+    assert listed == {t["name"]: judge_tool(t).status for t in tools}
+    assert listed["broken_tool"] == "malformed" and listed["create_event"] == "unsupported"
+
+
+@pytest.mark.parametrize(
+    ("verdict", "status"),
+    [
+        ({"supported": True}, "supported"),
+        ({"supported": False, "issues": [{"kind": "unsupported_capability"}]}, "unsupported"),
+        ({"supported": False, "issues": [{"kind": "unsupported_capability"}, {"kind": "validation"}]}, "malformed"),
+        ({"supported": False}, "unsupported"),
+        ({}, "unsupported"),
+        ({"supported": "yes", "issues": "x"}, "unsupported"),
+    ],
+)
+def test_a_listed_verdict_gets_checks_word(verdict: dict[str, object], status: str) -> None:
+    assert listed_status(verdict) == status

@@ -78,11 +78,23 @@ def test_duplicate_keys_are_refused_with_their_pointer(text: str, where: str) ->
 
 
 def test_exact_floats_mark_what_a_double_cannot_hold() -> None:
-    value = loads('{"a": 0.1, "b": 0.99999999999999999999, "c": 1e2}', exact=True)
+    value = loads('{"a": 0.1, "b": 0.99999999999999999999, "c": 1e2, "d": 1e400}')
     assert value["a"] == 0.1 and value["c"] == 100.0
-    assert type(value["b"]) is Inexact
-    plain = loads('{"b": 0.99999999999999999999, "c": 1e400}')  # schemas: never rounded, as the relay reads upstream
-    assert type(plain["b"]) is Inexact and type(plain["c"]) is Inexact
+    assert type(value["b"]) is Inexact and type(value["d"]) is Inexact  # never rounded, as the relay reads
+
+
+def test_an_argument_beyond_the_double_range_is_judged_as_the_relay_judges_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Under extended, 1e400 is an exact number (E1): valid for `type: number`, over a `maximum`."""
+    from mcp_guard.cli import main
+
+    schema = tmp_path / "v.json"
+    schema.write_text('{"type": "object", "properties": {"v": {"type": "number", "maximum": 1e300}}}')
+    assert main(["schema", str(schema), "--arguments", '{"v": -1e400}']) == 0
+    assert "arguments: valid" in capsys.readouterr().out
+    assert main(["schema", str(schema), "--arguments", '{"v": 1e400}']) == 1
+    assert "(maximum)" in capsys.readouterr().out
 
 
 def test_a_schema_literal_no_double_holds_is_not_enforced_rounded() -> None:
@@ -136,3 +148,24 @@ def test_stdin_that_is_not_utf8_is_named_stdin_once_with_the_byte(
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"a": "\xff"}')))
     assert main(argv) == 2
     assert capsys.readouterr().err == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "byte"),
+    [('{"a": "\udcff"}', 7), ('{"\u00e9": "\udcc3"}', 8)],  # how sys.argv carries the bytes 0xff and 0xc3
+)
+def test_argv_arguments_that_are_not_utf8_are_refused_as_the_relay_refuses_them(
+    arguments: str, byte: int, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from mcp_guard.cli import main
+
+    schema = tmp_path / "o.json"
+    schema.write_text('{"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}}')
+    assert main(["schema", str(schema), "--arguments", arguments]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"mcp-guard schema: error: --arguments: not UTF-8 text (byte {byte})\n"
+    assert "valid" not in out and "surrogate" not in out + err
+    file = tmp_path / "args.json"
+    file.write_bytes(arguments.encode("utf-8", "surrogateescape"))
+    assert main(["schema", str(schema), "--arguments", f"@{file}"]) == 2
+    assert f"not UTF-8 text (byte {byte})" in capsys.readouterr().err  # the @FILE form says the same
