@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         "-- COMMAND [ARGS...]\n"
         "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
         epilog="When the upstream exits or crashes, requests it left unanswered get a JSON-RPC error, and the "
-        "next request starts it again (never re-sending a call).",
+        "guard starts it again as soon as its backoff allows (never re-sending a call).",
     )
     _common(wrap)
     wrap.set_defaults(command_parser=wrap)
