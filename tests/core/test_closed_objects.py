@@ -85,3 +85,20 @@ def test_format_cost_is_the_documented_bound() -> None:
     assert format_cost("hostname", 10) == 16 + 256 * 10
     assert format_cost("hostname", 10_000) == 16 + 256 * 253  # no more past its length limit
     assert format_cost("no-such-format", 10) == 0
+
+
+@pytest.mark.parametrize("divisor", [0.01, 0.25, 0.1, 1e-5, 3])
+def test_multiple_of_a_double_agrees_with_exact_arithmetic(divisor: float) -> None:
+    """``is_multiple`` on doubles (its inline quotient test) against the literals' fractions (E1)."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from mcp_guard.core.extended.values import is_multiple
+
+    values = [round(k * 0.37 - 1000.0, places) for k in range(3000) for places in (0, 1, 2, 3)]
+    values += [1.25, 0.3, 1e20, 5e-324, 2.0**60, 123.456, -0.0, 1e15 + 0.5]
+    for value in values:
+        exact = (Fraction(Decimal(repr(value))) / Fraction(Decimal(repr(divisor)))).denominator == 1
+        if value >= 2**53 or value <= -(2**53):  # from 2**53 up a double stands for its exact value
+            exact = (Fraction(int(value)) / Fraction(Decimal(repr(divisor)))).denominator == 1
+        assert is_multiple(value, divisor) is exact, (value, divisor)
