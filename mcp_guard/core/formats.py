@@ -71,14 +71,21 @@ _A = re.ASCII
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})", _A)
 _TIME = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))", _A)
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_MONTH_DAYS: Final = frozenset(f"{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, _DAYS[m - 1] + 1))
+"""Every ``MM-DD`` of a common year (365 of them): February 29 is decided by the year."""
 
 
 def _full_date(m: re.Match[str]) -> bool:
-    year, month, day = int(m[1]), int(m[2]), int(m[3])
+    return _day_exists(int(m[1]), int(m[2]), int(m[3]))
+
+
+def _day_exists(year: int, month: int, day: int) -> bool:
+    """Whether the month has that day (RFC 3339, 5.7: February 29 in leap years only)."""
     if not 1 <= month <= 12 or day < 1:
         return False
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    return day <= (29 if month == 2 and leap else _DAYS[month - 1])
+    if day <= _DAYS[month - 1]:
+        return True
+    return month == 2 and day == 29 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
 
 
 def _full_time(m: re.Match[str]) -> bool:
@@ -102,8 +109,11 @@ def _full_time(m: re.Match[str]) -> bool:
 
 def _date(value: str) -> bool:
     """``full-date`` (RFC 3339, 5.6): ``YYYY-MM-DD``, ASCII digits, a day the month has."""
-    m = _DATE.fullmatch(value)
-    return m is not None and _full_date(m)
+    # Per string, so without a regex: ``MM-DD`` is looked up among the days a common year has.
+    if len(value) != 10 or value[4] != "-" or not value.isascii() or not value[:4].isdigit():
+        return False
+    month_day = value[5:]
+    return month_day in _MONTH_DAYS or (month_day == "02-29" and _day_exists(int(value[:4]), 2, 29))
 
 
 def _time(value: str) -> bool:
@@ -514,6 +524,14 @@ def format_cost(name: str, length: int) -> int:
 
     ``0`` for a name outside :data:`FORMATS` (nothing is checked). Monotone in ``length``.
     """
-    if name not in _CHECKERS:
+    terms = _COST_TERMS.get(name)
+    if terms is None:
         return 0
-    return 16 + _UNITS_PER_CODE_POINT.get(name, 1) * min(length, _LENGTH_LIMIT.get(name, length))
+    units, limit = terms
+    return 16 + units * (length if limit is None or length < limit else limit)
+
+
+_COST_TERMS: Final[dict[str, tuple[int, int | None]]] = {
+    name: (_UNITS_PER_CODE_POINT.get(name, 1), _LENGTH_LIMIT.get(name)) for name in _CHECKERS
+}
+"""Per checked format: (units per code point, length past which it costs no more); one lookup per string."""

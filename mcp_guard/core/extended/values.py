@@ -164,7 +164,7 @@ def is_multiple(value: int | float, divisor: int | float | Decimal) -> bool:
     Both are finite and ``divisor > 0``; both stand for their literals' decimal values
     (:func:`literal`), so ``0.3`` is a multiple of ``0.1``. ``int`` by ``int`` is a remainder,
     an ``int`` by a fraction ``p/q`` (the divisor's literal in lowest terms) is ``value * q % p``,
-    a double is decided by :func:`_double_multiple` where it can; the rest is divided in
+    a double is decided without its decimal where it can (see the comment in the code); the rest is divided in
     ``Fraction``.
     """
     if type(value) is int:
@@ -175,10 +175,29 @@ def is_multiple(value: int | float, divisor: int | float | Decimal) -> bool:
     if type(value) is float:
         if type(divisor) is int and value.is_integer():
             return int(value) % divisor == 0
-        ratio = _RATIOS.get((type(divisor), divisor)) or _ratio(divisor)  # (the lookup inline: per call)
-        verdict = _double_multiple(value, ratio)
-        if verdict is not None:
-            return verdict
+        # A double, decided without building its literal where it can (the ratio ``(p, q, r, s)``
+        # of :func:`_ratio`; inline: per call):
+        # The quotient ``t = value * q/p`` in doubles is within ``|n| * 2**-51`` of ``n``, the literal's
+        # quotient, whenever that is an integer (three roundings). So with ``round(t)`` small
+        # (≤ 2**43) the only candidate is ``n = round(t)``: far from it (0.01), no multiple; otherwise
+        # ``X = n * p / q`` is the one multiple that can be the literal. ``n * p / q`` in Python (int
+        # true division) is correctly rounded: if it is not ``value``, the literal is not ``X`` and no
+        # multiple. If it is, ``X`` rounds to ``value``; when ``X`` has at most 15 significant digits
+        # (``|n * p * s| < 10**15``, with ``X = n * p * s / 10**k``) it is the shortest decimal that
+        # does (a decimal of ≤ 15 digits survives a round trip through a double, so no shorter or
+        # other one of ≤ 15 digits rounds to the same double), which is the literal: a multiple.
+        p, q, r, s = _RATIOS.get((type(divisor), divisor)) or _ratio(divisor)
+        if r is not None and -_TWO53 < value < _TWO53:
+            t = value * r
+            n = round(t)
+            if -_SMALL_QUOTIENT <= n <= _SMALL_QUOTIENT:
+                if abs(t - n) > 0.01:
+                    return False
+                top = n * p
+                if top / q != value:
+                    return False
+                if -_DIGITS15 < top * s < _DIGITS15:
+                    return True
     return (Fraction(literal(value)) / Fraction(literal(divisor))).denominator == 1
 
 
@@ -187,6 +206,7 @@ _RATIOS: dict[tuple[type, int | float | Decimal], _Ratio] = {}
 _MAX_CACHED: Final = 4096
 _DIGITS15: Final = 10**15
 _SMALL_QUOTIENT: Final = 2**43
+_TWO53: Final = 2.0**53
 
 
 def _ratio(divisor: int | float | Decimal) -> _Ratio:
@@ -210,35 +230,6 @@ def _ratio(divisor: int | float | Decimal) -> _Ratio:
         if len(_RATIOS) < _MAX_CACHED:  # schema constants: a bounded set
             _RATIOS[key] = found
     return found
-
-
-def _double_multiple(value: float, ratio: _Ratio) -> bool | None:
-    """Whether the literal of the double ``value`` (its shortest decimal, :func:`literal`) is a
-    multiple of ``p/q``, decided without building that decimal; ``None``: undecided here.
-
-    The quotient ``t = value * q/p`` in doubles is within ``|n| * 2**-51`` of ``n``, the literal's
-    quotient, whenever that is an integer (three roundings). So with ``round(t)`` small
-    (≤ 2**43) the only candidate is ``n = round(t)``: far from it (0.01), no multiple; otherwise
-    ``X = n * p / q`` is the one multiple that can be the literal. ``n * p / q`` in Python (int
-    true division) is correctly rounded: if it is not ``value``, the literal is not ``X`` and no
-    multiple. If it is, ``X`` rounds to ``value``; when ``X`` has at most 15 significant digits
-    (``|n * p * s| < 10**15``, with ``X = n * p * s / 10**k``) it is the shortest decimal that
-    does (a decimal of ≤ 15 digits survives a round trip through a double, so no shorter or
-    other one of ≤ 15 digits rounds to the same double), which is the literal: a multiple.
-    """
-    p, q, r, s = ratio
-    if r is None or not -(2.0**53) < value < 2.0**53:
-        return None
-    t = value * r
-    n = round(t)
-    if not -_SMALL_QUOTIENT <= n <= _SMALL_QUOTIENT:
-        return None
-    if abs(t - n) > 0.01:
-        return False
-    top = n * p
-    if top / q != value:
-        return False
-    return True if -_DIGITS15 < top * s < _DIGITS15 else None
 
 
 def show_number(value: int | float | Decimal) -> str:
