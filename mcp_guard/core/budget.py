@@ -13,6 +13,8 @@ subschemas in one schema   10,000      ``unsupported_capability``, keyword of th
                                        (``properties``, ``items``, ``oneOf``)
 choices in one ``enum``    10,000      ``unsupported_capability``, keyword ``enum``
 ``enum`` choice nesting    64          ``unsupported_capability``, keyword ``enum``
+values in ``enum``/        100,000     ``unsupported_capability`` at the keyword that
+``const`` of one schema                passes it (``enum`` or ``const``)
 work for one call          4,000,000   ``validation``, keyword ``budget``
 digits of one integer      4,300       the message (or document) is not parsed at all:
                                        JSON-RPC -32700 from the relay, a usage error from
@@ -30,7 +32,11 @@ are only checked to be JSON, iteratively, in time linear in their size, once per
 many ``oneOf`` branches look at them (a per-call memo; see ``extended.gen``). An ``enum`` key stands
 for its value as a tree: built from a Python caller's shared sub-objects, a value past the
 budget is refused (classification: ``enum`` choices are ``unsupported_capability``; a call:
-``budget``) rather than keyed. The same table is in docs/input-schema-subset.md ("Limits").
+``budget``) rather than keyed. The values of all ``enum`` and ``const`` keywords of one schema
+are counted together, every node of a nested value included (as trees: a shared sub-object
+counts each time it is met), and the count stops at the limit: a schema holding a 30 MB
+``enum`` or ``const`` is refused after reading the first 100,000 values, never walked whole.
+The same table is in docs/input-schema-subset.md ("Limits").
 
 The ``extended`` profile keeps these limits and counts the same way, with what its keywords
 add (spec E6): a ``$ref`` target costs one unit each time it is entered (recursion is paid
@@ -48,6 +54,7 @@ from typing import Final
 
 __all__ = [
     "MAX_ENUM_CHOICES",
+    "MAX_ENUM_VALUES",
     "MAX_SCHEMA_DEPTH",
     "MAX_SCHEMA_NODES",
     "MAX_WORK",
@@ -58,6 +65,8 @@ __all__ = [
 MAX_SCHEMA_DEPTH: Final = 64
 MAX_SCHEMA_NODES: Final = 10_000
 MAX_ENUM_CHOICES: Final = 10_000
+MAX_ENUM_VALUES: Final = 100_000
+"""JSON values (nodes, nested ones included, counted as trees) in the ``enum``/``const`` keywords of one schema."""
 MAX_WORK: Final = 4_000_000
 
 

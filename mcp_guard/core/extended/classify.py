@@ -23,7 +23,7 @@ from ..json_values import pointer
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Path, Walk, XNode
 from .ir import Quick as QuickTest
-from .kw_any import TypePart
+from .kw_any import TypePart, ValueBudget
 from .kw_apply import Ref
 from .table import ELSEWHERE, FINISHERS, KEYWORDS, holder
 
@@ -61,6 +61,7 @@ class Classifier:
         self.refs: list[Ref] = []
         self.anchors: dict[str, Path] = {}
         self.nodes = 0
+        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
         self.depth = 0
         self.base = ""
 
@@ -363,11 +364,12 @@ class Quick:
     quick test accepts has exact JSON types, so a clean walk also proves the schema is JSON.
     """
 
-    __slots__ = ("dialect", "nodes", "quicks", "refs")
+    __slots__ = ("dialect", "nodes", "quicks", "refs", "values")
 
     def __init__(self) -> None:
         self.dialect = "2020-12"
         self.nodes = 0
+        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
         self.quicks = _QUICKS["2020-12"]
         self.refs: list[str] = []  # the ``$ref`` values met (see :func:`_quick_ref`)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..budget import MAX_ENUM_CHOICES, MAX_SCHEMA_DEPTH, MAX_WORK
+from ..budget import MAX_ENUM_CHOICES, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_WORK
 from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
@@ -19,6 +19,7 @@ __all__ = [
     "SUBSET_TYPES",
     "Choices",
     "TypePart",
+    "ValueBudget",
     "kw_const",
     "kw_enum",
     "kw_type",
@@ -138,7 +139,8 @@ class Choices(Part):
             tail = f" must be {show_value(self.choices[0])} (const)"
         elif self.choices:
             shown = ", ".join(show_value(c) for c in self.choices[:_SHOWN])
-            tail = f" must be one of: {shown}{', …' if len(self.choices) > _SHOWN else ''} (enum)"
+            more = len(self.choices) - _SHOWN
+            tail = f" must be one of: {shown}{f' … and {more} more' if more > 0 else ''} (enum)"
         else:
             tail = " allows no value (empty enum)"
         return [f"if not {self._test(g, v)}:", "    " + g.fail(self.keyword, self.path, ip, tail)]
@@ -162,14 +164,86 @@ def _literals(choices: list[Any]) -> tuple[bool, bool]:
     return found, past
 
 
+class ValueBudget:
+    """What is left of one schema's :data:`~mcp_guard.core.budget.MAX_ENUM_VALUES`: the JSON values
+    (nodes, nested ones included, counted as trees) its ``enum`` and ``const`` keywords may hold.
+
+    A classifier (or verdict-only walk) holds one as its ``values`` attribute for the whole
+    document; a rule given a context without one counts against a fresh budget.
+    """
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_ENUM_VALUES
+
+
+def value_budget(holder: object) -> ValueBudget:
+    """The :class:`ValueBudget` of a classifier or walk (its ``values`` attribute), or a fresh one."""
+    found = getattr(holder, "values", None)
+    return found if isinstance(found, ValueBudget) else ValueBudget()
+
+
+_PAST = -1
+""":func:`_measure`: more values than the budget holds."""
+
+
+def _measure(choices: list[Any], left: int) -> tuple[int, int]:
+    """``(values, depth)`` of ``choices``: their JSON values (every node, as a tree) and their
+    container depth (a scalar: 0, ``[1]``: 1), walked iteratively in order.
+
+    Stops as soon as the count passes ``left`` (``values`` is then :data:`_PAST`) or the depth
+    passes :data:`MAX_SCHEMA_DEPTH` (``depth`` is then ``MAX_SCHEMA_DEPTH + 1``): the work is
+    bounded by ``left`` nodes whatever the size of the value.
+    """
+    count = deepest = 0
+    stack: list[Any] = [iter(choices)]
+    while stack:
+        for item in stack[-1]:
+            count += 1
+            if count > left:
+                return _PAST, deepest
+            t = type(item)
+            if t is dict or t is list:
+                if len(stack) > MAX_SCHEMA_DEPTH:
+                    return count, MAX_SCHEMA_DEPTH + 1
+                stack.append(iter(item.values() if t is dict else item))
+                deepest = max(deepest, len(stack) - 1)
+                break
+        else:
+            stack.pop()
+    return count, deepest
+
+
+def _counted(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> bool:
+    """Charge ``choices`` to the schema's :class:`ValueBudget`; False after the finding when they
+    pass it or nest deeper than :data:`MAX_SCHEMA_DEPTH` (``budget``; never walked past the limit)."""
+    budget = value_budget(ctx)
+    count, depth = _measure(choices, budget.left)
+    if count == _PAST:
+        budget.left = 0
+        ctx.finding(
+            UNSUPPORTED,
+            keyword,
+            path,
+            f"the schema's `enum` and `const` values pass {MAX_ENUM_VALUES:,} JSON values (nested ones "
+            "included) here, the guard's budget",
+        )
+        return False
+    budget.left -= count
+    if depth > MAX_SCHEMA_DEPTH:
+        ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values nest deeper than {MAX_SCHEMA_DEPTH} levels")
+        return False
+    return True
+
+
 def _choices(ctx: Ctx, keyword: str, choices: list[Any], path: Path) -> Part | None:
     if len(choices) > MAX_ENUM_CHOICES:
         ctx.finding(
             UNSUPPORTED, keyword, path, f"`{keyword}` has more than {MAX_ENUM_CHOICES} choices, the guard's budget"
         )
         return None
-    if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in choices), default=0) > MAX_SCHEMA_DEPTH:
-        ctx.finding(UNSUPPORTED, keyword, path, f"`{keyword}` values nest deeper than {MAX_SCHEMA_DEPTH} levels")
+    if not _counted(ctx, keyword, choices, path):
         return None
     inexact, past = _literals(choices)
     if past:
@@ -202,7 +276,8 @@ def subset_enum(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> boo
     finding; the rule still builds the part (such a choice equals no argument: fail closed)."""
     if type(value) is not list or len(value) > MAX_ENUM_CHOICES or all(type(c) is str for c in value):
         return True  # the rule words a list that is not one, or too long
-    if max((max_depth(c, MAX_SCHEMA_DEPTH) for c in value), default=0) > MAX_SCHEMA_DEPTH:
+    count, depth = _measure(value, value_budget(ctx).left)  # the rule charges (and words) the count
+    if count != _PAST and depth > MAX_SCHEMA_DEPTH:
         ctx.finding(UNSUPPORTED, "enum", path, f"`enum` choices nest deeper than {MAX_SCHEMA_DEPTH} levels")
         return False
     return True
@@ -233,10 +308,19 @@ def quick_type(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bo
 
 
 def quick_enum(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
-    """``enum`` of scalar choices (containers: the full classifier)."""
-    return type(value) is list and len(value) <= MAX_ENUM_CHOICES and all(_scalar(c) for c in value)
+    """``enum`` of scalar choices (containers: the full classifier), within the schema's value budget."""
+    if type(value) is not list or len(value) > MAX_ENUM_CHOICES or not all(_scalar(c) for c in value):
+        return False
+    return _charge(walk, len(value))
 
 
 def quick_const(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``const`` of a scalar (containers: the full classifier)."""
-    return _scalar(value)
+    return _scalar(value) and _charge(walk, 1)
+
+
+def _charge(walk: Walk, count: int) -> bool:
+    """Charge ``count`` scalar values to the walk's :class:`ValueBudget`; False past it."""
+    budget = value_budget(walk)
+    budget.left -= count
+    return budget.left >= 0

@@ -25,7 +25,7 @@ from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
 from ..json_values import json_type_name, pointer
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import Keyword, Part, Path, XNode
-from .kw_any import SUBSET_TYPES, TypePart
+from .kw_any import SUBSET_TYPES, TypePart, ValueBudget
 from .table import FINISHERS, KEYWORDS, holder
 
 __all__ = ["SUBSET_PROFILES", "SubsetClassifier", "SubsetQuick"]
@@ -70,6 +70,7 @@ class SubsetClassifier:
         self.issues: list[Issue] = []
         self._seen: set[tuple[str, str, str]] = set()
         self.nodes = 0
+        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
         self.depth = 0
         self._quick = SubsetQuick(profile) if skim else None
 
@@ -107,8 +108,10 @@ class SubsetClassifier:
         quick = self._quick
         if quick is not None and self.depth and self.nodes <= MAX_SCHEMA_NODES:
             quick.nodes = self.nodes
+            quick.values.left = self.values.left
             if quick.clean(schema, self.depth):
                 self.nodes = quick.nodes  # counted as the full walk counts them, in the same order
+                self.values.left = quick.values.left
                 return XNode(path)
         self.nodes += 1
         if self.nodes > MAX_SCHEMA_NODES:
@@ -283,12 +286,13 @@ class SubsetQuick:
     walk also proves the schema is JSON.
     """
 
-    __slots__ = ("dialect", "nodes", "tests")
+    __slots__ = ("dialect", "nodes", "tests", "values")
 
     def __init__(self, profile: str) -> None:
         self.dialect = "2020-12"
         self.tests = _WALK_TESTS[profile]
         self.nodes = 0
+        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
 
     def clean(self, schema: Any, depth: int) -> bool:
         """True when ``schema`` at ``depth`` (0: the root) would classify with no finding."""
