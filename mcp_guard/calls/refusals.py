@@ -30,6 +30,7 @@ __all__ = [
     "MAX_TEXT_ISSUES",
     "CallVerdict",
     "ToolIssue",
+    "logged_pointer",
     "logged_reason",
     "refusal_result",
     "rejection_result",
@@ -45,8 +46,11 @@ MAX_LOGGED_ISSUES: Final = 20
 """A refusal's log line names at most this many findings."""
 
 _INSTANCE_LOGGED: Final = frozenset({"type", "minimum", "enum", "required", "oneOf"})
-"""Keywords whose findings are logged at their instance pointer: it is derived from the schema (a
-declared property, an index), never a key only the client chose."""
+"""Keywords whose findings are logged at their instance pointer (:func:`logged_pointer` withholds
+its segments the schema does not declare)."""
+
+_ARRAY_KEYWORDS: Final = frozenset({"items", "prefixItems", "additionalItems", "unevaluatedItems", "contains"})
+"""Schema keywords that apply to array elements: under one, a digits segment of the instance pointer is an index."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,19 +190,46 @@ def unknown_tool(name: str) -> tuple[int, str]:
     return INVALID_PARAMS, f"Unknown tool: {shown}"
 
 
+def logged_pointer(instance_path: str, schema_path: str) -> str:
+    """An instance pointer fit for the log: each segment that is not a name the schema declares is ``…``.
+
+    A segment is logged when the finding's schema pointer passes through ``properties/<it>``
+    (a declared name), or when it is all digits and the schema pointer passes through an array
+    keyword (:data:`_ARRAY_KEYWORDS`: an index). Any other segment is a key only the client
+    chose (one matched by ``additionalProperties`` or ``patternProperties``, or reached through
+    a ``$ref``, which the schema pointer does not show): client data, withheld (trial F4).
+
+    Args:
+        instance_path: the finding's JSON Pointer into the arguments (``""``: the root).
+        schema_path: its JSON Pointer into the ``inputSchema``.
+
+    Returns:
+        ``"(root)"``, or the pointer with undeclared segments written ``…`` (``/…/v``).
+    """
+    if not instance_path:
+        return "(root)"
+    steps = schema_path.split("/")[1:]
+    declared = {steps[i + 1] for i in range(len(steps) - 1) if steps[i] == "properties"}
+    indexed = not _ARRAY_KEYWORDS.isdisjoint(steps)
+    return "".join(
+        "/" + (seg if seg in declared or (indexed and seg.isdigit() and seg.isascii()) else "…")
+        for seg in instance_path.split("/")[1:]
+    )
+
+
 def logged_issue(issue: Issue) -> str:
     """One finding for the log: keyword and pointer, never a value, never a key the client chose.
 
     A finding about the tool as a whole (:class:`ToolIssue`) is its reason's first clause. A
     finding of :data:`_INSTANCE_LOGGED` is logged at its instance pointer (``type at
-    /timezone``); any other (``additionalProperties``, ``json``, ... whose instance pointer may
-    hold an undeclared key, client data) at its schema pointer (``pattern at schema
-    /properties/x/pattern``).
+    /timezone``) through :func:`logged_pointer` (``type at /…`` for a key the schema does not
+    declare); any other (``additionalProperties``, ``json``, ...) at its schema pointer
+    (``pattern at schema /properties/x/pattern``).
     """
     if isinstance(issue, ToolIssue):
         return issue.message.split(":")[0]
     if issue.instance_path is not None and issue.keyword in _INSTANCE_LOGGED:
-        return f"{issue.keyword} at {issue.instance_path or '(root)'}"
+        return f"{issue.keyword} at {logged_pointer(issue.instance_path, issue.schema_path)}"
     return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"
 
 

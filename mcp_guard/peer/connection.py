@@ -63,7 +63,7 @@ from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from .inflight import InFlight
 from .requests import OwnRequests, RequestFailed
 
-__all__ = ["Connector", "PeerEvents", "UpstreamPeer", "failure_reason", "unreadable_text"]
+__all__ = ["Connector", "PeerEvents", "SkipLog", "UpstreamPeer", "failure_reason", "unreadable_text"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -126,6 +126,38 @@ def unreadable_text(too_long: int | None, line: bytes = b"") -> tuple[str, str]:
     return what, f"mcp-guard: the upstream's answer {what}; it was dropped"
 
 
+class SkipLog:
+    """Says each kind of skipped upstream output once, then counts it (docs/gateway.md: "each fact once").
+
+    The first skip of a kind is logged in full; later ones only as a count, when the count
+    reaches a power of two (2, 4, 8, ... 1,024 ...): a server that prints 450,000 banner or
+    debug lines on stdout costs about 20 log lines, not 450,000. Counts run over the peer's
+    life (restarts included). One instance per :class:`UpstreamPeer`, for ``wrap`` and ``serve``.
+
+    Args:
+        label: the log lines' prefix (the peer's).
+    """
+
+    def __init__(self, label: str = "") -> None:
+        self.label = label
+        self.counts: dict[str, int] = {}
+
+    def skipped(self, kind: str, first: str, *args: object) -> None:
+        """One skip of ``kind`` (a plural phrase: ``"lines that are not JSON"``); ``first % args``
+        is the full message, logged for the first one only."""
+        n = self.counts[kind] = self.counts.get(kind, 0) + 1
+        if n == 1:
+            log.warning("%s" + first, self.label, *args)
+        elif n & (n - 1) == 0:
+            log.warning(
+                "%sskipped %s %s from the upstream so far (counted again at %s)",
+                self.label,
+                f"{n:,}",
+                kind,
+                f"{2 * n:,}",
+            )
+
+
 class UpstreamPeer:
     """One upstream, connected again whenever it goes away (see the module docstring).
 
@@ -172,6 +204,7 @@ class UpstreamPeer:
         self.restarts = 0
         self.connection = 0
         self.ended = anyio.Event()
+        self.skips = SkipLog(label)
         self._reading = False
         self._started, self._counted, self._set_up = 0.0, True, False
 
@@ -328,7 +361,7 @@ class UpstreamPeer:
         """
         if type(message) is dict:
             if message.get("jsonrpc") != "2.0":
-                log.warning("%sskipped output from the upstream that is JSON but not a JSON-RPC message", self.label)
+                self._not_jsonrpc()
                 return None
             message = without_guard_keys(message)
             if "method" not in message and "id" in message and self.own.answer(id_key(message["id"]), message):
@@ -337,10 +370,19 @@ class UpstreamPeer:
         if type(message) is list and message:
             kept = [m for m in (self.triage(m) if type(m) is dict else None for m in message) if m is not None]
             if any(type(m) is not dict for m in message):
-                log.warning("%sskipped elements of an upstream batch that are not JSON-RPC messages", self.label)
+                self.skips.skipped(
+                    "batch elements that are not JSON-RPC messages",
+                    "skipped elements of an upstream batch that are not JSON-RPC messages",
+                )
             return kept or None
-        log.warning("%sskipped output from the upstream that is JSON but not a JSON-RPC message", self.label)
+        self._not_jsonrpc()
         return None
+
+    def _not_jsonrpc(self) -> None:
+        self.skips.skipped(
+            "outputs that are JSON but not JSON-RPC messages",
+            "skipped output from the upstream that is JSON but not a JSON-RPC message",
+        )
 
     async def unreadable(self, line: bytes, events: PeerEvents, *, too_long: int | None = None) -> None:
         """A line the guard cannot parse (with ``too_long``: the start of a line over that cap, whose rest
@@ -356,11 +398,13 @@ class UpstreamPeer:
             log.warning("%sthe upstream's answer %s; answering an error", self.label, what)
             return
         if too_long is not None:
-            log.warning("%sskipped a line from the upstream longer than %d bytes", self.label, too_long)
+            self.skips.skipped(
+                f"lines longer than {too_long} bytes", "skipped a line from the upstream longer than %d bytes", too_long
+            )
         else:
-            log.warning(
-                "%sskipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)",
-                self.label,
+            self.skips.skipped(
+                "lines that are not JSON (or nest too deeply)",
+                "skipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)",
                 len(line),
             )
 

@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 
 from ..calls.refusals import ToolIssue
 from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
+from ..reports.tools import Status, listed_status
 from ..wire.meta import META_PREFIX, SCHEMA_KEY
 from ..wire.repeated import repeated_key, repeated_key_text
 
@@ -127,7 +128,7 @@ class ToolTable:
         # (None: the first page): a page fetched again replaces its own names, it does not collide with them.
         self._pass_pages: dict[str | None, set[str]] = {}
         self._conflicts: set[str] = set()  # names listed more than once in this generation
-        self._counts: tuple[int, int] | None = None
+        self._counts: tuple[int, ...] | None = None
 
     @property
     def unsupported(self) -> Literal["reject", "hide"]:
@@ -193,13 +194,18 @@ class ToolTable:
         self._conflicts |= duplicated
         self._pass_pages[page] = set(names)
         shown: list[Any] = []
+        statuses: list[tuple[str | None, Status]] = []  # every entry of the page, duplicates included
         for tool in tools:
             if type(tool) is not dict:
-                shown.append(tool)  # not a tool at all; passed on as it came
+                statuses.append((None, "malformed"))
+                if not self.hide_unsupported:
+                    shown.append(tool)  # not a tool at all; passed on as it came
                 continue
             name = tool.get("name")
             if type(name) is not str:
                 compiled = _refused(VALIDATION, "name", "the tool has no string `name`, so it cannot be called")
+            elif not name:  # `check`'s rule (reports.tools.judge_tool): an empty name is malformed
+                compiled = _refused(VALIDATION, "name", "the tool's `name` is empty, so it cannot be called")
             elif name in duplicated:
                 # Which definition would the upstream run? Unknowable: refuse them all (fail closed).
                 compiled = _refused(UNSUPPORTED, "name", DUPLICATE_NAME)
@@ -209,19 +215,17 @@ class ToolTable:
                 compiled = _refused(UNSUPPORTED, "json", repeated_key_text(*repeated), schema_path=repeated[0])
             else:
                 compiled = self._compiled(tool["inputSchema"])
-            if type(name) is not str:
-                shown.append(_with_verdict(tool, compiled))
+            annotated = _with_verdict(tool, compiled)
+            statuses.append((name if type(name) is str else None, listed_status(annotated["_meta"][SCHEMA_KEY])))
+            if type(name) is str and cache:
+                self._entries[name] = ToolEntry(name, compiled)
+            if self.hide_unsupported and not compiled.supported:
                 continue
-            entry = ToolEntry(name, compiled)
-            if cache:
-                self._entries[entry.name] = entry
-            if self.hide_unsupported and not entry.supported:
-                continue
-            shown.append(_with_verdict(tool, compiled))
+            shown.append(annotated)
         out["tools"] = shown
         if cache and first_page and "nextCursor" not in result:
             self.complete = True
-            self._log_counts()
+            self._log_counts(statuses)
         return out
 
     def _compiled(self, schema: Any) -> Compiled:
@@ -263,20 +267,19 @@ class ToolTable:
         self._entries.clear()
         self.annotate({"tools": tools}, cache=True, first_page=True)
         self.complete = True
-        self._log_counts()
 
-    def _log_counts(self) -> None:
-        supported = [e.name for e in self._entries.values() if e.supported]
-        unsupported = [e.name for e in self._entries.values() if not e.supported]
-        counts = (len(supported), len(unsupported))
+    def _log_counts(self, statuses: list[tuple[str | None, Status]]) -> None:
+        """Log a complete listing's counts when they changed: every listed entry, a name listed
+        twice twice, each by the status ``check`` gives it (``reports.tools.listed_status``)."""
+        counts = tuple(sum(s == status for _, s in statuses) for status in ("supported", "unsupported", "malformed"))
         if counts == self._counts or self.label is None:
             return
         self._counts = counts
-        shown = ", ".join(unsupported[:10]) + (", …" if len(unsupported) > 10 else "")
+        refused = [repr(n) if n is not None and not n else n or "(no name)" for n, s in statuses if s != "supported"]
+        shown = ", ".join(refused[:10]) + (", …" if len(refused) > 10 else "")
         log.info(
-            "%stools: %d supported, %d unsupported%s",
+            "%stools: %d supported, %d unsupported, %d malformed%s",
             self.label,
-            counts[0],
-            counts[1],
-            f" ({shown})" if unsupported else "",
+            *counts,
+            f" ({shown})" if refused else "",
         )

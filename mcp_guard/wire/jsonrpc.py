@@ -200,12 +200,15 @@ def loads_upstream(line: bytes | str) -> Any:
     it back unchanged, and the schema core does not take it for a double it is not. In a
     message that can carry tool schemas, repeated object keys are noted
     (:func:`mcp_guard.wire.repeated.repeated_key`); the value is the same (the last one wins).
+    A leading UTF-8 BOM is tolerated, as on a client's line (:func:`loads_client`).
 
     Raises:
         ValueError: not JSON (including invalid UTF-8).
         RecursionError: nested beyond the parser's limit.
     """
     text = line.decode("utf-8") if isinstance(line, bytes) else line
+    if text[:1] == "\ufeff":  # the client's rule (loads_client): a leading BOM is tolerated, both ways (trial F17)
+        text = text[1:]
     return repeated.decode(text, literal_float, _raw_upstream, _decode_upstream)
 
 

@@ -62,13 +62,64 @@ def era_meta(params: Any) -> dict[str, Any] | None:
     return meta or None
 
 
-def without_guard_keys(message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` with ``mcp-guard/`` keys removed from ``result._meta`` and ``params._meta`` (copied only if any)."""
-    for member in ("result", "params"):
-        body = message.get(member)
-        if type(body) is dict and type(body.get("_meta")) is dict:
-            meta = body["_meta"]
-            if any(type(k) is str and k.startswith(META_PREFIX) for k in meta):
-                cleaned = {k: v for k, v in meta.items() if not (type(k) is str and k.startswith(META_PREFIX))}
-                message = {**message, member: {**body, "_meta": cleaned}}
-    return message
+def _guard_key(key: Any) -> bool:
+    return type(key) is str and key.startswith(META_PREFIX)
+
+
+def _has_guard_keys(message: Any) -> bool:
+    """Whether any ``_meta`` object in ``message`` holds a guard key: the cheap first pass (no bookkeeping)."""
+    stack = [message]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            meta = node.get("_meta")
+            if type(meta) is dict and any(type(k) is str and k.startswith(META_PREFIX) for k in meta):
+                return True
+            push([v for v in node.values() if type(v) is dict or type(v) is list])
+        elif type(node) is list:
+            push([v for v in node if type(v) is dict or type(v) is list])
+    return False
+
+
+def without_guard_keys(message: Any) -> Any:
+    """``message`` with ``mcp-guard/`` keys removed from every ``_meta`` object in it, at any depth.
+
+    Results, request params, content blocks, resource contents, prompt messages, tool entries:
+    MCP puts ``_meta`` on all of them, and a forged key on any could pose as the guard's (trial
+    F13). One walk over the message's objects and arrays, without recursion (a message may nest
+    as deep as the parser allows), in time linear in their count; strings are not looked into.
+    Nothing is copied when no key is found (the common case: ``message`` itself comes back);
+    otherwise only the objects and arrays on the way to each cleaned ``_meta`` are copied.
+    """
+    if not _has_guard_keys(message):
+        return message
+    nodes: list[tuple[Any, int, Any]] = [(message, -1, None)]  # (node, its parent's index, its key there)
+    hits: list[int] = []
+    i = 0
+    while i < len(nodes):
+        node = nodes[i][0]
+        if type(node) is dict:
+            meta = node.get("_meta")
+            if type(meta) is dict and any(_guard_key(k) for k in meta):
+                hits.append(i)
+            nodes.extend((v, i, k) for k, v in node.items() if type(v) is dict or type(v) is list)
+        else:
+            nodes.extend((v, i, k) for k, v in enumerate(node) if type(v) is dict or type(v) is list)
+        i += 1
+    if not hits:
+        return message
+    needed: set[int] = set()
+    for hit in hits:
+        while hit >= 0 and hit not in needed:
+            needed.add(hit)
+            hit = nodes[hit][1]
+    copies: dict[int, Any] = {j: (dict if type(nodes[j][0]) is dict else list)(nodes[j][0]) for j in sorted(needed)}
+    for j, copy in copies.items():
+        _, parent, key = nodes[j]
+        if parent >= 0:
+            copies[parent][key] = copy
+    for hit in hits:
+        cleaned = copies[hit]
+        cleaned["_meta"] = {k: v for k, v in cleaned["_meta"].items() if not _guard_key(k)}
+    return copies[0]

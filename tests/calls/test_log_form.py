@@ -35,3 +35,30 @@ def test_the_log_form_names_instance_pointers_only_where_the_schema_made_them() 
     compiled = compile(ECHO["inputSchema"])
     report = compiled.check({"text": 5, "undeclared-key": 1})
     assert logged_reason(report) == "type at /text; additionalProperties at schema /additionalProperties"
+
+
+def test_keys_the_schema_does_not_declare_are_withheld_from_logged_instance_pointers() -> None:
+    """Trial F4: a key matched by a schema-valued additionalProperties or by patternProperties (and an
+    error nested under one) is client data; its segment is logged as ``…``, declared names and indexes stay."""
+    schema = {
+        "type": "object",
+        "$defs": {"D": {"type": "object", "properties": {"q": {"type": "integer"}}}},
+        "properties": {"a": {"$ref": "#/$defs/D"}, "arr": {"type": "array", "items": {"type": "integer"}}},
+        "patternProperties": {"^SECRETP": {"type": "integer"}},
+        "additionalProperties": {"type": "object", "properties": {"v": {"minimum": 3}}},
+    }
+    compiled = compile(schema, profile="extended")
+    report = compiled.check({"SECRETP1": "x", "OTHER9": 5, "K0": {"v": 1}, "arr": [1, "x"], "a": {"q": "x"}})
+    reason = logged_reason(report)
+    assert "SECRET" not in reason and "OTHER9" not in reason and "K0" not in reason
+    assert sorted(reason.split("; ")) == sorted(
+        ["type at /…", "type at /…", "minimum at /…/v", "type at /arr/1", "type at /…/q"]
+    )
+
+
+def test_an_additional_key_and_a_map_key_of_digits_are_withheld_alike() -> None:
+    """additionalProperties: false (schema pointer) and a schema-valued one (``/…``) both hide the key."""
+    hidden = compile({"type": "object", "additionalProperties": False}).check({"SECRETP2": 1})
+    valued = compile({"type": "object", "additionalProperties": {"type": "string"}}).check({"12": 1, "SECRETP3": 1})
+    assert logged_reason(hidden) == "additionalProperties at schema /additionalProperties"
+    assert logged_reason(valued) == "type at /…; type at /…"

@@ -114,3 +114,17 @@ async def test_a_late_answer_to_a_cancelled_request_reaches_the_client_at_most_o
         await upstream.answer_call(link, message)
         assert "result" in await client.request("ping", request_id="after")
         assert len(client.answers_to("c")) == (1 if command == "wrap" else 0), client.seen
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_an_upstream_answer_starting_with_a_bom_is_read_as_the_client_s_would_be(command: str) -> None:
+    """Trial F17: the answer was skipped as not JSON and the call never answered."""
+
+    async def bom(upstream: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": "bom ok"}]}}
+        await link.send(b"\xef\xbb\xbf" + json.dumps(answer).encode())
+
+    async with running_guard(command, ScriptedUpstream(on_call=bom)) as client:
+        with anyio.fail_after(10):
+            answer = await client.call(name(command, "echo"), {"text": "hi"}, request_id=9)
+        assert answer["result"]["content"][0]["text"] == "bom ok"

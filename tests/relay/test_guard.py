@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+import pytest
 
 from mcp_guard.relay.guard import ToolTable
 
@@ -54,3 +57,38 @@ def test_a_name_on_two_pages_of_one_pass_is_still_refused() -> None:
     table.annotate({**_page("a"), "nextCursor": "p2"}, cache=True, first_page=True)
     assert _supported(table.annotate(_page("a", "b"), cache=True, cursor="p2")) == {"a": False, "b": True}
     assert _supported(table.annotate(_page("b", "b"), cache=True, cursor="p3")) == {"b": False}
+
+
+def test_an_empty_name_is_malformed_as_check_says_and_its_calls_are_refused() -> None:
+    """F12: `check` calls a tool named "" malformed; the table lists it unsupported and holds a refusing entry."""
+    table = ToolTable()
+    shown = table.annotate(_page("", "ok"), cache=True, first_page=True)
+    verdict = shown["tools"][0]["_meta"]["mcp-guard/schema"]
+    assert verdict["supported"] is False and verdict["issues"][0]["kind"] == "validation"
+    entry = table.get("")
+    assert entry is not None and not entry.supported
+    hidden = ToolTable(hide_unsupported=True)
+    assert [t["name"] for t in hidden.annotate(_page("", "ok"), cache=True, first_page=True)["tools"]] == ["ok"]
+
+
+def test_hiding_leaves_out_tools_without_a_string_name_and_the_counts_line_counts_every_entry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """F5: nameless and non-string-named tools (and non-objects) are hidden; every listed entry is counted."""
+    tools: list[Any] = [
+        {"inputSchema": {"type": "object"}},
+        {"name": 5, "inputSchema": {"type": "object"}},
+        "not a tool",
+        {"name": "", "inputSchema": {"type": "object"}},
+        {"name": "dup", "inputSchema": {"type": "object"}},
+        {"name": "dup", "inputSchema": {"type": "object"}},
+        {"name": "big", "inputSchema": {"type": "object", "if": {}}},
+        {"name": "ok", "inputSchema": {"type": "object"}},
+    ]
+    table = ToolTable("strict", hide_unsupported=True, label="")
+    with caplog.at_level(logging.INFO, logger="mcp_guard"):
+        shown = table.annotate({"tools": tools}, cache=True, first_page=True)
+    assert [t["name"] for t in shown["tools"]] == ["ok"]
+    line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("tools: "))
+    assert line.startswith("tools: 1 supported, 3 unsupported, 4 malformed (")
+    assert line.count("dup") == 2 and "(no name)" in line and "''" in line

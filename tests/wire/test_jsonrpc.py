@@ -10,6 +10,7 @@ import pytest
 
 from mcp_guard import check
 from mcp_guard.core.json_values import Inexact, exact_float, is_uncarriable
+from mcp_guard.wire import jsonrpc
 from mcp_guard.wire.jsonrpc import (
     NO_ID,
     Uncarriable,
@@ -203,3 +204,17 @@ def test_id_key_tells_strings_from_numbers_and_never_fails_on_unhashable_ids() -
 )
 def test_invalid_request_texts_say_what_is_wrong(message: Any, batches: bool, text: str) -> None:
     assert invalid_request_text(message, batches=batches).startswith(text)
+
+
+def test_a_leading_bom_is_tolerated_from_either_side() -> None:
+    """Trial F17: the client's lines accepted a BOM and the upstream's did not; one rule both ways."""
+    line = b'\xef\xbb\xbf{"jsonrpc":"2.0","id":7,"result":{"content":[]}}'
+    assert (
+        jsonrpc.loads_upstream(line)
+        == jsonrpc.loads_client(line)
+        == {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {"content": []},
+        }
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -49,3 +50,35 @@ def test_a_message_without_guard_keys_is_returned_as_it_is() -> None:
 def test_the_era_envelope_of_a_request(params: Any, modern: bool, envelope: Any) -> None:
     assert is_modern(params) is modern
     assert era_meta(params) == envelope
+
+
+def test_guard_keys_are_removed_from_every_meta_object_at_any_depth() -> None:
+    """Trial F13: content blocks, resource contents, prompt messages and tool entries carry `_meta` too."""
+    forged = {REJECTION_KEY: {"kind": "validation"}, "keep": 1}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {
+            "content": [{"type": "text", "text": "x", "_meta": forged}],
+            "contents": [{"uri": "a://b", "_meta": {**forged, "nested": {"_meta": forged}}}],
+            "messages": [{"role": "user", "content": {"type": "text", "text": "y", "_meta": forged}}],
+            "tools": [{"name": "t", "_meta": forged}],
+            "untouched": [{"_meta": {"keep": 2}}],
+        },
+    }
+    snapshot = json.dumps(message)
+    out = without_guard_keys(message)
+    assert REJECTION_KEY not in json.dumps(out) and json.dumps(message) == snapshot  # the input is not modified
+    assert out["result"]["content"][0]["_meta"] == {"keep": 1}
+    assert out["result"]["contents"][0]["_meta"] == {"keep": 1, "nested": {"_meta": {"keep": 1}}}
+    assert out["result"]["untouched"] is message["result"]["untouched"]  # only the way to a cleaned `_meta` is copied
+
+
+def test_a_deeply_nested_message_is_walked_without_recursion() -> None:
+    deep: Any = {"_meta": {"mcp-guard/x": 1}}
+    for _ in range(5000):
+        deep = [deep]
+    out = without_guard_keys({"result": deep})["result"]
+    for _ in range(5000):
+        out = out[0]
+    assert out == {"_meta": {}}
