@@ -37,7 +37,7 @@ import idna
 
 from .ecma_regex import Undecidable, is_ecma_regex
 
-__all__ = ["FORMATS", "Undecidable", "format_checker", "format_cost"]
+__all__ = ["FORMATS", "Undecidable", "format_checker", "format_cost", "format_cost_terms"]
 
 FORMATS: Final[frozenset[str]] = frozenset(
     {
@@ -529,6 +529,13 @@ def format_cost(name: str, length: int) -> int:
         return 0
     units, limit = terms
     return 16 + units * (length if limit is None or length < limit else limit)
+
+
+def format_cost_terms(name: str) -> tuple[int, int | None] | None:
+    """``(units, limit)`` such that :func:`format_cost` is ``16 + units * min(length, limit)``
+    (``limit`` None: no cap), or None for a name outside :data:`FORMATS`; for generated code
+    that charges the cost inline."""
+    return _COST_TERMS.get(name)
 
 
 _COST_TERMS: Final[dict[str, tuple[int, int | None]]] = {

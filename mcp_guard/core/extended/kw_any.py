@@ -106,6 +106,7 @@ class Choices(Part):
         self.choices = choices
         self.strings: frozenset[str] | None = None
         self.keys: frozenset[Any] = frozenset()
+        self.ints: frozenset[int] = frozenset()  # the int choices: an int argument among them matches at once
         self.depth = 0
         self.json_when_passed = (
             False  # passing the fast test proves the value a JSON string (gen skips its type dispatch)
@@ -119,6 +120,7 @@ class Choices(Part):
             exact = [c for c in map(exact_value, choices) if c is not UNREACHABLE] if inexact else choices
             self.depth = max((max_depth(c, MAX_SCHEMA_DEPTH) for c in exact), default=0)
             self.keys = frozenset(canonical(c, self.depth, MAX_WORK) for c in exact)
+            self.ints = frozenset(c for c in exact if type(c) is int)
 
     def _test(self, g: Gen, v: str) -> str:
         if self.strings is not None:
@@ -127,7 +129,12 @@ class Choices(Part):
             if g.known == frozenset({"string"}):
                 return f"{v} in {g.const(self.strings)}"
             return f"(type({v}) is str and {v} in {g.const(self.strings)})"
-        return f"(canonical_once({v}, {g.const(self.depth)}, w) in {g.const(self.keys)})"
+        full = f"(canonical_once({v}, {g.const(self.depth)}, w) in {g.const(self.keys)})"
+        if self.ints:
+            # An int equal to an int choice is that choice (decision 6: 1 == 1.0, never true); any
+            # other value takes the canonical test.
+            return f"((type({v}) is int and {v} in {g.const(self.ints)}) or {full})"
+        return full
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""

@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..ecma_regex import Pattern, PatternError, compile_pattern
-from ..formats import FORMATS, format_checker, format_cost
+from ..formats import FORMATS, format_checker, format_cost, format_cost_terms
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
 from .values import exact_number
@@ -146,7 +146,13 @@ class Format(Part):
 
     def _charge(self, g: Gen, v: str) -> list[str]:
         """Charge the checker's cost bound (``formats.format_cost``) to the budget before it runs (E6)."""
-        return [f"w[0] -= {g.const(format_cost)}({g.const(self.name)}, len({v}))", "if w[0] < 0: raise OverBudget"]
+        terms = format_cost_terms(self.name)
+        if terms is None:
+            return [f"w[0] -= {g.const(format_cost)}({g.const(self.name)}, len({v}))", "if w[0] < 0: raise OverBudget"]
+        units, limit = terms  # format_cost, inline: one call fewer per formatted string
+        length = f"len({v})" if limit is None else f"min(len({v}), {limit})"
+        charge = length if units == 1 else f"{units} * {length}"
+        return [f"w[0] -= 16 + {charge}", "if w[0] < 0: raise OverBudget"]
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
