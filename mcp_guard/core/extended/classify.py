@@ -20,8 +20,8 @@ from urllib.parse import unquote, urldefrag, urljoin
 
 from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, MAX_WORK
 from ..json_values import pointer
-from ..report import UNSUPPORTED, VALIDATION, Issue
-from .ir import Path, Walk, XNode
+from ..report import UNSUPPORTED, VALIDATION
+from .ir import FindingLog, Path, Walk, XNode
 from .ir import Quick as QuickTest
 from .kw_any import TypePart, ValueBudget
 from .kw_apply import Ref
@@ -47,38 +47,23 @@ def dialect_of(uri: str) -> str | None:
     return None
 
 
-class Classifier:
+class Classifier(FindingLog):
     """Walks one document; records findings and notes; builds nodes. Implements ``ir.Ctx``."""
 
     def __init__(self, document: Any, *, object_root: bool = True) -> None:
         self.document = document
         self.object_root = object_root  # False: keep an untyped root faithful (tests of the suite's schemas)
         self.dialect = "2020-12"
-        self.issues: list[Issue] = []
+        super().__init__()
         self.notes: list[tuple[str, str]] = []
-        self._seen: set[tuple[str, str, str]] = set()
         self.memo: dict[Path, XNode] = {}
         self.refs: list[Ref] = []
         self.anchors: dict[str, Path] = {}
-        self.nodes = 0
         self.values = ValueBudget()  # the enum/const values of the document (kw_any)
         self.depth = 0
         self.base = ""
 
     # --- ir.Ctx ----------------------------------------------------------------------------
-
-    @property
-    def spent(self) -> bool:
-        """Past the subschema budget: rules stop visiting their members (one finding says so)."""
-        return self.nodes > MAX_SCHEMA_NODES
-
-    def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
-        """Record a finding (one per kind, keyword and place)."""
-        at = pointer(path)
-        if (kind, keyword, at) in self._seen:
-            return
-        self._seen.add((kind, keyword, at))
-        self.issues.append(Issue(kind, keyword, at, None, message))  # type: ignore[arg-type]
 
     def note(self, path: Path, message: str) -> None:
         """Record a note: something the report must say that is not a finding (E4's annotation formats)."""

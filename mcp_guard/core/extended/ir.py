@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from ..budget import MAX_SCHEMA_NODES
 from ..json_values import pointer
+from ..report import Issue
 
 if TYPE_CHECKING:
     from .gen import Gen
@@ -203,3 +205,29 @@ class Keyword:
     subset_quick: SubsetQuick | None = None
     types: frozenset[str] | None = None
     in_one_of: bool = False
+
+
+class FindingLog:
+    """The findings half of ``Ctx`` that both classifiers share (``classify.Classifier``, ``subset.SubsetClassifier``).
+
+    ``issues``: the findings in the order found, one per kind, keyword and place; ``nodes``: the
+    subschemas visited so far, against :data:`~mcp_guard.core.budget.MAX_SCHEMA_NODES`.
+    """
+
+    def __init__(self) -> None:
+        self.issues: list[Issue] = []
+        self.seen_findings: set[tuple[str, str, str]] = set()
+        self.nodes = 0
+
+    @property
+    def spent(self) -> bool:
+        """Past the subschema budget: rules stop visiting their members (one finding says so)."""
+        return self.nodes > MAX_SCHEMA_NODES
+
+    def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
+        """Record a finding (one per kind, keyword and place)."""
+        at = pointer(path)
+        if (kind, keyword, at) in self.seen_findings:
+            return
+        self.seen_findings.add((kind, keyword, at))
+        self.issues.append(Issue(kind, keyword, at, None, message))  # type: ignore[arg-type]

@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..budget import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES
-from ..json_values import json_type_name, pointer
-from ..report import UNSUPPORTED, VALIDATION, Issue
-from .ir import Keyword, Part, Path, XNode
+from ..json_values import json_type_name
+from ..report import UNSUPPORTED, VALIDATION
+from .ir import FindingLog, Keyword, Part, Path, XNode
 from .kw_any import SUBSET_TYPES, TypePart, ValueBudget
 from .table import FINISHERS, KEYWORDS, holder
 
@@ -51,7 +51,7 @@ def _untyped(schema: dict[str, Any]) -> str:
     return "a nested schema without `type` accepts any JSON value, which the subset does not support"
 
 
-class SubsetClassifier:
+class SubsetClassifier(FindingLog):
     """Walks one schema for ``profile``; records findings; builds nodes. Implements ``ir.Ctx``.
 
     ``root()`` gives the root node (meaningful only when ``issues`` is empty).
@@ -67,27 +67,12 @@ class SubsetClassifier:
         self.profile = profile
         self.dialect = "2020-12"  # the subset's keywords mean the same in the four dialects it accepts
         self._rows = _ROWS[profile]
-        self.issues: list[Issue] = []
-        self._seen: set[tuple[str, str, str]] = set()
-        self.nodes = 0
+        super().__init__()
         self.values = ValueBudget()  # the enum/const values of the document (kw_any)
         self.depth = 0
         self._quick = SubsetQuick(profile) if skim else None
 
     # --- ir.Ctx ----------------------------------------------------------------------------
-
-    @property
-    def spent(self) -> bool:
-        """Past the subschema budget: rules stop visiting their members (one finding says so)."""
-        return self.nodes > MAX_SCHEMA_NODES
-
-    def finding(self, kind: str, keyword: str, path: Path, message: str) -> None:
-        """Record a finding (one per kind, keyword and place)."""
-        at = pointer(path)
-        if (kind, keyword, at) in self._seen:
-            return
-        self._seen.add((kind, keyword, at))
-        self.issues.append(Issue(kind, keyword, at, None, message))  # type: ignore[arg-type]
 
     def note(self, path: Path, message: str) -> None:  # pragma: no cover - no subset row notes anything
         """Only ``format`` notes, and no subset row has it: refuse rather than drop it (fail closed)."""
