@@ -14,7 +14,8 @@ A listed tool is the upstream's tool object with ``name`` replaced by the expose
 A tool that changed since it was pinned (rug pull) is never listed as the upstream now
 describes it: its new description is how tool poisoning would reach the model. With
 ``guard.changedTools`` ``pinned`` (the default) it is listed with its pinned definition (from a
-version-2 lock file), ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``,
+version-2 lock file), its ``_meta`` only the guard's keys (the upstream's current ``_meta`` is not
+pinned) with ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``,
 and its calls are checked against the pinned ``inputSchema`` before being refused with
 ``pinned_schema_changed``; with ``withhold``, or when the lock holds no definition (version 1),
 it is left out of the list and its calls are refused the same way. The log and
