@@ -44,7 +44,7 @@ from ..wire.jsonrpc import Uncarriable, dumps
 from ..wire.meta import META_PREFIX
 from .config import GatewayConfig
 from .naming import Collision, CursorCodec, NameMap, ResourceMap
-from .pinning import FieldChange, LockFile, PinReport, compare, diff_tool
+from .pinning import FieldChange, LockFile, PinReport, PinStatus, diff_tool, report_of, server_status
 from .pipeline import Route
 from .policy import Policy
 
@@ -208,6 +208,8 @@ class Catalog:
         # only when that server's listing changes, so one server's change costs no other's.
         self._annotated: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
         self._tables: dict[str, ToolTable] = {}
+        # Per server, its tools against the lock (digests are computed once per listing).
+        self._status: dict[str, dict[str, PinStatus]] = {}
         # Per server, the pinned definitions of its changed tools, classified the same way.
         self._pinned: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
         self._pinned_tables: dict[str, ToolTable] = {}
@@ -229,6 +231,7 @@ class Catalog:
             self._tables.pop(server, None)
             self._pinned.pop(server, None)
             self._pinned_tables.pop(server, None)
+            self._status.pop(server, None)
         else:
             text = _text(tools)
             if server in self._listings and text is not None and self._texts.get(server) == text:
@@ -236,7 +239,8 @@ class Catalog:
             self._listings[server] = list(tools)
             self._texts[server] = text
             self._annotated[server] = self._annotate(server, self._listings[server])
-            self._pinned[server] = self._annotate_pinned(server, self._listings[server])
+            self._status[server] = server_status(self.lock, server, self._listings[server])
+            self._pinned[server] = self._annotate_pinned(server)
         self._rebuild()
         return True
 
@@ -252,12 +256,12 @@ class Catalog:
                 out[tool["name"]] = (tool, table.get(tool["name"]))
         return out
 
-    def _annotate_pinned(self, server: str, tools: list[Any]) -> dict[str, tuple[dict[str, Any], Any]]:
+    def _annotate_pinned(self, server: str) -> dict[str, tuple[dict[str, Any], Any]]:
         """The pinned definitions of ``server``'s changed tools, classified (tool name -> (tool, entry))."""
         lock = self.lock
         if lock is None or not lock.definitions:
             return {}
-        status = compare(lock, [(server, tools)]).status
+        status = self._status[server]
         pinned = [dict(lock.definitions[k]) for k, s in status.items() if s == "changed" and k in lock.definitions]
         if not pinned:
             self._pinned_tables.pop(server, None)
@@ -295,7 +299,7 @@ class Catalog:
         order = [s.name for s in self.config.servers if s.name in self._listings]
         listings = [(name, self._listings[name]) for name in order]
         names = NameMap.build(listings, guard.name_format)
-        self.pins = pins = compare(self.lock, listings)
+        self.pins = pins = report_of(self.lock, [(name, self._status[name]) for name in order])
         annotated = {(server, name): pair for server, _ in listings for name, pair in self._annotated[server].items()}
         report = CatalogReport(
             collisions=names.collisions,

@@ -49,6 +49,8 @@ __all__ = [
     "PinStatus",
     "compare",
     "diff_tool",
+    "report_of",
+    "server_status",
     "tool_definition",
     "tool_digest",
 ]
@@ -434,36 +436,51 @@ class PinReport:
         return sorted(k for k, s in self.status.items() if s == status)
 
 
+def server_status(lock: LockFile | None, server: str, tools: Iterable[Any]) -> dict[str, PinStatus]:
+    """``server/tool`` → :data:`PinStatus` for each of one server's listed tools (wire dicts) against
+    ``lock`` (``None``: all ``unpinned``). A name listed twice is ``pinned`` only if every
+    definition matches; tools without a string name are skipped. Computes each tool's digest."""
+    status: dict[str, PinStatus] = {}
+    for tool in tools:
+        name = tool.get("name") if type(tool) is dict else None
+        if type(name) is not str:
+            continue
+        key = f"{server}/{name}"
+        if lock is None:
+            status[key] = "unpinned"
+            continue
+        pinned = lock.tools.get(key)
+        if pinned is None:
+            found: PinStatus = "new"
+        else:
+            try:
+                found = "pinned" if tool_digest(tool) == pinned else "changed"
+            except (ValueError, TypeError):
+                found = "changed"
+        if status.get(key) == "changed":
+            found = "changed"  # listed twice: every definition must match the pin
+        status[key] = found
+    return status
+
+
+def report_of(lock: LockFile | None, statuses: Iterable[tuple[str, Mapping[str, PinStatus]]]) -> PinReport:
+    """The :class:`PinReport` of per-server statuses (``(server, server_status(...))`` pairs), with
+    ``missing``: the lock keys of those servers that none of them lists."""
+    report = PinReport()
+    servers: set[str] = set()
+    for server, status in statuses:
+        servers.add(server)
+        report.status.update(status)
+    if lock is not None:
+        listed = set(report.status)
+        report.missing = sorted(k for k in lock.tools if k.split("/", 1)[0] in servers and k not in listed)
+    return report
+
+
 def compare(lock: LockFile | None, listings: Iterable[tuple[str, Iterable[Any]]]) -> PinReport:
     """Compare each listed tool with ``lock`` (``None``: no lock in force, all ``unpinned``).
 
     Only the servers present in ``listings`` are compared, so a server that could not be
     listed does not make its pinned tools ``missing``.
     """
-    report = PinReport()
-    servers: set[str] = set()
-    for server, items in listings:
-        servers.add(server)
-        for tool in items:
-            name = tool.get("name") if type(tool) is dict else None
-            if type(name) is not str:
-                continue
-            key = f"{server}/{name}"
-            if lock is None:
-                report.status[key] = "unpinned"
-                continue
-            pinned = lock.tools.get(key)
-            if pinned is None:
-                status: PinStatus = "new"
-            else:
-                try:
-                    status = "pinned" if tool_digest(tool) == pinned else "changed"
-                except (ValueError, TypeError):
-                    status = "changed"
-            if report.status.get(key) == "changed":
-                status = "changed"  # listed twice: every definition must match the pin
-            report.status[key] = status
-    if lock is not None:
-        listed = set(report.status)
-        report.missing = sorted(k for k in lock.tools if k.split("/", 1)[0] in servers and k not in listed)
-    return report
+    return report_of(lock, ((server, server_status(lock, server, items)) for server, items in listings))
