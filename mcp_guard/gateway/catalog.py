@@ -91,7 +91,7 @@ class PinChange:
         """The log line (one per tool; server text in it is escaped by the log formatter)."""
         shown = "listed with its pinned definition" if self.listed == "pinned" else f"withheld: {self.why}"
         head = f"pinned tool changed (calls refused until pinned again; {shown}): {self.key}"
-        if self.fields is None:
+        if not self.fields:  # unknown (a version-1 lock), or no field differs as JSON (a number's spelling)
             return head
         return head + ": " + "; ".join(change.summary() for change in self.fields)
 
