@@ -46,10 +46,12 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     """Add ``pin``, ``journal`` and ``serve`` to the ``mcp-guard`` subcommands."""
     pin = sub.add_parser(
         "pin",
-        help="list every upstream of a gateway config and write their tools' digests to a lock file",
+        help="list every upstream of a gateway config and write their tools' definitions and digests to a lock file",
         description="Start or reach every enabled server of FILE, list its tools, and write the lock file: "
-        'JSON {"version": 1, "tools": {"server/tool": "sha256:..."}}, each digest over the RFC 8785 canonical '
-        "JSON of the tool minus _meta. Nothing is written unless every enabled server answered.",
+        'JSON {"version": 2, "tools": {"server/tool": {"digest": "sha256:...", "definition": {...}}}}, each '
+        "definition the tool minus _meta and each digest over its RFC 8785 canonical JSON. Nothing is written "
+        "unless every enabled server answered. Prints what was added, changed (field by field) and removed "
+        "since the lock file it replaces.",
     )
     pin.add_argument("--config", required=True, metavar="FILE", help="the gateway config (mcpServers format)")
     pin.add_argument("--lock", metavar="PATH", help="the lock file (default: guard.lock, else FILE.lock)")
@@ -204,7 +206,10 @@ def _load(path: str, out: TextIO) -> GatewayConfig | None:
 def run_pin(
     config_path: str, *, lock: str | None = None, timeout: float = DEFAULT_TIMEOUT, out: TextIO | None = None
 ) -> int:
-    """``mcp-guard pin``: list every enabled upstream and write the lock file.
+    """``mcp-guard pin``: list every enabled upstream and write the lock file (version 2).
+
+    Prints the count, then each tool added, changed (with one escaped line per changed field,
+    when the replaced lock has its definition) and removed since the lock file it replaces.
 
     Returns:
         0 written; 1 an upstream failed (nothing written) or the file could not be written;
@@ -249,9 +254,15 @@ def run_pin(
         added = sorted(set(new_lock.tools) - set(old.tools))
         removed = sorted(set(old.tools) - set(new_lock.tools))
         changed = sorted(k for k in set(old.tools) & set(new_lock.tools) if old.tools[k] != new_lock.tools[k])
+        from ..gateway.pinning import diff_tool
+        from ..safe_text import escape
+
         for label, keys in (("added", added), ("changed", changed), ("removed", removed)):
             for key in keys:
-                print(f"  {label}: {key}", file=out)
+                print(f"  {label}: {escape(key)}", file=out)
+                before = old.definitions.get(key) if label == "changed" else None
+                for change in diff_tool(before, new_lock.definitions[key]) if before is not None else []:
+                    print(f"      {escape(change.summary())}", file=out)
     return 0
 
 
@@ -399,9 +410,14 @@ def run_check(
     config's ``guard.profile``): status, keyword and JSON Pointer of every finding; text or,
     with ``as_json``, one JSON document.
 
+    A tool that changed since it was pinned is shown with how the gateway offers it (its pinned
+    definition, or withheld) and what changed: per field, a unified diff (pretty JSON for
+    objects), every row escaped (server text never reaches the terminal raw).
+
     Returns:
         As ``check -- COMMAND``: 0 nothing hits ``fail_on`` (``unsupported``, ``malformed``,
-        ``never``), 1 something does, 2 an enabled upstream could not be reached or listed
+        ``never``), 1 something does or (unless ``never``) a tool changed since it was pinned,
+        2 an enabled upstream could not be reached or listed
         (the others are reported all the same), or the config (or its lock) is wrong.
     """
     import anyio
@@ -437,7 +453,7 @@ def run_check(
         if not t.supported
     ]
     unreachable = [x for x in listings if x.status == "failed"]
-    failed = everything.fails(fail_on)
+    failed = everything.fails(fail_on) or (fail_on != "never" and bool(catalog.report.changed))
     if as_json:
         servers = []
         for x in listings:
@@ -471,6 +487,7 @@ def run_check(
                         print(f"      {escape(keyword)} at {escape(where)}: {escape(detail)}", file=out)
                     for note in tool.notes:
                         print(f"      note: {escape(note.message)}", file=out)
+                    _print_pin_change(catalog, x.server, tool.name, out)
             elif x.status == "disabled":
                 print(f"{x.server}: disabled", file=out)
             else:
@@ -489,6 +506,23 @@ def run_check(
     return 1 if failed else 0
 
 
+def _print_pin_change(catalog: Catalog, server: str, name: str | None, out: TextIO) -> None:
+    """Under a tool changed since pinned: what changed, per field a unified diff, each row escaped."""
+    from ..safe_text import escape
+
+    change = catalog.report.pin_changes.get(f"{server}/{name}") if name is not None else None
+    if change is None:
+        return
+    if change.fields is None:
+        print(f"      changed since pinned: {escape(change.why)}", file=out)
+        return
+    print(f"      changed since pinned: {', '.join(escape(c.field) for c in change.fields)}", file=out)
+    for field_change in change.fields:
+        print(f"        {escape(field_change.field)}:", file=out)
+        for row in field_change.unified():
+            print(f"          {escape(row)}", file=out)
+
+
 def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
     from ..reports.tools import finding_rows as rows
 
@@ -496,9 +530,12 @@ def _finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
 
 
 def _tool_json(catalog: Catalog, server: str, data: dict[str, Any]) -> dict[str, Any]:
-    """A tool's ``check`` JSON plus how the gateway offers it: ``exposed`` (``null``: withheld), ``access``, ``pin``."""
+    """A tool's ``check`` JSON plus how the gateway offers it: ``exposed`` (``null``: withheld), ``access``, ``pin``,
+    and ``pin_change`` (``null`` unless it changed since pinned: see :meth:`.catalog.PinChange.to_json`)."""
     name = data.get("name")
     route = catalog.route_of(server, name) if type(name) is str else None
+    change = catalog.report.pin_changes.get(f"{server}/{name}") if type(name) is str else None
+    data["pin_change"] = None if change is None else change.to_json()
     data["exposed"] = None if route is None else route.exposed
     data["access"] = None if route is None else route.policy.access
     data["pin"] = None if route is None else route.pin
@@ -518,7 +555,11 @@ def _standing(catalog: Catalog, server: str, name: object, status: str = "suppor
     if status != "supported" or not route.compiled.supported:
         shown = status if status != "supported" else "unsupported"
         notes.append(shown + (", hidden" if route.policy.unsupported == "hide" else ", calls refused"))
-    if route.pin in ("changed", "new"):
+    change = catalog.report.pin_changes.get(f"{server}/{name}")
+    if change is not None:
+        shown = "listed as pinned" if change.listed == "pinned" else "withheld"
+        notes.append(f"changed since pinned: {shown}, calls refused")
+    elif route.pin in ("changed", "new"):
         notes.append("changed since pinned" if route.pin == "changed" else "not pinned")
     elif route.pin == "unpinned" and catalog.config.guard.new_tools == "reject":
         notes.append("refused: no lock file and newTools is reject")

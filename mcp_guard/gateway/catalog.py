@@ -11,6 +11,16 @@ A listed tool is the upstream's tool object with ``name`` replaced by the expose
 ``_meta`` holding the guard's ``mcp-guard/schema`` verdict and
 ``mcp-guard/origin = {"server", "tool"}``; every other field is passed as the upstream sent it.
 
+A tool that changed since it was pinned (rug pull) is never listed as the upstream now
+describes it: its new description is how tool poisoning would reach the model. With
+``guard.changedTools`` ``pinned`` (the default) it is listed with its pinned definition (from a
+version-2 lock file), its ``_meta`` only the guard's keys (the upstream's current ``_meta`` is not
+pinned) with ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``,
+and its calls are checked against the pinned ``inputSchema`` before being refused with
+``pinned_schema_changed``; with ``withhold``, or when the lock holds no definition (version 1),
+it is left out of the list and its calls are refused the same way. The log and
+:attr:`CatalogReport.pin_changes` say what changed, field by field.
+
 :class:`MergedLists` holds everything one client view sees: the tool :class:`Catalog`, the
 prompts (named like tools) and the resources and resource templates (routed by URI). The
 gateway keeps one for the handshake era and one per 2026-07-28 envelope.
@@ -34,15 +44,17 @@ from ..wire.jsonrpc import Uncarriable, dumps
 from ..wire.meta import META_PREFIX
 from .config import GatewayConfig
 from .naming import Collision, CursorCodec, NameMap, ResourceMap
-from .pinning import LockFile, PinReport, compare
+from .pinning import FieldChange, LockFile, PinReport, PinStatus, diff_tool, report_of, server_status
 from .pipeline import Route
 from .policy import Policy
 
-__all__ = ["KINDS", "ORIGIN_KEY", "Catalog", "CatalogReport", "MergedLists", "expose_prompts"]
+__all__ = ["KINDS", "ORIGIN_KEY", "PIN_KEY", "Catalog", "CatalogReport", "MergedLists", "PinChange", "expose_prompts"]
 
 log = logging.getLogger("mcp_guard")
 
 ORIGIN_KEY = "mcp-guard/origin"
+PIN_KEY = "mcp-guard/pin"
+"""A tool listed with its pinned definition: ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``."""
 
 KINDS: Final = ("tools", "prompts", "resources")
 """The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
@@ -58,6 +70,44 @@ def _text(listing: Any) -> bytes | None:
         return None
 
 
+@dataclass(frozen=True)
+class PinChange:
+    """A tool that changed since it was pinned, and what the client is shown instead.
+
+    Attributes:
+        key: ``server/tool``.
+        listed: ``pinned`` (listed with its pinned definition) or ``withheld`` (not listed).
+        why: why it is withheld (``""`` when listed pinned).
+        fields: what changed, field by field (:func:`.pinning.diff_tool`); ``None`` when the
+            lock file holds no definition (version 1), so it cannot be told.
+    """
+
+    key: str
+    listed: str
+    why: str = ""
+    fields: list[FieldChange] | None = None
+
+    def line(self) -> str:
+        """The log line (one per tool; server text in it is escaped by the log formatter)."""
+        shown = "listed with its pinned definition" if self.listed == "pinned" else f"withheld: {self.why}"
+        head = f"pinned tool changed (calls refused until pinned again; {shown}): {self.key}"
+        if not self.fields:  # unknown (a version-1 lock), or no field differs as JSON (a number's spelling)
+            return head
+        return head + ": " + "; ".join(change.summary() for change in self.fields)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"listed", "why", "fields": [{"field", "change", "diff"}] | null}``."""
+        fields = None if self.fields is None else [c.to_json() for c in self.fields]
+        return {"listed": self.listed, "why": self.why or None, "fields": fields}
+
+
+WITHHELD_BY_SETTING: Final = "guard.changedTools is withhold"
+WITHHELD_NO_DEFINITION: Final = (
+    "the lock file holds no definitions (version 1), so the pinned one cannot be shown, nor what changed; "
+    "review the tool, then run `mcp-guard pin` again to record definitions"
+)
+
+
 @dataclass
 class CatalogReport:
     """What the operator should know about the current merged list (for the log and ``check``).
@@ -66,6 +116,7 @@ class CatalogReport:
         collisions: exposed names withheld because several tools map to them.
         nameless: ``server`` names of tools without a string ``name`` or with an empty one (withheld), one per tool.
         changed, new, missing: ``server/tool`` keys against the lock (see :mod:`.pinning`).
+        pin_changes: ``server/tool`` → how each changed tool is shown and what changed.
         denied, hidden: exposed names the policy keeps out of the list.
         unsupported: exposed names whose schema the guard cannot enforce.
         unpinned_refused: ``guard.newTools`` is ``reject`` and no lock file is in force, so
@@ -78,6 +129,7 @@ class CatalogReport:
     changed: list[str] = field(default_factory=list)
     new: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    pin_changes: dict[str, PinChange] = field(default_factory=dict)
     denied: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
@@ -94,7 +146,10 @@ class CatalogReport:
             )
         out += [f"name collision: {c.describe()}" for c in self.collisions]
         out += [f"a tool of {s} has no name (missing, empty or not a string); withheld" for s in self.nameless]
-        out += [f"pinned tool changed (calls refused until pinned again): {k}" for k in self.changed]
+        out += [
+            self.pin_changes[k].line() if k in self.pin_changes else f"pinned tool changed (calls refused): {k}"
+            for k in self.changed
+        ]
         out += [f"tool not in the lock file: {k}" for k in self.new]
         out += [f"pinned tool no longer listed: {k}" for k in self.missing]
         out += [f"policy pattern that matches nothing: {line}" for line in self.patterns]
@@ -153,6 +208,11 @@ class Catalog:
         # only when that server's listing changes, so one server's change costs no other's.
         self._annotated: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
         self._tables: dict[str, ToolTable] = {}
+        # Per server, its tools against the lock (digests are computed once per listing).
+        self._status: dict[str, dict[str, PinStatus]] = {}
+        # Per server, the pinned definitions of its changed tools, classified the same way.
+        self._pinned: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
+        self._pinned_tables: dict[str, ToolTable] = {}
         self._logged: set[str] = set()
 
     def update(self, server: str, tools: Sequence[Any] | None) -> bool:
@@ -169,6 +229,9 @@ class Catalog:
             self._texts.pop(server, None)
             self._annotated.pop(server, None)
             self._tables.pop(server, None)
+            self._pinned.pop(server, None)
+            self._pinned_tables.pop(server, None)
+            self._status.pop(server, None)
         else:
             text = _text(tools)
             if server in self._listings and text is not None and self._texts.get(server) == text:
@@ -176,6 +239,8 @@ class Catalog:
             self._listings[server] = list(tools)
             self._texts[server] = text
             self._annotated[server] = self._annotate(server, self._listings[server])
+            self._status[server] = server_status(self.lock, server, self._listings[server])
+            self._pinned[server] = self._annotate_pinned(server)
         self._rebuild()
         return True
 
@@ -191,17 +256,56 @@ class Catalog:
                 out[tool["name"]] = (tool, table.get(tool["name"]))
         return out
 
+    def _annotate_pinned(self, server: str) -> dict[str, tuple[dict[str, Any], Any]]:
+        """The pinned definitions of ``server``'s changed tools, classified (tool name -> (tool, entry))."""
+        lock = self.lock
+        if lock is None or not lock.definitions:
+            return {}
+        status = self._status[server]
+        pinned = [dict(lock.definitions[k]) for k, s in status.items() if s == "changed" and k in lock.definitions]
+        if not pinned:
+            self._pinned_tables.pop(server, None)
+            return {}
+        table = self._pinned_tables.get(server)
+        if table is None:
+            table = self._pinned_tables[server] = ToolTable(self.config.guard.profile, label=None)
+        table.invalidate()
+        out: dict[str, tuple[dict[str, Any], Any]] = {}
+        for tool in table.annotate({"tools": pinned}, cache=True, first_page=True)["tools"]:
+            meta = dict(tool["_meta"])
+            meta[PIN_KEY] = {"status": "changed", "listed": "pinned"}
+            out[tool["name"]] = ({**tool, "_meta": meta}, table.get(tool["name"]))
+        return out
+
+    def _pin_changes(self, pins: PinReport) -> dict[str, PinChange]:
+        """How each changed tool is shown, and what changed (see the module docstring)."""
+        out: dict[str, PinChange] = {}
+        withhold = self.config.guard.changed_tools == "withhold"
+        for key in pins.keys("changed"):
+            server, name = key.split("/", 1)
+            pinned = self.lock.definitions.get(key) if self.lock is not None else None
+            listed = self._annotated.get(server, {}).get(name)
+            fields = None if pinned is None or listed is None else diff_tool(pinned, listed[0])
+            if pinned is None:
+                out[key] = PinChange(key, "withheld", WITHHELD_NO_DEFINITION, fields)
+            elif withhold or name not in self._pinned.get(server, {}):
+                out[key] = PinChange(key, "withheld", WITHHELD_BY_SETTING, fields)
+            else:
+                out[key] = PinChange(key, "pinned", "", fields)
+        return out
+
     def _rebuild(self) -> None:
         guard = self.config.guard
         order = [s.name for s in self.config.servers if s.name in self._listings]
         listings = [(name, self._listings[name]) for name in order]
         names = NameMap.build(listings, guard.name_format)
-        self.pins = pins = compare(self.lock, listings)
+        self.pins = pins = report_of(self.lock, [(name, self._status[name]) for name in order])
         annotated = {(server, name): pair for server, _ in listings for name, pair in self._annotated[server].items()}
         report = CatalogReport(
             collisions=names.collisions,
             nameless=[s for s, _ in names.nameless],
             changed=pins.keys("changed"),
+            pin_changes=self._pin_changes(pins),
             new=pins.keys("new"),
             missing=pins.missing,
             unpinned_refused=self.lock is None and guard.new_tools == "reject" and bool(listings),
@@ -210,6 +314,12 @@ class Catalog:
         listed: list[dict[str, Any]] = []
         for exposed, (origin, _tool) in names.items.items():
             tool, entry = annotated[(origin.server, origin.name)]
+            change = report.pin_changes.get(f"{origin.server}/{origin.name}")
+            pinned = self._pinned.get(origin.server, {}).get(origin.name) if change is not None else None
+            if pinned is not None:
+                # Judged against the pinned inputSchema (and shown so, unless withheld): no answer to a
+                # call quotes the new schema, which nobody reviewed.
+                tool, entry = pinned
             assert entry is not None
             route = Route(
                 exposed=exposed,
@@ -228,7 +338,7 @@ class Catalog:
                 report.unsupported.append(exposed)
                 if route.policy.access == "allow" and route.policy.unsupported == "hide":
                     report.hidden.append(exposed)
-            if route.visible:
+            if route.visible and (change is None or change.listed == "pinned"):
                 listed.append(_exposed_item(tool, exposed, origin.server))
         listed_names = {
             server: [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]

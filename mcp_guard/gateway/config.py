@@ -261,6 +261,11 @@ class GuardSettings(_Model):
         new_tools: ``"allow"`` (default; tools absent from the lock are reported) or
             ``"reject"`` (their calls are refused with ``policy_denied``; with no lock file
             every tool is absent from it, so every call is refused until ``mcp-guard pin``).
+        changed_tools: what the client is shown of a tool whose definition changed since
+            ``mcp-guard pin`` (its calls are refused with ``pinned_schema_changed`` either way):
+            ``"pinned"`` (default; listed with its pinned definition, from a version-2 lock
+            file) or ``"withhold"`` (left out of the list). With a version-1 lock, which holds
+            no definitions, such a tool is withheld.
         page_size: tools (prompts, resources) per page of the guard's merged lists.
         servers: per upstream settings; each key must name a server of the config.
     """
@@ -276,6 +281,7 @@ class GuardSettings(_Model):
     journal: str | None = None
     lock: str | None = None
     new_tools: Literal["allow", "reject"] = "allow"
+    changed_tools: Literal["pinned", "withhold"] = "pinned"
     page_size: Annotated[int, Field(gt=0, le=10_000, strict=True)] = 100
     servers: dict[str, ServerPolicy] = Field(default_factory=dict)
 

@@ -30,6 +30,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from mcp_guard.gateway.pinning import tool_digest
 from tests.e2e import npm_peers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -285,13 +286,15 @@ async def test_pinning_and_a_call_in_flight_when_the_guard_is_killed(tmp_path: P
     lock_path = tmp_path / "gw.json.lock"
     lock = json.loads(lock_path.read_text())
     assert "faulty/echo" in lock["tools"] and "sigma/read" in lock["tools"]
-    lock["tools"]["faulty/echo"] = "sha256:" + "0" * 64  # the server "changed" echo since it was pinned
+    pinned_echo = lock["tools"]["faulty/echo"]["definition"]
+    pinned_echo["description"] = "The echo tool, as pinned."  # the server "changed" echo since it was pinned
+    lock["tools"]["faulty/echo"]["digest"] = tool_digest(pinned_echo)
     lock_path.write_text(json.dumps(lock))
 
     async with serve(config) as client:
         await client.initialize()
         names = await client.tool_names()
-        assert "faulty__echo" in names  # listed, but refused
+        assert "faulty__echo" in names  # listed (with its pinned definition), but refused
         assert rejection_kind(await client.call("faulty__echo", {})) == "pinned_schema_changed"
         assert "result" in await client.call("sigma__ls", {"path": "."})  # pinned and unchanged
 
