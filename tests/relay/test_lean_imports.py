@@ -123,3 +123,25 @@ def test_the_check_sees_a_heavy_import(tmp_path: Path) -> None:
     )
     line = next(x for x in run.stderr.splitlines() if x.startswith("LOADED-MODULES "))
     assert {"httpx2", "mcp"} <= set(_heavy(json.loads(line.removeprefix("LOADED-MODULES "))))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["wrap", "--", "uvx", "mcp-server-time"],
+        ["wrap", "--profile", "strict", "--hide-unsupported", "--request-timeout", "5", "--", "srv", "--flag"],
+        ["wrap", "--http", "8080", "--allowed-host", "h", "--max-message-bytes", "9", "--", "srv"],
+        ["wrap", "--upstream-url", "https://x/mcp", "--header", "A=b", "--header-env", "Authorization=T"],
+    ],
+)
+def test_the_wrap_only_parser_reads_wrap_as_the_full_parser_does(argv: list[str]) -> None:
+    """``cli`` builds only ``wrap``'s parser for ``wrap`` (the other commands' modules stay unloaded):
+    the arguments it reads are the same as the full parser's."""
+    from mcp_guard.cli import _parser
+
+    full = vars(_parser().parse_args(argv))
+    lean = vars(_parser(only_wrap=True).parse_args(argv))
+    full.pop("command_parser"), lean.pop("command_parser")
+    assert lean == full
+    with pytest.raises(SystemExit):  # and it has no other command
+        _parser(only_wrap=True).parse_args(["serve", "--config", "gw.json"])
