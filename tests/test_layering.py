@@ -31,7 +31,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcp_guard"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("mcp_guard.core",)),
-    ("root", ("mcp_guard.errors", "mcp_guard")),
+    ("root", ("mcp_guard.errors", "mcp_guard.guarded", "mcp_guard")),
     ("wire", ("mcp_guard.wire",)),
     ("streams", ("mcp_guard.relay.framing", "mcp_guard.relay.pipes")),
     (

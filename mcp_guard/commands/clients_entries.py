@@ -10,7 +10,7 @@ Pure functions on plain values (the entry as a ``dict``); the files are edited e
   its value moves to the entry's ``env`` under a new variable, passed with ``--header-env``.
   The URL key (``url``, ``serverUrl``, ``httpUrl``) is replaced by ``command`` and ``args`` in its
   place; the header keys go; ``type`` becomes ``"stdio"``.
-- An entry already behind the guard (:func:`guarded_upstream`) is left alone.
+- An entry already behind the guard (:func:`mcp_guard.guarded.guarded_upstream`) is left alone.
 - What cannot be guarded exactly is left alone with the reason: SSE endpoints (``type: sse``,
   Gemini CLI's ``url``, a URL path ending in ``/sse``: ``wrap --upstream-url`` speaks streamable
   HTTP only), OAuth blocks and headers taken from the
@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..guarded import guarded_upstream  # the recognition lives below the commands: serve and check use it too
+
 __all__ = ["Plan", "guarded_upstream", "is_secret_header", "plan_entry"]
 
 URL_KEYS: Final = ("url", "serverUrl", "httpUrl")
@@ -32,7 +34,6 @@ UNGUARDABLE_KEYS: Final = ("oauth", "auth", "bearer_token_env_var", "env_http_he
 """URL entry keys the guard cannot carry over exactly (their meaning depends on the client)."""
 
 _SECRET_WORDS: Final = ("auth", "token", "key", "secret", "password", "passwd", "cookie", "session", "credential")
-_RUNNERS: Final = {"uvx": 1, "pipx": 2, "uv": 3}  # uvx X / pipx run X / uv tool run X
 
 
 def is_secret_header(name: str) -> bool:
@@ -41,59 +42,6 @@ def is_secret_header(name: str) -> bool:
     (case-insensitive; ``X-API-Key``, ``X-Auth-Token``)."""
     lowered = name.lower()
     return any(word in lowered for word in _SECRET_WORDS)
-
-
-def _base(program: str) -> str:
-    name = re.split(r"[\\/]", program)[-1].lower()
-    return name[:-4] if name.endswith(".exe") else name
-
-
-def _strip_runner(tokens: list[str]) -> list[str]:
-    """``uvx [--from X] mcp-guard ...``, ``pipx run ...``, ``uv tool run ...``, ``python -m mcp_guard ...``
-    reduced to ``mcp-guard ...`` (other commands unchanged)."""
-    if not tokens:
-        return tokens
-    base = _base(tokens[0])
-    if base.startswith(("python", "py")) and tokens[1:3] == ["-m", "mcp_guard"]:
-        return ["mcp-guard", *tokens[3:]]
-    script = tokens[1].replace("\\", "/") if base.startswith(("python", "py")) and len(tokens) > 1 else ""
-    if _base(script) == "mcp-guard" or script.endswith("mcp_guard/__main__.py"):  # python /venv/bin/mcp-guard
-        return ["mcp-guard", *tokens[2:]]
-    skip = _RUNNERS.get(base)
-    if skip is None or (base == "pipx" and tokens[1:2] != ["run"]) or (base == "uv" and tokens[1:3] != ["tool", "run"]):
-        return tokens
-    rest = tokens[skip:]
-    while rest and rest[0].startswith("-"):  # runner options: --from X, --python X, -q
-        rest = rest[2:] if rest[0] in ("--from", "--python", "--with", "--spec") else rest[1:]
-    if rest:
-        rest = [re.split(r"[=@<>~!\[]", rest[0])[0], *rest[1:]]
-    return rest
-
-
-def guarded_upstream(command: Any, args: Any) -> tuple[str, list[str]] | None:
-    """For an entry running the guard, ``(how, upstream)``; ``None`` for any other entry.
-
-    ``how`` is ``"wrap"`` (``upstream`` the command after ``--``, or ``["--upstream-url", URL]``)
-    or ``"serve"`` (the gateway: ``upstream`` empty). Recognized: ``mcp-guard`` by name or by any
-    path (``/opt/venv/bin/mcp-guard``, ``mcp-guard.exe``), ``python -m mcp_guard``, ``python`` with a
-    path to the script or to ``mcp_guard/__main__.py``, and the
-    runners ``uvx``, ``pipx run``, ``uv tool run`` in front of either.
-    """
-    if not isinstance(command, str) or not isinstance(args, list | None):
-        return None
-    tokens = _strip_runner([command, *[str(a) for a in args or []]])
-    if len(tokens) < 2 or _base(tokens[0]) not in ("mcp-guard", "mcp_guard"):
-        return None
-    if tokens[1] == "serve":
-        return "serve", []
-    if tokens[1] != "wrap":
-        return None
-    rest = tokens[2:]
-    if "--" in rest:
-        return "wrap", rest[rest.index("--") + 1 :]
-    if "--upstream-url" in rest[:-1]:
-        return "wrap", ["--upstream-url", rest[rest.index("--upstream-url") + 1]]
-    return "wrap", rest
 
 
 @dataclass

@@ -424,6 +424,7 @@ def run_check(
 
     from ..gateway.catalog import Catalog
     from ..gateway.pinning import LockError, LockFile
+    from ..gateway.serve import double_wrapped_servers
     from ..reports.tools import ToolsReport, escape, report_tools
 
     out = out if out is not None else sys.stdout
@@ -444,7 +445,9 @@ def run_check(
             catalog.update(x.server, x.tools)
             reports[x.server] = report_tools(x.tools, profile=profile, server=x.server_info, source="config")
     everything = ToolsReport([t for r in reports.values() for t in r.tools], profile, source="config")
-    findings = catalog.report.lines()
+    findings = catalog.report.lines() + [
+        f"{name}: double-wrapped: {why}" for name, why in double_wrapped_servers(config)
+    ]
     tool_findings = [
         f"{server}/{t.name if t.name is not None else f'(tool #{t.index}, no name)'}: {t.status}: "
         + "; ".join(f"{keyword} at {where}" for keyword, where, _detail in _finding_rows(t))

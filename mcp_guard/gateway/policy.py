@@ -35,9 +35,11 @@ from collections import deque
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Final, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .config import GuardSettings, ServerPolicy
+if TYPE_CHECKING:  # pydantic (~40 ms): loaded by whoever reads a config, never by ``wrap``'s pipeline
+    from .config import GuardSettings, ServerPolicy
 
 __all__ = ["WINDOW_SECONDS", "Access", "Budget", "Policy", "ToolPolicy", "argument_bytes", "matches"]
 
@@ -46,7 +48,12 @@ Access = Literal["allow", "deny", "hide"]
 WINDOW_SECONDS: Final = 60.0
 """The budget's sliding window: calls per minute."""
 
-_EMPTY_SERVER: Final = ServerPolicy()
+
+@cache
+def _empty_server() -> ServerPolicy:
+    from .config import ServerPolicy
+
+    return ServerPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +123,9 @@ class Policy:
 
     def _decide(self, server: str, tool: str) -> ToolPolicy:
         g = self.guard
-        s = g.servers.get(server, _EMPTY_SERVER)
+        s = g.servers.get(server)
+        if s is None:
+            s = _empty_server()
         full = f"{server}/{tool}"
         access: Access = "allow"
         rule = ""

@@ -17,20 +17,42 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from ..guarded import double_wrapped
 from ..relay.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..relay.stop_signals import held_stop_signals
 from ..wire.framing import DEFAULT_MAX_LINE
-from .config import GatewayConfig
+from .config import GatewayConfig, StdioServer
 from .journal import Journal
 from .pinning import LockFile
 from .session import GatewaySession
 
-__all__ = ["serve_http", "serve_stdio"]
+__all__ = ["double_wrapped_servers", "serve_http", "serve_stdio", "warn_double_wrapped"]
 
 if TYPE_CHECKING:
     from ..relay.http_front import HttpConfig
 
 log = logging.getLogger("mcp_guard")
+
+
+def double_wrapped_servers(config: GatewayConfig) -> list[tuple[str, str]]:
+    """``(name, why)`` of each enabled stdio server that runs the guard itself (issue 13 item 3).
+
+    ``why`` is :func:`mcp_guard.guarded.double_wrapped`'s phrase (what two guards do, what to
+    write instead). ``serve`` warns with it at start (the server still starts: its calls are
+    guarded, twice); ``check --config`` reports it.
+    """
+    found = []
+    for server in config.enabled:
+        why = double_wrapped(server.command, server.args) if isinstance(server, StdioServer) else None
+        if why is not None:
+            found.append((server.name, why))
+    return found
+
+
+def warn_double_wrapped(config: GatewayConfig) -> None:
+    """Log one warning per :func:`double_wrapped_servers` entry, naming the server."""
+    for name, why in double_wrapped_servers(config):
+        log.warning("gateway: server %s %s", name, why)
 
 
 async def serve_stdio(
@@ -64,6 +86,7 @@ async def serve_stdio(
             log.error("cannot open the journal %s: %s", journal_path, exc.strerror or exc)
             return 1
     names = ", ".join(s.name for s in config.enabled) or "(none)"
+    warn_double_wrapped(config)
     log.info(
         "gateway: serving %s on stdio (profile %s%s%s)",
         names,
@@ -156,6 +179,7 @@ async def serve_http(
 
     front = HttpFront([], http, profile=config.guard.profile, session_factory=session)
     names = ", ".join(s.name for s in config.enabled) or "(none)"
+    warn_double_wrapped(config)
     try:
         return await serve_front(front, f"gateway: serving {names} over HTTP (profile {config.guard.profile})")
     finally:

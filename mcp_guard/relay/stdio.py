@@ -23,7 +23,6 @@ from ..core import DEFAULT_PROFILE
 from ..wire.framing import DEFAULT_MAX_LINE
 from .framing import claim_stdio
 from .guard import ToolTable
-from .http_upstream import DEFAULT_MAX_MESSAGE_BYTES, http_connector, shown_url
 from .pipes import pipe_line_stream
 from .relay import Relay
 from .stop_signals import held_stop_signals
@@ -106,7 +105,7 @@ async def wrap_stdio_http(
     *,
     profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_message_bytes: int = DEFAULT_MAX_LINE,
     request_timeout: float | None = None,
 ) -> int:
     """Relay this process's stdio to the streamable HTTP MCP endpoint ``url`` until either side closes.
@@ -128,6 +127,8 @@ async def wrap_stdio_http(
     Raises:
         ValueError: ``url`` is not an http(s) URL.
     """
+    from .http_upstream import http_connector, shown_url  # httpx2 and the SDK: loaded for this path only
+
     connect = http_connector(url, headers, max_message_bytes=max_message_bytes)
     table = ToolTable(profile, hide_unsupported=hide_unsupported)
     names = ", ".join(sorted(headers or {}))

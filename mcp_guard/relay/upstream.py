@@ -65,7 +65,6 @@ from contextlib import AbstractAsyncContextManager
 
 import anyio
 import anyio.abc
-from mcp.os.posix.utilities import terminate_posix_process_tree
 
 from ..errors import GuardError
 from ..wire.framing import DEFAULT_MAX_LINE
@@ -327,11 +326,14 @@ async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE
     kill_after = grace or KILL_GRACE_SECONDS
     with anyio.move_on_after(grace or 0.1):  # (stopping: one that is exiting already is not signalled)
         await process.wait()
-    if process.returncode is None:
-        log.info("upstream did not exit after its stdin closed; terminating it")
-        await terminate_posix_process_tree(process, kill_after)
-    elif _group_alive(process.pid):  # start_new_session: its pid is its group's id
-        log.info("the upstream left processes behind in its process group; terminating them")
+    if process.returncode is None or _group_alive(process.pid):  # start_new_session: its pid is its group's id
+        # The SDK's killpg routine; importing ``mcp`` costs ~0.4 s, paid only when something must be killed.
+        from mcp.os.posix.utilities import terminate_posix_process_tree
+
+        if process.returncode is None:
+            log.info("upstream did not exit after its stdin closed; terminating it")
+        else:
+            log.info("the upstream left processes behind in its process group; terminating them")
         await terminate_posix_process_tree(process, kill_after)
     with anyio.move_on_after(EXIT_GRACE_SECONDS):
         await process.wait()

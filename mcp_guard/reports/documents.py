@@ -24,9 +24,10 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+if TYPE_CHECKING:  # an annotation only: reading a tool list (wrap's judgement) loads no pydantic
+    from pydantic import ValidationError
 
 from ..core.budget import integer_digit_limit, is_integer_too_long
 from ..core.json_values import literal_float, pointer

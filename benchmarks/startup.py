@@ -1,0 +1,180 @@
+"""Start-up cost of ``mcp-guard wrap`` over stdio: time to the ``initialize`` answer and idle memory.
+
+Three targets over the same fast upstream (a tiny newline-delimited JSON-RPC server written
+below, in this Python): ``direct`` (the upstream itself), ``bare`` (a bare asyncio relay, also
+below: it reads lines from its stdin, parses and re-serializes them, writes them to the child,
+and back), and ``wrap`` (``python -m mcp_guard wrap --``). For each start the client spawns the
+target, writes ``initialize`` and times until the answer line arrives (process start included);
+then sends ``notifications/initialized``, waits ``--idle`` seconds and reads the target process's
+own resident memory (``VmRSS`` of ``/proc/PID/status``; the upstream child is not counted). Rounds
+interleave the targets so machine noise hits all alike; the medians are compared as ratios.
+
+Usage::
+
+    python benchmarks/startup.py [--rounds 9] [--idle 0.5] [--pythonpath DIR]
+
+The targets run in a scratch directory (``python -m`` puts the working directory first on
+``sys.path``). ``--pythonpath`` puts DIR first on the guard's ``PYTHONPATH`` (to measure another checkout, e.g.
+``git archive main | tar -x -C /tmp/main``). Goals (issue 14 item 1): wrap/bare <= 1.5 for
+both the time and the memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+UPSTREAM = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m.get("method") == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "fast", "version": "1"}}
+    else:
+        r = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\\n")
+    sys.stdout.flush()
+"""
+
+BARE_RELAY = """
+import asyncio, json, sys
+
+async def pump(reader, write):
+    while line := await reader.readline():
+        await write((json.dumps(json.loads(line), separators=(",", ":")) + "\\n").encode())
+
+async def main():
+    child = await asyncio.create_subprocess_exec(*sys.argv[1:], stdin=asyncio.subprocess.PIPE,
+                                                 stdout=asyncio.subprocess.PIPE)
+    loop = asyncio.get_running_loop()
+    stdin = asyncio.StreamReader(limit=1 << 25)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+    stdout = asyncio.StreamWriter(transport, protocol, None, loop)
+
+    async def to_child(data):
+        child.stdin.write(data)
+        await child.stdin.drain()
+
+    async def to_client(data):
+        stdout.write(data)
+        await stdout.drain()
+
+    upward = asyncio.create_task(pump(child.stdout, to_client))
+    await pump(stdin, to_child)
+    child.stdin.close()
+    await child.wait()
+    upward.cancel()
+
+asyncio.run(main())
+"""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
+
+
+def rss_kib(pid: int) -> int:
+    """The process's resident set size in KiB (``VmRSS``, Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def one_start(command: list[str], env: dict[str, str], idle: float, cwd: str) -> tuple[float, int]:
+    """(seconds from spawn to the initialize answer, idle RSS in KiB) of one start of ``command``."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd, bufsize=0
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        answer = process.stdout.readline()
+        elapsed = time.perf_counter() - started
+        if json.loads(answer).get("id") != 1:
+            raise RuntimeError(f"unexpected answer {answer[:200]!r}")
+        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        time.sleep(idle)
+        rss = rss_kib(process.pid)
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return elapsed, rss
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--idle", type=float, default=0.5, help="seconds to wait before reading RSS")
+    parser.add_argument("--before", metavar="DIR", help="also measure wrap with DIR first on PYTHONPATH")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        upstream = Path(scratch, "upstream.py")
+        upstream.write_text(UPSTREAM)
+        bare = Path(scratch, "bare_relay.py")
+        bare.write_text(BARE_RELAY)
+        server = [sys.executable, str(upstream)]
+        targets = {
+            "direct": server,
+            "bare": [sys.executable, str(bare), *server],
+            "wrap": [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--", *server],
+        }
+        env = dict(os.environ)
+        envs = {name: env for name in targets}
+        if options.before:
+            targets["before"] = targets["wrap"]
+            path = os.pathsep.join([options.before, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+            envs["before"] = {**env, "PYTHONPATH": path}
+        times: dict[str, list[float]] = {name: [] for name in targets}
+        memory: dict[str, list[int]] = {name: [] for name in targets}
+        for name, command in targets.items():  # warm the file cache once, unmeasured
+            one_start(command, envs[name], 0.0, scratch)
+        for _ in range(options.rounds):
+            for name, command in targets.items():
+                elapsed, rss = one_start(command, envs[name], options.idle, scratch)
+                times[name].append(elapsed)
+                memory[name].append(rss)
+    median_time = {name: statistics.median(v) for name, v in times.items()}
+    median_rss = {name: statistics.median(v) for name, v in memory.items()}
+    print(f"{'target':8} {'initialize (ms)':>16} {'idle RSS (MiB)':>15}   (medians, {options.rounds} rounds)")
+    for name in targets:
+        print(f"{name:8} {median_time[name] * 1000:16.1f} {median_rss[name] / 1024:15.1f}")
+    print(
+        f"wrap/bare: time {median_time['wrap'] / median_time['bare']:.2f}x (goal <= 1.5), "
+        f"RSS {median_rss['wrap'] / median_rss['bare']:.2f}x (goal <= 1.5)"
+    )
+    print(
+        f"wrap/direct: time {median_time['wrap'] / median_time['direct']:.2f}x, "
+        f"RSS {median_rss['wrap'] / median_rss['direct']:.2f}x"
+    )
+    if options.before:
+        print(
+            f"wrap/before: time {median_time['wrap'] / median_time['before']:.2f}x, "
+            f"RSS {median_rss['wrap'] / median_rss['before']:.2f}x"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
