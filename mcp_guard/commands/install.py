@@ -47,7 +47,7 @@ __all__ = ["INSTALL_COMMANDS", "add_install_commands", "run_install_command"]
 
 INSTALL_COMMANDS: Final = ("install", "uninstall", "status")
 
-_FLAG_VALUE = re.compile(r'(?P<flag>--?[A-Za-z0-9_-]+)(?P<sep>=|"\s*,\s*")(?=[^"])[^"]*')
+_FLAG_VALUE = re.compile(r'(?<![\w-])(?P<flag>--?[A-Za-z0-9_-]+)(?P<sep>=|"\s*,\s*")(?=[^"])[^"]*')
 _LONE_FLAG = re.compile(r'"(?P<flag>--?[A-Za-z0-9_-]+)",?\s*$')
 _PAIR = re.compile(r'(?P<q>"?)(?P<name>[A-Za-z0-9_.-]+)(?P=q)(?P<sep>\s*[:=]\s*)"(?:[^"\\]|\\.)*"')
 

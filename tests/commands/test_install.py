@@ -568,6 +568,21 @@ def test_the_diff_hides_secrets_in_arguments_urls_and_env(world: World, capsys: 
     assert '"--api-key=***"' in out and '"--token",' in out and '"srv",' in out, "only the secrets are hidden"
 
 
+def test_the_diff_shows_header_env_names_as_they_will_be_written(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Trial T1: ``--header-env X-Api-Key=VAR`` names a variable, not a secret; a dash inside the header
+    name (``-Api-Key``) is not a flag of its own, so the preview shows what will be written."""
+    path = world.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    entry = {"url": "https://example.com/mcp", "headers": {"X-Api-Key": "FAKE-1", "Authorization": "Bearer FAKE-2"}}
+    path.write_text(json.dumps({"mcpServers": {"remote": entry}}, indent=2))
+    status, out, _ = world.run(capsys, "install", "--dry-run")
+    assert status == 0 and "FAKE" not in out
+    assert "X-Api-Key=MCP_GUARD_HEADER_X_API_KEY" in out
+    assert "Authorization=MCP_GUARD_HEADER_AUTHORIZATION" in out
+
+
 def test_an_edit_made_while_the_prompt_waits_is_not_overwritten(
     world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
