@@ -90,6 +90,20 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "timed_out); default: no limit. subscriptions/listen and tasks/result have none. Also the limit for the "
         "guard's own requests (handshake, listings; default 30)",
     )
+    serve.add_argument(
+        "--metrics-port",
+        type=_port,
+        default=None,
+        metavar="N",
+        help="on stdio: serve /metrics (Prometheus text format), /health and /ready over HTTP on port N "
+        "(0: any free port, logged); the HTTP front (--http) serves them beside /mcp anyway",
+    )
+    serve.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address --metrics-port binds (default 127.0.0.1)",
+    )
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
 
@@ -108,6 +122,8 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             request_timeout=args.request_timeout,
             http=getattr(args, "http_config", None),
             max_message_bytes=getattr(args, "max_message_bytes", None),
+            metrics_port=args.metrics_port,
+            metrics_host=args.metrics_host,
         )
     raise ValueError(f"not a gateway command: {args.command}")
 
@@ -120,12 +136,15 @@ def run_serve(
     request_timeout: float | None = None,
     http: HttpConfig | None = None,
     max_message_bytes: int | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
     ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
     from the client or an upstream on stdio (``None``: 32 MiB); with ``http`` the front's setting applies.
     ``request_timeout`` (``--request-timeout``, as for ``wrap``) bounds every forwarded request and
     the guard's own; ``None``: forwarded requests have no limit, the guard's own 30 s.
+    ``metrics_port``/``metrics_host`` (stdio only): where ``/metrics``, ``/health`` and ``/ready`` are served.
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -174,10 +193,19 @@ def run_serve(
                 request_timeout=own_timeout,
                 client_request_timeout=request_timeout,
                 max_message_bytes=cap,
+                metrics_port=metrics_port,
+                metrics_host=metrics_host,
             )
         )
     except KeyboardInterrupt:
         return 130
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 0-65535 (argparse type; 0: any free port)."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text!r}")
+    return int(text)
 
 
 def _seconds(text: str) -> float:

@@ -219,6 +219,10 @@ class Relay(UpstreamSide):
         """The client has gone: the upstream is not started again (``peer.connection.PeerEvents``)."""
         return self.client_closed
 
+    def unready(self) -> list[str]:
+        """``["upstream"]`` until the upstream is connected (and, handshake era, initialized), else ``[]``."""
+        return [] if self._ready and self.peer.upstream is not None else ["upstream"]
+
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Connect the upstream, then relay until the client closes its side.
 
@@ -303,6 +307,8 @@ class Relay(UpstreamSide):
         upstream = self.peer.upstream
         self._connecting = True
         if not first:
+            if self.pipeline.observer is not None:
+                self.pipeline.observer.upstream_restarted("")
             await self._restore()
             log.info("upstream restarted (restart %d)", self.restarts)
         while self._backlog and self.peer.upstream is upstream:
@@ -607,6 +613,8 @@ class Relay(UpstreamSide):
                 rejection = self.pipeline.judge(call)
         if rejection is None:
             return message, None
+        if self.pipeline.observer is not None and type(name) is str:
+            self.pipeline.observer.call_ended("", name, "rejected", rejection.kind, None)
         if rejection.error is not None:
             code, text = rejection.error
             log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
