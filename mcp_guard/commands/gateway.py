@@ -248,7 +248,7 @@ def run_pin(
         return 2
     path = Path(lock).expanduser() if lock is not None else config.lock_path
     assert path is not None  # a loaded config has a path
-    listings = anyio.run(lambda: list_servers(config, timeout=timeout))
+    listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
     failed = [x for x in listings if x.status == "failed"]
     for x in failed:
         print(f"mcp-guard: {x.server}: {x.error}", file=sys.stderr)
@@ -365,19 +365,47 @@ async def list_server(
     return listing
 
 
-async def list_servers(config: GatewayConfig, *, timeout: float = DEFAULT_TIMEOUT) -> list[UpstreamListing]:
+WAIT_NOTICE_SECONDS = 1.0
+"""A server still being listed after this many seconds is named on stderr (then every :data:`WAIT_REPEAT_SECONDS`)."""
+WAIT_REPEAT_SECONDS = 5.0
+
+
+async def list_servers(
+    config: GatewayConfig, *, timeout: float = DEFAULT_TIMEOUT, progress: TextIO | None = None
+) -> list[UpstreamListing]:
     """List every server of ``config`` concurrently (disabled ones reported, not contacted), in config order;
-    one failing upstream does not affect the others."""
+    one failing upstream does not affect the others.
+
+    ``progress`` (``pin`` and ``check --config`` pass stderr; never stdout) gets the line
+    ``waiting for server `NAME` (N s)...`` for each server whose listing passes
+    :data:`WAIT_NOTICE_SECONDS`, and again every :data:`WAIT_REPEAT_SECONDS` (names escaped:
+    ``safe_text.escape``); nothing for a server that answers in time.
+    """
     import anyio
+
+    from ..safe_text import escape
 
     results: dict[str, UpstreamListing] = {}
 
     async def one(server: StdioServer | HttpServer) -> None:
         results[server.name] = await list_server(server, timeout=timeout)
 
+    async def notice(name: str) -> None:
+        assert progress is not None
+        waited = WAIT_NOTICE_SECONDS
+        await anyio.sleep(waited)
+        while name not in results:
+            print(f"mcp-guard: waiting for server `{escape(name)}` ({waited:g} s)...", file=progress, flush=True)
+            await anyio.sleep(WAIT_REPEAT_SECONDS)
+            waited += WAIT_REPEAT_SECONDS
+
     async with anyio.create_task_group() as tg:
-        for server in config.servers:
-            tg.start_soon(one, server)
+        async with anyio.create_task_group() as listing:
+            for server in config.servers:
+                listing.start_soon(one, server)
+                if progress is not None and not server.disabled:
+                    tg.start_soon(notice, server.name)
+        tg.cancel_scope.cancel()
     return [results[s.name] for s in config.servers]
 
 
@@ -447,7 +475,7 @@ def run_check(
     except LockError as exc:
         print(f"mcp-guard: {exc}", file=sys.stderr)
         return 2
-    listings = anyio.run(lambda: list_servers(config, timeout=timeout))
+    listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
     catalog = Catalog(config, lock, quiet=True)  # the report is printed, not logged
     profile = config.guard.profile
     reports: dict[str, ToolsReport] = {}
