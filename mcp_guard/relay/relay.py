@@ -611,6 +611,8 @@ class Relay(UpstreamSide):
             else:
                 call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
                 rejection = self.pipeline.judge(call)
+                if rejection is None and self.pipeline.observer is not None:
+                    self._observe(request_id, call)
         if rejection is None:
             return message, None
         if self.pipeline.observer is not None and type(name) is str:
@@ -621,6 +623,12 @@ class Relay(UpstreamSide):
         else:
             log.warning("rejected tools/call %s (%s): %s", _shown(name), rejection.kind, rejection.reason)
         return None, rejection.response(request_id)
+
+    def _observe(self, request_id: Any, call: Call) -> None:
+        """Tell the observer how the forwarded ``call`` ends (its answer, or the guard's in its stead)."""
+        if len(self.observed) >= MAX_ROUTES:
+            self.observed.clear()  # calls never sent (upstream down) are not kept for ever
+        self.observed[id_key(request_id)] = lambda outcome: self.pipeline.observe(call, outcome, None)
 
     def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
         """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
@@ -649,6 +657,7 @@ class Relay(UpstreamSide):
         key = id_key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
         if self.peer.inflight.take(key) is not None:
+            self.ended_call(key, "cancelled")
             # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
             # the HTTP front frees the id with it), and no other answer for the id reaches the client.
             self.peer.inflight.give_up(key, pass_late=True)

@@ -40,12 +40,16 @@ async def test_ops_endpoints_on_the_http_front(tmp_path: Path) -> None:
             await post(client, guard, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session, headers)
             refused = await post(client, guard, call(1, "add", {"a": SECRET, "b": 1}), session, headers)
             assert refused.json()["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
+            valid = await post(client, guard, call(2, "add", {"a": 2, "b": 3}), session, headers)
+            assert valid.json()["result"].get("isError") is not True
             assert (await client.get(base + "/ready", headers=auth)).status_code == 200
 
             scraped = await client.get(base + "/metrics", headers=auth)
             assert scraped.status_code == 200
             text = scraped.text
             assert 'mcp_guard_calls_total{outcome="rejected",server="",tool="add"} 1.0' in text.splitlines()
+            assert 'mcp_guard_calls_total{outcome="ok",server="",tool="add"} 1.0' in text.splitlines()
+            assert 'mcp_guard_call_duration_seconds_count{outcome="ok",server=""} 1.0' in text.splitlines()
             assert 'mcp_guard_refusals_total{kind="validation",server=""} 1.0' in text.splitlines()
             assert "mcp_guard_sessions 1.0" in text.splitlines()
             assert SECRET not in text and token not in text
