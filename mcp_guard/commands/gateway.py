@@ -92,6 +92,20 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "timed_out); default: no limit. subscriptions/listen and tasks/result have none. Also the limit for the "
         "guard's own requests (handshake, listings; default 30)",
     )
+    serve.add_argument(
+        "--metrics-port",
+        type=_port,
+        default=None,
+        metavar="N",
+        help="on stdio: serve /metrics (Prometheus text format), /health and /ready over HTTP on port N "
+        "(0: any free port, logged); the HTTP front (--http) serves them beside /mcp anyway",
+    )
+    serve.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address --metrics-port binds (default 127.0.0.1)",
+    )
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
 
@@ -110,6 +124,8 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             request_timeout=args.request_timeout,
             http=getattr(args, "http_config", None),
             max_message_bytes=getattr(args, "max_message_bytes", None),
+            metrics_port=args.metrics_port,
+            metrics_host=args.metrics_host,
         )
     raise ValueError(f"not a gateway command: {args.command}")
 
@@ -122,12 +138,15 @@ def run_serve(
     request_timeout: float | None = None,
     http: HttpConfig | None = None,
     max_message_bytes: int | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
     ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
     from the client or an upstream on stdio (``None``: 32 MiB); with ``http`` the front's setting applies.
     ``request_timeout`` (``--request-timeout``, as for ``wrap``) bounds every forwarded request and
     the guard's own; ``None``: forwarded requests have no limit, the guard's own 30 s.
+    ``metrics_port``/``metrics_host`` (stdio only): where ``/metrics``, ``/health`` and ``/ready`` are served.
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -176,10 +195,19 @@ def run_serve(
                 request_timeout=own_timeout,
                 client_request_timeout=request_timeout,
                 max_message_bytes=cap,
+                metrics_port=metrics_port,
+                metrics_host=metrics_host,
             )
         )
     except KeyboardInterrupt:
         return 130
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 0-65535 (argparse type; 0: any free port)."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text!r}")
+    return int(text)
 
 
 def _seconds(text: str) -> float:
@@ -225,7 +253,7 @@ def run_pin(
         return 2
     path = Path(lock).expanduser() if lock is not None else config.lock_path
     assert path is not None  # a loaded config has a path
-    listings = anyio.run(lambda: list_servers(config, timeout=timeout))
+    listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
     failed = [x for x in listings if x.status == "failed"]
     for x in failed:
         print(f"mcp-guard: {x.server}: {x.error}", file=sys.stderr)
@@ -348,19 +376,47 @@ async def list_server(
     return listing
 
 
-async def list_servers(config: GatewayConfig, *, timeout: float = DEFAULT_TIMEOUT) -> list[UpstreamListing]:
+WAIT_NOTICE_SECONDS = 1.0
+"""A server still being listed after this many seconds is named on stderr (then every :data:`WAIT_REPEAT_SECONDS`)."""
+WAIT_REPEAT_SECONDS = 5.0
+
+
+async def list_servers(
+    config: GatewayConfig, *, timeout: float = DEFAULT_TIMEOUT, progress: TextIO | None = None
+) -> list[UpstreamListing]:
     """List every server of ``config`` concurrently (disabled ones reported, not contacted), in config order;
-    one failing upstream does not affect the others."""
+    one failing upstream does not affect the others.
+
+    ``progress`` (``pin`` and ``check --config`` pass stderr; never stdout) gets the line
+    ``waiting for server `NAME` (N s)...`` for each server whose listing passes
+    :data:`WAIT_NOTICE_SECONDS`, and again every :data:`WAIT_REPEAT_SECONDS` (names escaped:
+    ``safe_text.escape``); nothing for a server that answers in time.
+    """
     import anyio
+
+    from ..safe_text import escape
 
     results: dict[str, UpstreamListing] = {}
 
     async def one(server: StdioServer | HttpServer) -> None:
         results[server.name] = await list_server(server, timeout=timeout)
 
+    async def notice(name: str) -> None:
+        assert progress is not None
+        waited = WAIT_NOTICE_SECONDS
+        await anyio.sleep(waited)
+        while name not in results:
+            print(f"mcp-guard: waiting for server `{escape(name)}` ({waited:g} s)...", file=progress, flush=True)
+            await anyio.sleep(WAIT_REPEAT_SECONDS)
+            waited += WAIT_REPEAT_SECONDS
+
     async with anyio.create_task_group() as tg:
-        for server in config.servers:
-            tg.start_soon(one, server)
+        async with anyio.create_task_group() as listing:
+            for server in config.servers:
+                listing.start_soon(one, server)
+                if progress is not None and not server.disabled:
+                    tg.start_soon(notice, server.name)
+        tg.cancel_scope.cancel()
     return [results[s.name] for s in config.servers]
 
 
@@ -436,7 +492,7 @@ def run_check(
     except LockError as exc:
         print(f"mcp-guard: {exc}", file=sys.stderr)
         return 2
-    listings = anyio.run(lambda: list_servers(config, timeout=timeout))
+    listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
     catalog = Catalog(config, lock, quiet=True)  # the report is printed, not logged
     profile = config.guard.profile
     reports: dict[str, ToolsReport] = {}

@@ -218,6 +218,8 @@ class Link:
             RequestFailed: the upstream did not accept ``initialize`` or could not be listed.
         """
         seen = self._tools_changes
+        if not first and self.session.pipeline.observer is not None:
+            self.session.pipeline.observer.upstream_restarted(self.name)
         await self._setup()
         self.ready = True
         self.settled.set()

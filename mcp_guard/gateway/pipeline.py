@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio.to_thread
 
+from ..calls.observer import CallObserver
 from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from ..core import Compiled
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
@@ -123,6 +125,7 @@ class Call:
         modern: a 2026-07-28-era request (its result then carries ``resultType``).
         call_id: pairs the journal's intent and outcome records.
         size: bytes of the arguments' compact JSON (set by the ``size`` step).
+        started: ``time.monotonic()`` when it arrived (the latency metric).
     """
 
     route: Route
@@ -130,6 +133,7 @@ class Call:
     modern: bool = False
     call_id: str = field(default_factory=Journal.new_call_id)
     size: int | None = None
+    started: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +212,7 @@ class Pipeline:
         self.budget = budget if budget is not None else Budget()
         self.journal = journal
         self.new_tools = new_tools
+        self.observer: CallObserver | None = None  # told how each call ended (metrics)
         every: tuple[tuple[str, Check], ...] = (
             ("visibility", self.check_visibility),
             ("size", self.check_size),
@@ -280,7 +285,14 @@ class Pipeline:
         await self._record(call, result, None)
         return result
 
+    def observe(self, call: Call, result: str, kind: str | None) -> None:
+        """Tell the observer (if any) how ``call`` ended."""
+        if self.observer is not None:
+            route = call.route
+            self.observer.call_ended(route.server, route.tool, result, kind, time.monotonic() - call.started)
+
     async def _record(self, call: Call, result: Result, kind: str | None) -> None:
+        self.observe(call, result, kind)
         if self.journal is None:
             return
         route = call.route

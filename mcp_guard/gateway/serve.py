@@ -63,6 +63,8 @@ async def serve_stdio(
     request_timeout: float = 30.0,
     max_message_bytes: int = DEFAULT_MAX_LINE,
     client_request_timeout: float | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
 ) -> int:
     """Serve one client on this process's stdio until it closes its side or a signal comes.
 
@@ -73,10 +75,13 @@ async def serve_stdio(
         request_timeout: seconds the guard waits for an upstream's answer to its own requests.
         max_message_bytes: the cap on one message from the client or an upstream, in bytes.
         client_request_timeout: seconds a forwarded request may wait for its answer (``None``: no limit).
+        metrics_port: serve ``/metrics``, ``/health`` and ``/ready`` over HTTP on this port
+            (``0``: any free one, logged), ``None``: no metrics (``prometheus_client`` is not imported).
+        metrics_host: the address that listener binds (default loopback).
 
     Returns:
         0 (the client closed the connection, or SIGTERM or SIGHUP stopped the guard), 130 after
-        SIGINT; 1 when the journal cannot be opened.
+        SIGINT; 1 when the journal cannot be opened or the metrics address cannot be bound.
     """
     journal: Journal | None = None
     if journal_path is not None:
@@ -110,13 +115,39 @@ async def serve_stdio(
             try:
                 async with held_stop_signals(stopped.cancel, then_ignore=True) as signals:
                     with stopped:
-                        await session.run()
+                        if metrics_port is None:
+                            await session.run()
+                        elif not await _run_with_metrics(session, metrics_host, metrics_port):
+                            return 1
             finally:
                 await client.aclose()
     finally:
         if journal is not None:
             journal.close()
     return signals.exit_status
+
+
+async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> bool:
+    """Run ``session`` with its metrics served at ``host:port``; False when that cannot be bound."""
+    from ..calls.metrics import Metrics
+    from ..relay.http_front.ops import OpsApp, serve_ops
+
+    metrics = Metrics()
+    session.pipeline.observer = metrics
+    async with anyio.create_task_group() as tg:
+        try:
+            url = await tg.start(serve_ops, OpsApp(metrics, session.unready), host, port)
+        except OSError as exc:
+            log.error("cannot listen on %s:%d for metrics: %s", host, port, exc.strerror or exc)
+            return False
+        log.info("metrics: serving /metrics, /health and /ready at %s", url)
+        metrics.session_opened()
+        try:
+            await session.run()
+        finally:
+            metrics.session_closed()
+            tg.cancel_scope.cancel()
+    return True
 
 
 class _GatewayRunner:
@@ -129,6 +160,10 @@ class _GatewayRunner:
         """Serve the session (its upstreams start, and restart, inside it)."""
         task_status.started()
         await self.session.run()
+
+    def unready(self) -> list[str]:
+        """The session's servers that are not connected and initialized."""
+        return self.session.unready()
 
 
 async def serve_http(
@@ -164,20 +199,24 @@ async def serve_http(
             log.error("cannot open the journal %s: %s", journal_path, exc.strerror or exc)
             return 1
 
-    def session(client: LineStream) -> _GatewayRunner:
-        return _GatewayRunner(
-            GatewaySession(
-                client,
-                config,
-                lock=lock,
-                journal=journal,
-                request_timeout=request_timeout,
-                max_message_bytes=http.max_message_bytes,
-                client_request_timeout=client_request_timeout,
-            )
-        )
+    from ..calls.metrics import Metrics
 
-    front = HttpFront([], http, profile=config.guard.profile, session_factory=session)
+    metrics = Metrics()
+
+    def session(client: LineStream) -> _GatewayRunner:
+        gateway = GatewaySession(
+            client,
+            config,
+            lock=lock,
+            journal=journal,
+            request_timeout=request_timeout,
+            max_message_bytes=http.max_message_bytes,
+            client_request_timeout=client_request_timeout,
+        )
+        gateway.pipeline.observer = metrics
+        return _GatewayRunner(gateway)
+
+    front = HttpFront([], http, profile=config.guard.profile, session_factory=session, metrics=metrics)
     names = ", ".join(s.name for s in config.enabled) or "(none)"
     warn_double_wrapped(config)
     try:

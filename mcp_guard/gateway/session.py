@@ -193,6 +193,10 @@ class GatewaySession(ModernEra):
         """The merged tool list of the handshake era."""
         return self.view.catalog
 
+    def unready(self) -> list[str]:
+        """The names of the enabled servers whose upstream is not connected, initialized and listed."""
+        return [link.name for link in self.links if not link.ready]
+
     # --- running ------------------------------------------------------------------------------
 
     async def run(self) -> None:

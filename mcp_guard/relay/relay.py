@@ -219,6 +219,10 @@ class Relay(UpstreamSide):
         """The client has gone: the upstream is not started again (``peer.connection.PeerEvents``)."""
         return self.client_closed
 
+    def unready(self) -> list[str]:
+        """``["upstream"]`` until the upstream is connected (and, handshake era, initialized), else ``[]``."""
+        return [] if self._ready and self.peer.upstream is not None else ["upstream"]
+
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Connect the upstream, then relay until the client closes its side.
 
@@ -303,6 +307,8 @@ class Relay(UpstreamSide):
         upstream = self.peer.upstream
         self._connecting = True
         if not first:
+            if self.pipeline.observer is not None:
+                self.pipeline.observer.upstream_restarted("")
             await self._restore()
             log.info("upstream restarted (restart %d)", self.restarts)
         while self._backlog and self.peer.upstream is upstream:
@@ -605,14 +611,24 @@ class Relay(UpstreamSide):
             else:
                 call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
                 rejection = self.pipeline.judge(call)
+                if rejection is None and self.pipeline.observer is not None:
+                    self._observe(request_id, call)
         if rejection is None:
             return message, None
+        if self.pipeline.observer is not None and type(name) is str:
+            self.pipeline.observer.call_ended("", name, "rejected", rejection.kind, None)
         if rejection.error is not None:
             code, text = rejection.error
             log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
         else:
             log.warning("rejected tools/call %s (%s): %s", _shown(name), rejection.kind, rejection.reason)
         return None, rejection.response(request_id)
+
+    def _observe(self, request_id: Any, call: Call) -> None:
+        """Tell the observer how the forwarded ``call`` ends (its answer, or the guard's in its stead)."""
+        if len(self.observed) >= MAX_ROUTES:
+            self.observed.clear()  # calls never sent (upstream down) are not kept for ever
+        self.observed[id_key(request_id)] = lambda outcome: self.pipeline.observe(call, outcome, None)
 
     def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
         """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
@@ -641,6 +657,7 @@ class Relay(UpstreamSide):
         key = id_key(params["requestId"])
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
         if self.peer.inflight.take(key) is not None:
+            self.ended_call(key, "cancelled")
             # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
             # the HTTP front frees the id with it), and no other answer for the id reaches the client.
             self.peer.inflight.give_up(key, pass_late=True)

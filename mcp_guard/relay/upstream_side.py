@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
+from ..gateway.pipeline import outcome_of
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import timed_out_text
@@ -115,6 +117,14 @@ class UpstreamSide:
         # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
         self._server_pending: dict[Key, Any] = {}
         self._orphaned: set[Key] = set()
+        # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
+        self.observed: dict[Key, Callable[[str], None]] = {}
+
+    def ended_call(self, key: Key, outcome: str) -> None:
+        """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
+        tell = self.observed.pop(key, None)
+        if tell is not None:
+            tell(outcome)
 
     @property
     def restarts(self) -> int:
@@ -172,6 +182,9 @@ class UpstreamSide:
         """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
         self._ready = False
         inflight = self.peer.inflight.clear()
+        for request_id in inflight:
+            self.ended_call(id_key(request_id), "upstream_died")
+        self.observed.clear()
         self._lists.clear()
         orphans = list(self._server_pending.values())
         self._orphaned.update(self._server_pending)
@@ -291,6 +304,8 @@ class UpstreamSide:
                 # it could not read), or timed out never reaches the client (dropped and logged). A late
                 # answer to a request the client cancelled is passed on, annotated if a listing.
                 return CONSUMED
+            if self.observed:
+                self.ended_call(key, outcome_of(message))
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
                 table, generation, first_page, cursor = listing
@@ -325,6 +340,7 @@ class UpstreamSide:
         """A forwarded request outlived ``client_request_timeout`` (``UpstreamPeer.expire_requests`` gave it
         up and cancelled it upstream): answered with an error."""
         self._lists.pop(id_key(request_id), None)
+        self.ended_call(id_key(request_id), "timed_out")
         log.warning(
             "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
             self.client_request_timeout,

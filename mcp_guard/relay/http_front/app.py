@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -40,7 +40,11 @@ from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
 from .handshake import Session
 from .messages import Exchange, Item, envelope_version, error_bytes, message_kind
 from .modern import ModernChannel
+from .ops import OPS_PATHS, ops_answer, send_answer
 from .security import Security
+
+if TYPE_CHECKING:
+    from ...calls.metrics import Metrics
 
 __all__ = ["HttpFront"]
 
@@ -104,6 +108,7 @@ class HttpFront:
         request_timeout: as for ``stdio.wrap_stdio`` (None: no limit on forwarded requests).
         session_factory: builds what serves one client session instead of a :class:`Relay`
             over ``command`` (the gateway's sessions); ``command`` is then unused.
+        metrics: the guard's metrics (default: new ones), served at ``/metrics`` (see :mod:`.ops`).
 
     Call it as an ASGI 3 application (``http`` and ``lifespan`` scopes). Channels run in the
     task group the lifespan opens; :meth:`shutdown` ends them all (their upstreams stop).
@@ -118,7 +123,13 @@ class HttpFront:
         hide_unsupported: bool = False,
         request_timeout: float | None = None,
         session_factory: SessionFactory | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        if metrics is None:
+            from ...calls.metrics import Metrics
+
+            metrics = Metrics()
+        self.metrics = metrics
         self.command = list(command)
         self.config = config
         self.profile = profile
@@ -190,6 +201,7 @@ class HttpFront:
         """Drop a session from the registry (it ended)."""
         if self._sessions.get(session.session_id) is session:
             del self._sessions[session.session_id]
+            self.metrics.session_closed()
             log.info("%s ended", session.label)
 
     def forget_modern(self, channel: ModernChannel) -> None:
@@ -216,7 +228,25 @@ class HttpFront:
 
     # --- HTTP -------------------------------------------------------------------------------------
 
+    def unready(self) -> list[str]:
+        """The upstreams of running sessions that are not connected and initialized (``/ready``).
+
+        Upstreams start with their session, so with no session open the front is ready; while it
+        shuts down, ``guard`` stands for the whole.
+        """
+        if self._closing or self._tg is None:
+            return ["guard"]
+        names: list[str] = []
+        for channel in self._channels:
+            for name in channel.unready():
+                if name not in names:
+                    names.append(name)
+        return names
+
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] in OPS_PATHS:
+            await self._ops(scope, send)
+            return
         if scope["path"] != ENDPOINT:
             await _respond(send, 404, b"Not Found", content_type=b"text/plain; charset=utf-8")
             return
@@ -239,6 +269,17 @@ class HttpFront:
             await self._delete(send, headers)
         else:
             await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
+
+    async def _ops(self, scope: Scope, send: Send) -> None:
+        """``/health``, ``/ready``, ``/metrics``: the front's Host, Origin and token checks first."""
+        refusal = self.security.refusal(Headers(scope=scope))
+        if refusal is not None:
+            status, text, extra = refusal
+            await _refuse(send, status, text, extra)
+        elif scope["method"] not in ("GET", "HEAD"):
+            await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET")])
+        else:
+            await send_answer(send, *ops_answer(scope["path"], self.metrics, self.unready))
 
     async def _read_body(self, receive: Receive, headers: Headers) -> bytes | None:
         """The request body, or None when it exceeds the cap.
@@ -365,6 +406,7 @@ class HttpFront:
                 await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
                 return
             self._sessions[session.session_id] = session
+            self.metrics.session_opened()
         finally:
             self._opening -= 1
         log.info("%s started", session.label)

@@ -87,6 +87,10 @@ class SessionRunner(Protocol):
         """Serve until the client side ends."""
         ...
 
+    def unready(self) -> list[str]:
+        """The names of the upstreams not connected and initialized now (``/ready``)."""
+        ...
+
 
 SessionFactory = Callable[[LineStream], SessionRunner]
 """Builds the runner of one session from its in-memory client line stream."""
@@ -107,13 +111,15 @@ def _make_relay(front: HttpFront, client: _RelayClientSide) -> SessionRunner:
     table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported)
     timeout = front.request_timeout
     # The relay reads and writes through the LineStream interface only; the client side is in memory.
-    return Relay(
+    relay = Relay(
         cast(LineStream, client),
         stdio_connector(front.command, max_line=front.config.max_message_bytes),
         table,
         request_timeout=timeout if timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
         client_request_timeout=timeout,
     )
+    relay.pipeline.observer = front.metrics
+    return relay
 
 
 # --- channels: one relay and the HTTP requests that talk to it ---------------------------------------
@@ -135,6 +141,7 @@ class Channel:
         self.idle_scope = anyio.CancelScope(deadline=math.inf)
         self._idle_timeout = front.config.session_idle_timeout
         self._end_reason: str | None = None
+        self.runner: SessionRunner | None = None
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the relay until the client side ends or the upstream goes away.
@@ -144,13 +151,21 @@ class Channel:
         """
         try:
             with self.scope:
-                relay = _make_relay(self.front, self.client)
+                relay = self.runner = _make_relay(self.front, self.client)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._watch)
                     await relay.run(task_status=task_status)
                     tg.cancel_scope.cancel()
         finally:
             self._finish()
+
+    def unready(self) -> list[str]:
+        """The names of this channel's upstreams not connected and initialized (``upstream`` for a relay's)."""
+        if self.closed:
+            return []
+        if self.runner is None:
+            return ["upstream"]
+        return self.runner.unready()
 
     # --- activity and idle timeout ---------------------------------------------------------------
 
