@@ -92,8 +92,10 @@ def plan_entry(entry: Any, guard: list[str], options: list[str], *, client: str 
     command, args = entry.get("command"), entry.get("args")
     url_key = next((k for k in URL_KEYS if k in entry), None)
     if isinstance(command, str):
-        if guarded_upstream(command, args) is not None:
-            return Plan("guarded", "stdio", reason="already behind the guard")
+        behind = guarded_upstream(command, args)
+        if behind is not None:  # a guarded URL entry is still a URL entry (trial T2)
+            kind = "url" if behind[1][:1] == ["--upstream-url"] else "stdio"
+            return Plan("guarded", kind, reason="already behind the guard")
         if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
             return Plan("skip", "stdio", reason="'args' is not a list of strings")
         if url_key is not None:

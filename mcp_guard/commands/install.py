@@ -198,8 +198,9 @@ def _report_and_write(args: argparse.Namespace, plans: list[FilePlan], state: di
             _say(f"  error: {escape(plan.problem)}; nothing written")
             continue
         for outcome in plan.outcomes:
-            where = "/".join(outcome.location[:-1])
-            scope = f" (in {escape(where)})" if outcome.location[0] == "projects" else ""
+            # a Claude Code project entry: ("projects", "/path/to/project", "mcpServers", name) (trial T3)
+            project = outcome.location[1] if outcome.location[0] == "projects" and len(outcome.location) > 2 else None
+            scope = f" (project {escape(project)})" if project is not None else ""
             text = labels[outcome.action] + (outcome.reason if outcome.action in ("skip", "left", "restore") else "")
             _say(f"  {escape(outcome.name)}{scope}: {escape(text)}")
     pending = [p for p in plans if p.problem is None and p.new_text is not None]

@@ -368,6 +368,20 @@ def test_status_lists_each_client_and_server(world: World, capsys: pytest.Captur
     assert "  figma: url, NOT guarded (cannot be guarded: 'bearer_token_env_var'" in out
 
 
+def test_status_calls_a_guarded_url_entry_a_url_entry(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """Trial T2: after install, a URL entry runs ``wrap --upstream-url``; status still says ``url``."""
+    path = world.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    entry = {"url": "https://example.com/mcp", "headers": {"X-Client": "c"}}
+    path.write_text(json.dumps({"mcpServers": {"remote": entry, "local": {"command": "srv"}}}, indent=2))
+    assert world.run(capsys, "install", "--yes")[0] == 0
+    status, out, _ = world.run(capsys, "status", "--json")
+    assert status == 0
+    servers = {s["name"]: s for s in json.loads(out)["clients"][0]["servers"]}
+    assert servers["remote"]["kind"] == "url" and servers["remote"]["guarded"] is True
+    assert servers["local"]["kind"] == "stdio" and servers["local"]["guarded"] is True
+
+
 def test_status_check_lists_the_upstream_tools(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     config = world.home / ".cursor" / "mcp.json"
     config.parent.mkdir()
@@ -388,7 +402,7 @@ def test_project_maps_of_claude_code_are_guarded_and_named(world: World, capsys:
     world.place("claude-code/claude.json")
     status, out, _ = world.run(capsys, "install", "--dry-run", "--client", "claude-code")
     assert status == 0
-    assert "postgres (in projects//home/ada/src/shop/mcpServers): will be put behind the guard" in out
+    assert "postgres (project /home/ada/src/shop): will be put behind the guard" in out
 
 
 # --- paths -------------------------------------------------------------------------------------
