@@ -454,7 +454,8 @@ async def test_an_upstream_that_cannot_start_at_all_ends_the_guard_with_status_1
 async def test_an_upstream_that_cannot_start_answers_initialize_with_the_cause(tmp_path: Path) -> None:
     """issue 13 item 3: the client sees why (not just "connection closed"), then the guard exits with 1."""
     async with open_guard(tmp_path, command=["no-such-mcp-server-command"], initialize=False) as client:
-        with anyio.fail_after(PROMPT):
+        # (the guard's own start-up counts here, unlike the other tests' waits: 3 x PROMPT for a loaded machine)
+        with anyio.fail_after(3 * PROMPT):
             answer = await client.request("initialize", INIT_PARAMS, request_id="init")
         assert answer["error"]["code"] == -32603
         assert "upstream command not found: no-such-mcp-server-command" in answer["error"]["message"]
