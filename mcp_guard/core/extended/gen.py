@@ -127,6 +127,7 @@ class Gen(ModuleWriter):
         self.decimals = decimals
         self.exact = False  # generating the branch of an argument literal no double holds (E1)
         self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
+        self.ints_first = False  # an enum/const's int choices were tested before the node (``Choice.int_guard``)
         self._vnames: dict[int, str] = {}
         self._cnames: dict[int, str] = {}
         self._enames: dict[tuple[int, str, int], str] = {}
@@ -245,12 +246,7 @@ class Gen(ModuleWriter):
 
     def inlinable(self, node: XNode) -> bool:
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
-        if node.boolean is not None:
-            return True
-        return not any(
-            p.applies in ("object", "array") or (p.applies == "inplace" and not getattr(p, "flat", False))
-            for p in node.parts
-        )
+        return node.scalar_only
 
     def type_expr(self, types: frozenset[str], v: str) -> str:
         """An expression: whether ``v`` is of one of ``types`` (JSON Schema type names; E1 literals)."""
@@ -356,11 +352,17 @@ class Gen(ModuleWriter):
         types = node.types
         if types is not None and not slow:  # the slow path tests the type in its head (body_slow)
             lines.append(f"if not {_type_test(types, v, t, self.decimals)}: return False")
-        self.known = types
-        lines += self._group_lines(node.of("any"), v, ip)
-        self.known = None
         inplace = node.of("inplace")
         typed = any(node.of(a) for a in ("object", "array", "string", "number"))
+        anys = node.of("any")
+        guard = None
+        if not slow and types is None and not typed and not inplace and len(anys) == 1:
+            guard = getattr(anys[0], "int_guard", lambda g, v: None)(self, v)
+        self.known, self.ints_first = types, guard is not None
+        try:
+            lines += self._group_lines(anys, v, ip)
+        finally:
+            self.known, self.ints_first = None, False
         proven = any(p.proves for p in inplace) or (
             not slow and any(getattr(p, "json_when_passed", False) for p in node.of("any"))
         )
@@ -406,7 +408,10 @@ class Gen(ModuleWriter):
         if slow:
             return lines
         if types is None:
-            return _unused_local_dropped(lines, t)
+            lines = _unused_local_dropped(lines, t)
+            # An int among an enum/const's int choices is JSON and passes (``Choice.int_guard``):
+            # the rest, with the type dispatch, runs for any other value only.
+            return lines if guard is None else [f"if not {guard}:", *("    " + line for line in lines)]
         return self._bare_type_test(lines, types, v, t)
 
     def _bare_type_test(self, lines: list[str], types: frozenset[str], v: str, t: str) -> list[str]:
