@@ -109,3 +109,81 @@ def test_a_const_int_is_tested_before_the_type_dispatch() -> None:
         for name in ("v", "e"):
             assert compiled.check({name: value}).ok is oracle.is_valid({name: value}), (name, value)
     assert [i.keyword for i in compiled.check({"v": float("nan")}).issues] == ["json"]
+
+
+RECORDS: dict[str, Any] = {
+    "type": "object",
+    "$defs": {
+        "r": {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/r"}}},
+            "required": ["id"],
+            "additionalProperties": False,
+        }
+    },
+    "properties": {"rs": {"type": "array", "items": {"$ref": "#/$defs/r"}}},
+}
+
+
+def test_an_array_of_records_tests_each_record_inline_and_keeps_the_verdicts() -> None:
+    compiled = compile_schema(RECORDS, profile="extended")
+    fast = (compiled.source or "").split("def c", 1)[0]
+    assert "for e" in fast and "w[0] -= 1" in fast.split("for e", 1)[1]  # inline, charged on entry
+    oracle = jsonschema.Draft202012Validator(RECORDS)
+    cases: list[Any] = [
+        [],
+        [{"id": 1}],
+        [{"id": 1, "kids": [{"id": 2, "kids": []}]}],
+        [{"id": 1, "kids": [{"id": "2"}]}],
+        [{"id": 1}, {"id": 2, "x": 0}],
+        [{"id": 1}, 3],
+        [{"kids": []}],
+        [{"id": 1.0}],
+    ]
+    for rs in cases:
+        report = compiled.check({"rs": rs})
+        assert report.ok is oracle.is_valid({"rs": rs}), rs
+        want = sorted((e.json_path, e.validator) for e in oracle.iter_errors({"rs": rs}))
+        assert len(report.issues) == len(want), (rs, report.issues, want)
+    deep: dict[str, Any] = {"id": 0}
+    for i in range(400):
+        deep = {"id": i, "kids": [deep]}
+    assert compiled.check({"rs": [deep]}).ok  # recursion through the inline loop still follows
+
+
+NESTED_REQUIRED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "a": {
+            "type": "object",
+            "properties": {"x": {"type": "integer"}},
+            "required": ["x"],
+            "additionalProperties": False,
+        },
+        "b": {"type": "string"},
+        "c": {"type": "integer"},
+    },
+    "required": ["a", "c"],
+    "additionalProperties": False,
+}
+
+
+def test_a_closed_object_tests_required_in_its_lookups_at_every_level() -> None:
+    compiled = compile_schema(NESTED_REQUIRED, profile="extended")
+    fast = (compiled.source or "").split("def c", 1)[0]
+    assert " not in x: return False" not in fast and fast.count(": return False\n") > 3
+    oracle = jsonschema.Draft202012Validator(NESTED_REQUIRED)
+    for value in [
+        {"a": {"x": 1}, "c": 1},
+        {"a": {"x": 1}},
+        {"c": 1},
+        {"a": {}, "c": 1},
+        {"a": {"x": 1}, "b": "s"},
+        {"a": {"x": 1, "y": 2}, "c": 1},
+        {"a": {"x": 1}, "c": 1, "d": 0},
+        {},
+    ]:
+        report = compiled.check(value)
+        assert report.ok is oracle.is_valid(value), value
+        want = sorted((e.json_path, e.validator) for e in oracle.iter_errors(value))
+        assert len(report.issues) == len(want), (value, report.issues)
