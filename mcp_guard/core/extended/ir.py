@@ -117,6 +117,17 @@ class XNode:
                 yield sub, part.in_place, part.path
 
     @property
+    def scalar_only(self) -> bool:
+        """True when the node's tests may stand inline in another function: no loops, no calls
+        (no object or array keywords, no in-place applicator that is not one expression)."""
+        if self.boolean is not None:
+            return True
+        return not any(
+            p.applies in ("object", "array") or (p.applies == "inplace" and not getattr(p, "flat", False))
+            for p in self.parts
+        )
+
+    @property
     def trivial(self) -> bool:
         """True for a node that accepts every JSON value (``true``, ``{}``, annotations only)."""
         return self.boolean is True or (self.boolean is None and self.types is None and not self.parts)

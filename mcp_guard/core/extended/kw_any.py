@@ -130,11 +130,16 @@ class Choices(Part):
                 return f"{v} in {g.const(self.strings)}"
             return f"(type({v}) is str and {v} in {g.const(self.strings)})"
         full = f"(canonical_once({v}, {g.const(self.depth)}, w) in {g.const(self.keys)})"
-        if self.ints:
+        if self.ints and not g.ints_first:
             # An int equal to an int choice is that choice (decision 6: 1 == 1.0, never true); any
             # other value takes the canonical test.
             return f"((type({v}) is int and {v} in {g.const(self.ints)}) or {full})"
         return full
+
+    def int_guard(self, g: Gen, v: str) -> str | None:
+        """An expression true when ``v`` is an int among the int choices (so a JSON value that
+        passes), for a node of no other keyword: its tests then run only when this is false."""
+        return f"(type({v}) is int and {v} in {g.const(self.ints)})" if self.ints else None
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""

@@ -126,18 +126,37 @@ class AnyOf(_Branches):
     """``anyOf``: at least one branch holds.
 
     Branches that are only a ``type`` (pydantic's ``Optional``: ``[{"type": "string"}, {"type":
-    "null"}]``) are tested inline, one expression, no calls (``flat``).
+    "null"}]``) are tested inline, one expression, no calls (``bare``); so is a typed scalar
+    branch beside them whose types they do not share (``[{"type": "number", "minimum": 0},
+    {"type": "null"}]``: ``scalar``), whose tests then stand inline after theirs (``flat``).
     """
 
     @property
-    def flat(self) -> bool:
+    def bare(self) -> bool:
         """Every branch is a bare ``type`` (no other keyword): the test is one expression."""
-        return len(self.branches) <= CHAIN_LIMIT and all(
-            b.boolean is None and not b.parts and b.types is not None for b in self.branches
-        )
+        return len(self.branches) <= CHAIN_LIMIT and all(_bare_type(b) for b in self.branches)
+
+    @property
+    def scalar(self) -> XNode | None:
+        """The one branch that is not a bare ``type``, when its tests may stand inline (no loops,
+        no calls, not a ``$ref`` target, which charges the budget on entry) and the bare types
+        share none of its types: a value of theirs fails its first test, the type, at once, so
+        testing them first keeps the verdict, and what the branch might raise, of schema order."""
+        if len(self.branches) > CHAIN_LIMIT:
+            return None
+        rest = [b for b in self.branches if not _bare_type(b)]
+        if len(rest) != 1 or rest[0].types is None or rest[0].meta.get("ref") or not rest[0].scalar_only:
+            return None
+        bare: frozenset[str] = frozenset().union(*(b.types or () for b in self.branches if b is not rest[0]))
+        return rest[0] if not (_widened(bare) & _widened(rest[0].types)) else None
+
+    @property
+    def flat(self) -> bool:
+        """The fast test has no calls (``bare`` or ``scalar``): the node may stand inline."""
+        return self.bare or self.scalar is not None
 
     def _any(self, g: Gen, v: str) -> str:
-        if self.flat:
+        if self.bare:
             return "(" + " or ".join(g.type_expr(b.types, v) for b in self.branches if b.types) + ")"
         if len(self.branches) > CHAIN_LIMIT:
             fns = g.late_tuple([g.vfn(b) for b in self.branches])
@@ -146,6 +165,10 @@ class AnyOf(_Branches):
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""
+        scalar = None if self.bare else self.scalar
+        if scalar is not None:
+            bare = " or ".join(g.type_expr(b.types, v) for b in self.branches if b is not scalar and b.types)
+            return [f"if not ({bare}):", *("    " + line for line in g.body_fast(scalar, v, g.name("u")))]
         return [f"if not {self._any(g, v)}: return False"]
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
@@ -154,6 +177,16 @@ class AnyOf(_Branches):
         head = g.const(f" must match at least one of the {len(self.branches)} alternatives of anyOf: ")
         message = f"where({ip}) + {head} + {g.const(alternatives)}({collectors}, {v}, {ip}, w)"
         return [f"if not {self._any(g, v)}:", "    " + g.issue("anyOf", self.schema_path, ip, message)]
+
+
+def _bare_type(node: XNode) -> bool:
+    return node.boolean is None and not node.parts and node.types is not None
+
+
+def _widened(types: frozenset[str] | None) -> frozenset[str]:
+    """``types`` with ``integer`` beside ``number`` (every integer is a number)."""
+    found = types or frozenset()
+    return found | {"integer"} if "number" in found else found
 
 
 class OneOf(_Branches):

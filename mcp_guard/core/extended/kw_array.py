@@ -152,6 +152,8 @@ class Elements(Part):
         body = g.check_fast(self.rest.node, "y") if self.rest else ["if not json_once(y, w): return False"]
         if self.rest is None and not n:
             return [f"if not json_once({v}, w): return False"]
+        if self.rest is not None and not n:
+            return lines + g.loop_fast(self.rest.node, v)  # (an object item schema stands inline)
         lines.append(f"for y in ({v}[{n}:] if len({v}) > {n} else ()):" if n else f"for y in {v}:")
         lines.extend("    " + x for x in body)
         return lines

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..report import VALIDATION
 from .ir import Ctx, Part, Path, Walk
-from .values import exact_number, is_multiple, literal, show_number
+from .values import double_ratio, exact_number, is_multiple, literal, multiple_accept, show_number
 
 if TYPE_CHECKING:
     from .gen import Gen
@@ -89,7 +89,16 @@ class MultipleOf(Part):
         divisor, general = g.const(self.divisor), f"{g.const(is_multiple)}({v}, {g.const(self.divisor)})"
         if type(self.divisor) is int:
             return f"(({v} % {divisor} == 0) if type({v}) is int else {general})"
-        return general
+        ratio = double_ratio(self.divisor)
+        if ratio is None:
+            return general
+        # Inline (per value): a double's sure test of ``is_multiple``, and an int's remainder
+        # (``value * q % p``; always 0 when ``p`` is 1); anything else asks ``is_multiple``.
+        p, q, r, s = ratio
+        names = (str(p) if p == 1 else g.const(p), g.const(q), g.const(r), str(s) if s == 1 else g.const(s))
+        whole = "True" if p == 1 else f"{v} * {names[1]} % {names[0]} == 0"
+        sure = multiple_accept(v, names, g.name("mt"), g.name("mn"))
+        return f"(({whole}) if type({v}) is int else ({sure} or {general}))"
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""

@@ -228,9 +228,20 @@ class Members(Part):
         ]
         missing = g.const(_ABSENT)
         for name, node in self.props.items():
-            lines += [f"y = {v}.get({g.const(name)}, {missing})", f"if y is not {missing}:"]
-            lines += ["    " + x for x in g.check_fast(node, "y") or ["pass"]]
+            lines.append(f"y = {v}.get({g.const(name)}, {missing})")
+            if name in g.required:  # (``takes_required``: the lookup is the ``required`` test)
+                lines += [f"if y is {missing}: return False", *g.check_fast(node, "y")]
+            else:
+                lines += [f"if y is not {missing}:", *("    " + x for x in g.check_fast(node, "y") or ["pass"])]
         return lines
+
+    def takes_required(self, names: frozenset[str]) -> bool:
+        """Whether the fast path's lookups of a closed object can test ``required`` ``names`` too
+        (each is declared: looked up once, present or not). A fast path's order is its own: it
+        only says yes or no, and what it may raise (a budget charge, an unreadable pattern) the slow
+        path, which runs every test of a value the fast path refused, raises as well."""
+        closed = self.extra is not None and self.extra.node.boolean is False
+        return closed and not self.pairs and len(self.props) <= CHAIN_LIMIT and names <= self.props.keys()
 
     def _charge(self, g: Gen, v: str) -> list[str]:
         """Declared properties cost what the schema says (once each); patterns and the rest, per member."""
@@ -377,6 +388,11 @@ class Required(Part):
         self.names = names
         self.path = path
         self.when = when
+
+    @property
+    def plain(self) -> frozenset[str] | None:
+        """The names of a plain ``required`` (not ``dependentRequired``), else ``None``."""
+        return frozenset(self.names) if self.keyword == "required" and self.when is None else None
 
     def fast(self, g: Gen, v: str) -> list[str]:
         """See ``Part.fast``."""

@@ -201,6 +201,29 @@ def is_multiple(value: int | float, divisor: int | float | Decimal) -> bool:
     return (Fraction(literal(value)) / Fraction(literal(divisor))).denominator == 1
 
 
+def double_ratio(divisor: int | float | Decimal) -> tuple[int, int, float, int] | None:
+    """``(p, q, r, s)`` of :func:`is_multiple`'s double test for ``divisor`` (its literal ``p/q`` in
+    lowest terms, ``r`` the double nearest ``q/p``, ``q * s`` a power of ten), or ``None`` when no
+    double holds ``p`` or ``q``: what the generated code inlines (``kw_number.MultipleOf``)."""
+    p, q, r, s = _ratio(divisor)
+    return None if r is None else (p, q, r, s)
+
+
+def multiple_accept(value: str, ratio: tuple[str, str, str, str], t: str, n: str) -> str:
+    """An expression true only when the double ``value`` is a multiple by :func:`is_multiple`'s
+    sure test (its first branch ending in ``True``), for generated code; when false, ask
+    :func:`is_multiple`. ``ratio`` is :func:`double_ratio`'s four as source constants, ``t`` and
+    ``n`` two free local names (assigned inside the expression)."""
+    p, q, r, s = ratio
+    top = n if p == "1" else f"{n} * {p}"
+    scaled = top if s == "1" else f"{top} * {s}"
+    return (
+        f"(type({value}) is float and {-_TWO53!r} < {value} < {_TWO53!r}"
+        f" and {-_SMALL_QUOTIENT} <= ({n} := round({t} := {value} * {r})) <= {_SMALL_QUOTIENT}"
+        f" and abs({t} - {n}) <= 0.01 and {top} / {q} == {value} and {-_DIGITS15} < {scaled} < {_DIGITS15})"
+    )
+
+
 _Ratio = tuple[int, int, float | None, int]
 _RATIOS: dict[tuple[type, int | float | Decimal], _Ratio] = {}
 _MAX_CACHED: Final = 4096
