@@ -33,6 +33,8 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..calls.outputs import judge_result
+from ..core import Compiled
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import timed_out_text
@@ -52,6 +54,9 @@ CONSUMED: Final = object()
 """What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
 
 _MISSING: Final = object()
+
+MAX_NOTED_CALLS: Final = 10_000
+"""Noted calls (results to judge) past which those no longer in flight are forgotten."""
 
 Key = tuple[bool, Any]
 
@@ -104,6 +109,8 @@ class UpstreamSide:
         # Client requests in flight upstream are the peer's (peer.inflight: key -> the client's id);
         # the tools/list requests among them -> their table, for the answer's annotation.
         self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
+        # ... and the tools/call requests whose results are judged (calls.outputs): tool, outputSchema, mode, era.
+        self._calls: dict[Key, tuple[str, Compiled, str, bool]] = {}
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
         self._connecting = False
@@ -115,6 +122,20 @@ class UpstreamSide:
         # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
         self._server_pending: dict[Key, Any] = {}
         self._orphaned: set[Key] = set()
+
+    def note_call(self, request_id: Any, tool: str, output: Compiled, mode: str, modern: bool) -> None:
+        """A ``tools/call`` about to be forwarded: its result is judged against ``output`` (``mode``:
+        ``enforce`` or ``report``; ``off`` notes nothing). Forgotten with the request (answered, timed
+        out, undeliverable, the upstream gone)."""
+        if mode == "off":
+            return
+        if len(self._calls) >= MAX_NOTED_CALLS:
+            # Calls the client cancelled and the upstream never answered: forget those no longer in flight.
+            self._calls = {k: v for k, v in self._calls.items() if k in self.peer.inflight}
+        self._calls[id_key(request_id)] = (tool, output, mode, modern)
+
+    def output_judged(self, tool: str, outcome: str | None) -> None:
+        """A judged result's outcome (``calls.outputs.OUTPUT_INVALID`` or None): a hook for counting."""
 
     @property
     def restarts(self) -> int:
@@ -173,6 +194,7 @@ class UpstreamSide:
         self._ready = False
         inflight = self.peer.inflight.clear()
         self._lists.clear()
+        self._calls.clear()
         orphans = list(self._server_pending.values())
         self._orphaned.update(self._server_pending)
         self._server_pending.clear()
@@ -262,6 +284,7 @@ class UpstreamSide:
         if self.peer.inflight.take(key) is None:
             return False
         self._lists.pop(key, None)
+        self._calls.pop(key, None)
         await self._reply(error_response(request_id, INTERNAL_ERROR, text))
         return True
 
@@ -299,6 +322,14 @@ class UpstreamSide:
                     message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
                 )
                 return out
+            if self._calls:
+                call = self._calls.pop(key, None)
+                if call is not None and "result" in message:
+                    tool, output, mode, modern = call
+                    verdict = judge_result(tool, output, message["result"], mode, modern=modern)
+                    self.output_judged(tool, verdict.outcome)
+                    if verdict.result is not message["result"]:
+                        return {**message, "result": verdict.result}
             return message
         method = message["method"]
         if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
@@ -325,6 +356,7 @@ class UpstreamSide:
         """A forwarded request outlived ``client_request_timeout`` (``UpstreamPeer.expire_requests`` gave it
         up and cancelled it upstream): answered with an error."""
         self._lists.pop(id_key(request_id), None)
+        self._calls.pop(id_key(request_id), None)
         log.warning(
             "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
             self.client_request_timeout,

@@ -1,0 +1,216 @@
+"""Tool results judged against ``outputSchema`` (issue 15): ``enforce``, ``report`` and ``off``, through
+``wrap``'s relay over a scripted upstream (non-conforming, missing, extra ``structuredContent``; ``isError``;
+an unsupported ``outputSchema``; a forged ``mcp-guard/output``; both protocol eras)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_guard.relay.guard import ToolTable
+from mcp_guard.relay.relay import Relay
+from mcp_guard.wire.meta import OUTPUT_KEY, REJECTION_KEY, SCHEMA_KEY
+from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream
+
+pytestmark = pytest.mark.anyio
+
+OUT_SCHEMA = {
+    "type": "object",
+    "properties": {"temperature": {"type": "number", "minimum": -100}, "city": {"type": "string"}},
+    "required": ["temperature"],
+    "additionalProperties": False,
+}
+WEATHER = {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": OUT_SCHEMA}
+# `$dynamicRef` is outside every profile's subset: such an outputSchema cannot be enforced.
+ODD = {"name": "odd", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "$dynamicRef": "#x"}}
+PLAIN = {"name": "plain", "inputSchema": {"type": "object"}}
+TOOLS = [WEATHER, ODD, PLAIN]
+
+SECRET = "s3cr3t-value"
+
+
+def scripted(result: Any) -> ScriptedUpstream:
+    """An upstream whose every call is answered with ``result`` (the JSON-RPC ``result``)."""
+
+    async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    return ScriptedUpstream(TOOLS, on_call)
+
+
+@asynccontextmanager
+async def wrapped(upstream: ScriptedUpstream, outputs: str = "enforce", **table: Any) -> AsyncIterator[Client]:
+    client = Client()
+    relay = Relay(client.guard_link, upstream.connect, ToolTable(outputs=outputs, **table), drain_timeout=0.2)
+    client.guard = relay
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(relay.run)
+        await client.initialize()
+        yield client
+        await client.link.close_send()
+        with anyio.fail_after(TIMEOUT):
+            tg.cancel_scope.deadline = anyio.current_time() + TIMEOUT
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return "".join(c["text"] for c in result["content"])
+
+
+async def test_listing_carries_output_verdict_beside_input_verdict() -> None:
+    async with wrapped(scripted({})) as client:
+        tools = {t["name"]: t for t in (await client.request("tools/list"))["result"]["tools"]}
+    weather = tools["weather"]["_meta"][SCHEMA_KEY]
+    assert weather["supported"] is True and weather["output"] == {"supported": True, "issues": []}
+    odd = tools["odd"]["_meta"][SCHEMA_KEY]
+    assert odd["supported"] is True  # the inputSchema's verdict, top level
+    assert odd["output"]["supported"] is False
+    assert {i["schema_path"] for i in odd["output"]["issues"]} == {"/$dynamicRef"}
+    assert "output" not in tools["plain"]["_meta"][SCHEMA_KEY]
+
+
+async def test_off_neither_classifies_nor_checks() -> None:
+    bad = {"content": [], "structuredContent": {"temperature": SECRET}}
+    async with wrapped(scripted(bad), "off") as client:
+        tools = {t["name"]: t for t in (await client.request("tools/list"))["result"]["tools"]}
+        assert "output" not in tools["weather"]["_meta"][SCHEMA_KEY]
+        assert (await client.call("weather"))["result"] == bad
+        assert (await client.call("odd"))["result"] == bad
+
+
+@pytest.mark.parametrize(
+    ("structured", "keywords"),
+    [
+        ({"temperature": SECRET}, {"type"}),  # non-conforming
+        ({"temperature": -500}, {"minimum"}),
+        ({"temperature": 3, "humidity": SECRET}, {"additionalProperties"}),  # extra member
+        ({"city": SECRET}, {"required"}),
+        (None, {"structuredContent"}),  # missing structuredContent
+    ],
+)
+async def test_enforce_withholds_a_result_that_breaks_its_schema(structured: Any, keywords: set[str]) -> None:
+    result: dict[str, Any] = {"content": [{"type": "text", "text": SECRET}]}
+    if structured is not None:
+        result["structuredContent"] = structured
+    async with wrapped(scripted(result)) as client:
+        await client.request("tools/list")
+        answer = (await client.call("weather"))["result"]
+    assert answer["isError"] is True
+    rejection = answer["_meta"][REJECTION_KEY]
+    assert rejection["kind"] == "output_invalid" and rejection["tool"] == "weather"
+    assert rejection["schema"] == "outputSchema"
+    assert {i["keyword"] for i in rejection["issues"]} == keywords
+    assert "did not match the tool's declared output schema" in text_of(answer)
+    assert SECRET not in json.dumps(answer)  # never a value of the result
+
+
+async def test_enforce_passes_a_conforming_result_unchanged() -> None:
+    good = {"content": [{"type": "text", "text": "22"}], "structuredContent": {"temperature": 22.5, "city": "x"}}
+    async with wrapped(scripted(good)) as client:
+        assert (await client.call("weather"))["result"] == good
+
+
+async def test_is_error_results_are_never_checked() -> None:
+    failed = {"content": [{"type": "text", "text": "no"}], "isError": True}
+    async with wrapped(scripted(failed)) as client:
+        assert (await client.call("weather"))["result"] == failed
+
+
+async def test_enforce_refuses_calls_to_a_tool_whose_output_schema_is_unsupported() -> None:
+    upstream = scripted({"content": [], "structuredContent": {}})
+    async with wrapped(upstream) as client:
+        answer = (await client.call("odd"))["result"]
+    assert answer["isError"] is True
+    rejection = answer["_meta"][REJECTION_KEY]
+    assert rejection["kind"] == "unsupported_capability" and rejection["schema"] == "outputSchema"
+    assert [i["schema_path"] for i in rejection["issues"]] == ["/$dynamicRef"]
+    assert upstream.calls() == []  # never forwarded
+
+
+async def test_hide_unsupported_hides_a_tool_whose_output_schema_is_unsupported() -> None:
+    upstream = scripted({"content": []})
+    async with wrapped(upstream, hide_unsupported=True) as client:
+        names = [t["name"] for t in (await client.request("tools/list"))["result"]["tools"]]
+        answer = await client.call("odd")
+    assert "odd" not in names and "weather" in names
+    assert answer["error"]["code"] == -32602
+    assert upstream.calls() == []
+
+
+async def test_report_passes_results_with_findings() -> None:
+    bad = {"content": [], "structuredContent": {"temperature": SECRET}, "_meta": {"x": 1}}
+    async with wrapped(scripted(bad), "report") as client:
+        await client.request("tools/list")
+        answer = (await client.call("weather"))["result"]
+        odd = (await client.call("odd"))["result"]
+    assert answer["structuredContent"] == bad["structuredContent"] and answer["_meta"]["x"] == 1
+    note = answer["_meta"][OUTPUT_KEY]
+    assert note["checked"] is True and note["valid"] is False
+    assert [i["keyword"] for i in note["issues"]] == ["type"]
+    assert SECRET not in json.dumps(note)
+    assert odd["_meta"][OUTPUT_KEY]["checked"] is False  # unsupported: noted, not refused
+    assert odd["structuredContent"] == bad["structuredContent"]
+
+
+async def test_a_forged_output_key_from_the_upstream_is_removed() -> None:
+    forged = {
+        "content": [],
+        "structuredContent": {"temperature": SECRET},
+        "_meta": {OUTPUT_KEY: {"checked": True, "valid": True, "issues": []}},
+    }
+    async with wrapped(scripted(forged), "report") as client:
+        await client.request("tools/list")
+        note = (await client.call("weather"))["result"]["_meta"][OUTPUT_KEY]
+    assert note["valid"] is False
+    async with wrapped(scripted(forged), "off") as client:
+        assert OUTPUT_KEY not in (await client.call("weather"))["result"].get("_meta", {})
+
+
+async def test_an_error_response_is_relayed_as_is() -> None:
+    async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        error = {"code": -32000, "message": "boom"}
+        await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "error": error})
+
+    async with wrapped(ScriptedUpstream(TOOLS, on_call)) as client:
+        assert (await client.call("weather"))["error"] == {"code": -32000, "message": "boom"}
+
+
+async def test_big_numbers_follow_the_argument_rules() -> None:
+    """1e400 is judged by its exact value (extended) as arguments are: it is a number ≥ -100."""
+    line = '{"content":[],"structuredContent":{"temperature":1e400}}'
+
+    async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        await link.send(f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{line}}}'.encode())
+
+    async with wrapped(ScriptedUpstream(TOOLS, on_call)) as client:
+        await client.request("tools/list")
+        await client.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "weather"}})
+        with anyio.fail_after(TIMEOUT):
+            raw = await client.link.receive()
+    assert b"1e400" in raw and b"isError" not in raw
+    async with wrapped(ScriptedUpstream(TOOLS, on_call), profile="strict") as client:
+        await client.request("tools/list")
+        answer = (await client.call("weather"))["result"]
+    assert answer["_meta"][REJECTION_KEY]["kind"] == "output_invalid"
+
+
+async def test_a_big_result_is_checked_whole() -> None:
+    schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "integer"}}}}
+    tool = {"name": "rows", "inputSchema": {"type": "object"}, "outputSchema": schema}
+    rows: list[Any] = list(range(200_000))
+    rows[-1] = "x"
+    upstream = ScriptedUpstream([tool], None)
+
+    async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        result = {"content": [], "structuredContent": {"rows": rows}}
+        await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    upstream.on_call = on_call
+    async with wrapped(upstream) as client:
+        answer = (await client.call("rows"))["result"]
+    issues = answer["_meta"][REJECTION_KEY]["issues"]
+    assert [(i["keyword"], i["instance_path"]) for i in issues] == [("type", "/rows/199999")]
