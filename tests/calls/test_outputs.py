@@ -214,3 +214,49 @@ async def test_a_big_result_is_checked_whole() -> None:
         answer = (await client.call("rows"))["result"]
     issues = answer["_meta"][REJECTION_KEY]["issues"]
     assert [(i["keyword"], i["instance_path"]) for i in issues] == [("type", "/rows/199999")]
+
+
+def envelope(flavour: str) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "outputs-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"experimental": {"flavour": flavour}},
+    }
+
+
+class EnvelopeUpstream(ScriptedUpstream):
+    """Lists ``weather`` with a different ``outputSchema`` per client capabilities (2026-07-28 era): the
+    ``celsius`` envelope's requires a number, the other's a string; every call returns a number."""
+
+    async def handle(self, link: MemoryLink, message: dict[str, Any]) -> bool:
+        if message["method"] != "tools/list":
+            return await super().handle(link, message)
+        meta = (message.get("params") or {}).get("_meta") or {}
+        caps = meta.get("io.modelcontextprotocol/clientCapabilities") or {}
+        kind = "number" if caps.get("experimental", {}).get("flavour") == "celsius" else "string"
+        schema = {"type": "object", "properties": {"t": {"type": kind}}, "required": ["t"]}
+        tool = {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": schema}
+        result = {"tools": [tool], "resultType": "complete", "ttlMs": 60_000}
+        await self.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return True
+
+
+async def test_modern_era_each_envelope_s_listing_decides_which_output_schema_applies() -> None:
+    async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        result = {"content": [], "structuredContent": {"t": 21}, "resultType": "complete"}
+        await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    async with wrapped(EnvelopeUpstream([], on_call)) as client:
+        celsius = await client.request("tools/call", {"name": "weather", "arguments": {}, "_meta": envelope("celsius")})
+        other = await client.request("tools/call", {"name": "weather", "arguments": {}, "_meta": envelope("words")})
+    assert celsius["result"]["structuredContent"] == {"t": 21}
+    assert other["result"]["isError"] is True and other["result"]["resultType"] == "complete"
+    assert other["result"]["_meta"][REJECTION_KEY]["kind"] == "output_invalid"
+
+
+async def test_modern_era_interim_results_are_not_judged() -> None:
+    interim = {"resultType": "input_required", "inputRequests": {}, "requestState": "abc"}
+    async with wrapped(scripted(interim)) as client:
+        await client.request("tools/list")
+        answer = await client.request("tools/call", {"name": "weather", "arguments": {}})
+    assert answer["result"] == interim
