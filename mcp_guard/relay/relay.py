@@ -101,8 +101,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from ..calls.outputs import unsupported_output_result
-from ..calls.refusals import logged_reason, unknown_tool
+from ..calls.refusals import unknown_tool
 from ..gateway.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
 from ..gateway.policy import ToolPolicy
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
@@ -608,39 +607,15 @@ class Relay(UpstreamSide):
                 call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
                 rejection = self.pipeline.judge(call)
         if rejection is None:
-            if entry is None or entry.output is None:
-                return message, None
-            return self._output_gate(message, entry, table)
+            if entry is not None and entry.output is not None:  # its result is judged (calls.outputs)
+                self.note_call(request_id, entry.name, entry.output, table.outputs, is_modern(params))
+            return message, None
         if rejection.error is not None:
             code, text = rejection.error
             log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
         else:
             log.warning("rejected tools/call %s (%s): %s", _shown(name), rejection.kind, rejection.reason)
         return None, rejection.response(request_id)
-
-    def _output_gate(self, message: dict[str, Any], entry: ToolEntry, table: ToolTable) -> tuple[Any, Any]:
-        """A valid call to a tool with an ``outputSchema`` (``calls.outputs``): under ``enforce`` one whose
-        ``outputSchema`` is unsupported is refused (hidden: unknown); otherwise the call is forwarded, and
-        its id noted so that its result is judged against the ``outputSchema`` of the table it was judged by."""
-        output = entry.output
-        assert output is not None
-        params = message["params"]
-        modern = is_modern(params)
-        if table.outputs == "enforce" and not output.supported:
-            if table.hide_unsupported:
-                log.warning("rejected tools/call %s: its outputSchema is unsupported (hidden)", _shown(entry.name))
-                code, text = unknown_tool(entry.name)
-                return None, error_response(message["id"], code, text)
-            log.warning(
-                "rejected tools/call %s (%s): outputSchema %s",
-                _shown(entry.name),
-                output.report.kind,
-                logged_reason(output.report),
-            )
-            result = unsupported_output_result(entry.name, output, modern=modern)
-            return None, {"jsonrpc": "2.0", "id": message["id"], "result": result}
-        self.note_call(message["id"], entry.name, output, table.outputs, modern)
-        return message, None
 
     def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
         """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
@@ -649,7 +624,7 @@ class Relay(UpstreamSide):
         if cached is not None and cached[0] is entry and cached[1].policy.unsupported == table.unsupported:
             return cached[1]
         policy = ToolPolicy("allow", "", table.unsupported, None, None)
-        route = Route(entry.name, "", entry.name, entry.compiled, policy)
+        route = Route(entry.name, "", entry.name, entry.compiled, policy, output=entry.output, outputs=table.outputs)
         if len(self._routes) > MAX_ROUTES:
             self._routes.clear()
         self._routes[entry.name] = (entry, route)

@@ -7,15 +7,19 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from mcp_guard.gateway.config import parse_config
+from mcp_guard.gateway.journal import Journal
+from mcp_guard.gateway.session import GatewaySession
 from mcp_guard.relay.guard import ToolTable
 from mcp_guard.relay.relay import Relay
 from mcp_guard.wire.meta import OUTPUT_KEY, REJECTION_KEY, SCHEMA_KEY
-from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream
+from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream, name
 
 pytestmark = pytest.mark.anyio
 
@@ -43,13 +47,35 @@ def scripted(result: Any) -> ScriptedUpstream:
     return ScriptedUpstream(TOOLS, on_call)
 
 
+COMMANDS = pytest.mark.parametrize("command", ["wrap", "serve"])
+
+
 @asynccontextmanager
-async def wrapped(upstream: ScriptedUpstream, outputs: str = "enforce", **table: Any) -> AsyncIterator[Client]:
+async def wrapped(
+    command: str,
+    upstream: ScriptedUpstream,
+    outputs: str = "enforce",
+    *,
+    profile: str = "extended",
+    hide_unsupported: bool = False,
+    journal: Journal | None = None,
+) -> AsyncIterator[Client]:
+    """``wrap``'s relay or ``serve``'s session (one server ``s``) over ``upstream``, with ``outputs``."""
     client = Client()
-    relay = Relay(client.guard_link, upstream.connect, ToolTable(outputs=outputs, **table), drain_timeout=0.2)
-    client.guard = relay
+    guard: Relay | GatewaySession
+    if command == "wrap":
+        table = ToolTable(profile, outputs=outputs, hide_unsupported=hide_unsupported)
+        guard = Relay(client.guard_link, upstream.connect, table, drain_timeout=0.2)
+    else:
+        settings = {"profile": profile, "outputs": outputs, "unsupported": "hide" if hide_unsupported else "reject"}
+        text = json.dumps({"mcpServers": {"s": {"command": "unused"}}, "guard": settings})
+        config = parse_config(text, environ={})
+        guard = GatewaySession(
+            client.guard_link, config, connectors={"s": upstream.connect}, drain_timeout=0.2, journal=journal
+        )
+    client.guard = guard
     async with anyio.create_task_group() as tg:
-        tg.start_soon(relay.run)
+        tg.start_soon(guard.run)
         await client.initialize()
         yield client
         await client.link.close_send()
@@ -61,27 +87,30 @@ def text_of(result: dict[str, Any]) -> str:
     return "".join(c["text"] for c in result["content"])
 
 
-async def test_listing_carries_output_verdict_beside_input_verdict() -> None:
-    async with wrapped(scripted({})) as client:
+@COMMANDS
+async def test_listing_carries_output_verdict_beside_input_verdict(command: str) -> None:
+    async with wrapped(command, scripted({})) as client:
         tools = {t["name"]: t for t in (await client.request("tools/list"))["result"]["tools"]}
-    weather = tools["weather"]["_meta"][SCHEMA_KEY]
+    weather = tools[name(command, "weather")]["_meta"][SCHEMA_KEY]
     assert weather["supported"] is True and weather["output"] == {"supported": True, "issues": []}
-    odd = tools["odd"]["_meta"][SCHEMA_KEY]
+    odd = tools[name(command, "odd")]["_meta"][SCHEMA_KEY]
     assert odd["supported"] is True  # the inputSchema's verdict, top level
     assert odd["output"]["supported"] is False
     assert {i["schema_path"] for i in odd["output"]["issues"]} == {"/$dynamicRef"}
-    assert "output" not in tools["plain"]["_meta"][SCHEMA_KEY]
+    assert "output" not in tools[name(command, "plain")]["_meta"][SCHEMA_KEY]
 
 
-async def test_off_neither_classifies_nor_checks() -> None:
+@COMMANDS
+async def test_off_neither_classifies_nor_checks(command: str) -> None:
     bad = {"content": [], "structuredContent": {"temperature": SECRET}}
-    async with wrapped(scripted(bad), "off") as client:
+    async with wrapped(command, scripted(bad), "off") as client:
         tools = {t["name"]: t for t in (await client.request("tools/list"))["result"]["tools"]}
-        assert "output" not in tools["weather"]["_meta"][SCHEMA_KEY]
-        assert (await client.call("weather"))["result"] == bad
-        assert (await client.call("odd"))["result"] == bad
+        assert "output" not in tools[name(command, "weather")]["_meta"][SCHEMA_KEY]
+        assert (await client.call(name(command, "weather")))["result"] == bad
+        assert (await client.call(name(command, "odd")))["result"] == bad
 
 
+@COMMANDS
 @pytest.mark.parametrize(
     ("structured", "keywords"),
     [
@@ -92,38 +121,43 @@ async def test_off_neither_classifies_nor_checks() -> None:
         (None, {"structuredContent"}),  # missing structuredContent
     ],
 )
-async def test_enforce_withholds_a_result_that_breaks_its_schema(structured: Any, keywords: set[str]) -> None:
+async def test_enforce_withholds_a_result_that_breaks_its_schema(
+    command: str, structured: Any, keywords: set[str]
+) -> None:
     result: dict[str, Any] = {"content": [{"type": "text", "text": SECRET}]}
     if structured is not None:
         result["structuredContent"] = structured
-    async with wrapped(scripted(result)) as client:
+    async with wrapped(command, scripted(result)) as client:
         await client.request("tools/list")
-        answer = (await client.call("weather"))["result"]
+        answer = (await client.call(name(command, "weather")))["result"]
     assert answer["isError"] is True
     rejection = answer["_meta"][REJECTION_KEY]
-    assert rejection["kind"] == "output_invalid" and rejection["tool"] == "weather"
+    assert rejection["kind"] == "output_invalid" and rejection["tool"] == name(command, "weather")
     assert rejection["schema"] == "outputSchema"
     assert {i["keyword"] for i in rejection["issues"]} == keywords
     assert "did not match the tool's declared output schema" in text_of(answer)
     assert SECRET not in json.dumps(answer)  # never a value of the result
 
 
-async def test_enforce_passes_a_conforming_result_unchanged() -> None:
+@COMMANDS
+async def test_enforce_passes_a_conforming_result_unchanged(command: str) -> None:
     good = {"content": [{"type": "text", "text": "22"}], "structuredContent": {"temperature": 22.5, "city": "x"}}
-    async with wrapped(scripted(good)) as client:
-        assert (await client.call("weather"))["result"] == good
+    async with wrapped(command, scripted(good)) as client:
+        assert (await client.call(name(command, "weather")))["result"] == good
 
 
-async def test_is_error_results_are_never_checked() -> None:
+@COMMANDS
+async def test_is_error_results_are_never_checked(command: str) -> None:
     failed = {"content": [{"type": "text", "text": "no"}], "isError": True}
-    async with wrapped(scripted(failed)) as client:
-        assert (await client.call("weather"))["result"] == failed
+    async with wrapped(command, scripted(failed)) as client:
+        assert (await client.call(name(command, "weather")))["result"] == failed
 
 
-async def test_enforce_refuses_calls_to_a_tool_whose_output_schema_is_unsupported() -> None:
+@COMMANDS
+async def test_enforce_refuses_calls_to_a_tool_whose_output_schema_is_unsupported(command: str) -> None:
     upstream = scripted({"content": [], "structuredContent": {}})
-    async with wrapped(upstream) as client:
-        answer = (await client.call("odd"))["result"]
+    async with wrapped(command, upstream) as client:
+        answer = (await client.call(name(command, "odd")))["result"]
     assert answer["isError"] is True
     rejection = answer["_meta"][REJECTION_KEY]
     assert rejection["kind"] == "unsupported_capability" and rejection["schema"] == "outputSchema"
@@ -131,22 +165,24 @@ async def test_enforce_refuses_calls_to_a_tool_whose_output_schema_is_unsupporte
     assert upstream.calls() == []  # never forwarded
 
 
-async def test_hide_unsupported_hides_a_tool_whose_output_schema_is_unsupported() -> None:
+@COMMANDS
+async def test_hide_unsupported_hides_a_tool_whose_output_schema_is_unsupported(command: str) -> None:
     upstream = scripted({"content": []})
-    async with wrapped(upstream, hide_unsupported=True) as client:
+    async with wrapped(command, upstream, hide_unsupported=True) as client:
         names = [t["name"] for t in (await client.request("tools/list"))["result"]["tools"]]
-        answer = await client.call("odd")
-    assert "odd" not in names and "weather" in names
+        answer = await client.call(name(command, "odd"))
+    assert name(command, "odd") not in names and name(command, "weather") in names
     assert answer["error"]["code"] == -32602
     assert upstream.calls() == []
 
 
-async def test_report_passes_results_with_findings() -> None:
+@COMMANDS
+async def test_report_passes_results_with_findings(command: str) -> None:
     bad = {"content": [], "structuredContent": {"temperature": SECRET}, "_meta": {"x": 1}}
-    async with wrapped(scripted(bad), "report") as client:
+    async with wrapped(command, scripted(bad), "report") as client:
         await client.request("tools/list")
-        answer = (await client.call("weather"))["result"]
-        odd = (await client.call("odd"))["result"]
+        answer = (await client.call(name(command, "weather")))["result"]
+        odd = (await client.call(name(command, "odd")))["result"]
     assert answer["structuredContent"] == bad["structuredContent"] and answer["_meta"]["x"] == 1
     note = answer["_meta"][OUTPUT_KEY]
     assert note["checked"] is True and note["valid"] is False
@@ -156,49 +192,55 @@ async def test_report_passes_results_with_findings() -> None:
     assert odd["structuredContent"] == bad["structuredContent"]
 
 
-async def test_a_forged_output_key_from_the_upstream_is_removed() -> None:
+@COMMANDS
+async def test_a_forged_output_key_from_the_upstream_is_removed(command: str) -> None:
     forged = {
         "content": [],
         "structuredContent": {"temperature": SECRET},
         "_meta": {OUTPUT_KEY: {"checked": True, "valid": True, "issues": []}},
     }
-    async with wrapped(scripted(forged), "report") as client:
+    async with wrapped(command, scripted(forged), "report") as client:
         await client.request("tools/list")
-        note = (await client.call("weather"))["result"]["_meta"][OUTPUT_KEY]
+        note = (await client.call(name(command, "weather")))["result"]["_meta"][OUTPUT_KEY]
     assert note["valid"] is False
-    async with wrapped(scripted(forged), "off") as client:
-        assert OUTPUT_KEY not in (await client.call("weather"))["result"].get("_meta", {})
+    async with wrapped(command, scripted(forged), "off") as client:
+        assert OUTPUT_KEY not in (await client.call(name(command, "weather")))["result"].get("_meta", {})
 
 
-async def test_an_error_response_is_relayed_as_is() -> None:
+@COMMANDS
+async def test_an_error_response_is_relayed_as_is(command: str) -> None:
     async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
         error = {"code": -32000, "message": "boom"}
         await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "error": error})
 
-    async with wrapped(ScriptedUpstream(TOOLS, on_call)) as client:
-        assert (await client.call("weather"))["error"] == {"code": -32000, "message": "boom"}
+    async with wrapped(command, ScriptedUpstream(TOOLS, on_call)) as client:
+        assert (await client.call(name(command, "weather")))["error"] == {"code": -32000, "message": "boom"}
 
 
-async def test_big_numbers_follow_the_argument_rules() -> None:
+@COMMANDS
+async def test_big_numbers_follow_the_argument_rules(command: str) -> None:
     """1e400 is judged by its exact value (extended) as arguments are: it is a number ≥ -100."""
     line = '{"content":[],"structuredContent":{"temperature":1e400}}'
 
     async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
         await link.send(f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{line}}}'.encode())
 
-    async with wrapped(ScriptedUpstream(TOOLS, on_call)) as client:
+    async with wrapped(command, ScriptedUpstream(TOOLS, on_call)) as client:
         await client.request("tools/list")
-        await client.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "weather"}})
+        await client.send(
+            {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": name(command, "weather")}}
+        )
         with anyio.fail_after(TIMEOUT):
             raw = await client.link.receive()
     assert b"1e400" in raw and b"isError" not in raw
-    async with wrapped(ScriptedUpstream(TOOLS, on_call), profile="strict") as client:
+    async with wrapped(command, ScriptedUpstream(TOOLS, on_call), profile="strict") as client:
         await client.request("tools/list")
-        answer = (await client.call("weather"))["result"]
+        answer = (await client.call(name(command, "weather")))["result"]
     assert answer["_meta"][REJECTION_KEY]["kind"] == "output_invalid"
 
 
-async def test_a_big_result_is_checked_whole() -> None:
+@COMMANDS
+async def test_a_big_result_is_checked_whole(command: str) -> None:
     schema = {"type": "object", "properties": {"rows": {"type": "array", "items": {"type": "integer"}}}}
     tool = {"name": "rows", "inputSchema": {"type": "object"}, "outputSchema": schema}
     rows: list[Any] = list(range(200_000))
@@ -210,8 +252,8 @@ async def test_a_big_result_is_checked_whole() -> None:
         await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     upstream.on_call = on_call
-    async with wrapped(upstream) as client:
-        answer = (await client.call("rows"))["result"]
+    async with wrapped(command, upstream) as client:
+        answer = (await client.call(name(command, "rows")))["result"]
     issues = answer["_meta"][REJECTION_KEY]["issues"]
     assert [(i["keyword"], i["instance_path"]) for i in issues] == [("type", "/rows/199999")]
 
@@ -241,22 +283,48 @@ class EnvelopeUpstream(ScriptedUpstream):
         return True
 
 
-async def test_modern_era_each_envelope_s_listing_decides_which_output_schema_applies() -> None:
+@pytest.mark.parametrize("command", ["wrap"])  # serve lists its upstreams in their own era (link.py)
+async def test_modern_era_each_envelope_s_listing_decides_which_output_schema_applies(command: str) -> None:
     async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
         result = {"content": [], "structuredContent": {"t": 21}, "resultType": "complete"}
         await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
-    async with wrapped(EnvelopeUpstream([], on_call)) as client:
-        celsius = await client.request("tools/call", {"name": "weather", "arguments": {}, "_meta": envelope("celsius")})
-        other = await client.request("tools/call", {"name": "weather", "arguments": {}, "_meta": envelope("words")})
+    async with wrapped(command, EnvelopeUpstream([], on_call)) as client:
+        celsius = await client.request(
+            "tools/call", {"name": name(command, "weather"), "arguments": {}, "_meta": envelope("celsius")}
+        )
+        other = await client.request(
+            "tools/call", {"name": name(command, "weather"), "arguments": {}, "_meta": envelope("words")}
+        )
     assert celsius["result"]["structuredContent"] == {"t": 21}
     assert other["result"]["isError"] is True and other["result"]["resultType"] == "complete"
     assert other["result"]["_meta"][REJECTION_KEY]["kind"] == "output_invalid"
 
 
-async def test_modern_era_interim_results_are_not_judged() -> None:
+@COMMANDS
+async def test_modern_era_interim_results_are_not_judged(command: str) -> None:
     interim = {"resultType": "input_required", "inputRequests": {}, "requestState": "abc"}
-    async with wrapped(scripted(interim)) as client:
+    async with wrapped(command, scripted(interim)) as client:
         await client.request("tools/list")
-        answer = await client.request("tools/call", {"name": "weather", "arguments": {}})
+        answer = await client.request("tools/call", {"name": name(command, "weather"), "arguments": {}})
     assert answer["result"] == interim
+
+
+@pytest.mark.parametrize("outputs", ["enforce", "report"])
+async def test_serve_journals_output_invalid(tmp_path: Path, outputs: str) -> None:
+    bad = {"content": [], "structuredContent": {"temperature": SECRET}}
+    good = {"content": [], "structuredContent": {"temperature": 1}}
+    results = iter([bad, good])
+
+    async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        await ScriptedUpstream.send(link, {"jsonrpc": "2.0", "id": message["id"], "result": next(results)})
+
+    journal = Journal(tmp_path / "journal.jsonl")
+    async with wrapped("serve", ScriptedUpstream(TOOLS, on_call), outputs, journal=journal) as client:
+        await client.call("s__weather")
+        await client.call("s__weather")
+    journal.close()
+    text = (tmp_path / "journal.jsonl").read_text()
+    outcomes = [r["result"] for r in map(json.loads, text.splitlines()) if r["event"] == "outcome"]
+    assert outcomes == ["output_invalid", "ok"]
+    assert SECRET not in text
