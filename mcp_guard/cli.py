@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from . import __version__
+from .calls.outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
 from .core.profiles import DEFAULT_PROFILE, PROFILE_CHOICES, PROFILES, SUMMARIES
 from .safe_text import escape
 
@@ -87,7 +88,7 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
         description="Run as an MCP server on stdio (or, with --http, over streamable HTTP at /mcp); spawn "
         "COMMAND as the upstream MCP server (stdio), or connect to the streamable HTTP MCP endpoint given with "
         "--upstream-url, and check every tools/call against the tool's inputSchema before forwarding it.",
-        usage=f"mcp-guard wrap [--profile {PROFILE_CHOICES}] [--hide-unsupported] [--log-level LEVEL] "
+        usage=f"mcp-guard wrap [--profile {PROFILE_CHOICES}] [--hide-unsupported] [--outputs MODE] [--log-level LEVEL] "
         "[--request-timeout SECONDS] [--max-message-bytes N] [--http [HOST:]PORT [HTTP OPTIONS]] "
         "-- COMMAND [ARGS...]\n"
         "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
@@ -101,6 +102,15 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
         action="store_true",
         help="leave tools whose schemas the guard cannot enforce out of tools/list (calls to them are "
         "answered like calls to unknown tools)",
+    )
+    wrap.add_argument(
+        "--outputs",
+        choices=OUTPUT_MODES,
+        default=DEFAULT_OUTPUTS,
+        help="what to do with the results of tools that declare an outputSchema: enforce (default: a result "
+        "whose structuredContent does not match is withheld and the client gets a tool error; a call to a tool "
+        "whose outputSchema cannot be enforced is refused), report (results pass, with the findings in "
+        '_meta["mcp-guard/output"]), off (results are not checked)',
     )
     _http_options(wrap)
     _http_upstream_options(wrap)
@@ -215,6 +225,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
                 headers,
                 profile=args.profile,
                 hide_unsupported=args.hide_unsupported,
+                outputs=args.outputs,
                 max_message_bytes=limit,
                 request_timeout=args.request_timeout,
             )
@@ -396,6 +407,7 @@ def _main(argv: Sequence[str] | None) -> int:
                         config,
                         profile=args.profile,
                         hide_unsupported=args.hide_unsupported,
+                        outputs=args.outputs,
                         request_timeout=args.request_timeout,
                     )
                 )
@@ -407,6 +419,7 @@ def _main(argv: Sequence[str] | None) -> int:
                     command,
                     profile=args.profile,
                     hide_unsupported=args.hide_unsupported,
+                    outputs=args.outputs,
                     request_timeout=args.request_timeout,
                     max_message_bytes=args.max_message_bytes or DEFAULT_MAX_LINE,
                 )

@@ -116,7 +116,8 @@ def add_commands(
         "object, or a tool definition (Arcade preview format); `//` and `/* */` comments allowed; `-` reads stdin. "
         "With --arguments, check them as the guard would check a tools/call. Exit status: 0 supported (and the "
         "arguments pass), 1 not, 2 usage errors.",
-        usage=f"mcp-guard schema [--profile {PROFILE_CHOICES}] [--json] FILE [--arguments JSON | --arguments @FILE]",
+        usage=f"mcp-guard schema [--profile {PROFILE_CHOICES}] [--json] [--output] FILE "
+        "[--arguments JSON | --arguments @FILE]",
     )
     common(schema)
     schema.set_defaults(command_parser=schema)
@@ -125,6 +126,12 @@ def add_commands(
         "--arguments", metavar="JSON|@FILE", help="arguments to check: a JSON object, or @FILE to read them from a file"
     )
     schema.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    schema.add_argument(
+        "--output",
+        action="store_true",
+        help="judge an outputSchema instead: FILE holds one, or an MCP tool whose outputSchema is judged; "
+        "--arguments then holds a result's structuredContent to check, as wrap --outputs enforce would",
+    )
 
     verify = sub.add_parser(
         "verify",
@@ -323,7 +330,17 @@ def _schema(args: argparse.Namespace) -> int:
         raise UsageError(f"{label} holds a list of tools; use mcp-guard check --tools-file {args.file}")
     if type(document) is list:
         raise UsageError(f"{label} holds a list; use mcp-guard check --tools-file {args.file}")
-    if is_tool_definition(document) or (type(document) is dict and "inputSchema" in document):
+    if args.output:
+        if type(document) is dict and "inputSchema" in document:
+            if "outputSchema" not in document:
+                raise UsageError(f"{label} holds a tool without an `outputSchema`")
+            name = document.get("name") if type(document.get("name")) is str else label
+            document = {"name": f"{name} (outputSchema)", "inputSchema": document["outputSchema"]}
+        else:
+            document = {"name": label, "inputSchema": document}
+        tool = judge_tool(document, profile=args.profile)
+        entry_kind = "outputSchema"
+    elif is_tool_definition(document) or (type(document) is dict and "inputSchema" in document):
         tool = judge_tool(document, profile=args.profile)
         entry_kind = "tool-definition" if tool.source == "tool-definition" else "tool"
     else:
@@ -355,12 +372,17 @@ def _schema(args: argparse.Namespace) -> int:
         out.write(render_table(report))
         if args.arguments is not None:
             out.write("\n")
+            what, ok, bad = (
+                ("structuredContent", "pass this result on", "withhold this result")
+                if args.output
+                else ("arguments", "forward this call", "refuse this call")
+            )
             if checked is None:
-                out.write("arguments: not checked: the schema is not supported, so the guard refuses every call\n")
+                out.write(f"{what}: not checked: the schema is not supported, so the guard refuses every call\n")
             elif checked.ok:
-                out.write("arguments: valid; the guard would forward this call\n")
+                out.write(f"{what}: valid; the guard would {ok}\n")
             else:
-                out.write("arguments: invalid; the guard would refuse this call:\n")
+                out.write(f"{what}: invalid; the guard would {bad}:\n")
                 out.write("\n".join(render_issue_lines(checked)) + "\n")
     out.flush()
     return 1 if failed else 0

@@ -248,7 +248,9 @@ class Catalog:
         table = self._tables.get(server)
         if table is None:
             label = None if self.quiet else f"upstream {server}: "
-            table = self._tables[server] = ToolTable(self.config.guard.profile, label=label)
+            table = self._tables[server] = ToolTable(
+                self.config.guard.profile, label=label, outputs=self.config.guard.outputs
+            )
         table.invalidate()
         out: dict[str, tuple[dict[str, Any], Any]] = {}
         for tool in table.annotate({"tools": tools}, cache=True, first_page=True)["tools"]:
@@ -328,13 +330,15 @@ class Catalog:
                 compiled=entry.compiled,
                 policy=self.policy.for_tool(origin.server, origin.name),
                 pin=pins.of(origin.server, origin.name),
+                output=entry.output,
+                outputs=self.config.guard.outputs,
             )
             routes[exposed] = route
             if route.policy.access == "deny":
                 report.denied.append(exposed)
             elif route.policy.access == "hide":
                 report.hidden.append(exposed)
-            if not entry.supported:
+            if not route.enforceable:
                 report.unsupported.append(exposed)
                 if route.policy.access == "allow" and route.policy.unsupported == "hide":
                     report.hidden.append(exposed)

@@ -251,6 +251,10 @@ class GuardSettings(_Model):
             ``^[a-zA-Z0-9_-]{1,64}$``.
         unsupported: ``"reject"`` (default; tools the guard cannot enforce are listed and
             their calls refused) or ``"hide"`` (left out of lists; calls answered as unknown).
+        outputs: what is done with the results of tools that declare an ``outputSchema``
+            (``mcp_guard.calls.outputs``): ``"enforce"`` (default; a result that breaks it is
+            withheld, a tool whose ``outputSchema`` is unsupported refused), ``"report"`` (findings in
+            ``_meta["mcp-guard/output"]``) or ``"off"``.
         allow, deny, hide: glob patterns over ``server/tool`` (upstream names), applied to
             every server in addition to its own rules (see :class:`ServerPolicy`).
         max_argument_bytes: largest ``arguments`` accepted, in bytes of their compact JSON
@@ -273,6 +277,7 @@ class GuardSettings(_Model):
     profile: ProfileName = DEFAULT_PROFILE
     name_format: str = DEFAULT_NAME_FORMAT
     unsupported: Literal["reject", "hide"] = "reject"
+    outputs: Literal["enforce", "report", "off"] = "enforce"
     allow: list[Pattern] | None = None
     deny: list[Pattern] = Field(default_factory=list)
     hide: list[Pattern] = Field(default_factory=list)

@@ -56,17 +56,20 @@ __all__ = [
     "summarize",
 ]
 
-Result = Literal["ok", "is_error", "protocol_error", "upstream_died", "timed_out", "cancelled", "rejected"]
+Result = Literal[
+    "ok", "is_error", "output_invalid", "protocol_error", "upstream_died", "timed_out", "cancelled", "rejected"
+]
 RESULTS: Final[tuple[Result, ...]] = (
     "ok",
     "is_error",
+    "output_invalid",
     "protocol_error",
     "upstream_died",
     "timed_out",
     "cancelled",
     "rejected",
 )
-ERROR_RESULTS: Final = frozenset({"is_error", "protocol_error", "upstream_died", "timed_out"})
+ERROR_RESULTS: Final = frozenset({"is_error", "output_invalid", "protocol_error", "upstream_died", "timed_out"})
 
 
 def rfc3339(moment: datetime) -> str:

@@ -46,6 +46,7 @@ from typing import Any, Final
 import anyio.to_thread
 
 from ..calls.observer import CallObserver
+from ..calls.outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from ..core import Compiled
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
@@ -98,6 +99,8 @@ class Route:
         compiled: the tool's classified ``inputSchema``.
         policy: the operator's rules for it.
         pin: its standing against the lock file.
+        output: the tool's classified ``outputSchema`` (None: it declares none, or ``outputs`` is ``off``).
+        outputs: ``enforce``, ``report`` or ``off`` (``calls.outputs``): what is done with the tool's results.
     """
 
     exposed: str
@@ -106,13 +109,22 @@ class Route:
     compiled: Compiled
     policy: ToolPolicy
     pin: PinStatus = "unpinned"
+    output: Compiled | None = None
+    outputs: str = "off"
 
     @property
     def visible(self) -> bool:
         """Whether the tool is listed (and callable) at all."""
         if self.policy.access != "allow":
             return False
-        return self.compiled.supported or self.policy.unsupported != "hide"
+        return self.enforceable or self.policy.unsupported != "hide"
+
+    @property
+    def enforceable(self) -> bool:
+        """Whether its calls can be checked: the ``inputSchema`` is supported and, under ``outputs``
+        ``enforce``, so is the ``outputSchema`` (a result that could not be checked is refused)."""
+        output = self.output
+        return self.compiled.supported and (output is None or output.supported or self.outputs != "enforce")
 
 
 @dataclass(slots=True)
@@ -291,6 +303,25 @@ class Pipeline:
             route = call.route
             self.observer.call_ended(route.server, route.tool, result, kind, time.monotonic() - call.started)
 
+    @staticmethod
+    def judge_output(call: Call, response: Any) -> tuple[Any, Result | None]:
+        """The upstream's answer to a forwarded call, judged against the tool's ``outputSchema`` (``calls.outputs``).
+
+        Returns:
+            ``(response to pass on, outcome)``: the response unchanged and ``None`` when nothing was judged or
+            the result is valid; ``output_invalid`` when it broke the schema (under ``enforce`` the response
+            then carries the tool error replacing the result; under ``report`` the result with its findings).
+            An error response, or a tool without an ``outputSchema``, is passed on as it is.
+        """
+        route = call.route
+        output = route.output
+        if output is None or route.outputs == "off" or type(response) is not dict or "result" not in response:
+            return response, None
+        verdict = judge_result(route.exposed, output, response["result"], route.outputs, modern=call.modern)
+        if verdict.result is not response["result"]:
+            response = {**response, "result": verdict.result}
+        return response, OUTPUT_INVALID if verdict.outcome == OUTPUT_INVALID else None
+
     async def _record(self, call: Call, result: Result, kind: str | None) -> None:
         self.observe(call, result, kind)
         if self.journal is None:
@@ -311,8 +342,10 @@ class Pipeline:
             return _unknown(call, POLICY_DENIED, f"denied: {rule}" if rule.startswith("not ") else f"denied by {rule}")
         if route.policy.access == "hide":
             return _unknown(call, POLICY_DENIED, f"hidden by {route.policy.rule}")
-        if not route.compiled.supported and route.policy.unsupported == "hide":
-            kind = route.compiled.report.kind or "unsupported_capability"
+        if not route.enforceable and route.policy.unsupported == "hide":
+            compiled = route.compiled if not route.compiled.supported else route.output
+            assert compiled is not None
+            kind = compiled.report.kind or "unsupported_capability"
             return _unknown(call, kind, "its schema is unsupported and unsupported tools are hidden")
         return None
 
@@ -336,7 +369,12 @@ class Pipeline:
         compiled = call.route.compiled
         verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
         if verdict.forward:
-            return None
+            output = call.route.output
+            if output is None or output.supported or call.route.outputs != "enforce":
+                return None
+            # calls.outputs: its result could not be checked, and the call would have its effects anyway.
+            result = unsupported_output_result(call.route.exposed, output, modern=call.modern)
+            return Rejection(str(output.report.kind), "outputSchema: " + logged_reason(output.report), result=result)
         report = verdict.report
         assert report is not None
         return Rejection(str(report.kind), logged_reason(report), result=verdict.result)

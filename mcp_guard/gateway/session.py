@@ -569,9 +569,13 @@ class GatewaySession(ModernEra):
         """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on.
 
         An answer holding a number JSON cannot carry (NaN, Infinity) is withheld: the client gets
-        -32603 instead, and a call is journaled ``protocol_error``.
+        -32603 instead, and a call is journaled ``protocol_error``. A call's result is judged against
+        the tool's ``outputSchema`` first (``Pipeline.judge_output``; journaled ``output_invalid``).
         """
         self.forget_client_request(forwarded.client_id)
+        outcome = None
+        if forwarded.call is not None:  # judged against the outputSchema of the route it was admitted by
+            response, outcome = self.pipeline.judge_output(forwarded.call, response)
         result = response.get("result")
         if forwarded.modern and type(result) is dict and "resultType" not in result:
             # A handshake-era upstream answered a 2026-07-28 client's request: the era requires it.
@@ -586,7 +590,7 @@ class GatewaySession(ModernEra):
             response = error_response(response.get("id"), INTERNAL_ERROR, text)
             data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
         if forwarded.call is not None:
-            await self.pipeline.finish(forwarded.call, response)
+            await self.pipeline.finish(forwarded.call, response, outcome)
         if not self._unwanted(forwarded.client_id):
             await self._send(data)
 

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ..calls.outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
 from ..calls.refusals import ToolIssue
 from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
 from ..reports.tools import Status, listed_status
@@ -44,10 +45,12 @@ _schema_text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, sort_key
 
 @dataclass(frozen=True, slots=True)
 class ToolEntry:
-    """A listed tool as the guard judges it: its name and its compiled ``inputSchema``."""
+    """A listed tool as the guard judges it: its name, its compiled ``inputSchema``, and its compiled
+    ``outputSchema`` (None: the tool declares none, or ``--outputs off``; ``calls.outputs``)."""
 
     name: str
     compiled: Compiled
+    output: Compiled | None = None
 
     @property
     def supported(self) -> bool:
@@ -69,15 +72,28 @@ def _refused(kind: str, keyword: str, message: str, *, schema_path: str = "") ->
     return Compiled(Report((issue,)), None, DEFAULT_PROFILE)
 
 
-def _with_verdict(tool: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
-    """The tool as the upstream sent it, plus ``_meta["mcp-guard/schema"]`` (forged guard keys replaced)."""
-    annotated = dict(tool)
-    meta = _strip_guard_keys(tool.get("_meta"))
+def _verdict(compiled: Compiled) -> dict[str, Any]:
+    """One schema's verdict: ``{"supported", "issues"}`` (and ``"notes"``)."""
     verdict: dict[str, Any] = {"supported": compiled.supported, "issues": compiled.report.issues_json()}
     if compiled.notes:  # extended: a `format` 2020-12 does not define is an annotation, checked by nothing (E4)
         verdict["notes"] = [
             {"note": "annotation", "schema_path": n.schema_path, "message": n.message} for n in compiled.notes
         ]
+    return verdict
+
+
+def _with_verdict(tool: dict[str, Any], compiled: Compiled, output: Compiled | None = None) -> dict[str, Any]:
+    """The tool as the upstream sent it, plus ``_meta["mcp-guard/schema"]`` (forged guard keys replaced).
+
+    The verdict's top-level ``supported``/``issues``/``notes`` are the ``inputSchema``'s (their pointers
+    point into it); a tool with an ``outputSchema`` the guard judges also gets ``"output"``: that
+    schema's own verdict, of the same shape, its pointers into ``outputSchema``.
+    """
+    annotated = dict(tool)
+    meta = _strip_guard_keys(tool.get("_meta"))
+    verdict = _verdict(compiled)
+    if output is not None:
+        verdict["output"] = _verdict(output)
     meta[SCHEMA_KEY] = verdict
     annotated["_meta"] = meta
     return annotated
@@ -94,7 +110,10 @@ class ToolTable:
 
     Attributes:
         profile: one of ``core.PROFILES``; default ``core.DEFAULT_PROFILE``.
-        hide_unsupported: leave unsupported tools out of lists and treat them as unknown.
+        hide_unsupported: leave unsupported tools out of lists and treat them as unknown
+            (under ``outputs="enforce"``, a tool whose ``outputSchema`` is unsupported too).
+        outputs: ``enforce``, ``report`` or ``off`` (``calls.outputs``): whether ``outputSchema``
+            is classified (not under ``off``) and what that means for a call.
         label: put before the counts line logged when a complete listing's counts change
             (``"upstream fs: "``); ``None``: the table logs no counts.
         generation: bumped on every invalidation; a listing requested in an older
@@ -109,9 +128,17 @@ class ToolTable:
     """
 
     def __init__(
-        self, profile: str = DEFAULT_PROFILE, *, hide_unsupported: bool = False, label: str | None = ""
+        self,
+        profile: str = DEFAULT_PROFILE,
+        *,
+        hide_unsupported: bool = False,
+        label: str | None = "",
+        outputs: str = DEFAULT_OUTPUTS,
     ) -> None:
         compile({}, profile=profile)  # raises ValueError for an unknown profile, early
+        if outputs not in OUTPUT_MODES:
+            raise ValueError(f"unknown outputs mode {outputs!r}; expected one of {', '.join(OUTPUT_MODES)}")
+        self.outputs = outputs
         self.label = label
         self.profile = profile
         self.hide_unsupported = hide_unsupported
@@ -215,11 +242,12 @@ class ToolTable:
                 compiled = _refused(UNSUPPORTED, "json", repeated_key_text(*repeated), schema_path=repeated[0])
             else:
                 compiled = self._compiled(tool["inputSchema"])
-            annotated = _with_verdict(tool, compiled)
+            output = self._output(tool)
+            annotated = _with_verdict(tool, compiled, output)
             statuses.append((name if type(name) is str else None, listed_status(annotated["_meta"][SCHEMA_KEY])))
             if type(name) is str and cache:
-                self._entries[name] = ToolEntry(name, compiled)
-            if self.hide_unsupported and not compiled.supported:
+                self._entries[name] = ToolEntry(name, compiled, output)
+            if self.hide_unsupported and not self.callable(compiled, output):
                 continue
             shown.append(annotated)
         out["tools"] = shown
@@ -227,6 +255,20 @@ class ToolTable:
             self.complete = True
             self._log_counts(statuses)
         return out
+
+    def callable(self, compiled: Compiled, output: Compiled | None) -> bool:
+        """Whether calls to a tool so judged can be forwarded at all: its ``inputSchema`` is supported and,
+        under ``outputs="enforce"``, so is its ``outputSchema`` (a result that could not be checked is refused)."""
+        return compiled.supported and (output is None or output.supported or self.outputs != "enforce")
+
+    def _output(self, tool: dict[str, Any]) -> Compiled | None:
+        """The tool's ``outputSchema`` compiled under the profile (None: it has none, or ``outputs="off"``)."""
+        if self.outputs == "off" or "outputSchema" not in tool:
+            return None
+        schema = tool["outputSchema"]
+        if (repeated := repeated_key(schema)) is not None:
+            return _refused(UNSUPPORTED, "json", repeated_key_text(*repeated), schema_path=repeated[0])
+        return self._compiled(schema)
 
     def _compiled(self, schema: Any) -> Compiled:
         """The compiled schema, from the cache when the same JSON text was compiled before.

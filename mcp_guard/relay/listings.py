@@ -110,7 +110,8 @@ class ToolListings:
         key = json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
         table = self.tables.pop(key, None)
         if table is None:
-            table = ToolTable(self.table.profile, hide_unsupported=self.table.hide_unsupported)
+            base = self.table
+            table = ToolTable(base.profile, hide_unsupported=base.hide_unsupported, outputs=base.outputs)
             if len(self.tables) > MAX_ENVELOPES:
                 oldest = next(k for k in self.tables if k != "")
                 self._listen_tried.discard(id(self.tables.pop(oldest)))

@@ -601,6 +601,7 @@ class Relay(UpstreamSide):
         params = message.get("params")
         name = params.get("name") if type(params) is dict else None
         rejection: Rejection | None
+        entry: ToolEntry | None = None
         if type(name) is not str:
             rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
         else:
@@ -614,6 +615,8 @@ class Relay(UpstreamSide):
                 if rejection is None and self.pipeline.observer is not None:
                     self._observe(request_id, call)
         if rejection is None:
+            if entry is not None and entry.output is not None:  # its result is judged (calls.outputs)
+                self.note_call(request_id, entry.name, entry.output, table.outputs, is_modern(params))
             return message, None
         if self.pipeline.observer is not None and type(name) is str:
             self.pipeline.observer.call_ended("", name, "rejected", rejection.kind, None)
@@ -637,7 +640,7 @@ class Relay(UpstreamSide):
         if cached is not None and cached[0] is entry and cached[1].policy.unsupported == table.unsupported:
             return cached[1]
         policy = ToolPolicy("allow", "", table.unsupported, None, None)
-        route = Route(entry.name, "", entry.name, entry.compiled, policy)
+        route = Route(entry.name, "", entry.name, entry.compiled, policy, output=entry.output, outputs=table.outputs)
         if len(self._routes) > MAX_ROUTES:
             self._routes.clear()
         self._routes[entry.name] = (entry, route)
@@ -716,6 +719,7 @@ class Relay(UpstreamSide):
                 if not valid_id(m["id"]):
                     answers.append(error_response(None, INTERNAL_ERROR, GONE))
                 elif self.peer.inflight.take(id_key(m["id"])) is not None:
+                    self._calls.pop(id_key(m["id"]), None)
                     answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
         return answers
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 
+from ..calls.outputs import DEFAULT_OUTPUTS
 from ..core import DEFAULT_PROFILE
 from ..wire.framing import DEFAULT_MAX_LINE
 from .framing import claim_stdio
@@ -41,6 +42,7 @@ async def wrap_stdio(
     *,
     profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
+    outputs: str = DEFAULT_OUTPUTS,
     request_timeout: float | None = None,
     max_message_bytes: int = DEFAULT_MAX_LINE,
 ) -> int:
@@ -50,6 +52,7 @@ async def wrap_stdio(
         command: the upstream server's executable and arguments.
         profile: one of ``core.PROFILES``; default ``core.DEFAULT_PROFILE``.
         hide_unsupported: leave unsupported tools out of ``tools/list``.
+        outputs: ``enforce``, ``report`` or ``off``: what is done with tool results (``calls.outputs``).
         request_timeout: seconds a forwarded client request may wait for the upstream's
             answer (None: no limit); also the limit for the guard's own requests (default
             :data:`DEFAULT_GUARD_REQUEST_TIMEOUT`).
@@ -61,12 +64,13 @@ async def wrap_stdio(
         SIGHUP stopped the guard), 130 after SIGINT, 1 when the upstream could not be started
         at all.
     """
-    table = ToolTable(profile, hide_unsupported=hide_unsupported)
+    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs)
     log.info(
-        "wrapping `%s` (profile %s%s%s)",
+        "wrapping `%s` (profile %s%s%s%s)",
         shlex.join(command),
         profile,
         ", unsupported tools hidden" if hide_unsupported else "",
+        f", outputs {outputs}",
         f", request timeout {request_timeout:g} s" if request_timeout is not None else "",
     )
     connect = stdio_connector(command, max_line=max_message_bytes)
@@ -105,6 +109,7 @@ async def wrap_stdio_http(
     *,
     profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
+    outputs: str = DEFAULT_OUTPUTS,
     max_message_bytes: int = DEFAULT_MAX_LINE,
     request_timeout: float | None = None,
 ) -> int:
@@ -115,6 +120,7 @@ async def wrap_stdio_http(
         headers: extra HTTP headers for every request to it (values are never logged).
         profile: the schema profile.
         hide_unsupported: leave unsupported tools out of ``tools/list``.
+        outputs: ``enforce``, ``report`` or ``off``: what is done with tool results (``calls.outputs``).
         max_message_bytes: the cap on one message from the upstream.
         request_timeout: as for :func:`wrap_stdio`.
 
@@ -130,13 +136,14 @@ async def wrap_stdio_http(
     from .http_upstream import http_connector, shown_url  # httpx2 and the SDK: loaded for this path only
 
     connect = http_connector(url, headers, max_message_bytes=max_message_bytes)
-    table = ToolTable(profile, hide_unsupported=hide_unsupported)
+    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs)
     names = ", ".join(sorted(headers or {}))
     log.info(
-        "wrapping %s over streamable HTTP (profile %s%s%s)",
+        "wrapping %s over streamable HTTP (profile %s%s%s%s)",
         shown_url(url),
         profile,
         ", unsupported tools hidden" if hide_unsupported else "",
+        f", outputs {outputs}",
         f"; extra headers: {names}" if names else "",
     )
     return await _relay_stdio(connect, table, request_timeout, max_message_bytes)

@@ -34,6 +34,8 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..calls.outputs import judge_result
+from ..core import Compiled
 from ..gateway.pipeline import outcome_of
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
@@ -54,6 +56,9 @@ CONSUMED: Final = object()
 """What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
 
 _MISSING: Final = object()
+
+MAX_NOTED_CALLS: Final = 10_000
+"""Noted calls (results to judge) past which those no longer in flight are forgotten."""
 
 Key = tuple[bool, Any]
 
@@ -106,6 +111,8 @@ class UpstreamSide:
         # Client requests in flight upstream are the peer's (peer.inflight: key -> the client's id);
         # the tools/list requests among them -> their table, for the answer's annotation.
         self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
+        # ... and the tools/call requests whose results are judged (calls.outputs): tool, outputSchema, mode, era.
+        self._calls: dict[Key, tuple[str, Compiled, str, bool]] = {}
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
         self._connecting = False
@@ -119,12 +126,27 @@ class UpstreamSide:
         self._orphaned: set[Key] = set()
         # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
         self.observed: dict[Key, Callable[[str], None]] = {}
+        self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
 
     def ended_call(self, key: Key, outcome: str) -> None:
         """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
         tell = self.observed.pop(key, None)
         if tell is not None:
             tell(outcome)
+
+    def note_call(self, request_id: Any, tool: str, output: Compiled, mode: str, modern: bool) -> None:
+        """A ``tools/call`` about to be forwarded: its result is judged against ``output`` (``mode``:
+        ``enforce`` or ``report``; ``off`` notes nothing). Forgotten with the request (answered, timed
+        out, undeliverable, the upstream gone)."""
+        if mode == "off":
+            return
+        if len(self._calls) >= MAX_NOTED_CALLS:
+            # Calls the client cancelled and the upstream never answered: forget those no longer in flight.
+            self._calls = {k: v for k, v in self._calls.items() if k in self.peer.inflight}
+        self._calls[id_key(request_id)] = (tool, output, mode, modern)
+
+    def output_judged(self, tool: str, outcome: str | None) -> None:
+        """A judged result's outcome (``calls.outputs.OUTPUT_INVALID`` or None): a hook for counting."""
 
     @property
     def restarts(self) -> int:
@@ -186,6 +208,7 @@ class UpstreamSide:
             self.ended_call(id_key(request_id), "upstream_died")
         self.observed.clear()
         self._lists.clear()
+        self._calls.clear()
         orphans = list(self._server_pending.values())
         self._orphaned.update(self._server_pending)
         self._server_pending.clear()
@@ -275,6 +298,7 @@ class UpstreamSide:
         if self.peer.inflight.take(key) is None:
             return False
         self._lists.pop(key, None)
+        self._calls.pop(key, None)
         await self._reply(error_response(request_id, INTERNAL_ERROR, text))
         return True
 
@@ -304,8 +328,13 @@ class UpstreamSide:
                 # it could not read), or timed out never reaches the client (dropped and logged). A late
                 # answer to a request the client cancelled is passed on, annotated if a listing.
                 return CONSUMED
-            if self.observed:
-                self.ended_call(key, outcome_of(message))
+            if self.observed and key in self.observed:  # a forwarded tools/call (metrics are on)
+                outcome: str = outcome_of(message)
+                answer = self._judged(key, message)
+                if answer is not message and outcome == "ok":
+                    outcome = self._judged_outcome
+                self.ended_call(key, outcome)
+                return answer
             listing = self._lists.pop(key, None)
             if listing is not None and "result" in message:
                 table, generation, first_page, cursor = listing
@@ -314,6 +343,8 @@ class UpstreamSide:
                     message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
                 )
                 return out
+            if self._calls:
+                return self._judged(key, message)
             return message
         method = message["method"]
         if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
@@ -332,6 +363,21 @@ class UpstreamSide:
                 self._server_pending.pop(id_key(params["requestId"]), None)
         return message
 
+    def _judged(self, key: Key, message: dict[str, Any]) -> Any:
+        """The answer to a forwarded ``tools/call``, its result judged against the noted ``outputSchema``
+        (``calls.outputs.judge_result``): the message itself, or a new one carrying the judged result
+        (then :attr:`_judged_outcome` is its outcome for the metrics)."""
+        call = self._calls.pop(key, None) if self._calls else None
+        if call is None or "result" not in message:
+            return message
+        tool, output, mode, modern = call
+        verdict = judge_result(tool, output, message["result"], mode, modern=modern)
+        self.output_judged(tool, verdict.outcome)
+        if verdict.result is message["result"]:
+            return message
+        self._judged_outcome = verdict.outcome or "ok"
+        return {**message, "result": verdict.result}
+
     def _upstream_batch(self, batch: list[dict[str, Any]]) -> Any:
         kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
         return kept or CONSUMED
@@ -341,6 +387,7 @@ class UpstreamSide:
         up and cancelled it upstream): answered with an error."""
         self._lists.pop(id_key(request_id), None)
         self.ended_call(id_key(request_id), "timed_out")
+        self._calls.pop(id_key(request_id), None)
         log.warning(
             "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
             self.client_request_timeout,

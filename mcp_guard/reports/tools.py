@@ -77,6 +77,10 @@ class ToolReport:
         input_schema: the ``inputSchema`` judged (for a tool definition, the converted one);
             ``None`` when there is none.
         index: the entry's position in its list.
+        output_status: the ``outputSchema``'s status, by the same rules (``None``: the tool declares
+            none); under ``wrap``'s and ``serve``'s default ``--outputs enforce`` a tool whose
+            ``outputSchema`` is not supported is refused (``calls.outputs``).
+        output_issues: the schema core's findings on the ``outputSchema`` (pointers into it).
     """
 
     name: str | None
@@ -87,6 +91,8 @@ class ToolReport:
     source: Literal["mcp", "tool-definition"] = "mcp"
     input_schema: Any = None
     index: int = 0
+    output_status: Status | None = None
+    output_issues: tuple[Issue, ...] = ()
 
     @property
     def supported(self) -> bool:
@@ -95,7 +101,8 @@ class ToolReport:
 
     def to_json(self) -> dict[str, Any]:
         """``{"name", "status", "supported", "source", "issues", "definition_errors", "notes"}``,
-        plus ``"input_schema"`` for a converted tool definition."""
+        plus ``"input_schema"`` for a converted tool definition, and ``"output": {"status", "supported",
+        "issues"}`` (pointers into ``outputSchema``) for a tool that declares an ``outputSchema``."""
         out: dict[str, Any] = {
             "name": self.name,
             "status": self.status,
@@ -107,6 +114,12 @@ class ToolReport:
         }
         if self.source == "tool-definition" and self.input_schema is not None:
             out["input_schema"] = self.input_schema
+        if self.output_status is not None:
+            out["output"] = {
+                "status": self.output_status,
+                "supported": self.output_status == "supported",
+                "issues": [i.to_json() for i in self.output_issues],
+            }
         return out
 
 
@@ -202,6 +215,11 @@ def judge_tool(entry: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0) ->
         return ToolReport(name, "malformed", definition_errors=tuple(errors), index=index)
     schema = entry["inputSchema"]
     report, notes = _judged(schema, profile)
+    output_status: Status | None = None
+    output_issues: tuple[Issue, ...] = ()
+    if "outputSchema" in entry:  # MCP 2025-06-18: judged by the same rules (calls.outputs)
+        output_issues = compile(entry["outputSchema"], profile=profile).report.issues
+        output_status = _status(output_issues, ())
     return ToolReport(
         name,
         _status(report.issues, errors),
@@ -210,6 +228,8 @@ def judge_tool(entry: Any, *, profile: str = DEFAULT_PROFILE, index: int = 0) ->
         notes=notes,
         input_schema=schema,
         index=index,
+        output_status=output_status,
+        output_issues=output_issues,
     )
 
 
@@ -232,6 +252,8 @@ def judge_tools(entries: Sequence[Any], *, profile: str = DEFAULT_PROFILE) -> li
                 source=report.source,
                 input_schema=report.input_schema,
                 index=report.index,
+                output_status=report.output_status,
+                output_issues=report.output_issues,
             )
         out.append(report)
     return out
@@ -356,7 +378,9 @@ def render_table(report: ToolsReport) -> str:
 
     A finding on the schema points into the ``inputSchema`` (detail ``unsupported: ...`` or
     ``malformed: ...``); a problem with the entry itself points into the tool object or the
-    tool definition document (``malformed tool: ...``, ``malformed definition: ...``).
+    tool definition document (``malformed tool: ...``, ``malformed definition: ...``). A tool that
+    declares an ``outputSchema`` has a second row, ``NAME (outputSchema)``, with that schema's
+    status and findings (pointers into the ``outputSchema``).
     Every name, keyword and message is passed through :func:`escape`.
     """
     header = ("TOOL", "STATUS", "KEYWORD", "POINTER", "DETAIL")
@@ -371,6 +395,28 @@ def render_table(report: ToolsReport) -> str:
             lines.append(
                 (name if i == 0 else "", tool.status if i == 0 else "", escape(keyword), escape(where), escape(detail))
             )
+        if tool.output_status is not None:
+            out_rows = [
+                (
+                    i.keyword,
+                    i.schema_path or "(root)",
+                    f"{'malformed' if i.kind == VALIDATION else 'unsupported'}: {i.message}",
+                )
+                for i in tool.output_issues
+            ]
+            label = f"{name} (outputSchema)"
+            if not out_rows:
+                lines.append((label, tool.output_status, "", "", ""))
+            for i, (keyword, where, detail) in enumerate(out_rows):
+                lines.append(
+                    (
+                        label if i == 0 else "",
+                        tool.output_status if i == 0 else "",
+                        escape(keyword),
+                        escape(where),
+                        escape(detail),
+                    )
+                )
         for note in tool.notes:
             notes.append(f"note: {name}: {escape(note.message)}")
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(4)]

@@ -15,6 +15,7 @@ __all__ = [
     "CLIENT_INFO_KEY",
     "ENVELOPE_PREFIX",
     "META_PREFIX",
+    "OUTPUT_KEY",
     "PROTOCOL_VERSION_KEY",
     "REJECTION_KEY",
     "SCHEMA_KEY",
@@ -32,6 +33,8 @@ SCHEMA_KEY: Final = "mcp-guard/schema"
 """A listed tool's verdict: ``{"supported": bool, "issues": [...]}``."""
 REJECTION_KEY: Final = "mcp-guard/rejection"
 """A refused call's result: ``{"kind", "tool", "issues"}``."""
+OUTPUT_KEY: Final = "mcp-guard/output"
+"""A tool result's findings against its ``outputSchema`` (``--outputs report``): ``{"checked", "valid", "issues"}``."""
 
 ENVELOPE_PREFIX: Final = "io.modelcontextprotocol/"
 """The 2026-07-28 era's envelope keys in a request's ``_meta`` start so."""

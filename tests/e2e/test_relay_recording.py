@@ -90,6 +90,9 @@ def annotated(tool: dict[str, Any], profile: str = "standard") -> dict[str, Any]
     out = copy.deepcopy(tool)
     meta = {k: v for k, v in (tool.get("_meta") or {}).items() if not k.startswith("mcp-guard/")}
     meta[SCHEMA_KEY] = {"supported": compiled.supported, "issues": compiled.report.issues_json()}
+    if "outputSchema" in tool:  # the outputSchema's own verdict (issue 15)
+        output = compile(tool["outputSchema"], profile=profile)
+        meta[SCHEMA_KEY]["output"] = {"supported": output.supported, "issues": output.report.issues_json()}
     out["_meta"] = meta
     return out
 

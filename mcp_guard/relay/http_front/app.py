@@ -21,6 +21,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ...errors import GuardError
 from ...wire.jsonrpc import (
@@ -105,6 +106,7 @@ class HttpFront:
         config: the front's settings.
         profile: the schema profile, one of ``core.PROFILES`` (default ``core.DEFAULT_PROFILE``).
         hide_unsupported: leave unsupported tools out of ``tools/list``.
+        outputs: ``enforce``, ``report`` or ``off`` (``calls.outputs``).
         request_timeout: as for ``stdio.wrap_stdio`` (None: no limit on forwarded requests).
         session_factory: builds what serves one client session instead of a :class:`Relay`
             over ``command`` (the gateway's sessions); ``command`` is then unused.
@@ -121,6 +123,7 @@ class HttpFront:
         *,
         profile: str = DEFAULT_PROFILE,
         hide_unsupported: bool = False,
+        outputs: str = DEFAULT_OUTPUTS,
         request_timeout: float | None = None,
         session_factory: SessionFactory | None = None,
         metrics: Metrics | None = None,
@@ -134,6 +137,7 @@ class HttpFront:
         self.config = config
         self.profile = profile
         self.hide_unsupported = hide_unsupported
+        self.outputs = outputs
         self.request_timeout = request_timeout
         self.session_factory = session_factory
         self.security = Security(config)

@@ -24,6 +24,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ..stop_signals import held_stop_signals
 from .app import HttpFront
@@ -162,6 +163,7 @@ async def serve_http(
     *,
     profile: str = DEFAULT_PROFILE,
     hide_unsupported: bool = False,
+    outputs: str = DEFAULT_OUTPUTS,
     request_timeout: float | None = None,
 ) -> int:
     """Serve the MCP streamable HTTP transport at ``/mcp`` until SIGINT or SIGTERM.
@@ -179,7 +181,12 @@ async def serve_http(
         log.error("upstream command not found: %s", command[0])
         return 1
     front = HttpFront(
-        command, config, profile=profile, hide_unsupported=hide_unsupported, request_timeout=request_timeout
+        command,
+        config,
+        profile=profile,
+        hide_unsupported=hide_unsupported,
+        outputs=outputs,
+        request_timeout=request_timeout,
     )
     return await serve_front(front, f"wrapping `{' '.join(command)}` over HTTP (profile {profile})")
 

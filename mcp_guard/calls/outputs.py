@@ -1,0 +1,173 @@
+"""Tool results judged against the tool's ``outputSchema``, by the rules arguments are judged by (issue 15).
+
+Since MCP 2025-06-18 a tool may declare an ``outputSchema``; a server MUST then return
+``structuredContent`` that conforms to it, and clients SHOULD validate it. The guard classifies
+the ``outputSchema`` under the active profile when the tool is listed (``relay.guard``), and,
+per ``--outputs`` (``wrap``) or ``guard.outputs`` (``serve``):
+
+- ``enforce`` (the default): a call to a tool whose ``outputSchema`` the profile cannot enforce is
+  refused before it is forwarded (:func:`unsupported_output_result`: ``unsupported_capability``,
+  the pointers into ``outputSchema``): its result could not be checked, and the call would have its
+  effects anyway. A result that is not ``isError`` must carry ``structuredContent`` that satisfies
+  the schema; otherwise it is withheld and the client gets a tool error (``isError: true``,
+  ``_meta["mcp-guard/rejection"]`` of kind :data:`OUTPUT_INVALID`, pointers and keywords, never
+  values).
+- ``report``: every result passes unchanged, plus ``_meta["mcp-guard/output"]`` (:data:`OUTPUT_KEY`)
+  with the findings; an unsupported ``outputSchema`` is noted there (``"checked": false``), not refused.
+- ``off``: results are relayed unjudged, and ``outputSchema`` is not classified.
+
+``isError`` results are never judged (the specification asks ``structuredContent`` of successful
+results only), nor are results that are not a tool's final answer (a 2026-07-28 ``resultType``
+other than ``"complete"``, such as ``input_required``; a task's ``CreateTaskResult``). Instance
+pointers in findings point into ``structuredContent``. No I/O; texts never hold result values.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Final, Literal, get_args
+
+from ..core import UNSUPPORTED, VALIDATION, Compiled, Issue, Report
+from ..core.report import OK_REPORT
+from ..wire.meta import OUTPUT_KEY
+from .refusals import MAX_REPORTED_ISSUES, MAX_TEXT_ISSUES, logged_reason, refusal_result
+
+__all__ = [
+    "DEFAULT_OUTPUTS",
+    "OUTPUT_INVALID",
+    "OUTPUT_MODES",
+    "OutputMode",
+    "OutputVerdict",
+    "judge_result",
+    "unsupported_output_result",
+]
+
+log = logging.getLogger("mcp_guard")
+
+OutputMode = Literal["enforce", "report", "off"]
+OUTPUT_MODES: Final[tuple[str, ...]] = get_args(OutputMode)
+DEFAULT_OUTPUTS: Final = "enforce"
+
+OUTPUT_INVALID: Final = "output_invalid"
+"""The rejection kind (and journal/metrics outcome) of a result withheld for not matching its ``outputSchema``."""
+
+NO_STRUCTURED: Final = "the result has no `structuredContent`, which the tool's `outputSchema` requires"
+NOT_A_RESULT: Final = "the result is not a JSON object (a CallToolResult)"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputVerdict:
+    """What became of one ``tools/call`` result.
+
+    Attributes:
+        result: the result to send the client (the upstream's own object when unchanged).
+        outcome: :data:`OUTPUT_INVALID` when the result broke its schema (withheld under
+            ``enforce``, reported under ``report``); ``None`` otherwise.
+        report: the findings (empty when the result was valid or not judged).
+    """
+
+    result: Any
+    outcome: str | None = None
+    report: Report = OK_REPORT
+
+
+def _final(result: dict[str, Any]) -> bool:
+    """Whether ``result`` is a tool's final answer that ``outputSchema`` speaks of (see the module docstring)."""
+    if result.get("isError") is True:
+        return False
+    kind = result.get("resultType")
+    if kind is not None and kind != "complete":
+        return False  # 2026-07-28: input_required and other interim results
+    return not ("task" in result and "content" not in result)  # a task was created; its result comes later
+
+
+def _findings(compiled: Compiled, result: Any) -> Report:
+    if type(result) is not dict:
+        return Report((Issue(VALIDATION, "structuredContent", "", None, NOT_A_RESULT),))
+    if "structuredContent" not in result:
+        return Report((Issue(VALIDATION, "structuredContent", "", None, NO_STRUCTURED),))
+    try:
+        return compiled.check(result["structuredContent"])
+    except Exception:  # a fault in the guard: the result is not known to be valid (fail closed)
+        log.exception("internal error while checking a tool result against its outputSchema")
+        text = "mcp-guard could not check the result (internal error)"
+        return Report((Issue(VALIDATION, "schema", "", None, text),))
+
+
+def judge_result(tool: str, compiled: Compiled, result: Any, mode: str, *, modern: bool) -> OutputVerdict:
+    """Judge one ``tools/call`` result against the tool's classified ``outputSchema``.
+
+    Args:
+        tool: the tool's name as the client calls it (for the text and the log).
+        compiled: the ``outputSchema``, compiled under the active profile.
+        result: the JSON-RPC ``result`` of the response, as parsed (guard keys already removed).
+        mode: ``enforce`` or ``report`` (``off`` never gets here).
+        modern: the call was in the 2026-07-28 era (a withheld result's replacement then carries
+            ``resultType``).
+
+    Returns:
+        The verdict: the result unchanged (valid under ``enforce``, or not judged), a new result
+        carrying :data:`OUTPUT_KEY` (``report``), or the tool error that replaces it (``enforce``).
+    """
+    if type(result) is dict and not _final(result):
+        return OutputVerdict(result)
+    if not compiled.supported:  # report mode only: enforce refused the call before it was forwarded
+        note: dict[str, Any] = {"checked": False, "reason": UNSUPPORTED, "issues": compiled.report.issues_json()}
+        return OutputVerdict(_with_output_meta(result, note))
+    report = _findings(compiled, result)
+    if report.ok:
+        if mode == "report":
+            return OutputVerdict(_with_output_meta(result, {"checked": True, "valid": True, "issues": []}))
+        return OutputVerdict(result)
+    log.warning(
+        "the result of tools/call `%s` does not match its outputSchema (%s): %s",
+        tool[:64],
+        "withheld" if mode == "enforce" else "reported",
+        logged_reason(report),
+    )
+    shown = report.issues[:MAX_REPORTED_ISSUES]
+    issues = [i.to_json() for i in shown]
+    more: dict[str, Any] = {"more_issues": len(report.issues) - len(shown)} if len(report.issues) > len(shown) else {}
+    if mode == "report":
+        note = {"checked": True, "valid": False, "issues": issues, **more}
+        return OutputVerdict(_with_output_meta(result, note), OUTPUT_INVALID, report)
+    details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
+    if len(report.issues) > MAX_TEXT_ISSUES:
+        details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
+    text = (
+        f"mcp-guard withheld the result of `{tool}`: the server's result did not match the tool's declared "
+        f"output schema (`outputSchema`). {details}. The call did reach the server and may have had its effects; "
+        "this is a fault of the server's result, not of the arguments."
+    )
+    withheld = refusal_result(OUTPUT_INVALID, tool, text, modern=modern, issues=issues, schema="outputSchema", **more)
+    return OutputVerdict(withheld, OUTPUT_INVALID, report)
+
+
+def _with_output_meta(result: Any, note: dict[str, Any]) -> Any:
+    """``result`` with ``_meta["mcp-guard/output"] = note`` (a result that is not an object is left as it is)."""
+    if type(result) is not dict:
+        return result
+    out = dict(result)
+    meta = out.get("_meta")
+    out["_meta"] = {**(meta if type(meta) is dict else {}), OUTPUT_KEY: note}
+    return out
+
+
+def unsupported_output_result(tool: str, compiled: Compiled, *, modern: bool) -> dict[str, Any]:
+    """The ``CallToolResult`` refusing a call (``enforce``) to a tool whose ``outputSchema`` the profile
+    cannot enforce: kind ``unsupported_capability``, ``schema: "outputSchema"``, the findings' pointers
+    into ``outputSchema``. Nothing was sent to the server."""
+    report = compiled.report
+    details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues[:MAX_TEXT_ISSUES])
+    what = "uses features the guard cannot enforce" if report.kind == UNSUPPORTED else "is malformed"
+    text = (
+        f"mcp-guard refused this call to `{tool}`: the tool's output schema (`outputSchema`) {what} ({details}), "
+        "so its results could not be checked, and the call would have its effects anyway; nothing was sent to "
+        "the server. Changing the arguments will not help. The guard's operator can choose another profile "
+        "(`--profile`, `guard.profile`), only report results (`--outputs report`, `guard.outputs: report`), "
+        "or have the server's schema changed."
+    )
+    kind = str(report.kind or UNSUPPORTED)
+    issues = [i.to_json() for i in report.issues[:MAX_REPORTED_ISSUES]]
+    return refusal_result(kind, tool, text, modern=modern, issues=issues, schema="outputSchema")
