@@ -35,8 +35,8 @@ would pass only HOME, LOGNAME, PATH, SHELL, TERM and USER), its own process grou
 guard's stderr as its stderr. When the child process exits, its output is read to the end
 of what it wrote and then ends (``EndOfStream``), even when a process it started still holds
 the pipe open. Shutdown follows the MCP lifecycle: close its stdin, wait
-:data:`EXIT_GRACE_SECONDS`, then terminate the whole process group with the SDK's
-``terminate_posix_process_tree`` (SIGTERM, then SIGKILL); processes the server left behind
+:data:`EXIT_GRACE_SECONDS`, then terminate the whole process group by the rule of the SDK's
+``terminate_posix_process_tree`` (SIGTERM, then SIGKILL; :func:`_terminate_group`); processes the server left behind
 in its group are terminated too, even when the server itself exited cleanly: both signals go
 to the group (``os.killpg`` on the server's pid, which is its group's id), so they reach the
 group's members after the server itself has exited and been reaped. When the connection is
@@ -59,6 +59,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -314,6 +315,30 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+async def _terminate_group(process: anyio.abc.Process, kill_after: float) -> None:
+    """SIGTERM to the upstream's process group at once, SIGKILL to what is left after ``kill_after`` seconds.
+
+    The rule of the ``mcp`` SDK's ``terminate_posix_process_tree`` (the leader's pid is the group's id,
+    ``start_new_session``; only ESRCH proves the group gone), written here because importing ``mcp``
+    costs the stdio path ~0.4 s (issue 14 item 1) and, paid at a stop signal, delayed the SIGKILL past a
+    client's patience.
+    """
+    pgid = process.pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        log.warning("no permission to signal some of the upstream's process group; waiting for it anyway")
+    with anyio.move_on_after(kill_after):
+        while _group_alive(pgid):
+            _ = process.returncode  # (reaps the leader where the backend does so on reading)
+            await anyio.sleep(0.05)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
 async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE_SECONDS) -> None:
     """Stop the upstream whose stdin is closed, and everything left in its process group.
 
@@ -327,14 +352,11 @@ async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE
     with anyio.move_on_after(grace or 0.1):  # (stopping: one that is exiting already is not signalled)
         await process.wait()
     if process.returncode is None or _group_alive(process.pid):  # start_new_session: its pid is its group's id
-        # The SDK's killpg routine; importing ``mcp`` costs ~0.4 s, paid only when something must be killed.
-        from mcp.os.posix.utilities import terminate_posix_process_tree
-
         if process.returncode is None:
             log.info("upstream did not exit after its stdin closed; terminating it")
         else:
             log.info("the upstream left processes behind in its process group; terminating them")
-        await terminate_posix_process_tree(process, kill_after)
+        await _terminate_group(process, kill_after)
     with anyio.move_on_after(EXIT_GRACE_SECONDS):
         await process.wait()
     with contextlib.suppress(Exception):
