@@ -274,8 +274,10 @@ def verdicts_of(guarded_list: dict[str, Any], direct_list: dict[str, Any]) -> di
         meta = dict(through["_meta"])
         verdict = meta.pop(SCHEMA_KEY)
         assert meta == plain.get("_meta", {})
-        assert set(verdict) == {"supported", "issues"}
+        assert set(verdict) == {"supported", "issues", "output"} if "outputSchema" in plain else {"supported", "issues"}
         assert verdict["supported"] is (verdict["issues"] == [])
+        if "outputSchema" in plain:  # (issue 15: the outputSchema's verdict, beside the inputSchema's)
+            assert verdict["output"]["supported"] is (verdict["output"]["issues"] == [])
         verdicts[through["name"]] = verdict
     return verdicts
 
