@@ -141,6 +141,10 @@ MAX_ROUTES: Final = 100_000
 NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 
 START_FAILURE_GRACE: Final = 2.0
+PENDING_DRAIN_SECONDS: Final = 10.0
+"""After the client closed its side, how long an upstream with unanswered forwarded requests may take to
+answer them and exit (its input closed) before it is stopped; without such requests it gets
+``upstream.EXIT_WAIT_SECONDS``. The requests still open then are answered with -32603 saying so."""
 """Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
 
 HOLD_MAX: Final = 1.0
@@ -291,7 +295,13 @@ class Relay(UpstreamSide):
         upstream = self.peer.upstream
         if upstream is not None:
             done = self.peer.ended
-            with anyio.move_on_after(min(EXIT_WAIT_SECONDS, self.drain_timeout)):
+            # As with a client that closes a server's input directly, what it asked before closing is still
+            # answered: a server that reads its input late (a slow start) answers, then exits. So the wait is
+            # longer while forwarded requests are unanswered (PENDING_DRAIN_SECONDS), trial T4.
+            wait = min(EXIT_WAIT_SECONDS, self.drain_timeout)
+            if len(self.peer.inflight):
+                wait = max(wait, min(PENDING_DRAIN_SECONDS, self.client_request_timeout or PENDING_DRAIN_SECONDS))
+            with anyio.move_on_after(wait):
                 await upstream.close_send()
                 await done.wait()
 

@@ -63,6 +63,14 @@ MAX_NOTED_CALLS: Final = 10_000
 Key = tuple[bool, Any]
 
 
+STOPPED_AFTER_CLIENT: Final = (
+    "mcp-guard: the client closed its side before the upstream server answered, and the server did not "
+    "answer within the guard's shutdown wait; it was stopped"
+)
+"""The -32603 text for a forwarded request still unanswered when ``wrap`` stops its upstream after the client
+closed its side (the upstream did not go away: the guard ended it, see ``Relay._drain``)."""
+
+
 class UpstreamSide:
     """The upstream half of one relayed client connection (see the module docstring).
 
@@ -217,9 +225,10 @@ class UpstreamSide:
                 "the upstream went away (it exited, crashed or closed its output)%s; starting it again",
                 f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
             )
+        text = STOPPED_AFTER_CLIENT if self.client_closed and not ended else GONE
         for request_id in inflight:
             with contextlib.suppress(Exception):
-                await self._reply(error_response(request_id, INTERNAL_ERROR, GONE))
+                await self._reply(error_response(request_id, INTERNAL_ERROR, text))
         for request_id in orphans:
             notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
             with contextlib.suppress(Exception):

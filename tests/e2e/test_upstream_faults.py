@@ -31,6 +31,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_guard.cli import main as cli_main
+from mcp_guard.relay.relay import PENDING_DRAIN_SECONDS
+from mcp_guard.relay.upstream_side import STOPPED_AFTER_CLIENT
 from mcp_guard.wire.messages import GONE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -780,3 +782,40 @@ async def test_a_client_that_does_not_read_its_answers_is_stopped_by_full_pipes(
             answer = await client.response(f"c{number}")
             assert answer["result"]["content"][0]["text"] == "ok", answer
         assert [m["id"] for m in client.received if "id" in m][-sent:] == [f"c{n}" for n in range(sent)]
+
+
+SLOW_START = r"""
+import json, sys, time
+time.sleep(float(sys.argv[1]))  # a slow start: the input is read late
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" in m:
+        r = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "slow", "version": "1"}}
+        r = r if m["method"] == "initialize" else {}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"""
+
+
+async def test_requests_sent_before_the_client_closed_are_still_answered(tmp_path: Path) -> None:
+    """Trial T4: ``printf ... | mcp-guard wrap -- slow-server`` gets the answers the server gives directly:
+    the client's EOF closes the upstream's input, and the upstream may answer what it holds, then exit."""
+    command = [sys.executable, "-c", SLOW_START, "2"]
+    async with open_guard(tmp_path, command=command, initialize=False) as client:
+        await client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": INIT_PARAMS})
+        await client.close_stdin()
+        with anyio.fail_after(3 * PROMPT):
+            answer = await client.response("init")
+        assert answer["result"]["serverInfo"]["name"] == "slow"
+        assert await client.wait_exit() == 0
+
+
+async def test_a_request_still_open_when_the_guard_stops_the_upstream_says_so(tmp_path: Path) -> None:
+    """Past the shutdown wait the upstream is stopped; the answer says the client closed first (not "went away")."""
+    command = [sys.executable, "-c", SLOW_START, "60"]
+    async with open_guard(tmp_path, command=command, initialize=False) as client:
+        await client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": INIT_PARAMS})
+        await client.close_stdin()
+        assert await client.wait_exit(PENDING_DRAIN_SECONDS + 3 * PROMPT) == 0  # (the answer waits in the pipe)
+        answer = await client.response("init")
+        assert answer["error"]["code"] == -32603
+        assert answer["error"]["message"] == STOPPED_AFTER_CLIENT
