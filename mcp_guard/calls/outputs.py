@@ -31,7 +31,7 @@ from typing import Any, Final, Literal, get_args
 from ..core import UNSUPPORTED, VALIDATION, Compiled, Issue, Report
 from ..core.report import OK_REPORT
 from ..wire.meta import OUTPUT_KEY
-from .refusals import MAX_REPORTED_ISSUES, MAX_TEXT_ISSUES, logged_reason, refusal_result
+from .refusals import MAX_REPORTED_ISSUES, MAX_TEXT_ISSUES, issue_messages, logged_reason, refusal_result
 
 __all__ = [
     "DEFAULT_OUTPUTS",
@@ -132,9 +132,7 @@ def judge_result(tool: str, compiled: Compiled, result: Any, mode: str, *, moder
     if mode == "report":
         note = {"checked": True, "valid": False, "issues": issues, **more}
         return OutputVerdict(_with_output_meta(result, note), OUTPUT_INVALID, report)
-    details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
-    if len(report.issues) > MAX_TEXT_ISSUES:
-        details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
+    details = issue_messages(report)
     text = (
         f"mcp-guard withheld the result of `{tool}`: the server's result did not match the tool's declared "
         f"output schema (`outputSchema`). {details}. The call did reach the server and may have had its effects; "

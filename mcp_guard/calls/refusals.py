@@ -30,6 +30,7 @@ __all__ = [
     "MAX_TEXT_ISSUES",
     "CallVerdict",
     "ToolIssue",
+    "issue_messages",
     "logged_pointer",
     "logged_reason",
     "refusal_result",
@@ -85,6 +86,15 @@ class ToolIssue(Issue):
     __slots__ = ()
 
 
+def issue_messages(report: Report) -> str:
+    """The first :data:`MAX_TEXT_ISSUES` issue messages of ``report`` joined by ``"; "``, and how many more
+    (``"; and N more"``): the text of a refusal or a withheld result (messages hold no values)."""
+    details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
+    if len(report.issues) > MAX_TEXT_ISSUES:
+        details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
+    return details
+
+
 def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
@@ -109,9 +119,7 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
             "arguments will not help."
         )
     elif not schema_broken:
-        details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
-        if len(report.issues) > MAX_TEXT_ISSUES:
-            details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
+        details = issue_messages(report)
         text = (
             f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
             f"so nothing was sent to the server. {details}. Correct the arguments and call again."

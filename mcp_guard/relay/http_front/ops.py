@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final
 
@@ -111,15 +110,9 @@ async def serve_ops(
     Raises:
         OSError: the address cannot be bound (before ``started``).
     """
-    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    family, kind, proto, _name, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-    except OSError:
-        sock.close()
-        raise
+    from .serving import bind_socket  # (serving imports app, which imports this module)
+
+    sock = bind_socket(host, port)
     bound = sock.getsockname()[1]
     config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False, ws="none", proxy_headers=False)
     server = _QuietServer(config)

@@ -40,7 +40,7 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind_socket(host: str, port: int) -> socket.socket:
     """A listening-ready socket bound to ``host:port`` (``OSError`` when it cannot be bound)."""
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, kind, proto, _name, address = infos[0]
@@ -206,7 +206,7 @@ async def serve_front(front: HttpFront, banner: str) -> int:
             "" if config.token is not None else " (consider --http-token-env)",
         )
     try:
-        sock = _bind(host, port)
+        sock = bind_socket(host, port)
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", host, port, exc.strerror or exc)
         return 1
