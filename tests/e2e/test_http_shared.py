@@ -262,6 +262,13 @@ async def test_subscriptions_are_counted_per_session(tmp_path: Path) -> None:
                 return [m.get("method", "") for m in recorded(record)]
 
             assert methods().count("resources/subscribe") == 1
+            # logging/setLevel is shared: each session's goes to the upstream (the last one wins).
+            for n, (session, level) in enumerate(((a, "debug"), (c, "error"))):
+                level_set = request(20 + n, "logging/setLevel", {"level": level})
+                (ok,) = messages_of(await post(client, guard, level_set, session))
+                assert ok == {"jsonrpc": "2.0", "id": 20 + n, "result": {}}
+            levels = [m["params"]["level"] for m in recorded(record) if m.get("method") == "logging/setLevel"]
+            assert levels == ["debug", "error"]
             assert methods().count("resources/unsubscribe") == 0
             assert (await client.delete(guard.url, headers={"mcp-session-id": b})).status_code == 200
             await eventually(lambda: methods().count("resources/unsubscribe") == 1, "the guard's unsubscribe")
