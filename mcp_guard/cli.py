@@ -113,6 +113,12 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
         '_meta["mcp-guard/output"]), off (results are not checked)',
     )
     _http_options(wrap)
+    wrap.add_argument(
+        "--shared-upstream",
+        action="store_true",
+        help="with --http: one upstream process for every session instead of one each (for servers that keep "
+        "no per-session state: roots, log level and subscriptions are then shared; see docs/wrap.md)",
+    )
     _http_upstream_options(wrap)
     wrap.add_argument(
         "--max-message-bytes",
@@ -326,6 +332,7 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
             session_idle_timeout=args.session_idle_timeout or None,
             max_sessions=args.max_sessions,
             body_timeout=args.http_body_timeout,
+            shared_upstream=getattr(args, "shared_upstream", False),
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -391,6 +398,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 ("--allowed-host", args.allowed_host),
                 ("--allowed-origin", args.allowed_origin),
                 ("--http-token-env", args.http_token_env is not None),
+                ("--shared-upstream", args.shared_upstream),
             )
             if given
         ]

@@ -21,7 +21,9 @@ Wire behaviour (MCP streamable HTTP, revisions 2025-03-26 … 2025-11-25 and 202
   ``DELETE`` ends the session and stops its upstream. A session without any request in
   flight and no GET stream for :attr:`HttpConfig.session_idle_timeout` seconds is ended
   the same way. ``MCP-Protocol-Version``, when present, must be a handshake-era version or
-  the one the session negotiated (else 400).
+  the one the session negotiated (else 400). With ``HttpConfig.shared_upstream``
+  (``wrap --http --shared-upstream``) every session is a view of one upstream process and
+  relay instead, with ids rewritten per session (:mod:`.shared` says what is shared and how).
 - 2026-07-28 era (no session; the request carries its ``_meta`` envelope and the
   ``MCP-Protocol-Version`` header): every such request goes to one shared upstream process
   and relay. Ids are the clients' own and collide across clients, so the front gives each
@@ -57,8 +59,9 @@ no cap of its own yet: an upstream can still make the relay buffer one huge line
 The package, by concern: :mod:`.config` (the options and limits), :mod:`.security` (``Host``,
 ``Origin`` and the bearer token), :mod:`.messages` (request streams and message helpers),
 :mod:`.channel` (one relay and the routing of its output), :mod:`.handshake` (handshake-era
-sessions, ``Mcp-Session-Id``), :mod:`.modern` (the shared 2026-07-28 channel), :mod:`.app` (the
-ASGI application: routing, bodies, responses) and :mod:`.serving` (uvicorn, signals).
+sessions, ``Mcp-Session-Id``), :mod:`.shared` (those sessions on one shared upstream),
+:mod:`.modern` (the shared 2026-07-28 channel), :mod:`.app` (the ASGI application: routing,
+bodies, responses) and :mod:`.serving` (uvicorn, signals).
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ from .messages import Exchange, Item, envelope_version, error_bytes, message_kin
 from .modern import ModernChannel
 from .ops import OPS_PATHS, ops_answer, send_answer
 from .security import Security
+from .shared import AnySession, SharedUpstream
 
 if TYPE_CHECKING:
     from ...calls.metrics import Metrics
@@ -143,13 +144,14 @@ class HttpFront:
         self.security = Security(config)
         self.server: uvicorn.Server | None = None
         self.address = ""
-        self._sessions: dict[str, Session] = {}
+        self._sessions: dict[str, AnySession] = {}
         self._opening = 0  # sessions whose upstream is starting: they count against max_sessions
         self._modern: ModernChannel | None = None
         self._modern_lock = anyio.Lock()
         self._channels: set[Channel] = set()
         self._tg: anyio.abc.TaskGroup | None = None
         self._closing = False
+        self.shared = SharedUpstream(self) if config.shared_upstream and session_factory is None else None
 
     # --- lifecycle --------------------------------------------------------------------------------
 
@@ -196,12 +198,12 @@ class HttpFront:
             for channel in list(self._channels):
                 await channel.done.wait()
 
-    def end_session(self, session: Session) -> None:
+    def end_session(self, session: AnySession) -> None:
         """End a session now: its id answers 404 from here on; its upstream stops."""
         self.forget_session(session)
         session.stop()
 
-    def forget_session(self, session: Session) -> None:
+    def forget_session(self, session: AnySession) -> None:
         """Drop a session from the registry (it ended)."""
         if self._sessions.get(session.session_id) is session:
             del self._sessions[session.session_id]
@@ -401,9 +403,13 @@ class HttpFront:
             return
         self._opening += 1
         try:
-            session = Session(self, secrets.token_hex(16))
+            session: AnySession
             try:
-                await self._start(session)
+                if self.shared is not None:
+                    session = await self.shared.open_session(self._start)
+                else:
+                    session = Session(self, secrets.token_hex(16))
+                    await self._start(session)
             except UpstreamStartError as exc:
                 log.error("%s", exc)
                 text = f"mcp-guard could not start the upstream server: {exc}"
@@ -417,12 +423,12 @@ class HttpFront:
         await self._post_session(receive, send, session, message, "request", body)
 
     async def _post_session(
-        self, receive: Receive, send: Send, session: Session, message: dict[str, Any], kind: str, body: bytes
+        self, receive: Receive, send: Send, session: AnySession, message: dict[str, Any], kind: str, body: bytes
     ) -> None:
         if kind != "request":
             if message.get("method") == "notifications/cancelled":
                 await session.cancelled(message)
-            if not await session.submit(body):
+            if not await session.forward(message, body):
                 await _refuse(send, 404, "Not Found: unknown or ended session")
                 return
             await _respond(send, 202, headers=session.header)
@@ -437,7 +443,7 @@ class HttpFront:
         session.enter()
         try:
             session.flush_backlog(exchange)
-            if not await session.submit(body):
+            if not await session.forward(message, body):
                 session.abandon(exchange)
                 await _refuse(send, 404, "Not Found: unknown or ended session")
                 return
@@ -628,7 +634,7 @@ class HttpFront:
         self.end_session(session)
         await _respond(send, 200, headers=session.header)
 
-    def _session_of(self, headers: Headers) -> Session | str:
+    def _session_of(self, headers: Headers) -> AnySession | str:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return "missing"

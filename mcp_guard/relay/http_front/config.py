@@ -76,6 +76,9 @@ class HttpConfig(BaseModel):
         header_timeout: seconds a request's headers may take to arrive in full, counted from
             the connection's start or the end of the previous response on it; a slower request
             is answered 408 and its connection closed (uvicorn's h11 server has no such limit).
+        shared_upstream: one upstream process for every handshake-era session (``wrap --http
+            --shared-upstream``, :mod:`.shared`) instead of one per session; ignored when the
+            front serves a gateway's sessions.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -91,6 +94,7 @@ class HttpConfig(BaseModel):
     keepalive: float = Field(default=15.0, gt=0)
     body_timeout: float = Field(default=30.0, gt=0)
     header_timeout: float = Field(default=30.0, gt=0)
+    shared_upstream: bool = False
 
     @field_validator("allowed_origins")
     @classmethod

@@ -59,6 +59,10 @@ class Session(Channel):
         self.pending[key] = exchange
         return exchange
 
+    async def forward(self, message: dict[str, Any], body: bytes) -> bool:
+        """Pass one client message (``body``, as posted) to this session's relay; False once the session ended."""
+        return await self.submit(body)
+
     def abandon(self, exchange: Exchange) -> None:
         """The HTTP request went away unanswered; a late answer will be dropped (not a cancellation)."""
         key = map_key(exchange.client_id)
