@@ -13,9 +13,23 @@ repeated, each with a distinct description), against references in the same run:
   (classification, deferred), ``dumps``, on a warm table (the schemas' validators cached).
 
 Rounds alternate the variants; medians are reported, and ratios against the references. The
-machine may be shared: read the ratios, not the times. Usage::
+machine may be shared: read the ratios, not the times.
 
-    python benchmarks/listing_parse.py [--rounds 7] [--tools 10000] [--corpus PATH]
+``--end-to-end`` (issue 14 item 5: no more than 2x direct) lists the same 10,000 tools from a
+tiny stdio upstream (written below: it answers ``tools/list`` with the prepared bytes) directly
+and through ``python -m mcp_guard wrap``: both processes are started and initialized once, then
+each round sends one ``tools/list`` to each in turn and times until the whole answer line is
+read (the client's own ``json.loads`` of it included, alike). The first listing of each is
+shown apart (``wrap``'s is cold: every schema is classified); the median of the later ones
+(warm: the schemas are found by their cache key) is the figure.
+
+``--cache-key`` times ``ToolTable.replace`` on the parsed listing, cold (a new table: every
+schema classified) and warm (every schema found in the cache), with the table's key
+(``guard.schema_key``, ``marshal`` format 2) and with the key it had before (the schema's
+compact JSON text, written here for the comparison), best of the interleaved rounds, against
+``json.loads`` of the text. Usage::
+
+    python benchmarks/listing_parse.py [--rounds 7] [--tools 10000] [--corpus PATH] [--end-to-end | --cache-key]
 """
 
 from __future__ import annotations
@@ -23,8 +37,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +65,168 @@ def listing(corpus: Path, count: int) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": picked}}, separators=(",", ":")).encode()
 
 
+UPSTREAM = """
+import sys
+listing = open(sys.argv[1], "rb").read()
+head, tail = listing.split(b'"id":1,', 1)
+import json
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m.get("method") == "initialize":
+        out = json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": m["params"]["protocolVersion"],
+                          "capabilities": {"tools": {}}, "serverInfo": {"name": "big", "version": "1"}}}).encode()
+    elif m.get("method") == "tools/list":
+        out = head + b'"id":' + json.dumps(m["id"]).encode() + b"," + tail
+    else:
+        out = json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}).encode()
+    sys.stdout.buffer.write(out + b"\\n")
+    sys.stdout.buffer.flush()
+"""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+}
+
+
+class Target:
+    """One started, initialized process listing tools over stdio (the upstream itself, or ``wrap`` over it)."""
+
+    def __init__(self, command: list[str], cwd: str) -> None:
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd
+        )
+        self.next_id = 1
+        self.ask(INITIALIZE)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        self.send(message)
+        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
+        if answer.get("id") != message["id"] or "result" not in answer:
+            raise RuntimeError(f"unexpected answer to {message['method']}")
+        return answer
+
+    def list_tools(self) -> float:
+        """Seconds from sending ``tools/list`` to the parsed answer."""
+        self.next_id += 1
+        started = time.perf_counter()
+        answer = self.ask({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/list"})
+        elapsed = time.perf_counter() - started
+        del answer
+        return elapsed
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def end_to_end(line: bytes, rounds: int, tools: int) -> None:
+    """The listing through ``wrap`` vs directly from the same upstream (issue 14 item 5)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        Path(scratch, "listing.json").write_bytes(line)
+        Path(scratch, "upstream.py").write_text(UPSTREAM)
+        server = [sys.executable, str(Path(scratch, "upstream.py")), str(Path(scratch, "listing.json"))]
+        wrap = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--", *server]
+        targets = {"direct": Target(server, scratch), "wrap": Target(wrap, scratch)}
+        try:
+            first = {name: target.list_tools() for name, target in targets.items()}
+            times: dict[str, list[float]] = {name: [] for name in targets}
+            for _ in range(rounds):
+                for name, target in targets.items():
+                    times[name].append(target.list_tools())
+        finally:
+            for target in targets.values():
+                target.close()
+    medians = {name: statistics.median(v) for name, v in times.items()}
+    print(f"\nend to end: {tools} tools over stdio, {len(line) / 1e6:.1f} MB, {rounds} alternated rounds:")
+    for name in targets:
+        print(
+            f"  {name:8} first listing {first[name] * 1e3:8.1f} ms   "
+            f"later listings (median) {medians[name] * 1e3:8.1f} ms"
+        )
+    print(
+        f"wrap/direct: first {first['wrap'] / first['direct']:.2f}x, later {medians['wrap'] / medians['direct']:.2f}x"
+    )
+
+
+def cache_keys(line: bytes, rounds: int) -> None:
+    """``ToolTable.replace`` cold and warm with ``guard.schema_key`` vs the former JSON-text key."""
+    import gc
+    from unittest import mock
+
+    from mcp_guard.relay import guard
+
+    text_of = json.JSONEncoder(separators=(",", ":"), allow_nan=False, sort_keys=False).encode
+
+    def json_text_key(schema: Any) -> Any:
+        try:
+            return text_of(schema)
+        except (TypeError, ValueError, RecursionError):
+            return None
+
+    # (key function, "the key proves the schema finite JSON") as guard.ToolTable._compiled calls them
+    keys = {
+        "JSON text (before)": (json_text_key, lambda key: True),
+        "schema_key (marshal 2)": (guard.schema_key, vars(guard)["_finite_doubles_only"]),
+    }
+    tools = json.loads(line)["result"]["tools"]
+    best: dict[str, float] = {}
+
+    def timed(label: str, run: Callable[[], Any]) -> None:
+        gc.collect()
+        gc.disable()
+        try:
+            started = time.perf_counter()
+            kept = run()
+            best[label] = min(best.get(label, float("inf")), time.perf_counter() - started)
+        finally:
+            gc.enable()
+        del kept
+
+    for _ in range(rounds):
+        timed("json.loads", lambda: json.loads(line))
+        for name, (key, finite) in keys.items():
+            with mock.patch.multiple(guard, schema_key=key, _finite_doubles_only=finite):
+                timed(f"{name}, cold", lambda: ToolTable("extended", label=None).replace(tools))
+                warm = ToolTable("extended", label=None)
+                warm.replace(tools)
+                timed(f"{name}, warm", partial(warm.replace, tools))
+    print(f"ToolTable.replace of {len(tools)} tools, best of {rounds} interleaved rounds (collector paused):")
+    for label, seconds in best.items():
+        print(f"  {label:34} {seconds * 1e3:8.1f} ms   {seconds / best['json.loads']:5.2f}x json.loads")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--end-to-end", action="store_true", help="list through wrap vs directly (see above)")
+    parser.add_argument("--cache-key", action="store_true", help="the table's cache key vs the former one")
     args = parser.parse_args()
     line = listing(args.corpus, args.tools)
+    if args.end_to_end:
+        end_to_end(line, args.rounds, args.tools)
+        return
+    if args.cache_key:
+        cache_keys(line, args.rounds)
+        return
     plain = json.JSONDecoder(parse_float=literal_float)
     table = ToolTable("extended", label=None)
 

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-from ..core import UNSUPPORTED, VALIDATION, Compiled, Issue, Report
+from ..core import UNSUPPORTED, VALIDATION, Issue, Report
 from ..core.report import OK_REPORT
 from ..wire.meta import OUTPUT_KEY
 from .refusals import MAX_REPORTED_ISSUES, MAX_TEXT_ISSUES, issue_messages, logged_reason, refusal_result
+
+if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
+    from ..core import Compiled
 
 __all__ = [
     "DEFAULT_OUTPUTS",

@@ -17,11 +17,14 @@ Texts name tools, keywords and JSON Pointers, never argument values. No I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ..core import UNSUPPORTED, Compiled, Issue, Report
+from ..core import UNSUPPORTED, Issue, Report
 from ..wire.jsonrpc import INVALID_PARAMS
 from ..wire.meta import REJECTION_KEY
+
+if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
+    from ..core import Compiled
 
 __all__ = [
     "FORWARD",

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -125,6 +124,8 @@ class Journal:
     @staticmethod
     def new_call_id() -> str:
         """A fresh ``call_id`` (a random UUID, 32 hex digits)."""
+        import uuid  # here, not at the top: its import (with `platform`) is ~10 ms of wrap's start (issue 14)
+
         return uuid.uuid4().hex
 
     def _write(self, record: dict[str, Any]) -> None:

@@ -41,19 +41,21 @@ import math
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 
 from ..calls.observer import CallObserver
 from ..calls.outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
-from ..core import Compiled
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .jcs import canonical_sha256
 from .journal import Journal, Result
-from .pinning import PinStatus
 from .policy import Budget, ToolPolicy, argument_bytes
+
+if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
+    from ..core import Compiled
+    from .pinning import PinStatus
 
 __all__ = [
     "BUDGET_EXCEEDED",

@@ -17,30 +17,33 @@ This module does not send anything; ``relay`` moves the messages.
 
 from __future__ import annotations
 
-import json
 import logging
+import marshal
 import math
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
+from .. import core
 from ..calls.outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
 from ..calls.refusals import ToolIssue
-from ..core import DEFAULT_PROFILE, UNSUPPORTED, VALIDATION, Compiled, Report, compile
-from ..reports.tools import Status, listed_status
+from ..core import DEFAULT_PROFILE, PROFILES, UNSUPPORTED, VALIDATION, Report
+from ..reports.status import Status, listed_status
 from ..wire.meta import META_PREFIX, SCHEMA_KEY
 from ..wire.repeated import repeated_key, repeated_key_text
+
+if TYPE_CHECKING:  # the classifier (core.compiler) is loaded at the first listing, not at start (issue 14)
+    from ..core import Compiled
 
 __all__ = [
     "ToolEntry",
     "ToolTable",
+    "schema_key",
 ]
 
 log = logging.getLogger("mcp_guard")
 
 MAX_CACHED_SCHEMAS: Final = 20_000
 """Compiled schemas a table keeps for reuse (emptied when full)."""
-
-_schema_text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, sort_keys=False).encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,7 @@ def _refused(kind: str, keyword: str, message: str, *, schema_path: str = "") ->
     """A tool the guard refuses as a whole, for a reason outside its schema's keywords (a :class:`ToolIssue`)."""
     # No profile judged it; the label is the default's, never read for a tool with no validator.
     issue = ToolIssue(kind, keyword, schema_path, None, message)  # type: ignore[arg-type]
-    return Compiled(Report((issue,)), None, DEFAULT_PROFILE)
+    return core.Compiled(Report((issue,)), None, DEFAULT_PROFILE)
 
 
 def _verdict(compiled: Compiled) -> dict[str, Any]:
@@ -105,6 +108,39 @@ def _strip_guard_keys(meta: Any) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if not (type(k) is str and k.startswith(META_PREFIX))}
 
 
+_KEY_FORMAT: Final = 2
+"""``marshal`` format 2: no back-references and no interning flag, so the bytes depend on the value
+alone (format 3 and later mark objects by their reference count and identity)."""
+
+
+def schema_key(schema: Any) -> bytes | None:
+    """An exact cache key for a parsed schema: ``marshal.dumps(schema, 2)``, or None when it has none.
+
+    Exact: the bytes decode back to the value, types included (``true``, ``1`` and ``1.0`` are
+    ``T``, ``i`` and a binary double), every string in full (UTF-8, surrogates passed) and every
+    object's keys in order; so equal keys mean identical schemas, as the schema's JSON text would.
+    About a third of the cost of writing that text (``benchmarks/core_speed.py --parts list``,
+    issue 14 item 5). None for a value ``marshal`` refuses: an :class:`~mcp_guard.core.json_values.Inexact`
+    literal, or nesting past its depth limit (the caller compiles such a schema uncached).
+    """
+    try:
+        return marshal.dumps(schema, _KEY_FORMAT)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _finite_doubles_only(key: bytes) -> bool:
+    """Whether the schema whose :func:`schema_key` is ``key`` surely holds no NaN or infinity.
+
+    A non-finite double has every exponent bit set, so its last byte (little-endian, as
+    ``marshal`` writes it) is ``0x7f`` or ``0xff``; neither byte in the key, none is there.
+    Either byte elsewhere (a UTF-8 DEL, a length or integer) only costs the core's own scan.
+    A parsed schema holds nothing but JSON values and ``Inexact`` literals (which have no key),
+    so this is ``core.compile``'s ``known_json``.
+    """
+    return b"\x7f" not in key and b"\xff" not in key
+
+
 class ToolTable:
     """The latest listed schema of every tool, compiled; emptied on ``list_changed``.
 
@@ -135,7 +171,8 @@ class ToolTable:
         label: str | None = "",
         outputs: str = DEFAULT_OUTPUTS,
     ) -> None:
-        compile({}, profile=profile)  # raises ValueError for an unknown profile, early
+        if profile not in PROFILES:
+            core.compile({}, profile=profile)  # raises the core's ValueError for an unknown profile, early
         if outputs not in OUTPUT_MODES:
             raise ValueError(f"unknown outputs mode {outputs!r}; expected one of {', '.join(OUTPUT_MODES)}")
         self.outputs = outputs
@@ -148,9 +185,9 @@ class ToolTable:
         self.expires_at: float | None = -math.inf
         self.listening = False
         self._entries: dict[str, ToolEntry] = {}
-        # Compiled schemas by their exact JSON text: a listing that repeats a schema reuses its
+        # Compiled schemas by their exact key (schema_key): a listing that repeats a schema reuses its
         # validator (2026-07-28 servers without listen streams are listed again before each call).
-        self._schemas: dict[str, Compiled] = {}
+        self._schemas: dict[bytes, Compiled] = {}
         # Names of each page listed since the last first-page request, by the page's cursor
         # (None: the first page): a page fetched again replaces its own names, it does not collide with them.
         self._pass_pages: dict[str | None, set[str]] = {}
@@ -271,21 +308,19 @@ class ToolTable:
         return self._compiled(schema)
 
     def _compiled(self, schema: Any) -> Compiled:
-        """The compiled schema, from the cache when the same JSON text was compiled before.
+        """The compiled schema, from the cache when an identical schema was compiled before.
 
-        The key is the schema's exact JSON text (``true`` and ``1``, or ``1`` and ``1.0``, are
-        different texts), so a reused validator is one compiled from an identical schema. A
-        schema that has no such text (a non-finite or inexact number) is compiled every time.
+        The key is :func:`schema_key`: exact (``true`` and ``1``, or ``1`` and ``1.0``, or two
+        key orders, are different keys), so a reused validator is one compiled from an
+        identical schema. A schema that has no key (an inexact number literal, nesting
+        deeper than ``marshal`` writes) is compiled every time.
         """
-        try:
-            key = _schema_text(schema)
-        except (TypeError, ValueError, RecursionError):
+        key = schema_key(schema)
+        if key is None:
             return self._compile(schema)
         compiled = self._schemas.get(key)
         if compiled is None:
-            # Parsed JSON that the strict encoder wrote (no NaN, inf or Inexact): the core
-            # need not scan it to prove it JSON (a schema past the budget is not walked whole).
-            compiled = self._compile(schema, known_json=True)
+            compiled = self._compile(schema, known_json=_finite_doubles_only(key))
             if len(self._schemas) >= MAX_CACHED_SCHEMAS:
                 self._schemas.clear()
             self._schemas[key] = compiled
@@ -294,12 +329,12 @@ class ToolTable:
     def _compile(self, schema: Any, *, known_json: bool = False) -> Compiled:
         """Compile one tool's schema; a fault in the guard makes the tool unsupported (fail closed).
 
-        ``known_json``: the schema was parsed and written back by the strict encoder (see ``compile``).
+        ``known_json``: the parsed schema holds no NaN, infinity or inexact literal (``core.compile``).
         """
         try:
             # defer: a listing costs one light walk per tool; the validator is built on the
             # tool's first call. The table never changes a schema it compiled.
-            return compile(schema, profile=self.profile, defer=True, known_json=known_json)
+            return core.compile(schema, profile=self.profile, defer=True, known_json=known_json)
         except Exception:
             log.exception("internal error while classifying a tool's inputSchema; the tool is refused")
             return _refused(UNSUPPORTED, "schema", "mcp-guard could not classify this schema (internal error)")

@@ -29,13 +29,12 @@ import contextlib
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
 
 from ..calls.outputs import judge_result
-from ..core import Compiled
 from ..gateway.pipeline import outcome_of
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
@@ -47,6 +46,9 @@ from .guard import ToolTable
 from .listings import ToolListings
 from .pipes import LineHandler, PipeLineStream
 from .upstream import Connector, LineLink
+
+if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
+    from ..core import Compiled
 
 __all__ = ["CONSUMED", "UpstreamSide"]
 

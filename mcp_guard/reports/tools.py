@@ -23,13 +23,14 @@ This module does no I/O and does not speak MCP.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..core import DEFAULT_PROFILE, VALIDATION, Issue, Report, compile
 from ..safe_text import escape  # names and keys come from servers and files: no forged lines, no terminal control
 from .documents import FieldError
+from .status import Status, listed_status, status_of
 from .tool_definitions import (
     DefinitionNote,
     definition_notes,
@@ -53,8 +54,6 @@ __all__ = [
     "report_tools",
     "tool_entries",
 ]
-
-Status = Literal["supported", "unsupported", "malformed"]
 
 FAIL_ON: Final = ("unsupported", "malformed", "never")
 """The ``--fail-on`` thresholds: ``unsupported`` (any tool not supported, malformed included),
@@ -124,29 +123,7 @@ class ToolReport:
 
 
 def _status(issues: Iterable[Issue], definition_errors: Sequence[FieldError]) -> Status:
-    return _status_of([i.kind for i in issues], broken=bool(definition_errors))
-
-
-def _status_of(kinds: Sequence[object], *, broken: bool = False) -> Status:
-    """The status from the kinds of a tool's findings: any ``validation`` finding (a broken
-    schema) or a ``broken`` definition makes it malformed; any other finding, unsupported."""
-    if broken or VALIDATION in kinds:
-        return "malformed"
-    return "unsupported" if kinds else "supported"
-
-
-def listed_status(verdict: Mapping[str, Any]) -> Status:
-    """The status ``check`` gives a tool, from the verdict the guard lists with it.
-
-    Args:
-        verdict: the tool's ``_meta["mcp-guard/schema"]`` (``supported``, ``issues`` with
-            their ``kind``), as ``wrap`` and ``serve`` list it.
-    """
-    if verdict.get("supported") is True:
-        return "supported"
-    issues = verdict.get("issues")
-    kinds = [i.get("kind") for i in issues if type(i) is dict] if type(issues) is list else []
-    return _status_of(kinds) if kinds else "unsupported"  # not supported, reason unsaid: never "supported"
+    return status_of([i.kind for i in issues], broken=bool(definition_errors))
 
 
 def _duplicate_note(name: str, count: int) -> DefinitionNote:

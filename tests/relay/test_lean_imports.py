@@ -51,8 +51,9 @@ sys.exit(status)
 """
 
 
-def _wrap_session(tmp_path: Path, *wrap_args: str) -> tuple[list[dict[str, object]], list[str]]:
-    """Run ``wrap`` over the tiny upstream; (the responses by id, the modules loaded at exit)."""
+def _wrap_session(tmp_path: Path, *wrap_args: str, requests_sent: int = 5) -> tuple[list[dict[str, object]], list[str]]:
+    """Run ``wrap`` over the tiny upstream, sending the first ``requests_sent`` messages of the session
+    (initialize, initialized, tools/list, a valid and an invalid call); (the responses, the modules loaded at exit)."""
     server = tmp_path / "tiny_server.py"
     server.write_text(UPSTREAM)
     requests = [
@@ -81,7 +82,7 @@ def _wrap_session(tmp_path: Path, *wrap_args: str) -> tuple[list[dict[str, objec
     assert process.stdin is not None and process.stdout is not None
     responses: list[dict[str, object]] = []
     try:
-        for request in requests:  # one at a time: the listing is in before the calls are judged
+        for request in requests[:requests_sent]:  # one at a time: the listing is in before the calls are judged
             process.stdin.write(json.dumps(request) + "\n")
             process.stdin.flush()
             if "id" in request:
@@ -110,6 +111,26 @@ def test_wrap_over_stdio_loads_no_http_sdk_or_pydantic(tmp_path: Path, profile: 
     assert isinstance(refused, dict) and refused["isError"] is True  # the guard judged the call itself
     assert "mcp_guard.relay.relay" in modules  # the session ran in this process (the check is not vacuous)
     assert _heavy(modules) == []
+
+
+CLASSIFIER = (
+    "mcp_guard.core.compiler",
+    "mcp_guard.core.extended",
+    "mcp_guard.core.formats",
+    "mcp_guard.core.ecma_regex",
+)
+"""The schema core's classifier and validators: most of the core's import time, loaded at the first ``tools/list``."""
+
+
+def test_wrap_answers_initialize_without_loading_the_classifier(tmp_path: Path) -> None:
+    """Until the first ``tools/list`` nothing is classified: ``initialize`` (and a session that never lists
+    tools) costs none of the classifier's import time or memory; the listing loads it."""
+    responses, modules = _wrap_session(tmp_path, "--log-level", "warning", requests_sent=2)
+    assert [r["id"] for r in responses] == [1]
+    assert "mcp_guard.relay.relay" in modules and "mcp_guard.core" in modules  # the light core names are in
+    assert [m for m in CLASSIFIER if m in modules] == []
+    _, listed = _wrap_session(tmp_path, "--log-level", "warning", requests_sent=3)
+    assert [m for m in CLASSIFIER if m in listed] == list(CLASSIFIER)
 
 
 def test_the_check_sees_a_heavy_import(tmp_path: Path) -> None:
