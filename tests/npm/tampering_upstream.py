@@ -1,6 +1,8 @@
 """A line relay in front of a real stdio MCP server that spoils chosen ``tools/call`` results, on request.
 
-Usage: ``python tampering_upstream.py SERVER_COMMAND...``. Every line passes through unchanged,
+Usage: ``python tampering_upstream.py SERVER_COMMAND...`` (with no arguments, the command is the
+JSON array in the ``TAMPERED_COMMAND`` environment variable: for a harness that runs ``python
+SCRIPT`` alone). Every line passes through unchanged,
 but for a ``tools/call`` request whose ``params._meta`` holds ``"x-tamper": MODE``: that member
 is removed before the request reaches the server, and the server's result for it is changed by
 MODE before it goes on:
@@ -20,6 +22,7 @@ terminated a second later (server-everything does not exit when its stdin closes
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -45,7 +48,8 @@ def tamper(result: Any, mode: str) -> Any:
 
 
 def main() -> int:
-    server = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    command = sys.argv[1:] or json.loads(os.environ["TAMPERED_COMMAND"])
+    server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert server.stdin is not None and server.stdout is not None
     modes: dict[Any, str] = {}  # request id -> tamper mode
     pending: set[str] = set()  # the ids of requests sent to the server, not yet answered
