@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["escape"]
+__all__ = ["escape", "escape_json"]
 
 _UNSAFE: Final = (
     *range(0x80, 0xA0),  # C1 controls: NEL (U+0085), CSI (U+009B), OSC (U+009D), ...
@@ -43,3 +43,15 @@ def escape(text: str) -> str:
     terminal sees one) and nothing a terminal acts on.
     """
     return text.translate(_TABLE)
+
+
+_JSON_TABLE: Final[dict[int, str]] = {c: f"\\u{c:04x}" for c in (0x7F, *_UNSAFE)}
+
+
+def escape_json(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with DEL, the C1 controls, U+2028, U+2029 and
+    the bidi marks, embeddings, overrides and isolates written as JSON ``\\uNNNN`` escapes: the same
+    JSON value, safe on a terminal (the encoder already escapes the C0 controls; other non-ASCII text
+    stays readable). Used for every ``--json`` report, as :func:`escape` is for the text ones.
+    """
+    return text.translate(_JSON_TABLE)

@@ -25,7 +25,6 @@ pointers in findings point into ``structuredContent``. No I/O; texts never hold 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from ..core import UNSUPPORTED, VALIDATION, Issue, Report
@@ -59,20 +58,29 @@ NO_STRUCTURED: Final = "the result has no `structuredContent`, which the tool's 
 NOT_A_RESULT: Final = "the result is not a JSON object (a CallToolResult)"
 
 
-@dataclass(frozen=True, slots=True)
 class OutputVerdict:
-    """What became of one ``tools/call`` result.
+    """What became of one ``tools/call`` result (treat it as immutable).
 
     Attributes:
         result: the result to send the client (the upstream's own object when unchanged).
         outcome: :data:`OUTPUT_INVALID` when the result broke its schema (withheld under
             ``enforce``, reported under ``report``); ``None`` otherwise.
         report: the findings (empty when the result was valid or not judged).
+
+    A plain slotted class, not a frozen dataclass: one is built per judged result, and a frozen
+    dataclass's ``__init__`` (``object.__setattr__`` per field) cost a tenth of a typical result's
+    check (``benchmarks/output_check.py``).
     """
 
-    result: Any
-    outcome: str | None = None
-    report: Report = OK_REPORT
+    __slots__ = ("outcome", "report", "result")
+
+    def __init__(self, result: Any, outcome: str | None = None, report: Report = OK_REPORT) -> None:
+        self.result = result
+        self.outcome = outcome
+        self.report = report
+
+    def __repr__(self) -> str:
+        return f"OutputVerdict(outcome={self.outcome!r}, report={self.report!r})"  # never the result's values
 
 
 def _final(result: dict[str, Any]) -> bool:
@@ -90,12 +98,23 @@ def _findings(compiled: Compiled, result: Any) -> Report:
         return Report((Issue(VALIDATION, "structuredContent", "", None, NOT_A_RESULT),))
     if "structuredContent" not in result:
         return Report((Issue(VALIDATION, "structuredContent", "", None, NO_STRUCTURED),))
+    return _checked(compiled, result["structuredContent"])
+
+
+def _checked(compiled: Compiled, structured: Any) -> Report:
+    """``compiled.check(structured)``; a fault in the guard is a finding (fail closed), logged."""
     try:
-        return compiled.check(result["structuredContent"])
-    except Exception:  # a fault in the guard: the result is not known to be valid (fail closed)
-        log.exception("internal error while checking a tool result against its outputSchema")
-        text = "mcp-guard could not check the result (internal error)"
-        return Report((Issue(VALIDATION, "schema", "", None, text),))
+        return compiled.check(structured)
+    except Exception:
+        return _fault()
+
+
+def _fault() -> Report:
+    """The finding for a fault in the guard while checking (called in an ``except``: the traceback is
+    logged): the result is not known to be valid, so it is not passed as valid (fail closed)."""
+    log.exception("internal error while checking a tool result against its outputSchema")
+    text = "mcp-guard could not check the result (internal error)"
+    return Report((Issue(VALIDATION, "schema", "", None, text),))
 
 
 def judge_result(tool: str, compiled: Compiled, result: Any, mode: str, *, modern: bool) -> OutputVerdict:
@@ -113,12 +132,34 @@ def judge_result(tool: str, compiled: Compiled, result: Any, mode: str, *, moder
         The verdict: the result unchanged (valid under ``enforce``, or not judged), a new result
         carrying :data:`OUTPUT_KEY` (``report``), or the tool error that replaces it (``enforce``).
     """
-    if type(result) is dict and not _final(result):
-        return OutputVerdict(result)
-    if not compiled.supported:  # report mode only: enforce refused the call before it was forwarded
+    if type(result) is dict:
+        if ("isError" in result or "resultType" in result or "task" in result) and not _final(result):
+            return OutputVerdict(result)
+        if mode == "enforce" and "structuredContent" in result:
+            # The hot path (a valid result under enforce): no more work than the arguments' check
+            # (benchmarks/output_check.py), so _checked's lines inline. An unsupported schema's check
+            # returns its classification, never OK_REPORT: _judged then says so.
+            try:
+                report = compiled.check(result["structuredContent"])
+            except Exception:
+                report = _fault()
+            if report is OK_REPORT or report.ok:
+                return OutputVerdict(result)
+            return _judged(tool, compiled, result, mode, modern, report)
+    return _judged(tool, compiled, result, mode, modern, None)
+
+
+def _judged(
+    tool: str, compiled: Compiled, result: Any, mode: str, modern: bool, report: Report | None
+) -> OutputVerdict:
+    """:func:`judge_result` past its hot path (``report``: the findings when already checked)."""
+    if not compiled.supported:
+        if mode == "enforce":  # enforce refuses such calls before they are forwarded: fail closed all the same
+            return OutputVerdict(_unchecked_result(tool, compiled, modern=modern), OUTPUT_INVALID, compiled.report)
         note: dict[str, Any] = {"checked": False, "reason": UNSUPPORTED, "issues": compiled.report.issues_json()}
         return OutputVerdict(_with_output_meta(result, note))
-    report = _findings(compiled, result)
+    if report is None:
+        report = _findings(compiled, result)
     if report.ok:
         if mode == "report":
             return OutputVerdict(_with_output_meta(result, {"checked": True, "valid": True, "issues": []}))
@@ -153,6 +194,19 @@ def _with_output_meta(result: Any, note: dict[str, Any]) -> Any:
     meta = out.get("_meta")
     out["_meta"] = {**(meta if type(meta) is dict else {}), OUTPUT_KEY: note}
     return out
+
+
+def _unchecked_result(tool: str, compiled: Compiled, *, modern: bool) -> dict[str, Any]:
+    """The tool error withholding (``enforce``) a result whose ``outputSchema`` the profile cannot enforce
+    (a call that reached the server all the same): kind :data:`OUTPUT_INVALID`, the schema's findings."""
+    report = compiled.report
+    details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues[:MAX_TEXT_ISSUES])
+    text = (
+        f"mcp-guard withheld the result of `{tool}`: the tool's output schema (`outputSchema`) cannot be enforced "
+        f"({details}), so the result could not be checked. The call did reach the server and may have had its effects."
+    )
+    issues = [i.to_json() for i in report.issues[:MAX_REPORTED_ISSUES]]
+    return refusal_result(OUTPUT_INVALID, tool, text, modern=modern, issues=issues, schema="outputSchema")
 
 
 def unsupported_output_result(tool: str, compiled: Compiled, *, modern: bool) -> dict[str, Any]:

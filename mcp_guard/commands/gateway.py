@@ -246,6 +246,7 @@ def run_pin(
     import anyio
 
     from ..gateway.pinning import LockError, LockFile
+    from ..safe_text import escape
 
     out = out if out is not None else sys.stdout
     config = _load(config_path, sys.stderr)
@@ -256,7 +257,7 @@ def run_pin(
     listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
     failed = [x for x in listings if x.status == "failed"]
     for x in failed:
-        print(f"mcp-guard: {x.server}: {x.error}", file=sys.stderr)
+        print(f"mcp-guard: {x.server}: {escape(str(x.error))}", file=sys.stderr)
     if failed:
         print(f"mcp-guard: no lock written: {len(failed)} server(s) could not be listed", file=sys.stderr)
         return 1
@@ -429,6 +430,7 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
         stderr and, with ``as_json``, to ``out`` as ``{"error": "..."}``).
     """
     from ..gateway.journal import format_summary, read_records, summarize
+    from ..safe_text import escape_json
 
     out = out if out is not None else sys.stdout
     message = None
@@ -442,11 +444,11 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
     if message is not None:
         print(f"mcp-guard journal: error: {message}", file=sys.stderr)
         if as_json:
-            print(json.dumps({"error": message}, ensure_ascii=False), file=out)
+            print(escape_json(json.dumps({"error": message}, ensure_ascii=False)), file=out)
         return 2
     summary = summarize(records, damaged)
     if as_json:
-        print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False), file=out)
+        print(escape_json(json.dumps(summary.to_json(), indent=2, ensure_ascii=False)), file=out)
     else:
         print(format_summary(summary), file=out)
     return 0
@@ -482,6 +484,7 @@ def run_check(
     from ..gateway.pinning import LockError, LockFile
     from ..gateway.serve import double_wrapped_servers
     from ..reports.tools import ToolsReport, escape, report_tools
+    from ..safe_text import escape_json
 
     out = out if out is not None else sys.stdout
     config = _load(config_path, sys.stderr)
@@ -511,8 +514,18 @@ def run_check(
         for t in r.tools
         if not t.supported
     ]
+    outputs = config.guard.outputs
+    if outputs == "enforce":  # calls to a tool whose outputSchema cannot be enforced are refused (issue 15)
+        tool_findings += [
+            f"{server}/{t.name if t.name is not None else f'(tool #{t.index}, no name)'} (outputSchema): "
+            + f"{t.output_status}: "
+            + "; ".join(f"{i.keyword} at {i.schema_path or '/'}" for i in t.output_issues)
+            for server, r in reports.items()
+            for t in r.tools
+            if t.output_status not in (None, "supported")
+        ]
     unreachable = [x for x in listings if x.status == "failed"]
-    failed = everything.fails(fail_on) or (fail_on != "never" and bool(catalog.report.changed))
+    failed = everything.fails(fail_on, outputs=outputs) or (fail_on != "never" and bool(catalog.report.changed))
     if as_json:
         servers = []
         for x in listings:
@@ -532,7 +545,7 @@ def run_check(
             "failed": failed,
             "unreachable": [x.server for x in unreachable],
         }
-        print(json.dumps(data, indent=2, ensure_ascii=False), file=out)
+        print(escape_json(json.dumps(data, indent=2, ensure_ascii=False)), file=out)
     else:
         for x in listings:
             if x.status == "ok":
@@ -550,7 +563,7 @@ def run_check(
             elif x.status == "disabled":
                 print(f"{x.server}: disabled", file=out)
             else:
-                print(f"{x.server}: NOT reachable ({x.transport}): {x.error}", file=out)
+                print(f"{x.server}: NOT reachable ({x.transport}): {escape(str(x.error))}", file=out)
         if findings:
             print("", file=out)
             for line in findings:

@@ -166,7 +166,11 @@ def _out() -> Any:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    """One ``--json`` document: readable non-ASCII text, but nothing that drives or reorders a terminal
+    (``safe_text.escape_json``: bidi overrides, C1 controls, U+2028/2029 and DEL as ``\\uNNNN``)."""
+    from ..safe_text import escape_json
+
+    return escape_json(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -57,7 +57,7 @@ __all__ = [
 
 FAIL_ON: Final = ("unsupported", "malformed", "never")
 """The ``--fail-on`` thresholds: ``unsupported`` (any tool not supported, malformed included),
-``malformed`` (any malformed tool), ``never``."""
+``malformed`` (any malformed tool), ``never``; a tool's ``outputSchema`` counts as its ``inputSchema``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,14 +290,22 @@ class ToolsReport:
             "malformed": c["malformed"],
         }
 
-    def fails(self, fail_on: str) -> bool:
-        """Whether the report hits the ``--fail-on`` threshold (:data:`FAIL_ON`)."""
+    def fails(self, fail_on: str, *, outputs: str = "enforce") -> bool:
+        """Whether the report hits the ``--fail-on`` threshold (:data:`FAIL_ON`).
+
+        Under ``outputs="enforce"`` (``wrap``'s and ``serve``'s default ``--outputs``, issue 15) a
+        tool's ``outputSchema`` counts as its ``inputSchema`` does: a tool whose ``outputSchema`` is
+        unsupported or malformed is refused, so it fails ``unsupported`` (a malformed one ``malformed``
+        too). Under ``report`` or ``off`` (``serve``'s ``guard.outputs``) it is not refused, and does not."""
         if fail_on == "never":
             return False
+        counted = outputs == "enforce"
         if fail_on == "malformed":
-            return any(t.status == "malformed" for t in self.tools)
+            return any(t.status == "malformed" or (counted and t.output_status == "malformed") for t in self.tools)
         if fail_on == "unsupported":
-            return any(t.status != "supported" for t in self.tools)
+            return any(
+                t.status != "supported" or (counted and t.output_status not in (None, "supported")) for t in self.tools
+            )
         raise ValueError(f"unknown --fail-on threshold {fail_on!r}; expected one of {', '.join(FAIL_ON)}")
 
     def summary(self) -> str:

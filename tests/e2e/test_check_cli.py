@@ -148,8 +148,14 @@ async def test_sigma_only_supported_tools_exit_0() -> None:
 @needs_time
 async def test_time_server_by_profile() -> None:
     status, report = await check_json("--", *TIME)
-    assert status == 0
     assert statuses(report) == {"get_current_time": "supported", "convert_time": "supported"}
+    # convert_time's outputSchema uses $ref/$defs, which standard cannot enforce: under the default
+    # --outputs enforce its calls are refused, so --fail-on unsupported counts it (issue 15).
+    outputs = {t["name"]: t["output"]["status"] for t in report["tools"]}
+    assert outputs == {"get_current_time": "supported", "convert_time": "unsupported"}
+    assert status == 1 and report["failed"] is True
+    status, report = await check_json("--profile", "extended", "--", *TIME)
+    assert status == 0 and {t["output"]["status"] for t in report["tools"]} == {"supported"}
     status, report = await check_json("--profile", "strict", "--", *TIME)
     assert status == 1 and report["profile"] == "strict"
     assert set(statuses(report).values()) == {"unsupported"}
