@@ -44,14 +44,24 @@ import asyncio
 import contextlib
 import os
 import selectors
+from collections import deque
 from collections.abc import Callable
+from typing import Final
 
 import anyio
 
 from ..wire.framing import DEFAULT_MAX_LINE
 from .framing import CHUNK, FdReceiveStream, FdSendStream, LineStream, pollable
 
-__all__ = ["LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
+__all__ = ["BIG_LINE", "LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
+
+BIG_LINE: Final = 1 << 16
+"""A line sent of at least this many bytes is written (and what the fd does not take of it queued) without
+being copied: the line and its newline go out by one ``writev``. Shorter lines are joined to their newline,
+and queued output of them is kept in one buffer."""
+
+_IOV: Final = 64
+"""Queued pieces given to one ``writev``."""
 
 LineHandler = Callable[[bytes], bool]
 """Takes one received line (no newline) in the reader callback: True when it handled the line, False to
@@ -114,7 +124,9 @@ class PipeLineStream(LineStream):
         self._failure: BaseException | None = None  # raised by the handler; raised next by receive()
         self._at_end = False  # the fd reached its end (or the child exited and the pipe is drained)
         self._exited = False
-        self._pending = bytearray()  # output the fd has not taken yet
+        # Output the fd has not taken yet, in order: big lines as views of themselves (never copied), the
+        # rest joined in buffers.
+        self._pending: deque[bytearray | memoryview] = deque()
         self._writing = False  # the writer callback is registered
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._broken: BaseException | None = None
@@ -245,21 +257,40 @@ class PipeLineStream(LineStream):
             raise anyio.ClosedResourceError
         if self._broken is not None:
             raise anyio.BrokenResourceError from self._broken
-        data = line + b"\n"
         if self._pending:
-            self._pending += data
+            self._queue(line, 0)
             return
         try:
-            written = os.write(self._write_fd, data)
+            if len(line) < BIG_LINE:
+                written = os.write(self._write_fd, line + b"\n")
+            else:
+                written = os.writev(self._write_fd, (line, b"\n"))
         except BlockingIOError:
             written = 0
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._broken = exc
             raise anyio.BrokenResourceError from exc
-        if written < len(data):
-            self._pending += data[written:]
+        if written <= len(line):
+            self._queue(line, written)
             self._loop.add_writer(self._write_fd, self._on_writable)
             self._writing = True
+
+    def _queue(self, line: bytes, written: int) -> None:
+        """Queue what is left of ``line`` and its newline after its first ``written`` bytes went out."""
+        pending = self._pending
+        rest = memoryview(line)[written:]
+        if len(rest) >= BIG_LINE:
+            pending.append(rest)
+        elif rest:
+            self._join(rest)
+        self._join(b"\n")
+
+    def _join(self, data: bytes | memoryview) -> None:
+        pending = self._pending
+        if pending and type(pending[-1]) is bytearray:
+            pending[-1] += data
+        else:
+            pending.append(bytearray(data))
 
     async def send(self, line: bytes) -> None:
         """Write ``line`` and a newline, after any output queued before it; return once all of it is written.
@@ -285,17 +316,30 @@ class PipeLineStream(LineStream):
                     self._drain_waiters.remove(waiter)
 
     def _on_writable(self) -> None:
+        pending = self._pending
         try:
-            written = os.write(self._write_fd, self._pending)
+            if len(pending) == 1:
+                written = os.write(self._write_fd, pending[0])
+            else:
+                written = os.writev(self._write_fd, [pending[i] for i in range(min(len(pending), _IOV))])
         except BlockingIOError:
             return
         except OSError as exc:  # EPIPE and the like: the reader has gone; the queue cannot be delivered
             self._broken = exc
-            self._pending.clear()
+            pending.clear()
             self._stop_writing(anyio.BrokenResourceError())
             return
-        del self._pending[:written]
-        if not self._pending:
+        while written:
+            head = pending[0]
+            if written < len(head):
+                if type(head) is bytearray:
+                    del head[:written]
+                else:
+                    pending[0] = head[written:]
+                break
+            written -= len(head)
+            pending.popleft()
+        if not pending:
             self._stop_writing(None)
 
     def _stop_writing(self, failure: BaseException | None) -> None:

@@ -316,3 +316,21 @@ def test_no_asyncio_loop_means_no_pipe_stream() -> None:
     finally:
         os.close(read_fd)
         os.close(write_fd)
+
+
+async def test_a_big_line_behind_a_full_pipe_is_queued_without_a_copy_in_order(pipes: Pipes) -> None:
+    """What the pipe does not take of a big line waits as a view of the line itself (a 16 MiB line is not
+    copied to add its newline or to queue its rest); small lines before and after it keep their order."""
+    stream = PipeLineStream(pipes.stream_in, pipes.stream_out)
+    big = b"b" * 1_000_000
+    stream.send_nowait(b"first")
+    stream.send_nowait(big)
+    stream.send_nowait(b"second")
+    stream.send_nowait(b"third")
+    assert not stream.idle
+    views = [piece for piece in stream._pending if type(piece) is memoryview]
+    assert len(views) == 1 and views[0].obj is big
+    assert len(stream._pending) == 2  # ("first" went out) the view, then one buffer: its newline, the small lines
+    assert await pipes.read_lines(4) == [b"first", big, b"second", b"third"]
+    await until(lambda: stream.idle)
+    await stream.aclose()
