@@ -370,14 +370,15 @@ class Relay(UpstreamSide):
             else:
                 await self._dispatch(message)
 
-    def _client_line_now(self, line: bytes) -> bool:
+    def _client_line_now(self, line: bytes | str) -> bool:
         """The hot path for one client line, run by the client's pipe stream in its reader callback (``pipes``).
 
         Takes what needs no waiting: a message (not a batch) while the upstream is ready, both
         sides are pipe streams with no output queued, and no listing of the guard's own is
         needed. It is routed and forwarded (or answered) just as :meth:`_client_lines` would,
         writing without waiting. Anything else is declined (False) before anything is done,
-        and :meth:`_client_lines` takes it as usual, in order.
+        and :meth:`_client_lines` takes it as usual, in order. A big line comes as its text
+        (``pipes.LineHandler``) and, when safe, goes on as that text (``loads_as_received``).
         """
         upstream = self.peer.upstream
         client = self.client

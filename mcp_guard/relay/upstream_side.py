@@ -268,7 +268,7 @@ class UpstreamSide:
             return False
         return True
 
-    def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
+    def _upstream_line_now(self, client: PipeLineStream, line: bytes | str) -> bool:
         """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
 
         Takes every line that parses while the client's pipe has no output queued, just as
