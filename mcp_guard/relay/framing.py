@@ -206,7 +206,11 @@ class LineStream(LineSplitter):
     async def send(self, line: bytes) -> None:
         """Write ``line`` and a newline, atomically with respect to other senders."""
         async with self._lock:
-            await self._sender.send(line + b"\n")
+            if len(line) < 1 << 16:
+                await self._sender.send(line + b"\n")
+            else:  # a big line is not copied to add its newline
+                await self._sender.send(line)
+                await self._sender.send(b"\n")
 
     async def close_send(self) -> None:
         """Close the sending side only (the peer sees EOF); receiving goes on."""

@@ -24,7 +24,11 @@ re-serializing were under 10; about 240 µs of guard CPU per sequential ``tools/
   have to wait, ...) declines it before doing anything, and the line goes to ``receive()``;
 - writes go straight to the fd; what a full pipe does not take waits in an output queue that
   a writer callback flushes in order (lines never interleave, even when a sending task is
-  cancelled midway), and :meth:`PipeLineStream.send` returns once the queue is empty.
+  cancelled midway), and :meth:`PipeLineStream.send` returns once the queue is empty;
+- a big line (issue 14 item 4: a 16 MiB argument) is copied as little as can be: split out of
+  the reads once, offered to the handler as its text (its bytes freed first, see
+  :data:`LineHandler`), and written from that text a slice at a time, or from the bytes by
+  ``writev`` with its newline; what the pipe does not take is queued as is, never copied.
 
 Backpressure is as before: the fd is read only while the consumer waits in ``receive()``
 (a declined line wakes it, and reading stops until it asks again), and the relay's handlers
@@ -44,18 +48,61 @@ import asyncio
 import contextlib
 import os
 import selectors
+from collections import deque
 from collections.abc import Callable
+from typing import Final
 
 import anyio
 
 from ..wire.framing import DEFAULT_MAX_LINE
 from .framing import CHUNK, FdReceiveStream, FdSendStream, LineStream, pollable
 
-__all__ = ["LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
+__all__ = ["BIG_LINE", "LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
 
-LineHandler = Callable[[bytes], bool]
+BIG_LINE: Final = 1 << 16
+"""A line sent of at least this many bytes is written (and what the fd does not take of it queued) without
+being copied: the line and its newline go out by one ``writev``. Shorter lines are joined to their newline,
+and queued output of them is kept in one buffer."""
+
+_IOV: Final = 64
+"""Queued pieces given to one ``writev``."""
+
+_SLICE: Final = 1 << 20
+"""Characters of a queued text line encoded at a time (so a big text is never encoded whole)."""
+
+
+def _text_of(line: bytes | str) -> str:
+    """The text of a line (``UnicodeDecodeError`` when it is not UTF-8)."""
+    return line if isinstance(line, str) else line.decode("utf-8")
+
+
+class _Text:
+    """A text line in the output queue, encoded :data:`_SLICE` characters at a time as the fd takes it."""
+
+    __slots__ = ("piece", "pos", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.piece = memoryview(b"")
+
+    def current(self) -> memoryview | None:
+        """The bytes to write next (never empty), or None once all of it is written."""
+        if not self.piece:
+            if self.pos >= len(self.text):
+                return None
+            self.piece = memoryview(self.text[self.pos : self.pos + _SLICE].encode("utf-8"))
+            self.pos += _SLICE
+        return self.piece
+
+
+LineHandler = Callable[[bytes | str], bool]
 """Takes one received line (no newline) in the reader callback: True when it handled the line, False to
-leave it, untouched, to ``receive()``. What it raises is raised to the consumer by ``receive()``."""
+leave it, untouched, to ``receive()``. What it raises is raised to the consumer by ``receive()``.
+A line of at least :data:`BIG_LINE` bytes that is valid UTF-8 comes decoded, as a ``str``, its bytes
+already freed: a parser needs the text, and a big message then is not held three times at once (its
+bytes, its text and the value parsed from it). It can be sent on as it is (:meth:`PipeLineStream.send_nowait`
+takes a ``str``); declined, it goes to ``receive()`` as the same bytes again."""
 
 
 def pollable_on_asyncio(fd: int) -> bool:
@@ -114,7 +161,9 @@ class PipeLineStream(LineStream):
         self._failure: BaseException | None = None  # raised by the handler; raised next by receive()
         self._at_end = False  # the fd reached its end (or the child exited and the pipe is drained)
         self._exited = False
-        self._pending = bytearray()  # output the fd has not taken yet
+        # Output the fd has not taken yet, in order: big lines as views of themselves (never copied) or
+        # as their text (encoded a slice at a time), the rest joined in buffers.
+        self._pending: deque[bytearray | memoryview | _Text] = deque()
         self._writing = False  # the writer callback is registered
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._broken: BaseException | None = None
@@ -206,18 +255,20 @@ class PipeLineStream(LineStream):
             if handler is not None:
                 lines = self._lines
                 while lines and not waiter.done():
-                    line = lines[-1]
-                    if len(line) > self._max:
+                    if len(lines[-1]) > self._max:
                         break  # receive() reports it
+                    line: bytes | str = lines.pop()
+                    if len(line) >= BIG_LINE:
+                        with contextlib.suppress(UnicodeDecodeError):
+                            line = _text_of(line)  # (its bytes go: see LineHandler)
                     try:
                         handled = handler(line)
                     except BaseException as exc:  # raised to the consumer, as if it had failed on the line itself
-                        lines.pop()
                         self._failure = exc
                         break
                     if not handled:
+                        lines.append(line.encode("utf-8") if isinstance(line, str) else line)
                         break
-                    lines.pop()
             if self._lines or self._overflow is not None or self._at_end or self._failure is not None:
                 self._stop_reading()
                 if not waiter.done():
@@ -234,8 +285,9 @@ class PipeLineStream(LineStream):
         """No output is waiting for the fd: a line sent now is written at once (unless the pipe is full)."""
         return not self._pending
 
-    def send_nowait(self, line: bytes) -> None:
-        """Write ``line`` and a newline now; what the fd does not take is queued behind earlier output.
+    def send_nowait(self, line: bytes | str) -> None:
+        """Write ``line`` (a ``str`` in UTF-8) and a newline now; what the fd does not take is queued
+        behind earlier output. A ``str`` is encoded a slice at a time as the fd takes it, never whole.
 
         Raises:
             anyio.BrokenResourceError: the reader has gone (EPIPE), now or during an earlier flush.
@@ -245,21 +297,51 @@ class PipeLineStream(LineStream):
             raise anyio.ClosedResourceError
         if self._broken is not None:
             raise anyio.BrokenResourceError from self._broken
-        data = line + b"\n"
+        if isinstance(line, str):
+            self._pending.append(_Text(line))
+            self._join(b"\n")
+            if not self._writing:
+                self._on_writable()  # as much as the fd takes now
+                if self._broken is not None:
+                    raise anyio.BrokenResourceError from self._broken
+                if self._pending:
+                    self._loop.add_writer(self._write_fd, self._on_writable)
+                    self._writing = True
+            return
         if self._pending:
-            self._pending += data
+            self._queue(line, 0)
             return
         try:
-            written = os.write(self._write_fd, data)
+            if len(line) < BIG_LINE:
+                written = os.write(self._write_fd, line + b"\n")
+            else:
+                written = os.writev(self._write_fd, (line, b"\n"))
         except BlockingIOError:
             written = 0
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._broken = exc
             raise anyio.BrokenResourceError from exc
-        if written < len(data):
-            self._pending += data[written:]
+        if written <= len(line):
+            self._queue(line, written)
             self._loop.add_writer(self._write_fd, self._on_writable)
             self._writing = True
+
+    def _queue(self, line: bytes, written: int) -> None:
+        """Queue what is left of ``line`` and its newline after its first ``written`` bytes went out."""
+        pending = self._pending
+        rest = memoryview(line)[written:]
+        if len(rest) >= BIG_LINE:
+            pending.append(rest)
+        elif rest:
+            self._join(rest)
+        self._join(b"\n")
+
+    def _join(self, data: bytes | memoryview) -> None:
+        pending = self._pending
+        if pending and type(pending[-1]) is bytearray:
+            pending[-1] += data
+        else:
+            pending.append(bytearray(data))
 
     async def send(self, line: bytes) -> None:
         """Write ``line`` and a newline, after any output queued before it; return once all of it is written.
@@ -285,17 +367,44 @@ class PipeLineStream(LineStream):
                     self._drain_waiters.remove(waiter)
 
     def _on_writable(self) -> None:
+        pending = self._pending
+        while pending and isinstance(pending[0], _Text) and pending[0].current() is None:
+            pending.popleft()  # a text written whole
+        if not pending:
+            self._stop_writing(None)
+            return
+        head = pending[0]
         try:
-            written = os.write(self._write_fd, self._pending)
+            if isinstance(head, _Text):
+                piece = head.current()
+                assert piece is not None
+                head.piece = piece[os.write(self._write_fd, piece) :]
+                return
+            pieces: list[bytearray | memoryview] = []
+            for item in pending:
+                if isinstance(item, _Text) or len(pieces) == _IOV:
+                    break
+                pieces.append(item)
+            written = os.write(self._write_fd, pieces[0]) if len(pieces) == 1 else os.writev(self._write_fd, pieces)
         except BlockingIOError:
             return
         except OSError as exc:  # EPIPE and the like: the reader has gone; the queue cannot be delivered
             self._broken = exc
-            self._pending.clear()
+            pending.clear()
             self._stop_writing(anyio.BrokenResourceError())
             return
-        del self._pending[:written]
-        if not self._pending:
+        while written:
+            first = pending[0]
+            assert not isinstance(first, _Text)
+            if written < len(first):
+                if type(first) is bytearray:
+                    del first[:written]
+                else:
+                    pending[0] = first[written:]
+                break
+            written -= len(first)
+            pending.popleft()
+        if not pending:
             self._stop_writing(None)
 
     def _stop_writing(self, failure: BaseException | None) -> None:

@@ -6,6 +6,8 @@ that two parsers would read differently (a lone CR, which universal-newline read
 as the SDK's stdio server take as a line break; duplicate keys, where parsers keep
 different ones; an escaped method name) therefore cannot carry a ``tools/call`` past the
 guard. Fields the guard does not know, and both protocol eras, survive unchanged in value.
+On the stdio hot path, a big line passed on unchanged goes as received where no reader can
+misread it (``wire.jsonrpc.loads_as_received``): as exact, without a re-serialization and its copy.
 
 Only what the guard must see is touched:
 
@@ -119,6 +121,7 @@ from ..wire.jsonrpc import (
     error_response,
     id_key,
     invalid_request_text,
+    loads_as_received,
     loads_client,
     recover_id,
     valid_id,
@@ -367,14 +370,15 @@ class Relay(UpstreamSide):
             else:
                 await self._dispatch(message)
 
-    def _client_line_now(self, line: bytes) -> bool:
+    def _client_line_now(self, line: bytes | str) -> bool:
         """The hot path for one client line, run by the client's pipe stream in its reader callback (``pipes``).
 
         Takes what needs no waiting: a message (not a batch) while the upstream is ready, both
         sides are pipe streams with no output queued, and no listing of the guard's own is
         needed. It is routed and forwarded (or answered) just as :meth:`_client_lines` would,
         writing without waiting. Anything else is declined (False) before anything is done,
-        and :meth:`_client_lines` takes it as usual, in order.
+        and :meth:`_client_lines` takes it as usual, in order. A big line comes as its text
+        (``pipes.LineHandler``) and, when safe, goes on as that text (``loads_as_received``).
         """
         upstream = self.peer.upstream
         client = self.client
@@ -387,13 +391,13 @@ class Relay(UpstreamSide):
         ):
             return False
         try:
-            message = loads_client(line)
+            message, as_received = loads_as_received(line)
         except (ValueError, RecursionError):
             return False
         if type(message) is not dict or self._needs_listing(message):
             return False
-        try:
-            data = dumps(message)  # (what is forwarded is always the message as parsed)
+        try:  # what is forwarded is always the message as parsed: a big line, when safe, as received
+            data = line if as_received else dumps(message)
         except Uncarriable:
             return False
         forward, reply = self._route_now(message)

@@ -40,7 +40,15 @@ from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import timed_out_text
 from ..peer.requests import RequestFailed
-from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, dumps, error_response, id_key, loads_upstream, valid_id
+from ..wire.jsonrpc import (
+    INTERNAL_ERROR,
+    Uncarriable,
+    dumps,
+    error_response,
+    id_key,
+    loads_as_received,
+    valid_id,
+)
 from ..wire.messages import GONE
 from .guard import ToolTable
 from .listings import ToolListings
@@ -262,7 +270,7 @@ class UpstreamSide:
             return False
         return True
 
-    def _upstream_line_now(self, client: PipeLineStream, line: bytes) -> bool:
+    def _upstream_line_now(self, client: PipeLineStream, line: bytes | str) -> bool:
         """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
 
         Takes every line that parses while the client's pipe has no output queued, just as
@@ -273,14 +281,14 @@ class UpstreamSide:
         if not client.idle:
             return False
         try:
-            message = loads_upstream(line)
+            message, as_received = loads_as_received(line, upstream=True)
         except (ValueError, RecursionError):
             return False
         out = self._upstream_out(message)
         if out is CONSUMED:
             return True
-        try:
-            data = dumps(out)
+        try:  # a big line the guard passes on unchanged goes as received, when safe (loads_as_received)
+            data = line if as_received and out is message else dumps(out)
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
                 self._reply_now(client, answer)

@@ -105,15 +105,23 @@ class LineSplitter:
                 self._buffer.clear()
                 self._skipping = True
             return
-        if self._buffer:  # (a line split across reads; usually a chunk starts a line and is split as it is)
-            self._buffer += chunk
-            chunk = bytes(self._buffer)
+        first = None
+        if self._buffer:  # a line split across reads (usually a chunk starts a line and is split as it is)
+            # Its end goes onto the buffer, which becomes the line: one copy of a big line, not two (a join
+            # of buffer and chunk, then a split of that), and the buffer is freed at once.
+            end = chunk.find(b"\n")
+            self._buffer += memoryview(chunk)[:end]
+            first = bytes(self._buffer)
             self._buffer.clear()
+            chunk = chunk[end + 1 :]
         parts = chunk.split(b"\n")
         last = parts.pop()
         if last:
             self._buffer += last
-        self._lines = [p for p in reversed(parts) if p and not p.isspace()]
+        lines = [p for p in reversed(parts) if p and not p.isspace()]
+        if first and not first.isspace():
+            lines.append(first)  # (stored reversed: the first line is popped first)
+        self._lines = lines
         if len(self._buffer) > self._max:
             self._overflow = bytes(self._buffer[:PREFIX])  # reported once the lines before it are read
             self._buffer.clear()

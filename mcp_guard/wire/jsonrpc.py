@@ -23,9 +23,11 @@ from ..errors import GuardError
 from . import repeated
 
 __all__ = [
+    "AS_RECEIVED_MIN",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_OBJECTS_AS_RECEIVED",
     "METHOD_NOT_FOUND",
     "NO_ID",
     "PARSE_ERROR",
@@ -34,9 +36,11 @@ __all__ = [
     "error_response",
     "id_key",
     "invalid_request_text",
+    "loads_as_received",
     "loads_client",
     "loads_upstream",
     "recover_id",
+    "safe_as_received",
     "valid_id",
 ]
 
@@ -167,8 +171,8 @@ def _dumps_literals(message: Any) -> bytes:
     return _PLACEHOLDER.sub(lambda m: literals[int(m.group(1))], text).encode("ascii")
 
 
-def loads_client(line: bytes) -> Any:
-    """Parse a line from the client; a number literal no double holds exactly keeps its text.
+def loads_client(line: bytes | str) -> Any:
+    """Parse a line from the client (its bytes, or its text); a number literal no double holds exactly keeps its text.
 
     Such a literal (more digits than a double holds, ``1e-400``, or beyond the double range:
     ``1e400``) becomes an ``Inexact`` (``json_values.literal_float``), as in
@@ -182,11 +186,14 @@ def loads_client(line: bytes) -> Any:
         ValueError: not JSON (including invalid UTF-8).
         RecursionError: nested beyond the parser's limit.
     """
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        line.decode("utf-8-sig")  # raises the error as it always was (its offset counted after a BOM)
-        raise
+    if isinstance(line, str):
+        text = line
+    else:
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            line.decode("utf-8-sig")  # raises the error as it always was (its offset counted after a BOM)
+            raise
     if text[:1] == "\ufeff":  # MCP is UTF-8; a leading BOM is tolerated (as by the utf-8-sig codec)
         text = text[1:]
     return repeated.parse_filled(text, _raw_client, _decode_client)
@@ -210,6 +217,84 @@ def loads_upstream(line: bytes | str) -> Any:
     if text[:1] == "\ufeff":  # the client's rule (loads_client): a leading BOM is tolerated, both ways (trial F17)
         text = text[1:]
     return repeated.decode(text, literal_float, _raw_upstream, _decode_upstream)
+
+
+AS_RECEIVED_MIN: Final = 1 << 16
+"""Lines shorter than this (bytes) are always forwarded re-serialized (:func:`dumps`); see :func:`loads_as_received`."""
+
+MAX_OBJECTS_AS_RECEIVED: Final = 4096
+"""A line with more ``{`` than this is re-serialized: finding repeated keys costs a Python call per object."""
+
+# Raw characters that some line readers take for a line break (universal newlines: CR; ``str.splitlines``:
+# NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR, which JSON allows raw inside strings), in UTF-8.
+_BREAKS: Final = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def safe_as_received(line: bytes | str) -> bool:
+    """Whether a parsed ``line`` may go on as received, should the guard forward its value unchanged.
+
+    :func:`dumps` of the parsed value is what the guard forwards by rule: every peer then reads
+    what the guard read (ASCII-only, compact, one value per line). The line's own bytes are as
+    exact, and spare a big message's re-serialization and its copy, when no reader can take
+    them for something else. So this holds only for a line of at least :data:`AS_RECEIVED_MIN`
+    bytes that is one object from its first byte to its last (no white space around it, no
+    byte-order mark, no batch), with no raw CR anywhere (universal-newline readers, the SDK's
+    stdio server among them, break lines there), no raw NEL, U+2028 or U+2029 (``splitlines``
+    readers do), and at most :data:`MAX_OBJECTS_AS_RECEIVED` ``{``. Repeated keys, and the
+    ``NaN`` and ``Infinity`` Python's parser takes for numbers (:func:`dumps` refuses them), are
+    found by :func:`loads_as_received` as it parses. Only byte searches at C speed. ``line`` may
+    be the line's text (a ``str``; its length is then counted in characters).
+    """
+    if isinstance(line, str):
+        return _safe_text(line)
+    if len(line) < AS_RECEIVED_MIN or line[:1] != b"{" or line[-1:] != b"}":
+        return False
+    if b"\r" in line:
+        return False
+    if not line.isascii() and any(b in line for b in _BREAKS):
+        return False
+    return line.count(b"{") <= MAX_OBJECTS_AS_RECEIVED
+
+
+def _safe_text(text: str) -> bool:
+    """:func:`safe_as_received` for a line's text."""
+    if len(text) < AS_RECEIVED_MIN or text[:1] != "{" or text[-1:] != "}" or "\r" in text:
+        return False
+    if not text.isascii() and any(c in text for c in "\x85\u2028\u2029"):
+        return False
+    return text.count("{") <= MAX_OBJECTS_AS_RECEIVED
+
+
+def loads_as_received(line: bytes | str, *, upstream: bool = False) -> tuple[Any, bool]:
+    """Parse a line as :func:`loads_client` (or, with ``upstream``, :func:`loads_upstream`) does, and say
+    whether the line itself may be forwarded in place of :func:`dumps` of its value, should the value go
+    on unchanged: :func:`safe_as_received` holds, no object in it repeats a key (a reader that keeps the
+    first value would read another message; ``repeated.parse_unique``), it holds no ``NaN``, ``Infinity``
+    or ``-Infinity`` (not JSON: :func:`dumps` refuses them, and so the message), and, from the upstream,
+    it is no text that can carry tool schemas (``repeated.LISTING_MARK``: those are parsed noting
+    repeated keys).
+
+    Returns:
+        ``(value, as_received)``; the value is the one the other two functions give.
+
+    Raises:
+        ValueError: not JSON (including invalid UTF-8).
+        RecursionError: nested beyond the parser's limit.
+    """
+    if not safe_as_received(line):
+        return (loads_upstream(line) if upstream else loads_client(line)), False
+    text = line if isinstance(line, str) else line.decode("utf-8")
+    if upstream and repeated.LISTING_MARK in text:
+        return loads_upstream(text), False
+    constants = False
+
+    def constant(name: str) -> float:
+        nonlocal constants
+        constants = True
+        return float(name)  # as Python's parser has it: nan, inf, -inf
+
+    value, unique = repeated.parse_unique(text, literal_float, constant)
+    return value, unique and not constants
 
 
 def id_key(request_id: Any) -> tuple[bool, Any]:

@@ -25,7 +25,15 @@ from typing import Any, Final
 
 from ..core.json_values import pointer
 
-__all__ = ["LISTING_MARK", "MAX_REMEMBERED", "decode", "parse_filled", "repeated_key", "repeated_key_text"]
+__all__ = [
+    "LISTING_MARK",
+    "MAX_REMEMBERED",
+    "decode",
+    "parse_filled",
+    "parse_unique",
+    "repeated_key",
+    "repeated_key_text",
+]
 
 LISTING_MARK: Final = '"inputSchema"'
 """Text that a message carrying tool schemas contains (the check is a substring search)."""
@@ -74,6 +82,34 @@ def decode(
     if found:
         _remember(value, found)
     return value
+
+
+def parse_unique(
+    text: str, parse_float: Callable[[str], Any], parse_constant: Callable[[str], Any]
+) -> tuple[Any, bool]:
+    """Parse ``text`` (one JSON value) as the decoders above do, and say whether no object in it repeats a key.
+
+    The value is the same as :func:`decode` gives (a repeated key keeps its last value). The relay
+    forwards a big message's own bytes only when no key stands twice: a reader that keeps the first
+    value would otherwise read another message than the guard judged (``jsonrpc.loads_as_received``).
+    Costs a Python call per JSON object, so it is for texts known to hold few. ``parse_float`` and
+    ``parse_constant`` are the decoder's hooks (``json.JSONDecoder``).
+
+    Raises:
+        ValueError, RecursionError: not one JSON value, or nested beyond the parser's limit.
+    """
+    unique = True
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal unique
+        value = dict(items)
+        if len(value) != len(items):
+            unique = False
+        return value
+
+    decoder = json.JSONDecoder(parse_float=parse_float, parse_constant=parse_constant, object_pairs_hook=pairs)
+    value = parse_filled(text, decoder.raw_decode, decoder.decode)
+    return value, unique
 
 
 def parse_filled(text: str, raw: Callable[[str], tuple[Any, int]], whole: Callable[[str], Any]) -> Any:

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from mcp_guard.relay.framing import LineStream
-from mcp_guard.relay.pipes import PipeLineStream, pipe_line_stream
+from mcp_guard.relay.pipes import BIG_LINE, PipeLineStream, pipe_line_stream
 from mcp_guard.wire.framing import LineTooLong
 
 pytestmark = pytest.mark.anyio
@@ -316,3 +316,68 @@ def test_no_asyncio_loop_means_no_pipe_stream() -> None:
     finally:
         os.close(read_fd)
         os.close(write_fd)
+
+
+async def test_a_big_line_behind_a_full_pipe_is_queued_without_a_copy_in_order(pipes: Pipes) -> None:
+    """What the pipe does not take of a big line waits as a view of the line itself (a 16 MiB line is not
+    copied to add its newline or to queue its rest); small lines before and after it keep their order."""
+    stream = PipeLineStream(pipes.stream_in, pipes.stream_out)
+    big = b"b" * 1_000_000
+    stream.send_nowait(b"first")
+    stream.send_nowait(big)
+    stream.send_nowait(b"second")
+    stream.send_nowait(b"third")
+    assert not stream.idle
+    views = [piece for piece in stream._pending if type(piece) is memoryview]
+    assert len(views) == 1 and views[0].obj is big
+    assert len(stream._pending) == 2  # ("first" went out) the view, then one buffer: its newline, the small lines
+    assert await pipes.read_lines(4) == [b"first", big, b"second", b"third"]
+    await until(lambda: stream.idle)
+    await stream.aclose()
+
+
+async def test_a_big_line_is_offered_as_its_text_and_declined_goes_to_receive_as_the_same_bytes(
+    pipes: Pipes,
+) -> None:
+    """A line of BIG_LINE bytes or more that is UTF-8 reaches the handler decoded (its bytes already freed);
+    declined, receive() gets exactly the bytes that came; one that is not UTF-8 is offered as bytes."""
+    stream = PipeLineStream(pipes.stream_in, pipes.stream_out)
+    offered: list[bytes | str] = []
+    received: list[bytes] = []
+    text_line = ('{"x":"' + "é" * BIG_LINE + '"}').encode()
+    not_utf8 = b"\xff" * BIG_LINE
+
+    def handler(line: bytes | str) -> bool:
+        offered.append(line)
+        return False
+
+    stream.set_line_handler(handler)
+
+    async def consumer() -> None:
+        while len(received) < 3:
+            received.append(await stream.receive())
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(consumer)
+        await anyio.sleep(0.01)
+        for line in (text_line, not_utf8, b"small"):
+            await anyio.to_thread.run_sync(os.write, pipes.feed, line + b"\n")  # (a big one fills the pipe)
+            await until(lambda: len(received) == len(offered))
+    assert [type(line) for line in offered] == [str, bytes, bytes]
+    assert offered[0] == text_line.decode()
+    assert received == [text_line, not_utf8, b"small"]
+    await stream.aclose()
+
+
+async def test_a_text_line_is_written_a_slice_at_a_time_in_order(pipes: Pipes) -> None:
+    """``send_nowait(str)``: the text goes out in UTF-8 behind what was queued, and before what follows."""
+    stream = PipeLineStream(pipes.stream_in, pipes.stream_out)
+    text = "ü" * 1_500_000  # 3 MB in UTF-8: more than one slice, and more than a pipe takes
+    stream.send_nowait(b"first" * 20_000)
+    stream.send_nowait(text)
+    stream.send_nowait(b"last")
+    assert not stream.idle
+    assert [getattr(piece, "text", None) is text for piece in stream._pending] == [False, True, False]
+    assert await pipes.read_lines(3) == [b"first" * 20_000, text.encode(), b"last"]
+    await until(lambda: stream.idle)
+    await stream.aclose()
