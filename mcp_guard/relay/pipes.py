@@ -51,11 +51,37 @@ import anyio
 from ..wire.framing import DEFAULT_MAX_LINE
 from .framing import CHUNK, FdReceiveStream, FdSendStream, LineStream, pollable
 
-__all__ = ["LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
+__all__ = ["DirectLink", "LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
 
 LineHandler = Callable[[bytes], bool]
 """Takes one received line (no newline) in the reader callback: True when it handled the line, False to
 leave it, untouched, to ``receive()``. What it raises is raised to the consumer by ``receive()``."""
+
+
+class DirectLink:
+    """A client-side line stream the relay's hot path may drive without waiting (see the module docstring).
+
+    :class:`PipeLineStream` is one (``wrap`` on stdio); the HTTP front's in-memory client side
+    (``http_front.direct``) is another. The relay offers it a synchronous line handler, and
+    writes to it with :meth:`send_nowait` while it is :attr:`idle`.
+    """
+
+    def set_line_handler(self, handler: LineHandler | None) -> None:
+        """Offer received lines to ``handler`` while the consumer waits in ``receive()`` (None: stop offering)."""
+        raise NotImplementedError
+
+    @property
+    def idle(self) -> bool:
+        """No output is waiting: a line sent now is passed on at once."""
+        raise NotImplementedError
+
+    def send_nowait(self, line: bytes) -> None:
+        """Pass ``line`` on now, or queue it behind earlier output (never waits).
+
+        Raises:
+            anyio.BrokenResourceError, anyio.ClosedResourceError: the other side is gone, or this one closed.
+        """
+        raise NotImplementedError
 
 
 def pollable_on_asyncio(fd: int) -> bool:
@@ -82,7 +108,7 @@ def pipe_line_stream(read_fd: int, write_fd: int, *, max_line: int = DEFAULT_MAX
     return LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_line)
 
 
-class PipeLineStream(LineStream):
+class PipeLineStream(LineStream, DirectLink):
     """One newline-delimited message stream over a readable and a writable fd, on the asyncio loop's callbacks.
 
     The :class:`~mcp_guard.relay.framing.LineStream` contract (``receive``, ``send``,
