@@ -138,10 +138,16 @@ class RawHttp:
 
 
 @contextmanager
-def serving(command: list[str], url_from: str, port: int | None = None) -> Iterator[tuple[str, int]]:
+def serving(
+    command: list[str], url_from: str, port: int | None = None, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
     """Start a server; yield its MCP endpoint URL and pid once it accepts connections; stop it after."""
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     try:
         url = f"http://127.0.0.1:{port}/mcp" if port is not None else ""
@@ -245,6 +251,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", type=int, default=1, help="concurrent clients (one session each)")
     parser.add_argument("--no-direct", action="store_true", help="leave out the direct target")
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        help="a checkout of another mcp-guard version (its root folder): also run its wrap --http, for before/after",
+    )
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     args = parser.parse_args()
     has_fastmcp = subprocess.run([args.fastmcp_python, "-c", "import fastmcp"], capture_output=True).returncode == 0
@@ -253,18 +264,21 @@ def main() -> int:
     rates: dict[str, list[float]] = {}
     latencies: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
+    round_ratios: dict[str, list[float]] = {}
     for i in range(args.rounds):
-        targets: list[tuple[str, list[str], str, int | None]] = []
+        targets: list[tuple[str, list[str], str, int | None, dict[str, str] | None]] = []
         if not args.no_direct:
-            targets.append(("direct", DIRECT, "stdout", None))
-        targets.append(("mcp-guard", GUARD_HTTP + SIGMA, "stderr", None))
+            targets.append(("direct", DIRECT, "stdout", None, None))
+        targets.append(("mcp-guard", GUARD_HTTP + SIGMA, "stderr", None, None))
+        if args.baseline:
+            targets.append(("baseline", GUARD_HTTP + SIGMA, "stderr", None, {"PYTHONPATH": args.baseline}))
         if has_fastmcp:
             port = free_port()
             proxy = [args.fastmcp_python, str(ROOT / "benchmarks" / "fastmcp_proxy.py"), "--http", f"127.0.0.1:{port}"]
-            targets.append(("fastmcp proxy", [*proxy, "--", *SIGMA], "stderr", port))
+            targets.append(("fastmcp proxy", [*proxy, "--", *SIGMA], "stderr", port, None))
         line = []
-        for name, command, url_from, port_given in targets:
-            with serving(command, url_from, port_given) as (url, pid):
+        for name, command, url_from, port_given, env in targets:
+            with serving(command, url_from, port_given, env) as (url, pid):
                 rate, lat, cpu = run_http_round(url, pid, args.calls, args.clients)
             rates.setdefault(name, []).append(rate)
             latencies.setdefault(name, []).extend(lat)
@@ -276,6 +290,15 @@ def main() -> int:
         cpus.setdefault("mcp-guard stdio", []).append(cpu)
         line.append(f"mcp-guard stdio {rate:7.1f}/s {cpu * 1e6:4.0f} µs CPU")
         print(f"round {i + 1}: " + "   ".join(line), flush=True)
+        ratio = round_ratios.setdefault
+        ratio("guard CPU per call, HTTP/stdio", []).append(cpus["mcp-guard"][-1] / cpu)
+        if args.baseline:
+            ratio("baseline CPU per call, HTTP/stdio", []).append(cpus["baseline"][-1] / cpu)
+            ratio("mcp-guard/baseline throughput", []).append(rates["mcp-guard"][-1] / rates["baseline"][-1])
+        if "direct" in rates:
+            ratio("mcp-guard/direct throughput", []).append(rates["mcp-guard"][-1] / rates["direct"][-1])
+        if has_fastmcp:
+            ratio("mcp-guard/fastmcp proxy throughput", []).append(rates["mcp-guard"][-1] / rates["fastmcp proxy"][-1])
     print(
         f"median over {args.rounds} rounds, {args.clients} client(s) x {args.calls} sequential tools/call "
         "(HTTP targets over streamable HTTP):"
@@ -288,12 +311,10 @@ def main() -> int:
             f"  {name:<16} {value:8.1f} calls/s   p50 {percentile(lat, 0.5) * 1e3:6.2f} ms"
             f"   p99 {percentile(lat, 0.99) * 1e3:6.2f} ms   server CPU {cpu_median[name] * 1e6:5.0f} µs/call"
         )
-    ratios = [f"guard CPU per call, HTTP/stdio = {cpu_median['mcp-guard'] / cpu_median['mcp-guard stdio']:.2f}"]
-    if "direct" in median:
-        ratios.append(f"mcp-guard/direct = {median['mcp-guard'] / median['direct']:.2f}")
-    if "fastmcp proxy" in median:
-        ratios.append(f"mcp-guard/fastmcp proxy = {median['mcp-guard'] / median['fastmcp proxy']:.2f}")
-    print("  " + ";  ".join(ratios))
+    print(
+        "  ratios, median of the rounds' own: "
+        + ";  ".join(f"{name} = {statistics.median(values):.2f}" for name, values in round_ratios.items())
+    )
     return 0
 
 

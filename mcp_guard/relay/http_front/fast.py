@@ -11,7 +11,8 @@ cancel scope per wait. That machinery cost a good share of a call's CPU
 future that the router completes when it queues an item (:attr:`Exchange.waiter`), the
 ``receive()`` of the disconnect watch (a plain asyncio task), and a timer for the keep-alive
 window, whichever comes first. A response the relay already gave (a refusal it decided while
-the POST was handed over) is answered without any of it. This steps below anyio, as
+the POST was handed over) is answered without any of it, and the watch starts only once an
+answer has been awaited for :data:`WATCH_AFTER` seconds. This steps below anyio, as
 ``relay.pipes`` does for stdio, and is sound for the same reason: the front is served by uvicorn,
 which runs on asyncio only.
 """
@@ -80,8 +81,17 @@ def _wake(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
+WATCH_AFTER: Final = 0.05
+"""Seconds an answer is awaited before the disconnect watch starts (most answers come sooner, and need none)."""
+
+
 class _Wait:
-    """The waits of one request's answer: the next item, the client gone, or the keep-alive window over."""
+    """The waits of one request's answer: the next item, the client gone, or the keep-alive window over.
+
+    The disconnect watch (a task reading ``receive()``) starts only once an answer has been awaited
+    for :data:`WATCH_AFTER` seconds: a client that went away sooner is noticed then (its
+    ``receive()`` returns ``http.disconnect`` at once), and a request answered sooner costs no task.
+    """
 
     def __init__(self, receive: Receive, exchange: Exchange, keepalive: float) -> None:
         self._loop = asyncio.get_running_loop()
@@ -89,32 +99,38 @@ class _Wait:
         self._exchange = exchange
         self._keepalive = keepalive
         self._watch: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Future[None] | None = None
 
     @property
     def disconnected(self) -> bool:
         """The client went away (the watch saw ``http.disconnect``)."""
         return self._watch is not None and self._watch.done()
 
+    def _start_watch(self) -> None:
+        self._watch = self._loop.create_task(_disconnect(self._receive))
+        self._watch.add_done_callback(self._watched)
+
+    def _watched(self, _task: object) -> None:
+        if self._waiter is not None:
+            _wake(self._waiter)
+
     async def next(self) -> Item | Literal[_Quiet.QUIET] | None:
         """The next item; None when the stream ended; :data:`QUIET` when the window passed or the client went away."""
         exchange = self._exchange
         if not exchange.ready:
-            if self._watch is None:
-                self._watch = self._loop.create_task(_disconnect(self._receive))
-            if self._watch.done():
+            if self.disconnected:
                 return QUIET
-            waiter: asyncio.Future[None] = self._loop.create_future()
-            wake: Callable[[object], None] = lambda _: _wake(waiter)  # noqa: E731
-            exchange.waiter = waiter
-            self._watch.add_done_callback(wake)
+            waiter = self._waiter = exchange.waiter = self._loop.create_future()
             timer = self._loop.call_later(self._keepalive, _wake, waiter)
+            watch = None if self._watch is not None else self._loop.call_later(WATCH_AFTER, self._start_watch)
             try:
                 await waiter
             finally:
                 timer.cancel()
-                exchange.waiter = None
-                self._watch.remove_done_callback(wake)
-            if self._watch.done() or not exchange.ready:
+                if watch is not None:
+                    watch.cancel()
+                self._waiter = exchange.waiter = None
+            if self.disconnected or not exchange.ready:
                 return QUIET
         return exchange.take()
 
