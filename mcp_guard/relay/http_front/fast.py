@@ -100,15 +100,17 @@ class _Wait:
         self._keepalive = keepalive
         self._watch: asyncio.Task[None] | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     @property
     def disconnected(self) -> bool:
         """The client went away (the watch saw ``http.disconnect``)."""
         return self._watch is not None and self._watch.done()
 
-    def _start_watch(self) -> None:
+    def _start_watch(self, waiter: asyncio.Future[None], deadline: float) -> None:
         self._watch = self._loop.create_task(_disconnect(self._receive))
         self._watch.add_done_callback(self._watched)
+        self._timer = self._loop.call_at(deadline, _wake, waiter)
 
     def _watched(self, _task: object) -> None:
         if self._waiter is not None:
@@ -121,14 +123,18 @@ class _Wait:
             if self.disconnected:
                 return QUIET
             waiter = self._waiter = exchange.waiter = self._loop.create_future()
-            timer = self._loop.call_later(self._keepalive, _wake, waiter)
-            watch = None if self._watch is not None else self._loop.call_later(WATCH_AFTER, self._start_watch)
+            deadline = self._loop.time() + self._keepalive
+            if self._watch is None and self._keepalive > WATCH_AFTER:  # one timer: the watch's start, then the window
+                self._timer = self._loop.call_later(WATCH_AFTER, self._start_watch, waiter, deadline)
+            elif self._watch is None:
+                self._start_watch(waiter, deadline)
+            else:
+                self._timer = self._loop.call_at(deadline, _wake, waiter)
             try:
                 await waiter
             finally:
-                timer.cancel()
-                if watch is not None:
-                    watch.cancel()
+                if self._timer is not None:
+                    self._timer.cancel()
                 self._waiter = exchange.waiter = None
             if self.disconnected or not exchange.ready:
                 return QUIET
