@@ -184,16 +184,20 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
 
     Returns calls/s over all clients, each call's latency (s), and the server's CPU seconds per call.
     """
-    connections = [RawHttp(url) for _ in range(clients)]
-    for connection in connections:
-        connection.open_session()
-        for i in range(WARM_UP):  # warm-up (and the guard's first listing)
-            connection.post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": CALL})
+    sessions = []
+    for _ in range(clients):  # each on a connection of its own, closed after (idle ones would time out meanwhile)
+        opener = RawHttp(url)
+        opener.open_session()
+        sessions.append(dict(opener.headers))
+        opener.close()
     latencies: list[list[float]] = [[] for _ in range(clients)]
     start_line = threading.Barrier(clients + 1)
 
     def client(index: int) -> None:
-        connection = connections[index]
+        connection = RawHttp(url)
+        connection.headers.update(sessions[index])
+        for i in range(WARM_UP):  # warm-up (and the guard's first listing)
+            connection.post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": CALL})
         start_line.wait()
         for i in range(calls):
             request_id = WARM_UP + 1 + i
@@ -204,6 +208,7 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
             latencies[index].append(time.perf_counter() - before)
             assert status == 200 and answer[-1]["id"] == request_id, (status, answer)
             assert answer[-1]["result"]["isError"] is False, answer
+        connection.close()
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
     for thread in threads:
@@ -215,8 +220,6 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
         thread.join()
     elapsed = time.perf_counter() - start
     cpu = cpu_seconds(pid) - cpu_before
-    for connection in connections:
-        connection.close()
     total = calls * clients
     return total / elapsed, [x for each in latencies for x in each], cpu / total
 
