@@ -4,8 +4,10 @@ Usage::
 
     python benchmarks/fastmcp_proxy.py [--http HOST:PORT] -- COMMAND [ARGS...]
 
-Serves stdio by default, or streamable HTTP at ``/mcp`` with ``--http``. Needs ``fastmcp``
-(``pip install fastmcp``); ``relay_throughput.py`` runs it with the Python given by
+Serves stdio by default, or streamable HTTP at ``/mcp`` with ``--http``. Needs ``fastmcp``,
+in a venv of its own (it brings its own ``mcp``): the figures in the docs were measured with
+``pip install fastmcp==4.1.6`` (:data:`PINNED`; another version is used, with a warning).
+``relay_throughput.py`` and ``http_throughput.py`` run it with the Python given by
 ``--fastmcp-python``. Used only by the benchmarks, never by mcp-guard itself.
 """
 
@@ -13,6 +15,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Final
+
+PINNED: Final = "4.1.6"
+"""The FastMCP version the benchmarks compare against."""
 
 
 def main() -> int:
@@ -21,9 +27,12 @@ def main() -> int:
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    import fastmcp
     from fastmcp.client.transports import StdioTransport
     from fastmcp.server import create_proxy
 
+    if fastmcp.__version__ != PINNED:
+        print(f"warning: fastmcp {fastmcp.__version__}, not the pinned {PINNED}", file=sys.stderr)
     proxy = create_proxy(StdioTransport(command=command[0], args=command[1:]))
     if args.http:
         host, _, port = args.http.rpartition(":")

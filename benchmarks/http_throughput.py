@@ -1,21 +1,27 @@
-"""Throughput and latency of sequential ``tools/call`` over streamable HTTP: direct, through
-``mcp-guard wrap --http``, and through FastMCP's proxy (``fastmcp.server.create_proxy``).
+"""``tools/call`` over streamable HTTP: throughput, latency and the guard's CPU per call, against
+direct, FastMCP's proxy (``fastmcp.server.create_proxy``) and ``mcp-guard wrap`` on stdio.
 
-Targets, each started fresh per round:
+Targets, each started fresh per round, over the Sigma fixture server:
 
-- direct: the Sigma fixture server served over the SDK's streamable HTTP transport
-  (``tests/e2e/sigma_http_server.py``);
+- direct: the Sigma server over the SDK's streamable HTTP transport (``tests/e2e/sigma_http_server.py``);
 - mcp-guard: ``mcp-guard wrap --http 127.0.0.1:0 -- python fixtures/sigma/server.py``;
 - fastmcp proxy: ``benchmarks/fastmcp_proxy.py --http 127.0.0.1:PORT -- python fixtures/sigma/server.py``
-  (skipped when ``--fastmcp-python`` cannot import fastmcp).
+  (skipped when ``--fastmcp-python`` cannot import fastmcp; the pinned version is in that script);
+- mcp-guard stdio: ``mcp-guard wrap -- python fixtures/sigma/server.py`` with a raw newline-delimited
+  client, for the CPU-per-call reference (the same upstream, the same calls, no HTTP).
 
-The client is a raw HTTP client (one connection, JSON-RPC POSTs, SSE or JSON answers), so
-the figures measure the servers and proxies, not a client library. Rounds of the targets
-are interleaved and medians compared, so machine noise hits all alike.
+``--clients N`` clients run at once, each on its own connection and session, each making
+``--calls`` sequential calls (``--clients 1``: latency; ``--clients 8``: throughput under load).
+The clients are raw HTTP/1.1 over sockets in threads (keep-alive, JSON or SSE answers), so the
+figures measure the servers and proxies, not a client library. The CPU figure is the guard
+process's own CPU time (``/proc/PID/task/*/schedstat``, its upstream excluded) over the timed
+calls, divided by their number. Rounds of the targets are interleaved and medians compared,
+so machine noise hits all alike.
 
 Usage::
 
-    python benchmarks/http_throughput.py [--calls 500] [--rounds 3] [--fastmcp-python PATH]
+    python benchmarks/http_throughput.py [--calls 500] [--rounds 3] [--clients 1]
+        [--fastmcp-python PATH]
 """
 
 from __future__ import annotations
@@ -25,21 +31,26 @@ import json
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx2
-from relay_throughput import summarize  # (this script's folder is on sys.path when it runs)
+from relay_throughput import RawClient, percentile  # (this script's folder is on sys.path when it runs)
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMA = [sys.executable, str(ROOT / "fixtures" / "sigma" / "server.py")]
 DIRECT = [sys.executable, str(ROOT / "tests" / "e2e" / "sigma_http_server.py")]
+GUARD_HTTP = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "info", "--http", "127.0.0.1:0", "--"]
+GUARD_STDIO = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--"]
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+CALL = {"name": "add", "arguments": {"a": 2, "b": 3}}
+WARM_UP = 30
 
 
 def free_port() -> int:
@@ -48,33 +59,118 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of process ``pid`` itself (all its threads, not its children), in seconds.
+
+    From ``/proc/PID/task/*/schedstat`` (nanoseconds on the CPU), finer than the clock ticks of
+    ``/proc/PID/stat``.
+    """
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as stat:
+                total += int(stat.read().split()[0])
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+    return total / 1e9
+
+
+class RawHttp:
+    """One keep-alive HTTP/1.1 connection posting JSON-RPC messages to an MCP endpoint."""
+
+    def __init__(self, url: str) -> None:
+        found = re.fullmatch(r"http://([^:/]+):(\d+)(/.*)", url)
+        assert found, url
+        self.host, self.port, self.path = found.group(1), int(found.group(2)), found.group(3)
+        self.sock = socket.create_connection((self.host, self.port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.sock.makefile("rb", buffering=1 << 16)
+        self.headers: dict[str, str] = {}
+
+    def post(self, message: dict[str, Any]) -> tuple[int, dict[str, str], list[dict[str, Any]]]:
+        """POST one message; (status, response headers, the JSON-RPC messages of the answer)."""
+        body = json.dumps(message).encode()
+        head = [
+            f"POST {self.path} HTTP/1.1",
+            f"Host: {self.host}:{self.port}",
+            "Accept: application/json, text/event-stream",
+            "Content-Type: application/json",
+            f"Content-Length: {len(body)}",
+            *(f"{k}: {v}" for k, v in self.headers.items()),
+        ]
+        self.sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        status = int(self.reader.readline().split()[1])
+        headers: dict[str, str] = {}
+        while (line := self.reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if "content-length" in headers:
+            data = self.reader.read(int(headers["content-length"]))
+        elif headers.get("transfer-encoding") == "chunked":
+            parts = []
+            while (size := int(self.reader.readline().split(b";")[0], 16)) > 0:
+                parts.append(self.reader.read(size))
+                self.reader.readline()
+            self.reader.readline()
+            data = b"".join(parts)
+        else:
+            data = b""
+        if headers.get("content-type", "").startswith("text/event-stream"):
+            found = [
+                json.loads(line[5:]) for line in data.splitlines() if line.startswith(b"data:") and line[5:].strip()
+            ]
+        else:
+            found = [json.loads(data)] if data.strip() else []
+        return status, headers, found
+
+    def open_session(self) -> None:
+        """``initialize`` and ``notifications/initialized``: the session id and version go on every later POST."""
+        status, headers, answer = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
+        assert status == 200, (status, answer)
+        if "mcp-session-id" in headers:
+            self.headers["Mcp-Session-Id"] = headers["mcp-session-id"]
+        self.headers["MCP-Protocol-Version"] = answer[-1]["result"]["protocolVersion"]
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+
 @contextmanager
-def serving(command: list[str], url_from: str, port: int | None = None) -> Iterator[str]:
-    """Start a server; yield its MCP endpoint URL once it answers; stop it after."""
+def serving(
+    command: list[str], url_from: str, port: int | None = None, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
+    """Start a server; yield its MCP endpoint URL and pid once it accepts connections; stop it after."""
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     try:
-        url = ""
+        url = f"http://127.0.0.1:{port}/mcp" if port is not None else ""
         deadline = time.monotonic() + 60
         stream = process.stdout if url_from == "stdout" else process.stderr
         assert stream is not None
-        if port is not None:
-            url = f"http://127.0.0.1:{port}/mcp"
-        else:
-            while time.monotonic() < deadline and not url:
-                line = stream.readline()
-                if not line:
-                    raise RuntimeError(f"{command[1]} ended before it listened")
-                found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-                url = found.group(1) if found else ""
+        while not url and time.monotonic() < deadline:
+            line = stream.readline()
+            if not line:
+                raise RuntimeError(f"{command[1]} ended before it listened")
+            found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+            url = found.group(1) if found else ""
+        host, port_text = url.split("/")[2].split(":")
         while time.monotonic() < deadline:  # until it accepts connections
             try:
-                httpx2.post(url, content=b"{}", timeout=2)
+                socket.create_connection((host, int(port_text)), timeout=2).close()
                 break
-            except httpx2.HTTPError:
+            except OSError:
                 time.sleep(0.1)
-        yield url
+        # Drain the pipes in the background, so a chatty server never blocks on a full pipe.
+        for pipe in (process.stdout, process.stderr):
+            threading.Thread(target=pipe.read, daemon=True).start()  # type: ignore[union-attr]
+        yield url, process.pid
     finally:
         process.terminate()
         try:
@@ -83,52 +179,86 @@ def serving(command: list[str], url_from: str, port: int | None = None) -> Itera
             process.kill()
 
 
-def messages(response: httpx2.Response) -> list[dict[str, Any]]:
-    """The JSON-RPC messages of one answer (a JSON body, or an SSE stream's data lines)."""
-    if response.headers.get("content-type", "").startswith("application/json"):
-        body = response.json()
-        return body if isinstance(body, list) else [body]
-    return [
-        json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()
-    ]
+def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float, list[float], float]:
+    """``clients`` sessions at once, ``calls`` sequential tools/call each.
 
+    Returns calls/s over all clients, each call's latency (s), and the server's CPU seconds per call.
+    """
+    sessions = []
+    for _ in range(clients):  # each on a connection of its own, closed after (idle ones would time out meanwhile)
+        opener = RawHttp(url)
+        opener.open_session()
+        sessions.append(dict(opener.headers))
+        opener.close()
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    start_line = threading.Barrier(clients + 1)
 
-def run_round(url: str, calls: int) -> tuple[float, list[float]]:
-    """Initialize, then ``calls`` sequential tools/call; return calls/s and each call's latency (s)."""
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    with httpx2.Client(timeout=60) as client:
-        init = client.post(
-            url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}, headers=headers
-        )
-        init.raise_for_status()
-        session = init.headers.get("mcp-session-id")
-        if session:
-            headers["Mcp-Session-Id"] = session
-        headers["MCP-Protocol-Version"] = messages(init)[-1]["result"]["protocolVersion"]
-        client.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
-        }
-        for _ in range(30):  # warm-up (and the guard's first listing)
-            client.post(url, json=body, headers=headers)
-        latencies = []
-        start = time.perf_counter()
+    def client(index: int) -> None:
+        connection = RawHttp(url)
+        connection.headers.update(sessions[index])
+        for i in range(WARM_UP):  # warm-up (and the guard's first listing)
+            connection.post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": CALL})
+        start_line.wait()
         for i in range(calls):
-            body["id"] = i + 2
+            request_id = WARM_UP + 1 + i
             before = time.perf_counter()
-            answer = messages(client.post(url, json=body, headers=headers))[-1]
+            status, _, answer = connection.post(
+                {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": CALL}
+            )
+            latencies[index].append(time.perf_counter() - before)
+            assert status == 200 and answer[-1]["id"] == request_id, (status, answer)
+            assert answer[-1]["result"]["isError"] is False, answer
+        connection.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    cpu_before = cpu_seconds(pid)
+    start_line.wait()
+    start = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    cpu = cpu_seconds(pid) - cpu_before
+    total = calls * clients
+    return total / elapsed, [x for each in latencies for x in each], cpu / total
+
+
+def run_stdio_round(calls: int) -> tuple[float, list[float], float]:
+    """``wrap`` on stdio, one client: calls/s, latencies, and the guard's CPU seconds per call."""
+    client = RawClient(GUARD_STDIO + SIGMA)
+    try:
+        init = client.request("initialize", INIT)
+        assert "result" in init, init
+        client.notify("notifications/initialized")
+        for _ in range(WARM_UP):
+            client.request("tools/call", CALL)
+        latencies = []
+        cpu_before = cpu_seconds(client.process.pid)
+        start = time.perf_counter()
+        for _ in range(calls):
+            before = time.perf_counter()
+            response = client.request("tools/call", CALL)
             latencies.append(time.perf_counter() - before)
-            assert answer["id"] == i + 2 and answer["result"]["isError"] is False, answer
-        return calls / (time.perf_counter() - start), latencies
+        elapsed = time.perf_counter() - start
+        cpu = cpu_seconds(client.process.pid) - cpu_before
+        assert "result" in response, response
+        return calls / elapsed, latencies, cpu / calls
+    finally:
+        client.close()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--calls", type=int, default=500, help="sequential calls per client per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=1, help="concurrent clients (one session each)")
+    parser.add_argument("--no-direct", action="store_true", help="leave out the direct target")
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        help="a checkout of another mcp-guard version (its root folder): also run its wrap --http, for before/after",
+    )
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     args = parser.parse_args()
     has_fastmcp = subprocess.run([args.fastmcp_python, "-c", "import fastmcp"], capture_output=True).returncode == 0
@@ -136,41 +266,58 @@ def main() -> int:
         print(f"(fastmcp not importable by {args.fastmcp_python}: FastMCP proxy target skipped)")
     rates: dict[str, list[float]] = {}
     latencies: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    round_ratios: dict[str, list[float]] = {}
     for i in range(args.rounds):
-        targets: list[tuple[str, list[str], str, int | None]] = [
-            ("direct", DIRECT, "stdout", None),
-            (
-                "mcp-guard",
-                [
-                    sys.executable,
-                    "-m",
-                    "mcp_guard",
-                    "wrap",
-                    "--log-level",
-                    "info",
-                    "--http",
-                    "127.0.0.1:0",
-                    "--",
-                    *SIGMA,
-                ],
-                "stderr",
-                None,
-            ),
-        ]
+        targets: list[tuple[str, list[str], str, int | None, dict[str, str] | None]] = []
+        if not args.no_direct:
+            targets.append(("direct", DIRECT, "stdout", None, None))
+        targets.append(("mcp-guard", GUARD_HTTP + SIGMA, "stderr", None, None))
+        if args.baseline:
+            targets.append(("baseline", GUARD_HTTP + SIGMA, "stderr", None, {"PYTHONPATH": args.baseline}))
         if has_fastmcp:
             port = free_port()
             proxy = [args.fastmcp_python, str(ROOT / "benchmarks" / "fastmcp_proxy.py"), "--http", f"127.0.0.1:{port}"]
-            targets.append(("fastmcp proxy", [*proxy, "--", *SIGMA], "stderr", port))
+            targets.append(("fastmcp proxy", [*proxy, "--", *SIGMA], "stderr", port, None))
         line = []
-        for name, command, url_from, port_given in targets:
-            with serving(command, url_from, port_given) as url:
-                rate, lat = run_round(url, args.calls)
+        for name, command, url_from, port_given, env in targets:
+            with serving(command, url_from, port_given, env) as (url, pid):
+                rate, lat, cpu = run_http_round(url, pid, args.calls, args.clients)
             rates.setdefault(name, []).append(rate)
             latencies.setdefault(name, []).extend(lat)
-            line.append(f"{name} {rate:7.1f}/s")
-        print(f"round {i + 1}: " + "   ".join(line))
-    title = f"median over {args.rounds} rounds of {args.calls} sequential tools/call over streamable HTTP:"
-    summarize(title, rates, latencies, "ms")
+            cpus.setdefault(name, []).append(cpu)
+            line.append(f"{name} {rate:7.1f}/s {cpu * 1e6:4.0f} µs CPU")
+        rate, lat, cpu = run_stdio_round(args.calls)
+        rates.setdefault("mcp-guard stdio", []).append(rate)
+        latencies.setdefault("mcp-guard stdio", []).extend(lat)
+        cpus.setdefault("mcp-guard stdio", []).append(cpu)
+        line.append(f"mcp-guard stdio {rate:7.1f}/s {cpu * 1e6:4.0f} µs CPU")
+        print(f"round {i + 1}: " + "   ".join(line), flush=True)
+        ratio = round_ratios.setdefault
+        ratio("guard CPU per call, HTTP/stdio", []).append(cpus["mcp-guard"][-1] / cpu)
+        if args.baseline:
+            ratio("baseline CPU per call, HTTP/stdio", []).append(cpus["baseline"][-1] / cpu)
+            ratio("mcp-guard/baseline throughput", []).append(rates["mcp-guard"][-1] / rates["baseline"][-1])
+        if "direct" in rates:
+            ratio("mcp-guard/direct throughput", []).append(rates["mcp-guard"][-1] / rates["direct"][-1])
+        if has_fastmcp:
+            ratio("mcp-guard/fastmcp proxy throughput", []).append(rates["mcp-guard"][-1] / rates["fastmcp proxy"][-1])
+    print(
+        f"median over {args.rounds} rounds, {args.clients} client(s) x {args.calls} sequential tools/call "
+        "(HTTP targets over streamable HTTP):"
+    )
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    cpu_median = {name: statistics.median(values) for name, values in cpus.items()}
+    for name, value in median.items():
+        lat = latencies[name]
+        print(
+            f"  {name:<16} {value:8.1f} calls/s   p50 {percentile(lat, 0.5) * 1e3:6.2f} ms"
+            f"   p99 {percentile(lat, 0.99) * 1e3:6.2f} ms   server CPU {cpu_median[name] * 1e6:5.0f} µs/call"
+        )
+    print(
+        "  ratios, median of the rounds' own: "
+        + ";  ".join(f"{name} = {statistics.median(values):.2f}" for name, values in round_ratios.items())
+    )
     return 0
 
 

@@ -57,7 +57,7 @@ import anyio
 from ..wire.framing import DEFAULT_MAX_LINE
 from .framing import CHUNK, FdReceiveStream, FdSendStream, LineStream, pollable
 
-__all__ = ["BIG_LINE", "LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
+__all__ = ["BIG_LINE", "DirectLink", "LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
 
 BIG_LINE: Final = 1 << 16
 """A line sent of at least this many bytes is written (and what the fd does not take of it queued) without
@@ -105,6 +105,32 @@ bytes, its text and the value parsed from it). It can be sent on as it is (:meth
 takes a ``str``); declined, it goes to ``receive()`` as the same bytes again."""
 
 
+class DirectLink:
+    """A client-side line stream the relay's hot path may drive without waiting (see the module docstring).
+
+    :class:`PipeLineStream` is one (``wrap`` on stdio); the HTTP front's in-memory client side
+    (``http_front.direct``) is another. The relay offers it a synchronous line handler, and
+    writes to it with :meth:`send_nowait` while it is :attr:`idle`.
+    """
+
+    def set_line_handler(self, handler: LineHandler | None) -> None:
+        """Offer received lines to ``handler`` while the consumer waits in ``receive()`` (None: stop offering)."""
+        raise NotImplementedError
+
+    @property
+    def idle(self) -> bool:
+        """No output is waiting: a line sent now is passed on at once."""
+        raise NotImplementedError
+
+    def send_nowait(self, line: bytes | str) -> None:
+        """Pass ``line`` (a ``str`` is its UTF-8 text) on now, or queue it behind earlier output (never waits).
+
+        Raises:
+            anyio.BrokenResourceError, anyio.ClosedResourceError: the other side is gone, or this one closed.
+        """
+        raise NotImplementedError
+
+
 def pollable_on_asyncio(fd: int) -> bool:
     """Whether an asyncio loop runs in this thread and can poll ``fd`` (a pipe, socket or tty; not a regular file)."""
     try:
@@ -129,7 +155,7 @@ def pipe_line_stream(read_fd: int, write_fd: int, *, max_line: int = DEFAULT_MAX
     return LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_line)
 
 
-class PipeLineStream(LineStream):
+class PipeLineStream(LineStream, DirectLink):
     """One newline-delimited message stream over a readable and a writable fd, on the asyncio loop's callbacks.
 
     The :class:`~mcp_guard.relay.framing.LineStream` contract (``receive``, ``send``,

@@ -54,8 +54,9 @@ any object with ``receive()`` and ``send()``); one :class:`Relay` serves one cli
 
 The stdio hot path
 ------------------
-When the client and the upstream are both pipe streams (``pipes.PipeLineStream``: ``wrap``
-with a stdio upstream, on asyncio), a line that arrives while the reading task waits is
+When the upstream is a pipe stream and the client side a ``pipes.DirectLink`` (a
+``pipes.PipeLineStream``: ``wrap`` with a stdio upstream, on asyncio; or the HTTP front's
+in-memory side, ``http_front.direct``), a line that arrives while the reading task waits is
 handled in the stream's reader callback (:meth:`Relay._client_line_now`,
 :meth:`Relay._upstream_line_now`): parsed, routed and judged by the same code as below, and
 written without waiting, in one pass of the event loop. A line that needs waiting (the
@@ -130,7 +131,7 @@ from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
 from ..wire.meta import era_meta, is_modern
 from .guard import ToolEntry, ToolTable
 from .listings import fresh
-from .pipes import PipeLineStream
+from .pipes import DirectLink, PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from .upstream_side import UpstreamSide
 
@@ -334,7 +335,7 @@ class Relay(UpstreamSide):
 
     async def _from_client(self) -> None:
         client = self.client
-        if not isinstance(client, PipeLineStream):
+        if not isinstance(client, DirectLink):
             await self._client_lines()
             return
         client.set_line_handler(self._client_line_now)  # the hot path
@@ -373,12 +374,13 @@ class Relay(UpstreamSide):
     def _client_line_now(self, line: bytes | str) -> bool:
         """The hot path for one client line, run by the client's pipe stream in its reader callback (``pipes``).
 
-        Takes what needs no waiting: a message (not a batch) while the upstream is ready, both
-        sides are pipe streams with no output queued, and no listing of the guard's own is
-        needed. It is routed and forwarded (or answered) just as :meth:`_client_lines` would,
-        writing without waiting. Anything else is declined (False) before anything is done,
-        and :meth:`_client_lines` takes it as usual, in order. A big line comes as its text
-        (``pipes.LineHandler``) and, when safe, goes on as that text (``loads_as_received``).
+        Takes what needs no waiting: a message (not a batch) while the upstream is ready, the
+        upstream's pipe and the client side (a ``DirectLink``) have no output queued, and no
+        listing of the guard's own is needed. It is routed and forwarded (or answered) just as
+        :meth:`_client_lines` would, writing without waiting. Anything else is declined (False)
+        before anything is done, and :meth:`_client_lines` takes it as usual, in order. A big
+        line comes as its text (``pipes.LineHandler``) and, when safe, goes on as that text
+        (``loads_as_received``).
         """
         upstream = self.peer.upstream
         client = self.client
@@ -386,7 +388,7 @@ class Relay(UpstreamSide):
             self._ready
             and isinstance(upstream, PipeLineStream)
             and upstream.idle
-            and isinstance(client, PipeLineStream)
+            and isinstance(client, DirectLink)
             and client.idle
         ):
             return False

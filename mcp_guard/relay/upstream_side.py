@@ -52,7 +52,7 @@ from ..wire.jsonrpc import (
 from ..wire.messages import GONE
 from .guard import ToolTable
 from .listings import ToolListings
-from .pipes import LineHandler, PipeLineStream
+from .pipes import DirectLink, LineHandler, PipeLineStream
 from .upstream import Connector, LineLink
 
 if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
@@ -245,9 +245,9 @@ class UpstreamSide:
                 await self._reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
-        """The hot path for a pipe upstream when the client is a pipe too (``peer.connection``)."""
+        """The hot path for a pipe upstream when the client side is a ``pipes.DirectLink`` (``peer.connection``)."""
         client = self.client
-        return partial(self._upstream_line_now, client) if isinstance(client, PipeLineStream) else None
+        return partial(self._upstream_line_now, client) if isinstance(client, DirectLink) else None
 
     async def peer_output(self, message: Any) -> bool:
         """A parsed upstream message or batch (``peer.connection``): routed, and sent to the client.
@@ -270,7 +270,7 @@ class UpstreamSide:
             return False
         return True
 
-    def _upstream_line_now(self, client: PipeLineStream, line: bytes | str) -> bool:
+    def _upstream_line_now(self, client: DirectLink, line: bytes | str) -> bool:
         """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
 
         Takes every line that parses while the client's pipe has no output queued, just as
@@ -426,7 +426,7 @@ class UpstreamSide:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._client_gone()
 
-    def _reply_now(self, client: PipeLineStream, message: dict[str, Any]) -> None:
+    def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
         """:meth:`_reply` without waiting (the line is queued when the client's pipe is full)."""
         try:
             client.send_nowait(dumps(message))

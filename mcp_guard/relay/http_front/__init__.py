@@ -58,10 +58,17 @@ no cap of its own yet: an upstream can still make the relay buffer one huge line
 
 The package, by concern: :mod:`.config` (the options and limits), :mod:`.security` (``Host``,
 ``Origin`` and the bearer token), :mod:`.messages` (request streams and message helpers),
-:mod:`.channel` (one relay and the routing of its output), :mod:`.handshake` (handshake-era
-sessions, ``Mcp-Session-Id``), :mod:`.shared` (those sessions on one shared upstream),
-:mod:`.modern` (the shared 2026-07-28 channel), :mod:`.app` (the ASGI application: routing,
-bodies, responses) and :mod:`.serving` (uvicorn, signals).
+:mod:`.channel` (one relay and the routing of its output), :mod:`.direct` (the relay's in-memory
+client side, on the relay's synchronous hot path), :mod:`.handshake` (handshake-era sessions,
+``Mcp-Session-Id``), :mod:`.shared` (those sessions on one shared upstream), :mod:`.modern` (the
+shared 2026-07-28 channel), :mod:`.app` (the ASGI application: routing, bodies, responses),
+:mod:`.fast` (answering a request: JSON or SSE), :mod:`.parsers` (uvicorn's HTTP parsers with
+header deadlines) and :mod:`.serving` (uvicorn, signals).
+
+The hot path: a POSTed message is handed to its relay synchronously (judged and forwarded, or
+refused, in the POST handler's own step), the upstream's response is judged and routed to the
+request's stream in the upstream pipe's reader callback, and a JSON answer needs no task group
+or memory stream per request (see :mod:`.direct` and :mod:`.fast`).
 """
 
 from __future__ import annotations

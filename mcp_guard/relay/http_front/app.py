@@ -38,8 +38,9 @@ from ...wire.messages import parse_error_text
 from ..upstream import UpstreamStartError
 from .channel import Channel, SessionFactory
 from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
+from .fast import PING, answer, respond, sse_event
 from .handshake import Session
-from .messages import Exchange, Item, envelope_version, error_bytes, message_kind
+from .messages import Exchange, envelope_version, error_bytes, message_kind
 from .modern import ModernChannel
 from .ops import OPS_PATHS, ops_answer, send_answer
 from .security import Security
@@ -63,27 +64,7 @@ def _accepts(headers: Headers) -> tuple[bool, bool]:
     )
 
 
-def _sse_event(data: bytes) -> bytes:
-    return b"event: message\r\ndata: " + data + b"\r\n\r\n"
-
-
-_PING: Final = b": keep-alive\r\n\r\n"
-
-
-async def _respond(
-    send: Send,
-    status: int,
-    body: bytes = b"",
-    headers: Iterable[tuple[bytes, bytes]] = (),
-    *,
-    content_type: bytes | None = b"application/json",
-) -> None:
-    head = [(b"content-length", str(len(body)).encode())]
-    if content_type is not None and body:
-        head.append((b"content-type", content_type))
-    head.extend(headers)
-    await send({"type": "http.response.start", "status": status, "headers": head})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+_respond = respond  # (the name the handlers use)
 
 
 async def _refuse(
@@ -523,49 +504,7 @@ class HttpFront:
         JSON when the response comes first within the keep-alive window, else an SSE stream.
         Returns False when the client disconnected first (the caller abandons the request).
         """
-        keepalive = self.config.keepalive
-        done = False
-        async with anyio.create_task_group() as tg:
-
-            async def watch_disconnect() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch_disconnect)
-            first: Item | None = None
-            with anyio.move_on_after(keepalive) as waiting:
-                first = await exchange.next()
-            if not waiting.cancelled_caught and (first is None or first.final):
-                if first is None:
-                    first = Item(_ended(exchange), final=True)
-                await _respond(send, first.status, first.data, headers)
-                done = True
-                tg.cancel_scope.cancel()
-                return done
-            sse = [
-                (b"content-type", b"text/event-stream"),
-                (b"cache-control", b"no-cache, no-transform"),
-                (b"x-accel-buffering", b"no"),
-                *headers,
-            ]
-            await send({"type": "http.response.start", "status": 200, "headers": sse})
-            item = first
-            while True:
-                if item is not None:
-                    await send({"type": "http.response.body", "body": _sse_event(item.data), "more_body": True})
-                    if item.final:
-                        break
-                with anyio.move_on_after(keepalive) as waiting:
-                    item = await exchange.next()
-                if waiting.cancelled_caught:
-                    await send({"type": "http.response.body", "body": _PING, "more_body": True})
-                elif item is None:
-                    item = Item(_ended(exchange), final=True)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            done = True
-            tg.cancel_scope.cancel()
-        return done
+        return await answer(receive, send, exchange, headers, self.config.keepalive, _ended)
 
     async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
         if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
@@ -605,16 +544,16 @@ class HttpFront:
                 tg.start_soon(watch_disconnect)
                 while session.backlog:  # older than anything routed to this stream
                     data = session.backlog.popleft()
-                    await send({"type": "http.response.body", "body": _sse_event(data), "more_body": True})
+                    await send({"type": "http.response.body", "body": sse_event(data), "more_body": True})
                 while True:
                     with anyio.move_on_after(self.config.keepalive) as waiting:
                         item = await stream.next()
                     if waiting.cancelled_caught:
-                        await send({"type": "http.response.body", "body": _PING, "more_body": True})
+                        await send({"type": "http.response.body", "body": PING, "more_body": True})
                     elif item is None:
                         break
                     else:
-                        await send({"type": "http.response.body", "body": _sse_event(item.data), "more_body": True})
+                        await send({"type": "http.response.body", "body": sse_event(item.data), "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 tg.cancel_scope.cancel()
         finally:

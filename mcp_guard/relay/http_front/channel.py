@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
@@ -15,7 +15,8 @@ from ..framing import LineStream
 from ..guard import ToolTable
 from ..relay import Relay
 from ..upstream import stdio_connector
-from .config import INBOUND_BUFFER, STOP_GRACE_SECONDS
+from .config import STOP_GRACE_SECONDS
+from .direct import DirectClientSide
 from .messages import Exchange, Item, Key, error_bytes, map_key
 
 if TYPE_CHECKING:
@@ -24,55 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["Channel", "SessionFactory", "SessionRunner"]
 
 log = logging.getLogger("mcp_guard")
-
-
-class _RelayClientSide:
-    """The relay's downstream side, shaped like :class:`~mcp_guard.relay.framing.LineStream`.
-
-    ``receive()`` yields the messages the HTTP requests put in (each a whole JSON text, no
-    framing, so any size passes unchanged); ``send(line)`` hands relay output to the
-    front's router.
-    """
-
-    def __init__(self, deliver: Callable[[bytes], Awaitable[None]]) -> None:
-        self._deliver = deliver
-        self._in, self._out = anyio.create_memory_object_stream[bytes](INBOUND_BUFFER)
-
-    async def receive(self) -> bytes:
-        """The next client message; ``anyio.EndOfStream`` once the session ended."""
-        try:
-            return await self._out.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise anyio.EndOfStream from None
-
-    async def send(self, line: bytes) -> None:
-        """Route one message of relay output."""
-        await self._deliver(line)
-
-    async def close_send(self) -> None:
-        """Nothing to close: output goes to the router."""
-
-    async def aclose(self) -> None:
-        """Close the inbound queue."""
-        self._in.close()
-        self._out.close()
-
-    async def put(self, line: bytes) -> bool:
-        """Give the relay one client message; False when the relay no longer reads."""
-        try:
-            await self._in.send(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return False
-        return True
-
-    def end(self) -> None:
-        """No more client messages: the relay sees EOF (the MCP way to end a session)."""
-        self._in.close()
-
-    def close(self) -> None:
-        """The relay is gone: senders waiting to put a message fail at once."""
-        self._in.close()
-        self._out.close()
 
 
 class SessionRunner(Protocol):
@@ -96,7 +48,7 @@ SessionFactory = Callable[[LineStream], SessionRunner]
 """Builds the runner of one session from its in-memory client line stream."""
 
 
-def _make_relay(front: HttpFront, client: _RelayClientSide) -> SessionRunner:
+def _make_relay(front: HttpFront, client: DirectClientSide) -> SessionRunner:
     """The one place the front builds what serves a session: the front's session factory, or a
     relay with its own upstream connector and tool table.
 
@@ -132,7 +84,7 @@ class Channel:
 
     def __init__(self, front: HttpFront) -> None:
         self.front = front
-        self.client = _RelayClientSide(self._deliver)
+        self.client = DirectClientSide(self._deliver, self._deliver_now)
         self.pending: dict[Key, Exchange] = {}
         self.closed = False
         self.done = anyio.Event()
@@ -154,6 +106,7 @@ class Channel:
                 relay = self.runner = _make_relay(self.front, self.client)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._watch)
+                    tg.start_soon(self.client.run)
                     await relay.run(task_status=task_status)
                     tg.cancel_scope.cancel()
         finally:
@@ -248,10 +201,28 @@ class Channel:
         elif type(message) is dict:
             await self._route(message, line)
 
+    def _deliver_now(self, line: bytes) -> bool:
+        """Route one message of relay output if that needs no waiting: a response (its stream has room).
+
+        False, having done nothing, for anything else (it goes to :meth:`_deliver`, in order).
+        """
+        try:
+            message = loads_upstream(line)
+        except (ValueError, RecursionError):
+            return False
+        if type(message) is not dict or "method" in message:
+            return False
+        self._respond(message, line)
+        return True
+
     async def _route(self, message: dict[str, Any], raw: bytes | None) -> None:
         if "method" in message:
             await self._route_other(message, raw)
             return
+        self._respond(message, raw)
+
+    def _respond(self, message: dict[str, Any], raw: bytes | None) -> None:
+        """Give a response to the stream of the request with its id (the final item always finds room)."""
         if "id" not in message:
             return
         key = map_key(message["id"])
@@ -279,7 +250,7 @@ class Channel:
             self._note_initialize(message)
         if exchange.discover:
             self._note_discover(message)
-        if not await exchange.put(Item(data, final=True, status=status)):
+        if not exchange.offer(Item(data, final=True, status=status)):
             log.debug("the client of a request went away before its answer arrived; answer dropped")
 
     def _answer_bytes(self, message: dict[str, Any], raw: bytes | None, exchange: Exchange) -> bytes:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ...wire.jsonrpc import NO_ID, dumps, error_response, id_key, valid_id
 from ...wire.meta import PROTOCOL_VERSION_KEY
@@ -54,49 +54,116 @@ class Item:
     status: int = 200
 
 
-@dataclass
+class _Closer:
+    """One end of an :class:`Exchange` (``sender`` or ``receiver``): ``close()`` is all it offers."""
+
+    __slots__ = ("close",)
+
+    def __init__(self, close: Callable[[], None]) -> None:
+        self.close = close
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
+@dataclass(eq=False)
 class Exchange:
-    """A POSTed request waiting for its response, or (``client_id`` unused) a session's GET stream."""
+    """A POSTed request waiting for its response, or (``client_id`` unused) a session's GET stream.
+
+    A queue of :class:`Item` from the router (``put``, ``offer``) to the HTTP side (``next``,
+    or :attr:`waiter` and ``take`` for a handler that waits on several things at once). Up to
+    :data:`~.config.EXCHANGE_BUFFER` messages wait before ``put`` waits for room (backpressure
+    towards the upstream); the response (a final item) always finds room, so answering a request
+    never waits. ``sender.close()`` ends the stream (the HTTP side gets None after what is
+    queued); ``receiver.close()`` says the HTTP side is gone (``put`` and ``offer`` return False).
+
+    Built on the asyncio loop's futures rather than an anyio memory stream: the HTTP front is
+    served by uvicorn, which runs on asyncio only, and a stream pair per request with its
+    checkpoints cost a good share of a call's CPU (``benchmarks/http_throughput.py``).
+    """
 
     client_id: Any
     progress: Key | None = None
     initialize: bool = False
     discover: bool = False
     answered: bool = False
-    sender: MemoryObjectSendStream[Item] = field(init=False)
-    receiver: MemoryObjectReceiveStream[Item] = field(init=False)
+    sender: _Closer = field(init=False, repr=False)
+    receiver: _Closer = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.sender, self.receiver = anyio.create_memory_object_stream[Item](EXCHANGE_BUFFER)
+        self._items: deque[Item] = deque()
+        self._ended = False  # sender closed (or the response queued): nothing more comes
+        self._gone = False  # receiver closed: nothing more is taken
+        # Set by the HTTP side while it waits: done once an item is queued or the stream ends.
+        self.waiter: asyncio.Future[None] | None = None
+        self._room: list[asyncio.Future[None]] = []  # routers waiting in put() for room
+        self.sender = _Closer(self._end)
+        self.receiver = _Closer(self._leave)
 
-    async def put(self, item: Item) -> bool:
-        """Queue ``item``; False when the HTTP side is gone (or the stream already ended)."""
-        try:
-            await self.sender.send(item)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return False
-        if item.final:
-            self.answered = True
-            self.sender.close()
-        return True
+    @property
+    def ready(self) -> bool:
+        """An item is queued, or the stream ended: :meth:`take` returns without waiting for more."""
+        return bool(self._items) or self._ended or self._gone
+
+    def take(self) -> Item | None:
+        """The next queued item, or None when none is queued (the stream ended, when :attr:`ready`)."""
+        if not self._items:
+            return None
+        item = self._items.popleft()
+        if self._room:
+            for waiter in self._room:
+                _wake(waiter)
+            self._room.clear()
+        return item
 
     def offer(self, item: Item) -> bool:
-        """Queue ``item`` if there is room now (never waits); False otherwise."""
-        try:
-            self.sender.send_nowait(item)
-        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        """Queue ``item`` if there is room now (never waits); False otherwise, or when either side closed."""
+        if self._gone or self._ended or (not item.final and len(self._items) >= EXCHANGE_BUFFER):
             return False
+        self._items.append(item)
         if item.final:
             self.answered = True
-            self.sender.close()
+            self._ended = True
+        _wake(self.waiter)
+        return True
+
+    async def put(self, item: Item) -> bool:
+        """Queue ``item``, waiting for room; False when the HTTP side is gone (or the stream already ended)."""
+        while not self.offer(item):
+            if self._gone or self._ended:
+                return False
+            waiter = asyncio.get_running_loop().create_future()
+            self._room.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._room:
+                    self._room.remove(waiter)
         return True
 
     async def next(self) -> Item | None:
         """The next item, or None when the stream ended without one."""
-        try:
-            return await self.receiver.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return None
+        while not self.ready:
+            waiter = self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                self.waiter = None
+        return None if self._gone else self.take()
+
+    def _end(self) -> None:
+        self._ended = True
+        _wake(self.waiter)
+
+    def _leave(self) -> None:
+        self._gone = True
+        self._items.clear()
+        for waiter in self._room:
+            _wake(waiter)
+        self._room.clear()
+        _wake(self.waiter)
 
 
 def progress_token(message: dict[str, Any]) -> Any:

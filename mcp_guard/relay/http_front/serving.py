@@ -1,34 +1,28 @@
 """Serving the HTTP front: binding the address, uvicorn, the stop signals (:func:`serve_http`, :func:`serve_front`).
 
-uvicorn's h11 server bounds a request's headers in size (16 KiB, h11's default) but not in
-time: its keep-alive timer stops at a connection's first byte, so a client sending its
-headers a byte a second holds the connection for ever, and enough such clients hold every
-descriptor. :func:`header_deadline_protocol` gives uvicorn an h11 protocol with a deadline on
-each request's headers (``HttpConfig.header_timeout``); the body has its own deadline in the
-ASGI app (``HttpConfig.body_timeout``).
+uvicorn parses HTTP with the protocol :func:`~.parsers.header_deadline_protocol` gives: httptools
+where installed (a dependency of mcp-guard on CPython), else h11, each with a deadline and a
+size cap on every request's headers (see :mod:`.parsers`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
 import shutil
 import socket
 from collections.abc import Iterator, Sequence
-from typing import Final
 
 import anyio
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ..stop_signals import held_stop_signals
 from .app import HttpFront
 from .config import ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
+from .parsers import header_deadline_protocol
 from .security import is_loopback
 
 __all__ = ["header_deadline_protocol", "serve_front", "serve_http"]
@@ -75,77 +69,6 @@ class _Server(uvicorn.Server):
         stop); the wait for open connections is bounded by ``timeout_graceful_shutdown``.
         """
         self.should_exit = True
-
-
-_HEADERS_TIMED_OUT: Final = (
-    "Request Timeout: the request headers did not arrive within {limit:g} s; the connection is closed\n"
-)
-
-
-class _HeaderDeadline(H11Protocol):
-    """uvicorn's h11 protocol, with a deadline on each request's headers (see the module docstring).
-
-    The deadline runs from the connection's start, and again from the end of each response
-    (the next request on a kept-alive connection), until h11 has read a whole request head.
-    When it passes first, the client gets a 408 and the connection is closed. A connection
-    that is silent after a response is closed sooner by uvicorn's own keep-alive timer.
-    """
-
-    header_timeout: float = 30.0
-    _header_timer: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm_header_deadline()
-
-    def handle_events(self) -> None:
-        super().handle_events()
-        if self._header_timer is not None and self.conn.their_state is not h11.IDLE:
-            self._header_timer.cancel()  # the request head is in: the body has its own deadline
-            self._header_timer = None
-
-    def on_response_complete(self) -> None:
-        self._arm_header_deadline()  # first: a pipelined request read below disarms it
-        super().on_response_complete()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
-        super().connection_lost(exc)
-
-    def _arm_header_deadline(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
-
-    def _headers_too_slow(self) -> None:
-        self._header_timer = None
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
-            return
-        limit = self.header_timeout
-        log.warning("closed a connection whose request headers did not arrive within %g s", limit)
-        text = _HEADERS_TIMED_OUT.format(limit=limit).encode("ascii")
-        self.transport.write(
-            b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-            + f"content-length: {len(text)}\r\n\r\n".encode("ascii")
-            + text
-        )
-        self.transport.close()
-
-
-def header_deadline_protocol(header_timeout: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol class with a deadline of ``header_timeout`` seconds on each request's headers.
-
-    For ``uvicorn.Config(http=...)``. A request whose head is not complete in time is answered
-    ``408 Request Timeout`` and its connection closed (logged at warning, without the client's bytes).
-    """
-
-    class HeaderDeadline(_HeaderDeadline):
-        pass
-
-    HeaderDeadline.header_timeout = header_timeout
-    return HeaderDeadline
 
 
 def _configure_uvicorn_logging() -> None:

@@ -440,9 +440,13 @@ class SharedChannel(Channel):
 
     # --- upstream output ------------------------------------------------------------------------
 
-    async def _route(self, message: dict[str, Any], raw: bytes | None) -> None:
+    def _respond(self, message: dict[str, Any], raw: bytes | None) -> None:
+        """A response of the upstream (``Channel._respond``, on the async path and the hot path alike):
+        the guard's own requests' answers are dropped, the first ``initialize``'s kept for later
+        sessions, a refused ``resources/subscribe`` releases its holder, and the rest goes to the
+        session whose request it answers."""
         initialize = False
-        if "method" not in message and "id" in message:
+        if "id" in message:
             key = map_key(message["id"])
             if key is not None and key in self._own:
                 self._own.discard(key)
@@ -460,7 +464,7 @@ class SharedChannel(Channel):
             owner = self._owners.pop(key, None) if key is not None else None
             if owner is not None:
                 owner[0].pending.pop(owner[1], None)
-        await super()._route(message, raw)
+        super()._respond(message, raw)
         if initialize:
             self._initialize_answered(message)
 
