@@ -179,9 +179,11 @@ class Elements(Part):
         lines.append(f"    y = {v}[i]")
         if self.rest is None:
             lines.append("    if not json_once(y, w): w[1] = 1")
-        else:
+        elif g.inlinable(self.rest.node) or self.rest.node.boolean is False:
             lines.append(f'    p = {ip} + "/" + str(i)')
             lines.extend("    " + x for x in g.check_slow(self.rest.node, "y", "p"))
+        else:  # one call, made only for an item the fast test refuses: its pointer is built for it alone
+            lines.extend("    " + x for x in g.check_slow(self.rest.node, "y", f'{ip} + "/" + str(i)'))
         return lines
 
 
