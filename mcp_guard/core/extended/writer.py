@@ -79,12 +79,16 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
 def missed(w: list[Any], key: str, items: list[Any], item: Any) -> bool:
     """Record that an array's fast loop ``key`` failed at ``item`` of ``items``; return False.
 
-    The record (``w[4][key, id(items)]``) is the index of the first item that *is* ``item``
-    (identity: an earlier equal item may be another JSON value, say ``1`` for ``true``), so every
-    item before it passed. See ``gen.Gen.loop_key``. Costs nothing on a loop that passes, and at
+    The record (``w[4][key, id(items)]``) is the index of the first item that is ``item`` or
+    equal to it in Python (``list.index``): never later than the failing item (an earlier equal
+    item may be another JSON value, say ``1`` for ``true``, and passed), so every item before it
+    passed. See ``gen.Gen.loop_key``. Costs nothing on a loop that passes, and at
     most a scan of the items the failed loop already tested.
     """
-    index = next((i for i, each in enumerate(items) if each is item), 0)
+    try:
+        index = items.index(item)  # identity first, then ==: an index no later than the failing item's
+    except RecursionError:  # (== of deeply nested items): from the start, as without a record
+        index = 0
     records = w[4]
     if records is None:
         records = w[4] = {}
