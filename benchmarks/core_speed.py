@@ -21,7 +21,11 @@ at once) beside it.
 
 Part 3 (``--profile extended``): one 1 MiB argument (10,000 objects) valid under an extended
 schema (``$ref``/``$defs``, ``anyOf`` with ``null``, bounds, lengths, ``const``, ``format``,
-``uniqueItems``, ``additionalProperties: false``), checked vs ``json.loads`` of its text.
+``uniqueItems``, ``additionalProperties: false``), checked vs ``json.loads`` of its text, as the
+relay checks it (``check(arguments, parsed=True)``) and as the API's default.
+
+Part 4 (``--profile extended``, ``big-invalid``): the same argument with one error near its
+start, and near its end, vs the same argument valid (every error collected, as a refusal does).
 
 ``--profile`` picks the profile of every part (default ``standard``). Under ``extended`` the
 references validate the same thing: python-jsonschema (``Draft7Validator`` when the root
@@ -34,18 +38,19 @@ running, a collection's cost depends on this script's own heap and falls on the 
 allocates: it once made ``json.loads`` of the listing 3.4x slower, which flattered the
 guard); what a timed call returns is freed after the clock stops, for every side.
 ``--baseline CHECKOUT`` times another checkout's core (say, of main) in the same rounds, as
-``baseline``; ``--parts`` picks parts (``sigma,corpus,list,big``).
+``baseline``; ``--parts`` picks parts (``sigma,corpus,list,big,big-invalid``).
 
 Figures are ratios against references measured in the same run. Usage::
 
     python benchmarks/core_speed.py [--profile standard|strict|extended] [--seconds 0.2] [--corpus PATH]
-        [--parts sigma,corpus,list,big] [--baseline CHECKOUT]
+        [--parts sigma,corpus,list,big,big-invalid] [--baseline CHECKOUT]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import json
 import statistics
 import sys
@@ -416,9 +421,9 @@ BIG_SCHEMA: dict[str, Any] = {
 """Part 3's extended schema: what pydantic and zod emit for a list of records."""
 
 
-def big_argument(rounds: int, guards: dict[str, Any]) -> None:
-    """Part 3: a 1 MiB argument (10,000 objects) valid under :data:`BIG_SCHEMA` vs ``json.loads`` of it."""
-    items = [
+def big_items() -> list[dict[str, Any]]:
+    """Part 3's 10,000 records, valid under :data:`BIG_SCHEMA` (about 1.1 MiB of JSON)."""
+    return [
         {
             "id": i,
             "name": f"item {i}",
@@ -430,13 +435,33 @@ def big_argument(rounds: int, guards: dict[str, Any]) -> None:
         }
         for i in range(10_000)
     ]
-    text = json.dumps({"items": items})
+
+
+def checker(compiled: Any, parsed: bool) -> Callable[[Any], Any]:
+    """``compiled.check`` as the relay calls it (``parsed=True``: the arguments are what its JSON
+    decoder returned), or as the API's default; a baseline core without ``parsed`` takes it plain."""
+    if parsed and "parsed" in inspect.signature(compiled.check).parameters:
+        return lambda value: compiled.check(value, parsed=True)
+    return compiled.check  # type: ignore[no-any-return]
+
+
+def big_argument(rounds: int, guards: dict[str, Any]) -> None:
+    """Part 3: a 1 MiB argument (10,000 objects) valid under :data:`BIG_SCHEMA` vs ``json.loads`` of it.
+
+    Timed as the relay checks it (``parsed=True``) and as the API does by default (every object
+    key's type tested), beside ``json.loads`` in each round.
+    """
+    text = json.dumps({"items": big_items()})
     arguments = json.loads(text)
     assert jsonschema.Draft202012Validator(BIG_SCHEMA, format_checker=jsonschema.FormatChecker()).is_valid(arguments)
-    checks = {}
+    checks: dict[str, Callable[[Any], Any]] = {}
     for name, compile_ in guards.items():
-        checks[name] = compile_(BIG_SCHEMA, profile="extended")
-        assert checks[name].check(arguments).ok, name
+        compiled = compile_(BIG_SCHEMA, profile="extended")
+        checks[name] = checker(compiled, parsed=True)
+        if name == "mcp-guard":
+            checks[name + " (API default)"] = checker(compiled, parsed=False)
+    for name, check in checks.items():
+        assert check(arguments).ok, name
     best: dict[str, float] = dict.fromkeys(["json.loads", *checks], float("inf"))
     per_round: dict[str, list[float]] = {name: [] for name in checks}
     for _ in range(rounds):
@@ -445,9 +470,9 @@ def big_argument(rounds: int, guards: dict[str, Any]) -> None:
             parsed = json.loads(text)  # kept past the clock: freeing it is timed for no side
             loads = time.perf_counter() - start
             best["json.loads"] = min(best["json.loads"], loads)
-            for name, compiled in checks.items():
+            for name, check in checks.items():
                 start = time.perf_counter()
-                report = compiled.check(arguments)
+                report = check(arguments)
                 took = time.perf_counter() - start
                 best[name] = min(best[name], took)
                 per_round[name].append(took / loads)  # both sides of one round: the same load
@@ -458,13 +483,62 @@ def big_argument(rounds: int, guards: dict[str, Any]) -> None:
         f"(best of {rounds} interleaved rounds, the collector paused for every side; the median is of "
         "each round's own ratio):"
     )
-    print(f"  json.loads       {parse * 1e3:7.1f} ms")
+    print(f"  json.loads                   {parse * 1e3:7.1f} ms")
     for name in checks:
-        check = best[name]
+        took = best[name]
         print(
-            f"  {name + ' check':<16} {check * 1e3:7.1f} ms   check / json.loads = {check / parse:.2f} (best), "
+            f"  {name + ' check':<28} {took * 1e3:7.1f} ms   check / json.loads = {took / parse:.2f} (best), "
             f"{statistics.median(per_round[name]):.2f} (median of rounds)"
         )
+
+
+BIG_ERRORS = (("near the start", 10), ("near the end", 9_990))
+"""Part 4: where the one error of an invalid big argument sits (the index of the record it breaks)."""
+
+
+def big_invalid(rounds: int, guards: dict[str, Any]) -> None:
+    """Part 4: the 1 MiB argument of part 3 with one error (``minimum`` on one record's ``id``)
+    near its start, and near its end, vs the same argument valid: all errors collected, with
+    their pointers and messages, as the relay refuses the call. Ratios of each round's own times."""
+    valid = json.loads(json.dumps({"items": big_items()}))
+    cases: dict[str, Any] = {"valid": valid}
+    for label, index in BIG_ERRORS:
+        bad = json.loads(json.dumps(valid))
+        bad["items"][index]["id"] = -1
+        cases[label] = bad
+    checks = {name: checker(compile_(BIG_SCHEMA, profile="extended"), parsed=True) for name, compile_ in guards.items()}
+    for name, check in checks.items():
+        for label, index in [("valid", None), *BIG_ERRORS]:
+            report = check(cases[label])
+            if index is None:
+                assert report.ok, name
+            else:
+                assert [i.instance_path for i in report.issues] == [f"/items/{index}/id"], (name, label)
+    best = {(name, label): float("inf") for name in checks for label in cases}
+    ratios: dict[tuple[str, str], list[float]] = {(name, label): [] for name in checks for label, _ in BIG_ERRORS}
+    for _ in range(rounds):
+        with paused():
+            for name, check in checks.items():
+                took = {}
+                for label, value in cases.items():
+                    start = time.perf_counter()
+                    report = check(value)
+                    took[label] = time.perf_counter() - start
+                    best[name, label] = min(best[name, label], took[label])
+                for label, _ in BIG_ERRORS:
+                    ratios[name, label].append(took[label] / took["valid"])
+            del report
+    print(
+        f"\nthe same 1 MiB argument with one error, vs valid (best of {rounds} interleaved rounds, the collector "
+        "paused; the ratio is the median of each round's own invalid / valid):"
+    )
+    for name in checks:
+        print(f"  {name + ' valid':<30} {best[name, 'valid'] * 1e3:7.1f} ms")
+        for label, _ in BIG_ERRORS:
+            print(
+                f"  {name + ' error ' + label:<30} {best[name, label] * 1e3:7.1f} ms   "
+                f"invalid / valid = {statistics.median(ratios[name, label]):.2f}"
+            )
 
 
 def baseline_compile(checkout: Path) -> Any:
@@ -483,7 +557,7 @@ def baseline_compile(checkout: Path) -> Any:
     return importlib.import_module("mcp_guard_baseline.core.compiler").compile
 
 
-PARTS = ("sigma", "corpus", "list", "big")
+PARTS = ("sigma", "corpus", "list", "big", "big-invalid")
 
 
 def main() -> int:
@@ -523,6 +597,8 @@ def main() -> int:
         classify_list(tools, profile, guards)
     if profile == "extended" and "big" in parts:
         big_argument(max(5, int(args.seconds * 100)), guards)
+    if profile == "extended" and "big-invalid" in parts:
+        big_invalid(max(5, int(args.seconds * 100)), guards)
     return 0
 
 

@@ -174,7 +174,8 @@ def refusal_result(
 
 
 def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: bool) -> CallVerdict:
-    """The schema step of a call to ``tool`` (``arguments``: the call's; ``{}`` when it has none).
+    """The schema step of a call to ``tool`` (``arguments``: the call's, as the JSON-RPC decoder
+    returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none).
 
     Returns:
         :data:`FORWARD` when the arguments satisfy a supported schema; otherwise a verdict
@@ -186,7 +187,7 @@ def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: boo
         return CallVerdict(
             result=rejection_result(tool, report, schema_broken=True, modern=modern), kind=report.kind, report=report
         )
-    report = compiled.check(arguments)
+    report = compiled.check(arguments, parsed=True)  # object keys as a JSON decoder returns them: exact str
     if report.ok:
         return FORWARD
     return CallVerdict(

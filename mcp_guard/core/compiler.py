@@ -98,12 +98,18 @@ class Compiled:
             return None
         return _generate(root, self.profile)[2]
 
-    def check(self, arguments: Any) -> Report:
+    def check(self, arguments: Any, *, parsed: bool = False) -> Report:
         """Validate one call's arguments without any schema analysis.
 
         Args:
             arguments: the ``arguments`` of a ``tools/call`` as a JSON value (the relay
                 passes ``{}`` when a call has none, decision 11).
+            parsed: the caller vouches that ``arguments`` is what a JSON decoder
+                (``json.loads``, ``json.JSONDecoder``) returned, unchanged: every object key
+                is then an exact ``str`` (RFC 8259, 4: member names are strings), and the fast
+                path of a closed object skips its per-key type test. Only the keys are taken on
+                trust: every value is still checked (``NaN``, ``Infinity``, an ``Inexact``...).
+                The relay passes True; the default keeps every test, for any caller.
 
         Returns:
             The classification report when the schema is not supported (never validates
@@ -121,9 +127,10 @@ class Compiled:
             valid, self._collect, _source = _generate(root, self.profile)
             self._valid = valid
         try:
-            if valid(arguments, [MAX_WORK, 0, None]):  # budget, scan flag, per-call memo (extended.gen)
+            cell: list[Any] = [MAX_WORK, 0, None, parsed, None]  # the call's cell (see extended.gen)
+            if valid(arguments, cell):
                 return OK_REPORT  # (every charge of the generated code checks the budget at once)
-            return self._findings(arguments)
+            return self._findings(arguments, cell)
         except Undecidable as exc:  # never a guessed verdict: under `not` either guess could pass
             if isinstance(exc, UnsearchableText):
                 keyword, why = (
@@ -154,11 +161,16 @@ class Compiled:
             return found
         return [p for p in found if exact_uncarriable(_at(arguments, p))]
 
-    def _findings(self, arguments: Any) -> Report:
-        """The slow path: every violation, with its pointers."""
+    def _findings(self, arguments: Any, fast: list[Any]) -> Report:
+        """The slow path: every violation, with its pointers.
+
+        ``fast``: the fast path's cell. Its record of where array loops stopped (``w[4]``, see
+        ``extended.gen``) is kept: the slow path neither tests again what the fast path found
+        failing, nor walks again the items it passed. The budget is a new one.
+        """
         out: list[Issue] = []
         assert self._collect is not None
-        cell: list[Any] = [MAX_WORK, 0, None]  # work budget, "the JSON scan is needed", per-call memo
+        cell: list[Any] = [MAX_WORK, 0, None, fast[3], {} if fast[4] is None else fast[4]]
         self._collect(arguments, "", out, cell)
         if cell[1]:
             # Somewhere sits a value that is not JSON (TypeError with its pointer) or a number JSON

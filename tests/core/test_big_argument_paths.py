@@ -8,6 +8,7 @@ python-jsonschema.
 
 from __future__ import annotations
 
+import json
 import random
 from fractions import Fraction
 from typing import Any
@@ -187,3 +188,111 @@ def test_a_closed_object_tests_required_in_its_lookups_at_every_level() -> None:
         assert report.ok is oracle.is_valid(value), value
         want = sorted((e.json_path, e.validator) for e in oracle.iter_errors(value))
         assert len(report.issues) == len(want), (value, report.issues)
+
+
+# --- a closed object's key test, uniqueItems of strings, format date (issue 11, speed b) ----------
+
+
+class Name(str):
+    """A ``str`` subclass: not a JSON string (a JSON decoder never returns one)."""
+
+
+CLOSED = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+    "additionalProperties": False,
+}
+
+
+def test_a_closed_object_tests_its_key_types_unless_the_caller_vouched_for_them() -> None:
+    compiled = compile_schema({"type": "object", "properties": {"o": CLOSED}}, profile="extended")
+    assert "if not w[3]:" in (compiled.source or "")  # the key loop is skipped only under `parsed`
+    subclassed = {"o": {Name("a"): 1}}
+    with pytest.raises(TypeError):
+        compiled.check(subclassed)  # the default: every key tested, a subclass is not JSON
+    parsed = json.loads('{"o": {"a": 1, "b": "x"}}')
+    assert compiled.check(parsed, parsed=True).ok and compiled.check(parsed).ok
+    for bad in ('{"o": {"a": 1, "c": 2}}', '{"o": {"a": "1"}}', '{"o": {"b": 1}}', '{"o": []}'):
+        value = json.loads(bad)
+        assert compiled.check(value, parsed=True) == compiled.check(value), bad
+        assert not compiled.check(value, parsed=True).ok, bad
+
+
+UNIQUE_STRINGS = {
+    "type": "object",
+    "properties": {"tags": {"type": "array", "items": {"type": "string", "maxLength": 4}, "uniqueItems": True}},
+}
+
+
+@pytest.mark.parametrize(
+    ("tags", "ok"),
+    [
+        ([], True),
+        (["a"], True),
+        (["a", "b", "c"], True),
+        (["a", "b", "a"], False),
+        (["é", "e\u0301"], True),  # two code point sequences: distinct JSON strings
+        (["\ud800", "\ud800"], False),  # lone surrogates are code points too
+        (["a", 1], False),  # a non-string item: the loop refuses it before any set is built
+        (["a", {"x": 1}], False),  # unhashable: never reaches the set
+        (["a", "abcde"], False),  # maxLength, not uniqueness
+    ],
+)
+def test_unique_strings_are_tested_by_a_set_after_the_items_loop(tags: list[Any], ok: bool) -> None:
+    compiled = compile_schema(UNIQUE_STRINGS, profile="extended")
+    source = compiled.source or ""
+    assert "len(set(x)) < len(x)" in source  # the fast test: after the loop, no call
+    assert compiled.check({"tags": tags}).ok is ok
+    oracle = jsonschema.Draft202012Validator(UNIQUE_STRINGS)
+    assert oracle.is_valid({"tags": tags}) is ok
+
+
+def test_unique_strings_keep_their_messages() -> None:
+    compiled = compile_schema(UNIQUE_STRINGS, profile="extended")
+    issues = compiled.check({"tags": ["a", 1, "a", "abcde"]}).issues
+    assert [(i.keyword, i.instance_path) for i in issues] == [
+        ("uniqueItems", "/tags"),
+        ("type", "/tags/1"),
+        ("maxLength", "/tags/3"),
+    ]
+    with pytest.raises(TypeError):
+        compiled.check({"tags": ["a", Name("b")]})  # a str subclass is not a JSON string
+
+
+def test_unique_items_of_another_type_still_ask_the_json_equality_rule() -> None:
+    schema = {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}
+    compiled = compile_schema({"type": "object", "properties": {"n": schema}}, profile="extended")
+    assert "len(set(x))" not in (compiled.source or "")
+    assert not compiled.check({"n": [1, 1.0]}).ok  # JSON equality: 1 and 1.0 are one number
+    assert compiled.check({"n": [1, 2]}).ok
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("2026-12-01", True),
+        ("2024-02-29", True),  # a leap day: past the shortcut, the checker says yes
+        ("2000-02-29", True),
+        ("1900-02-29", False),
+        ("2023-02-29", False),
+        ("2026-02-30", False),
+        ("2026-13-01", False),
+        ("2026-00-10", False),
+        ("2026-1-011", False),
+        ("2026/12/01", False),
+        ("２０２６-12-01", False),  # digits, but not ASCII ones
+        ("2026-12-01 ", False),
+        ("12026-12-01", False),
+        ("", False),
+    ],
+)
+def test_format_date_by_its_shortcut_agrees_with_the_checker(text: str, ok: bool) -> None:
+    from mcp_guard.core.formats import format_checker
+
+    compiled = compile_schema(
+        {"type": "object", "properties": {"d": {"type": "string", "format": "date"}}}, profile="extended"
+    )
+    assert "isdigit()" in (compiled.source or "")  # the shortcut stands inline
+    checker = format_checker("date")
+    assert checker is not None and checker(text) is ok
+    assert compiled.check({"d": text}).ok is ok

@@ -5,7 +5,9 @@ Every profile's tree is made of the same parts (``extended.table``), so one gene
 doubles. ``v<n>(x, w) -> bool`` is the fast path
 (True only for a JSON value that satisfies the node) and ``c<n>(x, ip, out, w)`` the slow
 path that appends an :class:`~..report.Issue` per violation, run only when the fast path
-said no. ``w`` is the call's cell ``[budget, scan flag, memo]``.
+said no. ``w`` is the call's cell ``[budget, scan flag, memo, keys exact, misses]``: ``keys exact``
+is ``Compiled.check``'s ``parsed`` (every object key an exact ``str``); ``misses`` records where an
+array's fast loop stopped (:meth:`Gen.loop_key`), so the slow path walks only what is left.
 
 A node's function tests ``type`` first, then the keywords that apply to any value
 (``enum``, ``const``), then dispatches on the value's JSON type to the keywords of that type
@@ -134,6 +136,7 @@ class Gen(ModuleWriter):
         self._cnames: dict[int, str] = {}
         self._enames: dict[tuple[int, str, int], str] = {}
         self._weights: dict[int, int] = {}
+        self._loop_keys: dict[int, str] = {}
 
     # --- issues --------------------------------------------------------------------------------
 
@@ -254,33 +257,62 @@ class Gen(ModuleWriter):
         """An expression: whether ``v`` is of one of ``types`` (JSON Schema type names; E1 literals)."""
         return _type_test(types, v, f"type({v})", self.decimals)
 
+    def loop_key(self, node: XNode) -> str | None:
+        """The record key (a constant's name) of the items loop in ``node``'s fast function, or ``None``.
+
+        An array node whose items are all checked by one loop (``items``, no ``prefixItems``)
+        records, when that loop fails, where (``missed``: ``w[4][key, id(array)]``, the index of the
+        failing item, or of an earlier one that is the same object). Its items before that index
+        passed the item schema, and the node's fast function is false for that array: the slow
+        path (:meth:`check_slow`, ``Elements.slow``) does not run it again, nor walk those items.
+        A record is a fact about one array and one node, so it holds wherever in the call the same
+        pair meets again (the arguments are alive and unchanged during a call).
+        """
+        target = _bare_ref(node) or node
+        if target.boolean is not None or target.trivial:
+            return None
+        for part in target.parts:
+            if getattr(part, "loops", False):
+                return self.loop_key_of(part)
+        return None
+
+    def loop_key_of(self, part: Part) -> str:
+        """The record key of a part's items loop (see :meth:`loop_key`), one per part."""
+        key = self._loop_keys.get(id(part))
+        if key is None:
+            key = self._loop_keys[id(part)] = self.const(self.name("loop"))
+        return key
+
     def check_fast(self, node: XNode, v: str) -> list[str]:
         """Statements that ``return False`` when ``v`` breaks ``node``: inline or a call."""
         if self.inlinable(node):
             return self.body_fast(node, v, "u")
         return [f"if not {self.vfn(node)}({v}, w): return False"]
 
-    def loop_fast(self, node: XNode, v: str) -> list[str]:
+    def loop_fast(self, node: XNode, v: str, key: str) -> list[str]:
         """``for`` over the items of array ``v``, each tested against ``node`` (the rest items).
 
         An object node (say, a ``$ref`` to a closed record: a homogeneous array) stands inline in
         the loop, with its budget charge on entry when it is a ``$ref`` target: one call fewer
         per item. Its members' locals (``y``, ``u``, ``k``, ``n``) are free here: an array's
-        loop stands in the array node's own function, and the loop variable is fresh."""
+        loop stands in the array node's own function, and the loop variable is fresh.
+        Every ``return False`` of the loop records where it stopped first (``key``, see
+        :meth:`loop_key`); nothing is added to the loop that passes."""
         target = _bare_ref(node) or node
         if (
             self.inlinable(target)
             or target.boolean is not None
             or target.trivial
             or target.types != frozenset({"object"})
+            or any(p.memo for p in target.parts)
         ):
-            return [f"for y in {v}:", *("    " + line for line in self.check_fast(node, "y"))]
-        if any(p.memo for p in target.parts):
-            return [f"for y in {v}:", *("    " + line for line in self.check_fast(node, "y"))]
-        item = self.name("e")
-        entry = ["w[0] -= 1", "if w[0] < 0: raise OverBudget"] if target.meta.get("ref") else []
-        body = [*entry, *self.body_fast(target, item, self.name("t"))]
-        return [f"for {item} in {v}:", *("    " + line for line in body)]
+            item, body = "y", self.check_fast(node, "y")
+        else:
+            item = self.name("e")
+            entry = ["w[0] -= 1", "if w[0] < 0: raise OverBudget"] if target.meta.get("ref") else []
+            body = [*entry, *self.body_fast(target, item, self.name("t"))]
+        missed = f"return missed(w, {key}, {v}, {item})"
+        return [f"for {item} in {v}:", *("    " + _RETURN_FALSE.sub(missed, line) for line in body)]
 
     def check_slow(self, node: XNode, v: str, ip: str) -> list[str]:
         """Statements appending the issues of ``v`` (pointer ``ip``) against ``node``."""
@@ -288,6 +320,9 @@ class Gen(ModuleWriter):
             return [self.issue(holder(node.path), pointer(node.path), ip, f"where({ip}) + {self.const(_FALSE)}")]
         if self.inlinable(node):  # scalars inline, as on the fast path
             return self.body_slow(node, v, ip, "u")
+        key = self.loop_key(node)
+        if key is not None:  # a loop the fast path saw fail: known false, not run again
+            return [f"if ({key}, id({v})) in w[4] or not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
         return [f"if not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
 
     def test(self, node: XNode, v: str) -> str:
@@ -469,6 +504,9 @@ class Gen(ModuleWriter):
 
 
 _FALSE = " is not allowed here (the schema at this place is false)"
+
+_RETURN_FALSE = re.compile(r"\breturn False$")
+"""A fast line's verdict (a statement ending its line; generated lines hold no schema text)."""
 
 
 def _unused_local_dropped(lines: list[str], t: str) -> list[str]:

@@ -128,6 +128,8 @@ class Elements(Part):
         self.prefix = prefix.items if prefix else []
         self.rest = rest
         self.path = (prefix or rest).path  # type: ignore[union-attr]
+        self.loops = rest is not None and not self.prefix  # one loop over every item (``Gen.loop_key``)
+        self.unique: Unique | None = None  # ``uniqueItems`` of items the loop proved exact strings (``finish``)
 
     def nodes(self) -> Iterator[XNode]:
         """See ``Part.nodes``."""
@@ -152,8 +154,9 @@ class Elements(Part):
         body = g.check_fast(self.rest.node, "y") if self.rest else ["if not json_once(y, w): return False"]
         if self.rest is None and not n:
             return [f"if not json_once({v}, w): return False"]
-        if self.rest is not None and not n:
-            return lines + g.loop_fast(self.rest.node, v)  # (an object item schema stands inline)
+        if self.rest is not None and not n:  # (an object item schema stands inline)
+            after = self.unique.after_strings(v) if self.unique is not None else []
+            return lines + g.loop_fast(self.rest.node, v, g.loop_key_of(self)) + after
         lines.append(f"for y in ({v}[{n}:] if len({v}) > {n} else ()):" if n else f"for y in {v}:")
         lines.extend("    " + x for x in body)
         return lines
@@ -169,13 +172,18 @@ class Elements(Part):
                 f"for i, (f, c, y) in enumerate(zip({vs}, {cs}, {v})):",
                 f'    if not f(y, w): c(y, {ip} + "/" + str(i), out, w)',
             ]
-        lines.append(f"for i in range({n}, len({v})):")
+        if self.loops:  # from where the fast path's loop stopped (``Gen.loop_key``): the items before passed
+            lines.append(f"for i in range(w[4].get(({g.loop_key_of(self)}, id({v})), 0), len({v})):")
+        else:
+            lines.append(f"for i in range({n}, len({v})):")
         lines.append(f"    y = {v}[i]")
         if self.rest is None:
             lines.append("    if not json_once(y, w): w[1] = 1")
-        else:
+        elif g.inlinable(self.rest.node) or self.rest.node.boolean is False:
             lines.append(f'    p = {ip} + "/" + str(i)')
             lines.extend("    " + x for x in g.check_slow(self.rest.node, "y", "p"))
+        else:  # one call, made only for an item the fast test refuses: its pointer is built for it alone
+            lines.extend("    " + x for x in g.check_slow(self.rest.node, "y", f'{ip} + "/" + str(i)'))
         return lines
 
 
@@ -185,7 +193,16 @@ def finish(parts: list[Part]) -> list[Part]:
     rest = next((p for p in parts if type(p) is Rest), None)
     if prefix is None and rest is None:
         return parts
-    return [*(p for p in parts if type(p) not in (Prefix, Rest)), Elements(prefix, rest)]
+    elements = Elements(prefix, rest)
+    unique = next((p for p in parts if type(p) is Unique), None)
+    if unique is not None and rest is not None and elements.loops and _strings(rest.node):
+        unique.strings, elements.unique = True, unique  # its fast test after the loop: see Unique
+    return [*(p for p in parts if type(p) not in (Prefix, Rest)), elements]
+
+
+def _strings(node: XNode) -> bool:
+    """Whether ``node``'s fast test passes exact ``str`` values only (its ``type`` is ``string``)."""
+    return node.boolean is None and not node.trivial and node.types == frozenset({"string"})
 
 
 class Contains(Part):
@@ -309,10 +326,20 @@ class Unique(Part):
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.strings = False  # every item is of an ``items`` schema of ``type: string`` (``finish``)
 
     def fast(self, g: Gen, v: str) -> list[str]:
-        """See ``Part.fast``."""
+        """See ``Part.fast``. Items of ``type: string``: tested after the items loop (:meth:`after_strings`)."""
+        if self.strings:
+            return []
         return [f"if len({v}) > 1 and {g.const(first_duplicate)}({v}, w) is not None: return False"]
+
+    def after_strings(self, v: str) -> list[str]:
+        """The fast test where the items loop has proven every item an exact ``str`` (it returned
+        False otherwise): Python's string equality is JSON's (code points), so a ``set`` with fewer
+        members than the array found two equal items. No call, no charge (keying a string is
+        its hash; :func:`first_duplicate` charges strings nothing either)."""
+        return [f"if len({v}) > 1 and len(set({v})) < len({v}): return False"]
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""

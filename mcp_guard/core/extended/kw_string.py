@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..ecma_regex import Pattern, PatternError, compile_pattern
-from ..formats import FORMATS, format_checker, format_cost, format_cost_terms
+from ..formats import FORMATS, format_checker, format_cost, format_cost_terms, format_shortcut
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk
 from .values import exact_number
@@ -155,8 +155,14 @@ class Format(Part):
         return [f"w[0] -= 16 + {charge}", "if w[0] < 0: raise OverBudget"]
 
     def fast(self, g: Gen, v: str) -> list[str]:
-        """See ``Part.fast``."""
-        return [*self._charge(g, v), f"if not {g.const(self.checker)}({v}): return False"]
+        """See ``Part.fast``; the checker is called only where the format's shortcut (if it has one,
+        ``formats.format_shortcut``) does not already prove the string valid."""
+        test = f"{g.const(self.checker)}({v})"
+        shortcut = format_shortcut(self.name)
+        if shortcut is not None:
+            template, constant = shortcut
+            test = template.format(v=v, c=g.const(constant)) + " or " + test
+        return [*self._charge(g, v), f"if not ({test}): return False"]
 
     def slow(self, g: Gen, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""

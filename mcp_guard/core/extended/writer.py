@@ -6,7 +6,7 @@ Every value that comes from a schema (property names, bounds, enum choices, poin
 texts) is bound in the module namespace as a constant (:meth:`ModuleWriter.const`) and referred
 to by name; none is ever spliced into the source.
 
-``w`` in generated code is the call's cell ``[budget, scan flag, memo]`` (see ``gen``).
+``w`` in generated code is the call's cell ``[budget, scan flag, memo, keys exact, misses]`` (see ``gen``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "Valid",
     "base_namespace",
     "child",
+    "missed",
     "type_issue",
     "where",
 ]
@@ -73,6 +74,26 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
     where_ = "`" + ip + "`" if ip else "the arguments object"  # as where()
     message = where_ + " must be " + expected + ", not " + name + " (type)"
     out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
+
+
+def missed(w: list[Any], key: str, items: list[Any], item: Any) -> bool:
+    """Record that an array's fast loop ``key`` failed at ``item`` of ``items``; return False.
+
+    The record (``w[4][key, id(items)]``) is the index of the first item that is ``item`` or
+    equal to it in Python (``list.index``): never later than the failing item (an earlier equal
+    item may be another JSON value, say ``1`` for ``true``, and passed), so every item before it
+    passed. See ``gen.Gen.loop_key``. Costs nothing on a loop that passes, and at
+    most a scan of the items the failed loop already tested.
+    """
+    try:
+        index = items.index(item)  # identity first, then ==: an index no later than the failing item's
+    except RecursionError:  # (== of deeply nested items): from the start, as without a record
+        index = 0
+    records = w[4]
+    if records is None:
+        records = w[4] = {}
+    records[key, id(items)] = index
+    return False
 
 
 def child(ip: str, key: str) -> str:
@@ -163,4 +184,5 @@ def base_namespace() -> dict[str, Any]:
         "type_issue": type_issue,
         "is_uncarriable": is_uncarriable,
         "child": child,
+        "missed": missed,
     }
