@@ -55,6 +55,7 @@ import anyio
 import anyio.abc
 
 from ..calls.refusals import unknown_tool
+from ..peer.backoff import HOLD_MAX
 from ..peer.requests import IdMint, RequestFailed
 from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
@@ -87,7 +88,7 @@ from .link import Forwarded, Link, connector_for, unavailable
 from .modern_era import ModernEra, gateway_info
 from .naming import CursorCodec, InvalidCursor, could_name
 from .pinning import LockFile
-from .pipeline import Call, Pipeline
+from .pipeline import SERVER_UNAVAILABLE, Call, Pipeline
 from .policy import Budget
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
@@ -517,9 +518,13 @@ class GatewaySession(ModernEra):
                 return
             catalog = (await self._view_for(params, "tools")).catalog
             route = catalog.route(name)
+        if route is None and (down := self._down_owner("tool", name)) is not None and await self._restarted(down):
+            catalog = (await self._view_for(params, "tools")).catalog
+            route = catalog.route(name)
         if route is None:
             down = self._down_owner("tool", name)
             if down is not None:
+                await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE)  # (recorded before it is answered)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
             await self.reply(error_response(request_id, *unknown_tool(name)))
@@ -602,6 +607,14 @@ class GatewaySession(ModernEra):
         request_id = message["id"]
         view = await self._view_for(message.get("params"), "prompts")
         origin = view.prompt_names.origin(name) if type(name) is str else None
+        if (
+            origin is None
+            and type(name) is str
+            and (down := self._down_owner("prompt", name))
+            and await self._restarted(down)
+        ):
+            view = await self._view_for(message.get("params"), "prompts")
+            origin = view.prompt_names.origin(name)
         if origin is None:
             down = self._down_owner("prompt", name) if type(name) is str else None
             if down is not None:
@@ -623,6 +636,9 @@ class GatewaySession(ModernEra):
             return
         view = await self._view_for(message.get("params"), "resources")
         route = view.resources.route(uri)
+        if route.server is None and (down := self._down_owner("resource", uri)) and await self._restarted(down):
+            view = await self._view_for(message.get("params"), "resources")
+            route = view.resources.route(uri)
         if route.server is None:
             down = self._down_owner("resource", uri)
             if down is not None:
@@ -726,6 +742,22 @@ class GatewaySession(ModernEra):
             self._known["prompt"][prompt["name"]] = prompt["_meta"][ORIGIN_KEY]["server"]
         for server, resource in view.resources.resources:
             self._known["resource"][resource["uri"]] = server
+
+    async def _restarted(self, server: str) -> bool:
+        """``wrap``'s rule (``peer.backoff.HOLD_MAX``) for a request to ``server``, now down: when its next
+        start is at most HOLD_MAX s away (or under way), wait for it to be ready (at most HOLD_MAX s plus
+        ``--request-timeout``); True once it is. False at once when the start is further away (the
+        request is answered "not running right now" then), or when that start fails."""
+        link = self._by_name.get(server)
+        if link is None or link.peer.wait > HOLD_MAX:
+            return False
+        with anyio.move_on_after(HOLD_MAX + self.request_timeout):
+            while not link.ready:
+                if link.peer.wait > HOLD_MAX or link.closing:
+                    return False
+                await anyio.sleep(0.02)
+            return True
+        return False
 
     def _down_owner(self, kind: str, name: str) -> str | None:
         """The server, now down, that a tool, prompt (exposed name) or resource (URI) the guard
