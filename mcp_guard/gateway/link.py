@@ -115,7 +115,9 @@ def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEF
         )
     from ..relay.http_upstream import http_connector
 
-    return http_connector(server.url, server.headers, max_message_bytes=max_message_bytes)
+    return http_connector(
+        server.url, server.headers, max_message_bytes=max_message_bytes, label=f"upstream {server.name}: "
+    )
 
 
 @dataclass
