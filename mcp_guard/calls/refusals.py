@@ -84,11 +84,12 @@ class ToolIssue(Issue):
 
 def issue_messages(report: Report) -> str:
     """The first :data:`MAX_TEXT_ISSUES` issue messages of ``report`` joined by ``"; "``, and how many more
-    (``"; and N more"``): the text of a refusal or a withheld result (messages hold no values)."""
+    (``"; and N more"``): a sentence of the text of a refusal or a withheld result (messages hold no
+    values), so its first letter is upper case (the messages begin lower case)."""
     details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
     if len(report.issues) > MAX_TEXT_ISSUES:
         details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
-    return details
+    return details[:1].upper() + details[1:]
 
 
 def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:
@@ -113,6 +114,13 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
         text = (
             f"mcp-guard refused this call to `{tool}`: {reasons}. Nothing was sent to the server; changing the "
             "arguments will not help."
+        )
+    elif not schema_broken and report.unchecked:
+        details = issue_messages(report)
+        text = (
+            f"mcp-guard refused this call to `{tool}` without checking its arguments, so nothing was sent to the "
+            f"server. {details}. Whether they match the tool's input schema is not known: smaller or simpler "
+            "arguments can be checked and are judged as usual."
         )
     elif not schema_broken:
         details = issue_messages(report)
