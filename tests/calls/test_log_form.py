@@ -25,8 +25,7 @@ async def test_a_refusal_is_logged_alike_by_both_commands(command: str, caplog: 
         assert refused["result"]["_meta"][REJECTION_KEY]["kind"] == "validation"
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("rejected tools/call")]
     assert lines == [
-        f"rejected tools/call `{name(command, 'echo')}` (validation): "
-        "type at /text; additionalProperties at /…"
+        f"rejected tools/call `{name(command, 'echo')}` (validation): type at /text; additionalProperties at /…"
     ]
     assert SECRET not in caplog.text  # neither the value nor the undeclared key the client chose
 
