@@ -55,6 +55,7 @@ import anyio
 import anyio.abc
 
 from ..calls.refusals import unknown_tool
+from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
 from ..peer.requests import IdMint, RequestFailed
 from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
@@ -74,7 +75,7 @@ from ..wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text
+from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
 from ..wire.meta import (
     is_modern,
 )
@@ -164,6 +165,7 @@ class GatewaySession(ModernEra):
         self.client_request_timeout = client_request_timeout
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
+        self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
         self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
         connectors = connectors or {}
         self.links = [
@@ -300,7 +302,7 @@ class GatewaySession(ModernEra):
                 return
             except LineTooLong as exc:
                 found = recover_id(exc.prefix)
-                log.warning("refused a message from the client longer than %d bytes", exc.limit)
+                self.counted.log(logging.WARNING, "refused a message from the client longer than %d bytes", exc.limit)
                 text = too_long_text(exc.limit)
                 await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
                 continue
@@ -309,6 +311,10 @@ class GatewaySession(ModernEra):
             except (ValueError, RecursionError) as exc:
                 found = recover_id(line)
                 request_id = found if valid_id(found) else None
+                reason = unparsable_reason(exc)
+                self.counted.log(
+                    logging.WARNING, "answered a client line that does not parse with -32700: it %s", reason
+                )
                 await self.reply(error_response(request_id, PARSE_ERROR, parse_error_text(exc, "line")))
                 continue
             if type(message) is not dict or message.get("jsonrpc") != "2.0":

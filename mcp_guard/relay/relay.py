@@ -123,7 +123,7 @@ from ..wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
+from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text, unparsable_reason
 from ..wire.meta import era_meta, is_modern
 from .guard import ToolEntry, ToolTable
 from .listings import fresh
@@ -355,6 +355,11 @@ class Relay(UpstreamSide):
             except (ValueError, RecursionError) as exc:
                 request_id = recover_id(line)
                 text = parse_error_text(exc, "line")
+                self.counted.log(
+                    logging.WARNING,
+                    "answered a client line that does not parse with -32700: it %s",
+                    unparsable_reason(exc),
+                )
                 await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
                 continue
             if not self._ready:

@@ -47,3 +47,19 @@ async def test_a_burst_of_list_changed_costs_a_few_log_lines_not_one_each(caplog
     changed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("upstream tools changed")]
     assert changed[0] == CHANGED
     assert len(changed) == 9  # 1, 2, 4, ... 256
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_unparsable_client_lines_are_logged_bounded_without_their_text(
+    command: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Trial T10: a -32700 answer left no log line; now it is logged (1, 2, 4, ...), saying why, never the text."""
+    caplog.set_level(logging.INFO, logger="mcp_guard")
+    async with running_guard(command, ScriptedUpstream()) as client:
+        for _ in range(5):
+            await client.send_raw(b'{"id": 1, "SECRET-VALUE"')
+        assert "result" in await client.request("ping")
+    lines = [r.getMessage() for r in caplog.records if "does not parse" in r.getMessage()]
+    assert len(lines) == 3, lines  # the 1st, 2nd and 4th
+    assert lines[0].startswith("answered a client line that does not parse with -32700: it is not valid JSON")
+    assert "SECRET" not in caplog.text
