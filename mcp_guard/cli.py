@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -335,8 +335,46 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
             shared_upstream=getattr(args, "shared_upstream", False),
         )
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        parser.error(f"invalid HTTP option: {problems}")
+        parser.error("; ".join(_option_problem(e) for e in exc.errors()))
+
+
+_HTTP_OPTIONS: Final = {
+    "host": "--http",
+    "port": "--http",
+    "allowed_hosts": "--allowed-host",
+    "allowed_origins": "--allowed-origin",
+    "token": "--http-token-env",
+    "max_message_bytes": "--max-message-bytes",
+    "session_idle_timeout": "--session-idle-timeout",
+    "max_sessions": "--max-sessions",
+    "body_timeout": "--http-body-timeout",
+}
+"""``HttpConfig`` fields → the option that sets each: a usage error names the option as typed."""
+
+
+def _option_problem(error: Any) -> str:
+    """One pydantic error of :class:`HttpConfig` as a usage error: ``--allowed-origin: 'x' is not an
+    origin ...``, the option as the user typed it and the validator's own words (no "Value error,")."""
+    field = str(error["loc"][0]) if error["loc"] else ""
+    option = _HTTP_OPTIONS.get(field, field)
+    ctx = error.get("ctx") or {}
+    kind = error.get("type")
+    if kind == "value_error" and "error" in ctx:
+        message = str(ctx["error"])
+    elif kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
+        message = f"must be {_BOUNDS[kind][1]} {ctx[_BOUNDS[kind][0]]}"
+    else:
+        message = str(error["msg"])
+    return f"{option}: {message}"
+
+
+_BOUNDS: Final = {
+    "greater_than_equal": ("ge", "at least"),
+    "greater_than": ("gt", "more than"),
+    "less_than_equal": ("le", "at most"),
+    "less_than": ("lt", "less than"),
+}
+"""pydantic's bound errors → (their ``ctx`` key, the words of a usage error)."""
 
 
 def _seconds(text: str) -> float:

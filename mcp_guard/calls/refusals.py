@@ -49,10 +49,6 @@ MAX_TEXT_ISSUES: Final = 20
 MAX_LOGGED_ISSUES: Final = 20
 """A refusal's log line names at most this many findings."""
 
-_INSTANCE_LOGGED: Final = frozenset({"type", "minimum", "enum", "required", "oneOf"})
-"""Keywords whose findings are logged at their instance pointer (:func:`logged_pointer` withholds
-its segments the schema does not declare)."""
-
 _ARRAY_KEYWORDS: Final = frozenset({"items", "prefixItems", "additionalItems", "unevaluatedItems", "contains"})
 """Schema keywords that apply to array elements: under one, a digits segment of the instance pointer is an index."""
 
@@ -91,11 +87,12 @@ class ToolIssue(Issue):
 
 def issue_messages(report: Report) -> str:
     """The first :data:`MAX_TEXT_ISSUES` issue messages of ``report`` joined by ``"; "``, and how many more
-    (``"; and N more"``): the text of a refusal or a withheld result (messages hold no values)."""
+    (``"; and N more"``): a sentence of the text of a refusal or a withheld result (messages hold no
+    values), so its first letter is upper case (the messages begin lower case)."""
     details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
     if len(report.issues) > MAX_TEXT_ISSUES:
         details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
-    return details
+    return details[:1].upper() + details[1:]
 
 
 def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:
@@ -120,6 +117,13 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
         text = (
             f"mcp-guard refused this call to `{tool}`: {reasons}. Nothing was sent to the server; changing the "
             "arguments will not help."
+        )
+    elif not schema_broken and report.unchecked:
+        details = issue_messages(report)
+        text = (
+            f"mcp-guard refused this call to `{tool}` without checking its arguments, so nothing was sent to the "
+            f"server. {details}. Whether they match the tool's input schema is not known: smaller or simpler "
+            "arguments can be checked and are judged as usual."
         )
     elif not schema_broken:
         details = issue_messages(report)
@@ -232,15 +236,18 @@ def logged_pointer(instance_path: str, schema_path: str) -> str:
 def logged_issue(issue: Issue) -> str:
     """One finding for the log: keyword and pointer, never a value, never a key the client chose.
 
-    A finding about the tool as a whole (:class:`ToolIssue`) is its reason's first clause. A
-    finding of :data:`_INSTANCE_LOGGED` is logged at its instance pointer (``type at
-    /timezone``) through :func:`logged_pointer` (``type at /…`` for a key the schema does not
-    declare); any other (``additionalProperties``, ``json``, ...) at its schema pointer
-    (``pattern at schema /properties/x/pattern``).
+    A finding about the tool as a whole (:class:`ToolIssue`) is its reason's first clause. One
+    rule for every keyword (docs/wrap.md, Options: the log): a finding about the arguments is
+    logged at its instance pointer (``minimum at /offset``, ``maximum at /times``) through
+    :func:`logged_pointer` (``type at /…`` for a key the schema does not declare: it is the
+    client's data); a finding with no instance pointer (about the schema itself) at its schema
+    pointer (``format at schema /properties/x/format``). Until trial T6 only five keywords
+    used the instance pointer, a rule kept from before :func:`logged_pointer` made every
+    instance pointer safe to log.
     """
     if isinstance(issue, ToolIssue):
         return issue.message.split(":")[0]
-    if issue.instance_path is not None and issue.keyword in _INSTANCE_LOGGED:
+    if issue.instance_path is not None:
         return f"{issue.keyword} at {logged_pointer(issue.instance_path, issue.schema_path)}"
     return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"
 

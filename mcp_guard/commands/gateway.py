@@ -1,9 +1,10 @@
 """The gateway's subcommands: ``pin``, ``journal``, ``serve``, and ``check --config``'s body.
 
 They print to stdout (none of them is an MCP server on stdio) and log to stderr. Exit
-status: 0 success, 1 failure (``pin``: an upstream could not be listed, the lock file could not
-be written), 2 usage or configuration errors and unreadable input (a journal that cannot be
-read). ``check --config`` exits as ``check -- COMMAND`` does (see :func:`run_check`).
+status: 0 success, 1 failure (``pin``: the lock file could not be written), 2 usage or
+configuration errors, unreadable input (a journal that cannot be read) and a server that could
+not be listed (``pin``, as ``check --config``). ``check --config`` exits as ``check -- COMMAND``
+does (see :func:`run_check`).
 """
 
 from __future__ import annotations
@@ -260,7 +261,7 @@ def run_pin(
         print(f"mcp-guard: {x.server}: {escape(str(x.error))}", file=sys.stderr)
     if failed:
         print(f"mcp-guard: no lock written: {len(failed)} server(s) could not be listed", file=sys.stderr)
-        return 1
+        return 2  # as check --config for the same cause (trial T10)
     new_lock, problems = LockFile.from_listings((x.server, x.tools) for x in listings if x.ok)
     for problem in problems:
         print(f"mcp-guard: {problem}", file=sys.stderr)

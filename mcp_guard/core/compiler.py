@@ -28,7 +28,7 @@ from .extended.values import exact_uncarriable
 from .extended.writer import Collect, OverBudget, Valid, where
 from .json_values import TooLarge, is_json, pointer, scan
 from .profiles import DEFAULT_PROFILE, PROFILES
-from .report import OK_REPORT, VALIDATION, Issue, Note, Report
+from .report import OK_REPORT, UNCHECKED, VALIDATION, Issue, Note, Report
 
 __all__ = ["MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
 
@@ -139,17 +139,17 @@ class Compiled:
                 )
             else:
                 keyword, why = "format", "is a regular expression too large for the guard to check"
-            message = f"a string in these arguments {why}; they are refused unchecked"
+            message = f"a string in these arguments {why}; {UNCHECKED}"
             return Report((Issue(VALIDATION, keyword, "", "", message),))
         except RecursionError:  # extended: a recursive schema ($ref) followed down very deep arguments
             message = (
-                "these arguments nest deeper than the guard can follow through this recursive schema; refused unchecked"
+                f"these arguments nest deeper than the guard can follow through this recursive schema; {UNCHECKED}"
             )
             return Report((Issue(VALIDATION, "budget", "", "", message),))
         except (OverBudget, TooLarge):
             message = (
-                f"checking these arguments against this schema takes more than the guard's work budget "
-                f"({MAX_WORK:,} subschema evaluations); they are refused unchecked"
+                f"checking these arguments against this schema would take more than the guard's work budget "
+                f"({MAX_WORK:,} units of work); {UNCHECKED}"
             )
             return Report((Issue(VALIDATION, "budget", "", "", message),))
 

@@ -13,15 +13,19 @@ This module does not decide anything; the rules live in ``keywords`` and ``compi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
-__all__ = ["UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Note", "Report"]
+__all__ = ["UNCHECKED", "UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Note", "Report"]
 
 Kind = Literal["validation", "unsupported_capability"]
 """The two error kinds of the subset contract (spec, "Two error kinds")."""
 
 VALIDATION: Kind = "validation"
 UNSUPPORTED: Kind = "unsupported_capability"
+UNCHECKED: Final = "they are refused unchecked"
+"""How the message of a finding ends when the arguments could not be checked at all (the work
+budget, a pattern the engine cannot run on them): they are refused without a verdict (spec,
+Limits), and :attr:`Report.unchecked` holds."""
 
 
 class Issue(NamedTuple):
@@ -97,6 +101,12 @@ class Report:
     def issues(self) -> tuple[Issue, ...]:
         """Every finding (a tuple)."""
         return self._issues
+
+    @property
+    def unchecked(self) -> bool:
+        """The arguments were refused without being checked (every finding ends :data:`UNCHECKED`):
+        whether they match the schema is not known."""
+        return bool(self._issues) and all(i.message.endswith(UNCHECKED) for i in self._issues)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Report) and other._issues == self._issues

@@ -107,11 +107,17 @@ def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEF
         from ..relay.upstream import stdio_connector
 
         return stdio_connector(
-            [server.command, *server.args], server.env or None, server.cwd, max_line=max_message_bytes
+            [server.command, *server.args],
+            server.env or None,
+            server.cwd,
+            max_line=max_message_bytes,
+            name=server.name,
         )
     from ..relay.http_upstream import http_connector
 
-    return http_connector(server.url, server.headers, max_message_bytes=max_message_bytes)
+    return http_connector(
+        server.url, server.headers, max_message_bytes=max_message_bytes, label=f"upstream {server.name}: "
+    )
 
 
 @dataclass

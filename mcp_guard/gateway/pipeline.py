@@ -63,6 +63,7 @@ __all__ = [
     "NO_CANONICAL_FORM",
     "PINNED_SCHEMA_CHANGED",
     "POLICY_DENIED",
+    "SERVER_UNAVAILABLE",
     "STEP_NAMES",
     "TOO_LARGE",
     "WRAP_STEPS",
@@ -80,6 +81,8 @@ PINNED_SCHEMA_CHANGED: Final = "pinned_schema_changed"
 POLICY_DENIED: Final = "policy_denied"
 BUDGET_EXCEEDED: Final = "budget_exceeded"
 NO_CANONICAL_FORM: Final = "no_canonical_form"
+SERVER_UNAVAILABLE: Final = "server_unavailable"
+"""Journal kind of a call to a tool of a server that is down and not about to start (-32603)."""
 INTERNAL: Final = "internal_error"
 """Journal kind of a call refused because a step failed (the client gets -32603)."""
 
@@ -323,6 +326,20 @@ class Pipeline:
         if verdict.result is not response["result"]:
             response = {**response, "result": verdict.result}
         return response, OUTPUT_INVALID if verdict.outcome == OUTPUT_INVALID else None
+
+    async def refused_unrouted(self, server: str, exposed: str, kind: str) -> None:
+        """Journal a call refused before it could be routed (``kind``: :data:`SERVER_UNAVAILABLE`, its
+        server down): an outcome record ``rejected`` with ``kind``, its ``tool`` the name the client
+        called (the server's own name for it is not at hand while it is down). Every answered call
+        leaves a record (docs/gateway.md, The journal)."""
+        if self.journal is None:
+            return
+        try:
+            await anyio.to_thread.run_sync(
+                self.journal.outcome, Journal.new_call_id(), server, exposed, "rejected", kind
+            )
+        except OSError:
+            log.exception("could not write an outcome record to the journal")
 
     async def _record(self, call: Call, result: Result, kind: str | None) -> None:
         self.observe(call, result, kind)

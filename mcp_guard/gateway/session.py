@@ -55,6 +55,8 @@ import anyio
 import anyio.abc
 
 from ..calls.refusals import unknown_tool
+from ..log_counts import LogCounts
+from ..peer.backoff import HOLD_MAX
 from ..peer.requests import IdMint, RequestFailed
 from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
@@ -73,7 +75,7 @@ from ..wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text
+from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
 from ..wire.meta import (
     is_modern,
 )
@@ -87,7 +89,7 @@ from .link import Forwarded, Link, connector_for, unavailable
 from .modern_era import ModernEra, gateway_info
 from .naming import CursorCodec, InvalidCursor, could_name
 from .pinning import LockFile
-from .pipeline import Call, Pipeline
+from .pipeline import SERVER_UNAVAILABLE, Call, Pipeline
 from .policy import Budget
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
@@ -163,6 +165,7 @@ class GatewaySession(ModernEra):
         self.client_request_timeout = client_request_timeout
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
+        self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
         self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
         connectors = connectors or {}
         self.links = [
@@ -299,7 +302,7 @@ class GatewaySession(ModernEra):
                 return
             except LineTooLong as exc:
                 found = recover_id(exc.prefix)
-                log.warning("refused a message from the client longer than %d bytes", exc.limit)
+                self.counted.log(logging.WARNING, "refused a message from the client longer than %d bytes", exc.limit)
                 text = too_long_text(exc.limit)
                 await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
                 continue
@@ -308,6 +311,10 @@ class GatewaySession(ModernEra):
             except (ValueError, RecursionError) as exc:
                 found = recover_id(line)
                 request_id = found if valid_id(found) else None
+                reason = unparsable_reason(exc)
+                self.counted.log(
+                    logging.WARNING, "answered a client line that does not parse with -32700: it %s", reason
+                )
                 await self.reply(error_response(request_id, PARSE_ERROR, parse_error_text(exc, "line")))
                 continue
             if type(message) is not dict or message.get("jsonrpc") != "2.0":
@@ -517,9 +524,13 @@ class GatewaySession(ModernEra):
                 return
             catalog = (await self._view_for(params, "tools")).catalog
             route = catalog.route(name)
+        if route is None and (down := self._down_owner("tool", name)) is not None and await self._restarted(down):
+            catalog = (await self._view_for(params, "tools")).catalog
+            route = catalog.route(name)
         if route is None:
             down = self._down_owner("tool", name)
             if down is not None:
+                await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE)  # (recorded before it is answered)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
             await self.reply(error_response(request_id, *unknown_tool(name)))
@@ -602,6 +613,14 @@ class GatewaySession(ModernEra):
         request_id = message["id"]
         view = await self._view_for(message.get("params"), "prompts")
         origin = view.prompt_names.origin(name) if type(name) is str else None
+        if (
+            origin is None
+            and type(name) is str
+            and (down := self._down_owner("prompt", name))
+            and await self._restarted(down)
+        ):
+            view = await self._view_for(message.get("params"), "prompts")
+            origin = view.prompt_names.origin(name)
         if origin is None:
             down = self._down_owner("prompt", name) if type(name) is str else None
             if down is not None:
@@ -623,6 +642,9 @@ class GatewaySession(ModernEra):
             return
         view = await self._view_for(message.get("params"), "resources")
         route = view.resources.route(uri)
+        if route.server is None and (down := self._down_owner("resource", uri)) and await self._restarted(down):
+            view = await self._view_for(message.get("params"), "resources")
+            route = view.resources.route(uri)
         if route.server is None:
             down = self._down_owner("resource", uri)
             if down is not None:
@@ -726,6 +748,22 @@ class GatewaySession(ModernEra):
             self._known["prompt"][prompt["name"]] = prompt["_meta"][ORIGIN_KEY]["server"]
         for server, resource in view.resources.resources:
             self._known["resource"][resource["uri"]] = server
+
+    async def _restarted(self, server: str) -> bool:
+        """``wrap``'s rule (``peer.backoff.HOLD_MAX``) for a request to ``server``, now down: when its next
+        start is at most HOLD_MAX s away (or under way), wait for it to be ready (at most HOLD_MAX s plus
+        ``--request-timeout``); True once it is. False at once when the start is further away (the
+        request is answered "not running right now" then), or when that start fails."""
+        link = self._by_name.get(server)
+        if link is None or link.peer.wait > HOLD_MAX:
+            return False
+        with anyio.move_on_after(HOLD_MAX + self.request_timeout):
+            while not link.ready:
+                if link.peer.wait > HOLD_MAX or link.closing:
+                    return False
+                await anyio.sleep(0.02)
+            return True
+        return False
 
     def _down_owner(self, kind: str, name: str) -> str | None:
         """The server, now down, that a tool, prompt (exposed name) or resource (URI) the guard

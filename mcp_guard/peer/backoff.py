@@ -12,7 +12,12 @@ from typing import Final
 
 import anyio
 
-__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "STABLE_SECONDS", "Backoff"]
+__all__ = ["BACKOFF_FIRST", "BACKOFF_MAX", "HOLD_MAX", "STABLE_SECONDS", "Backoff"]
+
+HOLD_MAX: Final = 1.0
+"""A request arriving while the next restart is further away than this many seconds is answered at
+once with an error (saying when the next attempt will be) instead of waiting for it; one nearer
+waits for it (``wrap``'s relay and ``serve``'s gateway session alike)."""
 
 STABLE_SECONDS: Final = 10.0
 """An upstream connection that ends sooner than this after it started counts as a failed start (backoff grows)."""

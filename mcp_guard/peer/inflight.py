@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Final, Generic, TypeVar
 
+from ..log_counts import LogCounts
 from ..wire.messages import UNANSWERED_DROPPED
 from ..wire.meta import UNTIMED
 from .deadlines import Deadlines
@@ -59,6 +60,7 @@ class InFlight(Generic[T]):
         self.pending: dict[Key, T] = {}
         self.deadlines = Deadlines(timeout) if timeout is not None else None
         self.label = label
+        self._counted = LogCounts(label)
         self._late: dict[Key, bool] = {}  # given up, oldest first -> whether its late answer goes on
 
     def __contains__(self, key: Key) -> bool:
@@ -100,11 +102,13 @@ class InFlight(Generic[T]):
             return record
         late = self._late.pop(key, None)
         if late is None:
-            log.warning("%s%s", self.label, UNANSWERED_DROPPED)
+            self._counted.log(logging.WARNING, UNANSWERED_DROPPED.replace("%", "%%"))
             return None
         if late:
             return LATE
-        log.info("%sdropped the upstream's late answer to a request that had timed out or been cancelled", self.label)
+        self._counted.log(
+            logging.INFO, "dropped the upstream's late answer to a request that had timed out or been cancelled"
+        )
         return None
 
     def progressed(self, params: Any) -> None:

@@ -346,13 +346,19 @@ class ToolTable:
         self.complete = True
 
     def _log_counts(self, statuses: list[tuple[str | None, Status]]) -> None:
-        """Log a complete listing's counts when they changed: every listed entry, a name listed
-        twice twice, each by the status ``check`` gives it (``reports.tools.listed_status``)."""
+        """Log a complete listing's counts when they changed: every listed entry counted by the status
+        ``check`` gives it (``reports.tools.listed_status``); the refused are named, each name once
+        (``dup ×2`` for a name whose two entries are refused)."""
         counts = tuple(sum(s == status for _, s in statuses) for status in ("supported", "unsupported", "malformed"))
         if counts == self._counts or self.label is None:
             return
         self._counts = counts
-        refused = [repr(n) if n is not None and not n else n or "(no name)" for n, s in statuses if s != "supported"]
+        times: dict[str, int] = {}  # each name once, with how many of its entries are refused (trial T10)
+        for n, s in statuses:
+            if s != "supported":
+                key = repr(n) if n is not None and not n else n or "(no name)"
+                times[key] = times.get(key, 0) + 1
+        refused = [name if k == 1 else f"{name} ×{k}" for name, k in times.items()]
         shown = ", ".join(refused[:10]) + (", …" if len(refused) > 10 else "")
         log.info(
             "%stools: %d supported, %d unsupported, %d malformed%s",

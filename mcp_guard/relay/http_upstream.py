@@ -187,6 +187,16 @@ def _label(method: Any) -> str:
     return method[:64] + ("…" if len(method) > 64 else "")
 
 
+class _Labelled(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """``log`` with ``label`` before every message (``"upstream NAME: "``; ``""`` in ``wrap``)."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        return f"{self.extra['label']}{msg}" if self.extra else msg, kwargs
+
+    def __init__(self, logger: logging.Logger, label: str) -> None:
+        super().__init__(logger, {"label": label} if label else {})
+
+
 @dataclass(eq=False)
 class _Exchange:
     """One POST carrying requests (or the standalone event stream, ``listener``), and its state."""
@@ -236,8 +246,10 @@ class HttpUpstream:
         task_group: anyio.abc.TaskGroup,
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        label: str = "",
     ) -> None:
         self.url = url
+        self._log = _Labelled(log, label)  # serve: every line names its server ("upstream NAME: ")
         self.max_message_bytes = max_message_bytes
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -380,9 +392,9 @@ class HttpUpstream:
                 if status == 404 and SESSION_HEADER in headers:
                     self._session_gone()
                     return
-                log.warning("the upstream refused %s (HTTP %s)", label, status_text(status))
+                self._log.warning("the upstream refused %s (HTTP %s)", label, status_text(status))
         except httpx2.HTTPError as exc:
-            log.warning("could not deliver %s to the upstream: %s", label, self._describe(exc))
+            self._log.warning("could not deliver %s to the upstream: %s", label, self._describe(exc))
 
     # --- one request's exchange ---------------------------------------------------------------
 
@@ -403,7 +415,7 @@ class HttpUpstream:
                 self._initializing.set()
             if exchange.ids and not exchange.cancelled and not self._closed:
                 text = exchange.failure or "mcp-guard: the upstream closed the response stream before answering"
-                log.warning(
+                self._log.warning(
                     "the upstream did not answer %s: %s", _label(exchange.method), text.removeprefix("mcp-guard: ")
                 )
                 for request_id in exchange.ids.values():
@@ -441,7 +453,7 @@ class HttpUpstream:
             except httpx2.SSEError:
                 raise
             except httpx2.HTTPError as exc:
-                log.debug("a response stream from the upstream broke: %s", type(exc).__name__)
+                self._log.debug("a response stream from the upstream broke: %s", type(exc).__name__)
                 exchange.failure = BROKE
         await self._resume(exchange)
 
@@ -476,7 +488,7 @@ class HttpUpstream:
                 exchange.failure = self._describe(exc)  # the server is gone: nothing to resume
                 return
             except httpx2.HTTPError as exc:
-                log.debug("resuming a response stream failed: %s", type(exc).__name__)
+                self._log.debug("resuming a response stream failed: %s", type(exc).__name__)
             failures = 0 if exchange.last_event_id != seen else failures + 1
             if failures >= RESUME_ATTEMPTS:
                 exchange.failure = "mcp-guard: the upstream's response stream broke and could not be resumed"
@@ -518,28 +530,30 @@ class HttpUpstream:
                     async with self._request("GET", headers) as response:
                         status = response.status_code
                         if status == 405:
-                            log.debug("the upstream offers no standalone event stream (HTTP 405)")
+                            self._log.debug("the upstream offers no standalone event stream (HTTP 405)")
                             return
                         if status == 404 and SESSION_HEADER in headers:
                             self._session_gone()
                             return
                         if status != 200 or _media_type(response) != "text/event-stream":
-                            log.info("the upstream refused the standalone event stream (HTTP %s)", status_text(status))
+                            self._log.info(
+                                "the upstream refused the standalone event stream (HTTP %s)", status_text(status)
+                            )
                             return
                         failures = 0
                         await self._read_events(response, stream)
                 except httpx2.SSEError as exc:
                     failures += 1
                     if "limit" in str(exc):
-                        log.warning(
+                        self._log.warning(
                             "skipped the upstream's event stream: %s", self._too_large().removeprefix("mcp-guard: ")
                         )
                         stream.last_event_id = None  # resuming would replay the same event
                 except httpx2.HTTPError as exc:
                     failures += 1
-                    log.debug("the upstream's standalone event stream broke: %s", type(exc).__name__)
+                    self._log.debug("the upstream's standalone event stream broke: %s", type(exc).__name__)
                 if failures >= LISTEN_ATTEMPTS:
-                    log.warning("lost the upstream's standalone event stream; server notifications may be missed")
+                    self._log.warning("lost the upstream's standalone event stream; server notifications may be missed")
                     return
                 await anyio.sleep(stream.retry if stream.retry is not None else DEFAULT_RETRY_SECONDS)
 
@@ -593,7 +607,7 @@ class HttpUpstream:
             version = result.get("protocolVersion")
             if safe_value(version):
                 self.protocol_version = version
-                log.info(
+                self._log.info(
                     "upstream %s speaks protocol %s%s",
                     self._shown,
                     version,
@@ -608,7 +622,7 @@ class HttpUpstream:
         try:
             await self._inbox_in.send(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            log.debug("dropped a message from the upstream: the stream has ended")
+            self._log.debug("dropped a message from the upstream: the stream has ended")
 
     async def _read_body(self, response: httpx2.Response, cap: int) -> bytes:
         """The whole body, at most ``cap`` bytes.
@@ -641,7 +655,7 @@ class HttpUpstream:
             return
         self._gone = True
         self.session_id = None
-        log.warning(
+        self._log.warning(
             "the upstream %s ended the session (HTTP 404 for its session id); the connection to it is over",
             self._shown,
         )
@@ -665,11 +679,11 @@ class HttpUpstream:
             try:
                 async with self._request("DELETE", headers) as response:
                     if response.status_code == 405:
-                        log.debug("the upstream does not let clients end sessions (HTTP 405)")
+                        self._log.debug("the upstream does not let clients end sessions (HTTP 405)")
                     elif not 200 <= response.status_code < 300:
-                        log.debug("ending the upstream session: HTTP %s", status_text(response.status_code))
+                        self._log.debug("ending the upstream session: HTTP %s", status_text(response.status_code))
             except httpx2.HTTPError as exc:
-                log.debug("ending the upstream session failed: %s", type(exc).__name__)
+                self._log.debug("ending the upstream session failed: %s", type(exc).__name__)
 
     # --- HTTP ---------------------------------------------------------------------------------
 
@@ -723,6 +737,7 @@ async def open_http_upstream(
     *,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     connect_timeout: float = CONNECT_TIMEOUT,
+    label: str = "",
 ) -> AsyncIterator[HttpUpstream]:
     """Connect to the streamable HTTP MCP endpoint ``url``; end its session on exit.
 
@@ -736,6 +751,7 @@ async def open_http_upstream(
             :func:`parse_headers`. Their values are never logged.
         max_message_bytes: the cap on one incoming message, in bytes.
         connect_timeout: seconds to establish a connection.
+        label: the prefix of its log lines (``"upstream NAME: "`` in ``serve``).
 
     Raises:
         ValueError: ``url`` is not an http(s) URL, or ``max_message_bytes`` is not positive.
@@ -751,7 +767,7 @@ async def open_http_upstream(
         httpx2.AsyncClient(headers=default_headers, timeout=timeout, limits=limits, follow_redirects=False) as client,
         anyio.create_task_group() as tg,
     ):
-        upstream = HttpUpstream(client, url, tg, max_message_bytes=max_message_bytes)
+        upstream = HttpUpstream(client, url, tg, max_message_bytes=max_message_bytes, label=label)
         try:
             yield upstream
         finally:
@@ -761,9 +777,14 @@ async def open_http_upstream(
 
 
 def http_connector(
-    url: str, headers: Mapping[str, str] | None = None, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    label: str = "",
 ) -> Callable[[], contextlib.AbstractAsyncContextManager[HttpUpstream]]:
     """A factory of upstream connections to ``url``: each call opens a new one (a new session).
+    ``label`` starts its log lines (``"upstream NAME: "`` in ``serve``).
 
     For a relay that reconnects: ``async with connector() as upstream: ...``.
 
@@ -774,6 +795,6 @@ def http_connector(
     options = dict(headers or {})
 
     def connect() -> contextlib.AbstractAsyncContextManager[HttpUpstream]:
-        return open_http_upstream(url, options, max_message_bytes=max_message_bytes)
+        return open_http_upstream(url, options, max_message_bytes=max_message_bytes, label=label)
 
     return connect

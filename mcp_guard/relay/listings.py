@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import anyio
 
+from ..log_counts import LogCounts
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
 from ..wire.jsonrpc import id_key, valid_id
 from ..wire.meta import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY
@@ -80,6 +81,7 @@ class ToolListings:
         self._refreshing: dict[int, _Listing] = {}
         self._listen_tried: set[int] = set()
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
+        self._counted = LogCounts()
 
     def invalidate(self) -> None:
         """``notifications/tools/list_changed``: every table is listed again before its next judgement."""
@@ -231,6 +233,9 @@ class ToolListings:
                 table.expires_at = None
                 log.info("listening to the upstream's tool list changes (subscriptions/listen)")
         elif method == "notifications/tools/list_changed":
-            log.info("upstream tools changed (listen stream); schemas will be listed again before the next judgement")
+            self._counted.log(
+                logging.INFO,
+                "upstream tools changed (listen stream); schemas will be listed again before the next judgement",
+            )
             table.invalidate()
         return True

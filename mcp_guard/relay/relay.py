@@ -107,7 +107,7 @@ import anyio.abc
 from ..calls.refusals import unknown_tool
 from ..gateway.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
 from ..gateway.policy import ToolPolicy
-from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
 from ..peer.requests import ListingFailed
 from ..wire.framing import LineTooLong
@@ -127,7 +127,7 @@ from ..wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text
+from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text, unparsable_reason
 from ..wire.meta import era_meta, is_modern
 from .guard import ToolEntry, ToolTable
 from .listings import fresh
@@ -151,9 +151,6 @@ answer them and exit (its input closed) before it is stopped; without such reque
 ``upstream.EXIT_WAIT_SECONDS``. The requests still open then are answered with -32603 saying so."""
 """Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
 
-HOLD_MAX: Final = 1.0
-"""A request arriving while the next restart is further away than this many seconds is answered at
-once with an error (saying when the next attempt will be) instead of waiting for it."""
 
 _MISSING: Final = object()
 
@@ -353,7 +350,7 @@ class Relay(UpstreamSide):
                 return
             except LineTooLong as exc:
                 request_id = recover_id(exc.prefix)
-                log.warning("refused a message from the client longer than %d bytes", exc.limit)
+                self.counted.log(logging.WARNING, "refused a message from the client longer than %d bytes", exc.limit)
                 text = too_long_text(exc.limit)
                 await self._reply(error_response(None if request_id is NO_ID else request_id, INVALID_REQUEST, text))
                 continue
@@ -362,6 +359,11 @@ class Relay(UpstreamSide):
             except (ValueError, RecursionError) as exc:
                 request_id = recover_id(line)
                 text = parse_error_text(exc, "line")
+                self.counted.log(
+                    logging.WARNING,
+                    "answered a client line that does not parse with -32700: it %s",
+                    unparsable_reason(exc),
+                )
                 await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
                 continue
             if not self._ready:
@@ -538,7 +540,7 @@ class Relay(UpstreamSide):
             return error_response(None, INVALID_REQUEST, invalid_request_text(message))
         key = id_key(request_id)
         if key in self.peer.inflight or key in self._held:
-            log.warning("refused a client request whose id is that of a request still in flight")
+            self.counted.log(logging.WARNING, "refused a client request whose id is that of a request still in flight")
             return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
         return None
 
@@ -554,7 +556,9 @@ class Relay(UpstreamSide):
                 return None, refusal
         if method == "tools/call":
             if "id" not in message:
-                log.warning("dropped a tools/call without an id: a notification cannot be judged and answered")
+                self.counted.log(
+                    logging.WARNING, "dropped a tools/call without an id: a notification cannot be judged and answered"
+                )
                 return None, None
             return self._call_verdict(message, self.table_for(message.get("params")))
         if "id" in message and method == "tools/list":
@@ -699,7 +703,7 @@ class Relay(UpstreamSide):
         try:
             data = dumps(message)
         except Uncarriable:
-            log.warning("refused to forward a message holding a number JSON cannot carry exactly")
+            self.counted.log(logging.WARNING, "refused to forward a message holding a number JSON cannot carry exactly")
             text = (
                 "Invalid params: the request holds a number JSON cannot carry exactly (NaN, Infinity, beyond "
                 "the double range, or more digits than a double holds); it was not forwarded"

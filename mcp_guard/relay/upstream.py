@@ -31,8 +31,9 @@ The stdio upstream
 ------------------
 :func:`stdio_connector` (and :func:`spawn_upstream` below it) runs the server command as a
 child process. The child gets the user's whole environment (the SDK's ``stdio_client``
-would pass only HOME, LOGNAME, PATH, SHELL, TERM and USER), its own process group, and the
-guard's stderr as its stderr. When the child process exits, its output is read to the end
+would pass only HOME, LOGNAME, PATH, SHELL, TERM and USER), its own process group, and a
+stderr pipe whose lines the guard writes to its own stderr prefixed and escaped
+(:mod:`~mcp_guard.relay.child_stderr`). When the child process exits, its output is read to the end
 of what it wrote and then ends (``EndOfStream``), even when a process it started still holds
 the pipe open. Shutdown follows the MCP lifecycle: close its stdin, wait
 :data:`EXIT_GRACE_SECONDS`, then terminate the whole process group by the rule of the SDK's
@@ -60,15 +61,17 @@ import math
 import os
 import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 
 from ..errors import GuardError
+from ..safe_text import escape
 from ..wire.framing import DEFAULT_MAX_LINE
+from .child_stderr import StderrRelay
 from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
 from .pipes import PipeLineStream, pollable_on_asyncio
 
@@ -197,8 +200,11 @@ def stdio_connector(
     cwd: str | None = None,
     *,
     max_line: int = DEFAULT_MAX_LINE,
+    name: str | None = None,
 ) -> Connector:
     """A :data:`Connector` that spawns ``command`` (see :func:`spawn_upstream`) on every connection.
+
+    ``name`` is the server's name in ``serve`` (its log and stderr lines say it), None in ``wrap``.
 
     Raises (on entering a connection):
         UpstreamStartError: the command cannot be started.
@@ -207,7 +213,7 @@ def stdio_connector(
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[LineLink]:
-        async with spawn_upstream(command, env, cwd, max_line=max_line) as upstream:
+        async with spawn_upstream(command, env, cwd, max_line=max_line, name=name) as upstream:
             yield upstream.stream
 
     return connect
@@ -220,6 +226,7 @@ async def spawn_upstream(
     cwd: str | None = None,
     *,
     max_line: int = DEFAULT_MAX_LINE,
+    name: str | None = None,
 ) -> AsyncIterator[Upstream]:
     """Run ``command`` as the upstream; stop it (and its process group) on exit.
 
@@ -232,6 +239,8 @@ async def spawn_upstream(
         env: extra variables, merged over ``os.environ``.
         cwd: working directory, default the guard's.
         max_line: the cap on one message from the upstream, in bytes (``framing.LineTooLong``).
+        name: the server's name (``serve``): its log lines start ``upstream NAME: `` and its
+            stderr lines ``upstream NAME stderr: ``; None (``wrap``): ``upstream stderr: ``.
 
     Raises:
         UpstreamStartError: the command cannot be started.
@@ -246,25 +255,31 @@ async def spawn_upstream(
         raise UpstreamStartError(f"upstream command not found: {executable}")
     if cwd is not None and not os.path.isdir(cwd):
         raise UpstreamStartError(f"cannot start upstream {executable}: its working folder {cwd} does not exist")
+    label = "" if name is None else f"upstream {name}: "
     child_in, to_child = os.pipe()
     from_child, child_out = os.pipe()
+    errors_from_child, child_err = os.pipe()
     try:
         process = await anyio.open_process(
             list(command),
             stdin=child_in,
             stdout=child_out,
-            stderr=sys.stderr.fileno() if _has_fileno(sys.stderr) else None,
+            stderr=child_err,
             env=environment,
             cwd=cwd,
             start_new_session=True,
         )
     except OSError as exc:
-        for fd in (to_child, from_child):
+        for fd in (to_child, from_child, errors_from_child):
             os.close(fd)
         raise UpstreamStartError(f"cannot start upstream {executable}: {exc.strerror or exc}") from exc
     finally:
         os.close(child_in)
         os.close(child_out)
+        os.close(child_err)
+    stderr_relay = StderrRelay(
+        errors_from_child, "upstream stderr: " if name is None else f"upstream {escape(name)} stderr: "
+    )
     stream: LineStream
     if pollable_on_asyncio(from_child):
         stream = PipeLineStream(from_child, to_child, max_line=max_line, owned=True)
@@ -273,11 +288,11 @@ async def spawn_upstream(
         output = _ChildOutput(from_child)
         stream = LineStream(output, FdSendStream(to_child, owned=True), max_line=max_line)
         child_exited = output.child_exited
-    log.debug("started the upstream (pid %d)", process.pid)
+    log.debug("%sstarted the upstream (pid %d)", label, process.pid)
 
     async def watch() -> None:
         status = await process.wait()
-        log.info("the upstream (pid %d) exited with status %d", process.pid, status)
+        log.info("%sthe upstream (pid %d) exited with status %d", label, process.pid, status)
         child_exited()
 
     try:
@@ -293,16 +308,10 @@ async def spawn_upstream(
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(0.2 if stopping else EXIT_GRACE_SECONDS):  # (queued output gets this long)
                 await stream.close_send()  # EOF on the upstream's stdin: the MCP way to ask it to exit
-            await stop_upstream(process, grace=0.0 if stopping else EXIT_GRACE_SECONDS)
+            await stop_upstream(process, grace=0.0 if stopping else EXIT_GRACE_SECONDS, label=label)
             await stream.aclose()
-
-
-def _has_fileno(stream: object) -> bool:
-    try:
-        stream.fileno()  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return False
-    return True
+            # What the server wrote to its stderr last (a traceback) is written before the connection is left.
+            await anyio.to_thread.run_sync(stderr_relay.finish, 0.2 if stopping else 1.0)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -315,7 +324,7 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-async def _terminate_group(process: anyio.abc.Process, kill_after: float) -> None:
+async def _terminate_group(process: anyio.abc.Process, kill_after: float, label: str = "") -> None:
     """SIGTERM to the upstream's process group at once, SIGKILL to what is left after ``kill_after`` seconds.
 
     The rule of the ``mcp`` SDK's ``terminate_posix_process_tree`` (the leader's pid is the group's id,
@@ -329,7 +338,7 @@ async def _terminate_group(process: anyio.abc.Process, kill_after: float) -> Non
     except ProcessLookupError:
         return
     except PermissionError:
-        log.warning("no permission to signal some of the upstream's process group; waiting for it anyway")
+        log.warning("%sno permission to signal some of the upstream's process group; waiting for it anyway", label)
     with anyio.move_on_after(kill_after):
         while _group_alive(pgid):
             _ = process.returncode  # (reaps the leader where the backend does so on reading)
@@ -339,7 +348,7 @@ async def _terminate_group(process: anyio.abc.Process, kill_after: float) -> Non
         os.killpg(pgid, signal.SIGKILL)
 
 
-async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE_SECONDS) -> None:
+async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE_SECONDS, label: str = "") -> None:
     """Stop the upstream whose stdin is closed, and everything left in its process group.
 
     Waits ``grace`` seconds (default :data:`EXIT_GRACE_SECONDS`) for it to exit by itself, then
@@ -347,16 +356,17 @@ async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE
     :data:`KILL_GRACE_SECONDS` when ``grace`` is 0, the guard stopping). When it did exit but
     processes it started remain in its group (a server's helper, a wrapper's child), those are
     terminated the same way: nothing the upstream started outlives the guard's use of it.
+    ``label`` starts its log lines (``"upstream NAME: "`` in ``serve``).
     """
     kill_after = grace or KILL_GRACE_SECONDS
     with anyio.move_on_after(grace or 0.1):  # (stopping: one that is exiting already is not signalled)
         await process.wait()
     if process.returncode is None or _group_alive(process.pid):  # start_new_session: its pid is its group's id
         if process.returncode is None:
-            log.info("upstream did not exit after its stdin closed; terminating it")
+            log.info("%supstream did not exit after its stdin closed; terminating it", label)
         else:
-            log.info("the upstream left processes behind in its process group; terminating them")
-        await _terminate_group(process, kill_after)
+            log.info("%sthe upstream left processes behind in its process group; terminating them", label)
+        await _terminate_group(process, kill_after, label)
     with anyio.move_on_after(EXIT_GRACE_SECONDS):
         await process.wait()
     with contextlib.suppress(Exception):

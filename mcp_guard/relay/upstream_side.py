@@ -36,6 +36,7 @@ import anyio.abc
 
 from ..calls.outputs import judge_result
 from ..gateway.pipeline import outcome_of
+from ..log_counts import LogCounts
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import timed_out_text
@@ -124,6 +125,7 @@ class UpstreamSide:
             client_request_timeout=client_request_timeout,
         )
         self.client_closed = False
+        self.counted = LogCounts()  # per-message log lines a peer can trigger at will, bounded (log_counts)
         self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
         self._tg: anyio.abc.TaskGroup | None = None
         # Client requests in flight upstream are the peer's (peer.inflight: key -> the client's id);
@@ -321,15 +323,16 @@ class UpstreamSide:
         await self._reply(error_response(request_id, INTERNAL_ERROR, text))
         return True
 
-    @staticmethod
-    def _uncarriable_answers(out: Any) -> list[dict[str, Any]]:
+    def _uncarriable_answers(self, out: Any) -> list[dict[str, Any]]:
         """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
         answers = []
         for m in out if type(out) is list else [out]:
             if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
                 text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
                 answers.append(error_response(m["id"], INTERNAL_ERROR, text))
-        log.warning("withheld upstream output holding a number JSON cannot carry (NaN or Infinity)")
+        self.counted.log(
+            logging.WARNING, "withheld upstream output holding a number JSON cannot carry (NaN or Infinity)"
+        )
         return answers
 
     def _upstream_message(self, message: dict[str, Any]) -> Any:
@@ -369,7 +372,9 @@ class UpstreamSide:
         if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
             return CONSUMED
         if method == "notifications/tools/list_changed":
-            log.info("upstream tools changed; schemas will be listed again before the next judgement")
+            self.counted.log(
+                logging.INFO, "upstream tools changed; schemas will be listed again before the next judgement"
+            )
             self.listings.invalidate()
         elif "id" in message:
             if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone

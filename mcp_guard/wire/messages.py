@@ -17,6 +17,7 @@ __all__ = [
     "GONE",
     "TRANSPORT_PREFIX",
     "UNANSWERED_DROPPED",
+    "UNPARSABLE_LOGGED",
     "error_reason",
     "parse_error_text",
     "too_long_text",
@@ -54,6 +55,11 @@ def too_long_text(limit: int) -> str:
         f"Invalid Request: the message is longer than the guard's limit of {limit} bytes "
         "(--max-message-bytes); it was not forwarded"
     )
+
+
+UNPARSABLE_LOGGED: Final = "answered a client line that does not parse with -32700: it %s"
+"""The log line (bounded: ``log_counts``) of a client line answered -32700; ``%s`` is :func:`unparsable_reason`,
+never the line's text."""
 
 
 def parse_error_text(exc: BaseException, what: str) -> str:

@@ -25,8 +25,7 @@ async def test_a_refusal_is_logged_alike_by_both_commands(command: str, caplog: 
         assert refused["result"]["_meta"][REJECTION_KEY]["kind"] == "validation"
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("rejected tools/call")]
     assert lines == [
-        f"rejected tools/call `{name(command, 'echo')}` (validation): "
-        "type at /text; additionalProperties at schema /additionalProperties"
+        f"rejected tools/call `{name(command, 'echo')}` (validation): type at /text; additionalProperties at /…"
     ]
     assert SECRET not in caplog.text  # neither the value nor the undeclared key the client chose
 
@@ -34,7 +33,7 @@ async def test_a_refusal_is_logged_alike_by_both_commands(command: str, caplog: 
 def test_the_log_form_names_instance_pointers_only_where_the_schema_made_them() -> None:
     compiled = compile(ECHO["inputSchema"])
     report = compiled.check({"text": 5, "undeclared-key": 1})
-    assert logged_reason(report) == "type at /text; additionalProperties at schema /additionalProperties"
+    assert logged_reason(report) == "type at /text; additionalProperties at /…"
 
 
 def test_keys_the_schema_does_not_declare_are_withheld_from_logged_instance_pointers() -> None:
@@ -57,8 +56,25 @@ def test_keys_the_schema_does_not_declare_are_withheld_from_logged_instance_poin
 
 
 def test_an_additional_key_and_a_map_key_of_digits_are_withheld_alike() -> None:
-    """additionalProperties: false (schema pointer) and a schema-valued one (``/…``) both hide the key."""
+    """additionalProperties: false and a schema-valued one both log the key as ``/…``."""
     hidden = compile({"type": "object", "additionalProperties": False}).check({"SECRETP2": 1})
     valued = compile({"type": "object", "additionalProperties": {"type": "string"}}).check({"12": 1, "SECRETP3": 1})
-    assert logged_reason(hidden) == "additionalProperties at schema /additionalProperties"
+    assert logged_reason(hidden) == "additionalProperties at /…"
     assert logged_reason(valued) == "type at /…; type at /…"
+
+
+def test_every_keyword_is_logged_in_one_form_at_its_instance_pointer() -> None:
+    """Trial T6: ``minimum at /offset`` but ``maximum at schema /properties/times/maximum`` before; one rule now."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "times": {"type": "integer", "minimum": 1, "maximum": 5},
+            "url": {"type": "string", "format": "uri", "maxLength": 3, "pattern": "^h"},
+            "opts": {"type": "object", "additionalProperties": False},
+        },
+    }
+    compiled = compile(schema)
+    assert logged_reason(compiled.check({"times": 0})) == "minimum at /times"
+    assert logged_reason(compiled.check({"times": 50})) == "maximum at /times"
+    assert logged_reason(compiled.check({"url": "xxxxx"})) == "format at /url; maxLength at /url; pattern at /url"
+    assert logged_reason(compiled.check({"opts": {SECRET: 1}})) == "additionalProperties at /opts/…"

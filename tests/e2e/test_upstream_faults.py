@@ -421,7 +421,7 @@ async def test_a_failed_restart_is_an_error_and_the_next_request_tries_again(tmp
         answered = await client.call("r2", "echo")
         assert answered["result"]["content"] == [{"type": "text", "text": "ok"}]
         log = client.stderr()
-        assert "faulty_server: failing on purpose" in log  # the upstream's stderr is the guard's
+        assert "upstream stderr: faulty_server: failing on purpose" in log  # relayed, marked as the server's
         assert "could not restart the upstream" in log
         assert "(restart 2;" in log  # the second attempt waited (backoff), and was counted
         assert len(client.starts()) == 2
@@ -571,6 +571,9 @@ async def test_noise_is_skipped_and_logged_and_the_upstreams_stderr_is_passed_on
         assert all(json.loads(line).get("jsonrpc") == "2.0" for line in client.lines)
         log = client.stderr()
         assert "faulty_server: hello on stderr" in log and "faulty_server: noise on stderr" in log
+        # ... line by line, marked as the server's (trial T7)
+        assert "upstream stderr: faulty_server: hello on stderr" in log.splitlines()
+        assert "upstream stderr: faulty_server: noise on stderr" in log.splitlines()
         length = len("faulty_server: this line is not JSON")
         assert f"skipped a line of {length} bytes from the upstream that is not JSON" in log
         assert "this line is not JSON" not in log  # logged by size, not content

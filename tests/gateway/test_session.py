@@ -246,6 +246,33 @@ async def test_requests_to_a_server_that_is_down_say_so() -> None:
         assert "result" in await client.call("ok__echo", {"text": "x"})
 
 
+async def test_a_call_while_a_server_restarts_waits_for_it_and_a_refusal_is_journaled(tmp_path: Path) -> None:
+    """wrap's rule in serve (trial T5): a restart under HOLD_MAX s away is waited for; a call to a server
+    that stays down is answered -32603 and journaled ``rejected``/``server_unavailable``."""
+    flaky = FakeServer()
+    with Journal(tmp_path / "j.jsonl", fsync=False) as journal:
+        async with running({"f": flaky}, journal=journal) as (session, client):
+            await client.initialize()
+            assert "f__echo" in {t["name"] for t in (await client.request("tools/list"))["result"]["tools"]}
+            assert (await client.call("f__die"))["error"]["code"] == -32603
+            await wait_for(lambda: not session.links[0].ready)
+            echoed = await client.call("f__echo", {"text": "x"})  # the restart is 0.5 s away: it waits
+            assert echoed["result"]["content"][0]["text"] == "echo ok"
+            flaky.faults.add("fail_start")
+            assert (await client.call("f__die"))["error"]["code"] == -32603
+            await wait_for(lambda: not session.links[0].ready)
+            refused = await client.call("f__echo", {"text": "x"})
+            assert "is not running right now" in refused["error"]["message"]
+    outcomes = [json.loads(x) for x in (tmp_path / "j.jsonl").read_text().splitlines()]
+    results = [(r["tool"], r["result"], r.get("kind")) for r in outcomes if r["event"] == "outcome"]
+    assert results == [
+        ("die", "upstream_died", None),
+        ("echo", "ok", None),
+        ("die", "upstream_died", None),
+        ("f__echo", "rejected", "server_unavailable"),
+    ]
+
+
 async def test_requests_before_initialize_say_so() -> None:
     async with running({"g": FakeServer()}) as (_session, client):
         for method, params in [("tools/call", {"name": "g__echo", "arguments": {}}), ("tools/list", {})]:

@@ -53,4 +53,6 @@ async def test_ops_endpoints_on_the_http_front(tmp_path: Path) -> None:
             assert 'mcp_guard_refusals_total{kind="validation",server=""} 1.0' in text.splitlines()
             assert "mcp_guard_sessions 1.0" in text.splitlines()
             assert SECRET not in text and token not in text
-            assert (await client.post(base + "/metrics", headers=auth)).status_code == 405
+            refused = await client.post(base + "/metrics", headers=auth)
+            assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD"  # HEAD is served (trial T10)
+            assert (await client.head(base + "/metrics", headers=auth)).status_code == 200

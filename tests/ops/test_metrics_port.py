@@ -97,7 +97,8 @@ async def test_ready_names_the_server_that_is_not_up(tmp_path: Path) -> None:
                     assert set(ready.json()["not_ready"]) <= {"held", "up"}
                     await anyio.sleep(0.1)
             assert (await http.get(f"{url}/health")).status_code == 200
-            assert (await http.post(f"{url}/ready")).status_code == 405
+            refused = await http.post(f"{url}/ready")
+            assert refused.status_code == 405 and refused.headers["allow"] == "GET, HEAD"  # RFC 9110: 405 says Allow
             assert (await http.get(f"{url}/mcp")).status_code == 404
 
 

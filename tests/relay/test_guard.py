@@ -91,4 +91,4 @@ def test_hiding_leaves_out_tools_without_a_string_name_and_the_counts_line_count
     assert [t["name"] for t in shown["tools"]] == ["ok"]
     line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("tools: "))
     assert line.startswith("tools: 1 supported, 3 unsupported, 4 malformed (")
-    assert line.count("dup") == 2 and "(no name)" in line and "''" in line
+    assert line.count("dup") == 1 and "dup ×2" in line and "(no name)" in line and "''" in line  # each name once (T10)

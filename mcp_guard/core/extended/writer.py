@@ -39,8 +39,9 @@ Collect = Callable[[Any, str, list[Issue], list[Any]], None]
 
 
 def where(instance_pointer: str) -> str:
-    """How a message names an argument position: ```/a/0``` or "the arguments object"."""
-    return f"`{instance_pointer}`" if instance_pointer else "the arguments object"
+    """How a message names an argument position: ```/a/0``` or "the arguments" (the root; not "the arguments
+    object", which made "the arguments object must be an object, not string")."""
+    return f"`{instance_pointer}`" if instance_pointer else "the arguments"
 
 
 class OverBudget(Exception):
@@ -71,7 +72,7 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
                 if is_uncarriable(value):
                     return
             name = json_type_name(value)
-    where_ = "`" + ip + "`" if ip else "the arguments object"  # as where()
+    where_ = "`" + ip + "`" if ip else "the arguments"  # as where()
     message = where_ + " must be " + expected + ", not " + name + " (type)"
     out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
 

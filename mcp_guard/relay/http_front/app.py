@@ -264,7 +264,7 @@ class HttpFront:
             status, text, extra = refusal
             await _refuse(send, status, text, extra)
         elif scope["method"] not in ("GET", "HEAD"):
-            await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET")])
+            await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, HEAD")])  # (HEAD is served too)
         else:
             await send_answer(send, *ops_answer(scope["path"], self.metrics, self.unready))
 

@@ -54,9 +54,11 @@ def ops_answer(path: str, metrics: Metrics | None, unready: Unready) -> tuple[in
     return 200, metrics.render(), CONTENT_TYPE.encode()
 
 
-async def send_answer(send: Send, status: int, body: bytes, content_type: bytes) -> None:
-    """Send one whole HTTP response (ASGI)."""
-    head = [(b"content-length", str(len(body)).encode()), (b"content-type", content_type)]
+async def send_answer(
+    send: Send, status: int, body: bytes, content_type: bytes, extra: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    """Send one whole HTTP response (ASGI); ``extra`` headers after the content headers."""
+    head = [(b"content-length", str(len(body)).encode()), (b"content-type", content_type), *extra]
     await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
@@ -88,7 +90,9 @@ class OpsApp:
         if scope["path"] not in OPS_PATHS:
             await send_answer(send, 404, b"Not Found", b"text/plain; charset=utf-8")
         elif scope["method"] not in ("GET", "HEAD"):
-            await send_answer(send, 405, b"Method Not Allowed", b"text/plain; charset=utf-8")
+            await send_answer(
+                send, 405, b"Method Not Allowed", b"text/plain; charset=utf-8", ((b"allow", b"GET, HEAD"),)
+            )
         else:
             await send_answer(send, *ops_answer(scope["path"], self.metrics, self.unready))
 
