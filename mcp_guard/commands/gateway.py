@@ -258,13 +258,13 @@ def run_pin(
     listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
     failed = [x for x in listings if x.status == "failed"]
     for x in failed:
-        print(f"mcp-guard: {x.server}: {escape(str(x.error))}", file=sys.stderr)
+        print(f"mcp-guard: {escape(x.server)}: {escape(str(x.error))}", file=sys.stderr)
     if failed:
         print(f"mcp-guard: no lock written: {len(failed)} server(s) could not be listed", file=sys.stderr)
         return 2  # as check --config for the same cause (trial T10)
     new_lock, problems = LockFile.from_listings((x.server, x.tools) for x in listings if x.ok)
     for problem in problems:
-        print(f"mcp-guard: {problem}", file=sys.stderr)
+        print(f"mcp-guard: {escape(problem)}", file=sys.stderr)
     try:
         old = LockFile.read_optional(path)
     except LockError as exc:
@@ -279,7 +279,7 @@ def run_pin(
     print(f"pinned {len(new_lock.tools)} tool(s) of {servers} server(s) in {path}", file=out)
     for x in listings:
         if x.status == "disabled":
-            print(f"  {x.server}: disabled, not pinned", file=out)
+            print(f"  {escape(x.server)}: disabled, not pinned", file=out)
     if old is not None:
         added = sorted(set(new_lock.tools) - set(old.tools))
         removed = sorted(set(old.tools) - set(new_lock.tools))
@@ -552,7 +552,7 @@ def run_check(
             if x.status == "ok":
                 info = x.server_info or {}
                 who = escape(f"{info.get('name', '?')} {info.get('version', '')}".strip())
-                print(f"{x.server}: reachable ({x.transport}, {who}, protocol {x.protocol_version})", file=out)
+                print(f"{escape(x.server)}: reachable ({x.transport}, {who}, protocol {x.protocol_version})", file=out)
                 for tool in reports[x.server].tools:
                     name = escape(tool.name) if tool.name is not None else "(no name)"
                     print(f"  {name}{_standing(catalog, x.server, tool.name, tool.status)}", file=out)
@@ -562,9 +562,9 @@ def run_check(
                         print(f"      note: {escape(note.message)}", file=out)
                     _print_pin_change(catalog, x.server, tool.name, out)
             elif x.status == "disabled":
-                print(f"{x.server}: disabled", file=out)
+                print(f"{escape(x.server)}: disabled", file=out)
             else:
-                print(f"{x.server}: NOT reachable ({x.transport}): {escape(str(x.error))}", file=out)
+                print(f"{escape(x.server)}: NOT reachable ({x.transport}): {escape(str(x.error))}", file=out)
         if findings:
             print("", file=out)
             for line in findings:
@@ -625,8 +625,11 @@ def _standing(catalog: Catalog, server: str, name: object, status: str = "suppor
     notes = []
     if route.policy.access != "allow":
         notes.append(f"{route.policy.access} ({route.policy.rule})")
-    if status != "supported" or not route.compiled.supported:
+    if status != "supported" or not route.enforceable:
+        # not enforceable with a supported inputSchema: its outputSchema, under outputs "enforce" (trial T1)
         shown = status if status != "supported" else "unsupported"
+        if status == "supported" and route.compiled.supported:
+            shown += " outputSchema"
         notes.append(shown + (", hidden" if route.policy.unsupported == "hide" else ", calls refused"))
     change = catalog.report.pin_changes.get(f"{server}/{name}")
     if change is not None:

@@ -281,7 +281,11 @@ class ToolTable:
                 compiled = self._compiled(tool["inputSchema"])
             output = self._output(tool)
             annotated = _with_verdict(tool, compiled, output)
-            statuses.append((name if type(name) is str else None, listed_status(annotated["_meta"][SCHEMA_KEY])))
+            status = listed_status(annotated["_meta"][SCHEMA_KEY])
+            if status == "supported" and output is not None and not self.callable(compiled, output):
+                # Under outputs="enforce" its calls are refused: counted by its outputSchema's status (trial T1).
+                status = "malformed" if any(i.kind == VALIDATION for i in output.report.issues) else "unsupported"
+            statuses.append((name if type(name) is str else None, status))
             if type(name) is str and cache:
                 self._entries[name] = ToolEntry(name, compiled, output)
             if self.hide_unsupported and not self.callable(compiled, output):

@@ -82,6 +82,10 @@ def test_check_config_fails_on_an_output_schema_only_where_enforce_refuses_it(tm
     data = json.loads(out.getvalue())
     assert data["failed"] is True and data["summary"]["unsupported"] == 0  # the inputSchemas are all supported
     assert any(f.startswith("s/reading (outputSchema): unsupported: ") for f in data["findings"]), data["findings"]
+    out = io.StringIO()
+    assert commands.run_check(str(enforce), out=out, timeout=30) == 1
+    (row,) = [line for line in out.getvalue().splitlines() if line.startswith("  reading → ")]
+    assert row == "  reading → s__reading [unsupported outputSchema, calls refused]", row  # trial T1
     report = write_config(tmp_path, servers, {"outputs": "report"})
     out = io.StringIO()
     assert commands.run_check(str(report), out=out, as_json=True, timeout=30) == 0
@@ -106,8 +110,34 @@ def test_a_failure_s_text_is_escaped_where_check_config_and_pin_print_it(
     if command == "check":
         assert commands.run_check(str(config), out=out) == 2
     else:
-        assert commands.run_pin(str(config), out=out) == 1
+        assert commands.run_pin(str(config), out=out) == 2  # as check --config for the same cause (trial T10)
     text = out.getvalue() + capsys.readouterr().err
     (line,) = [line for line in text.splitlines() if "boom" in line]
     assert "boom\\x0amcp-guard: all clear\\u0085x\\u009b31m\\u202ey" in line, line
     assert "all clear" not in text.replace(line, "") and not any(ch in text for ch in "\u0085\u009b\u202e")
+
+
+EVIL = "ev\x1b[31mil\nINFO fake"
+"""A server name from a config (install copies client configs): it must not colour the terminal or forge a line."""
+
+
+@pytest.mark.parametrize("command", ["check", "pin"])
+@pytest.mark.parametrize("status", ["failed", "disabled"])
+def test_a_server_s_name_is_escaped_in_every_line_check_config_and_pin_print(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str, status: str
+) -> None:
+    """Trial T3: the server's header line printed its name raw while the rows under it escaped it."""
+
+    async def listing(config: Any, **_: Any) -> list[commands.UpstreamListing]:
+        return [commands.UpstreamListing(EVIL, "stdio", status, error="down")]
+
+    monkeypatch.setattr(commands, "list_servers", listing)
+    config = write_config(tmp_path, {"b": {"command": "unused"}}, {})
+    out = io.StringIO()
+    if command == "check":
+        commands.run_check(str(config), out=out)
+    else:
+        commands.run_pin(str(config), out=out, lock=str(tmp_path / "lock.json"))
+    text = out.getvalue() + capsys.readouterr().err
+    assert "\x1b" not in text and "INFO fake" not in text.replace("ev\\x1b[31mil\\x0aINFO fake", ""), ascii(text)
+    assert "ev\\x1b[31mil\\x0aINFO fake" in text, ascii(text)

@@ -92,3 +92,26 @@ def test_hiding_leaves_out_tools_without_a_string_name_and_the_counts_line_count
     line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("tools: "))
     assert line.startswith("tools: 1 supported, 3 unsupported, 4 malformed (")
     assert line.count("dup") == 1 and "dup ×2" in line and "(no name)" in line and "''" in line  # each name once (T10)
+
+
+@pytest.mark.parametrize(
+    ("outputs", "line"),
+    [
+        ("enforce", "tools: 1 supported, 1 unsupported, 1 malformed (odd, broken)"),
+        ("report", "tools: 3 supported, 0 unsupported, 0 malformed"),
+    ],
+)
+def test_the_counts_line_counts_a_tool_whose_output_schema_enforce_cannot_check(
+    caplog: pytest.LogCaptureFixture, outputs: str, line: str
+) -> None:
+    """Trial T1: under ``outputs="enforce"`` every call of a tool with an unsupported (or malformed)
+    ``outputSchema`` is refused, so the start-up line must not count it supported; under ``report`` it is."""
+    tools: list[Any] = [
+        {"name": "ok", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
+        {"name": "odd", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "if": {}}},
+        {"name": "broken", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "required": 3}},
+    ]
+    table = ToolTable("strict", label="", outputs=outputs)
+    with caplog.at_level(logging.INFO, logger="mcp_guard"):
+        table.annotate({"tools": tools}, cache=True, first_page=True)
+    assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("tools: ")] == [line]
