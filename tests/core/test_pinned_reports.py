@@ -11,7 +11,8 @@ engines gave then (commit 730c26e), so any change of a finding's text, pointer o
 Two differences from the old engine were deliberate, and are in the digests: an untyped nested
 ``enum`` node is worded truthfully (issue 13, item 7), and a ``oneOf`` validation message says
 what each alternative wanted (issue 11, item 3). Re-pinned since (the call findings' digest
-only): an ``enum`` message that shortens its list of choices says "… and N more" (issue 11).
+only): an ``enum`` message that shortens its list of choices says "… and N more" (issue 11); the root
+is "the arguments", not "the arguments object" (trial T10: "the arguments object must be an object").
 
 If a change is meant, re-pin: run this file with ``MCP_GUARD_REPIN=1`` and paste the printed digests.
 """
@@ -88,14 +89,14 @@ PINNED: dict[str, tuple[int, int, int, str, str]] = {
         744,
         49082,
         "6c6dc9b199a6512d7af732d26d115b954d69ce4e46df820609ac70395fae6944",
-        "fa7fa87bda358cd9efe704b6118f379efb507732c33492cc8727ea9623ab3986",
+        "85eec8f3e5968e4f4fa557d2f95020aa30f8bb50e860277e551034c3ee277d36",
     ),
     "strict": (
         3906,
         397,
         25606,
         "c76c28c9dd38bfe47b56c54df5f66d9249dbe8c8e1053d7f66956fe710e53769",
-        "79f85094e5d2b7d0f12f3c0c40e5c4f990f4ec82410b50c56168774a7f9caea9",
+        "51ff0a6f314561b1d355d85f848973a5fbe4feef7315acdc734c1ff313b3c305",
     ),
 }
 
