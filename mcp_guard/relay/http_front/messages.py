@@ -8,11 +8,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...wire.jsonrpc import NO_ID, dumps, error_response, id_key, valid_id
+from ...wire.jsonrpc import NO_ID, Uncarriable, dumps, error_response, id_key, valid_id
 from ...wire.meta import PROTOCOL_VERSION_KEY
 from .config import EXCHANGE_BUFFER
 
-__all__ = ["Exchange", "Item", "Key", "envelope_version", "error_bytes", "map_key", "message_kind", "progress_token"]
+__all__ = [
+    "Exchange",
+    "Item",
+    "Key",
+    "envelope_version",
+    "error_bytes",
+    "map_key",
+    "message_kind",
+    "progress_token",
+    "with_upstream_id",
+]
 
 Key = tuple[bool, Any]
 """A map key of a JSON-RPC id (see :func:`map_key`)."""
@@ -170,3 +180,24 @@ def progress_token(message: dict[str, Any]) -> Any:
     params = message.get("params")
     meta = params.get("_meta") if type(params) is dict else None
     return meta.get("progressToken") if type(meta) is dict else None
+
+
+def with_upstream_id(message: dict[str, Any], body: bytes, upstream_id: int) -> tuple[bytes, Any]:
+    """A client's request as a shared relay gets it: ``(line, token)``, the line with ``upstream_id`` as its
+    ``id`` and, when it sets a progress token, as that token too; ``token`` is the client's own (None: none
+    set), for the way back. Used where requests of many clients share one upstream (the 2026-07-28
+    channel, ``--shared-upstream``): their ids and tokens collide.
+
+    A message holding a number JSON cannot carry is never forwarded (the relay refuses it), so only
+    its id must be the relay's: ``body`` with ``"id"`` appended (a JSON object's last duplicate key wins).
+    """
+    out = dict(message)
+    out["id"] = upstream_id
+    token = progress_token(message)
+    if token is not None:
+        params = message["params"]
+        out["params"] = {**params, "_meta": {**params["_meta"], "progressToken": upstream_id}}
+    try:
+        return dumps(out), token
+    except Uncarriable:
+        return body.rstrip(b" \t\r\n")[:-1] + b',"id":' + str(upstream_id).encode() + b"}", token

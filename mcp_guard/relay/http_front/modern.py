@@ -9,9 +9,9 @@ from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 
-from ...wire.jsonrpc import METHOD_NOT_FOUND, Uncarriable, dumps
+from ...wire.jsonrpc import METHOD_NOT_FOUND, dumps
 from .channel import Channel
-from .messages import Exchange, Item, Key, error_bytes, map_key, progress_token
+from .messages import Exchange, Item, Key, error_bytes, map_key, with_upstream_id
 
 if TYPE_CHECKING:
     from .app import HttpFront
@@ -36,20 +36,10 @@ class ModernChannel(Channel):
         self._counter += 1
         upstream_id = self._counter
         exchange = Exchange(message["id"], discover=message.get("method") == "server/discover")
-        out = dict(message)
-        out["id"] = upstream_id
-        token = progress_token(message)
+        data, token = with_upstream_id(message, body, upstream_id)
         if token is not None:
-            params = message["params"]
-            out["params"] = {**params, "_meta": {**params["_meta"], "progressToken": upstream_id}}
             exchange.progress = (False, upstream_id)
             self._tokens[exchange.progress] = token
-        try:
-            data = dumps(out)
-        except Uncarriable:
-            # The relay refuses any message holding a number JSON cannot carry, so this one is never
-            # forwarded: only its id must be the relay's. A JSON object's last duplicate key wins.
-            data = body.rstrip(b" \t\r\n")[:-1] + b',"id":' + str(upstream_id).encode() + b"}"
         key = (False, upstream_id)
         self.pending[key] = exchange
         return exchange, key, data

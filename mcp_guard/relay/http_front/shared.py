@@ -51,11 +51,11 @@ import anyio
 import anyio.abc
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from ...wire.jsonrpc import INTERNAL_ERROR, Uncarriable, dumps
+from ...wire.jsonrpc import INTERNAL_ERROR, dumps
 from .channel import Channel
 from .config import MAX_BACKLOG, MAX_TOMBSTONES
 from .handshake import REQUEST_CANCELLED, Session
-from .messages import Exchange, Item, Key, error_bytes, map_key, progress_token
+from .messages import Exchange, Item, Key, error_bytes, map_key, progress_token, with_upstream_id
 
 if TYPE_CHECKING:
     from .app import HttpFront
@@ -306,20 +306,10 @@ class SharedChannel(Channel):
 
     def _rewritten(self, message: dict[str, Any], body: bytes, upstream_key: Key) -> bytes:
         """The request with its upstream id (and upstream progress token, noted for the way back)."""
-        upstream_id = upstream_key[1]
-        out = dict(message)
-        out["id"] = upstream_id
-        token = progress_token(message)
+        data, token = with_upstream_id(message, body, upstream_key[1])
         if token is not None:
-            params = message["params"]
-            out["params"] = {**params, "_meta": {**params["_meta"], "progressToken": upstream_id}}
             self._tokens[upstream_key] = token
-        try:
-            return dumps(out)
-        except Uncarriable:
-            # The relay refuses any message holding a number JSON cannot carry, so this one is never
-            # forwarded: only its id must be the relay's. A JSON object's last duplicate key wins.
-            return body.rstrip(b" \t\r\n")[:-1] + b',"id":' + str(upstream_id).encode() + b"}"
+        return data
 
     async def _initialize(
         self, session: SharedSession, message: dict[str, Any], body: bytes, exchange: Exchange, upstream_key: Key
