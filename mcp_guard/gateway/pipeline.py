@@ -331,7 +331,10 @@ class Pipeline:
         """Journal a call refused before it could be routed (``kind``: :data:`SERVER_UNAVAILABLE`, its
         server down): an outcome record ``rejected`` with ``kind``, its ``tool`` the name the client
         called (the server's own name for it is not at hand while it is down). Every answered call
-        leaves a record (docs/gateway.md, The journal)."""
+        leaves a record (docs/gateway.md, The journal). The observer (metrics) counts it too, with no
+        duration (the call was answered at once)."""
+        if self.observer is not None:
+            self.observer.call_ended(server, exposed, "rejected", kind, None)
         if self.journal is None:
             return
         try:

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_guard.calls.observer import CallObserver
 from mcp_guard.gateway.config import parse_config
 from mcp_guard.gateway.journal import Journal
 from mcp_guard.gateway.pinning import LockFile
@@ -250,8 +251,15 @@ async def test_a_call_while_a_server_restarts_waits_for_it_and_a_refusal_is_jour
     """wrap's rule in serve (trial T5): a restart under HOLD_MAX s away is waited for; a call to a server
     that stays down is answered -32603 and journaled ``rejected``/``server_unavailable``."""
     flaky = FakeServer()
+    ended: list[tuple[str, str, str, str | None]] = []
+
+    class Recorder(CallObserver):
+        def call_ended(self, server: str, tool: str, outcome: str, kind: str | None, seconds: float | None) -> None:
+            ended.append((server, tool, outcome, kind))
+
     with Journal(tmp_path / "j.jsonl", fsync=False) as journal:
         async with running({"f": flaky}, journal=journal) as (session, client):
+            session.pipeline.observer = Recorder()  # what /metrics counts
             await client.initialize()
             assert "f__echo" in {t["name"] for t in (await client.request("tools/list"))["result"]["tools"]}
             assert (await client.call("f__die"))["error"]["code"] == -32603
@@ -271,6 +279,7 @@ async def test_a_call_while_a_server_restarts_waits_for_it_and_a_refusal_is_jour
         ("die", "upstream_died", None),
         ("f__echo", "rejected", "server_unavailable"),
     ]
+    assert ended[-1] == ("f", "f__echo", "rejected", "server_unavailable")  # counted in the metrics too
 
 
 async def test_requests_before_initialize_say_so() -> None:
