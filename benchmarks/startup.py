@@ -1,9 +1,11 @@
 """Start-up cost of ``mcp-guard wrap`` over stdio: time to the ``initialize`` answer and idle memory.
 
-Three targets over the same fast upstream (a tiny newline-delimited JSON-RPC server written
-below, in this Python): ``direct`` (the upstream itself), ``bare`` (a bare asyncio relay, also
-below: it reads lines from its stdin, parses and re-serializes them, writes them to the child,
-and back), and ``wrap`` (``python -m mcp_guard wrap --``). For each start the client spawns the
+Targets over the same fast upstream (a tiny newline-delimited JSON-RPC server written below, in
+this Python): ``direct`` (the upstream itself), ``bare`` (a bare asyncio relay, also below: it
+reads lines from its stdin, parses and re-serializes them, writes them to the child, and back),
+``wrap`` (``python -m mcp_guard wrap --``) and ``script`` (the ``mcp-guard`` console script next
+to this Python, as clients start it: no ``runpy``; left out where it is not installed). All run
+with this Python and its ``site`` (the venv's ``.pth`` files). For each start the client spawns the
 target, writes ``initialize`` and times until the answer line arrives (process start included);
 then sends ``notifications/initialized``, waits ``--idle`` seconds and reads the target process's
 own resident memory (``VmRSS`` of ``/proc/PID/status``; the upstream child is not counted). The
@@ -39,6 +41,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(sys.executable).with_name("mcp-guard")
 
 UPSTREAM = """
 import json, sys
@@ -157,6 +160,8 @@ def main() -> int:
             "bare": [sys.executable, str(bare), *server],
             "wrap": [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--", *server],
         }
+        if SCRIPT.exists():
+            targets["script"] = [str(SCRIPT), "wrap", "--log-level", "warning", "--", *server]
         env = dict(os.environ)
         if not options.no_bytecode_cache:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -193,6 +198,12 @@ def main() -> int:
         f"RSS {median_rss['wrap'] / median_rss['bare']:.2f}x (goal <= 1.5), "
         f"CPU {median_cpu['wrap'] / median_cpu['bare']:.2f}x (steadier than the time on a loaded machine)"
     )
+    if "script" in median_time:
+        print(
+            f"script/bare: time {median_time['script'] / median_time['bare']:.2f}x, "
+            f"RSS {median_rss['script'] / median_rss['bare']:.2f}x, "
+            f"CPU {median_cpu['script'] / median_cpu['bare']:.2f}x"
+        )
     print(
         f"wrap/direct: time {median_time['wrap'] / median_time['direct']:.2f}x, "
         f"RSS {median_rss['wrap'] / median_rss['direct']:.2f}x"

@@ -457,12 +457,18 @@ def _main(argv: Sequence[str] | None) -> int:
                         request_timeout=args.request_timeout,
                     )
                 )
+            from .relay.spawn import start_early
+
+            # The upstream starts up while the guard loads the relay (issue 14 item 1: the time to the
+            # initialize answer); what a failed start raised is logged by the first connection.
+            started = start_early(command)
             from .relay import wrap_stdio
             from .wire.framing import DEFAULT_MAX_LINE
 
             return anyio.run(
                 lambda: wrap_stdio(
                     command,
+                    started=started,
                     profile=args.profile,
                     hide_unsupported=args.hide_unsupported,
                     outputs=args.outputs,

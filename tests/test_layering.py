@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "mcp_guard.peer",
             "mcp_guard.relay.upstream",
+            "mcp_guard.relay.spawn",
             "mcp_guard.relay.child_stderr",
             "mcp_guard.relay.http_upstream",
             "mcp_guard.relay.http_headers",

@@ -39,9 +39,11 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+if TYPE_CHECKING:  # (datetime and pathlib: imported where used, off wrap's start, issue 14)
+    from datetime import datetime
+    from pathlib import Path
 
 __all__ = [
     "RESULTS",
@@ -73,10 +75,14 @@ ERROR_RESULTS: Final = frozenset({"is_error", "output_invalid", "protocol_error"
 
 def rfc3339(moment: datetime) -> str:
     """``moment`` as RFC 3339 in UTC with milliseconds: ``2026-11-20T10:00:00.123Z``."""
+    from datetime import UTC
+
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _now() -> datetime:
+    from datetime import UTC, datetime
+
     return datetime.now(UTC)
 
 

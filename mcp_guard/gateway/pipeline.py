@@ -49,7 +49,6 @@ from ..calls.observer import CallObserver
 from ..calls.outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
-from .jcs import canonical_sha256
 from .journal import Journal, Result
 from .policy import Budget, ToolPolicy, argument_bytes
 
@@ -474,6 +473,8 @@ class Pipeline:
         """
         if self.journal is None:
             return None
+        from .jcs import canonical_sha256  # (with a journal only: off wrap's start, issue 14)
+
         route = call.route
         try:
             digest = canonical_sha256(call.arguments)

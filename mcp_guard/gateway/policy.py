@@ -28,7 +28,6 @@ the smallest applies (the strictest rule wins, whatever their order).
 
 from __future__ import annotations
 
-import difflib
 import json
 import time
 from collections import deque
@@ -91,6 +90,8 @@ def matches(name: str, pattern: str) -> bool:
 
 
 def _close(word: str, choices: Collection[str]) -> str:
+    import difflib  # (only for a usage error: off wrap's start, issue 14)
+
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     folded = [c for c in choices if c.lower() == word.lower()]
     best = folded or found

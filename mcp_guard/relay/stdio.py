@@ -26,6 +26,7 @@ from .framing import claim_stdio
 from .guard import ToolTable
 from .pipes import pipe_line_stream
 from .relay import Relay
+from .spawn import StartedProcess
 from .stop_signals import held_stop_signals
 from .upstream import Connector, UpstreamStartError, stdio_connector
 
@@ -45,6 +46,7 @@ async def wrap_stdio(
     outputs: str = DEFAULT_OUTPUTS,
     request_timeout: float | None = None,
     max_message_bytes: int = DEFAULT_MAX_LINE,
+    started: StartedProcess | UpstreamStartError | None = None,
 ) -> int:
     """Relay this process's stdio to ``command`` until the client closes its side or a signal comes.
 
@@ -58,6 +60,10 @@ async def wrap_stdio(
             :data:`DEFAULT_GUARD_REQUEST_TIMEOUT`).
         max_message_bytes: the cap on one message in either direction; a longer one is
             answered with an error and dropped as it arrives, never buffered.
+        started: the first upstream process, started already from ``command``
+            (``spawn.start_early``: the CLI starts it before the event loop runs, so the server
+            starts up while the guard loads), or the error that start raised; None: it is
+            started here.
 
     Returns:
         The process exit status: 0 when the client closed the connection (or SIGTERM or
@@ -73,7 +79,7 @@ async def wrap_stdio(
         f", outputs {outputs}",
         f", request timeout {request_timeout:g} s" if request_timeout is not None else "",
     )
-    connect = stdio_connector(command, max_line=max_message_bytes)
+    connect = stdio_connector(command, max_line=max_message_bytes, started=started)
     return await _relay_stdio(connect, table, request_timeout, max_message_bytes)
 
 

@@ -23,14 +23,12 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 
+from .spawn import STOP_SIGNALS
 from .upstream import KILL_GRACE_SECONDS
 
 __all__ = ["STOP_SIGNALS", "StopSignals", "held_stop_signals"]
 
 log = logging.getLogger("mcp_guard")
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-"""The signals that stop a front: a supervisor's or MCP client's SIGTERM, a closed terminal's SIGHUP, Ctrl-C."""
 
 
 class StopSignals:

@@ -59,8 +59,8 @@ import contextlib
 import logging
 import math
 import os
-import shutil
 import signal
+import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 
@@ -68,17 +68,18 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from ..errors import GuardError
 from ..safe_text import escape
 from ..wire.framing import DEFAULT_MAX_LINE
 from .child_stderr import StderrRelay
 from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
 from .pipes import PipeLineStream, pollable_on_asyncio
+from .spawn import StartedProcess, UpstreamStartError, start_process
 
 __all__ = [
     "EXIT_GRACE_SECONDS",
     "EXIT_WAIT_SECONDS",
     "KILL_GRACE_SECONDS",
+    "ChildProcess",
     "Connector",
     "LineLink",
     "Upstream",
@@ -107,10 +108,6 @@ LineLink = MessageStream
 
 Connector = Callable[[], AbstractAsyncContextManager[LineLink]]
 """Makes one upstream connection per call: ``async with connect() as link: ...`` (see the module docstring)."""
-
-
-class UpstreamStartError(GuardError):
-    """The upstream could not be started or connected (command not found, not executable, ...)."""
 
 
 class _ChildOutput(FdReceiveStream):
@@ -181,11 +178,101 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+class ChildProcess(anyio.abc.Process):
+    """A started ``subprocess.Popen`` as an anyio process (pid, return code, wait, signals).
+
+    The pipes are the guard's own (``stdin``, ``stdout`` and ``stderr`` are None). On asyncio
+    (Linux) the exit is awaited on a pidfd (``os.pidfd_open``) in the event loop, without a
+    thread; elsewhere :meth:`wait` polls every 50 ms. Reading :attr:`returncode` reaps the
+    process once it has exited (``Popen.poll``).
+    """
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self._exited: anyio.Event | None = None
+        self._watched = False
+
+    @property
+    def pid(self) -> int:
+        """The process id (also its process group's id: ``start_new_session``)."""
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status (negative: the signal that ended it), or None while it runs."""
+        return self._popen.poll()
+
+    @property
+    def stdin(self) -> None:
+        """None: the guard holds the pipes."""
+        return None
+
+    @property
+    def stdout(self) -> None:
+        """None: the guard holds the pipes."""
+        return None
+
+    @property
+    def stderr(self) -> None:
+        """None: the guard holds the pipes."""
+        return None
+
+    async def wait(self) -> int:
+        """Until the process has exited; its exit status."""
+        while (status := self._popen.poll()) is None:
+            if not self._watched:
+                self._watched, self._exited = True, self._watch()
+            if self._exited is None or self._exited.is_set():  # no pidfd, or not asyncio
+                await anyio.sleep(0.05)
+            else:
+                await self._exited.wait()
+        return status
+
+    def _watch(self) -> anyio.Event | None:
+        """An event set when the process exits (a pidfd in the asyncio loop), or None where there is none."""
+        try:
+            loop = _asyncio_loop()
+            fd = os.pidfd_open(self._popen.pid)
+        except (RuntimeError, AttributeError, OSError):  # not asyncio; no pidfd_open (not Linux, old kernel)
+            return None
+        exited = anyio.Event()
+
+        def readable() -> None:
+            loop.remove_reader(fd)
+            os.close(fd)
+            exited.set()
+
+        loop.add_reader(fd, readable)
+        return exited
+
+    def terminate(self) -> None:
+        """SIGTERM to the process (not its group), unless it has exited."""
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        """SIGKILL to the process (not its group), unless it has exited."""
+        self._popen.kill()
+
+    def send_signal(self, signal: int) -> None:
+        """``signal`` to the process, unless it has exited."""
+        self._popen.send_signal(signal)
+
+    async def aclose(self) -> None:
+        """Wait for the process to exit (killed when this wait is cancelled), as anyio's processes do."""
+        try:
+            await self.wait()
+        except BaseException:
+            self.kill()
+            with anyio.CancelScope(shield=True):
+                await self.wait()
+            raise
+
+
 class Upstream:
     """A running upstream process and the line stream over its stdin/stdout.
 
     Attributes:
-        process: the anyio process (pid, return code).
+        process: the process (pid, return code).
         stream: newline-delimited JSON-RPC to and from it.
     """
 
@@ -201,19 +288,28 @@ def stdio_connector(
     *,
     max_line: int = DEFAULT_MAX_LINE,
     name: str | None = None,
+    started: StartedProcess | UpstreamStartError | None = None,
 ) -> Connector:
     """A :data:`Connector` that spawns ``command`` (see :func:`spawn_upstream`) on every connection.
 
     ``name`` is the server's name in ``serve`` (its log and stderr lines say it), None in ``wrap``.
+    ``started`` is the first connection's process, started already (``spawn.start_early``: ``wrap``
+    starts it before its event loop runs), or the error its start raised; later connections spawn.
 
     Raises (on entering a connection):
         UpstreamStartError: the command cannot be started.
     """
     command = list(command)
+    first = [started] if started is not None else []
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[LineLink]:
-        async with spawn_upstream(command, env, cwd, max_line=max_line, name=name) as upstream:
+        early = first.pop() if first else None
+        if isinstance(early, UpstreamStartError):
+            raise early
+        async with spawn_upstream(command, env, cwd, max_line=max_line, name=name, started=early) as upstream:
+            if early is not None:
+                early.release_signals()  # (the caller holds them now: ``stop_signals``)
             yield upstream.stream
 
     return connect
@@ -227,12 +323,14 @@ async def spawn_upstream(
     *,
     max_line: int = DEFAULT_MAX_LINE,
     name: str | None = None,
+    started: StartedProcess | None = None,
 ) -> AsyncIterator[Upstream]:
     """Run ``command`` as the upstream; stop it (and its process group) on exit.
 
     The pipes are the guard's own (plain fds read and written like the client side's; a
     ``pipes.PipeLineStream`` on asyncio), not anyio's process streams, whose every send costs
-    an event-loop pass. Its exit is logged (info) with its status.
+    an event-loop pass; the process is a :class:`ChildProcess` (``spawn.start_process``
+    starts it). Its exit is logged (info) with its status.
 
     Args:
         command: the executable and its arguments.
@@ -241,42 +339,17 @@ async def spawn_upstream(
         max_line: the cap on one message from the upstream, in bytes (``framing.LineTooLong``).
         name: the server's name (``serve``): its log lines start ``upstream NAME: `` and its
             stderr lines ``upstream NAME stderr: ``; None (``wrap``): ``upstream stderr: ``.
+        started: the process, started already by :func:`~mcp_guard.relay.spawn.start_process` from
+            ``command``, ``env`` and ``cwd``; None: it is started here.
 
     Raises:
         UpstreamStartError: the command cannot be started.
     """
-    if not command:
-        raise UpstreamStartError("no upstream command given")
-    environment = dict(os.environ)
-    if env:
-        environment.update(env)
-    executable = command[0]
-    if os.sep not in executable and shutil.which(executable, path=environment.get("PATH")) is None:
-        raise UpstreamStartError(f"upstream command not found: {executable}")
-    if cwd is not None and not os.path.isdir(cwd):
-        raise UpstreamStartError(f"cannot start upstream {executable}: its working folder {cwd} does not exist")
+    if started is None:
+        started = start_process(command, env, cwd)
     label = "" if name is None else f"upstream {name}: "
-    child_in, to_child = os.pipe()
-    from_child, child_out = os.pipe()
-    errors_from_child, child_err = os.pipe()
-    try:
-        process = await anyio.open_process(
-            list(command),
-            stdin=child_in,
-            stdout=child_out,
-            stderr=child_err,
-            env=environment,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        for fd in (to_child, from_child, errors_from_child):
-            os.close(fd)
-        raise UpstreamStartError(f"cannot start upstream {executable}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(child_in)
-        os.close(child_out)
-        os.close(child_err)
+    process = ChildProcess(started.popen)
+    to_child, from_child, errors_from_child = started.to_child, started.from_child, started.errors_from_child
     stderr_relay = StderrRelay(
         errors_from_child, "upstream stderr: " if name is None else f"upstream {escape(name)} stderr: "
     )

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import json.encoder
 import math
+import os
 import re
-import secrets
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -96,7 +96,7 @@ _encode = _c_encoder()
 
 # The slow path of dumps: an Inexact number is written as a placeholder string, then the
 # placeholder (with a per-process nonce no peer can guess) is replaced by the literal.
-_NONCE = secrets.token_hex(8)
+_NONCE = os.urandom(8).hex()  # (secrets.token_hex, without its import: hmac, hashlib, random; issue 14)
 _PLACEHOLDER = re.compile(rf'"\\u0000mcp-guard-literal-{_NONCE}-(\d+)\\u0000"')
 
 

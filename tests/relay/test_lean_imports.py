@@ -166,3 +166,69 @@ def test_the_wrap_only_parser_reads_wrap_as_the_full_parser_does(argv: list[str]
     assert lean == full
     with pytest.raises(SystemExit):  # and it has no other command
         _parser(only_wrap=True).parse_args(["serve", "--config", "gw.json"])
+
+
+DEFERRED = (
+    "difflib",  # gateway.policy: only a usage error's "did you mean"
+    "secrets",  # wire.jsonrpc's and peer.requests' nonces come from os.urandom
+    "hashlib",  # (secrets, and gateway.jcs: OpenSSL's _hashlib)
+    "datetime",  # gateway.journal: only a journal's records
+    "pathlib",  # gateway.journal: only a journal's file
+    "mcp_guard.gateway.jcs",  # gateway.pipeline: only a journal's digests
+)
+"""Modules ``wrap`` over stdio loaded before the ``initialize`` answer and never used there (issue 14
+item 1: each was milliseconds of start-up); now imported where they are used."""
+
+
+@pytest.mark.parametrize("requests_sent", [2, 5])
+def test_wrap_over_stdio_defers_what_only_other_paths_use(tmp_path: Path, requests_sent: int) -> None:
+    """Neither the ``initialize`` answer nor listings and calls (valid and refused) load them."""
+    responses, modules = _wrap_session(tmp_path, "--log-level", "warning", requests_sent=requests_sent)
+    assert responses[0]["id"] == 1 and "result" in responses[0]
+    assert "mcp_guard.gateway.pipeline" in modules  # the modules that used to import them are in
+    assert [m for m in DEFERRED if m in modules] == []
+
+
+RUN_WRAP_NOTING_THE_START = """
+import json, sys
+import mcp_guard.relay.spawn as spawn
+early = spawn.start_early
+
+def noted(command):
+    sys.stderr.write("LOADED-AT-START " + json.dumps(sorted(sys.modules)) + "\\n")
+    return early(command)
+
+spawn.start_early = noted
+from mcp_guard.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_wrap_starts_the_upstream_before_it_loads_the_relay(tmp_path: Path) -> None:
+    """The server's own start-up (often most of the time to the ``initialize`` answer) overlaps the
+    guard's: the upstream is started once the command line is read, before the event loop's backend,
+    the relay and the call pipeline are imported; the session then runs over that process."""
+    server = tmp_path / "tiny_server.py"
+    server.write_text(UPSTREAM)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    wrap = ["wrap", "--log-level", "debug", "--", sys.executable, str(server)]
+    run = subprocess.run(
+        [sys.executable, "-c", RUN_WRAP_NOTING_THE_START, *wrap],
+        input=json.dumps(initialize) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == "tiny"
+    lines = [x for x in run.stderr.splitlines() if x.startswith("LOADED-AT-START ")]
+    assert len(lines) == 1, run.stderr  # one start: the session used it (no second spawn)
+    assert run.stderr.count("started the upstream (pid") == 1
+    loaded = set(json.loads(lines[0].removeprefix("LOADED-AT-START ")))
+    assert "mcp_guard.cli" in loaded
+    assert {"anyio._backends._asyncio", "mcp_guard.relay.relay", "mcp_guard.gateway.pipeline"} & loaded == set()
