@@ -115,3 +115,26 @@ def test_the_counts_line_counts_a_tool_whose_output_schema_enforce_cannot_check(
     with caplog.at_level(logging.INFO, logger="mcp_guard"):
         table.annotate({"tools": tools}, cache=True, first_page=True)
     assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("tools: ")] == [line]
+
+
+def test_tools_sharing_a_schema_share_one_verdict_and_others_get_their_own() -> None:
+    """Issue 14 item 5: a verdict is built once per distinct compiled schema pair of a listing; it is the same value."""
+    table = ToolTable("strict", label=None)
+    same = {"type": "object", "properties": {"a": {"type": "string"}}}
+    odd = {"type": "object", "properties": {"a": {"type": "string", "format": "color"}}}
+    out = table.annotate(
+        {
+            "tools": [
+                {"name": "a", "inputSchema": same},
+                {"name": "b", "inputSchema": dict(same)},
+                {"name": "c", "inputSchema": odd},
+                {"name": "d", "inputSchema": same, "outputSchema": odd},
+            ]
+        },
+        cache=True,
+        first_page=True,
+    )
+    verdicts = [t["_meta"]["mcp-guard/schema"] for t in out["tools"]]
+    assert verdicts[0] is verdicts[1] and verdicts[0] == {"supported": True, "issues": []}
+    assert verdicts[2]["supported"] is False and verdicts[2]["issues"]
+    assert verdicts[3]["supported"] is True and verdicts[3]["output"] == verdicts[2]
