@@ -29,7 +29,7 @@ from ..calls.refusals import ToolIssue
 from ..core import DEFAULT_PROFILE, PROFILES, UNSUPPORTED, VALIDATION, Report
 from ..reports.status import Status, listed_status
 from ..wire.meta import META_PREFIX, SCHEMA_KEY
-from ..wire.repeated import repeated_key, repeated_key_text
+from ..wire.repeated import collector_paused, repeated_key, repeated_key_text
 
 if TYPE_CHECKING:  # the classifier (core.compiler) is loaded at the first listing, not at start (issue 14)
     from ..core import Compiled
@@ -234,6 +234,10 @@ class ToolTable:
         """
         if type(result) is not dict:
             return result
+        with collector_paused():  # a big listing makes many objects, none of them cyclic (wire.repeated)
+            return self._annotate(result, cache=cache, first_page=first_page, cursor=cursor)
+
+    def _annotate(self, result: dict[str, Any], *, cache: bool, first_page: bool, cursor: Any) -> Any:
         out = dict(result)
         if "_meta" in out:
             out["_meta"] = _strip_guard_keys(out["_meta"])
