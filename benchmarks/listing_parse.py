@@ -21,7 +21,9 @@ and through ``python -m mcp_guard wrap``: both processes are started and initial
 each round sends one ``tools/list`` to each in turn and times until the whole answer line is
 read (the client's own ``json.loads`` of it included, alike). The first listing of each is
 shown apart (``wrap``'s is cold: every schema is classified); the median of the later ones
-(warm: the schemas are found by their cache key) is the figure.
+(warm: the schemas are found by their cache key) is the figure. ``--before DIR`` (a checkout of
+another revision: ``git archive REV | tar -x -C DIR``) lists through that revision's ``wrap`` too,
+in the same alternated rounds.
 
 ``--cache-key`` times ``ToolTable.replace`` on the parsed listing, cold (a new table: every
 schema classified) and warm (every schema found in the cache), with the table's key
@@ -29,13 +31,15 @@ schema classified) and warm (every schema found in the cache), with the table's 
 compact JSON text, written here for the comparison), best of the interleaved rounds, against
 ``json.loads`` of the text. Usage::
 
-    python benchmarks/listing_parse.py [--rounds 7] [--tools 10000] [--corpus PATH] [--end-to-end | --cache-key]
+    python benchmarks/listing_parse.py [--rounds 7] [--tools 10000] [--corpus PATH]
+        [--end-to-end [--before DIR] | --cache-key]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -96,9 +100,9 @@ INITIALIZE = {
 class Target:
     """One started, initialized process listing tools over stdio (the upstream itself, or ``wrap`` over it)."""
 
-    def __init__(self, command: list[str], cwd: str) -> None:
+    def __init__(self, command: list[str], cwd: str, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
         )
         self.next_id = 1
         self.ask(INITIALIZE)
@@ -136,14 +140,18 @@ class Target:
             self.process.wait()
 
 
-def end_to_end(line: bytes, rounds: int, tools: int) -> None:
-    """The listing through ``wrap`` vs directly from the same upstream (issue 14 item 5)."""
+def end_to_end(line: bytes, rounds: int, tools: int, before: Path | None = None) -> None:
+    """The listing through ``wrap`` vs directly from the same upstream (issue 14 item 5); with ``before``
+    (a checkout of another revision), through that revision's ``wrap`` too, in the same rounds."""
     with tempfile.TemporaryDirectory() as scratch:
         Path(scratch, "listing.json").write_bytes(line)
         Path(scratch, "upstream.py").write_text(UPSTREAM)
         server = [sys.executable, str(Path(scratch, "upstream.py")), str(Path(scratch, "listing.json"))]
         wrap = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--", *server]
-        targets = {"direct": Target(server, scratch), "wrap": Target(wrap, scratch)}
+        here = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        targets = {"direct": Target(server, scratch), "wrap": Target(wrap, scratch, here)}
+        if before is not None:
+            targets["before"] = Target(wrap, scratch, {**os.environ, "PYTHONPATH": str(before.resolve())})
         try:
             first = {name: target.list_tools() for name, target in targets.items()}
             times: dict[str, list[float]] = {name: [] for name in targets}
@@ -160,9 +168,10 @@ def end_to_end(line: bytes, rounds: int, tools: int) -> None:
             f"  {name:8} first listing {first[name] * 1e3:8.1f} ms   "
             f"later listings (median) {medians[name] * 1e3:8.1f} ms"
         )
-    print(
-        f"wrap/direct: first {first['wrap'] / first['direct']:.2f}x, later {medians['wrap'] / medians['direct']:.2f}x"
-    )
+    for name in [n for n in targets if n != "direct"]:
+        print(
+            f"{name}/direct: first {first[name] / first['direct']:.2f}x, later {medians[name] / medians['direct']:.2f}x"
+        )
 
 
 def cache_keys(line: bytes, rounds: int) -> None:
@@ -218,11 +227,12 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--end-to-end", action="store_true", help="list through wrap vs directly (see above)")
+    parser.add_argument("--before", type=Path, help="with --end-to-end: also time wrap from this checkout")
     parser.add_argument("--cache-key", action="store_true", help="the table's cache key vs the former one")
     args = parser.parse_args()
     line = listing(args.corpus, args.tools)
     if args.end_to_end:
-        end_to_end(line, args.rounds, args.tools)
+        end_to_end(line, args.rounds, args.tools, args.before)
         return
     if args.cache_key:
         cache_keys(line, args.rounds)

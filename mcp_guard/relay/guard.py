@@ -29,7 +29,7 @@ from ..calls.refusals import ToolIssue
 from ..core import DEFAULT_PROFILE, PROFILES, UNSUPPORTED, VALIDATION, Report
 from ..reports.status import Status, listed_status
 from ..wire.meta import META_PREFIX, SCHEMA_KEY
-from ..wire.repeated import repeated_key, repeated_key_text
+from ..wire.repeated import collector_paused, repeated_key, repeated_key_text
 
 if TYPE_CHECKING:  # the classifier (core.compiler) is loaded at the first listing, not at start (issue 14)
     from ..core import Compiled
@@ -85,18 +85,15 @@ def _verdict(compiled: Compiled) -> dict[str, Any]:
     return verdict
 
 
-def _with_verdict(tool: dict[str, Any], compiled: Compiled, output: Compiled | None = None) -> dict[str, Any]:
-    """The tool as the upstream sent it, plus ``_meta["mcp-guard/schema"]`` (forged guard keys replaced).
+def _with_verdict(tool: dict[str, Any], verdict: dict[str, Any]) -> dict[str, Any]:
+    """The tool as the upstream sent it, plus ``_meta["mcp-guard/schema"] = verdict`` (forged guard keys replaced).
 
     The verdict's top-level ``supported``/``issues``/``notes`` are the ``inputSchema``'s (their pointers
     point into it); a tool with an ``outputSchema`` the guard judges also gets ``"output"``: that
-    schema's own verdict, of the same shape, its pointers into ``outputSchema``.
+    schema's own verdict, of the same shape, its pointers into ``outputSchema`` (:meth:`ToolTable._judged`).
     """
     annotated = dict(tool)
     meta = _strip_guard_keys(tool.get("_meta"))
-    verdict = _verdict(compiled)
-    if output is not None:
-        verdict["output"] = _verdict(output)
     meta[SCHEMA_KEY] = verdict
     annotated["_meta"] = meta
     return annotated
@@ -237,6 +234,10 @@ class ToolTable:
         """
         if type(result) is not dict:
             return result
+        with collector_paused():  # a big listing makes many objects, none of them cyclic (wire.repeated)
+            return self._annotate(result, cache=cache, first_page=first_page, cursor=cursor)
+
+    def _annotate(self, result: dict[str, Any], *, cache: bool, first_page: bool, cursor: Any) -> Any:
         out = dict(result)
         if "_meta" in out:
             out["_meta"] = _strip_guard_keys(out["_meta"])
@@ -257,6 +258,9 @@ class ToolTable:
         # later listing of one page alone must not resurrect either definition.
         self._conflicts |= duplicated
         self._pass_pages[page] = set(names)
+        # One verdict object per distinct (inputSchema, outputSchema) compiled pair: most tools share a
+        # few (a listing repeats schemas, and the cache gives them one Compiled). Shared, never modified.
+        verdicts: dict[tuple[int, int], tuple[Any, ...]] = {}
         shown: list[Any] = []
         statuses: list[tuple[str | None, Status]] = []  # every entry of the page, duplicates included
         for tool in tools:
@@ -280,11 +284,11 @@ class ToolTable:
             else:
                 compiled = self._compiled(tool["inputSchema"])
             output = self._output(tool)
-            annotated = _with_verdict(tool, compiled, output)
-            status = listed_status(annotated["_meta"][SCHEMA_KEY])
-            if status == "supported" and output is not None and not self.callable(compiled, output):
-                # Under outputs="enforce" its calls are refused: counted by its outputSchema's status (trial T1).
-                status = "malformed" if any(i.kind == VALIDATION for i in output.report.issues) else "unsupported"
+            judged = verdicts.get((id(compiled), id(output)))
+            if judged is None or judged[0] is not compiled or judged[1] is not output:
+                judged = verdicts[(id(compiled), id(output))] = (compiled, output, *self._judged(compiled, output))
+            annotated = _with_verdict(tool, judged[2])
+            status = judged[3]
             statuses.append((name if type(name) is str else None, status))
             if type(name) is str and cache:
                 self._entries[name] = ToolEntry(name, compiled, output)
@@ -296,6 +300,17 @@ class ToolTable:
             self.complete = True
             self._log_counts(statuses)
         return out
+
+    def _judged(self, compiled: Compiled, output: Compiled | None) -> tuple[dict[str, Any], Status]:
+        """A tool's ``_meta["mcp-guard/schema"]`` verdict and the status ``check`` counts it by."""
+        verdict = _verdict(compiled)
+        if output is not None:
+            verdict["output"] = _verdict(output)
+        status = listed_status(verdict)
+        if status == "supported" and output is not None and not self.callable(compiled, output):
+            # Under outputs="enforce" its calls are refused: counted by its outputSchema's status (trial T1).
+            status = "malformed" if any(i.kind == VALIDATION for i in output.report.issues) else "unsupported"
+        return verdict, status
 
     def callable(self, compiled: Compiled, output: Compiled | None) -> bool:
         """Whether calls to a tool so judged can be forwarded at all: its ``inputSchema`` is supported and,

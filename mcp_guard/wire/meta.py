@@ -21,6 +21,7 @@ __all__ = [
     "SCHEMA_KEY",
     "SERVER_INFO_KEY",
     "SUBSCRIPTION_ID_KEY",
+    "TOOL_DATA",
     "UNTIMED",
     "era_meta",
     "is_modern",
@@ -69,8 +70,28 @@ def _guard_key(key: Any) -> bool:
     return type(key) is str and key.startswith(META_PREFIX)
 
 
-def _has_guard_keys(message: Any) -> bool:
-    """Whether any ``_meta`` object in ``message`` holds a guard key: the cheap first pass (no bookkeeping)."""
+TOOL_DATA: Final = ("inputSchema", "outputSchema", "annotations")
+"""The members of a listed tool (``tools/list`` result) that are the server's data, not ``_meta`` namespaces:
+:func:`without_guard_keys` never looks into them (a schema is judged, and forwarded, as the server sent it)."""
+
+
+def _tool_data(message: Any) -> frozenset[int]:
+    """``id()`` of each :data:`TOOL_DATA` value of every tool in ``message["result"]["tools"]`` (empty: no listing)."""
+    result = message.get("result") if type(message) is dict else None
+    tools = result.get("tools") if type(result) is dict else None
+    if type(tools) is not list:
+        return frozenset()
+    return frozenset(
+        id(tool[k])
+        for tool in tools
+        if type(tool) is dict
+        for k in TOOL_DATA
+        if type(tool.get(k)) is dict or type(tool.get(k)) is list
+    )
+
+
+def _has_guard_keys(message: Any, skip: frozenset[int]) -> bool:
+    """Whether any ``_meta`` object in ``message`` (outside ``skip``) holds a guard key: the cheap first pass."""
     stack = [message]
     pop, push = stack.pop, stack.extend
     while stack:
@@ -79,9 +100,9 @@ def _has_guard_keys(message: Any) -> bool:
             meta = node.get("_meta")
             if type(meta) is dict and any(type(k) is str and k.startswith(META_PREFIX) for k in meta):
                 return True
-            push([v for v in node.values() if type(v) is dict or type(v) is list])
+            push([v for v in node.values() if (type(v) is dict or type(v) is list) and id(v) not in skip])
         elif type(node) is list:
-            push([v for v in node if type(v) is dict or type(v) is list])
+            push([v for v in node if (type(v) is dict or type(v) is list) and id(v) not in skip])
     return False
 
 
@@ -94,8 +115,15 @@ def without_guard_keys(message: Any) -> Any:
     as deep as the parser allows), in time linear in their count; strings are not looked into.
     Nothing is copied when no key is found (the common case: ``message`` itself comes back);
     otherwise only the objects and arrays on the way to each cleaned ``_meta`` are copied.
+
+    Not looked into: the :data:`TOOL_DATA` of each tool a response's ``result.tools`` lists
+    (``inputSchema``, ``outputSchema``, ``annotations``, the very objects the parser gave).
+    They are the server's data, where ``_meta`` is a property name or an unknown keyword like
+    any other, not a namespace the guard owns: the guard judges and forwards each schema exactly
+    as the server sent it (issue 14 item 5). The tool's own ``_meta`` and the result's are cleaned.
     """
-    if not _has_guard_keys(message):
+    skip = _tool_data(message)
+    if not _has_guard_keys(message, skip):
         return message
     nodes: list[tuple[Any, int, Any]] = [(message, -1, None)]  # (node, its parent's index, its key there)
     hits: list[int] = []
@@ -106,9 +134,13 @@ def without_guard_keys(message: Any) -> Any:
             meta = node.get("_meta")
             if type(meta) is dict and any(_guard_key(k) for k in meta):
                 hits.append(i)
-            nodes.extend((v, i, k) for k, v in node.items() if type(v) is dict or type(v) is list)
+            nodes.extend(
+                (v, i, k) for k, v in node.items() if (type(v) is dict or type(v) is list) and id(v) not in skip
+            )
         else:
-            nodes.extend((v, i, k) for k, v in enumerate(node) if type(v) is dict or type(v) is list)
+            nodes.extend(
+                (v, i, k) for k, v in enumerate(node) if (type(v) is dict or type(v) is list) and id(v) not in skip
+            )
         i += 1
     if not hits:
         return message

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import Any
 
 import pytest
 
+from mcp_guard.relay import guard
 from mcp_guard.relay.guard import ToolTable
 
 
@@ -115,3 +117,42 @@ def test_the_counts_line_counts_a_tool_whose_output_schema_enforce_cannot_check(
     with caplog.at_level(logging.INFO, logger="mcp_guard"):
         table.annotate({"tools": tools}, cache=True, first_page=True)
     assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("tools: ")] == [line]
+
+
+def test_tools_sharing_a_schema_share_one_verdict_and_others_get_their_own() -> None:
+    """Issue 14 item 5: a verdict is built once per distinct compiled schema pair of a listing; it is the same value."""
+    table = ToolTable("strict", label=None)
+    same = {"type": "object", "properties": {"a": {"type": "string"}}}
+    odd = {"type": "object", "properties": {"a": {"type": "string", "format": "color"}}}
+    out = table.annotate(
+        {
+            "tools": [
+                {"name": "a", "inputSchema": same},
+                {"name": "b", "inputSchema": dict(same)},
+                {"name": "c", "inputSchema": odd},
+                {"name": "d", "inputSchema": same, "outputSchema": odd},
+            ]
+        },
+        cache=True,
+        first_page=True,
+    )
+    verdicts = [t["_meta"]["mcp-guard/schema"] for t in out["tools"]]
+    assert verdicts[0] is verdicts[1] and verdicts[0] == {"supported": True, "issues": []}
+    assert verdicts[2]["supported"] is False and verdicts[2]["issues"]
+    assert verdicts[3]["supported"] is True and verdicts[3]["output"] == verdicts[2]
+
+
+def test_annotating_a_listing_pauses_the_collector_and_restores_it() -> None:
+    """Issue 14 item 5: a listing's annotation makes many acyclic objects; the collector is paused meanwhile."""
+    seen: list[bool] = []
+    table = ToolTable("extended", label=None)
+    real = guard.listed_status
+
+    def spy(verdict: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(verdict)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(guard, "listed_status", spy)
+        table.annotate({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}, cache=True, first_page=True)
+    assert seen == [False] and gc.isenabled()

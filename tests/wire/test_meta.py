@@ -82,3 +82,37 @@ def test_a_deeply_nested_message_is_walked_without_recursion() -> None:
     for _ in range(5000):
         out = out[0]
     assert out == {"_meta": {}}
+
+
+def _listing(schema: Any, **tool: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "t", "inputSchema": schema, **tool}]}}
+
+
+def test_a_listed_tools_schemas_and_annotations_are_the_servers_data_and_not_looked_into() -> None:
+    """Issue 14 item 5: `_meta` inside `inputSchema`/`outputSchema`/`annotations` is a property name or an
+    unknown keyword, not the guard's namespace: the schema is judged and forwarded exactly as sent."""
+    schema = {"type": "object", "properties": {"_meta": {"_meta": {"mcp-guard/x": 1}}}, "_meta": {"mcp-guard/y": 2}}
+    message = _listing(
+        schema,
+        outputSchema={"_meta": {"mcp-guard/z": 3}},
+        annotations={"_meta": {"mcp-guard/w": 4}},
+    )
+    assert without_guard_keys(message) is message
+
+
+def test_a_listed_tools_own_meta_and_the_results_are_still_cleaned() -> None:
+    message = _listing(
+        {"_meta": {"mcp-guard/y": 2}}, _meta={REJECTION_KEY: 1, "keep": 1}, icons=[{"_meta": {"mcp-guard/i": 1}}]
+    )
+    message["result"]["_meta"] = {"mcp-guard/schema": {}, "mine": 2}
+    out = without_guard_keys(message)
+    [tool] = out["result"]["tools"]
+    assert out["result"]["_meta"] == {"mine": 2}
+    assert tool["_meta"] == {"keep": 1} and tool["icons"] == [{"_meta": {}}]
+    assert tool["inputSchema"] is message["result"]["tools"][0]["inputSchema"]  # as the server sent it
+
+
+def test_schemas_outside_a_listing_result_are_walked_as_before() -> None:
+    """Only a response's `result.tools` entries have server data the walk skips; a notification's params do not."""
+    message = {"method": "notifications/x", "params": {"tools": [{"inputSchema": {"_meta": {"mcp-guard/y": 2}}}]}}
+    assert without_guard_keys(message)["params"]["tools"][0]["inputSchema"] == {"_meta": {}}

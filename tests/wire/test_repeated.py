@@ -7,6 +7,7 @@ of the object and the key in its message.
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -115,3 +116,28 @@ async def test_a_listed_tool_with_a_repeated_key_is_unsupported_and_refused(comm
         forwarded = await client.call(name(command, "clean"), {})
         assert forwarded["result"]["content"][0]["text"] == "clean ok"
     assert [c["params"]["name"] for c in upstream.calls()] == ["clean"]
+
+
+def test_a_listings_parse_pauses_the_collector_and_restores_it_as_it_was() -> None:
+    """Issue 14 item 5: parsed JSON holds no cycles; the collector's passes over a big listing's objects are spared."""
+    seen: list[bool] = []
+
+    def parse_float(text: str) -> float:
+        seen.append(gc.isenabled())
+        return float(text)
+
+    text = '{"tools":[{"name":"t","inputSchema":{"maximum":1.5}}]}'
+    raw = json.JSONDecoder(parse_float=parse_float).raw_decode
+    assert gc.isenabled()
+    repeated.decode(text, parse_float, raw, json.loads)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(ValueError):
+        repeated.decode(text[:-1], parse_float, raw, json.loads)  # the pause ends on an error too
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with repeated.collector_paused():
+            pass
+        assert not gc.isenabled()  # a pause inside a pause leaves it paused
+    finally:
+        gc.enable()
