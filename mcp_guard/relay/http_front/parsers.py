@@ -26,6 +26,8 @@ from typing import Final
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .fast import ticker
+
 __all__ = ["MAX_HEAD_BYTES", "header_deadline_protocol", "httptools_available"]
 
 log = logging.getLogger("mcp_guard")
@@ -107,19 +109,24 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
         return None
 
     class HeaderDeadline(HttpToolsProtocol):
-        """uvicorn's httptools protocol, with a deadline and a size cap on each request's head."""
+        """uvicorn's httptools protocol, with a deadline and a size cap on each request's head.
 
-        _header_timer: asyncio.TimerHandle | None = None
+        The deadline is the loop's :class:`~.fast.Ticker`'s (armed and disarmed once per request,
+        so no loop timer each time), so it passes up to :data:`~.fast.TICK` seconds late.
+        """
+
+        _armed = False  # the head deadline is set (from the connection's start or a response's end)
         _head_bytes = 0  # bytes received since the current request head began (while it is not whole)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._ticks = ticker(self.loop)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
-            waiting = self._header_timer is not None
+            waiting = self._armed
             super().data_received(data)
-            if waiting and self._header_timer is not None and not self.transport.is_closing():
+            if waiting and self._armed and not self.transport.is_closing():
                 # The head is still not whole after this chunk (on_headers_complete disarms the timer).
                 self._head_bytes += len(data)
                 if self._head_bytes > MAX_HEAD_BYTES:
@@ -141,17 +148,17 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
             super().connection_lost(exc)
 
         def _arm(self) -> None:
-            self._disarm()
             self._head_bytes = 0
-            self._header_timer = self.loop.call_later(header_timeout, self._too_slow)
+            self._armed = True
+            self._ticks.add(self, self.loop.time() + header_timeout, self._too_slow)
 
         def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
+            if self._armed:
+                self._armed = False
+                self._ticks.discard(self)
 
         def _too_slow(self) -> None:
-            self._header_timer = None
+            self._armed = False
             if not self.transport.is_closing():
                 _headers_too_slow(self.transport, header_timeout)
 

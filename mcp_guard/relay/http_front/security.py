@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
-
-from starlette.datastructures import Headers
 
 if TYPE_CHECKING:
     from .config import HttpConfig
@@ -52,8 +51,11 @@ class Security:
         """False when bound to every interface without ``allowed_hosts``."""
         return self._hosts is not None
 
-    def refusal(self, headers: Headers) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
-        """``(status, message, extra headers)`` when the request must be refused, else None."""
+    def refusal(self, headers: Mapping[str, str]) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        """``(status, message, extra headers)`` when the request must be refused, else None.
+
+        ``headers``: by lowercase name, the first value of each (``app.request_headers``).
+        """
         if self._hosts is not None and not self._host_ok(headers.get("host")):
             return 403, "Forbidden: the Host header is not an allowed host (DNS rebinding protection)", []
         origin = headers.get("origin")
