@@ -26,6 +26,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+_MAX_KEPT_VERDICTS: Final = 256
+"""Distinct ``Host`` values whose verdicts a :class:`Security` keeps (later ones are judged each time)."""
+
+
 def _is_wildcard(host: str) -> bool:
     return host in ("", "0.0.0.0", "::")
 
@@ -45,6 +49,7 @@ class Security:
         self._origins = [pattern for o in config.allowed_origins if (pattern := parse_origin(o, pattern=True))]
         token = config.token.get_secret_value() if config.token is not None else None
         self._token = token.encode() if token else None
+        self._host_verdicts: dict[str, bool] = {}  # Host value -> _judge_host's verdict
 
     @property
     def checks_host(self) -> bool:
@@ -68,6 +73,14 @@ class Security:
     def _host_ok(self, host: str | None) -> bool:
         if not host:
             return False
+        known = self._host_verdicts.get(host)
+        if known is None:
+            known = self._judge_host(host)
+            if len(self._host_verdicts) < _MAX_KEPT_VERDICTS:  # (a client's Host is the same on every request)
+                self._host_verdicts[host] = known
+        return known
+
+    def _judge_host(self, host: str) -> bool:
         name, port = _split_host(host.strip().lower())
         assert self._hosts is not None
         # A Host without a port names the scheme's default one: 80, or 443 behind a TLS proxy.
