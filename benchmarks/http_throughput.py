@@ -4,7 +4,7 @@ direct, FastMCP's proxy (``fastmcp.server.create_proxy``) and ``mcp-guard wrap``
 Targets, each started fresh per round, over the Sigma fixture server:
 
 - direct: the Sigma server over the SDK's streamable HTTP transport (``tests/e2e/sigma_http_server.py``);
-- mcp-guard: ``mcp-guard wrap --http 127.0.0.1:0 -- python fixtures/sigma/server.py``;
+- mcp-guard: ``mcp-guard wrap --http 127.0.0.1:PORT -- python fixtures/sigma/server.py``;
 - fastmcp proxy: ``benchmarks/fastmcp_proxy.py --http 127.0.0.1:PORT -- python fixtures/sigma/server.py``
   (skipped when ``--fastmcp-python`` cannot import fastmcp; the pinned version is in that script);
 - mcp-guard stdio: ``mcp-guard wrap -- python fixtures/sigma/server.py`` with a raw newline-delimited
@@ -15,8 +15,10 @@ Targets, each started fresh per round, over the Sigma fixture server:
 The clients are raw HTTP/1.1 over sockets in threads (keep-alive, JSON or SSE answers), so the
 figures measure the servers and proxies, not a client library. The CPU figure is the guard
 process's own CPU time (``/proc/PID/task/*/schedstat``, its upstream excluded) over the timed
-calls, divided by their number. Rounds of the targets are interleaved and medians compared,
-so machine noise hits all alike.
+calls (read once every client has warmed up: the first listing and the classifier's import are
+not counted, on either side), divided by their number. Both guards run at the same
+``--log-level`` (``warning``; neither logs a line per call at ``info`` either). Rounds of the
+targets are interleaved and medians compared, so machine noise hits all alike.
 
 Usage::
 
@@ -46,8 +48,18 @@ from relay_throughput import RawClient, percentile  # (this script's folder is o
 ROOT = Path(__file__).resolve().parents[1]
 SIGMA = [sys.executable, str(ROOT / "fixtures" / "sigma" / "server.py")]
 DIRECT = [sys.executable, str(ROOT / "tests" / "e2e" / "sigma_http_server.py")]
-GUARD_HTTP = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "info", "--http", "127.0.0.1:0", "--"]
-GUARD_STDIO = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--"]
+
+
+def guard(log_level: str, http_port: int | None = None) -> list[str]:
+    """``mcp-guard wrap`` (over HTTP on ``127.0.0.1:http_port`` when given), up to the ``--`` before the upstream.
+
+    Both guards get the same ``--log-level`` (neither logs a line per call at info or warning);
+    the HTTP one gets a port of its own, not :0, since below info it does not log its address.
+    """
+    http = ["--http", f"127.0.0.1:{http_port}"] if http_port is not None else []
+    return [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", log_level, *http, "--"]
+
+
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 CALL = {"name": "add", "arguments": {"a": 2, "b": 3}}
 WARM_UP = 30
@@ -139,15 +151,20 @@ class RawHttp:
 
 @contextmanager
 def serving(
-    command: list[str], url_from: str, port: int | None = None, env: dict[str, str] | None = None
+    command: list[str],
+    url_from: str,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
 ) -> Iterator[tuple[str, int]]:
-    """Start a server; yield its MCP endpoint URL and pid once it accepts connections; stop it after."""
+    """Start a server (in ``cwd``); yield its MCP endpoint URL and pid once it accepts connections; stop it after."""
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        cwd=cwd,
     )
     try:
         url = f"http://127.0.0.1:{port}/mcp" if port is not None else ""
@@ -191,6 +208,9 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
         sessions.append(dict(opener.headers))
         opener.close()
     latencies: list[list[float]] = [[] for _ in range(clients)]
+    # Two barriers: every client has warmed up (the guard's first listing, the classifier's import) before
+    # the CPU counter is read, and none starts its timed calls before that.
+    warmed = threading.Barrier(clients + 1)
     start_line = threading.Barrier(clients + 1)
 
     def client(index: int) -> None:
@@ -198,6 +218,7 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
         connection.headers.update(sessions[index])
         for i in range(WARM_UP):  # warm-up (and the guard's first listing)
             connection.post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": CALL})
+        warmed.wait()
         start_line.wait()
         for i in range(calls):
             request_id = WARM_UP + 1 + i
@@ -213,6 +234,7 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
+    warmed.wait()
     cpu_before = cpu_seconds(pid)
     start_line.wait()
     start = time.perf_counter()
@@ -224,9 +246,9 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
     return total / elapsed, [x for each in latencies for x in each], cpu / total
 
 
-def run_stdio_round(calls: int) -> tuple[float, list[float], float]:
-    """``wrap`` on stdio, one client: calls/s, latencies, and the guard's CPU seconds per call."""
-    client = RawClient(GUARD_STDIO + SIGMA)
+def run_stdio_round(calls: int, guard: list[str]) -> tuple[float, list[float], float]:
+    """``wrap`` on stdio (``guard``), one client: calls/s, latencies, and the guard's CPU seconds per call."""
+    client = RawClient(guard + SIGMA)
     try:
         init = client.request("initialize", INIT)
         assert "result" in init, init
@@ -260,7 +282,13 @@ def main() -> int:
         help="a checkout of another mcp-guard version (its root folder): also run its wrap --http, for before/after",
     )
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        help="both guards' --log-level (the same for both: neither logs a line per call at info or warning)",
+    )
     args = parser.parse_args()
+    stdio_guard = guard(args.log_level)
     has_fastmcp = subprocess.run([args.fastmcp_python, "-c", "import fastmcp"], capture_output=True).returncode == 0
     if not has_fastmcp:
         print(f"(fastmcp not importable by {args.fastmcp_python}: FastMCP proxy target skipped)")
@@ -272,22 +300,27 @@ def main() -> int:
         targets: list[tuple[str, list[str], str, int | None, dict[str, str] | None]] = []
         if not args.no_direct:
             targets.append(("direct", DIRECT, "stdout", None, None))
-        targets.append(("mcp-guard", GUARD_HTTP + SIGMA, "stderr", None, None))
+        port = free_port()
+        targets.append(("mcp-guard", guard(args.log_level, port) + SIGMA, "stderr", port, None))
         if args.baseline:
-            targets.append(("baseline", GUARD_HTTP + SIGMA, "stderr", None, {"PYTHONPATH": args.baseline}))
+            port = free_port()
+            env = {"PYTHONPATH": args.baseline}
+            targets.append(("baseline", guard(args.log_level, port) + SIGMA, "stderr", port, env))
         if has_fastmcp:
             port = free_port()
             proxy = [args.fastmcp_python, str(ROOT / "benchmarks" / "fastmcp_proxy.py"), "--http", f"127.0.0.1:{port}"]
             targets.append(("fastmcp proxy", [*proxy, "--", *SIGMA], "stderr", port, None))
         line = []
         for name, command, url_from, port_given, env in targets:
-            with serving(command, url_from, port_given, env) as (url, pid):
+            # The baseline runs in its own folder: ``python -m`` puts the working folder first on sys.path.
+            cwd = args.baseline if name == "baseline" else None
+            with serving(command, url_from, port_given, env, cwd) as (url, pid):
                 rate, lat, cpu = run_http_round(url, pid, args.calls, args.clients)
             rates.setdefault(name, []).append(rate)
             latencies.setdefault(name, []).extend(lat)
             cpus.setdefault(name, []).append(cpu)
             line.append(f"{name} {rate:7.1f}/s {cpu * 1e6:4.0f} µs CPU")
-        rate, lat, cpu = run_stdio_round(args.calls)
+        rate, lat, cpu = run_stdio_round(args.calls, stdio_guard)
         rates.setdefault("mcp-guard stdio", []).append(rate)
         latencies.setdefault("mcp-guard stdio", []).extend(lat)
         cpus.setdefault("mcp-guard stdio", []).append(cpu)

@@ -23,7 +23,7 @@ same). ``prometheus_client`` escapes label values (backslash, double quote, newl
 from __future__ import annotations
 
 import threading
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -40,6 +40,9 @@ CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 """The ``Content-Type`` of :meth:`Metrics.render`'s output."""
 MAX_LABEL_CHARS: Final = 128
 """A longer tool or server name is counted under :data:`OTHER_TOOL`."""
+
+MAX_CACHED_LABELS: Final = 4096
+"""Label combinations of ended calls whose metric children :meth:`Metrics.call_ended` keeps at hand."""
 
 LATENCY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Histogram bucket bounds, seconds."""
@@ -79,6 +82,7 @@ class Metrics:
         self._tool = _Capped(max_tools)
         self._server = _Capped(max_tools)
         self._word = _Capped(MAX_WORD_LABELS)
+        self._ended: dict[tuple[str, str, str, str | None], tuple[Any, Any, Any]] = {}
         self.calls = Counter(
             "mcp_guard_calls",
             "tools/call requests by how they ended",
@@ -105,12 +109,25 @@ class Metrics:
 
     def call_ended(self, server: str, tool: str, outcome: str, kind: str | None, seconds: float | None) -> None:
         """Count one ended call (see :meth:`.observer.CallObserver.call_ended`)."""
-        server, outcome = self._server(server), self._word(outcome)
-        self.calls.labels(server, self._tool(tool), outcome).inc()
-        if kind is not None:
-            self.refusals.labels(server, self._word(kind)).inc()
+        key = (server, tool, outcome, kind)
+        children = self._ended.get(key)
+        if children is None:
+            # ``labels()`` takes a lock and checks the values on every call: its children are kept (a
+            # raw value always maps to the same capped one), up to a bound of their own.
+            server, outcome = self._server(server), self._word(outcome)
+            children = (
+                self.calls.labels(server, self._tool(tool), outcome),
+                self.refusals.labels(server, self._word(kind)) if kind is not None else None,
+                self.latency.labels(server, outcome),
+            )
+            if len(self._ended) < MAX_CACHED_LABELS:
+                self._ended[key] = children
+        calls, refusals, latency = children
+        calls.inc()
+        if refusals is not None:
+            refusals.inc()
         if seconds is not None:
-            self.latency.labels(server, outcome).observe(max(seconds, 0.0))
+            latency.observe(max(seconds, 0.0))
 
     def upstream_restarted(self, server: str) -> None:
         """Count one upstream restart."""

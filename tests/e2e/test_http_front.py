@@ -1069,6 +1069,23 @@ async def test_idle_session_is_ended(tmp_path: Path) -> None:
 
 
 @needs_proc
+async def test_a_busy_session_outlives_the_idle_timeout_and_ends_once_idle(tmp_path: Path) -> None:
+    """The idle time counts from the last request's end: requests every 0.3 s keep a session with
+    --session-idle-timeout 1 open for 2.4 s; once they stop, it ends (the idle timer is lazy)."""
+    async with open_guard(tmp_path, "--session-idle-timeout", "1") as guard, http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, guard)
+            (upstream,) = children(guard.process.pid)
+            for i in range(8):
+                await anyio.sleep(0.3)
+                assert (await post(client, guard, request(i + 1, "ping"), session)).status_code == 200, i
+            assert alive(upstream)
+            await eventually(lambda: not alive(upstream), "the now idle session's upstream to stop")
+            assert (await post(client, guard, request(99, "ping"), session)).status_code == 404
+        assert "idle for 1 s" in guard.log
+
+
+@needs_proc
 async def test_idle_shared_2026_upstream_is_stopped_and_started_again(tmp_path: Path) -> None:
     """The shared 2026-07-28 upstream stops after --session-idle-timeout without a request; the next starts it."""
     async with open_guard(tmp_path, "--session-idle-timeout", "1") as guard, http_client() as client:

@@ -45,6 +45,29 @@ def test_tool_labels_are_capped() -> None:
     ]
 
 
+def test_kept_children_count_each_combination_on_its_own() -> None:
+    """call_ended keeps its labelled children: repeated and mixed combinations still count apart."""
+    metrics = Metrics()
+    for _ in range(3):
+        metrics.call_ended("s", "t", "rejected", "validation", 0.001)
+        metrics.call_ended("s", "t", "rejected", "unsupported_capability", None)
+        metrics.call_ended("s", "t", "ok", None, 0.2)
+    assert lines(metrics, "mcp_guard_calls_total") == [
+        'mcp_guard_calls_total{outcome="rejected",server="s",tool="t"} 6.0',
+        'mcp_guard_calls_total{outcome="ok",server="s",tool="t"} 3.0',
+    ]
+    assert lines(metrics, "mcp_guard_refusals_total") == [
+        'mcp_guard_refusals_total{kind="validation",server="s"} 3.0',
+        'mcp_guard_refusals_total{kind="unsupported_capability",server="s"} 3.0',
+    ]
+    assert 'mcp_guard_call_duration_seconds_count{outcome="rejected",server="s"} 3.0' in lines(
+        metrics, "mcp_guard_call_duration_seconds_count"
+    )
+    assert 'mcp_guard_call_duration_seconds_count{outcome="ok",server="s"} 3.0' in lines(
+        metrics, "mcp_guard_call_duration_seconds_count"
+    )
+
+
 def test_label_values_are_escaped_by_the_exposition() -> None:
     metrics = Metrics()
     metrics.call_ended("s", 'evil"}\nmcp_guard_fake 1\\', "ok", None, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from collections.abc import Iterable, Sequence
@@ -38,7 +39,7 @@ from ...wire.messages import parse_error_text
 from ..upstream import UpstreamStartError
 from .channel import Channel, SessionFactory
 from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
-from .fast import PING, answer, respond, sse_event
+from .fast import PING, answer, respond, sse_event, ticker
 from .handshake import Session
 from .messages import Exchange, envelope_version, error_bytes, message_kind
 from .modern import ModernChannel
@@ -54,7 +55,17 @@ __all__ = ["HttpFront"]
 log = logging.getLogger("mcp_guard")
 
 
-def _accepts(headers: Headers) -> tuple[bool, bool]:
+RequestHeaders = dict[str, str]
+"""A request's headers by lowercase name, each its first value (as ``starlette.datastructures.Headers.get``)."""
+
+
+def request_headers(scope: Scope) -> RequestHeaders:
+    """The headers of ``scope`` (ASGI: lowercase names, latin-1 bytes): one pass, where ``Headers.get`` scans
+    every header on each lookup. The first of repeated headers counts, as for ``Headers.get``."""
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
+
+
+def _accepts(headers: RequestHeaders) -> tuple[bool, bool]:
     """``(application/json, text/event-stream)`` acceptance of the ``Accept`` header, wildcards included."""
     types = {part.split(";")[0].strip().lower() for part in headers.get("accept", "").split(",")}
     wildcard = "*/*" in types
@@ -237,7 +248,7 @@ class HttpFront:
         if scope["path"] != ENDPOINT:
             await _respond(send, 404, b"Not Found", content_type=b"text/plain; charset=utf-8")
             return
-        headers = Headers(scope=scope)
+        headers = request_headers(scope)
         refusal = self.security.refusal(headers)
         if refusal is not None:
             status, text, extra = refusal
@@ -259,7 +270,7 @@ class HttpFront:
 
     async def _ops(self, scope: Scope, send: Send) -> None:
         """``/health``, ``/ready``, ``/metrics``: the front's Host, Origin and token checks first."""
-        refusal = self.security.refusal(Headers(scope=scope))
+        refusal = self.security.refusal(request_headers(scope))
         if refusal is not None:
             status, text, extra = refusal
             await _refuse(send, status, text, extra)
@@ -268,7 +279,7 @@ class HttpFront:
         else:
             await send_answer(send, *ops_answer(scope["path"], self.metrics, self.unready))
 
-    async def _read_body(self, receive: Receive, headers: Headers) -> bytes | None:
+    async def _read_body(self, receive: Receive, headers: RequestHeaders) -> bytes | None:
         """The request body, or None when it exceeds the cap.
 
         The rest of an oversize body is read and thrown away (up to :data:`DISCARD_LIMIT`
@@ -284,7 +295,21 @@ class HttpFront:
             return None
         body = bytearray()
         discarded = 0
-        with anyio.move_on_after(self.config.body_timeout):
+        # The deadline is the loop's ticker's (no loop timer per request): when it passes, the task is
+        # cancelled in its receive(), and that cancellation (ours alone: uncancel() leaves none) is the 408.
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        ticks = ticker(loop)
+        ticks.add(task, loop.time() + self.config.body_timeout, expire)
+        try:
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
@@ -299,9 +324,14 @@ class HttpFront:
                     body += chunk
                 if not message.get("more_body", False):
                     return None if discarded else bytes(body)
-        raise _BodyTimeout
+        except asyncio.CancelledError:
+            if expired and task.uncancel() == 0:
+                raise _BodyTimeout from None
+            raise
+        finally:
+            ticks.discard(task)
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders) -> None:
         has_json, has_sse = _accepts(headers)
         if not (has_json and has_sse):
             text = "Not Acceptable: the client must accept both application/json and text/event-stream"
@@ -440,7 +470,7 @@ class HttpFront:
         scope: Scope,
         receive: Receive,
         send: Send,
-        headers: Headers,
+        headers: RequestHeaders,
         message: dict[str, Any],
         kind: str,
         body: bytes,
@@ -456,7 +486,7 @@ class HttpFront:
                 await channel.submit(body)
             await _respond(send, 202)
             return
-        rejection = _header_rejection(message, scope["headers"], headers)
+        rejection = _header_rejection(message, scope["headers"])
         if rejection is not None:
             status = ERROR_CODE_HTTP_STATUS.get(rejection.code, 400)
             await _refuse(send, status, rejection.message, request_id=message["id"], code=rejection.code)
@@ -506,7 +536,7 @@ class HttpFront:
         """
         return await answer(receive, send, exchange, headers, self.config.keepalive, _ended)
 
-    async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _get(self, receive: Receive, send: Send, headers: RequestHeaders) -> None:
         if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no GET stream", [(b"allow", b"POST")])
             return
@@ -562,7 +592,7 @@ class HttpFront:
                 session.get_stream = None
             session.leave()
 
-    async def _delete(self, send: Send, headers: Headers) -> None:
+    async def _delete(self, send: Send, headers: RequestHeaders) -> None:
         if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no sessions", [(b"allow", b"POST")])
             return
@@ -573,7 +603,7 @@ class HttpFront:
         self.end_session(session)
         await _respond(send, 200, headers=session.header)
 
-    def _session_of(self, headers: Headers) -> AnySession | str:
+    def _session_of(self, headers: RequestHeaders) -> AnySession | str:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return "missing"
@@ -603,19 +633,21 @@ def _ended(exchange: Exchange) -> bytes:
 
 
 def _header_rejection(
-    message: dict[str, Any], raw_headers: Iterable[tuple[bytes, bytes]], headers: Headers
+    message: dict[str, Any], raw_headers: Iterable[tuple[bytes, bytes]]
 ) -> InboundLadderRejection | None:
     """The spec's header checks for a 2026-07-28 request (the SDK's ladder, any protocol version).
 
     Which versions are supported is the upstream's call (it answers -32022); the front only
     checks that the routing headers agree with the body and appear once.
     """
+    raw_headers = list(raw_headers)
     duplicated = find_duplicated_routing_header((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw_headers)
     if duplicated is not None:
         return InboundLadderRejection(code=HEADER_MISMATCH, message=f"{duplicated} header appears more than once")
     version = envelope_version(message)
     supported = (version,) if type(version) is str else ()
-    verdict = classify_inbound_request(message, headers=dict(headers.items()), supported_modern_versions=supported)
+    headers = dict(Headers(raw=raw_headers).items())  # (the last of repeated ones, as before: not routing headers)
+    verdict = classify_inbound_request(message, headers=headers, supported_modern_versions=supported)
     return verdict if isinstance(verdict, InboundLadderRejection) else None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -93,6 +94,7 @@ class Channel:
         self.idle_scope = anyio.CancelScope(deadline=math.inf)
         self._idle_timeout = front.config.session_idle_timeout
         self._end_reason: str | None = None
+        self._idle_since = 0.0  # time.monotonic() when the last request ended (while none is active)
         self.runner: SessionRunner | None = None
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -122,13 +124,17 @@ class Channel:
 
     # --- activity and idle timeout ---------------------------------------------------------------
 
+    # The idle timer is lazy: a request's enter and leave touch no timer (moving a cancel scope's
+    # deadline reschedules a loop timer, twice per request). ``leave`` notes when the channel went
+    # idle, and arms the deadline only when none is set; when it passes, ``_watch`` ends the
+    # channel if it has been idle the whole timeout since, else sets it again for the rest.
+
     def enter(self) -> None:
-        """A request (or a GET stream) is being served: the idle timer stops."""
+        """A request (or a GET stream) is being served: the channel is not idle."""
         self.active += 1
-        self.idle_scope.deadline = math.inf
 
     def leave(self) -> None:
-        """A request (or a GET stream) is done: the idle timer restarts when none is left.
+        """A request (or a GET stream) is done: the idle time counts from the last one to end.
 
         A channel asked to end once idle (:meth:`end_when_idle`) ends now.
         """
@@ -137,7 +143,9 @@ class Channel:
             if self._end_reason is not None:
                 self.idle_scope.deadline = anyio.current_time()
             elif self._idle_timeout is not None:
-                self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
+                self._idle_since = time.monotonic()
+                if self.idle_scope.deadline == math.inf:
+                    self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
 
     def end_when_idle(self, reason: str) -> None:
         """End the channel (and stop its upstream) as soon as nothing is in flight; ``reason`` is logged."""
@@ -148,16 +156,24 @@ class Channel:
 
     async def _watch(self) -> None:
         """Side task of a running channel: end it after ``session_idle_timeout`` idle seconds, or when asked."""
-        if self.active == 0 and self._idle_timeout is not None and self.idle_scope.deadline == math.inf:
-            self.idle_scope.deadline = anyio.current_time() + self._idle_timeout
-        with self.idle_scope:
-            await anyio.sleep_forever()
-        if self.idle_scope.cancelled_caught:
-            if self._end_reason is not None:
-                log.info("%s: %s; ending it", self.label, self._end_reason)
-            else:
-                log.info("%s idle for %g s; ending it", self.label, self._idle_timeout)
-            self._end()
+        timeout = self._idle_timeout
+        if self.active == 0:
+            self._idle_since = time.monotonic()
+        while True:
+            if self.active == 0 and timeout is not None and self.idle_scope.deadline == math.inf:
+                rest = self._idle_since + timeout - time.monotonic()
+                self.idle_scope.deadline = anyio.current_time() + max(rest, 0.0)
+            with self.idle_scope:
+                await anyio.sleep_forever()
+            if self.active == 0:
+                if self._end_reason is not None:
+                    log.info("%s: %s; ending it", self.label, self._end_reason)
+                    break
+                if timeout is not None and time.monotonic() - self._idle_since >= timeout:
+                    log.info("%s idle for %g s; ending it", self.label, timeout)
+                    break
+            self.idle_scope = anyio.CancelScope(deadline=math.inf)  # busy, or idle for less than the timeout
+        self._end()
 
     def _end(self) -> None:
         """End the channel (idle, or asked to): its upstream stops."""

@@ -20,6 +20,7 @@ which runs on asyncio only.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Final, Literal
@@ -28,7 +29,7 @@ from starlette.types import Receive, Send
 
 from .messages import Exchange, Item
 
-__all__ = ["answer", "respond", "sse_event"]
+__all__ = ["Ticker", "answer", "respond", "sse_event", "ticker"]
 
 PING: Final = b": keep-alive\r\n\r\n"
 """An SSE comment: keeps a quiet stream (and the proxies between) from timing out."""
@@ -82,7 +83,59 @@ def _wake(waiter: asyncio.Future[None]) -> None:
 
 
 WATCH_AFTER: Final = 0.05
-"""Seconds an answer is awaited before the disconnect watch starts (most answers come sooner, and need none)."""
+"""Seconds an answer is awaited before the disconnect watch starts (most answers come sooner, and need none).
+
+(At least: the watch starts at the first tick of the loop's :class:`Ticker` after that, within
+:data:`TICK` more seconds.)"""
+
+TICK: Final = WATCH_AFTER
+"""Seconds between the ticks of a :class:`Ticker` (while it holds a deadline)."""
+
+
+class Ticker:
+    """Coarse deadlines for the front's requests on one asyncio loop: one loop timer per :data:`TICK` seconds.
+
+    Most of a request's deadlines (its body's, the start of its disconnect watch) never pass:
+    the request is done within milliseconds. A loop timer each would be scheduled and cancelled
+    per request (a heap push, a cancel, a handle); here a deadline is an entry in a dict, and
+    one timer runs while any is held, calling each ``fire()`` at its first tick at or after
+    ``due`` (loop time), so up to :data:`TICK` seconds late. Get the loop's own with :func:`ticker`.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._due: dict[object, tuple[float, Callable[[], object]]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, key: object, due: float, fire: Callable[[], object]) -> None:
+        """Call ``fire()`` once loop time ``due`` has passed, unless :meth:`discard` comes first (one per ``key``)."""
+        self._due[key] = (due, fire)
+        if self._timer is None:
+            self._timer = self._loop.call_later(TICK, self._tick)
+
+    def discard(self, key: object) -> None:
+        """Drop ``key``'s deadline (nothing when it has none, or it fired)."""
+        self._due.pop(key, None)
+
+    def _tick(self) -> None:
+        now = self._loop.time()
+        due = [key for key, (when, _fire) in self._due.items() if when <= now]
+        for key in due:
+            entry = self._due.pop(key, None)
+            if entry is not None:
+                entry[1]()
+        self._timer = self._loop.call_later(TICK, self._tick) if self._due else None
+
+
+_TICKERS: Final[weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker]] = weakref.WeakKeyDictionary()
+
+
+def ticker(loop: asyncio.AbstractEventLoop) -> Ticker:
+    """The :class:`Ticker` of ``loop`` (made at first use)."""
+    found = _TICKERS.get(loop)
+    if found is None:
+        found = _TICKERS[loop] = Ticker(loop)
+    return found
 
 
 class _Wait:
@@ -94,23 +147,29 @@ class _Wait:
     """
 
     def __init__(self, receive: Receive, exchange: Exchange, keepalive: float) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._loop = loop = asyncio.get_running_loop()
+        self._ticker = ticker(loop)
         self._receive = receive
         self._exchange = exchange
         self._keepalive = keepalive
         self._watch: asyncio.Task[None] | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._deadline = 0.0  # (loop time) the end of the current wait's keep-alive window
 
     @property
     def disconnected(self) -> bool:
         """The client went away (the watch saw ``http.disconnect``)."""
         return self._watch is not None and self._watch.done()
 
-    def _start_watch(self, waiter: asyncio.Future[None], deadline: float) -> None:
+    def _start_watch(self) -> None:
+        """Start the disconnect watch, and the current wait's timer for the rest of its keep-alive window."""
+        waiter = self._waiter
+        if waiter is None or waiter.done() or self._watch is not None:  # (the wait ended meanwhile)
+            return
         self._watch = self._loop.create_task(_disconnect(self._receive))
         self._watch.add_done_callback(self._watched)
-        self._timer = self._loop.call_at(deadline, _wake, waiter)
+        self._timer = self._loop.call_at(self._deadline, _wake, waiter)
 
     def _watched(self, _task: object) -> None:
         if self._waiter is not None:
@@ -123,18 +182,22 @@ class _Wait:
             if self.disconnected:
                 return QUIET
             waiter = self._waiter = exchange.waiter = self._loop.create_future()
-            deadline = self._loop.time() + self._keepalive
-            if self._watch is None and self._keepalive > WATCH_AFTER:  # one timer: the watch's start, then the window
-                self._timer = self._loop.call_later(WATCH_AFTER, self._start_watch, waiter, deadline)
+            now = self._loop.time()
+            self._deadline = now + self._keepalive
+            if self._watch is None and self._keepalive > WATCH_AFTER:  # no timer until the watch starts
+                self._ticker.add(self, now + WATCH_AFTER, self._start_watch)
             elif self._watch is None:
-                self._start_watch(waiter, deadline)
+                self._start_watch()
             else:
-                self._timer = self._loop.call_at(deadline, _wake, waiter)
+                self._timer = self._loop.call_at(self._deadline, _wake, waiter)
             try:
                 await waiter
             finally:
                 if self._timer is not None:
                     self._timer.cancel()
+                    self._timer = None
+                else:
+                    self._ticker.discard(self)
                 self._waiter = exchange.waiter = None
             if self.disconnected or not exchange.ready:
                 return QUIET

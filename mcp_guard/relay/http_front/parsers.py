@@ -26,7 +26,9 @@ from typing import Final
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["MAX_HEAD_BYTES", "header_deadline_protocol", "httptools_available"]
+from .fast import ticker
+
+__all__ = ["MAX_HEAD_BYTES", "HeadHeld", "header_deadline_protocol", "httptools_available"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -98,6 +100,65 @@ class _HeaderDeadline(H11Protocol):
         _headers_too_slow(self.transport, self.header_timeout)
 
 
+_JOIN_LIMIT: Final = 64 * 1024
+"""A held response head is joined to a body part of up to this many bytes (a longer one is written after it)."""
+
+
+class HeadHeld:
+    """One response's transport that holds the response head until the body's first write: one write (and
+    one ``send``) per whole response, where uvicorn writes the head and the body each on their own.
+
+    Held: the head of a response with a ``Content-Length`` (whose body follows at once, in the
+    front's ``fast.respond``); never a ``100 Continue`` nor a chunked head (an SSE stream's head
+    goes out at once, before its first event). The head is written with the first body part,
+    before a ``close()``, and when the response is complete (a ``HEAD`` request writes no body).
+    Everything else is the transport's own.
+    """
+
+    __slots__ = ("_head", "_held", "_transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._head: bytes | None = None
+        self._held = False
+
+    def write(self, data: bytes) -> None:
+        """Write ``data``, after the held head; or hold ``data`` when it is a response head to hold."""
+        head = self._head
+        if head is not None:
+            self._head = None
+            if len(data) <= _JOIN_LIMIT:
+                self._transport.write(head + data)
+                return
+            self._transport.write(head)
+        elif (
+            not self._held
+            and data.startswith(b"HTTP/1.1 ")
+            and data[9:10] != b"1"
+            and b"\r\ncontent-length: " in data
+            and b"\r\ntransfer-encoding: " not in data
+        ):
+            self._held = True
+            self._head = data
+            return
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        """Write the held head (if any)."""
+        head = self._head
+        if head is not None:
+            self._head = None
+            self._transport.write(head)
+
+    def close(self) -> None:
+        """Write the held head, then close the transport."""
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._transport, name)
+
+
 def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
     """uvicorn's httptools protocol with the deadline and the size cap, or None when httptools is not installed."""
     try:
@@ -107,19 +168,24 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
         return None
 
     class HeaderDeadline(HttpToolsProtocol):
-        """uvicorn's httptools protocol, with a deadline and a size cap on each request's head."""
+        """uvicorn's httptools protocol, with a deadline and a size cap on each request's head.
 
-        _header_timer: asyncio.TimerHandle | None = None
+        The deadline is the loop's :class:`~.fast.Ticker`'s (armed and disarmed once per request,
+        so no loop timer each time), so it passes up to :data:`~.fast.TICK` seconds late.
+        """
+
+        _armed = False  # the head deadline is set (from the connection's start or a response's end)
         _head_bytes = 0  # bytes received since the current request head began (while it is not whole)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._ticks = ticker(self.loop)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
-            waiting = self._header_timer is not None
+            waiting = self._armed
             super().data_received(data)
-            if waiting and self._header_timer is not None and not self.transport.is_closing():
+            if waiting and self._armed and not self.transport.is_closing():
                 # The head is still not whole after this chunk (on_headers_complete disarms the timer).
                 self._head_bytes += len(data)
                 if self._head_bytes > MAX_HEAD_BYTES:
@@ -129,7 +195,19 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
 
         def on_headers_complete(self) -> None:
             self._disarm()  # the request head is in: the body has its own deadline
+            before = self.cycle
             super().on_headers_complete()
+            cycle = self.cycle
+            if cycle is not None and cycle is not before:  # (an upgrade request makes none)
+                held = HeadHeld(self.transport)
+                cycle.transport = held  # type: ignore[assignment]
+                done = cycle.on_response
+
+                def on_response() -> None:
+                    held.flush()
+                    done()
+
+                cycle.on_response = on_response
 
         def on_response_complete(self) -> None:
             if not self.pipeline:  # a pipelined request's head is in already
@@ -141,17 +219,17 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
             super().connection_lost(exc)
 
         def _arm(self) -> None:
-            self._disarm()
             self._head_bytes = 0
-            self._header_timer = self.loop.call_later(header_timeout, self._too_slow)
+            self._armed = True
+            self._ticks.add(self, self.loop.time() + header_timeout, self._too_slow)
 
         def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
+            if self._armed:
+                self._armed = False
+                self._ticks.discard(self)
 
         def _too_slow(self) -> None:
-            self._header_timer = None
+            self._armed = False
             if not self.transport.is_closing():
                 _headers_too_slow(self.transport, header_timeout)
 

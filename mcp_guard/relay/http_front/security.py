@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
-
-from starlette.datastructures import Headers
 
 if TYPE_CHECKING:
     from .config import HttpConfig
@@ -25,6 +24,10 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+_MAX_KEPT_VERDICTS: Final = 256
+"""Distinct ``Host`` values whose verdicts a :class:`Security` keeps (later ones are judged each time)."""
 
 
 def _is_wildcard(host: str) -> bool:
@@ -46,14 +49,18 @@ class Security:
         self._origins = [pattern for o in config.allowed_origins if (pattern := parse_origin(o, pattern=True))]
         token = config.token.get_secret_value() if config.token is not None else None
         self._token = token.encode() if token else None
+        self._host_verdicts: dict[str, bool] = {}  # Host value -> _judge_host's verdict
 
     @property
     def checks_host(self) -> bool:
         """False when bound to every interface without ``allowed_hosts``."""
         return self._hosts is not None
 
-    def refusal(self, headers: Headers) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
-        """``(status, message, extra headers)`` when the request must be refused, else None."""
+    def refusal(self, headers: Mapping[str, str]) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        """``(status, message, extra headers)`` when the request must be refused, else None.
+
+        ``headers``: by lowercase name, the first value of each (``app.request_headers``).
+        """
         if self._hosts is not None and not self._host_ok(headers.get("host")):
             return 403, "Forbidden: the Host header is not an allowed host (DNS rebinding protection)", []
         origin = headers.get("origin")
@@ -66,6 +73,14 @@ class Security:
     def _host_ok(self, host: str | None) -> bool:
         if not host:
             return False
+        known = self._host_verdicts.get(host)
+        if known is None:
+            known = self._judge_host(host)
+            if len(self._host_verdicts) < _MAX_KEPT_VERDICTS:  # (a client's Host is the same on every request)
+                self._host_verdicts[host] = known
+        return known
+
+    def _judge_host(self, host: str) -> bool:
         name, port = _split_host(host.strip().lower())
         assert self._hosts is not None
         # A Host without a port names the scheme's default one: 80, or 443 behind a TLS proxy.
