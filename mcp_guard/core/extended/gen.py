@@ -130,7 +130,7 @@ class Gen(ModuleWriter):
         self.decimals = decimals
         self.exact = False  # generating the branch of an argument literal no double holds (E1)
         self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
-        self.required: frozenset[str] = frozenset()  # names a closed object's lookups test (``takes_required``)
+        self.required: frozenset[str] = frozenset()  # names an object's lookups test (``takes_required``)
         self.ints_first = False  # an enum/const's int choices were tested before the node (``Choice.int_guard``)
         self._vnames: dict[int, str] = {}
         self._cnames: dict[int, str] = {}
@@ -480,7 +480,7 @@ class Gen(ModuleWriter):
 
     def _required_taken(self, node: XNode) -> tuple[list[Part], frozenset[str]]:
         """The object parts of a node's fast path, and the names of a plain ``required`` that the
-        closed object's lookups test instead (``kw_object.Properties.takes_required``), left out."""
+        object's lookups test instead (``kw_object.Members.takes_required``), left out."""
         parts = node.of("object")
         plain = [p for p in parts if type(p) is Required and p.plain is not None]
         takers = [p for p in parts if type(p) is Members]

@@ -209,41 +209,59 @@ class Members(Part):
                 return [f"if {v} and not json_once({v}, w): return False"]
             if self.extra.node.boolean is False:
                 return [f"if {v}: return False"]
-        closed = self.extra is not None and self.extra.node.boolean is False
-        if closed and self.props and not self.pairs and len(self.props) <= CHAIN_LIMIT:
-            return self._closed_fast(g, v)
+        if self.props and not self.pairs and len(self.props) <= CHAIN_LIMIT:
+            return self._lookup_fast(g, v)
         lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
         body = self._loop(g, None)
         return lines + ["    " + line for line in body]
 
-    def _closed_fast(self, g: Gen, v: str) -> list[str]:
-        """A closed object (``additionalProperties: false``, few declared names, no patterns): its
-        names are a subset of the declared ones (one set test), each an exact ``str`` (a subclass is
-        not JSON, left to the slow path; not tested when the caller vouched for the keys, ``w[3]``:
+    def _lookup_fast(self, g: Gen, v: str) -> list[str]:
+        """Few declared names, no patterns: each member name an exact ``str`` (a subclass is not
+        JSON, left to the slow path; not tested when the caller vouched for the keys, ``w[3]``:
         ``Compiled.check``'s ``parsed``); then each declared name is looked up once, not matched
-        per member. Same verdict and charges as the loop (declared properties charge nothing here)."""
+        per member (a chain of ``==`` per member costs the product of the two counts), and the
+        names found are counted. The object's names are all declared exactly when it has as many
+        as were found (its names are distinct exact strings, each equal to at most one declared
+        name): a closed object (``additionalProperties: false``) is then refused on any other
+        count, and only an object with undeclared members walks them, for ``additionalProperties``
+        (or the JSON test). Same verdict and charges as the loop (declared properties charge
+        nothing)."""
         lines = [
-            f"if not {v}.keys() <= {g.const(frozenset(self.props))}: return False",
+            *self._charge(g, v),
             "if not w[3]:",
             f"    for k in {v}:",
             "        if type(k) is not str: return False",
         ]
         missing = g.const(_ABSENT)
+        found = g.name("f")  # a fresh local: inline members and an enclosing loop use their own
+        taken = sum(name in g.required for name in self.props)
+        optional = taken < len(self.props)
+        if optional:
+            lines.append(f"{found} = {g.const(taken)}")
         for name, node in self.props.items():
             lines.append(f"y = {v}.get({g.const(name)}, {missing})")
             if name in g.required:  # (``takes_required``: the lookup is the ``required`` test)
                 lines += [f"if y is {missing}: return False", *g.check_fast(node, "y")]
             else:
-                lines += [f"if y is not {missing}:", *("    " + x for x in g.check_fast(node, "y") or ["pass"])]
-        return lines
+                member = ["    " + x for x in g.check_fast(node, "y")]
+                lines += [f"if y is not {missing}:", f"    {found} += 1", *member]
+        count = found if optional else g.const(taken)
+        if self.extra is not None and self.extra.node.boolean is False:
+            return [*lines, f"if len({v}) != {count}: return False"]
+        return [
+            *lines,
+            f"if len({v}) != {count}:",
+            f"    for k, y in {v}.items():",
+            f"        if k not in {g.const(frozenset(self.props))}:",
+            *("            " + x for x in self._extra_fast(g)),
+        ]
 
     def takes_required(self, names: frozenset[str]) -> bool:
-        """Whether the fast path's lookups of a closed object can test ``required`` ``names`` too
+        """Whether the fast path's lookups (:meth:`_lookup_fast`) can test ``required`` ``names`` too
         (each is declared: looked up once, present or not). A fast path's order is its own: it
         only says yes or no, and what it may raise (a budget charge, an unreadable pattern) the slow
         path, which runs every test of a value the fast path refused, raises as well."""
-        closed = self.extra is not None and self.extra.node.boolean is False
-        return closed and not self.pairs and len(self.props) <= CHAIN_LIMIT and names <= self.props.keys()
+        return bool(self.props) and not self.pairs and len(self.props) <= CHAIN_LIMIT and names <= self.props.keys()
 
     def _charge(self, g: Gen, v: str) -> list[str]:
         """Declared properties cost what the schema says (once each); patterns and the rest, per member."""
