@@ -136,3 +136,31 @@ def test_multiple_of_a_double_agrees_with_exact_arithmetic(divisor: float) -> No
         if value >= 2**53 or value <= -(2**53):  # from 2**53 up a double stands for its exact value
             exact = (Fraction(int(value)) / Fraction(Decimal(repr(divisor)))).denominator == 1
         assert is_multiple(value, divisor) is exact, (value, divisor)
+
+
+WIDE: dict[str, Any] = {
+    "type": "object",
+    "properties": {name: {"type": "string", "maxLength": 2} for name in "abcdefg"},
+    "required": ["a", "g"],
+}
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_the_slow_path_of_many_declared_names_splits_on_their_index_and_keeps_argument_order(closed: bool) -> None:
+    schema = {**WIDE, "additionalProperties": False} if closed else WIDE
+    compiled = compile_schema(schema, profile="extended")
+    slow = "def c" + (compiled.source or "").split("def c", 1)[1]
+    assert ".get(k)" in slow and " == " not in slow
+    arguments = {"g": 1, "z": "x", "c": "abc", "a": None, "f": "ok", "e": "long"}
+    report = compiled.check(arguments)
+    found = [(i.keyword, i.instance_path, i.schema_path) for i in report.issues]
+    wanted = [
+        ("type", "/g", "/properties/g/type"),
+        *([("additionalProperties", "/z", "/additionalProperties")] if closed else []),
+        ("maxLength", "/c", "/properties/c/maxLength"),
+        ("type", "/a", "/properties/a/type"),
+        ("maxLength", "/e", "/properties/e/maxLength"),
+    ]
+    assert found == wanted
+    del arguments["g"]
+    assert compiled.check(arguments).issues[0].keyword == "required"  # required first, as before
