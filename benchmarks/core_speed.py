@@ -43,7 +43,9 @@ guard); what a timed call returns is freed after the clock stops, for every side
 Figures are ratios against references measured in the same run. Usage::
 
     python benchmarks/core_speed.py [--profile standard|strict|extended] [--seconds 0.2] [--corpus PATH]
-        [--parts sigma,corpus,list,big,big-invalid] [--baseline CHECKOUT]
+        [--parts sigma,corpus,list,big,big-invalid] [--baseline CHECKOUT] [--split]
+
+``--split`` adds the corpus figures of valid and of invalid arguments apart (the same measurements).
 """
 
 from __future__ import annotations
@@ -570,6 +572,7 @@ def main() -> int:
     parser.add_argument(
         "--baseline", type=Path, help="a checkout (e.g. of main) whose core is timed beside this one, as `baseline`"
     )
+    parser.add_argument("--split", action="store_true", help="also report the corpus figures of valid, invalid apart")
     args = parser.parse_args()
     profile = args.profile
     parts = set(args.parts.split(","))
@@ -588,11 +591,14 @@ def main() -> int:
     if "corpus" in parts:
         cases = corpus_cases(tools, profile)[:: args.every]
         supported = len({label for label, _kind, _schema, _args in cases})
-        report(
-            f"corpus: {supported} supported schemas of {len(tools)} tools, valid and invalid arguments"
-            + (f" (every {args.every}th case)" if args.every > 1 else ""),
-            measure_calls(cases, args.seconds / 4, profile, guards),
-        )
+        every = f" (every {args.every}th case)" if args.every > 1 else ""
+        title = f"corpus: {supported} supported schemas of {len(tools)} tools"
+        ratios = measure_calls(cases, args.seconds / 4, profile, guards)
+        report(f"{title}, valid and invalid arguments{every}", ratios)
+        if args.split:  # the same measurements, by kind of arguments
+            for kind in ("valid", "invalid"):
+                mine = [i for i, case in enumerate(cases) if case[1] == kind]
+                report(f"{title}, {kind} arguments only", {n: [r[i] for i in mine] for n, r in ratios.items()})
     if "list" in parts:
         classify_list(tools, profile, guards)
     if profile == "extended" and "big" in parts:

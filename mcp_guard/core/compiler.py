@@ -166,11 +166,13 @@ class Compiled:
 
         ``fast``: the fast path's cell. Its record of where array loops stopped (``w[4]``, see
         ``extended.gen``) is kept: the slow path neither tests again what the fast path found
-        failing, nor walks again the items it passed. The budget is a new one.
+        failing, nor walks again the items it passed (``None`` until a loop fails: no record). The budget
+        and the memo are new ones.
         """
         out: list[Issue] = []
         assert self._collect is not None
-        cell: list[Any] = [MAX_WORK, 0, None, fast[3], {} if fast[4] is None else fast[4]]
+        cell = fast  # its keys-exact flag and its records; a new budget and memo (the fast path sets no scan flag)
+        cell[0], cell[2] = MAX_WORK, None
         self._collect(arguments, "", out, cell)
         if cell[1]:
             # Somewhere sits a value that is not JSON (TypeError with its pointer) or a number JSON

@@ -1,7 +1,7 @@
 """Closed objects (``additionalProperties: false``) and ``date`` on the big-argument path (issue 11, speed goal b).
 
-The generated fast path of a closed object with few declared names tests the member names as one
-set and looks each declared name up once; these pin that it keeps the loop's exact verdicts.
+The generated fast path of an object with few declared names (closed or open) looks each declared
+name up once and counts the names found; these pin that it keeps the loop's exact verdicts.
 """
 
 from __future__ import annotations
@@ -32,9 +32,40 @@ class Key(str):
     pass
 
 
-def test_a_closed_object_looks_its_declared_names_up() -> None:
-    source = compile_schema(CLOSED, profile="extended").source or ""
-    assert ".keys() <= " in source and ".get(" in source
+OPEN: dict[str, Any] = {**CLOSED, "additionalProperties": True}
+TYPED_REST: dict[str, Any] = {**CLOSED, "additionalProperties": {"type": "string"}}
+
+
+@pytest.mark.parametrize("schema", [CLOSED, OPEN, TYPED_REST])
+def test_an_object_with_few_declared_names_looks_them_up(schema: dict[str, Any]) -> None:
+    fast = (compile_schema(schema, profile="extended").source or "").split("def c")[0]
+    assert ".get(" in fast and "len(x) != " in fast and " == " not in fast  # no chain of name tests
+
+
+@pytest.mark.parametrize(
+    ("arguments", "closed", "open_", "typed_rest"),
+    [
+        ({"id": 1}, True, True, True),
+        ({"id": 1, "tag": "abc", "any": [1, {"a": None}]}, True, True, True),
+        ({"id": 1, "other": "x"}, False, True, True),
+        ({"id": 1, "other": 1}, False, True, False),
+        ({"id": 1, "other": float("nan")}, False, False, False),  # an undeclared member is JSON-checked
+        ({"other": "x", "id": 1, "more": [None]}, False, True, False),
+        ({"tag": "abc", "other": "x"}, False, False, False),  # id is required, whatever else is there
+        ({"id": 1, "tag": "abcd", "other": "x"}, False, False, False),
+        ({"id": True, "other": "x"}, False, False, False),
+    ],
+)
+@pytest.mark.parametrize("parsed", [False, True])
+def test_the_count_of_names_found_decides_the_undeclared_members(
+    arguments: dict[str, Any], closed: bool, open_: bool, typed_rest: bool, parsed: bool
+) -> None:
+    for schema, valid in ((CLOSED, closed), (OPEN, open_), (TYPED_REST, typed_rest)):
+        compiled = compile_schema(schema, profile="extended")
+        assert compiled.check(arguments, parsed=parsed).ok is valid, (schema, arguments)
+        standard = compile_schema({**schema, "properties": {**schema["properties"], "any": {"type": "array"}}})
+        if "any" not in arguments:
+            assert standard.check(arguments, parsed=parsed).ok is valid, (schema, arguments)
 
 
 @pytest.mark.parametrize(
@@ -57,10 +88,13 @@ def test_a_closed_object_keeps_its_verdicts(arguments: dict[str, Any], valid: bo
         assert report.kind == VALIDATION
 
 
-@pytest.mark.parametrize("arguments", [{Key("id"): 1}, {"id": 1, Key("tag"): "a"}])
-def test_a_str_subclass_key_naming_a_declared_property_is_not_json(arguments: dict[Any, Any]) -> None:
+@pytest.mark.parametrize("arguments", [{Key("id"): 1}, {"id": 1, Key("tag"): "a"}, {"id": 1, Key("x"): "a"}])
+@pytest.mark.parametrize("schema", [CLOSED, OPEN, TYPED_REST])
+def test_a_str_subclass_key_naming_a_declared_property_is_not_json(
+    arguments: dict[Any, Any], schema: dict[str, Any]
+) -> None:
     with pytest.raises(TypeError, match="object key"):
-        check(CLOSED, arguments, profile="extended")
+        check(schema, arguments, profile="extended")
 
 
 def test_date_agrees_with_the_calendar_on_every_day_of_four_years() -> None:
@@ -102,3 +136,31 @@ def test_multiple_of_a_double_agrees_with_exact_arithmetic(divisor: float) -> No
         if value >= 2**53 or value <= -(2**53):  # from 2**53 up a double stands for its exact value
             exact = (Fraction(int(value)) / Fraction(Decimal(repr(divisor)))).denominator == 1
         assert is_multiple(value, divisor) is exact, (value, divisor)
+
+
+WIDE: dict[str, Any] = {
+    "type": "object",
+    "properties": {name: {"type": "string", "maxLength": 2} for name in "abcdefg"},
+    "required": ["a", "g"],
+}
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_the_slow_path_of_many_declared_names_splits_on_their_index_and_keeps_argument_order(closed: bool) -> None:
+    schema = {**WIDE, "additionalProperties": False} if closed else WIDE
+    compiled = compile_schema(schema, profile="extended")
+    slow = "def c" + (compiled.source or "").split("def c", 1)[1]
+    assert ".get(k)" in slow and " == " not in slow
+    arguments = {"g": 1, "z": "x", "c": "abc", "a": None, "f": "ok", "e": "long"}
+    report = compiled.check(arguments)
+    found = [(i.keyword, i.instance_path, i.schema_path) for i in report.issues]
+    wanted = [
+        ("type", "/g", "/properties/g/type"),
+        *([("additionalProperties", "/z", "/additionalProperties")] if closed else []),
+        ("maxLength", "/c", "/properties/c/maxLength"),
+        ("type", "/a", "/properties/a/type"),
+        ("maxLength", "/e", "/properties/e/maxLength"),
+    ]
+    assert found == wanted
+    del arguments["g"]
+    assert compiled.check(arguments).issues[0].keyword == "required"  # required first, as before

@@ -41,7 +41,7 @@ from .kw_apply import Ref
 from .kw_object import Members, Required
 from .table import holder
 from .values import exact_json_once, exact_uncarriable, number_of
-from .writer import Collect, ModuleWriter, Valid, base_namespace, where
+from .writer import Collect, ModuleWriter, Valid, base_namespace
 
 __all__ = ["Gen", "generate", "type_words"]
 
@@ -82,24 +82,32 @@ def type_words(types: frozenset[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
+_PLAIN_NAMES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", type(None): "null"}
+"""JSON type names of the scalar types that are always JSON, exact literals or not (``exact_json_once``
+is true of each)."""
+
+
 def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Issue], w: list[Any]) -> None:
     """Append the ``type`` finding for ``value`` (as ``writer.type_issue``, with E1's exact literals).
 
     A value JSON cannot carry gets no ``type`` finding: it flags the scan (``w[1]``) instead.
+    (Runs on the per-call slow path: a string, integer, boolean or null is named with no further call.)
     """
     t = type(value)
-    if t is dict or t is list:
-        if not exact_json_once(value, w):
-            w[1] = 1  # (a container's type is still wrong: its finding stands beside the scan's)
-    elif not exact_json_once(value, w):
-        w[1] = 1
-        if exact_uncarriable(value):
-            return
-    if type(value) is Inexact:
-        name = "integer" if type(number_of(value)) is int else "number"
-    else:
-        name = json_type_name(value)
-    message = where(ip) + " must be " + expected + ", not " + name + " (type)"
+    name = _PLAIN_NAMES.get(t)
+    if name is None:
+        if t is dict or t is list:
+            if not exact_json_once(value, w):
+                w[1] = 1  # (a container's type is still wrong: its finding stands beside the scan's)
+            name = "object" if t is dict else "array"
+        else:
+            if not exact_json_once(value, w):
+                w[1] = 1
+                if exact_uncarriable(value):
+                    return
+            name = ("integer" if type(number_of(value)) is int else "number") if t is Inexact else json_type_name(value)
+    where_ = "`" + ip + "`" if ip else "the arguments"  # as writer.where()
+    message = where_ + " must be " + expected + ", not " + name + " (type)"
     out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
 
 
@@ -130,7 +138,7 @@ class Gen(ModuleWriter):
         self.decimals = decimals
         self.exact = False  # generating the branch of an argument literal no double holds (E1)
         self.known: frozenset[str] | None = None  # the ``type`` of the node being generated, for its parts
-        self.required: frozenset[str] = frozenset()  # names a closed object's lookups test (``takes_required``)
+        self.required: frozenset[str] = frozenset()  # names an object's lookups test (``takes_required``)
         self.ints_first = False  # an enum/const's int choices were tested before the node (``Choice.int_guard``)
         self._vnames: dict[int, str] = {}
         self._cnames: dict[int, str] = {}
@@ -322,7 +330,8 @@ class Gen(ModuleWriter):
             return self.body_slow(node, v, ip, "u")
         key = self.loop_key(node)
         if key is not None:  # a loop the fast path saw fail: known false, not run again
-            return [f"if ({key}, id({v})) in w[4] or not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
+            known = f"({key}, id({v})) in (w[4] or ())"  # (``w[4]`` is None until a loop fails: no record)
+            return [f"if {known} or not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
         return [f"if not {self.vfn(node)}({v}, w): {self.cfn(node)}({v}, {ip}, out, w)"]
 
     def test(self, node: XNode, v: str) -> str:
@@ -480,7 +489,7 @@ class Gen(ModuleWriter):
 
     def _required_taken(self, node: XNode) -> tuple[list[Part], frozenset[str]]:
         """The object parts of a node's fast path, and the names of a plain ``required`` that the
-        closed object's lookups test instead (``kw_object.Properties.takes_required``), left out."""
+        object's lookups test instead (``kw_object.Members.takes_required``), left out."""
         parts = node.of("object")
         plain = [p for p in parts if type(p) is Required and p.plain is not None]
         takers = [p for p in parts if type(p) is Members]

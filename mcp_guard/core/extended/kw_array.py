@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..json_values import TooLarge, canonical_sized, max_depth
@@ -16,6 +17,9 @@ from ..report import UNSUPPORTED, VALIDATION
 from .ir import Ctx, Part, Path, Walk, XNode
 from .kw_string import count_of, non_negative
 from .writer import OverBudget
+
+_NO_RECORDS: Any = MappingProxyType({})
+"""The records of a call whose fast loops all passed (its cell's ``w[4]`` is None): read only."""
 
 if TYPE_CHECKING:
     from .gen import Gen
@@ -173,7 +177,8 @@ class Elements(Part):
                 f'    if not f(y, w): c(y, {ip} + "/" + str(i), out, w)',
             ]
         if self.loops:  # from where the fast path's loop stopped (``Gen.loop_key``): the items before passed
-            lines.append(f"for i in range(w[4].get(({g.loop_key_of(self)}, id({v})), 0), len({v})):")
+            start = f"(w[4] or {g.const(_NO_RECORDS)}).get(({g.loop_key_of(self)}, id({v})), 0)"  # (None: no record)
+            lines.append(f"for i in range({start}, len({v})):")
         else:
             lines.append(f"for i in range({n}, len({v})):")
         lines.append(f"    y = {v}[i]")

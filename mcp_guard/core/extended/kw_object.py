@@ -21,6 +21,9 @@ from .kw_string import compiled_pattern, non_negative, pattern_of, search
 from .writer import CHAIN_LIMIT
 
 _ABSENT = object()
+
+_SPLIT_FROM = 4
+"""Declared names past which the slow loop finds a member's name by index (``Members._split_slow``)."""
 """The generated code's "no such member" marker (``dict.get``'s default): never a JSON value."""
 
 if TYPE_CHECKING:
@@ -209,41 +212,59 @@ class Members(Part):
                 return [f"if {v} and not json_once({v}, w): return False"]
             if self.extra.node.boolean is False:
                 return [f"if {v}: return False"]
-        closed = self.extra is not None and self.extra.node.boolean is False
-        if closed and self.props and not self.pairs and len(self.props) <= CHAIN_LIMIT:
-            return self._closed_fast(g, v)
+        if self.props and not self.pairs and len(self.props) <= CHAIN_LIMIT:
+            return self._lookup_fast(g, v)
         lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
         body = self._loop(g, None)
         return lines + ["    " + line for line in body]
 
-    def _closed_fast(self, g: Gen, v: str) -> list[str]:
-        """A closed object (``additionalProperties: false``, few declared names, no patterns): its
-        names are a subset of the declared ones (one set test), each an exact ``str`` (a subclass is
-        not JSON, left to the slow path; not tested when the caller vouched for the keys, ``w[3]``:
+    def _lookup_fast(self, g: Gen, v: str) -> list[str]:
+        """Few declared names, no patterns: each member name an exact ``str`` (a subclass is not
+        JSON, left to the slow path; not tested when the caller vouched for the keys, ``w[3]``:
         ``Compiled.check``'s ``parsed``); then each declared name is looked up once, not matched
-        per member. Same verdict and charges as the loop (declared properties charge nothing here)."""
+        per member (a chain of ``==`` per member costs the product of the two counts), and the
+        names found are counted. The object's names are all declared exactly when it has as many
+        as were found (its names are distinct exact strings, each equal to at most one declared
+        name): a closed object (``additionalProperties: false``) is then refused on any other
+        count, and only an object with undeclared members walks them, for ``additionalProperties``
+        (or the JSON test). Same verdict and charges as the loop (declared properties charge
+        nothing)."""
         lines = [
-            f"if not {v}.keys() <= {g.const(frozenset(self.props))}: return False",
+            *self._charge(g, v),
             "if not w[3]:",
             f"    for k in {v}:",
             "        if type(k) is not str: return False",
         ]
         missing = g.const(_ABSENT)
+        found = g.name("f")  # a fresh local: inline members and an enclosing loop use their own
+        taken = sum(name in g.required for name in self.props)
+        optional = taken < len(self.props)
+        if optional:
+            lines.append(f"{found} = {g.const(taken)}")
         for name, node in self.props.items():
             lines.append(f"y = {v}.get({g.const(name)}, {missing})")
             if name in g.required:  # (``takes_required``: the lookup is the ``required`` test)
                 lines += [f"if y is {missing}: return False", *g.check_fast(node, "y")]
             else:
-                lines += [f"if y is not {missing}:", *("    " + x for x in g.check_fast(node, "y") or ["pass"])]
-        return lines
+                member = ["    " + x for x in g.check_fast(node, "y")]
+                lines += [f"if y is not {missing}:", f"    {found} += 1", *member]
+        count = found if optional else g.const(taken)
+        if self.extra is not None and self.extra.node.boolean is False:
+            return [*lines, f"if len({v}) != {count}: return False"]
+        return [
+            *lines,
+            f"if len({v}) != {count}:",
+            f"    for k, y in {v}.items():",
+            f"        if k not in {g.const(frozenset(self.props))}:",
+            *("            " + x for x in self._extra_fast(g)),
+        ]
 
     def takes_required(self, names: frozenset[str]) -> bool:
-        """Whether the fast path's lookups of a closed object can test ``required`` ``names`` too
+        """Whether the fast path's lookups (:meth:`_lookup_fast`) can test ``required`` ``names`` too
         (each is declared: looked up once, present or not). A fast path's order is its own: it
         only says yes or no, and what it may raise (a budget charge, an unreadable pattern) the slow
         path, which runs every test of a value the fast path refused, raises as well."""
-        closed = self.extra is not None and self.extra.node.boolean is False
-        return closed and not self.pairs and len(self.props) <= CHAIN_LIMIT and names <= self.props.keys()
+        return bool(self.props) and not self.pairs and len(self.props) <= CHAIN_LIMIT and names <= self.props.keys()
 
     def _charge(self, g: Gen, v: str) -> list[str]:
         """Declared properties cost what the schema says (once each); patterns and the rest, per member."""
@@ -260,6 +281,35 @@ class Members(Part):
         if ip is None:
             return g.check_fast(node, "y")
         return [f"p = {ip} + {g.const('/' + escape_token(name))}", *g.check_slow(node, "y", "p")]
+
+    def _split_slow(self, g: Gen, ip: str, extra: list[str]) -> list[str]:
+        """The slow loop's dispatch of a member to its declared name (more than :data:`_SPLIT_FROM`
+        of them, none past ``CHAIN_LIMIT``): the name's index, then a binary split on it, so a
+        member costs one lookup and a few integer tests, not a test per declared name before its
+        own. Members are still met in argument order, so the issues are in the same order."""
+        index = g.name("i")  # a fresh local
+        members = list(self.props.items())
+
+        def split(low: int, high: int) -> list[str]:
+            if high - low == 1:
+                name, node = members[low]
+                return self._member(g, node, name, ip) or ["pass"]
+            middle = (low + high) // 2
+            return [
+                f"if {index} < {g.const(middle)}:",
+                *("    " + x for x in split(low, middle)),
+                "else:",
+                *("    " + x for x in split(middle, high)),
+            ]
+
+        positions = g.const({name: i for i, name in enumerate(self.props)})
+        return [
+            f"{index} = {positions}.get(k)",
+            f"if {index} is None:",
+            *("    " + x for x in extra),
+            "else:",
+            *("    " + x for x in split(0, len(members))),
+        ]
 
     def _loop(self, g: Gen, ip: str | None) -> list[str]:
         extra = self._extra_fast(g) if ip is None else self._extra_slow(g, ip)
@@ -282,6 +332,8 @@ class Members(Part):
             if not self.pairs:
                 return [*head, "else:", *("    " + x for x in extra)]
             lines = ["h = 0", *head]
+        elif self.props and not self.pairs and ip is not None and len(self.props) > _SPLIT_FROM:
+            return self._split_slow(g, ip, extra)
         elif self.props and not self.pairs:
             keyword = "if"
             for name, node in self.props.items():
