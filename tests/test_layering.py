@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("mcp_guard.core",)),
     ("root", ("mcp_guard.errors", "mcp_guard.guarded", "mcp_guard")),
     ("wire", ("mcp_guard.wire",)),
-    ("streams", ("mcp_guard.relay.framing", "mcp_guard.relay.pipes")),
+    ("streams", ("mcp_guard.relay.framing", "mcp_guard.relay.pipes", "mcp_guard.relay.ends")),
     (
         "peer",
         (

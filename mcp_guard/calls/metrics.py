@@ -16,8 +16,11 @@ Metric families (text exposition format 0.0.4, ``prometheus_client.generate_late
 ``server`` is the gateway's server name (``""`` for ``wrap``). Label values are never argument,
 result or header values. Tool names come from servers, so at most :data:`MAX_TOOL_LABELS`
 distinct ``tool`` values are kept per process; later ones are counted under
-:data:`OTHER_TOOL`. Rejection kinds and outcomes are the guard's own words (capped all the
-same). ``prometheus_client`` escapes label values (backslash, double quote, newline) itself.
+:data:`OTHER_TOOL`. A call naming a tool no server listed is counted under
+``observer.UNKNOWN_TOOL`` (``_unknown``): the name is the client's, and made-up names must not
+fill the cap. Rejection kinds and outcomes are the guard's own words (capped all the same).
+Label values are escaped as log lines are (``safe_text.escape``: ESC, bidi overrides);
+``prometheus_client`` escapes backslash, double quote and newline itself.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from ..safe_text import escape
 
 __all__ = ["CONTENT_TYPE", "MAX_TOOL_LABELS", "OTHER_TOOL", "Metrics"]
 
@@ -49,21 +54,23 @@ LATENCY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.
 
 
 class _Capped:
-    """Label values admitted up to a cap; later new values become :data:`OTHER_TOOL`."""
+    """Label values admitted up to a cap, escaped (``safe_text.escape``: a scrape read on a terminal
+    gets no control character or bidi override); later new values become :data:`OTHER_TOOL`."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self.seen: set[str] = set()
+        self.seen: dict[str, str] = {}
         self.lock = threading.Lock()
 
     def __call__(self, value: str) -> str:
-        if value in self.seen:
-            return value
+        label = self.seen.get(value)
+        if label is not None:
+            return label
         with self.lock:
             if len(value) > MAX_LABEL_CHARS or len(self.seen) >= self.cap:
                 return OTHER_TOOL
-            self.seen.add(value)
-            return value
+            label = self.seen[value] = escape(value)
+            return label
 
 
 class Metrics:

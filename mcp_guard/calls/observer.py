@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Final, Protocol
 
-__all__ = ["OUTCOMES", "CallObserver"]
+__all__ = ["OUTCOMES", "UNKNOWN_TOOL", "CallObserver"]
+
+UNKNOWN_TOOL: Final = "_unknown"
+"""The ``tool`` an observer is told for a call naming a tool no server listed: that name is the client's
+text, not a server's (it may hold anything a model wrote), so it is never a label (trial 3 T4)."""
 
 OUTCOMES: Final = (
     "ok",

@@ -53,6 +53,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
+from ..relay.ends import UpstreamStartError, end_of
 from ..relay.framing import MessageStream
 from ..relay.pipes import LineHandler, PipeLineStream
 from ..wire.framing import LineTooLong
@@ -180,6 +181,10 @@ class UpstreamPeer:
         restarts: connections started after the first.
         connection: connections made (numbered from 1).
         ended: set once the current connection's reader has finished (and its end was handled).
+        cause: how the last connection that ended by itself ended, as its transport tells it
+            (``relay.ends``: ``"it exited with status 2; ..."``), or None (not told).
+        start_failure: with ``first_must_connect``, why the first connection counts as a start that
+            failed (it ended before the upstream answered any request with a result), else None.
     """
 
     def __init__(
@@ -207,6 +212,10 @@ class UpstreamPeer:
         self.skips = SkipLog(label)
         self._reading = False
         self._started, self._counted, self._set_up = 0.0, True, False
+        self.cause: str | None = None
+        self.start_failure: str | None = None
+        self._must_start = False  # the current connection is wrap's first: ending unanswered is a start failure
+        self._answered = False  # the current connection has answered a request with a result
 
     @property
     def wait(self) -> float:
@@ -226,9 +235,15 @@ class UpstreamPeer:
 
         ``task_status.started()`` is signalled once the first connection was set up (or failed to).
 
+        With ``first_must_connect`` (``wrap``: an upstream that cannot start at all ends the guard),
+        the first connection must be made, and must answer a request with a result before it ends:
+        one that ends by itself first (a server that exits at once, closes its output, or answers
+        ``initialize`` with an error and exits) is no start, and is not made again.
+
         Raises:
-            whatever the connector raises, for the first connection with ``first_must_connect``
-                (``wrap``: an upstream that cannot start at all ends the guard).
+            whatever the connector raises, for the first connection with ``first_must_connect``.
+            UpstreamStartError: with ``first_must_connect``, the first connection ended by itself
+                before it answered a request (:attr:`start_failure` says why), after ``started()``.
         """
         first = True
         while True:
@@ -248,8 +263,11 @@ class UpstreamPeer:
                     log.warning("%srestarting the upstream (restart %d)", self.label, self.restarts)
                 if events.closing:
                     return
+            self._must_start = first and first_must_connect
             try:
                 await self._connection(events, first, first_must_connect, task_status if first else None)
+                if self.start_failure is not None:
+                    raise UpstreamStartError(self.start_failure)
             except Exception as exc:  # a transport's fault: counted; what waited on it was answered
                 if first and first_must_connect:
                     raise
@@ -268,6 +286,7 @@ class UpstreamPeer:
         """One connection, from its start to its end; the backoff counts it (a failure unless it got
         ready and lived ``stable_after`` seconds)."""
         self._started, self._counted, self._set_up = anyio.current_time(), False, False
+        self._answered = False
         ready = False
         failure: tuple[str, bool] | None = None  # (reason, whether the connection was made)
         self.connection += 1
@@ -364,6 +383,8 @@ class UpstreamPeer:
                 self._not_jsonrpc()
                 return None
             message = without_guard_keys(message)
+            if not self._answered and "result" in message and "method" not in message:
+                self._answered = True  # (an error answer, a notification or a request proves no start)
             if "method" not in message and "id" in message and self.own.answer(id_key(message["id"]), message):
                 return None
             return message
@@ -415,7 +436,11 @@ class UpstreamPeer:
         self.upstream = None
         self._reading = False
         self._count(self._set_up)  # before any await: a request may ask how long the next start is away
-        self.own.fail_all("the upstream server went away")
+        self.cause = await end_of(upstream) if ended else None  # (its exit status: a moment after its output)
+        if ended and self._must_start and not self._answered and not events.closing:
+            how = self.cause or "it closed its connection"
+            self.start_failure = f"the upstream ended before it answered any request: {how}"
+        self.own.fail_all("the upstream server went away" + (f" ({self.cause})" if self.cause else ""))
         await events.peer_down(ended)
 
     # --- writing ----------------------------------------------------------------------------

@@ -83,6 +83,7 @@ class StderrRelay:
         self._queue: queue.Queue[str | None] = queue.Queue(queue_lines)
         self._stop = threading.Event()
         self._dropped = 0
+        self._lines = 0
         self._dropped_lock = threading.Lock()
         self._buffer = bytearray()
         self._skipping = False  # inside a line already written cut: skip to its newline
@@ -95,6 +96,22 @@ class StderrRelay:
     def dropped(self) -> int:
         """Lines dropped so far because the guard's stderr did not keep up."""
         return self._dropped
+
+    @property
+    def lines(self) -> int:
+        """Lines the child has written to its stderr so far (read whole, cut, or dropped)."""
+        return self._lines
+
+    @property
+    def label(self) -> str:
+        """The prefix of every line written (``"upstream stderr: "``)."""
+        return self._label
+
+    def wait_read(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the pipe's end of file (every writer gone, all read); True
+        when it came. Blocking, as :meth:`finish` is; it stops nothing."""
+        self._reader.join(timeout)
+        return not self._reader.is_alive()
 
     def finish(self, timeout: float = 1.0) -> bool:
         """Stop reading once the pipe has nothing more (end of file, or nothing left to read now), write
@@ -162,6 +179,7 @@ class StderrRelay:
         )
 
     def _line(self, line: bytes | str) -> None:
+        self._lines += 1
         if isinstance(line, bytes):
             line = escape(line.removesuffix(b"\r").decode("utf-8", "backslashreplace"))
         try:

@@ -98,12 +98,12 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import partial
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
+from ..calls.observer import UNKNOWN_TOOL
 from ..calls.refusals import unknown_tool
 from ..gateway.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
 from ..gateway.policy import ToolPolicy
@@ -132,8 +132,8 @@ from ..wire.meta import era_meta, is_modern
 from .guard import ToolEntry, ToolTable
 from .listings import fresh
 from .pipes import DirectLink, PipeLineStream
-from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink
-from .upstream_side import UpstreamSide
+from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink, UpstreamStartError
+from .upstream_side import UpstreamSide, never_started_text
 
 __all__ = ["Relay"]
 
@@ -145,12 +145,11 @@ MAX_ROUTES: Final = 100_000
 NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 
 START_FAILURE_GRACE: Final = 2.0
+"""Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
 PENDING_DRAIN_SECONDS: Final = 10.0
 """After the client closed its side, how long an upstream with unanswered forwarded requests may take to
 answer them and exit (its input closed) before it is stopped; without such requests it gets
 ``upstream.EXIT_WAIT_SECONDS``. The requests still open then are answered with -32603 saying so."""
-"""Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
-
 
 _MISSING: Final = object()
 
@@ -179,6 +178,8 @@ class Relay(UpstreamSide):
         upstream: the current upstream connection, or None while there is none.
         restarts: how many times a new connection was started after the first.
         client_closed: the client has closed its side.
+        start_failure: the error :meth:`run` raises after ``started()`` (the first connection ended
+            before the upstream answered a request), or None.
     """
 
     def __init__(
@@ -208,6 +209,7 @@ class Relay(UpstreamSide):
         # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
         self.pipeline = Pipeline(enabled=WRAP_STEPS)
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
+        self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
 
     @property
     def upstream(self) -> LineLink | None:
@@ -248,7 +250,7 @@ class Relay(UpstreamSide):
             self._tg = tg
             self.listings.spawn = tg.start_soon
             try:
-                await tg.start(partial(self.peer.keep_connected, self, first_must_connect=True))
+                await tg.start(self._keep_connected)
             except Exception as exc:
                 failure = exc
                 tg.cancel_scope.cancel()
@@ -259,16 +261,29 @@ class Relay(UpstreamSide):
                 await self._from_client()
                 await self._drain()
                 tg.cancel_scope.cancel()
+        failure = failure or self.start_failure
         if failure is not None:
             await self._refuse_for(failure)
             raise failure
+
+    async def _keep_connected(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """The peer's connection loop; a first connection that ends before it answered a request (after
+        ``started()``) ends the relay, as one that cannot be made does (``peer.connection``)."""
+        try:
+            await self.peer.keep_connected(self, first_must_connect=True, task_status=task_status)
+        except UpstreamStartError as exc:
+            if self.peer.start_failure is None:
+                raise  # not started: ``run``'s ``tg.start`` raises it
+            self.start_failure = exc
+            assert self._tg is not None
+            self._tg.cancel_scope.cancel()
 
     async def _refuse_for(self, failure: Exception) -> None:
         """The upstream could not be started at all: for up to :data:`START_FAILURE_GRACE` seconds (or
         until the client closes), every client request (its ``initialize`` first) is answered with
         -32603 naming the cause, so the client shows why instead of "connection closed" (issue 13
         item 3); then :meth:`run` raises ``failure`` (``wrap`` exits with status 1)."""
-        text = f"mcp-guard: the upstream server could not be started ({failure_reason(failure)}); mcp-guard exits"
+        text = never_started_text(failure_reason(failure), self.exits)
         with anyio.move_on_after(START_FAILURE_GRACE):
             while not self.client_closed:
                 try:
@@ -449,6 +464,8 @@ class Relay(UpstreamSide):
                 self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
             return
         wait = self.peer.wait
+        if self.peer.start_failure is not None:  # never started: not started again (``run`` ends)
+            return await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
         if self._connecting or wait <= HOLD_MAX:
             cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
             if cancel and self._cancel_waiting(message):
@@ -638,8 +655,8 @@ class Relay(UpstreamSide):
             if entry is not None and entry.output is not None:  # its result is judged (calls.outputs)
                 self.note_call(request_id, entry.name, entry.output, table.outputs, is_modern(params))
             return message, None
-        if self.pipeline.observer is not None and type(name) is str:
-            self.pipeline.observer.call_ended("", name, "rejected", rejection.kind, None)
+        if self.pipeline.observer is not None and type(name) is str:  # (a name no server listed: the client's)
+            self.pipeline.observer.call_ended("", name if entry else UNKNOWN_TOOL, "rejected", rejection.kind, None)
         if rejection.error is not None:
             code, text = rejection.error
             log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
@@ -713,13 +730,18 @@ class Relay(UpstreamSide):
         upstream = self.peer.upstream
         if upstream is None:
             log.warning("could not forward to the upstream: it is not running")
-            await self._answer_requests(elements, INTERNAL_ERROR, GONE)
+            with anyio.move_on_after(1.0):  # it is ending: its cause is told in a moment (relay.ends)
+                await self.peer.ended.wait()
+            await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
             return
         self._mark_inflight(elements)
+        done = self.peer.ended
         try:
             await upstream.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             log.warning("could not forward to the upstream: it went away")
+            with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
+                await done.wait()
             for answer in self._undelivered(elements):
                 await self._reply(answer)
 

@@ -71,6 +71,7 @@ import anyio.to_thread
 from ..safe_text import escape
 from ..wire.framing import DEFAULT_MAX_LINE
 from .child_stderr import StderrRelay
+from .ends import UpstreamStartError, exit_text, tell_end
 from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
 from .pipes import PipeLineStream, pollable_on_asyncio
 from .spawn import StartedProcess, UpstreamStartError, start_process
@@ -362,11 +363,23 @@ async def spawn_upstream(
         stream = LineStream(output, FdSendStream(to_child, owned=True), max_line=max_line)
         child_exited = output.child_exited
     log.debug("%sstarted the upstream (pid %d)", label, process.pid)
+    exited = anyio.Event()
 
     async def watch() -> None:
         status = await process.wait()
         log.info("%sthe upstream (pid %d) exited with status %d", label, process.pid, status)
+        exited.set()
         child_exited()
+
+    async def tell(wait: float) -> str:
+        # Its output ended: its exit (a moment later, as a rule) gives the status (relay.ends).
+        with anyio.move_on_after(wait):
+            await exited.wait()
+        if exited.is_set():  # what it wrote as it exited is read (counted) first
+            await anyio.to_thread.run_sync(stderr_relay.wait_read, 0.3)
+        return exit_text(process.returncode if exited.is_set() else None, stderr_relay.lines, stderr_relay.label)
+
+    tell_end(stream, tell)
 
     try:
         async with anyio.create_task_group() as tg:

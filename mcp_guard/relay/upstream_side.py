@@ -59,7 +59,7 @@ from .upstream import Connector, LineLink
 if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
     from ..core import Compiled
 
-__all__ = ["CONSUMED", "UpstreamSide"]
+__all__ = ["CONSUMED", "UpstreamSide", "gone_text", "never_started_text"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -82,6 +82,22 @@ STOPPED_AFTER_CLIENT: Final = (
 closed its side (the upstream did not go away: the guard ended it, see ``Relay._drain``)."""
 
 
+def gone_text(cause: str | None) -> str:
+    """The -32603 text for a request the upstream left unanswered when it went away, naming ``cause``
+    (``relay.ends``: its exit status and where its stderr is) when the transport told it."""
+    if cause is None:
+        return GONE
+    return f"mcp-guard: the upstream server went away before answering ({cause}); the request was not re-sent"
+
+
+def never_started_text(reason: str, exits: bool = True) -> str:
+    """The -32603 text for a request to ``wrap``'s upstream when it cannot be started at all (``reason``:
+    ``UpstreamStartError``'s text); then the guard exits with status 1 (``exits``; docs/wrap.md), or
+    (``wrap --http``) the session ends."""
+    then = "mcp-guard exits" if exits else "the session ends"
+    return f"mcp-guard: the upstream server could not be started ({reason}); {then}"
+
+
 class UpstreamSide:
     """The upstream half of one relayed client connection (see the module docstring).
 
@@ -96,6 +112,8 @@ class UpstreamSide:
         peer: the upstream peer (``peer.connection``).
         listings: the tool tables per protocol-era envelope, the guard's own listings and listen streams.
         client_closed: the client has closed its side (or stopped reading).
+        exits: a start failure of the first connection ends the guard (``wrap``: "mcp-guard exits"), not
+            only this session (``wrap --http`` sets it False).
     """
 
     def __init__(
@@ -125,6 +143,7 @@ class UpstreamSide:
             client_request_timeout=client_request_timeout,
         )
         self.client_closed = False
+        self.exits = True  # a start failure ends the guard (``wrap``), not only this session (``wrap --http``)
         self.counted = LogCounts()  # per-message log lines a peer can trigger at will, bounded (log_counts)
         self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
         self._tg: anyio.abc.TaskGroup | None = None
@@ -179,11 +198,19 @@ class UpstreamSide:
         """A connection could not be made or set up: the requests waiting for it are answered."""
         log.error("could not restart the upstream: %s", reason)
         self._connecting = False
-        await self._fail_backlog(self._not_restarted())
+        await self._fail_backlog(self._not_restarted(reason))
 
-    def _not_restarted(self) -> str:
+    def down_text(self) -> str:
+        """The -32603 text for a request that finds no upstream: it could not be started at all (``wrap``
+        then exits), or it went away (:data:`~mcp_guard.wire.messages.GONE`)."""
+        failure = self.peer.start_failure
+        return gone_text(self.peer.cause) if failure is None else never_started_text(failure, self.exits)
+
+    def _not_restarted(self, reason: str) -> str:
         wait = self.peer.wait
-        text = "mcp-guard: the upstream server went away and could not be restarted; the guard starts it again"
+        text = (
+            f"mcp-guard: the upstream server went away and could not be restarted ({reason}); the guard starts it again"
+        )
         return text + (f" after {wait:.1f} s" if wait > 0 else "")
 
     async def _restore(self) -> None:
@@ -232,12 +259,21 @@ class UpstreamSide:
         orphans = list(self._server_pending.values())
         self._orphaned.update(self._server_pending)
         self._server_pending.clear()
-        if ended and not self.client_closed:
+        cause, failure = self.peer.cause, self.peer.start_failure
+        if ended and not self.client_closed and not self._connecting and failure is None:
+            # (a restart that ends while it is set up is logged by peer_failed; a failed first start by the command)
             log.warning(
-                "the upstream went away (it exited, crashed or closed its output)%s; starting it again",
+                "the upstream went away (%s)%s; starting it again",
+                cause or "it exited, crashed or closed its output",
                 f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
             )
-        text = STOPPED_AFTER_CLIENT if self.client_closed and not ended else GONE
+        if failure is not None:
+            text = never_started_text(failure, self.exits)
+            await self._fail_backlog(text)
+        elif self.client_closed and not ended:
+            text = STOPPED_AFTER_CLIENT
+        else:
+            text = gone_text(cause)
         for request_id in inflight:
             with contextlib.suppress(Exception):
                 await self._reply(error_response(request_id, INTERNAL_ERROR, text))

@@ -33,7 +33,6 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp_guard.cli import main as cli_main
 from mcp_guard.relay.relay import PENDING_DRAIN_SECONDS
 from mcp_guard.relay.upstream_side import STOPPED_AFTER_CLIENT
-from mcp_guard.wire.messages import GONE
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -308,13 +307,26 @@ async def _crash_leaving_a_grandchild(client: Client) -> None:
     await client.notify("test/crash")
 
 
+def gone_with(cause: str) -> str:
+    """The -32603 text for a request the upstream left unanswered, naming how it ended (``relay.ends``)."""
+    return f"mcp-guard: the upstream server went away before answering ({cause}); the request was not re-sent"
+
+
 @pytest.mark.parametrize(
-    "how",
-    [_crash, _kill_by_signal, _close_stdout, _crash_leaving_a_grandchild],
+    ("how", "cause"),
+    [
+        (_crash, "it exited with status 3; it wrote nothing to its stderr"),
+        (_kill_by_signal, "it was ended by signal 9; it wrote nothing to its stderr"),
+        (_close_stdout, "it closed its output but is still running; it wrote nothing to its stderr"),
+        (_crash_leaving_a_grandchild, "it exited with status 3; it wrote nothing to its stderr"),
+    ],
     ids=["exits", "sigkill", "closes-stdout", "exits-grandchild-holds-stdout"],
 )
-async def test_every_pending_request_is_answered_when_the_upstream_goes_away(tmp_path: Path, how: Any) -> None:
-    """A forwarded request and a call the guard holds (its own listing unanswered) both get -32603 at once."""
+async def test_every_pending_request_is_answered_when_the_upstream_goes_away(
+    tmp_path: Path, how: Any, cause: str
+) -> None:
+    """A forwarded request and a call the guard holds (its own listing unanswered) both get -32603 at once;
+    the forwarded one's text says how the upstream ended (trial 3 T1), and so does the log."""
     async with open_guard(tmp_path, env={"HOLD_LIST": "1"}) as client:
         await client.send({"jsonrpc": "2.0", "id": 1, "method": "test/hang", "params": {"token": SECRET}})
         await client.send(
@@ -326,9 +338,10 @@ async def test_every_pending_request_is_answered_when_the_upstream_goes_away(tmp
         with anyio.fail_after(PROMPT):
             forwarded = await client.response(1)
             held = await client.response(2)
-        assert forwarded["error"] == {"code": -32603, "message": GONE}
+        assert forwarded["error"] == {"code": -32603, "message": gone_with(cause)}
         assert_gone_error(held)
         assert "could not list the upstream's tools" in held["error"]["message"]
+        assert f"the upstream went away ({cause})" in client.stderr()
         assert all(SECRET.encode() not in line for line in client.lines)
         assert SECRET not in client.stderr()
         assert "the upstream went away" in client.stderr()
@@ -357,7 +370,10 @@ async def test_restart_replays_the_handshake_log_level_and_subscriptions(tmp_pat
         assert len(listed["result"]["tools"]) == 10
         with anyio.fail_after(PROMPT):
             died = await client.call("c1", "crash", {"k": SECRET})
-        assert died["error"] == {"code": -32603, "message": GONE}
+        assert died["error"] == {
+            "code": -32603,
+            "message": gone_with("it exited with status 3; it wrote nothing to its stderr"),
+        }
 
         answered = await client.call("e1", "echo")
         assert answered["result"]["content"] == [{"type": "text", "text": "ok"}]
@@ -731,33 +747,97 @@ async def test_calls_held_for_a_listing_the_upstream_dies_on_are_answered_with_t
             assert answer["error"]["code"] == -32603, answer
             assert answer["error"]["message"] == (
                 "mcp-guard could not list the upstream's tools: the upstream server went away"
+                " (it exited with status 4; it wrote nothing to its stderr)"
             ), answer
 
 
-async def test_an_upstream_that_exits_at_once_gets_every_request_answered_promptly(tmp_path: Path) -> None:
-    """``wrap -- sh -c 'exit 0'``: every request, calls included, gets an error within the hang guard.
+NEVER_STARTED = (
+    "mcp-guard: the upstream server could not be started (the upstream ended before it answered any request: "
+)
+"""The start of the -32603 text for a request to an upstream that ended before it answered any request."""
 
-    Each start fails, so restarts back off (0.5 s, 1 s, 2 s, 4 s, 8 s, ...): a request that
-    would have to wait more than a second for the next start is answered at once instead.
-    """
+
+async def test_an_upstream_that_exits_at_once_gets_every_request_answered_with_the_cause_then_exit_1(
+    tmp_path: Path,
+) -> None:
+    """``wrap -- sh -c 'exit 0'`` (docs/wrap.md): a server that exits at once is no start. Every request,
+    calls included, is answered promptly with -32603 naming its exit status, for up to 2 s; then the
+    guard exits with status 1, and the server is not started again (trial 3 T1)."""
     async with open_guard(tmp_path, command=["sh", "-c", "exit 0"], initialize=False) as client:
         requests: list[tuple[str, dict[str, Any]]] = [
             ("initialize", INIT_PARAMS),
             ("ping", {}),
             ("tools/call", {"name": "echo", "arguments": {"k": SECRET}}),
-            ("tools/call", {"name": "echo", "arguments": {}}),
         ]
-        requests += [("ping", {})] * 6
         texts = []
         for number, (method, params) in enumerate(requests):
-            with anyio.fail_after(PROMPT):
+            with anyio.fail_after(3 * PROMPT):  # (the guard's own start-up counts for the first)
                 answer = await client.request(method, params, request_id=number)
             assert answer["error"]["code"] == -32603, answer
             texts.append(answer["error"]["message"])
-        assert texts[-1].startswith("mcp-guard: the upstream server went away and failed to start"), texts
-        assert "the guard starts it again in" in texts[-1]
-        assert all(SECRET not in text for text in texts)
-        assert client.process.returncode is None
+        cause = "it exited with status 0; it wrote nothing to its stderr"
+        assert texts == [f"{NEVER_STARTED}{cause}); mcp-guard exits"] * 3, texts
+        assert await client.wait_exit() == 1
+        assert f"the upstream ended before it answered any request: {cause}" in client.stderr()
+        assert "restarting" not in client.stderr() and SECRET not in client.stderr()
+
+
+@pytest.mark.parametrize(
+    ("command", "cause"),
+    [
+        (
+            ["sh", "-c", "echo 'error: environment variable API_KEY is not set' >&2; exit 2"],
+            "it exited with status 2; its stderr, relayed to the guard's stderr as `upstream stderr: ...`, may say why",
+        ),
+        (["sh", "-c", "kill -9 $$"], "it was ended by signal 9; it wrote nothing to its stderr"),
+        (
+            ["sh", "-c", "exec 1>&-; sleep 30"],
+            "it closed its output but is still running; it wrote nothing to its stderr",
+        ),
+        (
+            [
+                "sh",
+                "-c",
+                'read line; echo \'{"jsonrpc":"2.0","id":"init","error":'
+                '{"code":-32602,"message":"bad version"}}\'; exit 1',
+            ],
+            "it exited with status 1; it wrote nothing to its stderr",
+        ),
+    ],
+    ids=["stderr-then-status-2", "signal", "closes-stdout-stays-alive", "initialize-error-then-exit"],
+)
+async def test_every_way_an_upstream_fails_at_start_names_the_cause_and_ends_the_guard(
+    tmp_path: Path, command: list[str], cause: str
+) -> None:
+    """Each way an upstream can fail at start (before it answered any request with a result) answers the
+    client's ``initialize`` with the cause, and exits 1: exits with a status after printing why on
+    stderr (a missing environment variable), killed by a signal, closes stdout but stays alive,
+    answers ``initialize`` with an error and exits (that error reaches the client as it is)."""
+    async with open_guard(tmp_path, command=command, initialize=False) as client:
+        with anyio.fail_after(3 * PROMPT):
+            answer = await client.request("initialize", INIT_PARAMS, request_id="init")
+        assert answer["error"]["code"] in (-32603, -32602), answer
+        if answer["error"]["code"] == -32602:  # the server's own error answer, relayed as it is; then it exits
+            assert answer["error"]["message"] == "bad version"
+        else:
+            assert answer["error"]["message"] == f"{NEVER_STARTED}{cause}); mcp-guard exits", answer
+        assert await client.wait_exit() == 1
+        assert f"the upstream ended before it answered any request: {cause}" in client.stderr()
+        assert "restarting" not in client.stderr()
+        if "API_KEY" in command[2]:
+            assert "upstream stderr: error: environment variable API_KEY is not set" in client.stderr()
+
+
+async def test_a_server_that_worked_and_then_exits_at_once_is_restarted_with_backoff(tmp_path: Path) -> None:
+    """The start-failure rule is the first start's: once a server answered, its crash (and a restart
+    that fails) is restarted with backoff, and the answers say the exit status."""
+    async with open_guard(tmp_path) as client:
+        assert "result" in await client.request("ping")
+        with anyio.fail_after(PROMPT):
+            died = await client.call("c1", "crash")
+        assert died["error"]["message"] == gone_with("it exited with status 3; it wrote nothing to its stderr")
+        assert "result" in await client.request("ping")
+        assert client.process.returncode is None and len(client.starts()) == 2
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,6 +42,9 @@ async def test_ops_endpoints_on_the_http_front(tmp_path: Path) -> None:
             assert refused.json()["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
             valid = await post(client, guard, call(2, "add", {"a": 2, "b": 3}), session, headers)
             assert valid.json()["result"].get("isError") is not True
+            for n, made_up in enumerate(("user-secret-0001", "ec\u001b[2Jho\u202e")):  # names no server listed
+                unknown = await post(client, guard, call(10 + n, made_up, {}), session, headers)
+                assert "error" in unknown.json() or unknown.json()["result"].get("isError") is True
             assert (await client.get(base + "/ready", headers=auth)).status_code == 200
 
             scraped = await client.get(base + "/metrics", headers=auth)
@@ -51,6 +54,9 @@ async def test_ops_endpoints_on_the_http_front(tmp_path: Path) -> None:
             assert 'mcp_guard_calls_total{outcome="ok",server="",tool="add"} 1.0' in text.splitlines()
             assert 'mcp_guard_call_duration_seconds_count{outcome="ok",server=""} 1.0' in text.splitlines()
             assert 'mcp_guard_refusals_total{kind="validation",server=""} 1.0' in text.splitlines()
+            # A name no server listed is the client's text: one label for all of them (trial 3 T4).
+            assert 'mcp_guard_calls_total{outcome="rejected",server="",tool="_unknown"} 2.0' in text.splitlines()
+            assert "user-secret" not in text and "\u001b" not in text and "\u202e" not in text
             assert "mcp_guard_sessions 1.0" in text.splitlines()
             assert SECRET not in text and token not in text
             refused = await client.post(base + "/metrics", headers=auth)

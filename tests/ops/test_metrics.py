@@ -73,7 +73,17 @@ def test_label_values_are_escaped_by_the_exposition() -> None:
     metrics.call_ended("s", 'evil"}\nmcp_guard_fake 1\\', "ok", None, None)
     text = metrics.render().decode()
     assert "\nmcp_guard_fake 1" not in text
-    assert 'tool="evil\\"}\\nmcp_guard_fake 1\\\\"' in text
+    # (the newline is escaped as log lines escape it, \x0a; the exposition then doubles each backslash)
+    assert 'tool="evil\\"}\\\\x0amcp_guard_fake 1\\\\"' in text
+
+
+def test_label_values_reach_a_terminal_escaped() -> None:
+    """A tool or server name holding ESC or a bidi override is escaped as log lines are (trial 3 T4)."""
+    metrics = Metrics()
+    metrics.call_ended("s\u202e", "ec\u001b[2Jho", "ok", None, None)
+    text = metrics.render().decode()
+    assert "\u001b" not in text and "\u202e" not in text
+    assert 'server="s\\\\u202e",tool="ec\\\\x1b[2Jho"' in text
 
 
 def test_the_stdio_paths_do_not_import_prometheus_client() -> None:

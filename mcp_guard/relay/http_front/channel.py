@@ -15,7 +15,7 @@ from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
 from ..framing import LineStream
 from ..guard import ToolTable
 from ..relay import Relay
-from ..upstream import stdio_connector
+from ..upstream import UpstreamStartError, stdio_connector
 from .config import STOP_GRACE_SECONDS
 from .direct import DirectClientSide
 from .messages import Exchange, Item, Key, error_bytes, map_key
@@ -72,6 +72,7 @@ def _make_relay(front: HttpFront, client: DirectClientSide) -> SessionRunner:
         client_request_timeout=timeout,
     )
     relay.pipeline.observer = front.metrics
+    relay.exits = False  # an upstream that cannot start ends the session, not the front
     return relay
 
 
@@ -109,7 +110,12 @@ class Channel:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._watch)
                     tg.start_soon(self.client.run)
-                    await relay.run(task_status=task_status)
+                    try:
+                        await relay.run(task_status=task_status)
+                    except UpstreamStartError as exc:
+                        if not isinstance(relay, Relay) or relay.start_failure is not exc:
+                            raise  # before started(): the front answers the request that opened it
+                        log.error("%s: %s", self.label, exc)  # after: its requests were answered with it
                     tg.cancel_scope.cancel()
         finally:
             self._finish()
