@@ -6,7 +6,7 @@ line too long to read, a number JSON cannot carry, a broken config or lock file,
 error. Every such exception derives from :class:`GuardError`::
 
     GuardError
-     ├── UpstreamStartError     relay.spawn         the upstream cannot be started or connected
+     ├── UpstreamStartError     relay.ends          the upstream cannot be started or connected
      ├── RequestFailed          peer                a request of the guard's own got no usable answer
      │    └── ListingFailed     peer                ... the guard's own tools/list
      ├── LineTooLong            wire.framing        a line over --max-message-bytes (its prefix kept)

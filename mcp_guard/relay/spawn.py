@@ -19,17 +19,13 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from ..errors import GuardError
+from .ends import UpstreamStartError
 
 __all__ = ["STOP_SIGNALS", "StartedProcess", "UpstreamStartError", "start_early", "start_process"]
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 """The signals that stop a front: a supervisor's or MCP client's SIGTERM, a closed terminal's SIGHUP, Ctrl-C
 (``stop_signals`` holds them while a front runs; :func:`start_early` from the upstream's start until then)."""
-
-
-class UpstreamStartError(GuardError):
-    """The upstream could not be started or connected (command not found, not executable, ...)."""
 
 
 class StartedProcess:

@@ -74,7 +74,7 @@ from .child_stderr import StderrRelay
 from .ends import UpstreamStartError, exit_text, tell_end
 from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
 from .pipes import PipeLineStream, pollable_on_asyncio
-from .spawn import StartedProcess, UpstreamStartError, start_process
+from .spawn import StartedProcess, start_process
 
 __all__ = [
     "EXIT_GRACE_SECONDS",
