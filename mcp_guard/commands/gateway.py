@@ -533,7 +533,7 @@ def run_check(
             entry = x.to_json()
             report = reports.get(x.server)
             if report is not None:
-                entry["summary"] = report.counts()
+                entry["summary"] = report.counts(outputs)
                 entry["tools"] = [_tool_json(catalog, x.server, t.to_json()) for t in report.tools]
             servers.append(entry)
         data = {
@@ -541,7 +541,7 @@ def run_check(
             "servers": servers,
             "exposed": [t["name"] for t in catalog.tools],
             "findings": findings + tool_findings,
-            "summary": everything.counts(),
+            "summary": everything.counts(outputs),
             "fail_on": fail_on,
             "failed": failed,
             "unreachable": [x.server for x in unreachable],
@@ -570,7 +570,7 @@ def run_check(
             for line in findings:
                 print(escape(line), file=out)
         print("", file=out)
-        print(everything.summary(), file=out)
+        print(everything.summary(outputs), file=out)
         print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
         if unreachable:
             print(f"{len(unreachable)} server(s) could not be reached or listed", file=out)

@@ -356,9 +356,8 @@ def _check(server: dict[str, Any], value: Any, args: argparse.Namespace) -> dict
         return {"ok": False, "error": str(exc)}
     source = "command" if command else "url"
     tools = report_tools(listing.tools, profile=args.profile, server=listing.server, source=source)
-    counts = {"supported": 0, "unsupported": 0, "malformed": 0}
-    for tool in tools.tools:
-        counts[tool.status] = counts.get(tool.status, 0) + 1
+    counts = tools.counts()
+    del counts["total"]
     return {"ok": not tools.fails("unsupported"), "tools": len(tools.tools), **counts}
 
 

@@ -98,6 +98,16 @@ class ToolReport:
         """True when the guard can enforce every call's arguments."""
         return self.status == "supported"
 
+    def counted_status(self, outputs: str = "enforce") -> Status:
+        """The status the counts and ``--fail-on`` give the tool: under ``outputs="enforce"`` (the
+        default ``--outputs`` of ``wrap`` and ``serve``, issue 15) the worse of its ``inputSchema``'s
+        and its ``outputSchema``'s (malformed, then unsupported, then supported), as ``wrap``'s
+        ``tools:`` line counts it; otherwise its ``inputSchema``'s alone."""
+        out = self.output_status
+        if outputs != "enforce" or out is None or self.status == "malformed" or out == "supported":
+            return self.status
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """``{"name", "status", "supported", "source", "issues", "definition_errors", "notes"}``,
         plus ``"input_schema"`` for a converted tool definition, and ``"output": {"status", "supported",
@@ -280,9 +290,10 @@ class ToolsReport:
     source: str = "file"
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def counts(self) -> dict[str, int]:
-        """``{"total", "supported", "unsupported", "malformed"}``."""
-        c = Counter(t.status for t in self.tools)
+    def counts(self, outputs: str = "enforce") -> dict[str, int]:
+        """``{"total", "supported", "unsupported", "malformed"}``, each tool by
+        :meth:`ToolReport.counted_status` (``outputs``: the ``--outputs`` mode the counts are for)."""
+        c = Counter(t.counted_status(outputs) for t in self.tools)
         return {
             "total": len(self.tools),
             "supported": c["supported"],
@@ -299,18 +310,16 @@ class ToolsReport:
         too). Under ``report`` or ``off`` (``serve``'s ``guard.outputs``) it is not refused, and does not."""
         if fail_on == "never":
             return False
-        counted = outputs == "enforce"
         if fail_on == "malformed":
-            return any(t.status == "malformed" or (counted and t.output_status == "malformed") for t in self.tools)
+            return any(t.counted_status(outputs) == "malformed" for t in self.tools)
         if fail_on == "unsupported":
-            return any(
-                t.status != "supported" or (counted and t.output_status not in (None, "supported")) for t in self.tools
-            )
+            return any(t.counted_status(outputs) != "supported" for t in self.tools)
         raise ValueError(f"unknown --fail-on threshold {fail_on!r}; expected one of {', '.join(FAIL_ON)}")
 
-    def summary(self) -> str:
-        """One line: ``"12 tools: 7 supported, 4 unsupported, 1 malformed (profile standard)"``."""
-        c = self.counts()
+    def summary(self, outputs: str = "enforce") -> str:
+        """One line: ``"12 tools: 7 supported, 4 unsupported, 1 malformed (profile standard)"``, counted
+        as :meth:`counts` counts for ``outputs``."""
+        c = self.counts(outputs)
         noun = "tool" if c["total"] == 1 else "tools"
         return (
             f"{c['total']} {noun}: {c['supported']} supported, {c['unsupported']} unsupported, "

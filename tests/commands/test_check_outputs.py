@@ -50,9 +50,22 @@ def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, tools: list[Any], 
 def test_fail_on_counts_the_output_schema_s_verdict(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, tools: list[Any], fail_on: str, status: int
 ) -> None:
-    assert check(capsys, tmp_path, tools, "--fail-on", fail_on)[0] == status
+    got, text = check(capsys, tmp_path, tools, "--fail-on", fail_on)
+    assert got == status
     got, out = check(capsys, tmp_path, tools, "--fail-on", fail_on, "--json")
     assert got == status and json.loads(out)["failed"] is bool(status)
+    # The summary counts what fails: a tool whose outputSchema enforce refuses is not "supported" (trial3 T2).
+    counts = json.loads(out)["summary"]
+    expected = {
+        "supported": sum(t is OK for t in tools),
+        "unsupported": sum(t is ODD_OUTPUT for t in tools),
+        "malformed": sum(t is BROKEN_OUTPUT for t in tools),
+    }
+    assert {k: counts[k] for k in expected} == expected
+    assert (
+        f"{len(tools)} tool{'s' if len(tools) > 1 else ''}: {expected['supported']} supported, "
+        f"{expected['unsupported']} unsupported, {expected['malformed']} malformed"
+    ) in text
 
 
 def test_json_escapes_what_would_drive_or_reorder_a_terminal(
@@ -80,7 +93,10 @@ def test_check_config_fails_on_an_output_schema_only_where_enforce_refuses_it(tm
     enforce = write_config(tmp_path, servers, {"outputs": "enforce"})
     assert commands.run_check(str(enforce), out=out, as_json=True, timeout=30) == 1
     data = json.loads(out.getvalue())
-    assert data["failed"] is True and data["summary"]["unsupported"] == 0  # the inputSchemas are all supported
+    # The inputSchemas are all supported, but enforce refuses `reading`: counted unsupported, as wrap's
+    # `tools:` line counts it (trial3 T2).
+    assert data["failed"] is True and data["summary"]["unsupported"] == 1
+    assert data["servers"][0]["summary"]["unsupported"] == 1
     assert any(f.startswith("s/reading (outputSchema): unsupported: ") for f in data["findings"]), data["findings"]
     out = io.StringIO()
     assert commands.run_check(str(enforce), out=out, timeout=30) == 1
@@ -90,6 +106,7 @@ def test_check_config_fails_on_an_output_schema_only_where_enforce_refuses_it(tm
     out = io.StringIO()
     assert commands.run_check(str(report), out=out, as_json=True, timeout=30) == 0
     assert not any("(outputSchema)" in f for f in json.loads(out.getvalue())["findings"])
+    assert json.loads(out.getvalue())["summary"]["unsupported"] == 0  # report refuses nothing
 
 
 RAW = "boom\nmcp-guard: all clear\u0085x\u009b31m\u202ey"
