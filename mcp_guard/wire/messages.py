@@ -91,7 +91,8 @@ def unparsable_reason(exc: BaseException) -> str:
             "(a limit against denial of service)"
         )
     if isinstance(exc, json.JSONDecodeError):
-        return f"is not valid JSON ({exc.msg} at character {exc.pos})"
+        detail = exc.msg.removesuffix(" at")  # json's "Invalid control character at": one "at" in the text
+        return f"is not valid JSON ({detail} at character {exc.pos})"
     return "is not valid JSON"
 
 

@@ -25,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ...errors import GuardError
+from ...log_counts import LogCounts
 from ...wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -35,7 +36,7 @@ from ...wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ...wire.messages import parse_error_text
+from ...wire.messages import parse_error_text, unparsable_reason
 from ..upstream import UpstreamStartError
 from .channel import Channel, SessionFactory
 from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
@@ -53,6 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["HttpFront"]
 
 log = logging.getLogger("mcp_guard")
+
+_UNPARSABLE_LOGGED: Final = "answered a request body that does not parse with -32700: it %s"
+"""The log line (bounded: ``log_counts``) of a body answered 400/-32700, as stdio logs a line
+(``wire.messages.UNPARSABLE_LOGGED``); ``%s`` is ``unparsable_reason``, never the body's text."""
 
 
 RequestHeaders = dict[str, str]
@@ -128,6 +133,7 @@ class HttpFront:
         self.metrics = metrics
         self.command = list(command)
         self.config = config
+        self.counted = LogCounts()  # per-request log lines a client can trigger at will, bounded (log_counts)
         self.profile = profile
         self.hide_unsupported = hide_unsupported
         self.outputs = outputs
@@ -361,6 +367,7 @@ class HttpFront:
         except (ValueError, RecursionError) as exc:
             request_id = recover_id(body)
             text = parse_error_text(exc, "body")
+            self.counted.log(logging.WARNING, _UNPARSABLE_LOGGED, unparsable_reason(exc))
             await _refuse(send, 400, text, request_id=None if request_id is NO_ID else request_id, code=PARSE_ERROR)
             return
         if type(message) is list:
