@@ -168,7 +168,7 @@ def _judged(
         "the result of tools/call `%s` does not match its outputSchema (%s): %s",
         tool[:64],
         "withheld" if mode == "enforce" else "reported",
-        logged_reason(report),
+        logged_reason(report, compiled.declared_names),
     )
     shown = report.issues[:MAX_REPORTED_ISSUES]
     issues = [i.to_json() for i in shown]

@@ -16,6 +16,7 @@ Texts name tools, keywords and JSON Pointers, never argument values. No I/O.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -206,18 +207,21 @@ def unknown_tool(name: str) -> tuple[int, str]:
     return INVALID_PARAMS, f"Unknown tool: {shown}"
 
 
-def logged_pointer(instance_path: str, schema_path: str) -> str:
+def logged_pointer(instance_path: str, schema_path: str, names: AbstractSet[str] = frozenset()) -> str:
     """An instance pointer fit for the log: each segment that is not a name the schema declares is ``…``.
 
     A segment is logged when the finding's schema pointer passes through ``properties/<it>``
     (a declared name), or when it is all digits and the schema pointer passes through an array
     keyword (:data:`_ARRAY_KEYWORDS`: an index). Any other segment is a key only the client
     chose (one matched by ``additionalProperties`` or ``patternProperties``, or reached through
-    a ``$ref``, which the schema pointer does not show): client data, withheld (trial F4).
+    a ``$ref``, which the schema pointer does not show): client data, withheld (trial F4), unless it
+    is one of ``names``, the names the schema declares anywhere (``Compiled.declared_names``: schema
+    text, so a property reached through a ``$ref`` is logged by name, trial3 T3).
 
     Args:
         instance_path: the finding's JSON Pointer into the arguments (``""``: the root).
         schema_path: its JSON Pointer into the ``inputSchema``.
+        names: the schema's declared names (default none: the schema pointer's alone).
 
     Returns:
         ``"(root)"``, or the pointer with undeclared segments written ``…`` (``/…/v``).
@@ -225,7 +229,7 @@ def logged_pointer(instance_path: str, schema_path: str) -> str:
     if not instance_path:
         return "(root)"
     steps = schema_path.split("/")[1:]
-    declared = {steps[i + 1] for i in range(len(steps) - 1) if steps[i] == "properties"}
+    declared = {steps[i + 1] for i in range(len(steps) - 1) if steps[i] == "properties"} | names
     indexed = not _ARRAY_KEYWORDS.isdisjoint(steps)
     return "".join(
         "/" + (seg if seg in declared or (indexed and seg.isdigit() and seg.isascii()) else "…")
@@ -233,7 +237,7 @@ def logged_pointer(instance_path: str, schema_path: str) -> str:
     )
 
 
-def logged_issue(issue: Issue) -> str:
+def logged_issue(issue: Issue, names: AbstractSet[str] = frozenset()) -> str:
     """One finding for the log: keyword and pointer, never a value, never a key the client chose.
 
     A finding about the tool as a whole (:class:`ToolIssue`) is its reason's first clause. One
@@ -248,11 +252,12 @@ def logged_issue(issue: Issue) -> str:
     if isinstance(issue, ToolIssue):
         return issue.message.split(":")[0]
     if issue.instance_path is not None:
-        return f"{issue.keyword} at {logged_pointer(issue.instance_path, issue.schema_path)}"
+        return f"{issue.keyword} at {logged_pointer(issue.instance_path, issue.schema_path, names)}"
     return f"{issue.keyword} at schema {issue.schema_path or '(root)'}"
 
 
-def logged_reason(report: Report) -> str:
+def logged_reason(report: Report, names: AbstractSet[str] = frozenset()) -> str:
     """What the log line of a refused call says of its findings (``wrap`` and ``serve`` alike): the first
-    :data:`MAX_LOGGED_ISSUES` of ``report.issues`` by :func:`logged_issue`, joined with ``"; "``."""
-    return "; ".join(logged_issue(i) for i in report.issues[:MAX_LOGGED_ISSUES])
+    :data:`MAX_LOGGED_ISSUES` of ``report.issues`` by :func:`logged_issue`, joined with ``"; "``
+    (``names``: the schema's ``Compiled.declared_names``, see :func:`logged_pointer`)."""
+    return "; ".join(logged_issue(i, names) for i in report.issues[:MAX_LOGGED_ISSUES])

@@ -23,6 +23,7 @@ from .budget import MAX_SCHEMA_DEPTH, MAX_WORK
 from .ecma_regex import Undecidable, UnsearchableText
 from .extended import XNode, classify_extended, generate
 from .extended.classify import Quick
+from .extended.kw_object import Members, Properties
 from .extended.subset import SubsetClassifier, SubsetQuick
 from .extended.values import exact_uncarriable
 from .extended.writer import Collect, OverBudget, Valid, where
@@ -53,7 +54,7 @@ class Compiled:
     the validator it builds once.
     """
 
-    __slots__ = ("_collect", "_deferred", "_root", "_valid", "notes", "profile", "report")
+    __slots__ = ("_collect", "_deferred", "_names", "_root", "_valid", "notes", "profile", "report")
 
     def __init__(
         self,
@@ -70,6 +71,7 @@ class Compiled:
         self._deferred = deferred  # a clean schema whose tree is built on first use (compile's defer)
         self._valid: Valid | None = None
         self._collect: Collect | None = None
+        self._names: frozenset[str] | None = None
 
     def _build(self) -> XNode | None:
         """The tree of a deferred schema, built once by the full classifier.
@@ -89,6 +91,19 @@ class Compiled:
     def supported(self) -> bool:
         """True when the schema classified with no finding at all (decision 14)."""
         return self.report.ok
+
+    @property
+    def declared_names(self) -> frozenset[str]:
+        """Every name the schema declares under a ``properties`` keyword, at any depth and through
+        every ``$ref`` (empty for an unsupported schema). Schema text, so the log may show it: a
+        finding's instance pointer is logged with these segments and ``…`` for any other
+        (``calls.refusals.logged_pointer``; a ``$ref``'s target is not on the finding's schema
+        pointer). Built once, on first use."""
+        names = self._names
+        if names is None:
+            root = self._root if self._deferred is _MISSING else self._build()
+            names = self._names = frozenset() if root is None else _declared_names(root)
+        return names
 
     @property
     def source(self) -> str | None:
@@ -192,6 +207,26 @@ class Compiled:
             message = "the arguments do not satisfy the schema (the guard could not say where: a fault, reported)"
             out = [Issue(VALIDATION, "schema", "", "", message)]
         return Report(tuple(out))
+
+
+def _declared_names(root: XNode) -> frozenset[str]:
+    """The names under every ``properties`` of a classified tree (iterative; each node once, so
+    ``$ref`` cycles end)."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for part in node.parts:
+            if isinstance(part, Members):
+                names.update(part.props)
+            elif isinstance(part, Properties):
+                names.update(part.members)
+            stack.extend(part.nodes())
+    return frozenset(names)
 
 
 def _at(value: Any, path: tuple[str | int, ...]) -> Any:

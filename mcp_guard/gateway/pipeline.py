@@ -398,7 +398,7 @@ class Pipeline:
             return Rejection(str(output.report.kind), "outputSchema: " + logged_reason(output.report), result=result)
         report = verdict.report
         assert report is not None
-        return Rejection(str(report.kind), logged_reason(report), result=verdict.result)
+        return Rejection(str(report.kind), logged_reason(report, compiled.declared_names), result=verdict.result)
 
     def check_pinning(self, call: Call) -> Rejection | None:
         """``pinned_schema_changed`` when the tool no longer matches its lock file digest."""

@@ -78,3 +78,26 @@ def test_every_keyword_is_logged_in_one_form_at_its_instance_pointer() -> None:
     assert logged_reason(compiled.check({"times": 50})) == "maximum at /times"
     assert logged_reason(compiled.check({"url": "xxxxx"})) == "format at /url; maxLength at /url; pattern at /url"
     assert logged_reason(compiled.check({"opts": {SECRET: 1}})) == "additionalProperties at /opts/…"
+
+
+def test_a_property_reached_through_a_ref_is_logged_by_name_and_a_client_key_still_is_not() -> None:
+    """Trial3 T3: pydantic puts every nested model under ``$defs`` and ``$ref``s it, so the finding's
+    schema pointer (``/$defs/Address/properties/zip/pattern``) does not pass ``properties/address``;
+    ``address`` was logged ``…``. Any name the schema declares is schema text: logged by name."""
+    schema = {
+        "type": "object",
+        "properties": {"address": {"$ref": "#/$defs/Address"}},
+        "$defs": {
+            "Address": {
+                "type": "object",
+                "properties": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}, "next": {"$ref": "#/$defs/Address"}},
+                "additionalProperties": {"type": "integer"},
+            }
+        },
+    }
+    compiled = compile(schema)
+    assert compiled.declared_names == {"address", "zip", "next"}  # through the $ref cycle, once
+    report = compiled.check({"address": {"next": {"zip": "x"}, SECRET: "v"}})
+    assert logged_reason(report) == "pattern at /…/…/zip; type at /…/…"  # the schema pointer's names alone
+    assert logged_reason(report, compiled.declared_names) == "pattern at /address/next/zip; type at /address/…"
+    assert compile({"type": "string"}).declared_names == frozenset()
