@@ -96,7 +96,9 @@ def issue_messages(report: Report) -> str:
     return details[:1].upper() + details[1:]
 
 
-def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: bool = False) -> dict[str, Any]:
+def rejection_result(
+    tool: str, report: Report, *, schema_broken: bool, modern: bool = False, profile: str | None = None
+) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
     Args:
@@ -106,6 +108,8 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
             arguments; the text then says that changing the arguments will not help.
         modern: the request is in the 2026-07-28 era, whose results must carry
             ``resultType`` (``"complete"`` here).
+        profile: the profile that judged; under ``extended``, the widest, the text of an unsupported
+            schema does not suggest another profile (trial3 T6).
     """
     kind = report.kind
     shown = report.issues[:MAX_REPORTED_ISSUES]
@@ -134,12 +138,19 @@ def rejection_result(tool: str, report: Report, *, schema_broken: bool, modern: 
         )
     elif kind == UNSUPPORTED:
         details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
+        widest = profile == "extended"
+        choose = (
+            ""
+            if widest
+            else "choose a profile that supports these features, if one does (`--profile`, or `guard.profile` for "
+            "`serve`; `extended` supports the most), "
+        )
         text = (
             f"mcp-guard refused this call to `{tool}`: the tool's input schema uses features the guard "
             f"cannot enforce ({details}), so none of its calls are sent to the server. Changing the "
-            "arguments will not help, and no setting makes the guard enforce a feature it cannot. The guard's "
-            "operator can choose a profile that supports these features, if one does (`--profile`, or "
-            "`guard.profile` for `serve`; `extended` supports the most), hide such tools (`wrap "
+            "arguments will not help, and no setting makes the guard enforce a feature it cannot"
+            + (" (this guard already runs `extended`, its widest profile)" if widest else "")
+            + f". The guard's operator can {choose}hide such tools (`wrap "
             '--hide-unsupported`, or `guard.unsupported: "hide"` for `serve`), or have the server\'s schema changed.'
         )
     else:
@@ -190,7 +201,9 @@ def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: boo
     if not compiled.supported:
         report = compiled.report
         return CallVerdict(
-            result=rejection_result(tool, report, schema_broken=True, modern=modern), kind=report.kind, report=report
+            result=rejection_result(tool, report, schema_broken=True, modern=modern, profile=compiled.profile),
+            kind=report.kind,
+            report=report,
         )
     report = compiled.check(arguments, parsed=True)  # object keys as a JSON decoder returns them: exact str
     if report.ok:

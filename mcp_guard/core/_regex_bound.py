@@ -59,7 +59,7 @@ import itertools
 import threading
 from dataclasses import dataclass
 
-from ._regex_syntax import ANY, CharSet, Node, intersects, union
+from ._regex_syntax import ANY, CharSet, Node, intersects, shown, union
 
 __all__ = ["Bound", "Unbounded", "search_steps"]
 
@@ -500,12 +500,12 @@ def _repeat(node: Node, x: _Info) -> _Info:
     if hi is None:
         why = "matches empty text" if x.nullable else "can match the same text in more than one way"
         raise Unbounded(
-            f"the quantifier in {node.text!r} repeats a part that {why} (a nested quantifier over overlapping "
+            f"the quantifier in {shown(node.text)} repeats a part that {why} (a nested quantifier over overlapping "
             "alternatives), so a search can take exponential time"
         )
     if hi > _MAX_EXPANSION:
         raise Unbounded(
-            f"the bounded quantifier in {node.text!r} repeats an ambiguous part more than {_MAX_EXPANSION} times"
+            f"the bounded quantifier in {shown(node.text)} repeats an ambiguous part more than {_MAX_EXPANSION} times"
         )
     inner = _EMPTY
     for _ in range(hi - lo):

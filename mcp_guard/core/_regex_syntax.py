@@ -13,6 +13,7 @@ are the whole code-point range, and so is the complement of a class that holds o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = [
@@ -22,8 +23,20 @@ __all__ = [
     "Unreadable",
     "intersects",
     "parse",
+    "shown",
     "union",
 ]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown(source: str, cut: int | None = None) -> str:
+    """A pattern (or a part of one) as messages quote it: its text between backticks, as the schema
+    writes it (not Python's ``repr``, which doubles every backslash), cut after ``cut`` characters
+    (``…``); a lone surrogate, which no output encoding carries, is written ``\\uXXXX``."""
+    text = source if cut is None or len(source) <= cut else source[:cut] + "…"
+    return "`" + _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "`"
+
 
 CharSet = tuple[tuple[int, int], ...]
 MAX_CP = 0x10FFFF
@@ -313,7 +326,7 @@ class _Parser:
             assert not isinstance(esc, str)
             return Node("chars", chars=esc, weight=weight)
         if c in "*+?{}|)]":
-            raise Unreadable(f"the character {c!r} at offset {self.i}")
+            raise Unreadable(f"the character {shown(c)} at offset {self.i}")
         self.i += 1
         cp = ord(c)
         return Node("chars", chars=((cp, cp),))

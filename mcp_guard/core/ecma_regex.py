@@ -43,7 +43,7 @@ from typing import Final, Literal
 import regress
 
 from ._regex_bound import Bound, Unbounded, search_steps
-from ._regex_syntax import Unreadable, parse
+from ._regex_syntax import Unreadable, parse, shown
 from .budget import MAX_WORK
 
 __all__ = [
@@ -219,13 +219,15 @@ def _engine(source: str) -> regress.Regex | PatternError:
     except regress.RegressError as exc:
         if _is_engine_limit(exc):
             return PatternError(
-                "unsupported_capability", f"pattern {source[:40]!r}...: the pattern engine's limit: {exc}"
+                "unsupported_capability", f"pattern {shown(source, 40)}: the pattern engine's limit: {exc}"
             )
-        return PatternError("validation", f"pattern {source!r} is not an ECMA-262 regular expression (u flag): {exc}")
+        return PatternError(
+            "validation", f"pattern {shown(source)} is not an ECMA-262 regular expression (u flag): {exc}"
+        )
     except UnicodeEncodeError:
         return PatternError(
             "unsupported_capability",
-            f"pattern {source!r} holds a lone surrogate, which the pattern engine cannot read",
+            f"pattern {shown(source)} holds a lone surrogate, which the pattern engine cannot read",
         )
 
 
@@ -292,13 +294,13 @@ def compile_pattern(source: str) -> Pattern | PatternError:
     if len(source) > MAX_PATTERN_LENGTH:
         return PatternError(
             "unsupported_capability",
-            f"pattern {source[:40]!r}... is {len(source)} characters long; "
+            f"pattern {shown(source, 40)} is {len(source)} characters long; "
             f"the guard analyses at most {MAX_PATTERN_LENGTH}",
         )
     if not _engine_can_read(source):
         return PatternError(
             "unsupported_capability",
-            f"pattern {source[:40]!r}... holds more alternatives than the guard can have the engine compile "
+            f"pattern {shown(source, 40)} holds more alternatives than the guard can have the engine compile "
             f"(at most {MAX_ALTERNATIVES} in one group)",
         )
     regex = _engine(source)
@@ -307,15 +309,15 @@ def compile_pattern(source: str) -> Pattern | PatternError:
     try:
         steps = search_steps(parse(source))
     except RecursionError:
-        return PatternError("unsupported_capability", f"pattern {source[:40]!r}... nests too deeply for the analysis")
+        return PatternError("unsupported_capability", f"pattern {shown(source, 40)} nests too deeply for the analysis")
     except Unreadable as exc:
-        return PatternError("unsupported_capability", f"pattern {source!r}: the guard cannot analyse {exc}")
+        return PatternError("unsupported_capability", f"pattern {shown(source)}: the guard cannot analyse {exc}")
     except Unbounded as exc:
-        return PatternError("unsupported_capability", f"pattern {source!r}: {exc}")
+        return PatternError("unsupported_capability", f"pattern {shown(source)}: {exc}")
     if steps.at(MIN_SEARCHABLE_LENGTH) // STEPS_PER_UNIT >= MAX_WORK:
         return PatternError(
             "unsupported_capability",
-            f"pattern {source!r}: its proven worst case on a {MIN_SEARCHABLE_LENGTH}-character string exceeds the "
+            f"pattern {shown(source)}: its proven worst case on a {MIN_SEARCHABLE_LENGTH}-character string exceeds the "
             f"work budget of a whole call (degree {steps.degree()} in the length)",
         )
     return Pattern(source, regex, steps)

@@ -44,11 +44,19 @@ def test_an_unknown_tool_is_minus_32602_and_a_long_name_is_cut() -> None:
 def test_an_unsupported_refusal_names_what_the_operator_can_do_and_those_settings_exist(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    refused = schema_verdict("t", compile({"type": "object", "$dynamicRef": "#x"}), {}, modern=False)
+    schema = {"type": "object", "$dynamicRef": "#x"}
+    refused = schema_verdict("t", compile(schema, profile="standard"), {}, modern=False)
     assert refused.kind == "unsupported_capability" and refused.result is not None
     text = refused.result["content"][0]["text"]
     assert "configuration must change" not in text  # no setting relaxes a keyword
     for remedy in ("`--profile`", "`guard.profile`", "--hide-unsupported", '`guard.unsupported: "hide"`'):
+        assert remedy in text
+    # Under extended, the widest profile, no other profile is suggested (trial3 T6); the other remedies stay.
+    widest = schema_verdict("t", compile(schema, profile="extended"), {}, modern=False)
+    assert widest.result is not None
+    text = widest.result["content"][0]["text"]
+    assert "`--profile`" not in text and "already runs `extended`, its widest profile" in text
+    for remedy in ("--hide-unsupported", '`guard.unsupported: "hide"`', "schema changed"):
         assert remedy in text
     with pytest.raises(SystemExit):
         main(["wrap", "--help"])

@@ -206,7 +206,17 @@ def test_exponential_patterns_are_refused(source: str) -> None:
     assert isinstance(result, PatternError)
     assert result.kind == "unsupported_capability"
     assert "exponential" in result.message
-    assert repr(source) in result.message  # quoted as schema text, escaped
+    assert f"pattern `{source}`" in result.message  # quoted as the schema writes it (trial3 T6: not repr's doubled \\)
+
+
+def test_a_pattern_is_quoted_as_written_and_a_lone_surrogate_as_an_escape() -> None:
+    refused = compile_pattern("^(\\w+\\s?)*$")
+    assert isinstance(refused, PatternError)
+    assert refused.message.startswith("pattern `^(\\w+\\s?)*$`: the quantifier in `(\\w+\\s?)*` ")
+    surrogate = compile_pattern("\ud800x")
+    assert isinstance(surrogate, PatternError)
+    assert "pattern `\\ud800x` holds a lone surrogate" in surrogate.message
+    surrogate.message.encode("utf-8")  # (no output encoding carries a lone surrogate: none is in the text)
 
 
 @pytest.mark.parametrize("source", ["(a)(?:\\1)+", "(?:(a)\\1)*", "(?<n>a)(?:b\\k<n>){2,}"])
