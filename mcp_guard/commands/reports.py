@@ -280,7 +280,8 @@ def _print_check(report: ToolsReport, args: argparse.Namespace) -> int:
     else:
         if report.server is not None:
             name, version = report.server.get("name"), report.server.get("version")
-            out.write(f"server: {escape(str(name))} {escape(str(version))}\n\n")
+            shown = " ".join(escape(str(x)) for x in (name, version) if x not in (None, ""))
+            out.write(f"server: {shown}\n\n")
         out.write(render_table(report))
     out.flush()
     return 1 if report.fails(args.fail_on) else 0

@@ -258,7 +258,9 @@ class HttpFront:
         refusal = self.security.refusal(headers)
         if refusal is not None:
             status, text, extra = refusal
-            log.warning("refused an HTTP request: %s", text.split(":")[0].lower())
+            # The reason names the check (Host, Origin, token), never a header's value (trial3 T6).
+            head, _, why = text.split(" (")[0].partition(": ")
+            log.warning("refused an HTTP request: %s (%s)", head.lower(), why)
             await _refuse(send, status, text, extra)
             return
         if self._closing or self._tg is None:

@@ -111,7 +111,7 @@ async def serve_http(
         outputs=outputs,
         request_timeout=request_timeout,
     )
-    return await serve_front(front, f"wrapping `{' '.join(command)}` over HTTP (profile {profile})")
+    return await serve_front(front, f"wrapping `{' '.join(command)}` over HTTP (profile {profile}, outputs {outputs})")
 
 
 async def serve_front(front: HttpFront, banner: str) -> int:
