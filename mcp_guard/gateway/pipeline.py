@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 
-from ..calls.observer import CallObserver
+from ..calls.observer import UNKNOWN_TOOL, CallObserver
 from ..calls.outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
@@ -332,8 +332,8 @@ class Pipeline:
         called (the server's own name for it is not at hand while it is down). Every answered call
         leaves a record (docs/gateway.md, The journal). The observer (metrics) counts it too, with no
         duration (the call was answered at once)."""
-        if self.observer is not None:
-            self.observer.call_ended(server, exposed, "rejected", kind, None)
+        if self.observer is not None:  # (the name is the client's: no server listed it now, calls.observer)
+            self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", kind, None)
         if self.journal is None:
             return
         try:
