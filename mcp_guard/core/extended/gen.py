@@ -34,13 +34,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..json_values import Inexact, json_type_name, pointer
+from ..json_values import Inexact, is_json, json_type_name, pointer
 from ..report import VALIDATION, Issue
 from .ir import Part, XNode
 from .kw_apply import Ref
 from .kw_object import Members, Required
 from .table import holder
-from .values import exact_json_once, exact_uncarriable, number_of
+from .values import exact_json, exact_json_once, exact_uncarriable, number_of
 from .writer import Collect, ModuleWriter, Valid, base_namespace
 
 __all__ = ["Gen", "generate", "type_words"]
@@ -97,7 +97,15 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
     name = _PLAIN_NAMES.get(t)
     if name is None:
         if t is dict or t is list:
-            if not exact_json_once(value, w):
+            # exact_json_once, inlined (every mistyped container of a call's slow path passes here): the
+            # call's memo of is_json by id, then E1's exact literals only when that says no.
+            memo = w[2]
+            if memo is None:
+                memo = w[2] = {}
+            plain = memo.get(id(value))
+            if plain is None:
+                plain = memo[id(value)] = is_json(value)
+            if not plain and not exact_json(value):
                 w[1] = 1  # (a container's type is still wrong: its finding stands beside the scan's)
             name = "object" if t is dict else "array"
         else:
