@@ -97,7 +97,7 @@ def issue_messages(report: Report) -> str:
 
 
 def rejection_result(
-    tool: str, report: Report, *, schema_broken: bool, modern: bool = False, profile: str | None = None
+    tool: str, report: Report, *, schema_broken: bool, modern: bool = False, judged_by: str | None = None
 ) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
@@ -108,8 +108,8 @@ def rejection_result(
             arguments; the text then says that changing the arguments will not help.
         modern: the request is in the 2026-07-28 era, whose results must carry
             ``resultType`` (``"complete"`` here).
-        profile: the profile that judged; under ``extended``, the widest, the text of an unsupported
-            schema does not suggest another profile (trial3 T6).
+        judged_by: the profile that judged (``None``: not said); under ``extended``, the widest, the
+            text of an unsupported schema does not suggest another profile (trial3 T6).
     """
     kind = report.kind
     shown = report.issues[:MAX_REPORTED_ISSUES]
@@ -138,7 +138,7 @@ def rejection_result(
         )
     elif kind == UNSUPPORTED:
         details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
-        widest = profile == "extended"
+        widest = judged_by == "extended"
         choose = (
             ""
             if widest
@@ -201,7 +201,7 @@ def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: boo
     if not compiled.supported:
         report = compiled.report
         return CallVerdict(
-            result=rejection_result(tool, report, schema_broken=True, modern=modern, profile=compiled.profile),
+            result=rejection_result(tool, report, schema_broken=True, modern=modern, judged_by=compiled.profile),
             kind=report.kind,
             report=report,
         )
