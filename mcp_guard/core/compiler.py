@@ -67,7 +67,7 @@ class Compiled:
         self.report = report
         self.profile = profile
         self.notes = notes
-        self._root = root if report.ok else None
+        self._root = root if root is not None and report.ok else None
         self._deferred = deferred  # a clean schema whose tree is built on first use (compile's defer)
         self._valid: Valid | None = None
         self._collect: Collect | None = None
@@ -247,14 +247,13 @@ def _profile(profile: str) -> str:
     return profile
 
 
-def _compile_extended(schema: Any, defer: bool, known_json: bool) -> Compiled:
-    """``extended``: classify (``extended.classify``); the validator is generated on first use.
+def _compile_extended(schema: Any, known_json: bool) -> Compiled:
+    """``extended``: classify in full (``extended.classify``); the validator is generated on first use.
 
-    With ``defer``, a schema the verdict-only walk (``extended.classify.Quick``) finds clean is
-    classified in full (its tree built) on the first check, as for the other profiles.
+    :func:`compile` runs the verdict-only walk (``extended.classify.Quick``) itself for ``defer``:
+    a schema it finds clean is classified in full (its tree built) on the first check, as for
+    the other profiles; the rest come here.
     """
-    if defer and Quick().root(schema):
-        return Compiled(OK_REPORT, None, "extended", schema)
     issues, root, notes = classify_extended(schema, known_json=known_json)
     if issues:
         return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
@@ -318,10 +317,11 @@ def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False,
         ValueError: an unknown profile.
         TypeError: the schema holds a value that is not JSON; the message names its pointer.
     """
-    profile = _profile(profile)
     if profile == "extended":
-        return _compile_extended(schema, defer, known_json)
-    return _compile_subset(schema, profile, defer, known_json)
+        if defer and Quick().root(schema):  # the verdict-only walk, inline: a listing runs it per tool
+            return Compiled(OK_REPORT, None, "extended", schema)
+        return _compile_extended(schema, known_json)
+    return _compile_subset(schema, _profile(profile), defer, known_json)
 
 
 def classify(schema: Any, *, profile: str = DEFAULT_PROFILE) -> Report:

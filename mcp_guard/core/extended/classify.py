@@ -354,9 +354,9 @@ class Quick:
     def __init__(self) -> None:
         self.dialect = "2020-12"
         self.nodes = 0
-        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
-        self.quicks = _QUICKS["2020-12"]
-        self.refs: list[str] = []  # the ``$ref`` values met (see :func:`_quick_ref`)
+        self.values: ValueBudget | None = None  # the enum/const values of the document, made on first use (kw_any)
+        self.quicks = _QUICKS_2020
+        self.refs: list[str] | None = None  # the ``$ref`` values met, once there is one (see :func:`_quick_ref`)
 
     def root(self, schema: Any) -> bool:
         """True when the whole document is clean (the root rule of "Dialects" included)."""
@@ -374,7 +374,7 @@ class Quick:
             return False
         if not self.clean(schema, 0):
             return False
-        return not self.refs or _refs_fit(schema, self.refs)
+        return self.refs is None or _refs_fit(schema, self.refs)
 
     def clean(self, schema: Any, depth: int) -> bool:
         """True when ``schema`` at nesting ``depth`` would classify with no finding."""
@@ -401,7 +401,10 @@ def _quick_ref(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bo
         if value.startswith(prefix):
             name = value[len(prefix) :]
             if name and "/" not in name and "~" not in name and "%" not in name:
-                walk.refs.append(value)
+                if walk.refs is None:
+                    walk.refs = [value]
+                else:
+                    walk.refs.append(value)
                 return True
     return False
 
@@ -486,3 +489,5 @@ _QUICKS: Final[dict[str, dict[str, QuickTest]]] = {
 _QUICKS["2020-12"]["$ref"] = _quick_ref
 """Per dialect, the quick test of every keyword enforced in it (``table.KEYWORDS``); a key not here
 (unknown, another dialect's, or one with no quick test) sends the schema to the full classifier."""
+_QUICKS_2020: Final = _QUICKS["2020-12"]
+"""The walk's tests until a root ``$schema`` names another dialect (one lookup saved per schema)."""

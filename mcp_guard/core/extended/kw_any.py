@@ -4,7 +4,7 @@ validation vocabulary; the same in draft-06, draft-07 and 2019-09)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..budget import MAX_ENUM_CHOICES, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_WORK
 from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
@@ -192,8 +192,16 @@ class ValueBudget:
 
 def value_budget(holder: object) -> ValueBudget:
     """The :class:`ValueBudget` of a classifier or walk (its ``values`` attribute), or a fresh one."""
-    found = getattr(holder, "values", None)
-    return found if isinstance(found, ValueBudget) else ValueBudget()
+    found = getattr(holder, "values", _ABSENT)
+    if isinstance(found, ValueBudget):
+        return found
+    budget = ValueBudget()
+    if found is None:  # a holder that makes its budget on first use (``classify.Quick``)
+        holder.values = budget  # type: ignore[attr-defined]
+    return budget
+
+
+_ABSENT: Final = object()
 
 
 _PAST = -1
@@ -321,8 +329,13 @@ def quick_type(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bo
 
 def quick_enum(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``enum`` of scalar choices (containers: the full classifier), within the schema's value budget."""
-    if type(value) is not list or len(value) > MAX_ENUM_CHOICES or not all(_scalar(c) for c in value):
+    if type(value) is not list or len(value) > MAX_ENUM_CHOICES:
         return False
+    scalars = _SCALARS
+    for choice in value:  # _scalar, inline: a listing's enums hold many choices
+        t = type(choice)
+        if t not in scalars and (t is not float or choice - choice != 0):
+            return False
     return _charge(walk, len(value))
 
 

@@ -136,10 +136,21 @@ _JSON_SCALARS: frozenset[type] = frozenset({str, int, bool, type(None)})
 def quick_annotation(json_type: type | None) -> Quick:
     """The quick test of :func:`annotation` (``None``: any JSON value, checked to be JSON)."""
 
-    def quick(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
-        if json_type is None:
+    if json_type is None:
+
+        def quick_any(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
             return type(value) in _JSON_SCALARS or is_json(value)
-        return type(value) is json_type and (json_type is not list or is_json(value))
+
+        return quick_any
+    if json_type is list:
+
+        def quick_list(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+            return type(value) is list and is_json(value)
+
+        return quick_list
+
+    def quick(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
+        return type(value) is json_type  # one test per keyword visited: a listing's descriptions and titles
 
     return quick
 

@@ -642,7 +642,12 @@ def _quick_names(value: Any) -> bool:
 
 def quick_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``required`` as :func:`kw_required` accepts it: a list of unique strings."""
-    return _quick_names(value)
+    if type(value) is not list:  # _quick_names, inline: nearly every object schema has one
+        return False
+    for name in value:
+        if type(name) is not str:
+            return False
+    return len(set(value)) == len(value)
 
 
 def quick_dependent_required(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
