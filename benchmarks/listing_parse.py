@@ -16,8 +16,10 @@ Rounds alternate the variants; medians are reported, and ratios against the refe
 machine may be shared: read the ratios, not the times.
 
 ``--end-to-end`` (issue 14 item 5: no more than 2x direct) lists the same 10,000 tools from a
-tiny stdio upstream (written below: it answers ``tools/list`` with the prepared bytes) directly
-and through ``python -m mcp_guard wrap``: both processes are started and initialized once, then
+tiny stdio upstream (written below: it answers ``tools/list`` with the prepared bytes) directly,
+through a bare relay (``big_message.BARE_RELAY_CODE``: a Python process that parses and
+re-serializes each message, the floor of any relay that must read a message before forwarding
+it) and through ``python -m mcp_guard wrap``: the processes are started and initialized once, then
 each round sends one ``tools/list`` to each in turn and times until the whole answer line is
 read (the client's own ``json.loads`` of it included, alike). The first listing of each is
 shown apart (``wrap``'s is cold: every schema is classified); the median of the later ones
@@ -49,6 +51,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from big_message import BARE_RELAY_CODE  # this directory's script: the same bare relay as the big-message figures
 
 from mcp_guard.core.json_values import literal_float
 from mcp_guard.relay.guard import ToolTable
@@ -149,7 +153,12 @@ def end_to_end(line: bytes, rounds: int, tools: int, before: Path | None = None)
         server = [sys.executable, str(Path(scratch, "upstream.py")), str(Path(scratch, "listing.json"))]
         wrap = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--", *server]
         here = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        targets = {"direct": Target(server, scratch), "wrap": Target(wrap, scratch, here)}
+        bare = [sys.executable, "-c", BARE_RELAY_CODE, *server]  # the floor of a relay that reads messages
+        targets = {
+            "direct": Target(server, scratch),
+            "bare": Target(bare, scratch),
+            "wrap": Target(wrap, scratch, here),
+        }
         if before is not None:
             targets["before"] = Target(wrap, scratch, {**os.environ, "PYTHONPATH": str(before.resolve())})
         try:
@@ -171,6 +180,10 @@ def end_to_end(line: bytes, rounds: int, tools: int, before: Path | None = None)
     for name in [n for n in targets if n != "direct"]:
         print(
             f"{name}/direct: first {first[name] / first['direct']:.2f}x, later {medians[name] / medians['direct']:.2f}x"
+        )
+    for name in [n for n in targets if n not in ("direct", "bare")]:
+        print(
+            f"{name}/bare relay: first {first[name] / first['bare']:.2f}x, later {medians[name] / medians['bare']:.2f}x"
         )
 
 

@@ -55,6 +55,7 @@ from typing import Final
 import anyio
 
 from ..wire.framing import DEFAULT_MAX_LINE
+from ..wire.repeated import collector_paused
 from .framing import CHUNK, FdReceiveStream, FdSendStream, LineStream, pollable
 
 __all__ = ["BIG_LINE", "DirectLink", "LineHandler", "PipeLineStream", "pipe_line_stream", "pollable_on_asyncio"]
@@ -284,11 +285,20 @@ class PipeLineStream(LineStream, DirectLink):
                     if len(lines[-1]) > self._max:
                         break  # receive() reports it
                     line: bytes | str = lines.pop()
-                    if len(line) >= BIG_LINE:
+                    big = len(line) >= BIG_LINE
+                    if big:
                         with contextlib.suppress(UnicodeDecodeError):
                             line = _text_of(line)  # (its bytes go: see LineHandler)
                     try:
-                        handled = handler(line)
+                        if big:
+                            # Parsing, judging and re-serializing a big message (a 10,000-tool listing: some
+                            # 600,000 objects, none in a cycle) is synchronous, and its objects are freed before
+                            # the cyclic collector may run again: paused, no pass walks them, and CPython counts
+                            # each freed object against the allocations that trigger one (issue 14 item 5).
+                            with collector_paused():
+                                handled = handler(line)
+                        else:
+                            handled = handler(line)
                     except BaseException as exc:  # raised to the consumer, as if it had failed on the line itself
                         self._failure = exc
                         break

@@ -381,3 +381,38 @@ async def test_a_text_line_is_written_a_slice_at_a_time_in_order(pipes: Pipes) -
     assert await pipes.read_lines(3) == [b"first" * 20_000, text.encode(), b"last"]
     await until(lambda: stream.idle)
     await stream.aclose()
+
+
+async def test_a_big_line_is_handled_with_the_collector_paused_and_it_resumes_after_a_raise(pipes: Pipes) -> None:
+    """Issue 14 item 5: a big message's parse, judgement and serialization make no collector pass walk its
+    objects; a small line's handler runs as usual; the collector is running again after each, a raise too."""
+    import gc
+
+    stream = PipeLineStream(pipes.stream_in, pipes.stream_out)
+    seen: list[tuple[int, bool]] = []
+    big = b'{"x":"' + b"a" * BIG_LINE + b'"}'
+
+    def handler(line: bytes | str) -> bool:
+        seen.append((len(line), gc.isenabled()))
+        if len(seen) == 2:
+            raise KeyError("the handler's own")
+        return len(line) > BIG_LINE  # a small line is declined: receive() returns it
+
+    stream.set_line_handler(handler)
+    assert gc.isenabled()
+
+    async def write_soon() -> None:
+        await anyio.sleep(0.01)  # the consumer waits by then: the lines go through the reader callback
+        await anyio.to_thread.run_sync(os.write, pipes.feed, big + b"\n" + big + b"\nsmall\n")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(write_soon)
+        with anyio.fail_after(HANG_GUARD), pytest.raises(KeyError):
+            await stream.receive()
+        assert gc.isenabled()  # resumed although the handler raised
+        with anyio.fail_after(HANG_GUARD):
+            assert await stream.receive() == b"small"
+    assert seen[:2] == [(len(big), False), (len(big), False)]  # handled, then raised
+    assert all(enabled for size, enabled in seen[2:])  # the small line, if it was offered
+    assert gc.isenabled()
+    await stream.aclose()
