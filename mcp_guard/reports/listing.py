@@ -143,13 +143,26 @@ def _describe(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-def _errlog() -> TextIO:
-    """Where the server's stderr goes: ours, when it is a real file (else nowhere)."""
+def _errlog(stack: AsyncExitStack) -> TextIO:
+    """Where the server's stderr goes: a pipe whose lines reach ours escaped and marked ``upstream stderr: ``
+    (``relay.child_stderr``, as ``wrap`` does: a server can neither forge a guard line nor drive the
+    terminal), or nowhere when ours is not a real file. The pipe and its relay end with ``stack``."""
     try:
         sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):
-        return open(os.devnull, "w")
-    return sys.stderr
+        return stack.enter_context(open(os.devnull, "w"))
+    from ..relay.child_stderr import StderrRelay
+
+    read_end, write_end = os.pipe()
+    errlog = os.fdopen(write_end, "w")
+    relay = StderrRelay(read_end, "upstream stderr: ")
+
+    async def finish() -> None:
+        errlog.close()  # the child's copy may still be open: finish() reads only what is there
+        await anyio.to_thread.run_sync(relay.finish)
+
+    stack.push_async_callback(finish)
+    return errlog
 
 
 async def _sampling(context: Any, params: Any) -> Any:
@@ -307,7 +320,7 @@ async def _list(
         if command is not None:
             environment = dict(os.environ if env is None else env)
             params = StdioServerParameters(command=command[0], args=list(command[1:]), env=environment, cwd=cwd)
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog()))
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog(stack)))
         else:
             assert url is not None
             client = await stack.enter_async_context(create_mcp_http_client(headers=dict(headers or {})))

@@ -312,3 +312,19 @@ async def test_unreachable_upstream_exits_2(argv: list[str], message: str) -> No
 async def test_unreachable_upstream_with_json_writes_an_error_document() -> None:
     status, data = await check_json("--", sys.executable, "-c", "pass")
     assert status == 2 and data == {"error": "the server closed the connection before it listed its tools"}
+
+
+async def test_the_servers_stderr_reaches_ours_escaped_and_marked() -> None:
+    """Trial 4 T1: ``check`` (and ``pin``, which lists the same way) relays the server's stderr as ``wrap``
+    does: each line marked ``upstream stderr: `` and escaped, so it can neither forge a guard line nor
+    drive the terminal (README: "a server's own stderr lines are relayed escaped and marked")."""
+    noisy = (
+        "import runpy, sys; "
+        "sys.stderr.write('starting \\x1b[2J\\x1b]0;pwned\\x07\\rmcp-guard INFO: forged\\n'); sys.stderr.flush(); "
+        f"sys.argv = [{SIGMA[1]!r}]; runpy.run_path({SIGMA[1]!r}, run_name='__main__')"
+    )
+    status, out, err = await check("--", sys.executable, "-c", noisy)
+    assert status == 1 and "15 tools" in out, err
+    assert "upstream stderr: starting \\x1b[2J\\x1b]0;pwned\\x07\\x0dmcp-guard INFO: forged" in err.splitlines(), err
+    assert "\x1b" not in err and "\x07" not in err and "\r" not in err
+    assert not any(line.startswith("mcp-guard INFO: forged") for line in err.splitlines())
