@@ -290,14 +290,11 @@ class PipeLineStream(LineStream, DirectLink):
                         with contextlib.suppress(UnicodeDecodeError):
                             line = _text_of(line)  # (its bytes go: see LineHandler)
                     try:
-                        if big:
-                            # Parsing, judging and re-serializing a big message (a 10,000-tool listing: some
-                            # 600,000 objects, none in a cycle) is synchronous, and its objects are freed before
-                            # the cyclic collector may run again: paused, no pass walks them, and CPython counts
-                            # each freed object against the allocations that trigger one (issue 14 item 5).
-                            with collector_paused():
-                                handled = handler(line)
-                        else:
+                        # Parsing, judging and re-serializing a big message (a 10,000-tool listing: some 600,000
+                        # objects, none in a cycle) is synchronous, and its objects are freed before the cyclic
+                        # collector may run again: paused, no pass walks them, and CPython counts each freed
+                        # object against the allocations that trigger one (issue 14 item 5).
+                        with collector_paused() if big else contextlib.nullcontext():
                             handled = handler(line)
                     except BaseException as exc:  # raised to the consumer, as if it had failed on the line itself
                         self._failure = exc

@@ -354,7 +354,7 @@ class Quick:
     def __init__(self) -> None:
         self.dialect = "2020-12"
         self.nodes = 0
-        self.values: ValueBudget | None = None  # the enum/const values of the document, made on first use (kw_any)
+        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
         self.quicks = _QUICKS_2020
         self.refs: list[str] | None = None  # the ``$ref`` values met, once there is one (see :func:`_quick_ref`)
 

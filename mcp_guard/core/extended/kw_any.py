@@ -4,7 +4,7 @@ validation vocabulary; the same in draft-06, draft-07 and 2019-09)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from ..budget import MAX_ENUM_CHOICES, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_WORK
 from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
@@ -192,16 +192,8 @@ class ValueBudget:
 
 def value_budget(holder: object) -> ValueBudget:
     """The :class:`ValueBudget` of a classifier or walk (its ``values`` attribute), or a fresh one."""
-    found = getattr(holder, "values", _ABSENT)
-    if isinstance(found, ValueBudget):
-        return found
-    budget = ValueBudget()
-    if found is None:  # a holder that makes its budget on first use (``classify.Quick``)
-        holder.values = budget  # type: ignore[attr-defined]
-    return budget
-
-
-_ABSENT: Final = object()
+    found = getattr(holder, "values", None)
+    return found if isinstance(found, ValueBudget) else ValueBudget()
 
 
 _PAST = -1
