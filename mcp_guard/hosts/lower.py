@@ -447,8 +447,8 @@ class _Lowering:
         nullable: bool,
     ) -> tuple[dict[str, Any], Map, frozenset[str]]:
         """An anyOf of lowered branches (Gemini's null as ``nullable``), with its mapping choice."""
-        if any(m is JSON_TEXT for _, m, _k in branches):
-            return self.free(node, path)  # a JSON text branch beside others: one JSON text for all
+        if not branches or any(m is JSON_TEXT for _, m, _k in branches):
+            return self.free(node, path)  # null alone, or a JSON text branch beside others: one JSON text for all
         if nullable:
             branches = [({**o, "nullable": True}, m, k | {"null"}) for o, m, k in branches]
         kinds = frozenset().union(*(k for _, _, k in branches)) if branches else frozenset()
@@ -514,6 +514,18 @@ class _Lowering:
             return self.object(node, out, path, notes)
         return self.text(out, notes), None, frozenset({_KIND[t]})
 
+    def reshaped_choices(
+        self, out: dict[str, Any], mapping: Map, path: tuple[str | int, ...], notes: list[str]
+    ) -> dict[str, Any]:
+        """Widening: ``enum``/``const`` on a node reshaped inside are not shown (a choice written as
+        JSON text would compare texts, not values: ``0`` and ``0.0`` are one choice, two texts)."""
+        if mapping is not None:
+            for key in ("enum", "const"):
+                if key in out:
+                    self.drop(out, key, path, notes)
+                    del out[key]
+        return out
+
     def accepted(self, key: str, value: Any) -> bool:
         """Whether the host takes this type-specific keyword with this value as it stands."""
         host = self.host
@@ -554,7 +566,8 @@ class _Lowering:
             items = True
         child, mapping, _ = self.node(items, (*path, "items"))
         out["items"] = child
-        return self.text(out, notes), (Arr(mapping) if mapping is not None else None), frozenset({"array"})
+        found: Map = Arr(mapping) if mapping is not None else None
+        return self.text(self.reshaped_choices(out, found, path, notes), notes), found, frozenset({"array"})
 
     def object(
         self, node: dict[str, Any], out: dict[str, Any], path: tuple[str | int, ...], notes: list[str]
@@ -626,7 +639,7 @@ class _Lowering:
         if not props and "properties" not in node and not host.closed_objects:
             del out["properties"]
         found: Map = Obj(members, closed, closed and extra is not False) if changed or closed else None
-        return self.text(out, notes), found, frozenset({"object"})
+        return self.text(self.reshaped_choices(out, found, path, notes), notes), found, frozenset({"object"})
 
     def shown_name(self, name: str, path: tuple[str | int, ...]) -> str:
         pattern = self.host.property_names
