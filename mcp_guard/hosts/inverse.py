@@ -84,11 +84,23 @@ class Arr:
 
 
 @dataclass(frozen=True, slots=True)
+class Tag:
+    """A discriminating member of an ``anyOf`` of objects: every object branch requires it, each
+    with its own string constant (``{"type": {"const": "text"}}``): ``shown`` and ``original``
+    name it, ``branches`` maps each constant to its branch's index."""
+
+    shown: str
+    original: str
+    branches: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class Choice:
     """An ``anyOf``: ``branches`` are (JSON kinds the branch accepts, shown key set of a closed
-    object branch or None, node)."""
+    object branch or None, node); ``tag``: how objects pick their branch, when a member tells."""
 
     branches: tuple[tuple[frozenset[str], frozenset[str] | None, Map], ...]
+    tag: Tag | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +162,21 @@ def _parse(text: str, at: str) -> Any:
         ) from None
 
 
+def _tagged(node: Choice, value: Any, name: str) -> Map | JsonText | bool:
+    """The branch a tag names (``False``: no tag decides)."""
+    tag = node.tag
+    if tag is None or not isinstance(value, dict):
+        return False
+    key = value.get(name)
+    index = tag.branches.get(key) if isinstance(key, str) else None
+    return False if index is None else node.branches[index][2]
+
+
 def _pick(node: Choice, value: Any) -> Map:
+    if node.tag is not None:
+        tagged = _tagged(node, value, node.tag.shown)
+        if tagged is not False:
+            return tagged  # type: ignore[return-value]
     kind = kind_of(value)
     candidates = [b for b in node.branches if kind in b[0]]
     if kind == "object" and len(candidates) > 1:
@@ -193,6 +219,10 @@ def back(node: Map, value: Any, at: str = "") -> Any:
 
 
 def _pick_present(node: Choice, value: Any) -> Map:
+    if node.tag is not None:
+        tagged = _tagged(node, value, node.tag.original)
+        if tagged is not False:
+            return tagged  # type: ignore[return-value]
     kind = kind_of(value)
     candidates = [b for b in node.branches if kind in b[0]]
     if kind == "object" and len(candidates) > 1:

@@ -33,7 +33,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 from ..core.json_values import is_integer, pointer
 from .checker import KEYWORD_BOOLEANS, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, HostIssue, check_schema
-from .inverse import JSON_TEXT, Arr, Choice, Map, Member, Obj, Ref, back, kind_of, narrowed, present
+from .inverse import JSON_TEXT, Arr, Choice, Map, Member, Obj, Ref, Tag, back, kind_of, narrowed, present
 from .tables import HostProfile
 
 __all__ = ["Lowered", "Step", "StepKind", "lower"]
@@ -464,7 +464,8 @@ class _Lowering:
     def choice(self, branches: list[tuple[dict[str, Any], Map, frozenset[str]]], path: tuple[str | int, ...]) -> Map:
         if all(m is None for _, m, _ in branches):
             return None
-        for kind in ALL_KINDS:
+        tag = _tag(branches)
+        for kind in ("object", "array", "string"):  # every mapping is the identity on null, booleans, numbers
             among = [(o, m) for o, m, k in branches if kind in k]
             if len(among) < 2 or all(m is None for _, m in among):
                 continue
@@ -472,6 +473,8 @@ class _Lowering:
                     for o, _ in among]  # fmt: skip
             if kind == "object" and None not in keys and len(set(keys)) == len(keys):
                 continue  # closed objects with all-required properties: the key set picks the branch
+            if kind == "object" and tag is not None:
+                continue  # a required member with a constant per branch picks it
             raise NotPresentable(
                 f"`{pointer(path) or '/'}`: alternatives of one JSON type map back differently and could not be "
                 "told apart"
@@ -480,7 +483,7 @@ class _Lowering:
         for o, m, k in branches:
             keyset = frozenset(o["properties"]) if self.host.closed_objects and "properties" in o else None
             out.append((k, keyset, m))
-        return Choice(tuple(out))
+        return Choice(tuple(out), tag)
 
     def one_type(
         self, node: dict[str, Any], t: str, path: tuple[str | int, ...], *, quiet: bool = False
@@ -665,6 +668,33 @@ class _Lowering:
         if description is not None:
             out["description"] = description
         return out
+
+
+def _tag(branches: list[tuple[dict[str, Any], Map, frozenset[str]]]) -> Tag | None:
+    """The member that tells an ``anyOf``'s object branches apart: required in each shown branch,
+    a distinct string constant in each (``const``, or a one-choice ``enum``); None when there is none."""
+    objects = [(i, o, m) for i, (o, m, k) in enumerate(branches) if "object" in k]
+    if any(k - {"object", "null"} and "object" in k for _, _, k in branches):
+        return None  # a branch that is an object among other kinds: no member decides
+    if len(objects) < 2 or any(not isinstance(o.get("properties"), dict) for _, o, _ in objects):
+        return None
+    for name in objects[0][1]["properties"]:
+        found: dict[str, int] = {}
+        for i, o, _m in objects:
+            sub = o["properties"].get(name)
+            if not isinstance(sub, dict) or name not in o.get("required", ()):
+                break
+            value = sub.get(
+                "const", sub["enum"][0] if isinstance(sub.get("enum"), list) and len(sub["enum"]) == 1 else None
+            )
+            if not isinstance(value, str) or value in found:
+                break
+            found[value] = i
+        else:
+            first = objects[0][2]
+            original = first.members[name].original if type(first) is Obj and name in first.members else name
+            return Tag(name, original, found)
+    return None
 
 
 def _plain_pattern(pattern: Any) -> bool:

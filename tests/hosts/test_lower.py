@@ -150,3 +150,45 @@ def test_a_map_at_the_root_is_not_presentable_for_openai_strict() -> None:
     result = lower(schema, HOSTS["openai-strict"])
     assert not result.presentable and result.schema is None
     assert lower(schema, HOSTS["gemini-json"]).presentable
+
+
+def test_a_tag_member_picks_the_branch_of_a_union_of_objects_that_map_back_differently() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "op": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": {"kind": {"const": "put"}, "doc": {"type": "object"}},
+                        "required": ["kind", "doc"],
+                    },
+                    {
+                        "type": "object",
+                        "properties": {"kind": {"const": "tag"}, "labels": {"type": "object"}},
+                        "required": ["kind", "labels"],
+                    },
+                ]
+            }
+        },
+        "required": ["op"],
+    }
+    result = lowered(schema, "gemini")  # open objects: key sets cannot tell; the `kind` constant does
+    put = {"op": {"kind": "put", "doc": {"a": 1}}}
+    tag = {"op": {"kind": "tag", "labels": {"x": "y"}}}
+    for value in (put, tag):
+        assert result.back(result.present(value)) == value
+    assert result.back({"op": {"kind": "tag", "labels": '{"x": 2}'}}) == {"op": {"kind": "tag", "labels": {"x": 2}}}
+
+
+def test_null_is_never_mapped_so_a_nullable_union_of_other_kinds_is_presentable() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "g": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "object"}}, {"type": "null"}]}
+        },
+    }
+    result = lowered(schema, "gemini")
+    assert result.back({"g": ['{"a": 1}']}) == {"g": [{"a": 1}]}
+    assert result.back({"g": "x"}) == {"g": "x"}
+    assert result.back({"g": None}) == {"g": None}
