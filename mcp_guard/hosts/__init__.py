@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .checker import HostIssue, check_name, check_schema
 from .inverse import BackError
+from .listing import Presentation, ShownTool, present_tools
 from .lower import Lowered, Step, lower
 from .tables import HOST_NAMES, HOSTS, HostName, HostProfile, host_profile
 
@@ -22,9 +23,12 @@ __all__ = [
     "HostName",
     "HostProfile",
     "Lowered",
+    "Presentation",
+    "ShownTool",
     "Step",
     "check_name",
     "check_schema",
     "host_profile",
     "lower",
+    "present_tools",
 ]
