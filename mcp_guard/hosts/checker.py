@@ -100,14 +100,25 @@ def _types(node: dict[str, Any]) -> list[str]:
     return []
 
 
+class _Refused(Exception):
+    """Internal: the quick walk's first finding (:func:`accepts`)."""
+
+
+_SUBSCHEMAS: Final = SCHEMA_VALUES | SCHEMA_LISTS | SCHEMA_MAPS | {"dependencies"}
+
+
 class _Walk:
-    def __init__(self, host: HostProfile) -> None:
+    def __init__(self, host: HostProfile, *, quick: bool = False) -> None:
         self.host = host
+        self.quick = quick
+        self.allowed = host.keywords | {"description"}
         self.issues: list[HostIssue] = []
         self.properties = 0
         self.enum_values = 0
 
     def add(self, rule: str, keyword: str, path: tuple[str | int, ...], message: str) -> None:
+        if self.quick:
+            raise _Refused
         self.issues.append(HostIssue(rule, keyword, pointer(path), message))
 
     def root(self, schema: Any) -> None:
@@ -138,9 +149,10 @@ class _Walk:
                 "boolean-schema", "", path, f"a boolean schema (`{str(node).lower()}`) is not accepted by {host.name}"
             )
             return
-        for key in node:
-            if key not in host.keywords and key != "description":
-                self.add("keyword", key, (*path, key), f"`{key}` is not accepted by {host.name}")
+        if not self.allowed.issuperset(node):
+            for key in node:
+                if key not in self.allowed:
+                    self.add("keyword", key, (*path, key), f"`{key}` is not accepted by {host.name}")
         types = _types(node)
         if type(node.get("type")) is list and not host.type_lists:
             self.add("type-list", "type", (*path, "type"), f"a list of types is not accepted by {host.name}")
@@ -201,8 +213,30 @@ class _Walk:
         if host.limits is not None and inner > host.limits.depth:
             self.add("limit", "", path, f"objects nest deeper than {host.limits.depth} levels ({host.name})")
             return
-        for sub_path, sub in children(node):
-            self.node(sub, (*path, *sub_path), inner)
+        for key, value in node.items():
+            if key not in _SUBSCHEMAS:
+                continue
+            kind = type(value)
+            if kind is dict or kind is bool:
+                if key in SCHEMA_VALUES:
+                    self.node(value, (*path, key), inner)
+            elif kind is list and (key in SCHEMA_LISTS or key == "items"):
+                for i, sub in enumerate(value):
+                    self.node(sub, (*path, key, i), inner)
+            if kind is dict and key not in SCHEMA_VALUES:  # a map of names to schemas
+                for name, sub in value.items():
+                    if type(sub) in (dict, bool):
+                        self.node(sub, (*path, key, name), inner)
+
+
+def accepts(schema: Any, host: HostProfile) -> bool:
+    """Whether ``host`` accepts ``schema`` as it stands (:func:`check_schema` finds nothing), at the
+    cost of a walk that stops at the first finding and writes no pointer."""
+    try:
+        _Walk(host, quick=True).root(schema)
+    except _Refused:
+        return False
+    return True
 
 
 def check_schema(schema: Any, host: HostProfile) -> tuple[HostIssue, ...]:

@@ -17,11 +17,12 @@ Pure: imports neither ``mcp`` nor ``anyio``; keeps no state beyond the one listi
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checker import check_schema
+from .checker import accepts
 from .lower import Lowered, lower
 from .names import host_names
 from .tables import HostProfile
@@ -90,6 +91,15 @@ class Presentation:
         return tool.name, tool.lowered.back(arguments)
 
 
+def _key(schema: Any) -> bytes | None:
+    """An exact key for a parsed schema (``marshal`` format 2, as ``relay.guard.schema_key``: types,
+    key order and every string kept); None for a value it refuses (an ``Inexact`` literal)."""
+    try:
+        return marshal.dumps(schema, 2)
+    except (ValueError, RecursionError):
+        return None
+
+
 def present_tools(
     tools: Sequence[Any],
     host: HostProfile,
@@ -112,6 +122,7 @@ def present_tools(
     names = host_names([t["name"] for t in named], host)
     label = f"{host.name}@{host.version}"
     out = Presentation([], {})
+    seen: dict[bytes, Lowered | None] = {}  # one lowering per distinct schema, as the guard classifies
     for entry in named:
         name = entry["name"]
         schema = entry.get("inputSchema")
@@ -125,7 +136,13 @@ def present_tools(
             out.withheld[name] = "it has no object inputSchema"
             continue
         shown_name = names.shown[name]
-        lowered = None if not check_schema(schema, host) else lower(schema, host)
+        key = _key(schema)
+        if key is not None and key in seen:
+            lowered = seen[key]
+        else:
+            lowered = None if accepts(schema, host) else lower(schema, host)
+            if key is not None:
+                seen[key] = lowered
         if lowered is not None and not lowered.presentable:
             out.withheld[name] = "; ".join(lowered.reasons)
             continue
