@@ -12,7 +12,8 @@ The goal is a lowering no slower than 1.5x the classification. Then the mapping 
 (``Presentation.call``) is timed against the judged call it precedes (``Compiled.check`` of the
 server-side arguments): the goal is at most 5% more. Rounds alternate the variants; medians are
 reported, and ratios against the reference of the same round. The machine may be shared: read
-the ratios, not the times. Usage::
+the ratios, not the times. First it prints, per host, the share of the corpus's tools shown as-is,
+presentable and not presentable (the figures of docs/hosts.md). Usage::
 
     python benchmarks/host_lowering.py [--rounds 5] [--tools 10000] [--corpus PATH]
 """
@@ -117,12 +118,36 @@ def calls(tools: list[dict[str, Any]], host: str, repeat: int) -> tuple[float, f
     return judged, mapped
 
 
+def shares(corpus: Path) -> None:
+    """Per host, how many corpus tools are shown as-is, presentable (lowered or renamed), not presentable
+    (each server's listing shown alone, as ``check --host`` shows it)."""
+    listings = [json.loads(p.read_text(encoding="utf-8"))["tools"] for p in sorted(corpus.glob("*.json"))]
+    total = sum(len(tools) for tools in listings)
+    print(f"corpus: {total} tools of {len(listings)} servers")
+    for host in HOST_NAMES:
+        as_is = presentable = 0
+        for tools in listings:
+            shown = present_tools(tools, HOSTS[host])  # type: ignore[index]
+            for tool in shown.shown.values():
+                if tool.lowered is None and tool.shown_name == tool.name:
+                    as_is += 1
+                else:
+                    presentable += 1
+        missing = total - as_is - presentable
+        print(
+            f"  {host:14} as-is {as_is:4} ({as_is / total:6.1%})   presentable {presentable:4} "
+            f"({presentable / total:6.1%})   not presentable {missing:3}   shown in all "
+            f"{(as_is + presentable) / total:6.1%}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args()
+    shares(args.corpus)
     tools = tools_of(args.corpus, args.tools)
     ratios: dict[str, list[float]] = {h: [] for h in HOST_NAMES}
     base: list[float] = []

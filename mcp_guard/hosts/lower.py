@@ -268,7 +268,8 @@ class _Lowering:
     def json_text(self, node: Any, path: tuple[str | int, ...]) -> tuple[dict[str, Any], Map, frozenset[str]]:
         """Reshaping: a value the host cannot describe, shown as a string of JSON text."""
         said = node.get("description") if isinstance(node, dict) else None
-        shape = "" if node is True or node == {} else f" matching the JSON Schema {_short(node, 300)}"
+        bare = {k: v for k, v in node.items() if k not in _ANNOTATIONS} if isinstance(node, dict) else {}
+        shape = f" matching the JSON Schema {_short(bare, 300)}" if bare else ""
         text = f"Write this value as JSON text (a JSON value{shape})."
         out = {"type": "string", "description": f"{said}\n{text}" if isinstance(said, str) and said else text}
         return out, JSON_TEXT, frozenset({"string"})
@@ -287,7 +288,9 @@ class _Lowering:
             return self.generic(node, path), None, ALL_KINDS
         return self.typed(node, path)
 
-    def free(self, node: Any, path: tuple[str | int, ...]) -> tuple[dict[str, Any], Map, frozenset[str]]:
+    def free(
+        self, node: Any, path: tuple[str | int, ...], what: str = "a value of any JSON type"
+    ) -> tuple[dict[str, Any], Map, frozenset[str]]:
         """Any JSON value: ``{}`` where the host takes it, else JSON text."""
         if not self.host.typed_nodes:
             out: dict[str, Any] = {}
@@ -296,7 +299,7 @@ class _Lowering:
             if node is False:
                 out["not"] = {}
             return out, None, ALL_KINDS
-        self.step("reshaping", "json-text", path, "a value of any JSON type, shown as JSON text")
+        self.step("reshaping", "json-text", path, f"{what}, shown as JSON text")
         return self.json_text(node, path)
 
     # --- the permissive hosts: keep what is accepted, drop the rest ---------------------------
@@ -448,7 +451,7 @@ class _Lowering:
     ) -> tuple[dict[str, Any], Map, frozenset[str]]:
         """An anyOf of lowered branches (Gemini's null as ``nullable``), with its mapping choice."""
         if not branches or any(m is JSON_TEXT for _, m, _k in branches):
-            return self.free(node, path)  # null alone, or a JSON text branch beside others: one JSON text for all
+            return self.free(node, path, "a union with a branch of any value (or null alone)")
         if nullable:
             branches = [({**o, "nullable": True}, m, k | {"null"}) for o, m, k in branches]
         kinds = frozenset().union(*(k for _, _, k in branches)) if branches else frozenset()
@@ -581,12 +584,12 @@ class _Lowering:
         open_map = (isinstance(extra, dict) and bool(_constraining(extra))) or "patternProperties" in node
         root = path == ()
         if not props and not root:
-            return self.free(node, path)  # a free-form object: JSON text
+            return self.free(node, path, "an object without declared properties")
         if host.closed_objects and open_map:
             if root:
                 raise NotPresentable("the root object takes keys its properties do not name (a map), and the host "
                                      "closes every object")  # fmt: skip
-            return self.free(node, path)
+            return self.free(node, path, "an object whose keys follow a pattern or a schema")
         required = [r for r in node.get("required", []) if isinstance(r, str)]
         undeclared = [r for r in required if r not in props]
         if undeclared:
@@ -594,7 +597,7 @@ class _Lowering:
                 if root:
                     raise NotPresentable("the root requires properties it does not declare, and the host closes "
                                          "every object")  # fmt: skip
-                return self.free(node, path)
+                return self.free(node, path, "an object that requires properties it does not declare")
             self.step("widening", "dropped", (*path, "required"), "required")
             notes.append(f"also required: {', '.join(undeclared)}")
         if "additionalProperties" in node and not host.closed_objects:

@@ -5,7 +5,8 @@ Per tool, one of three statuses:
 - ``as-is``: the host accepts the tool's schema and name unchanged (``hosts.checker``);
 - ``presentable``: after the lowering (``hosts.lower``) and, where needed, a valid name
   (``hosts.names``); the report lists what the model is not shown (each stays enforced by the
-  guard, which judges every call against the server's own schema) and the narrowing steps;
+  guard, which judges every call against the server's own schema), the reshapings (each mapped
+  back exactly) and the narrowings;
 - ``not presentable``: why (a step without an exact inverse, a name that collides with another
   once made valid, or a tool the guard itself cannot enforce: its calls are refused anyway).
 
@@ -107,7 +108,8 @@ class HostReport:
 
     def render(self) -> str:
         """The table: tool, status, shown name, and one line per thing the model is not shown
-        (pointer and keyword), per narrowing step, or per reason; then the summary."""
+        (pointer and keyword), per reshaping (mapped back exactly) and narrowing step, or per
+        reason; then the summary."""
         header = ("TOOL", "HOST STATUS", "SHOWN AS")
         rows: list[tuple[str, str, str]] = []
         details: list[list[str]] = []
@@ -120,9 +122,9 @@ class HostReport:
                 f"not shown (the guard enforces it): {escape(s.detail)} at {escape(s.pointer)}" for s in tool.not_shown
             ]
             lines += [
-                f"narrowing: {escape(s.detail)} at {escape(s.pointer or '/')}"
+                f"{s.kind}: {escape(s.detail)} at {escape(s.pointer or '/')}"
                 for s in tool.steps
-                if s.kind == "narrowing"
+                if s.kind in ("reshaping", "narrowing")
             ]
             details.append(lines)
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
