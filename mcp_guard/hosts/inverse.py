@@ -186,15 +186,66 @@ def _pick(node: Choice, value: Any) -> Map:
     return candidates[0][2] if candidates else None
 
 
+class _Unparsed(Exception):
+    """Internal: the fast path met a JSON text that does not parse (the slow path finds where)."""
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(
+            text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates
+        )
+    except ValueError:
+        raise _Unparsed from None
+
+
+def _fast(node: Map, value: Any) -> Any:
+    """:func:`back` without pointers (the per-call path; ``_Unparsed`` where a text does not parse)."""
+    kind = type(node)
+    if kind is Obj:
+        if type(value) is not dict:
+            return value
+        members = node.members  # type: ignore[union-attr]
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            member = members.get(key)
+            if member is None:
+                out[key] = item
+            elif item is None and member.null_absent:
+                continue
+            else:
+                out[member.original] = item if member.node is None else _fast(member.node, item)
+        return out
+    if node is None:
+        return value
+    if node is JSON_TEXT:
+        return _loads(value) if type(value) is str else value
+    if kind is Arr:
+        items = node.items  # type: ignore[union-attr]
+        return [_fast(items, item) for item in value] if type(value) is list else value
+    if kind is Ref:
+        return _fast(node.table.get(node.name), value)  # type: ignore[union-attr]
+    return _fast(_pick(node, value), value)  # type: ignore[arg-type]
+
+
 def back(node: Map, value: Any, at: str = "") -> Any:
     """The server-side value of a shown ``value`` (raises :class:`BackError` where it cannot map).
 
     Unknown keys and values of kinds the node does not expect pass unchanged: the guard judges them.
+    The value is mapped without pointers; only a JSON text that does not parse is looked for again,
+    with them, to say where.
     """
+    try:
+        return _fast(node, value)
+    except _Unparsed:
+        return _back_at(node, value, at)
+
+
+def _back_at(node: Map, value: Any, at: str) -> Any:
     if node is None:
         return value
     if type(node) is Ref:
-        return back(node.table.get(node.name), value, at)
+        return _back_at(node.table.get(node.name), value, at)
     if node is JSON_TEXT:
         return _parse(value, at) if isinstance(value, str) else value
     if type(node) is Obj:
@@ -208,14 +259,14 @@ def back(node: Map, value: Any, at: str = "") -> Any:
                 continue
             if member.null_absent and item is None:
                 continue
-            out[member.original] = back(member.node, item, f"{at}/{escape_token(key)}")
+            out[member.original] = _back_at(member.node, item, f"{at}/{escape_token(key)}")
         return out
     if type(node) is Arr:
         if not isinstance(value, list):
             return value
-        return [back(node.items, item, f"{at}/{i}") for i, item in enumerate(value)]
+        return [_back_at(node.items, item, f"{at}/{i}") for i, item in enumerate(value)]
     assert type(node) is Choice
-    return back(_pick(node, value), value, at)
+    return _back_at(_pick(node, value), value, at)
 
 
 def _pick_present(node: Choice, value: Any) -> Map:
