@@ -91,3 +91,14 @@ def test_names() -> None:
     assert check_name("1tool", HOSTS["gemini"]) is not None
     assert check_name("x" * 65, HOSTS["anthropic"]) is not None
     assert check_name("x" * 64, HOSTS["anthropic"]) is None
+
+
+def test_docs_show_every_rule_of_every_table_with_its_source() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "hosts.md").read_text(encoding="utf-8")
+    for host in HOSTS.values():
+        assert f"### `{host.name}` (table {host.version})" in page
+        for rule in host.rules:
+            row = f"| {rule.text.replace('|', chr(92) + '|')} | {rule.source} ({rule.read}) |"
+            assert row in page, (host.name, rule.text)
