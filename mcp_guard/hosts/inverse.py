@@ -1,6 +1,6 @@
 """The exact inverses of the lowering's reshaping steps, applied to arguments (issue 24, item 3).
 
-The lowering (``hosts.lower``) builds, beside the schema the model is shown, a tree of *mapping
+The lowering (``hosts.lowering``) builds, beside the schema the model is shown, a tree of *mapping
 nodes* that mirrors where it reshaped: :func:`back` takes the model's arguments (valid under the
 shown schema) to the arguments the server's own schema judges, and :func:`present` takes
 arguments of the server's schema to the shown schema's (tests and examples). ``None`` is the

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .checker import accepts
-from .lower import Lowered, lower
+from .lowering import Lowered, lower
 from .names import host_names
 from .tables import HostProfile
 

@@ -3,7 +3,7 @@
 One table per host, versioned; each rule carries its source (the host's documentation page or the
 public thread that shows the refusal) and the date it was read. Where a rule is uncertain it says
 so, and the table takes the side that keeps the host from refusing the tool (it refuses what it
-is not sure the host accepts). The checker (``hosts.checker``) and the lowering (``hosts.lower``)
+is not sure the host accepts). The checker (``hosts.checker``) and the lowering (``hosts.lowering``)
 read these tables and nothing else: one rule, one place.
 
 A host profile answers, for a JSON Schema as an MCP client would hand it to the host:

@@ -3,7 +3,7 @@
 Per tool, one of three statuses:
 
 - ``as-is``: the host accepts the tool's schema and name unchanged (``hosts.checker``);
-- ``presentable``: after the lowering (``hosts.lower``) and, where needed, a valid name
+- ``presentable``: after the lowering (``hosts.lowering``) and, where needed, a valid name
   (``hosts.names``); the report lists what the model is not shown (each stays enforced by the
   guard, which judges every call against the server's own schema), the reshapings (each mapped
   back exactly) and the narrowings;

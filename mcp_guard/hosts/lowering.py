@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NamedTuple
 
 from ..core.json_values import is_integer, pointer
-from .checker import KEYWORD_BOOLEANS, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, HostIssue, check_schema
+from .checker import KEYWORD_BOOLEANS, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, HostIssue, accepts, check_schema
 from .inverse import JSON_TEXT, Arr, Choice, Map, Member, Obj, Ref, Tag, back, kind_of, narrowed, present
 from .tables import HostProfile
 
@@ -64,6 +64,15 @@ _FOR_TYPE: Final = {
 }  # fmt: skip
 """Keywords that constrain one type only (``items``, ``properties``, ``required`` and
 ``additionalProperties`` are handled by the type's own rule)."""
+
+
+_FOR_TYPE_SETS: Final = {t: frozenset(keys) for t, keys in _FOR_TYPE.items()}
+_TYPED_KEYWORDS: Final = frozenset().union(*_FOR_TYPE_SETS.values())
+_PLAIN: Final = _ANNOTATIONS | {
+    "type", "enum", "const", "items", "properties", "required", "additionalProperties", "anyOf", "allOf", "oneOf",
+}  # fmt: skip
+"""Keys ``one_type`` leaves to other rules (annotations, and what the type's own rule or the
+combinators handle)."""
 
 
 class Step(NamedTuple):
@@ -498,20 +507,21 @@ class _Lowering:
             out["description"] = node["description"]
         if t == "null" and not host.null_type:
             return self.free(node, path)
-        for key in node:
-            if key in _ANNOTATIONS or key in ("type", "enum", "const", "items", "properties", "required",
-                                              "additionalProperties", "anyOf", "allOf", "oneOf"):  # fmt: skip
-                if key == "default" and not quiet:
-                    self.drop(node, key, path, notes)
-                continue
-            if t not in _FOR_TYPE or key not in _FOR_TYPE[t]:
-                if not any(key in keys for keys in _FOR_TYPE.values()) and not quiet:
-                    self.drop(node, key, path, notes)  # not, if/then/else, ...: no type of their own
-                continue
-            if self.accepted(key, node[key]):
-                out[key] = node[key]
-                continue
-            self.drop(node, key, path, notes)
+        if "default" in node and not quiet:
+            self.drop(node, "default", path, notes)
+        if not _PLAIN.issuperset(node):  # the common node holds only annotations and structure
+            own = _FOR_TYPE_SETS.get(t, frozenset())
+            for key in node:
+                if key in _PLAIN:
+                    continue
+                if key not in own:
+                    if key not in _TYPED_KEYWORDS and not quiet:
+                        self.drop(node, key, path, notes)  # not, if/then/else, ...: no type of their own
+                    continue
+                if self.accepted(key, node[key]):
+                    out[key] = node[key]
+                    continue
+                self.drop(node, key, path, notes)
         if "enum" in node or "const" in node:
             self.choices(node, t, out, path, notes)
         if t == "array":
@@ -732,7 +742,7 @@ def lower(schema: Any, host: HostProfile) -> Lowered:
     if run.defs:
         out = {**out, "$defs": run.defs}
     out["type"] = "object"
-    issues = check_schema(out, host)
+    issues = () if accepts(out, host) else check_schema(out, host)  # the full walk only to say why
     reasons = tuple(f"{i.pointer or '/'}: {i.message}" for i in issues)
     return Lowered(host.name, None if reasons else out, tuple(run.steps), reasons, mapping, issues, run.maps)
 
