@@ -184,6 +184,7 @@ class _Lowering:
         self.defs: dict[str, Any] = {}  # lowered recursive targets (hosts with $ref)
         self.maps: dict[str, Map] = {}
         self.def_names: dict[str, str] = {}
+        self.depth = 0  # objects around the node being lowered (OpenAI strict counts their nesting)
 
     # --- bookkeeping -----------------------------------------------------------------------
 
@@ -595,6 +596,9 @@ class _Lowering:
         root = path == ()
         if not props and not root:
             return self.free(node, path, "an object without declared properties")
+        limits = host.limits
+        if limits is not None and not root and self.depth + 1 > limits.depth:
+            return self.free(node, path, f"an object nested past the host's {limits.depth} levels")
         if host.closed_objects and open_map:
             if root:
                 raise NotPresentable("the root object takes keys its properties do not name (a map), and the host "
@@ -618,8 +622,12 @@ class _Lowering:
         members: dict[str, Member] = {}
         shown_props: dict[str, Any] = {}
         changed = False
-        for name, sub in props.items():
-            child, mapping, kinds = self.node(sub, (*path, "properties", name))
+        self.depth += 1
+        try:
+            lowered = [(name, self.node(sub, (*path, "properties", name))) for name, sub in props.items()]
+        finally:
+            self.depth -= 1
+        for name, (child, mapping, kinds) in lowered:
             shown = self.shown_name(name, path)
             if shown != name:
                 changed = True

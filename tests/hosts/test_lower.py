@@ -192,3 +192,19 @@ def test_null_is_never_mapped_so_a_nullable_union_of_other_kinds_is_presentable(
     assert result.back({"g": ['{"a": 1}']}) == {"g": [{"a": 1}]}
     assert result.back({"g": "x"}) == {"g": "x"}
     assert result.back({"g": None}) == {"g": None}
+
+
+def test_objects_nested_past_openai_strict_limit_are_shown_as_json_text() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}, "required": ["a"]}
+    node = schema
+    for _ in range(12):
+        inner: dict[str, Any] = {"type": "object", "properties": {}, "required": ["a"]}
+        node["properties"]["a"] = inner
+        node = inner
+    node["properties"]["a"] = {"type": "string"}
+    result = lowered(schema, "openai-strict")
+    value: dict[str, Any] = {"a": "leaf"}
+    for _ in range(12):
+        value = {"a": value}
+    assert result.back(result.present(value)) == value
+    assert any("nested past" in s.detail for s in result.steps)
