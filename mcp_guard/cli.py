@@ -221,7 +221,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
         headers = parse_headers(args.header, args.header_env, os.environ)
     except ValueError as exc:
         parser.error(str(exc))
-    from .relay import wrap_stdio_http
+    from .relay.stdio import wrap_stdio_http
 
     limit = args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
     try:
@@ -462,7 +462,7 @@ def _main(argv: Sequence[str] | None) -> int:
             # The upstream starts up while the guard loads the relay (issue 14 item 1: the time to the
             # initialize answer); what a failed start raised is logged by the first connection.
             started = start_early(command)
-            from .relay import wrap_stdio
+            from .relay.stdio import wrap_stdio
             from .wire.framing import DEFAULT_MAX_LINE
 
             return anyio.run(

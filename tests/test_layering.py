@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("mcp_guard.core",)),
     ("root", ("mcp_guard.errors", "mcp_guard.guarded", "mcp_guard")),
     ("wire", ("mcp_guard.wire",)),
-    ("streams", ("mcp_guard.relay.framing", "mcp_guard.relay.pipes", "mcp_guard.relay.ends")),
+    ("streams", ("mcp_guard.streams.framing", "mcp_guard.streams.pipes", "mcp_guard.streams.ends")),
     (
         "peer",
         (
@@ -197,7 +197,7 @@ def test_pure_layers_import_no_io_library(package: str) -> None:
 def test_the_shared_vocabulary_is_in_the_pure_wire_package() -> None:
     """JSON-RPC (codes, ids, decoders) and the line framing live in ``mcp_guard.wire``, checked pure
     above, and the wire layer is that package alone; the byte streams that need ``anyio``/``asyncio``
-    (``relay.framing``, ``relay.pipes``) are the ``streams`` layer just above it."""
+    (``streams.framing``, ``streams.pipes``) are the ``streams`` layer just above it."""
     for name in ("mcp_guard.wire.jsonrpc", "mcp_guard.wire.framing", "mcp_guard.wire.meta", "mcp_guard.wire.messages"):
         assert name in ALL, name
     assert "mcp_guard.relay.jsonrpc" not in ALL

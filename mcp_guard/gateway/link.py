@@ -24,8 +24,8 @@ from ..peer.backoff import Backoff
 from ..peer.connection import UpstreamPeer, failure_reason
 from ..peer.inflight import timed_out_text
 from ..peer.requests import RequestFailed, list_pages
-from ..relay.pipes import LineHandler, PipeLineStream
 from ..relay.upstream import Connector, LineLink
+from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, error_response, id_key, valid_id
 from ..wire.messages import GONE

@@ -18,8 +18,8 @@ import anyio
 import anyio.abc
 
 from ..guarded import double_wrapped
-from ..relay.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..relay.stop_signals import held_stop_signals
+from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..wire.framing import DEFAULT_MAX_LINE
 from .config import GatewayConfig, StdioServer
 from .journal import Journal

@@ -53,9 +53,9 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from ..relay.ends import UpstreamStartError, end_of
-from ..relay.framing import MessageStream
-from ..relay.pipes import LineHandler, PipeLineStream
+from ..streams.ends import UpstreamStartError, end_of
+from ..streams.framing import MessageStream
+from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import NO_ID, Uncarriable, dumps, id_key, loads_upstream, recover_id, valid_id
 from ..wire.messages import error_reason, unreadable_reason
@@ -182,7 +182,7 @@ class UpstreamPeer:
         connection: connections made (numbered from 1).
         ended: set once the current connection's reader has finished (and its end was handled).
         cause: how the last connection that ended by itself ended, as its transport tells it
-            (``relay.ends``: ``"it exited with status 2; ..."``), or None (not told).
+            (``streams.ends``: ``"it exited with status 2; ..."``), or None (not told).
         start_failure: with ``first_must_connect``, why the first connection counts as a start that
             failed (it ended before the upstream answered any request with a result), else None.
     """

@@ -49,7 +49,7 @@ upstream half of the relay is ``upstream_side``); when the upstream goes away th
 the connector again. ``upstream.stdio_connector`` spawns a process;
 ``http_upstream.http_connector`` opens a streamable HTTP session, and gets the same fault
 handling (a session the server ended is opened again, with the handshake replayed). The client side
-is one line stream given at construction (:class:`~mcp_guard.relay.framing.LineStream`, or
+is one line stream given at construction (:class:`~mcp_guard.streams.framing.LineStream`, or
 any object with ``receive()`` and ``send()``); one :class:`Relay` serves one client session.
 
 The stdio hot path
@@ -110,6 +110,7 @@ from ..gateway.policy import ToolPolicy
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
 from ..peer.requests import ListingFailed
+from ..streams.pipes import DirectLink, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -131,7 +132,6 @@ from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text,
 from ..wire.meta import era_meta, is_modern
 from .guard import ToolEntry, ToolTable
 from .listings import fresh
-from .pipes import DirectLink, PipeLineStream
 from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink, UpstreamStartError
 from .upstream_side import UpstreamSide, never_started_text
 

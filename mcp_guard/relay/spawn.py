@@ -19,7 +19,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from .ends import UpstreamStartError
+from ..streams.ends import UpstreamStartError
 
 __all__ = ["STOP_SIGNALS", "StartedProcess", "UpstreamStartError", "start_early", "start_process"]
 

@@ -21,10 +21,10 @@ import anyio.abc
 
 from ..calls.outputs import DEFAULT_OUTPUTS
 from ..core import DEFAULT_PROFILE
+from ..streams.framing import claim_stdio
+from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
-from .framing import claim_stdio
 from .guard import ToolTable
-from .pipes import pipe_line_stream
 from .relay import Relay
 from .spawn import StartedProcess
 from .stop_signals import held_stop_signals

@@ -69,11 +69,11 @@ import anyio.abc
 import anyio.to_thread
 
 from ..safe_text import escape
+from ..streams.ends import UpstreamStartError, exit_text, tell_end
+from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
+from ..streams.pipes import PipeLineStream, pollable_on_asyncio
 from ..wire.framing import DEFAULT_MAX_LINE
 from .child_stderr import StderrRelay
-from .ends import UpstreamStartError, exit_text, tell_end
-from .framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
-from .pipes import PipeLineStream, pollable_on_asyncio
 from .spawn import StartedProcess, start_process
 
 __all__ = [
@@ -104,7 +104,7 @@ KILL_GRACE_SECONDS = 1.0
 
 LineLink = MessageStream
 """One upstream connection (a process's stdio, or a streamable HTTP session): the contract of
-:class:`~mcp_guard.relay.framing.MessageStream`, under the name the relay's seam uses."""
+:class:`~mcp_guard.streams.framing.MessageStream`, under the name the relay's seam uses."""
 
 
 Connector = Callable[[], AbstractAsyncContextManager[LineLink]]

@@ -41,6 +41,7 @@ from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import timed_out_text
 from ..peer.requests import RequestFailed
+from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     Uncarriable,
@@ -53,7 +54,6 @@ from ..wire.jsonrpc import (
 from ..wire.messages import GONE
 from .guard import ToolTable
 from .listings import ToolListings
-from .pipes import DirectLink, LineHandler, PipeLineStream
 from .upstream import Connector, LineLink
 
 if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
@@ -84,7 +84,7 @@ closed its side (the upstream did not go away: the guard ended it, see ``Relay._
 
 def gone_text(cause: str | None) -> str:
     """The -32603 text for a request the upstream left unanswered when it went away, naming ``cause``
-    (``relay.ends``: its exit status and where its stderr is) when the transport told it."""
+    (``streams.ends``: its exit status and where its stderr is) when the transport told it."""
     if cause is None:
         return GONE
     return f"mcp-guard: the upstream server went away before answering ({cause}); the request was not re-sent"

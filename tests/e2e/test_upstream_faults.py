@@ -308,7 +308,7 @@ async def _crash_leaving_a_grandchild(client: Client) -> None:
 
 
 def gone_with(cause: str) -> str:
-    """The -32603 text for a request the upstream left unanswered, naming how it ended (``relay.ends``)."""
+    """The -32603 text for a request the upstream left unanswered, naming how it ended (``streams.ends``)."""
     return f"mcp-guard: the upstream server went away before answering ({cause}); the request was not re-sent"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_guard.relay.framing import LineStream
+from mcp_guard.streams.framing import LineStream
 from mcp_guard.wire.framing import LineTooLong
 
 pytestmark = pytest.mark.anyio

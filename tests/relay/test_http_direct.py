@@ -22,7 +22,7 @@ from mcp_guard.relay.http_front.config import EXCHANGE_BUFFER, INBOUND_BUFFER
 from mcp_guard.relay.http_front.direct import DirectClientSide
 from mcp_guard.relay.http_front.messages import Exchange, Item
 from mcp_guard.relay.http_front.parsers import header_deadline_protocol
-from mcp_guard.relay.pipes import DirectLink
+from mcp_guard.streams.pipes import DirectLink
 
 pytestmark = pytest.mark.anyio
 

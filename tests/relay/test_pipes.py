@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 import pytest
 
-from mcp_guard.relay.framing import LineStream
-from mcp_guard.relay.pipes import BIG_LINE, PipeLineStream, pipe_line_stream
+from mcp_guard.streams.framing import LineStream
+from mcp_guard.streams.pipes import BIG_LINE, PipeLineStream, pipe_line_stream
 from mcp_guard.wire.framing import LineTooLong
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import anyio.abc
 
+from ...streams.framing import LineStream
 from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
-from ..framing import LineStream
 from ..guard import ToolTable
 from ..relay import Relay
 from ..upstream import UpstreamStartError, stdio_connector

@@ -3,8 +3,8 @@
 A relay reads client messages and writes its output through a line stream. Behind the front
 that stream is in memory (:class:`DirectClientSide`): the HTTP requests put client messages in,
 and the relay's output goes to the front's router (``Channel``). It is a
-:class:`~mcp_guard.relay.pipes.DirectLink`, so the relay drives it the way ``wrap`` on stdio
-drives its pipes (``relay.pipes``, "The stdio hot path"):
+:class:`~mcp_guard.streams.pipes.DirectLink`, so the relay drives it the way ``wrap`` on stdio
+drives its pipes (``streams.pipes``, "The stdio hot path"):
 
 - a client message put while the relay waits in ``receive()``, with nothing queued before it,
   is offered to the relay's line handler at once, in the POST handler's own step: the relay
@@ -19,7 +19,7 @@ drives its pipes (``relay.pipes``, "The stdio hot path"):
 
 The memory stream pair and the task switch per message this replaces cost a good share of a
 call's CPU over HTTP (``benchmarks/http_throughput.py``). The front runs on asyncio (uvicorn),
-so the waits are asyncio futures, as in ``relay.pipes``.
+so the waits are asyncio futures, as in ``streams.pipes``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from ..pipes import DirectLink, LineHandler
+from ...streams.pipes import DirectLink, LineHandler
 from .config import INBOUND_BUFFER
 
 __all__ = ["DirectClientSide"]
@@ -55,7 +55,7 @@ async def _wait(waiters: list[asyncio.Future[None]]) -> None:
 
 
 class DirectClientSide(DirectLink):
-    """A relay's downstream side in memory, shaped like :class:`~mcp_guard.relay.framing.LineStream`.
+    """A relay's downstream side in memory, shaped like :class:`~mcp_guard.streams.framing.LineStream`.
 
     Args:
         deliver: routes one message of relay output, waiting as the router must (its async path).

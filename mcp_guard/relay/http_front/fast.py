@@ -13,7 +13,7 @@ future that the router completes when it queues an item (:attr:`Exchange.waiter`
 window, whichever comes first. A response the relay already gave (a refusal it decided while
 the POST was handed over) is answered without any of it, and the watch starts only once an
 answer has been awaited for :data:`WATCH_AFTER` seconds. This steps below anyio, as
-``relay.pipes`` does for stdio, and is sound for the same reason: the front is served by uvicorn,
+``streams.pipes`` does for stdio, and is sound for the same reason: the front is served by uvicorn,
 which runs on asyncio only.
 """
 

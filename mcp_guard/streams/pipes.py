@@ -16,7 +16,7 @@ re-serializing were under 10; about 240 µs of guard CPU per sequential ``tools/
 
 - the fd stays registered while its consumer waits in ``receive()``; the reader callback
   reads what is there and splits it into lines (the framing and the line cap of
-  :class:`~mcp_guard.relay.framing.LineStream`, which this class extends);
+  :class:`~mcp_guard.streams.framing.LineStream`, which this class extends);
 - a line that arrives while the consumer waits, with nothing queued before it, is first
   offered to a synchronous *line handler* (:meth:`PipeLineStream.set_line_handler`) in the
   callback itself: the relay parses, judges and writes it on in the same loop pass. A handler
@@ -36,10 +36,10 @@ decline every line while the stream they would write to has output queued, so a 
 stops reading stops the guard reading the other side.
 
 :func:`pipe_line_stream` returns this stream on asyncio for an fd the loop can poll, and the
-generic :class:`~mcp_guard.relay.framing.LineStream` over
-:class:`~mcp_guard.relay.framing.FdReceiveStream` and
-:class:`~mcp_guard.relay.framing.FdSendStream` otherwise (trio; a regular file as stdin).
-Both keep the :class:`~mcp_guard.relay.framing.MessageStream` contract.
+generic :class:`~mcp_guard.streams.framing.LineStream` over
+:class:`~mcp_guard.streams.framing.FdReceiveStream` and
+:class:`~mcp_guard.streams.framing.FdSendStream` otherwise (trio; a regular file as stdin).
+Both keep the :class:`~mcp_guard.streams.framing.MessageStream` contract.
 """
 
 from __future__ import annotations
@@ -159,8 +159,8 @@ def pipe_line_stream(read_fd: int, write_fd: int, *, max_line: int = DEFAULT_MAX
 class PipeLineStream(LineStream, DirectLink):
     """One newline-delimited message stream over a readable and a writable fd, on the asyncio loop's callbacks.
 
-    The :class:`~mcp_guard.relay.framing.LineStream` contract (``receive``, ``send``,
-    ``close_send``, ``aclose``; the line cap and :class:`~mcp_guard.relay.framing.LineTooLong`),
+    The :class:`~mcp_guard.streams.framing.LineStream` contract (``receive``, ``send``,
+    ``close_send``, ``aclose``; the line cap and :class:`~mcp_guard.streams.framing.LineTooLong`),
     plus the hot path's hooks: :meth:`set_line_handler`, :meth:`send_nowait`, :attr:`idle`
     and, for a child's output, :meth:`end_when_drained`. See the module docstring.
 
