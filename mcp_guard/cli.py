@@ -211,7 +211,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
     """``wrap --upstream-url``: check the options, then relay stdio to the HTTP upstream."""
     import os
 
-    from .relay.http_upstream import DEFAULT_MAX_MESSAGE_BYTES, check_url, parse_headers
+    from .peer.http_upstream import DEFAULT_MAX_MESSAGE_BYTES, check_url, parse_headers
 
     parser: argparse.ArgumentParser = args.command_parser
     if command:
@@ -457,7 +457,7 @@ def _main(argv: Sequence[str] | None) -> int:
                         request_timeout=args.request_timeout,
                     )
                 )
-            from .relay.spawn import start_early
+            from .peer.spawn import start_early
 
             # The upstream starts up while the guard loads the relay (issue 14 item 1: the time to the
             # initialize answer); what a failed start raised is logged by the first connection.

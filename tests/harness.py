@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcp_guard.relay.upstream import LineLink
+from mcp_guard.peer.upstream import LineLink
 from mcp_guard.wire.framing import LineTooLong
 
 TIMEOUT = 10.0

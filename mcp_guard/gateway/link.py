@@ -24,7 +24,7 @@ from ..peer.backoff import Backoff
 from ..peer.connection import UpstreamPeer, failure_reason
 from ..peer.inflight import timed_out_text
 from ..peer.requests import RequestFailed, list_pages
-from ..relay.upstream import Connector, LineLink
+from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, error_response, id_key, valid_id
@@ -104,7 +104,7 @@ def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEF
     arrives, and the request it answers gets an error).
     """
     if isinstance(server, StdioServer):
-        from ..relay.upstream import stdio_connector
+        from ..peer.upstream import stdio_connector
 
         return stdio_connector(
             [server.command, *server.args],
@@ -113,7 +113,7 @@ def connector_for(server: StdioServer | HttpServer, max_message_bytes: int = DEF
             max_line=max_message_bytes,
             name=server.name,
         )
-    from ..relay.http_upstream import http_connector
+    from ..peer.http_upstream import http_connector
 
     return http_connector(
         server.url, server.headers, max_message_bytes=max_message_bytes, label=f"upstream {server.name}: "

@@ -58,7 +58,7 @@ from ..calls.refusals import unknown_tool
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
 from ..peer.requests import IdMint, RequestFailed
-from ..relay.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
+from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
 from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,

@@ -3,8 +3,8 @@
 Both ``wrap`` (:class:`~mcp_guard.relay.relay.Relay`, one upstream) and ``serve``
 (:class:`~mcp_guard.gateway.link.Link`, one per configured server) talk to an upstream through
 an :class:`UpstreamPeer`. It makes the connections through the connector seam (a callable
-returning an async context manager that yields one line stream: ``relay.upstream``'s
-``stdio_connector``, ``relay.http_upstream``'s ``http_connector``, or a test's), and does what
+returning an async context manager that yields one line stream: ``peer.upstream``'s
+``stdio_connector``, ``peer.http_upstream``'s ``http_connector``, or a test's), and does what
 used to be written once per command:
 
 - **the connection loop** (:meth:`UpstreamPeer.keep_connected`): connect, let the owner set the
@@ -69,7 +69,7 @@ __all__ = ["Connector", "PeerEvents", "SkipLog", "UpstreamPeer", "failure_reason
 log = logging.getLogger("mcp_guard")
 
 Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
-"""Makes one upstream connection per call (the seam of ``relay.upstream``, whose ``Connector`` is this type)."""
+"""Makes one upstream connection per call (the seam of ``peer.upstream``, whose ``Connector`` is this type)."""
 
 Key = tuple[bool, Any]
 

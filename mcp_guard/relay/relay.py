@@ -110,6 +110,7 @@ from ..gateway.policy import ToolPolicy
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
 from ..peer.requests import ListingFailed
+from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink, UpstreamStartError
 from ..streams.pipes import DirectLink, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
@@ -132,7 +133,6 @@ from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text,
 from ..wire.meta import era_meta, is_modern
 from .guard import ToolEntry, ToolTable
 from .listings import fresh
-from .upstream import EXIT_WAIT_SECONDS, Connector, LineLink, UpstreamStartError
 from .upstream_side import UpstreamSide, never_started_text
 
 __all__ = ["Relay"]

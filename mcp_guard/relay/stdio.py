@@ -21,14 +21,14 @@ import anyio.abc
 
 from ..calls.outputs import DEFAULT_OUTPUTS
 from ..core import DEFAULT_PROFILE
+from ..peer.spawn import StartedProcess
+from ..peer.upstream import Connector, UpstreamStartError, stdio_connector
 from ..streams.framing import claim_stdio
 from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
 from .guard import ToolTable
 from .relay import Relay
-from .spawn import StartedProcess
 from .stop_signals import held_stop_signals
-from .upstream import Connector, UpstreamStartError, stdio_connector
 
 __all__ = ["DEFAULT_GUARD_REQUEST_TIMEOUT", "wrap_stdio", "wrap_stdio_http"]
 
@@ -139,7 +139,7 @@ async def wrap_stdio_http(
     Raises:
         ValueError: ``url`` is not an http(s) URL.
     """
-    from .http_upstream import http_connector, shown_url  # httpx2 and the SDK: loaded for this path only
+    from ..peer.http_upstream import http_connector, shown_url  # httpx2 and the SDK: loaded for this path only
 
     connect = http_connector(url, headers, max_message_bytes=max_message_bytes)
     table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs)

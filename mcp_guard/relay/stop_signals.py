@@ -23,8 +23,8 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 
-from .spawn import STOP_SIGNALS
-from .upstream import KILL_GRACE_SECONDS
+from ..peer.spawn import STOP_SIGNALS
+from ..peer.upstream import KILL_GRACE_SECONDS
 
 __all__ = ["STOP_SIGNALS", "StopSignals", "held_stop_signals"]
 

@@ -41,6 +41,7 @@ from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import timed_out_text
 from ..peer.requests import RequestFailed
+from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -54,7 +55,6 @@ from ..wire.jsonrpc import (
 from ..wire.messages import GONE
 from .guard import ToolTable
 from .listings import ToolListings
-from .upstream import Connector, LineLink
 
 if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
     from ..core import Compiled

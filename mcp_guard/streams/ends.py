@@ -1,6 +1,6 @@
 """Why an upstream connection ended: the cause a transport can tell, for the log and the -32603 texts.
 
-A connector (``relay.upstream``'s stdio one) registers, for each link it yields, a function that
+A connector (``peer.upstream``'s stdio one) registers, for each link it yields, a function that
 says how the connection ended (:func:`tell_end`); the peer (``peer.connection``) asks it
 (:func:`end_of`) when the link's ``receive()`` has ended, before anything waiting on it is
 answered. The stdio upstream says its exit status, or its signal, or that it closed its output
@@ -29,7 +29,7 @@ EndTeller = Callable[[float], Awaitable[str]]
 class UpstreamStartError(GuardError):
     """The upstream could not be started or connected (command not found, not executable, ended before it
     answered any request, ...). Defined here, below both the stdio upstream and the peer, which raise it;
-    ``relay.upstream`` is where it is imported from."""
+    ``peer.upstream`` is where it is imported from."""
 
 
 _tellers: weakref.WeakKeyDictionary[object, EndTeller] = weakref.WeakKeyDictionary()

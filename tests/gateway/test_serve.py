@@ -540,7 +540,7 @@ async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(
     connection is kept (it used to end, and with it every request the upstream held)."""
     from mcp_guard.gateway.config import load_config
     from mcp_guard.gateway.session import GatewaySession
-    from mcp_guard.relay.upstream import stdio_connector
+    from mcp_guard.peer.upstream import stdio_connector
 
     tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("big_result", "echo")]
     (tmp_path / "tools.json").write_text(json.dumps(tools))

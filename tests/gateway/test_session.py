@@ -22,7 +22,7 @@ from mcp_guard.gateway.config import parse_config
 from mcp_guard.gateway.journal import Journal
 from mcp_guard.gateway.pinning import LockFile
 from mcp_guard.gateway.session import GatewaySession
-from mcp_guard.relay.upstream import UpstreamStartError
+from mcp_guard.peer.upstream import UpstreamStartError
 from tests.harness import INIT, TIMEOUT, TOO_LONG, Client, MemoryLink, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio

@@ -8,8 +8,8 @@ import os
 import anyio
 import pytest
 
-from mcp_guard.relay import upstream
-from mcp_guard.relay.upstream import _ChildOutput
+from mcp_guard.peer import upstream
+from mcp_guard.peer.upstream import _ChildOutput
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_guard.relay.child_stderr import StderrRelay
-from mcp_guard.relay.upstream import spawn_upstream
+from mcp_guard.peer.child_stderr import StderrRelay
+from mcp_guard.peer.upstream import spawn_upstream
 
 pytestmark = pytest.mark.anyio
 

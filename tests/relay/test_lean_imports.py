@@ -191,7 +191,7 @@ def test_wrap_over_stdio_defers_what_only_other_paths_use(tmp_path: Path, reques
 
 RUN_WRAP_NOTING_THE_START = """
 import json, sys
-import mcp_guard.relay.spawn as spawn
+import mcp_guard.peer.spawn as spawn
 early = spawn.start_early
 
 def noted(command):

@@ -9,7 +9,7 @@ import socket
 import anyio
 import pytest
 
-from mcp_guard.relay.http_upstream import http_connector
+from mcp_guard.peer.http_upstream import http_connector
 
 pytestmark = pytest.mark.anyio
 

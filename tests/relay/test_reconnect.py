@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_guard.peer.upstream import UpstreamStartError
 from mcp_guard.relay.guard import ToolTable
 from mcp_guard.relay.relay import Relay
-from mcp_guard.relay.upstream import UpstreamStartError
 from mcp_guard.wire.messages import GONE
 from tests.harness import INIT, TIMEOUT, Client, MemoryLink, ScriptedUpstream, running_guard
 

@@ -1,4 +1,4 @@
-"""Starting the upstream before the event loop (``relay.spawn``) and the process the relay then holds.
+"""Starting the upstream before the event loop (``peer.spawn``) and the process the relay then holds.
 
 ``wrap`` starts its upstream as soon as its command line is read (issue 14 item 1); the first
 connection of ``stdio_connector`` takes that process over, or raises the error its start raised;
@@ -17,9 +17,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_guard.relay import upstream
-from mcp_guard.relay.spawn import STOP_SIGNALS, StartedProcess, UpstreamStartError, start_early, start_process
-from mcp_guard.relay.upstream import ChildProcess, spawn_upstream, stdio_connector
+from mcp_guard.peer import upstream
+from mcp_guard.peer.spawn import STOP_SIGNALS, StartedProcess, UpstreamStartError, start_early, start_process
+from mcp_guard.peer.upstream import ChildProcess, spawn_upstream, stdio_connector
 
 pytestmark = pytest.mark.anyio
 

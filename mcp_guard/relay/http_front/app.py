@@ -26,6 +26,7 @@ from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ...errors import GuardError
 from ...log_counts import LogCounts
+from ...peer.upstream import UpstreamStartError
 from ...wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -37,7 +38,6 @@ from ...wire.jsonrpc import (
     valid_id,
 )
 from ...wire.messages import parse_error_text, unparsable_reason
-from ..upstream import UpstreamStartError
 from .channel import Channel, SessionFactory
 from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
 from .fast import PING, answer, respond, sse_event, ticker

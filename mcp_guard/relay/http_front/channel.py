@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import anyio.abc
 
+from ...peer.upstream import UpstreamStartError, stdio_connector
 from ...streams.framing import LineStream
 from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
 from ..guard import ToolTable
 from ..relay import Relay
-from ..upstream import UpstreamStartError, stdio_connector
 from .config import STOP_GRACE_SECONDS
 from .direct import DirectClientSide
 from .messages import Exchange, Item, Key, error_bytes, map_key

@@ -33,7 +33,7 @@ The stdio upstream
 child process. The child gets the user's whole environment (the SDK's ``stdio_client``
 would pass only HOME, LOGNAME, PATH, SHELL, TERM and USER), its own process group, and a
 stderr pipe whose lines the guard writes to its own stderr prefixed and escaped
-(:mod:`~mcp_guard.relay.child_stderr`). When the child process exits, its output is read to the end
+(:mod:`~mcp_guard.peer.child_stderr`). When the child process exits, its output is read to the end
 of what it wrote and then ends (``EndOfStream``), even when a process it started still holds
 the pipe open. Shutdown follows the MCP lifecycle: close its stdin, wait
 :data:`EXIT_GRACE_SECONDS`, then terminate the whole process group by the rule of the SDK's
@@ -340,7 +340,7 @@ async def spawn_upstream(
         max_line: the cap on one message from the upstream, in bytes (``framing.LineTooLong``).
         name: the server's name (``serve``): its log lines start ``upstream NAME: `` and its
             stderr lines ``upstream NAME stderr: ``; None (``wrap``): ``upstream stderr: ``.
-        started: the process, started already by :func:`~mcp_guard.relay.spawn.start_process` from
+        started: the process, started already by :func:`~mcp_guard.peer.spawn.start_process` from
             ``command``, ``env`` and ``cwd``; None: it is started here.
 
     Raises:

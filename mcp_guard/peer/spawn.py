@@ -3,12 +3,12 @@
 No event loop is needed (nothing here imports ``anyio`` or ``asyncio``), so ``wrap`` starts its
 upstream as soon as its command line is read, and the server's own start-up (often the larger
 part of the time to the ``initialize`` answer) runs while the guard loads the rest of itself
-(issue 14 item 1). :func:`~mcp_guard.relay.upstream.spawn_upstream` takes such a start over, or
+(issue 14 item 1). :func:`~mcp_guard.peer.upstream.spawn_upstream` takes such a start over, or
 starts the process itself by the same rule (every restart, and ``serve``).
 
 The process is started as ``asyncio``'s subprocess support starts one (``subprocess.Popen``,
 ``close_fds``, signals restored to their defaults) with ``start_new_session``: it leads its
-own process group, which the guard signals as a whole when it stops it (``relay.upstream``).
+own process group, which the guard signals as a whole when it stops it (``peer.upstream``).
 """
 
 from __future__ import annotations

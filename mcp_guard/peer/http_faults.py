@@ -4,7 +4,7 @@ Every text here is the message of a JSON-RPC error the guard sends for a request
 upstream did not answer (``-32603``, prefixed ``mcp-guard:``), or a log line. None holds a
 header value, a URL's user info or query, or anything of the server's body but the JSON-RPC
 error it sent for the request (:func:`error_body_answer`). The transport is
-:mod:`mcp_guard.relay.http_upstream`.
+:mod:`mcp_guard.peer.http_upstream`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
 
 A value the guard sends in a header is printable ASCII without white space at its ends
 (RFC 9110, section 5.5); one that is not is left out, never sent. Header values are never
-logged. The transport itself is :mod:`mcp_guard.relay.http_upstream`.
+logged. The transport itself is :mod:`mcp_guard.peer.http_upstream`.
 """
 
 from __future__ import annotations
