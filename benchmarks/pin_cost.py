@@ -24,9 +24,9 @@ import json
 import time
 from typing import Any
 
+from mcp_guard.calls.pinning import LockFile
+from mcp_guard.config import parse_config
 from mcp_guard.gateway.catalog import Catalog
-from mcp_guard.gateway.config import parse_config
-from mcp_guard.gateway.pinning import LockFile
 
 
 def listing(count: int) -> list[dict[str, Any]]:

@@ -255,9 +255,9 @@ async def running_guard(
     The client's tool names are ``name(command, tool)``. On exit the client closes its side and
     the guard is waited for (it must stop its upstream).
     """
-    from mcp_guard.gateway.config import parse_config
+    from mcp_guard.calls.tool_table import ToolTable
+    from mcp_guard.config import parse_config
     from mcp_guard.gateway.session import GatewaySession
-    from mcp_guard.relay.guard import ToolTable
     from mcp_guard.relay.relay import Relay
 
     client = Client()

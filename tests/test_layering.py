@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("reports", ("mcp_guard.reports",)),
     ("refusals", ("mcp_guard.calls",)),
-    ("judgement", ("mcp_guard.relay.guard", "mcp_guard.relay.listings")),
+    ("judgement", ("mcp_guard.calls.tool_table", "mcp_guard.relay.listings")),
     (
         "gateway parts",
         tuple(

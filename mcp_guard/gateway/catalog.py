@@ -1,7 +1,7 @@
 """The merged tool list of every upstream, and the route of each exposed tool.
 
 :class:`Catalog` joins the pieces for one set of listings: each upstream's tools classified
-(the relay's :class:`~mcp_guard.relay.guard.ToolTable`), named (:mod:`.naming`), compared
+(the relay's :class:`~mcp_guard.calls.tool_table.ToolTable`), named (:mod:`.naming`), compared
 with the lock (:mod:`.pinning`) and given their rules (:mod:`.policy`). The relay side calls
 :meth:`Catalog.update` with an upstream's complete listing (after it listed all pages, on
 start and after ``list_changed``), serves ``tools/list`` from :meth:`Catalog.page`, and
@@ -39,14 +39,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..relay.guard import ToolTable
+from ..calls.pinning import FieldChange, LockFile, PinReport, PinStatus, diff_tool, report_of, server_status
+from ..calls.pipeline import Route
+from ..calls.policy import Policy
+from ..calls.tool_table import ToolTable
+from ..config import GatewayConfig
 from ..wire.jsonrpc import Uncarriable, dumps
 from ..wire.meta import META_PREFIX
-from .config import GatewayConfig
 from .naming import Collision, CursorCodec, NameMap, ResourceMap
-from .pinning import FieldChange, LockFile, PinReport, PinStatus, diff_tool, report_of, server_status
-from .pipeline import Route
-from .policy import Policy
 
 __all__ = ["KINDS", "ORIGIN_KEY", "PIN_KEY", "Catalog", "CatalogReport", "MergedLists", "PinChange", "expose_prompts"]
 

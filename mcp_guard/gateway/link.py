@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 import anyio
 
+from ..calls.pipeline import Call, Pipeline
+from ..config import HttpServer, StdioServer
 from ..peer.backoff import Backoff
 from ..peer.connection import UpstreamPeer, failure_reason
 from ..peer.inflight import timed_out_text
@@ -31,8 +33,6 @@ from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, error_response, id_key, 
 from ..wire.messages import GONE
 from ..wire.meta import SUBSCRIPTION_ID_KEY
 from .catalog import KINDS
-from .config import HttpServer, StdioServer
-from .pipeline import Call, Pipeline
 
 __all__ = ["Forwarded", "Link", "LinkOwner", "connector_for", "failure_reason", "unavailable"]
 

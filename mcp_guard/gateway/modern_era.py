@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from ..calls.pinning import LockFile
+from ..config import GatewayConfig
 from ..peer.requests import RequestFailed, list_pages
 from ..wire.jsonrpc import (
     INVALID_PARAMS,
@@ -45,7 +47,6 @@ from ..wire.meta import (
     SUBSCRIPTION_ID_KEY,
 )
 from .catalog import KINDS, MergedLists
-from .config import GatewayConfig
 from .envelopes import (
     ACKNOWLEDGED,
     ENVELOPE_KEYS,
@@ -58,7 +59,6 @@ from .envelopes import (
 )
 from .link import Link, failure_reason
 from .naming import CursorCodec
-from .pinning import LockFile
 
 __all__ = ["ModernEra", "gateway_info"]
 

@@ -36,8 +36,8 @@ from typing import Any, Final, Generic, TypeVar
 
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
+from ..config import DEFAULT_NAME_FORMAT
 from ..errors import GuardError
-from .config import DEFAULT_NAME_FORMAT
 
 __all__ = [
     "HASH_DIGITS",

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from ..calls.journal import Journal
+from ..calls.pinning import LockFile
+from ..config import GatewayConfig, StdioServer
 from ..guarded import double_wrapped
 from ..relay.stop_signals import held_stop_signals
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..wire.framing import DEFAULT_MAX_LINE
-from .config import GatewayConfig, StdioServer
-from .journal import Journal
-from .pinning import LockFile
 from .session import GatewaySession
 
 __all__ = ["double_wrapped_servers", "serve_http", "serve_stdio", "warn_double_wrapped"]

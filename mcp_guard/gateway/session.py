@@ -54,7 +54,12 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..calls.journal import Journal
+from ..calls.pinning import LockFile
+from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline
+from ..calls.policy import Budget
 from ..calls.refusals import unknown_tool
+from ..config import GatewayConfig
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
 from ..peer.requests import IdMint, RequestFailed
@@ -80,17 +85,12 @@ from ..wire.meta import (
     is_modern,
 )
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
-from .config import GatewayConfig
 from .envelopes import (
     merged_capabilities,
 )
-from .journal import Journal
 from .link import Forwarded, Link, connector_for, unavailable
 from .modern_era import ModernEra, gateway_info
 from .naming import CursorCodec, InvalidCursor, could_name
-from .pinning import LockFile
-from .pipeline import SERVER_UNAVAILABLE, Call, Pipeline
-from .policy import Budget
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 

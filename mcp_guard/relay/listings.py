@@ -21,11 +21,11 @@ from typing import Any, Final
 
 import anyio
 
+from ..calls.tool_table import ToolTable
 from ..log_counts import LogCounts
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
 from ..wire.jsonrpc import id_key, valid_id
 from ..wire.meta import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY
-from .guard import ToolTable
 
 __all__ = ["MAX_ENVELOPES", "ToolListings", "fresh"]
 

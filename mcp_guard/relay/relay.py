@@ -104,9 +104,10 @@ import anyio
 import anyio.abc
 
 from ..calls.observer import UNKNOWN_TOOL
+from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
+from ..calls.policy import ToolPolicy
 from ..calls.refusals import unknown_tool
-from ..gateway.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
-from ..gateway.policy import ToolPolicy
+from ..calls.tool_table import ToolEntry, ToolTable
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
 from ..peer.requests import ListingFailed
@@ -131,7 +132,6 @@ from ..wire.jsonrpc import (
 )
 from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text, unparsable_reason
 from ..wire.meta import era_meta, is_modern
-from .guard import ToolEntry, ToolTable
 from .listings import fresh
 from .upstream_side import UpstreamSide, never_started_text
 

@@ -20,13 +20,13 @@ import anyio
 import anyio.abc
 
 from ..calls.outputs import DEFAULT_OUTPUTS
+from ..calls.tool_table import ToolTable
 from ..core import DEFAULT_PROFILE
 from ..peer.spawn import StartedProcess
 from ..peer.upstream import Connector, UpstreamStartError, stdio_connector
 from ..streams.framing import claim_stdio
 from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
-from .guard import ToolTable
 from .relay import Relay
 from .stop_signals import held_stop_signals
 

@@ -35,7 +35,8 @@ import anyio
 import anyio.abc
 
 from ..calls.outputs import judge_result
-from ..gateway.pipeline import outcome_of
+from ..calls.pipeline import outcome_of
+from ..calls.tool_table import ToolTable
 from ..log_counts import LogCounts
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
@@ -53,7 +54,6 @@ from ..wire.jsonrpc import (
     valid_id,
 )
 from ..wire.messages import GONE
-from .guard import ToolTable
 from .listings import ToolListings
 
 if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from mcp_guard.calls.journal import Journal
+from mcp_guard.calls.pinning import LockFile, tool_digest
 from mcp_guard.commands import gateway as commands
-from mcp_guard.gateway.config import load_config
-from mcp_guard.gateway.journal import Journal
-from mcp_guard.gateway.pinning import LockFile, tool_digest
+from mcp_guard.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGMA = ROOT / "fixtures" / "sigma" / "server.py"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from mcp_guard.calls.pinning import LockFile, tool_digest
+from mcp_guard.config import ConfigError, parse_config
 from mcp_guard.gateway.catalog import PIN_KEY, Catalog
-from mcp_guard.gateway.config import ConfigError, parse_config
-from mcp_guard.gateway.pinning import LockFile, tool_digest
 
 ECHO: dict[str, Any] = {
     "name": "echo",

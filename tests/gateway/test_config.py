@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.gateway.config import (
+from mcp_guard.config import (
     ConfigError,
     GatewayConfig,
     HttpServer,

@@ -17,8 +17,8 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_guard.calls.jcs import canonical_json, canonical_sha256, number_to_string
 from mcp_guard.core.json_values import Inexact
-from mcp_guard.gateway.jcs import canonical_json, canonical_sha256, number_to_string
 
 
 def from_bits(bits: int) -> float:

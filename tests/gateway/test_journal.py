@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_guard.calls.journal import Journal, format_summary, read_records, rfc3339, summarize
 from mcp_guard.gateway import journal as journal_module
-from mcp_guard.gateway.journal import Journal, format_summary, read_records, rfc3339, summarize
 
 FIXED = datetime(2026, 11, 20, 10, 0, 0, 123456, tzinfo=UTC)
 SHA = "a" * 64
@@ -152,7 +152,7 @@ def test_a_call_in_flight_when_the_guard_is_killed_stays_an_intent(tmp_path: Pat
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from mcp_guard.gateway.journal import Journal\n"
+        "from mcp_guard.calls.journal import Journal\n"
         "j = Journal(Path(sys.argv[1]))\n"
         "j.intent('done', 'fs', 'read', 'a' * 64, 2)\n"
         "j.outcome('done', 'fs', 'read', 'ok')\n"

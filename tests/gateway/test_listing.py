@@ -16,7 +16,7 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_guard.commands.gateway import list_server, list_servers
-from mcp_guard.gateway.config import GatewayConfig, HttpServer, StdioServer, parse_config
+from mcp_guard.config import GatewayConfig, HttpServer, StdioServer, parse_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

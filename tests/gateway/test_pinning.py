@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.gateway.pinning import LockError, LockFile, compare, diff_tool, tool_digest
+from mcp_guard.calls.pinning import LockError, LockFile, compare, diff_tool, tool_digest
 
 TOOL: dict[str, Any] = {
     "name": "read",

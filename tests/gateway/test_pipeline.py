@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from mcp_guard.calls.jcs import canonical_sha256
+from mcp_guard.calls.journal import Journal, read_records
+from mcp_guard.calls.pinning import LockFile
+from mcp_guard.calls.pipeline import STEP_NAMES, WRAP_STEPS, Call, Pipeline, Rejection, outcome_of
+from mcp_guard.calls.policy import Budget
+from mcp_guard.config import GatewayConfig, parse_config
 from mcp_guard.gateway.catalog import ORIGIN_KEY, Catalog, MergedLists, expose_prompts
-from mcp_guard.gateway.config import GatewayConfig, parse_config
-from mcp_guard.gateway.jcs import canonical_sha256
-from mcp_guard.gateway.journal import Journal, read_records
 from mcp_guard.gateway.naming import CursorCodec, InvalidCursor, Origin
-from mcp_guard.gateway.pinning import LockFile
-from mcp_guard.gateway.pipeline import STEP_NAMES, WRAP_STEPS, Call, Pipeline, Rejection, outcome_of
-from mcp_guard.gateway.policy import Budget
 
 pytestmark = pytest.mark.anyio
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.gateway.config import GuardSettings
-from mcp_guard.gateway.policy import Budget, Policy, argument_bytes, matches
+from mcp_guard.calls.policy import Budget, Policy, argument_bytes, matches
+from mcp_guard.config import GuardSettings
 
 
 def policy(**guard: Any) -> Policy:

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_guard.gateway.pinning import tool_digest
+from mcp_guard.calls.pinning import tool_digest
 from tests.gateway.test_serve import MODERN_META, READ_TIMEOUT, Client, rejection_kind, serve, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

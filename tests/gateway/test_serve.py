@@ -30,7 +30,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from mcp_guard.gateway.pinning import tool_digest
+from mcp_guard.calls.pinning import tool_digest
 from tests.e2e import npm_peers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -538,7 +538,7 @@ class MemoryClient:
 async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(tmp_path: Path) -> None:
     """A line longer than the upstream pipe's cap fails its request (-32603) and nothing else: the
     connection is kept (it used to end, and with it every request the upstream held)."""
-    from mcp_guard.gateway.config import load_config
+    from mcp_guard.config import load_config
     from mcp_guard.gateway.session import GatewaySession
     from mcp_guard.peer.upstream import stdio_connector
 

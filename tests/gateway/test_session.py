@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_guard.calls.journal import Journal
 from mcp_guard.calls.observer import CallObserver
-from mcp_guard.gateway.config import parse_config
-from mcp_guard.gateway.journal import Journal
-from mcp_guard.gateway.pinning import LockFile
+from mcp_guard.calls.pinning import LockFile
+from mcp_guard.config import parse_config
 from mcp_guard.gateway.session import GatewaySession
 from mcp_guard.peer.upstream import UpstreamStartError
 from tests.harness import INIT, TIMEOUT, TOO_LONG, Client, MemoryLink, ScriptedUpstream

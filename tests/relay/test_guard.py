@@ -1,4 +1,4 @@
-"""``guard.ToolTable``: what a listing leaves in the table."""
+"""``tool_table.ToolTable``: what a listing leaves in the table."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.relay import guard
-from mcp_guard.relay.guard import ToolTable
+from mcp_guard.calls import tool_table
+from mcp_guard.calls.tool_table import ToolTable
 
 
 def test_a_relisted_identical_schema_reuses_its_validator_and_a_changed_one_does_not() -> None:
@@ -146,13 +146,13 @@ def test_annotating_a_listing_pauses_the_collector_and_restores_it() -> None:
     """Issue 14 item 5: a listing's annotation makes many acyclic objects; the collector is paused meanwhile."""
     seen: list[bool] = []
     table = ToolTable("extended", label=None)
-    real = guard.listed_status
+    real = tool_table.listed_status
 
     def spy(verdict: Any) -> Any:
         seen.append(gc.isenabled())
         return real(verdict)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(guard, "listed_status", spy)
+        patch.setattr(tool_table, "listed_status", spy)
         table.annotate({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}, cache=True, first_page=True)
     assert seen == [False] and gc.isenabled()

@@ -174,7 +174,7 @@ DEFERRED = (
     "hashlib",  # (secrets, and gateway.jcs: OpenSSL's _hashlib)
     "datetime",  # gateway.journal: only a journal's records
     "pathlib",  # gateway.journal: only a journal's file
-    "mcp_guard.gateway.jcs",  # gateway.pipeline: only a journal's digests
+    "mcp_guard.calls.jcs",  # gateway.pipeline: only a journal's digests
 )
 """Modules ``wrap`` over stdio loaded before the ``initialize`` answer and never used there (issue 14
 item 1: each was milliseconds of start-up); now imported where they are used."""
@@ -185,7 +185,7 @@ def test_wrap_over_stdio_defers_what_only_other_paths_use(tmp_path: Path, reques
     """Neither the ``initialize`` answer nor listings and calls (valid and refused) load them."""
     responses, modules = _wrap_session(tmp_path, "--log-level", "warning", requests_sent=requests_sent)
     assert responses[0]["id"] == 1 and "result" in responses[0]
-    assert "mcp_guard.gateway.pipeline" in modules  # the modules that used to import them are in
+    assert "mcp_guard.calls.pipeline" in modules  # the modules that used to import them are in
     assert [m for m in DEFERRED if m in modules] == []
 
 
@@ -231,4 +231,4 @@ def test_wrap_starts_the_upstream_before_it_loads_the_relay(tmp_path: Path) -> N
     assert run.stderr.count("started the upstream (pid") == 1
     loaded = set(json.loads(lines[0].removeprefix("LOADED-AT-START ")))
     assert "mcp_guard.cli" in loaded
-    assert {"anyio._backends._asyncio", "mcp_guard.relay.relay", "mcp_guard.gateway.pipeline"} & loaded == set()
+    assert {"anyio._backends._asyncio", "mcp_guard.relay.relay", "mcp_guard.calls.pipeline"} & loaded == set()

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from mcp_guard.calls.tool_table import ToolTable, schema_key
 from mcp_guard.core.json_values import Inexact
-from mcp_guard.relay.guard import ToolTable, schema_key
 from mcp_guard.wire.jsonrpc import loads_upstream
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_guard.cli import _parser, main
-from mcp_guard.gateway.config import parse_config
+from mcp_guard.config import parse_config
 from mcp_guard.reports.documents import loads
 from mcp_guard.reports.tool_definitions import ToolDefinition, definition_notes, parse_tool_definition, to_mcp_tool
 from mcp_guard.reports.verifier import verify_text

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import anyio.abc
 
+from ...calls.tool_table import ToolTable
 from ...peer.upstream import UpstreamStartError, stdio_connector
 from ...streams.framing import LineStream
 from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
-from ..guard import ToolTable
 from ..relay import Relay
 from .config import STOP_GRACE_SECONDS
 from .direct import DirectClientSide

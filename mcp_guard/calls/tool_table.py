@@ -5,7 +5,7 @@
   some: under ``extended``, a ``format`` 2020-12 does not define, E4); every other field passed as
   the upstream sent it. ``_meta`` keys starting ``mcp-guard/`` that the upstream sent are
   replaced (tools) or removed (results): an upstream cannot forge the guard's verdicts.
-- ``tools/call`` requests are judged by the call pipeline (``gateway.pipeline``, the steps
+- ``tools/call`` requests are judged by the call pipeline (``calls.pipeline``, the steps
   ``wrap``'s options enable: visibility and schema), against the entry this table holds for the
   tool (:meth:`ToolTable.get`; :attr:`ToolTable.unsupported` is the visibility rule); the relay
   answers with what the pipeline decides.
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .. import core
-from ..calls.outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
-from ..calls.refusals import ToolIssue
 from ..core import DEFAULT_PROFILE, PROFILES, UNSUPPORTED, VALIDATION, Report
 from ..reports.status import Status, listed_status
 from ..wire.meta import META_PREFIX, SCHEMA_KEY
 from ..wire.repeated import collector_paused, repeated_key, repeated_key_text
+from .outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
+from .refusals import ToolIssue
 
 if TYPE_CHECKING:  # the classifier (core.compiler) is loaded at the first listing, not at start (issue 14)
     from ..core import Compiled

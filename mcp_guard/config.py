@@ -50,8 +50,8 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from ..core.profiles import DEFAULT_PROFILE, ProfileName
-from ..errors import GuardError
+from .core.profiles import DEFAULT_PROFILE, ProfileName
+from .errors import GuardError
 
 __all__ = [
     "DEFAULT_NAME_FORMAT",

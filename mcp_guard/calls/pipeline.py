@@ -45,12 +45,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 
-from ..calls.observer import UNKNOWN_TOOL, CallObserver
-from ..calls.outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
-from ..calls.refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .journal import Journal, Result
+from .observer import UNKNOWN_TOOL, CallObserver
+from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
+from .refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 
 if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
     from ..core import Compiled

@@ -38,7 +38,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:  # pydantic (~40 ms): loaded by whoever reads a config, never by ``wrap``'s pipeline
-    from .config import GuardSettings, ServerPolicy
+    from ..config import GuardSettings, ServerPolicy
 
 __all__ = ["WINDOW_SECONDS", "Access", "Budget", "Policy", "ToolPolicy", "argument_bytes", "matches"]
 
@@ -50,7 +50,7 @@ WINDOW_SECONDS: Final = 60.0
 
 @cache
 def _empty_server() -> ServerPolicy:
-    from .config import ServerPolicy
+    from ..config import ServerPolicy
 
     return ServerPolicy()
 
