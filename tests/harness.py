@@ -8,8 +8,8 @@ gateway session), and scripted upstreams, wired with memory streams; no processe
   ``tools/list``, ``ping``, batches, and ``tools/call`` of :data:`TOOLS`, with a hook the test
   sets to script what a call does (a hostile or broken server), and :meth:`ScriptedUpstream.handle`
   for a subclass to answer more (``tests/gateway/test_session.py``'s faults).
-- :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.relay.relay.Relay`, no renaming) or
-  ``serve`` (a :class:`~mcp_guard.gateway.session.GatewaySession` of one server ``s``, its tools
+- :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.sessions.relay.Relay`, no renaming) or
+  ``serve`` (a :class:`~mcp_guard.sessions.gateway.GatewaySession` of one server ``s``, its tools
   named ``s__NAME``) over one scripted upstream, so one test runs against both commands.
 """
 
@@ -257,8 +257,8 @@ async def running_guard(
     """
     from mcp_guard.calls.tool_table import ToolTable
     from mcp_guard.config import parse_config
-    from mcp_guard.gateway.session import GatewaySession
-    from mcp_guard.relay.relay import Relay
+    from mcp_guard.sessions.gateway import GatewaySession
+    from mcp_guard.sessions.relay import Relay
 
     client = Client()
     options.setdefault("drain_timeout", 0.2)

@@ -4,7 +4,7 @@ Every module of ``mcp_guard`` is read with ``ast`` (imports inside functions and
 ``TYPE_CHECKING`` count: they are dependencies all the same) and placed in a layer of
 :data:`LAYERS`, lowest first. A module may import from a lower layer, or from its own layer
 within its own package (``relay.*`` with ``relay.*``); never upward, never sideways into another
-package of its layer (so the two sessions, ``relay.relay`` and ``gateway.session``, and the
+package of its layer (so the two sessions, ``sessions.relay`` and ``sessions.gateway``, and the
 ``reports`` and the ``gateway``, cannot lean on each other). A name starting with ``_`` is never
 imported from another module. The schema core imports nothing of the rest of the package and
 none of the I/O libraries. Every exception class outside the core derives from
@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("reports", ("mcp_guard.reports",)),
     ("refusals", ("mcp_guard.calls",)),
-    ("judgement", ("mcp_guard.calls.tool_table", "mcp_guard.relay.listings")),
+    ("judgement", ("mcp_guard.calls.tool_table", "mcp_guard.sessions.listings")),
     (
         "gateway parts",
         tuple(
@@ -56,14 +56,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             for m in ("config", "naming", "policy", "pinning", "journal", "jcs", "pipeline", "catalog")
         ),
     ),
-    ("links", ("mcp_guard.gateway.link", "mcp_guard.gateway.envelopes")),
+    ("links", ("mcp_guard.sessions.link", "mcp_guard.sessions.envelopes")),
     (
         "sessions",
         (
-            "mcp_guard.relay.relay",
-            "mcp_guard.relay.upstream_side",
-            "mcp_guard.gateway.session",
-            "mcp_guard.gateway.modern_era",
+            "mcp_guard.sessions.relay",
+            "mcp_guard.sessions.upstream_side",
+            "mcp_guard.sessions.gateway",
+            "mcp_guard.sessions.modern_era",
         ),
     ),
     ("fronts", ("mcp_guard.relay.http_front", "mcp_guard.relay.stdio", "mcp_guard.relay")),
@@ -249,12 +249,12 @@ def test_importing_a_module_loads_nothing_above_it() -> None:
 
 def test_the_layering_test_sees_a_violation() -> None:
     """The checks above can fail: an upward import and a private name, made up, are caught."""
-    upward = Import("mcp_guard.core.ir", "mcp_guard.relay.relay", ("Relay",), 1)
+    upward = Import("mcp_guard.core.ir", "mcp_guard.sessions.relay", ("Relay",), 1)
     assert layer_of(upward.target)[0] > layer_of(upward.importer)[0]
-    sideways = Import("mcp_guard.gateway.session", "mcp_guard.relay.relay", ("Relay",), 1)
+    sideways = Import("mcp_guard.sessions.gateway", "mcp_guard.sessions.relay", ("Relay",), 1)
     assert layer_of(sideways.target)[0] == layer_of(sideways.importer)[0]
     assert top_package(sideways.target) != top_package(sideways.importer)
-    assert layer_of("mcp_guard.reports.tools")[0] < layer_of("mcp_guard.gateway.session")[0]
+    assert layer_of("mcp_guard.reports.tools")[0] < layer_of("mcp_guard.sessions.gateway")[0]
 
 
 def test_every_exception_class_outside_the_core_derives_from_the_root() -> None:

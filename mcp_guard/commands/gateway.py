@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
     from ..config import GatewayConfig, HttpServer, StdioServer
-    from ..gateway.catalog import Catalog
     from ..relay.http_front import HttpConfig
     from ..reports.tools import ToolReport
+    from ..sessions.catalog import Catalog
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds one upstream gets to start, say hello (``initialize`` or ``server/discover``) and list all its tools."""
@@ -482,10 +482,10 @@ def run_check(
     import anyio
 
     from ..calls.pinning import LockError, LockFile
-    from ..gateway.catalog import Catalog
     from ..gateway.serve import double_wrapped_servers
     from ..reports.tools import ToolsReport, escape, report_tools
     from ..safe_text import escape_json
+    from ..sessions.catalog import Catalog
 
     out = out if out is not None else sys.stdout
     config = _load(config_path, sys.stderr)

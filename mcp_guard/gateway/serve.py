@@ -22,9 +22,9 @@ from ..calls.pinning import LockFile
 from ..config import GatewayConfig, StdioServer
 from ..guarded import double_wrapped
 from ..relay.stop_signals import held_stop_signals
+from ..sessions.gateway import GatewaySession
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..wire.framing import DEFAULT_MAX_LINE
-from .session import GatewaySession
 
 __all__ = ["double_wrapped_servers", "serve_http", "serve_stdio", "warn_double_wrapped"]
 

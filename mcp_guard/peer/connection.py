@@ -1,7 +1,7 @@
 """One upstream peer: its connections, restarts, reading, the guard's own requests, and its end.
 
-Both ``wrap`` (:class:`~mcp_guard.relay.relay.Relay`, one upstream) and ``serve``
-(:class:`~mcp_guard.gateway.link.Link`, one per configured server) talk to an upstream through
+Both ``wrap`` (:class:`~mcp_guard.sessions.relay.Relay`, one upstream) and ``serve``
+(:class:`~mcp_guard.sessions.link.Link`, one per configured server) talk to an upstream through
 an :class:`UpstreamPeer`. It makes the connections through the connector seam (a callable
 returning an async context manager that yields one line stream: ``peer.upstream``'s
 ``stdio_connector``, ``peer.http_upstream``'s ``http_connector``, or a test's), and does what

@@ -2,7 +2,7 @@
 
 The seam
 --------
-A :class:`~mcp_guard.relay.relay.Relay` does not hold an upstream stream; it holds a
+A :class:`~mcp_guard.sessions.relay.Relay` does not hold an upstream stream; it holds a
 *connector* (:data:`Connector`): a callable with no arguments that returns an async context
 manager yielding a :class:`LineLink`, one connection to the upstream. Entering it connects
 (spawns a process, opens an HTTP session, ...); leaving it disconnects and frees everything

@@ -24,10 +24,10 @@ from ..calls.tool_table import ToolTable
 from ..core import DEFAULT_PROFILE
 from ..peer.spawn import StartedProcess
 from ..peer.upstream import Connector, UpstreamStartError, stdio_connector
+from ..sessions.relay import Relay
 from ..streams.framing import claim_stdio
 from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
-from .relay import Relay
 from .stop_signals import held_stop_signals
 
 __all__ = ["DEFAULT_GUARD_REQUEST_TIMEOUT", "wrap_stdio", "wrap_stdio_http"]

@@ -9,7 +9,7 @@ import pytest
 
 from mcp_guard.calls.pinning import LockFile, tool_digest
 from mcp_guard.config import ConfigError, parse_config
-from mcp_guard.gateway.catalog import PIN_KEY, Catalog
+from mcp_guard.sessions.catalog import PIN_KEY, Catalog
 
 ECHO: dict[str, Any] = {
     "name": "echo",

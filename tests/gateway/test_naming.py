@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_guard.gateway.naming import (
+from mcp_guard.sessions.naming import (
     NAME_RULE,
     Collision,
     CursorCodec,

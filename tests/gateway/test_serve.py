@@ -539,8 +539,8 @@ async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(
     """A line longer than the upstream pipe's cap fails its request (-32603) and nothing else: the
     connection is kept (it used to end, and with it every request the upstream held)."""
     from mcp_guard.config import load_config
-    from mcp_guard.gateway.session import GatewaySession
     from mcp_guard.peer.upstream import stdio_connector
+    from mcp_guard.sessions.gateway import GatewaySession
 
     tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("big_result", "echo")]
     (tmp_path / "tools.json").write_text(json.dumps(tools))

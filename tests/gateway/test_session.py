@@ -21,8 +21,8 @@ from mcp_guard.calls.journal import Journal
 from mcp_guard.calls.observer import CallObserver
 from mcp_guard.calls.pinning import LockFile
 from mcp_guard.config import parse_config
-from mcp_guard.gateway.session import GatewaySession
 from mcp_guard.peer.upstream import UpstreamStartError
+from mcp_guard.sessions.gateway import GatewaySession
 from tests.harness import INIT, TIMEOUT, TOO_LONG, Client, MemoryLink, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio

@@ -109,7 +109,7 @@ def test_wrap_over_stdio_loads_no_http_sdk_or_pydantic(tmp_path: Path, profile: 
     assert responses[2].get("result") == {"content": [{"type": "text", "text": "ok"}], "isError": False}
     refused = responses[3]["result"]
     assert isinstance(refused, dict) and refused["isError"] is True  # the guard judged the call itself
-    assert "mcp_guard.relay.relay" in modules  # the session ran in this process (the check is not vacuous)
+    assert "mcp_guard.sessions.relay" in modules  # the session ran in this process (the check is not vacuous)
     assert _heavy(modules) == []
 
 
@@ -127,7 +127,7 @@ def test_wrap_answers_initialize_without_loading_the_classifier(tmp_path: Path) 
     tools) costs none of the classifier's import time or memory; the listing loads it."""
     responses, modules = _wrap_session(tmp_path, "--log-level", "warning", requests_sent=2)
     assert [r["id"] for r in responses] == [1]
-    assert "mcp_guard.relay.relay" in modules and "mcp_guard.core" in modules  # the light core names are in
+    assert "mcp_guard.sessions.relay" in modules and "mcp_guard.core" in modules  # the light core names are in
     assert [m for m in CLASSIFIER if m in modules] == []
     _, listed = _wrap_session(tmp_path, "--log-level", "warning", requests_sent=3)
     assert [m for m in CLASSIFIER if m in listed] == list(CLASSIFIER)
@@ -231,4 +231,4 @@ def test_wrap_starts_the_upstream_before_it_loads_the_relay(tmp_path: Path) -> N
     assert run.stderr.count("started the upstream (pid") == 1
     loaded = set(json.loads(lines[0].removeprefix("LOADED-AT-START ")))
     assert "mcp_guard.cli" in loaded
-    assert {"anyio._backends._asyncio", "mcp_guard.relay.relay", "mcp_guard.calls.pipeline"} & loaded == set()
+    assert {"anyio._backends._asyncio", "mcp_guard.sessions.relay", "mcp_guard.calls.pipeline"} & loaded == set()

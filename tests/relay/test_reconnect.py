@@ -15,7 +15,7 @@ import pytest
 
 from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.peer.upstream import UpstreamStartError
-from mcp_guard.relay.relay import Relay
+from mcp_guard.sessions.relay import Relay
 from mcp_guard.wire.messages import GONE
 from tests.harness import INIT, TIMEOUT, Client, MemoryLink, ScriptedUpstream, running_guard
 

@@ -79,8 +79,8 @@ async def guard(
     from mcp_guard.calls.journal import Journal
     from mcp_guard.calls.tool_table import ToolTable
     from mcp_guard.config import parse_config
-    from mcp_guard.gateway.session import GatewaySession
-    from mcp_guard.relay.relay import Relay
+    from mcp_guard.sessions.gateway import GatewaySession
+    from mcp_guard.sessions.relay import Relay
 
     client = Client()
     journaled = None if journal is None else Journal(journal)

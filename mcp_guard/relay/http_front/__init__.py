@@ -3,7 +3,7 @@
 The SDK's own HTTP server validates and dispatches every request itself (unknown methods,
 ``null`` or string arguments never reach a handler unchanged), so it cannot front an
 era-blind relay. This is an ASGI application of our own, served by uvicorn, that moves
-JSON-RPC messages between HTTP requests and :class:`~mcp_guard.relay.relay.Relay` objects.
+JSON-RPC messages between HTTP requests and :class:`~mcp_guard.sessions.relay.Relay` objects.
 The relays do all the judging; this module only carries messages and routes answers.
 
 Wire behaviour (MCP streamable HTTP, revisions 2025-03-26 … 2025-11-25 and 2026-07-28):

@@ -13,9 +13,9 @@ import anyio.abc
 
 from ...calls.tool_table import ToolTable
 from ...peer.upstream import UpstreamStartError, stdio_connector
+from ...sessions.relay import Relay
 from ...streams.framing import LineStream
 from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
-from ..relay import Relay
 from .config import STOP_GRACE_SECONDS
 from .direct import DirectClientSide
 from .messages import Exchange, Item, Key, error_bytes, map_key

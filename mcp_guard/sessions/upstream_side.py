@@ -1,7 +1,7 @@
 """The relay's upstream half: what the upstream's messages do, the requests in flight there, the answers
 when it goes away, and the replies to the client.
 
-:class:`UpstreamSide` is the base of :class:`~mcp_guard.relay.relay.Relay` (which adds the client
+:class:`UpstreamSide` is the base of :class:`~mcp_guard.sessions.relay.Relay` (which adds the client
 half: intake, routing, judging, forwarding). It holds the state both halves read and owns the
 :class:`~mcp_guard.peer.connection.UpstreamPeer`, whose events it answers
 (:class:`~mcp_guard.peer.connection.PeerEvents`; ``peer_setup`` is the relay's, as it replays the
@@ -106,7 +106,7 @@ class UpstreamSide:
         connect: makes one upstream connection per call (``upstream.Connector``).
         table: the tool table (profile, hiding, cache).
         request_timeout, client_request_timeout, drain_timeout, backoff, stable_after: as
-            :class:`~mcp_guard.relay.relay.Relay` says.
+            :class:`~mcp_guard.sessions.relay.Relay` says.
 
     Attributes:
         peer: the upstream peer (``peer.connection``).

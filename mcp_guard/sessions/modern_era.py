@@ -1,6 +1,6 @@
 """The gateway session's 2026-07-28 era: listings per envelope, listen streams, ``server/discover``.
 
-:class:`ModernEra` is a base of :class:`~mcp_guard.gateway.session.GatewaySession` (the module
+:class:`ModernEra` is a base of :class:`~mcp_guard.sessions.gateway.GatewaySession` (the module
 that holds the client side, the handshake era and the routing); it is split out by concern and
 reads the session's state, declared below. In this era there is no handshake: every request
 carries its envelope (protocol version, client capabilities) in ``_meta``, and is served from
