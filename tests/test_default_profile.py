@@ -80,7 +80,7 @@ def test_every_function_taking_a_profile_defaults_to_the_constant() -> None:
         "mcp_guard.core.compiler.compile",
         "mcp_guard.core.compiler.classify",
         "mcp_guard.core.compiler.check",
-        "mcp_guard.demo.run_demo",
+        "mcp_guard.commands.demo.run_demo",
         "mcp_guard.reports.tools.judge_tool",
         "mcp_guard.reports.verifier.verify_text",
     ):

@@ -66,9 +66,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcp_guard.sessions.modern_era",
         ),
     ),
-    ("fronts", ("mcp_guard.relay.http_front", "mcp_guard.relay.stdio", "mcp_guard.relay")),
-    ("entries", ("mcp_guard.gateway.serve", "mcp_guard.gateway")),
-    ("commands", ("mcp_guard.commands", "mcp_guard.demo")),
+    ("fronts", ("mcp_guard.fronts.http", "mcp_guard.fronts.stdio", "mcp_guard.relay")),
+    ("entries", ("mcp_guard.fronts.serve", "mcp_guard.gateway")),
+    ("commands", ("mcp_guard.commands", "mcp_guard.commands.demo")),
     ("cli", ("mcp_guard.cli",)),
     ("main", ("mcp_guard.__main__",)),
 ]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
     from ..config import GatewayConfig, HttpServer, StdioServer
-    from ..relay.http_front import HttpConfig
+    from ..fronts.http import HttpConfig
     from ..reports.tools import ToolReport
     from ..sessions.catalog import Catalog
 
@@ -156,7 +156,7 @@ def run_serve(
     import anyio
 
     from ..calls.pinning import LockError, LockFile
-    from ..gateway.serve import serve_http, serve_stdio
+    from ..fronts.serve import serve_http, serve_stdio
 
     config = _load(config_path, sys.stderr)
     if config is None:
@@ -482,7 +482,7 @@ def run_check(
     import anyio
 
     from ..calls.pinning import LockError, LockFile
-    from ..gateway.serve import double_wrapped_servers
+    from ..fronts.serve import double_wrapped_servers
     from ..reports.tools import ToolsReport, escape, report_tools
     from ..safe_text import escape_json
     from ..sessions.catalog import Catalog

@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_guard.relay.http_front import HttpConfig, HttpFront, serve_front
-from mcp_guard.relay.http_front.parsers import MAX_HEAD_BYTES
+from mcp_guard.fronts.http import HttpConfig, HttpFront, serve_front
+from mcp_guard.fronts.http.parsers import MAX_HEAD_BYTES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

@@ -20,7 +20,7 @@ import pytest
 from mcp_guard.commands import gateway as commands
 from mcp_guard.commands.clients_entries import guarded_upstream as install_recognition
 from mcp_guard.config import load_config
-from mcp_guard.gateway.serve import double_wrapped_servers
+from mcp_guard.fronts.serve import double_wrapped_servers
 from mcp_guard.guarded import double_wrapped, guarded_upstream
 from tests.gateway.test_serve import serve, write_config
 

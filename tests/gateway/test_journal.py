@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_guard.calls import journal as journal_module
 from mcp_guard.calls.journal import Journal, format_summary, read_records, rfc3339, summarize
-from mcp_guard.gateway import journal as journal_module
 
 FIXED = datetime(2026, 11, 20, 10, 0, 0, 123456, tzinfo=UTC)
 SHA = "a" * 64

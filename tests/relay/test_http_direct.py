@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable
 import anyio
 import pytest
 
-from mcp_guard.relay.http_front.config import EXCHANGE_BUFFER, INBOUND_BUFFER
-from mcp_guard.relay.http_front.direct import DirectClientSide
-from mcp_guard.relay.http_front.messages import Exchange, Item
-from mcp_guard.relay.http_front.parsers import header_deadline_protocol
+from mcp_guard.fronts.http.config import EXCHANGE_BUFFER, INBOUND_BUFFER
+from mcp_guard.fronts.http.direct import DirectClientSide
+from mcp_guard.fronts.http.messages import Exchange, Item
+from mcp_guard.fronts.http.parsers import header_deadline_protocol
 from mcp_guard.streams.pipes import DirectLink
 
 pytestmark = pytest.mark.anyio

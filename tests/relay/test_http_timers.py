@@ -17,11 +17,11 @@ import anyio
 import pytest
 from starlette.datastructures import Headers
 
-from mcp_guard.relay.http_front.app import request_headers
-from mcp_guard.relay.http_front.config import HttpConfig
-from mcp_guard.relay.http_front.fast import TICK, Ticker, ticker
-from mcp_guard.relay.http_front.parsers import HeadHeld
-from mcp_guard.relay.http_front.security import Security
+from mcp_guard.fronts.http.app import request_headers
+from mcp_guard.fronts.http.config import HttpConfig
+from mcp_guard.fronts.http.fast import TICK, Ticker, ticker
+from mcp_guard.fronts.http.parsers import HeadHeld
+from mcp_guard.fronts.http.security import Security
 
 pytestmark = pytest.mark.anyio
 

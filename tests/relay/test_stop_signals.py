@@ -1,4 +1,4 @@
-"""``relay.stop_signals.held_stop_signals`` in this process: the first stop signal stops, further ones are only logged.
+"""``fronts.stop_signals.held_stop_signals`` in this process: the first stop signal stops, further ones are only logged.
 
 The signals are sent to the test process itself (pytest runs tests on the main thread); were
 one not held, its default action would end the test run. The end-to-end proof, with real
@@ -16,7 +16,7 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from mcp_guard.relay.stop_signals import STOP_SIGNALS, held_stop_signals
+from mcp_guard.fronts.stop_signals import STOP_SIGNALS, held_stop_signals
 
 pytestmark = pytest.mark.anyio
 

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .core import DEFAULT_PROFILE
-from .reports.tools import listed_status
-from .wire.meta import REJECTION_KEY, SCHEMA_KEY
+from ..core import DEFAULT_PROFILE
+from ..reports.tools import listed_status
+from ..wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 __all__ = ["DEMO_CALLS", "MARKER", "fixture_server_path", "issue_table", "run_demo", "terminal_width"]
 

@@ -3,7 +3,7 @@
 The client talks to this process's stdin/stdout (fd 1 is diverted to stderr while the
 session runs, as for ``wrap``); each enabled server is an upstream of one
 :class:`~.session.GatewaySession`. SIGTERM, SIGHUP and SIGINT stop the guard (held by
-``relay.stop_signals`` until every upstream has stopped): every upstream's input is closed
+``fronts.stop_signals`` until every upstream has stopped): every upstream's input is closed
 and its process group gets SIGTERM at once, SIGKILL 1 s later; further signals meanwhile are
 logged and cut none of that short.
 """
@@ -21,15 +21,15 @@ from ..calls.journal import Journal
 from ..calls.pinning import LockFile
 from ..config import GatewayConfig, StdioServer
 from ..guarded import double_wrapped
-from ..relay.stop_signals import held_stop_signals
 from ..sessions.gateway import GatewaySession
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..wire.framing import DEFAULT_MAX_LINE
+from .stop_signals import held_stop_signals
 
 __all__ = ["double_wrapped_servers", "serve_http", "serve_stdio", "warn_double_wrapped"]
 
 if TYPE_CHECKING:
-    from ..relay.http_front import HttpConfig
+    from .http import HttpConfig
 
 log = logging.getLogger("mcp_guard")
 
@@ -130,7 +130,7 @@ async def serve_stdio(
 async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> bool:
     """Run ``session`` with its metrics served at ``host:port``; False when that cannot be bound."""
     from ..calls.metrics import Metrics
-    from ..relay.http_front.ops import OpsApp, serve_ops
+    from .http.ops import OpsApp, serve_ops
 
     metrics = Metrics()
     session.pipeline.observer = metrics
@@ -189,7 +189,7 @@ async def serve_http(
         0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the journal cannot be opened or
         the address cannot be bound.
     """
-    from ..relay.http_front import HttpFront, serve_front
+    from .http import HttpFront, serve_front
 
     journal: Journal | None = None
     if journal_path is not None:
