@@ -12,7 +12,7 @@
 
 Messages and log lines name tools, keywords and JSON Pointers, never argument values.
 
-This module does not send anything; ``relay`` moves the messages.
+This module does not send anything; ``sessions.relay`` moves the messages.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ class ToolTable:
         complete: the table holds a whole listing of the current generation, so a name
             not in it is unknown without asking the upstream again.
         listed_at: ``anyio.current_time()`` when the guard requested the listing that filled
-            the table (``-inf`` before any); see ``relay`` on the 2026-07-28 era.
+            the table (``-inf`` before any); see ``sessions.relay`` on the 2026-07-28 era.
         expires_at: when that listing stops being fresh (its ``ttlMs``); ``None`` while a
             ``subscriptions/listen`` stream tells the guard of every change instead.
         listening: such a stream is open and acknowledged ``toolsListChanged``.

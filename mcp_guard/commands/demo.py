@@ -89,7 +89,7 @@ def fixture_server_path() -> Path:
     Raises:
         FileNotFoundError: neither location holds it.
     """
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the package folder (this module is in its commands/)
     for candidate in (
         here / "_fixtures" / "sigma" / "server.py",
         here.parent / "fixtures" / "sigma" / "server.py",

@@ -2,7 +2,7 @@
 
 The client talks to this process's stdin/stdout; the upstream is a child process on stdio
 (:func:`wrap_stdio`) or a streamable HTTP endpoint (:func:`wrap_stdio_http`), connected
-again when it goes away (see ``relay``). Logs go to stderr only; fd 1 is diverted to stderr
+again when it goes away (see ``sessions.relay``). Logs go to stderr only; fd 1 is diverted to stderr
 while the relay runs (see ``framing.claim_stdio``). SIGTERM, SIGHUP and SIGINT stop the guard
 at once: the upstream's input is closed and a process gets SIGTERM with its group without
 waiting (``upstream.KILL_GRACE_SECONDS`` before SIGKILL); an HTTP session is deleted. The
@@ -134,7 +134,7 @@ async def wrap_stdio_http(
         The process exit status: 0 when the client closed the connection (or SIGTERM or
         SIGHUP stopped the guard), 130 after SIGINT, 1 when the first connection could not
         be made. A session the
-        server ends later is opened again on the next request (see ``relay``).
+        server ends later is opened again on the next request (see ``sessions.relay``).
 
     Raises:
         ValueError: ``url`` is not an http(s) URL.

@@ -49,7 +49,7 @@ before an MCP client, which sends the guard SIGTERM 2 s and SIGKILL 4 s after cl
 stdin, kills the guard. Processes that leave the group on purpose (``setsid``) escape, and
 nothing is cleaned up when the guard itself is killed with SIGKILL.
 
-This module does not read or write messages; ``relay`` does.
+This module does not read or write messages; ``sessions.relay`` does.
 """
 
 from __future__ import annotations
@@ -372,7 +372,7 @@ async def spawn_upstream(
         child_exited()
 
     async def tell(wait: float) -> str:
-        # Its output ended: its exit (a moment later, as a rule) gives the status (relay.ends).
+        # Its output ended: its exit (a moment later, as a rule) gives the status (streams.ends).
         with anyio.move_on_after(wait):
             await exited.wait()
         if exited.is_set():  # what it wrote as it exited is read (counted) first

@@ -730,7 +730,7 @@ class Relay(UpstreamSide):
         upstream = self.peer.upstream
         if upstream is None:
             log.warning("could not forward to the upstream: it is not running")
-            with anyio.move_on_after(1.0):  # it is ending: its cause is told in a moment (relay.ends)
+            with anyio.move_on_after(1.0):  # it is ending: its cause is told in a moment (streams.ends)
                 await self.peer.ended.wait()
             await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
             return

@@ -169,12 +169,12 @@ def test_the_wrap_only_parser_reads_wrap_as_the_full_parser_does(argv: list[str]
 
 
 DEFERRED = (
-    "difflib",  # gateway.policy: only a usage error's "did you mean"
+    "difflib",  # calls.policy: only a usage error's "did you mean"
     "secrets",  # wire.jsonrpc's and peer.requests' nonces come from os.urandom
-    "hashlib",  # (secrets, and gateway.jcs: OpenSSL's _hashlib)
-    "datetime",  # gateway.journal: only a journal's records
-    "pathlib",  # gateway.journal: only a journal's file
-    "mcp_guard.calls.jcs",  # gateway.pipeline: only a journal's digests
+    "hashlib",  # (secrets, and calls.jcs: OpenSSL's _hashlib)
+    "datetime",  # calls.journal: only a journal's records
+    "pathlib",  # calls.journal: only a journal's file
+    "mcp_guard.calls.jcs",  # calls.pipeline: only a journal's digests
 )
 """Modules ``wrap`` over stdio loaded before the ``initialize`` answer and never used there (issue 14
 item 1: each was milliseconds of start-up); now imported where they are used."""

@@ -54,7 +54,7 @@ def _make_relay(front: HttpFront, client: DirectClientSide) -> SessionRunner:
     relay with its own upstream connector and tool table.
 
     The upstream process is started when the relay runs, and started again by the relay
-    when it goes away (see ``relay``, "Upstream faults").
+    when it goes away (see ``sessions.relay``, "Upstream faults").
     """
     from ..stdio import DEFAULT_GUARD_REQUEST_TIMEOUT
 
