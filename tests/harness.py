@@ -7,7 +7,7 @@ gateway session), and scripted upstreams, wired with memory streams; no processe
 - :class:`ScriptedUpstream`: a connector whose connections answer ``initialize``,
   ``tools/list``, ``ping``, batches, and ``tools/call`` of :data:`TOOLS`, with a hook the test
   sets to script what a call does (a hostile or broken server), and :meth:`ScriptedUpstream.handle`
-  for a subclass to answer more (``tests/gateway/test_session.py``'s faults).
+  for a subclass to answer more (``tests/sessions/test_session.py``'s faults).
 - :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.sessions.relay.Relay`, no renaming) or
   ``serve`` (a :class:`~mcp_guard.sessions.gateway.GatewaySession` of one server ``s``, its tools
   named ``s__NAME``) over one scripted upstream, so one test runs against both commands.

@@ -7,5 +7,5 @@
 
 Above the sessions (:mod:`mcp_guard.sessions`); below the commands. The submodules are imported
 by name and on first use: ``wrap`` over stdio never loads the HTTP front (``tests/test_layering.py``,
-``tests/relay/test_lean_imports.py``).
+``tests/fronts/test_lean_imports.py``).
 """

@@ -26,7 +26,7 @@ own lines); the prefix marks them as the server's. They are written whatever the
 ``--log-level``, as the server's stderr was before.
 
 This module imports only the standard library and :mod:`mcp_guard.safe_text` (the stdio path
-stays lean: ``tests/relay/test_lean_imports.py``).
+stays lean: ``tests/fronts/test_lean_imports.py``).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ DOCS = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT 
 def test_every_config_file_is_covered() -> None:
     assert sorted(p.name for p in CONFIG.iterdir()) == [
         "claude_desktop_config.json",
-        "gateway.example.jsonc",  # loaded by tests/gateway/test_config.py
+        "gateway.example.jsonc",  # loaded by tests/config/test_config.py
         "schema.jsonc",
         "tool-definition.jsonc",
         "toolcall-verifier-v1.json",

@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from mcp_guard.calls.pinning import tool_digest
-from tests.gateway.test_serve import MODERN_META, READ_TIMEOUT, Client, rejection_kind, serve, write_config
+from tests.fronts.test_serve import MODERN_META, READ_TIMEOUT, Client, rejection_kind, serve, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

@@ -28,7 +28,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
-from tests.gateway.test_serve import MODERN_META, READ_TIMEOUT, ROOT, SIGMA, rejection_kind, serve, write_config
+from tests.fronts.test_serve import MODERN_META, READ_TIMEOUT, ROOT, SIGMA, rejection_kind, serve, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

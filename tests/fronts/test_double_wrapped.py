@@ -22,7 +22,7 @@ from mcp_guard.commands.clients_entries import guarded_upstream as install_recog
 from mcp_guard.config import load_config
 from mcp_guard.fronts.serve import double_wrapped_servers
 from mcp_guard.guarded import double_wrapped, guarded_upstream
-from tests.gateway.test_serve import serve, write_config
+from tests.fronts.test_serve import serve, write_config
 
 UPSTREAM = """
 import json, sys
