@@ -151,7 +151,7 @@ async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> bo
 
 
 class _GatewayRunner:
-    """A gateway session as the HTTP front runs it (``http_front.SessionRunner``)."""
+    """A gateway session as the HTTP front runs it (``fronts.http.SessionRunner``)."""
 
     def __init__(self, session: GatewaySession) -> None:
         self.session = session

@@ -56,7 +56,7 @@ The stdio hot path
 ------------------
 When the upstream is a pipe stream and the client side a ``pipes.DirectLink`` (a
 ``pipes.PipeLineStream``: ``wrap`` with a stdio upstream, on asyncio; or the HTTP front's
-in-memory side, ``http_front.direct``), a line that arrives while the reading task waits is
+in-memory side, ``fronts.http.direct``), a line that arrives while the reading task waits is
 handled in the stream's reader callback (:meth:`Relay._client_line_now`,
 :meth:`Relay._upstream_line_now`): parsed, routed and judged by the same code as below, and
 written without waiting, in one pass of the event loop. A line that needs waiting (the

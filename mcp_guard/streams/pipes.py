@@ -110,7 +110,7 @@ class DirectLink:
     """A client-side line stream the relay's hot path may drive without waiting (see the module docstring).
 
     :class:`PipeLineStream` is one (``wrap`` on stdio); the HTTP front's in-memory client side
-    (``http_front.direct``) is another. The relay offers it a synchronous line handler, and
+    (``fronts.http.direct``) is another. The relay offers it a synchronous line handler, and
     writes to it with :meth:`send_nowait` while it is :attr:`idle`.
     """
 

@@ -1,6 +1,6 @@
 """The HTTP front's parsers end to end (an in-process front over the Sigma server): httptools where
 installed, h11 otherwise, each with the deadline on request heads, and httptools with the 16 KiB
-cap on them that h11 has of its own (``http_front.parsers``)."""
+cap on them that h11 has of its own (``fronts.http.parsers``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The HTTP front's hot path pieces: the in-memory client side (``http_front.direct``), the request
-stream (``http_front.messages.Exchange``) and the HTTP parsers (``http_front.parsers``).
+"""The HTTP front's hot path pieces: the in-memory client side (``fronts.http.direct``), the request
+stream (``fronts.http.messages.Exchange``) and the HTTP parsers (``fronts.http.parsers``).
 
 What must hold: a client message put while the relay waits is handed to its line handler in
 the putter's own step, and one it declines (or any put while earlier ones are queued) reaches

@@ -1,6 +1,6 @@
-"""The HTTP front's per-request deadlines without a loop timer each (``http_front.fast.Ticker``), its
-one-pass request headers (``http_front.app.request_headers``) and its one write per whole response
-(``http_front.parsers.HeadHeld``).
+"""The HTTP front's per-request deadlines without a loop timer each (``fronts.http.fast.Ticker``), its
+one-pass request headers (``fronts.http.app.request_headers``) and its one write per whole response
+(``fronts.http.parsers.HeadHeld``).
 
 What must hold: a deadline fires once, at the first tick at or after it is due (never before, at
 most ``TICK`` seconds late), and never once discarded; the ticker holds one loop timer however
