@@ -11,8 +11,13 @@
   paging of list methods.
 - :mod:`.backoff`: when to start an upstream again after failed or short-lived starts.
 - :mod:`.deadlines`: forwarded requests' timeouts (``--request-timeout``), restarted by progress.
+- The transports: :mod:`.upstream` (a stdio upstream process: the connector, its start and stop),
+  :mod:`.spawn` (starting it before the event loop), :mod:`.child_stderr` (its stderr, escaped and
+  marked), :mod:`.http_upstream` (a streamable HTTP upstream) with :mod:`.http_headers` and
+  :mod:`.http_faults`.
 
-Above the wire vocabulary (:mod:`mcp_guard.wire`, :mod:`mcp_guard.wire.jsonrpc`); below the
+Above the wire vocabulary (:mod:`mcp_guard.wire`, :mod:`mcp_guard.wire.jsonrpc`) and the byte
+streams (:mod:`mcp_guard.streams`); below the
 sessions (:mod:`mcp_guard.sessions.relay`, :mod:`mcp_guard.sessions.gateway`), which own a peer
 per upstream and are never imported from here (``tests/test_layering.py``). The submodules are
 imported by name (``peer.connection``), not re-exported here: the package stays light.
