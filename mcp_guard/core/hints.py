@@ -43,6 +43,7 @@ __all__ = [
     "MAX_RANKED_LENGTH",
     "MAX_SHOWN",
     "MAX_SUGGESTIONS",
+    "MAX_VISITS",
     "Hint",
     "closest",
     "hints",
@@ -57,8 +58,12 @@ MAX_DATA_CHOICE: Final = 200
 counted in ``more``); the text shows every listed choice cut at 40 characters (``show_value``)."""
 MAX_RANKED_LENGTH: Final = 64
 """Keys and names longer than this are not ranked by similarity (only folded equality and prefixes)."""
-MAX_COMPARISONS: Final = 20_000
-"""The similarity comparisons one report may spend on ranking (a refusal's cost stays bounded)."""
+MAX_VISITS: Final = 20_000
+"""The declared names one report's ranking may look at in all, so a refusal's cost stays bounded
+(tens of milliseconds): a closed object of 20 names is ranked for 1,000 unknown keys, one of 5,000
+names for its first 4 (the others get the declared names, without a suggestion)."""
+MAX_COMPARISONS: Final = 500
+"""The similarity comparisons (``difflib``) one report may spend in all."""
 
 _TYPE_WORDS: Final = {
     "object": "an object",
@@ -87,7 +92,7 @@ class Hint(NamedTuple):
         did_you_mean: for an unknown key, the declared names closest to it (may be empty);
             ``None`` for other findings.
         text: the words the refusal's text adds after the finding's message (``""``: none): `` — did
-            you mean `operations`?``, `` (an array)``.
+            you mean `operations`?``, `` — an array``.
     """
 
     expected: dict[str, Any]
@@ -108,7 +113,7 @@ def hints(root: XNode, issues: Sequence[Issue], arguments: Any = None) -> list[H
         A list as long as ``issues``.
     """
     index = _index(root)
-    budget = [MAX_COMPARISONS]
+    work = _Work()
     out: list[Hint | None] = []
     for issue in issues:
         found = index.get(issue.schema_path) if issue.kind == VALIDATION and issue.instance_path is not None else None
@@ -117,14 +122,28 @@ def hints(root: XNode, issues: Sequence[Issue], arguments: Any = None) -> list[H
             continue
         node, part = found
         if issue.keyword in _UNKNOWN_KEY:
-            out.append(_unknown_key(node, part, issue, arguments, budget))
+            out.append(_unknown_key(node, part, issue, arguments, work))
         elif issue.keyword in _CHOICES and isinstance(part, Choices):
             out.append(_choices_hint(part))
         elif issue.keyword in _MISSING and isinstance(part, Required):
-            out.append(_missing(node, part, issue))
+            out.append(_missing(node, part, issue, work))
         else:
             out.append(None)
     return out
+
+
+class _Work:
+    """What one :func:`hints` call keeps between its issues, so that its work stays linear in the
+    schema's and the arguments' sizes however many issues share a node: the ranking budget, and
+    each node's declared names, conjoined nodes and types, each parent object's names."""
+
+    def __init__(self) -> None:
+        self.budget = [MAX_VISITS, MAX_COMPARISONS]
+        self.declared: dict[tuple[int, str], list[str]] = {}
+        self.candidates: dict[tuple[int, str, str], tuple[list[str], list[str]]] = {}
+        self.held: dict[str, frozenset[str]] = {}
+        self.conjoined: dict[int, list[XNode]] = {}
+        self.types: dict[int, frozenset[str] | None] = {}
 
 
 def _index(root: XNode) -> dict[str, tuple[XNode, Part]]:
@@ -160,27 +179,39 @@ def _in_place(node: XNode) -> Iterator[XNode]:
         stack.extend(sub for sub, in_place, _ in here.children() if in_place)
 
 
-def _declared(node: XNode, part: Part, keyword: str) -> list[str]:
+def _declared(node: XNode, part: Part, keyword: str, work: _Work) -> list[str]:
     """The names a closed object declares: its own ``properties`` (``additionalProperties``), or
     every ``properties`` applied to the same value (``unevaluatedProperties``)."""
     if keyword == "additionalProperties":
         return list(part.props) if isinstance(part, Members) else []
-    names: dict[str, None] = {}
-    for here in _in_place(node):
-        for p in here.parts:
-            if isinstance(p, Members):
-                names.update(dict.fromkeys(p.props))
-    return list(names)
+    found = work.declared.get((id(node), keyword))
+    if found is None:
+        names: dict[str, None] = {}
+        for here in _in_place(node):
+            for p in here.parts:
+                if isinstance(p, Members):
+                    names.update(dict.fromkeys(p.props))
+        found = work.declared[id(node), keyword] = list(names)
+    return found
 
 
 def _unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
 
 
-def _held_names(arguments: Any, instance_path: str) -> frozenset[str]:
+def _held_names(arguments: Any, instance_path: str, work: _Work) -> frozenset[str]:
     """The keys of the object at ``instance_path``'s parent in ``arguments`` (none when not found)."""
+    parent = instance_path.rsplit("/", 1)[0]
+    held = work.held.get(parent)
+    if held is None:
+        held = work.held[parent] = _keys_at(arguments, parent)
+    return held
+
+
+def _keys_at(arguments: Any, instance_path: str) -> frozenset[str]:
+    """The keys of the object at ``instance_path`` in ``arguments`` (none when it is not one)."""
     value = arguments
-    for token in instance_path.split("/")[1:-1]:
+    for token in instance_path.split("/")[1:]:
         key = _unescape(token)
         if type(value) is dict:
             value = value.get(key)
@@ -191,12 +222,14 @@ def _held_names(arguments: Any, instance_path: str) -> frozenset[str]:
     return frozenset(value) if type(value) is dict else frozenset()
 
 
-def _unknown_key(node: XNode, part: Part, issue: Issue, arguments: Any, budget: list[int]) -> Hint:
+def _unknown_key(node: XNode, part: Part, issue: Issue, arguments: Any, work: _Work) -> Hint:
+    """A key a closed object does not declare: the declared names closest to it, or all of them."""
     assert issue.instance_path is not None
-    declared = _declared(node, part, issue.keyword)
+    declared = _declared(node, part, issue.keyword, work)
     key = _unescape(issue.instance_path.rsplit("/", 1)[-1])
-    held = _held_names(arguments, issue.instance_path) if arguments is not None else frozenset()
-    near = tuple(closest(key, [n for n in declared if n not in held], budget=budget))
+    held = _held_names(arguments, issue.instance_path, work) if arguments is not None else frozenset()
+    candidates, folded = _candidates(node, issue.keyword, issue.instance_path, declared, held, work)
+    near = tuple(closest(key, candidates, folded=folded, budget=work.budget))
     listed = declared[:MAX_SHOWN]
     expected: dict[str, Any] = {"properties": listed}
     if len(declared) > len(listed):
@@ -212,6 +245,21 @@ def _unknown_key(node: XNode, part: Part, issue: Issue, arguments: Any, budget: 
     else:
         text = " — it declares no property"
     return Hint(expected, near, text)
+
+
+def _candidates(
+    node: XNode, keyword: str, instance_path: str, declared: list[str], held: frozenset[str], work: _Work
+) -> tuple[list[str], list[str]]:
+    """The declared names an unknown key may be meant for (those its object does not hold), and
+    their folded forms: once per closed object and parent object, while the budget lasts."""
+    if work.budget[0] <= 0:
+        return [], []
+    place = (id(node), keyword, instance_path.rsplit("/", 1)[0] if held else "")
+    found = work.candidates.get(place)
+    if found is None:
+        names = [n for n in declared if n not in held] if held else declared
+        found = work.candidates[place] = (names, [_fold(n) for n in names])
+    return found
 
 
 def _choices_hint(part: Choices) -> Hint:
@@ -235,104 +283,176 @@ def _fits(value: Any) -> bool:
     return is_json(value) and len(json.dumps(value, ensure_ascii=False)) <= MAX_DATA_CHOICE
 
 
-def _missing(node: XNode, part: Required, issue: Issue) -> Hint | None:
-    """A missing required property: its declared types (and choices), when the schema says them."""
+def _missing(node: XNode, part: Required, issue: Issue, work: _Work) -> Hint | None:
+    """A missing required property: its declared types (and choices), when the schema says them.
+
+    The property's schema is looked up where it must hold: the node's ``properties`` or those of a
+    schema it applies by ``$ref`` or ``allOf`` (not a branch of ``anyOf``, which might not apply).
+    """
     prefix = "`" + (issue.instance_path or "") + "/"
     name = next((n for n in part.names if issue.message.startswith(prefix + escape_token(n) + "`")), None)
     if name is None:
         return None
     prop = next(
-        (p.props[name] for here in _in_place(node) for p in here.parts if isinstance(p, Members) and name in p.props),
+        (
+            p.props[name]
+            for here in _conjoined(node, work)
+            for p in here.parts
+            if isinstance(p, Members) and name in p.props
+        ),
         None,
     )
     if prop is None:
         return None
-    types = _types(prop, 8)
-    choices = next((p for here in _in_place(prop) for p in here.parts if isinstance(p, Choices)), None)
+    try:
+        types = _types(prop, work.types)
+    except RecursionError:  # a chain of ``$ref``s deeper than Python's stack: no type said
+        types = None
+    choices = next((p for here in _conjoined(prop, work) for p in here.parts if isinstance(p, Choices)), None)
     expected: dict[str, Any] = {}
     words = []
     if types:
         expected["type"] = [t for t in _TYPE_WORDS if t in types]
         words.append(" or ".join(_TYPE_WORDS[t] for t in expected["type"]))
-    if choices is not None and choices.choices:
-        data = _choice_data(choices.choices)
-        expected.update(data)
+    if choices is not None and choices.keyword == "const":
+        expected.update(_choices_hint(choices).expected)
+        words.append("exactly " + show_value(choices.choices[0]))
+    elif choices is not None and choices.choices:
+        expected.update(_choice_data(choices.choices))
         listed = choices.choices[:MAX_SHOWN]
         words.append("one of: " + ", ".join(show_value(c) for c in listed) + _more(len(choices.choices) - len(listed)))
     if not words:
         return None
-    return Hint(expected, None, " (" + ", ".join(words) + ")")
+    return Hint(expected, None, " — " + ", ".join(words))
 
 
-def _types(node: XNode, depth: int) -> frozenset[str] | None:
+def _conjoined(node: XNode, work: _Work) -> list[XNode]:
+    """``node`` and the nodes that must hold on the same value with it (``$ref`` targets, ``allOf``
+    branches), each once."""
+    found = work.conjoined.get(id(node))
+    if found is not None:
+        return found
+    found = work.conjoined[id(node)] = []
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        here = stack.pop()
+        if id(here) in seen:
+            continue
+        seen.add(id(here))
+        found.append(here)
+        for part in here.parts:
+            if isinstance(part, (Ref, AllOf)):
+                stack.extend(part.nodes())
+    return found
+
+
+def _types(node: XNode, memo: dict[int, frozenset[str] | None]) -> frozenset[str] | None:
     """The JSON types ``node`` allows, when it or what it applies in place says (``$ref``, ``allOf``:
-    any one that names types; ``anyOf``/``oneOf``: the union, when every branch names them)."""
-    if node.types is not None or depth <= 0:
+    any one that names types; ``anyOf``/``oneOf``: the union, when every branch names them).
+
+    ``memo``: each node's answer (``None`` while it is being found: a ``$ref`` cycle says nothing), so
+    shared subschemas are visited once and the work stays linear in the schema's size.
+    """
+    if node.types is not None:
         return node.types
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = None
     for part in node.parts:
         if isinstance(part, Ref) and part.target is not None:
-            found = _types(part.target, depth - 1)
+            found = _types(part.target, memo)
         elif isinstance(part, AllOf):
-            found = next((t for b in part.branches if (t := _types(b, depth - 1))), None)
+            found = next((t for b in part.branches if (t := _types(b, memo))), None)
         elif isinstance(part, (AnyOf, OneOf)):
-            each = [_types(b, depth - 1) for b in part.branches]
-            found = frozenset().union(*each) if each and all(each) else None  # type: ignore[arg-type]
+            each = [t for b in part.branches if (t := _types(b, memo))]
+            found = frozenset().union(*each) if len(each) == len(part.branches) else None
         else:
             continue
         if found:
+            memo[key] = found
             return found
     return None
 
 
+_SEPARATORS: Final = str.maketrans("", "", "_-. ")
+
+
 def _fold(name: str) -> str:
     """A name with case and word separators dropped (``max_results``, ``maxResults`` → ``maxresults``)."""
-    return "".join(c for c in name.casefold() if c not in "_-. ")
+    return name.casefold().translate(_SEPARATORS)
 
 
 def _subsequence(short: str, long: str) -> bool:
     """``short``'s letters appear in ``long`` in order (``ops`` in ``operations``)."""
-    it = iter(long)
-    return all(c in it for c in short)
+    at = 0
+    for c in short:
+        at = long.find(c, at) + 1
+        if not at:
+            return False
+    return True
 
 
 def closest(
-    key: str, names: Sequence[str], *, limit: int = MAX_SUGGESTIONS, budget: list[int] | None = None
+    key: str,
+    names: Sequence[str],
+    *,
+    limit: int = MAX_SUGGESTIONS,
+    folded: Sequence[str] | None = None,
+    budget: list[int] | None = None,
 ) -> list[str]:
     """The declared ``names`` a model most likely meant by ``key``, closest first (at most ``limit``).
 
     Ranks, best first: the same name but for case and separators (``maxResults`` for
-    ``max_results``); one a prefix of the other (``query`` for ``q``… from two characters on);
-    an abbreviation (the key's letters in order in the name, the same first letter: ``ops`` for
-    ``operations``); a similar spelling (``difflib`` ratio ≥ 0.6 on the folded names: ``alpha``
-    for ``alpa``). Ties keep the schema's order. ``budget`` (a one-item list) counts similarity
-    comparisons down; at zero only the cheap ranks apply.
+    ``max_results``); one a prefix of the other, from two characters on (``query`` for ``qu``);
+    an abbreviation (the key's letters in order in the name, the same first letter, the key at
+    most three quarters of the name's length: ``ops`` for ``operations``); a similar spelling
+    (``difflib`` ratio ≥ 0.6 on the folded names, of at most :data:`MAX_RANKED_LENGTH`
+    characters: ``alpha`` for ``alpa``). Ties keep the schema's order.
+
+    Args:
+        key: the client's key.
+        names: the candidates (the declared names not already held).
+        limit: how many to return at most.
+        folded: ``names`` folded (:func:`_fold`), when the caller has them already.
+        budget: ``[names, comparisons]`` left to the caller's report (:data:`MAX_VISITS`,
+            :data:`MAX_COMPARISONS`), counted down in place: once names are spent nothing more
+            is ranked; once comparisons are, only the cheap ranks apply.
     """
     k = _fold(key)
     if not k:
         return []
-    spare = budget if budget is not None else [MAX_COMPARISONS]
+    spare = budget if budget is not None else [MAX_VISITS, MAX_COMPARISONS]
+    forms = folded if folded is not None else [_fold(n) for n in names]
+    count = min(len(names), spare[0])
+    spare[0] -= count
     scored: list[tuple[float, int, str]] = []
-    for order, name in enumerate(names):
-        f = _fold(name)
+    size, first = len(k), k[0]
+    short = size <= MAX_RANKED_LENGTH
+    for order in range(count):
+        f = forms[order]
         if not f:
             continue
         if f == k:
             score = 4.0
-        elif len(k) >= 2 and len(f) >= 2 and (f.startswith(k) or k.startswith(f)):
-            score = 3.0 - abs(len(f) - len(k)) / (len(f) + len(k))
-        elif len(k) >= 2 and k[0] == f[0] and len(k) < len(f) and _subsequence(k, f):
-            score = 2.0 + len(k) / len(f)
-        elif len(k) <= MAX_RANKED_LENGTH and len(f) <= MAX_RANKED_LENGTH and spare[0] > 0:
-            spare[0] -= 1
+        elif size >= 2 and len(f) >= 2 and (f.startswith(k) or k.startswith(f)):
+            score = 3.0 - abs(len(f) - size) / (len(f) + size)
+        elif size >= 2 and 4 * size <= 3 * len(f) and first == f[0] and _subsequence(k, f):
+            score = 2.0 + size / len(f)
+        elif short and len(f) <= MAX_RANKED_LENGTH and 1.4 * min(size, len(f)) >= 0.6 * max(size, len(f)):
+            if spare[1] <= 0:
+                continue
+            spare[1] -= 1
             matcher = SequenceMatcher(None, k, f)
-            if matcher.real_quick_ratio() < 0.6 or matcher.quick_ratio() < 0.6:
+            if matcher.quick_ratio() < 0.6:
                 continue
             score = matcher.ratio()
             if score < 0.6:
                 continue
         else:
             continue
-        scored.append((-score, order, name))
+        scored.append((-score, order, names[order]))
     scored.sort()
     return [name for _, _, name in scored[:limit]]
 
