@@ -57,7 +57,7 @@ MAX_DATA_CHOICE: Final = 200
 """A choice whose compact JSON is longer than this many characters is left out of the data (and
 counted in ``more``); the text shows every listed choice cut at 40 characters (``show_value``)."""
 MAX_RANKED_LENGTH: Final = 64
-"""Keys and names longer than this are not ranked by similarity (only folded equality and prefixes)."""
+"""Keys and names longer than this are not ranked by similarity (only folded equality, prefixes, abbreviations)."""
 MAX_VISITS: Final = 20_000
 """The declared names one report's ranking may look at in all, so a refusal's cost stays bounded
 (tens of milliseconds): a closed object of 20 names is ranked for 1,000 unknown keys, one of 5,000

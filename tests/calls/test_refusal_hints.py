@@ -167,6 +167,31 @@ def test_the_same_refusal_under_every_profile_and_in_both_eras(
     assert len(seen) == 1
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_serve_and_wrap_pipelines_refuse_with_the_same_hints(profile: str) -> None:
+    from mcp_guard.gateway.catalog import Catalog
+    from mcp_guard.gateway.config import parse_config
+    from mcp_guard.gateway.naming import CursorCodec
+    from mcp_guard.gateway.pipeline import WRAP_STEPS, Call, Pipeline
+
+    config = {"mcpServers": {"fs": {"command": "x"}}, "guard": {"profile": profile, "nameFormat": "{tool}"}}
+    cat = Catalog(parse_config(json.dumps(config), environ={}), None, CursorCodec(b"k" * 32))
+    cat.update("fs", [{"name": "batch", "inputSchema": BATCH}])
+    route = cat.route("batch")
+    assert route is not None
+    arguments = {"ops": [], "mode": "medium", "options": {"dry_run": True}}
+    texts = set()
+    for modern in (False, True):
+        for pipeline in (Pipeline(), Pipeline(enabled=WRAP_STEPS)):
+            rejection = pipeline.judge(Call(route, arguments, modern=modern))
+            assert rejection is not None and rejection.result is not None
+            texts.add(rejection.result["content"][0]["text"])
+            issues = rejection.result["_meta"][REJECTION_KEY]["issues"]
+            assert issue_at(issues, "additionalProperties", "/options/dry_run")["did_you_mean"] == ["dryRun"]
+    assert texts == {refusal(BATCH, arguments, "extended")[0]}
+    assert "— did you mean `operations`?" in texts.pop()
+
+
 # Extended only: the subset profiles refuse these keywords (const, unevaluatedProperties, $ref, allOf,
 # dependentRequired) as unsupported.
 EXTENDED_ROWS = [
