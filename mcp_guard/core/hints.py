@@ -79,6 +79,7 @@ _TYPE_WORDS: Final = {
 _UNKNOWN_KEY: Final = frozenset({"additionalProperties", "unevaluatedProperties"})
 _MISSING: Final = frozenset({"required", "dependentRequired", "dependencies"})
 _CHOICES: Final = frozenset({"enum", "const"})
+_HINTED: Final = _UNKNOWN_KEY | _MISSING | _CHOICES
 
 
 class Hint(NamedTuple):
@@ -112,6 +113,8 @@ def hints(root: XNode, issues: Sequence[Issue], arguments: Any = None) -> list[H
     Returns:
         A list as long as ``issues``.
     """
+    if not any(i.keyword in _HINTED for i in issues):  # (a `type` or bound finding: no tree walk at all)
+        return [None] * len(issues)
     index = _index(root)
     work = _Work()
     out: list[Hint | None] = []
