@@ -169,10 +169,10 @@ def test_the_same_refusal_under_every_profile_and_in_both_eras(
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_serve_and_wrap_pipelines_refuse_with_the_same_hints(profile: str) -> None:
-    from mcp_guard.sessions.catalog import Catalog
-    from mcp_guard.config import parse_config
-    from mcp_guard.sessions.naming import CursorCodec
     from mcp_guard.calls.pipeline import WRAP_STEPS, Call, Pipeline
+    from mcp_guard.config import parse_config
+    from mcp_guard.sessions.catalog import Catalog
+    from mcp_guard.sessions.naming import CursorCodec
 
     config = {"mcpServers": {"fs": {"command": "x"}}, "guard": {"profile": profile, "nameFormat": "{tool}"}}
     cat = Catalog(parse_config(json.dumps(config), environ={}), None, CursorCodec(b"k" * 32))
