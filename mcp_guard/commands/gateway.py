@@ -462,8 +462,13 @@ def run_check(
     as_json: bool = False,
     out: TextIO | None = None,
     fail_on: str = "unsupported",
+    host: str | None = None,
 ) -> int:
     """``mcp-guard check --config FILE``: every upstream reachable or not, its tools, and the merged list's findings.
+
+    With ``host`` (``check --config FILE --host NAME``), the tools the gateway offers, under the
+    names it offers them, are also judged for that model host (``reports.hosts``): a table (or a
+    ``"host"`` member of the JSON document); a tool not presentable fails ``--fail-on unsupported``.
 
     Each reachable upstream's tools are judged as ``check -- COMMAND`` judges them (under the
     config's ``guard.profile``): status, keyword and JSON Pointer of every finding; text or,
@@ -527,6 +532,12 @@ def run_check(
         ]
     unreachable = [x for x in listings if x.status == "failed"]
     failed = everything.fails(fail_on, outputs=outputs) or (fail_on != "never" and bool(catalog.report.changed))
+    host_report = None
+    if host is not None:
+        from ..reports.hosts import report_for_host
+
+        host_report = report_for_host(report_tools(catalog.tools, profile=profile, source="config"), host)
+        failed = failed or host_report.fails(fail_on)
     if as_json:
         servers = []
         for x in listings:
@@ -546,6 +557,8 @@ def run_check(
             "failed": failed,
             "unreachable": [x.server for x in unreachable],
         }
+        if host_report is not None:
+            data["host"] = host_report.to_json()
         print(escape_json(json.dumps(data, indent=2, ensure_ascii=False)), file=out)
     else:
         for x in listings:
@@ -574,6 +587,9 @@ def run_check(
         print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
         if unreachable:
             print(f"{len(unreachable)} server(s) could not be reached or listed", file=out)
+        if host_report is not None:
+            print("", file=out)
+            print(host_report.render(), end="", file=out)
     if unreachable:
         return 2
     return 1 if failed else 0
