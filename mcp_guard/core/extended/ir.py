@@ -15,14 +15,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 from ..budget import MAX_SCHEMA_NODES
 from ..json_values import pointer
 from ..report import Issue
 from .writer import ModuleWriter
 
-__all__ = ["APPLIES", "Ctx", "Emitter", "Keyword", "Part", "Path", "Quick", "Subset", "SubsetQuick", "Walk", "XNode"]
+__all__ = [
+    "ALL",
+    "APPLIES",
+    "ARRAY",
+    "BOTH",
+    "NEW",
+    "NUMERIC",
+    "OBJECT",
+    "OLD",
+    "SINCE_07",
+    "STANDARD",
+    "TUPLE_ITEMS",
+    "Ctx",
+    "Emitter",
+    "Keyword",
+    "Part",
+    "Path",
+    "Quick",
+    "Subset",
+    "SubsetQuick",
+    "Walk",
+    "XNode",
+]
 
 Path = tuple[str | int, ...]
 """A schema path (turned into a JSON Pointer where code or a finding needs it)."""
@@ -235,7 +257,7 @@ class Ctx(Protocol):
 
 
 class Walk(Protocol):
-    """What a keyword's quick test may ask of the verdict-only walk (``classify.Quick``)."""
+    """What a keyword's quick test may ask of the walk's verdict (``classify.Walker.clean``, ``subset``'s)."""
 
     dialect: str
 
@@ -257,6 +279,22 @@ words), or silently when the JSON scan reports the value; True lets the row's ``
 SubsetQuick = Callable[[Any, dict[str, Any], int, Walk], bool]
 """The verdict-only test of a row under ``standard``/``strict`` where its ``quick`` is wider than
 the subset: True only when ``subset`` and ``rule`` would both record nothing."""
+
+
+ALL: Final = frozenset({"2020-12", "2019-09", "draft-07", "draft-06"})
+"""The dialects the extended profile reads (a row's ``dialects``)."""
+NEW: Final = frozenset({"2020-12", "2019-09"})
+SINCE_07: Final = frozenset({"2020-12", "2019-09", "draft-07"})
+OLD: Final = frozenset({"draft-07", "draft-06"})
+TUPLE_ITEMS: Final = frozenset({"2019-09", "draft-07", "draft-06"})
+
+BOTH: Final = frozenset({"standard", "strict"})
+"""The subset profiles (spec, "Two profiles"): a row with them is the reference host's table."""
+STANDARD: Final = frozenset({"standard"})
+"""Annotations and the root ``$schema``: ``standard`` only."""
+OBJECT: Final = frozenset({"object"})
+ARRAY: Final = frozenset({"array"})
+NUMERIC: Final = frozenset({"integer", "number"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +319,13 @@ class Keyword:
         types: the node types the keyword may stand with under the subset (decision 4); ``None``:
             any.
         in_one_of: whether it may stand beside ``oneOf`` under the subset (decision 3).
+        emits: the :class:`Part` classes its ``rule`` builds: their ``fast``/``slow`` write its
+            code (``gen`` arranges them; a node's parts of one loop are folded by its module's
+            ``finish``). Empty: it constrains nothing itself (annotations, a keyword another
+            row's part reads, an E5 keyword).
+
+    Each keyword module declares its rows (``ROWS``) beside their rules, quick tests and parts;
+    ``table.KEYWORDS`` registers them: one keyword, one place.
     """
 
     name: str
@@ -292,6 +337,7 @@ class Keyword:
     subset_quick: SubsetQuick | None = None
     types: frozenset[str] | None = None
     in_one_of: bool = False
+    emits: tuple[type[Part], ...] = ()
 
 
 class FindingLog:

@@ -4,12 +4,12 @@ validation vocabulary; the same in draft-06, draft-07 and 2019-09)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from ..budget import MAX_ENUM_CHOICES, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_WORK
 from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Emitter, Part, Path, Walk
+from .ir import ALL, BOTH, Ctx, Emitter, Keyword, Part, Path, Walk
 from .values import UNREACHABLE, exact_value
 
 __all__ = [
@@ -338,3 +338,13 @@ def _charge(walk: Walk, count: int) -> bool:
     budget = value_budget(walk)
     budget.left -= count
     return budget.left >= 0
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("type", ALL, kw_type, quick_type, BOTH, subset_type, emits=(TypePart,)),
+    Keyword("enum", ALL, kw_enum, quick_enum, BOTH, subset_enum, emits=(Choices,)),
+    Keyword("const", ALL, kw_const, quick_const, emits=(Choices,)),
+)
+"""Any type: ``type`` (the node's ``types``), ``enum``, ``const``."""

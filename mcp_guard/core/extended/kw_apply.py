@@ -9,11 +9,12 @@ written for a model to fix its call; never "does not match anyOf".
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from ..report import UNSUPPORTED, VALIDATION, Issue
-from .ir import Ctx, Emitter, Part, Path, XNode
-from .kw_array import schema_list
+from .ir import ALL, BOTH, SINCE_07, Ctx, Emitter, Keyword, Part, Path, XNode
+from .kw_array import quick_schema_list, schema_list
+from .kw_object import quick_schema
 from .writer import CHAIN_LIMIT
 
 __all__ = ["AllOf", "AnyOf", "IfThenElse", "Not", "OneOf", "Ref", "alternatives"]
@@ -435,3 +436,18 @@ def kw_ref(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | N
     part = Ref(value, path)
     ctx.defer(part)
     return part
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("allOf", ALL, kw_all_of, quick_schema_list, emits=(AllOf,)),
+    Keyword("anyOf", ALL, kw_any_of, quick_schema_list, emits=(AnyOf,)),
+    Keyword("oneOf", ALL, kw_one_of, quick_schema_list, BOTH, in_one_of=True, emits=(OneOf,)),
+    Keyword("not", ALL, kw_not, quick_schema, emits=(Not,)),
+    Keyword("if", SINCE_07, kw_if, quick_schema, emits=(IfThenElse,)),
+    Keyword("then", SINCE_07, kw_then_else, quick_schema),  # read by ``if``'s part
+    Keyword("else", SINCE_07, kw_then_else, quick_schema),
+    Keyword("$ref", ALL, kw_ref, emits=(Ref,)),  # the verdict's quick test: ``classify`` (the walk's own list)
+)
+"""In-place applicators."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from ..json_values import TooLarge, canonical_sized, max_depth
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Emitter, Part, Path, Walk, XNode
-from .kw_string import count_of, non_negative
+from .ir import ALL, ARRAY, BOTH, NEW, TUPLE_ITEMS, Ctx, Emitter, Keyword, Part, Path, Walk, XNode
+from .kw_object import Count, kw_count, quick_schema
+from .kw_string import count_of, non_negative, quick_count
 from .writer import OverBudget
 
 _NO_RECORDS: Any = MappingProxyType({})
@@ -391,3 +392,19 @@ def quick_items(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> b
 def quick_unique_items(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``uniqueItems``: a boolean."""
     return type(value) is bool
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("prefixItems", frozenset({"2020-12"}), kw_prefix_items, quick_schema_list, emits=(Prefix,)),
+    Keyword("items", ALL, kw_items, quick_items, BOTH, subset_items, types=ARRAY, emits=(Rest, Prefix)),
+    Keyword("additionalItems", TUPLE_ITEMS, kw_additional_items, quick_schema, emits=(Rest,)),
+    Keyword("contains", ALL, kw_contains, quick_schema, emits=(Contains,)),
+    Keyword("minContains", NEW, kw_contains_bound, quick_count),  # read by ``contains``'s part
+    Keyword("maxContains", NEW, kw_contains_bound, quick_count),
+    Keyword("uniqueItems", ALL, kw_unique_items, quick_unique_items, emits=(Unique,)),
+    Keyword("minItems", ALL, kw_count, quick_count, emits=(Count,)),
+    Keyword("maxItems", ALL, kw_count, quick_count, emits=(Count,)),
+)
+"""Arrays (``prefixItems`` and ``items`` fold into one :class:`Elements` loop: :func:`finish`)."""

@@ -9,10 +9,10 @@ divides exactly (``values.is_multiple``). They apply to numbers only (never bool
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 from ..report import VALIDATION
-from .ir import Ctx, Emitter, Part, Path, Walk
+from .ir import ALL, BOTH, NUMERIC, Ctx, Emitter, Keyword, Part, Path, Walk
 from .values import double_ratio, exact_number, is_multiple, literal, multiple_accept, show_number
 
 __all__ = ["Bound", "MultipleOf", "kw_bound", "kw_multiple_of", "subset_bound"]
@@ -129,3 +129,15 @@ def quick_multiple_of(value: Any, schema: dict[str, Any], depth: int, walk: Walk
     """``multipleOf`` as :func:`kw_multiple_of` accepts it: a number greater than 0."""
     t = type(value)
     return (t is int or (t is float and value - value == 0)) and value > 0
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("minimum", ALL, kw_bound, quick_bound, BOTH, subset_bound, types=NUMERIC, emits=(Bound,)),
+    Keyword("maximum", ALL, kw_bound, quick_bound, emits=(Bound,)),
+    Keyword("exclusiveMinimum", ALL, kw_bound, quick_bound, emits=(Bound,)),
+    Keyword("exclusiveMaximum", ALL, kw_bound, quick_bound, emits=(Bound,)),
+    Keyword("multipleOf", ALL, kw_multiple_of, quick_multiple_of, emits=(MultipleOf,)),
+)
+"""Numbers."""

@@ -11,13 +11,13 @@ returns its own part, and :func:`finish` folds the three into one :class:`Member
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..ecma_regex import PatternError
 from ..json_values import escape_token
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Emitter, Part, Path, Walk, XNode
-from .kw_string import compiled_pattern, non_negative, pattern_of, search
+from .ir import ALL, BOTH, NEW, OBJECT, OLD, Ctx, Emitter, Keyword, Part, Path, Walk, XNode
+from .kw_string import compiled_pattern, non_negative, pattern_of, quick_count, search
 from .writer import CHAIN_LIMIT
 
 _ABSENT = object()
@@ -667,3 +667,33 @@ def quick_dependencies(value: Any, schema: dict[str, Any], depth: int, walk: Wal
         elif not walk.clean(dep, depth + 1):
             return False
     return True
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword(
+        "properties", ALL, kw_properties, quick_schemas, BOTH, subset_properties, types=OBJECT, emits=(Properties,)
+    ),
+    Keyword("patternProperties", ALL, kw_pattern_properties, quick_pattern_properties, emits=(PatternProperties,)),
+    Keyword(
+        "additionalProperties",
+        ALL,
+        kw_additional_properties,
+        quick_schema,
+        BOTH,
+        subset_additional_properties,
+        quick_subset_additional,
+        OBJECT,
+        emits=(Additional,),
+    ),
+    Keyword("propertyNames", ALL, kw_property_names, quick_schema, emits=(PropertyNames,)),
+    Keyword("required", ALL, kw_required, quick_required, BOTH, types=OBJECT, emits=(Required,)),
+    Keyword("minProperties", ALL, kw_count, quick_count, emits=(Count,)),
+    Keyword("maxProperties", ALL, kw_count, quick_count, emits=(Count,)),
+    Keyword("dependentRequired", NEW, kw_dependent_required, quick_dependent_required, emits=(Required,)),
+    Keyword("dependentSchemas", NEW, kw_dependent_schemas, quick_schemas, emits=(DependentSchemas,)),
+    Keyword("dependencies", OLD, kw_dependencies, quick_dependencies, emits=(Required, DependentSchemas)),
+)
+"""Objects (``properties``, ``patternProperties`` and ``additionalProperties`` fold into one
+:class:`Members` loop: :func:`finish`)."""

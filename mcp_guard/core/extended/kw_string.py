@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from ..ecma_regex import Pattern, PatternError, compile_pattern
 from ..formats import FORMATS, format_checker, format_cost, format_cost_terms, format_shortcut
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Emitter, Part, Path, Walk
+from .ir import ALL, Ctx, Emitter, Keyword, Part, Path, Walk
 from .values import exact_number
 from .writer import OverBudget
 
@@ -202,3 +202,14 @@ def quick_pattern(value: Any, schema: dict[str, Any], depth: int, walk: Walk) ->
 def quick_format(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``format`` with a checker (an annotation-only name needs a note: the full classifier)."""
     return type(value) is str and format_checker(value) is not None
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("minLength", ALL, kw_length, quick_count, emits=(Length,)),
+    Keyword("maxLength", ALL, kw_length, quick_count, emits=(Length,)),
+    Keyword("pattern", ALL, kw_pattern, quick_pattern, emits=(PatternPart,)),
+    Keyword("format", ALL, kw_format, quick_format, emits=(Format,)),
+)
+"""Strings."""

@@ -8,9 +8,10 @@ beyond that.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
-from .ir import Ctx, Emitter, Part, Path, XNode
+from .ir import NEW, Ctx, Emitter, Keyword, Part, Path, XNode
+from .kw_object import quick_schema
 
 __all__ = ["UnevaluatedItems", "UnevaluatedProperties", "kw_unevaluated_items", "kw_unevaluated_properties"]
 
@@ -127,3 +128,18 @@ def kw_unevaluated_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Pat
     """``unevaluatedItems``: a schema."""
     node = ctx.sub(value, path)
     return None if node is None else UnevaluatedItems(node, path)
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword(
+        "unevaluatedProperties",
+        NEW,
+        kw_unevaluated_properties,
+        quick_schema,
+        emits=(UnevaluatedProperties,),
+    ),
+    Keyword("unevaluatedItems", NEW, kw_unevaluated_items, quick_schema, emits=(UnevaluatedItems,)),
+)
+"""``unevaluatedProperties``, ``unevaluatedItems``."""
