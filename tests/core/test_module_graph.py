@@ -46,9 +46,7 @@ def import_graph(root: Path = CORE) -> dict[str, set[str]]:
             elif isinstance(node, ast.Import):
                 targets += [alias.name for alias in node.names]
             for target in targets:
-                if target in files and target != name and not name.startswith(target + "."):
-                    graph[name].add(target)
-                elif target == name:
+                if (target in files and target != name and not name.startswith(target + ".")) or target == name:
                     graph[name].add(target)
     return graph
 
