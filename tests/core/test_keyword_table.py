@@ -100,3 +100,32 @@ def test_every_part_of_the_keyword_modules_is_a_rows_emitter_or_a_fold() -> None
     parts = {c for c in _subclasses(Part) if c.__module__.startswith("mcp_guard.core.extended.kw_")}
     concrete = {c for c in parts if not c.__name__.startswith("_")}
     assert concrete == emitted | folds
+
+
+VALUES: list[Any] = [
+    None, True, False, 0, 1, -1, 2.5, float("nan"), 1e400, "", "a", "string", "object", "date", "regex",
+    "email", "^a", "(", "#", "#/$defs/a", "https://json-schema.org/draft/2020-12/schema", [], ["a"],
+    ["a", "a"], ["a", 1], [1, 1.0], [{"a": 1}], [[]], {}, {"type": "string"}, {"a": {"type": "string"}},
+    {"a": {"x-unknown": 1}}, {"a": True}, [{"type": "string"}], [True], {"a": ["b"]}, {"a": ["b", "b"]},
+    {"a": {"format": "nonsense"}}, list(range(10_001)),
+]  # fmt: skip
+"""Values of every shape a keyword may meet: well-formed, malformed, over budget, not JSON."""
+
+
+@pytest.mark.parametrize("name", sorted(n for n, row in KEYWORDS.items() if row.quick is not None))
+def test_a_rows_quick_test_vouches_only_for_what_its_rule_accepts(name: str) -> None:
+    """The one promise the walk's verdict rests on, per row: a value the quick test passes is one
+    the rule records no finding or note for (so the verdict is the findings' wherever it vouches)."""
+    row = KEYWORDS[name]
+    assert row.quick is not None
+    for value in VALUES:
+        for depth in (0, 1):
+            schema = {name: value}
+            if not row.quick(value, schema, depth, Walker()):
+                continue
+            walk = Walker()
+            walk.classify({})
+            walk.depth = depth + 1  # inside the node, as the walk is when it meets the keyword
+            path: tuple[str | int, ...] = (name,) if depth == 0 else ("properties", "p", name)
+            row.rule(walk, value, schema, path)
+            assert not walk.issues and not walk.notes, (name, value, depth, walk.issues, walk.notes)
