@@ -281,7 +281,7 @@ def _compile_subset(schema: Any, profile: str, defer: bool, known_json: bool) ->
     # scan's pointers (its TypeError for a value that is not JSON, its `json` findings)
     found = () if known_json or is_json(schema) else scan(schema, what="schema")
     issues = [Issue(VALIDATION, "json", pointer(p), None, _JSON_FINDING) for p in found]
-    classifier = SubsetWalker(profile, skim=defer)  # skim: a deferred schema here has findings
+    classifier = SubsetWalker.findings(profile, skim=defer)  # skim: a deferred schema here has findings
     root = classifier.root(schema)
     issues += classifier.issues
     if issues:

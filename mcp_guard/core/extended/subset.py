@@ -59,8 +59,9 @@ class SubsetWalker(FindingLog):
       with no finding? Each selected row's ``subset_quick`` (else its ``quick``) with the node
       rules, the subschema count and depth limits; any doubt is False. Every value a quick test
       accepts has exact JSON types, so a clean verdict also proves the schema is JSON.
-    * The findings and the tree, :meth:`root`: every node through :meth:`sub`, each row's subset
-      rule then its rule (findings in the spec's words, parts).
+    * The findings and the tree, :meth:`root` of a walker from :meth:`findings`: every node
+      through :meth:`sub`, each row's subset rule then its rule (findings in the spec's words,
+      parts).
 
     With ``skim`` (findings only, for a schema whose verdict was not clean), :meth:`sub` first
     asks the verdict of each nested schema, on the walk's own count and budget; one it finds
@@ -69,15 +70,26 @@ class SubsetWalker(FindingLog):
     the tree is not (it is never used: a schema with findings has none).
     """
 
-    def __init__(self, profile: str, *, skim: bool = False) -> None:
+    rows: dict[str, Keyword]  # the findings' state (:meth:`findings`): the profile's rows
+    depth: int
+    skim: bool
+
+    def __init__(self, profile: str) -> None:  # the verdict's state only: a listing builds one walker per tool
         self.profile = profile
         self.dialect = "2020-12"  # the subset's keywords mean the same in the four dialects it accepts
-        self._rows = _ROWS[profile]
         self.tests = _WALK_TESTS[profile]
-        super().__init__()
+        self.nodes = 0
         self.values = ValueBudget()  # the enum/const values of the document (kw_any)
-        self.depth = 0
-        self.skim = skim
+
+    @classmethod
+    def findings(cls, profile: str, *, skim: bool = False) -> SubsetWalker:
+        """A walker ready for :meth:`root` (findings, and the tree unless ``skim``)."""
+        walker = cls(profile)
+        FindingLog.__init__(walker)
+        walker.rows = _ROWS[profile]
+        walker.depth = 0
+        walker.skim = skim
+        return walker
 
     def clean(self, schema: Any, depth: int) -> bool:
         """True when ``schema`` at ``depth`` (0: the root) would classify with no finding."""
@@ -183,7 +195,7 @@ class SubsetWalker(FindingLog):
     def _keyword(self, key: str, value: Any, schema: dict[str, Any], path: Path) -> Part | list[Part] | None:
         """A key of the node: its row's rules, or the finding for a key the profile has no row for."""
         kpath = (*path, key)
-        row = self._rows.get(key)
+        row = self.rows.get(key)
         if row is None:
             known = KEYWORDS.get(key)
             if known is not None and known.profiles:
@@ -200,7 +212,7 @@ class SubsetWalker(FindingLog):
             self.finding(UNSUPPORTED, "oneOf", (*path, "oneOf"), "the root must be an object schema, not a oneOf")
         part: Any = None
         for key, value in schema.items():
-            row = self._rows.get(key)
+            row = self.rows.get(key)
             if key != "oneOf" and row is not None and not row.in_one_of:
                 kpath = (*path, key)
                 self.finding(
@@ -242,7 +254,7 @@ class SubsetWalker(FindingLog):
             self.finding(UNSUPPORTED, "type", path, _untyped(schema))
 
         parts: list[Part] = []
-        rows = self._rows
+        rows = self.rows
         for key, value in schema.items():
             if key == "type":
                 continue
@@ -297,5 +309,5 @@ _WALK_TESTS: Final = {profile: _walk_tests(rows) for profile, rows in _ROWS.item
 SubsetQuick = SubsetWalker
 """The verdict's former name (``SubsetQuick(profile).clean(schema, 0)``), kept for its callers."""
 
-SubsetClassifier = SubsetWalker
-"""The findings' and tree's former name, kept for its callers."""
+SubsetClassifier = SubsetWalker.findings
+"""The findings' and tree's former name (``SubsetClassifier(profile, skim=...)``), kept for its callers."""
