@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,11 +49,13 @@ class Splicer:
         text: the document (without a byte order mark).
         toml: TOML syntax (``key = value``, ``#`` comments) rather than JSON (``"key": value``).
         comments: ``(start, end)`` of every comment of ``text``.
+        subtable: TOML: the ``[table]`` at a key path (its node and its ``others``), or None.
     """
 
     text: str
     toml: bool
     comments: list[tuple[int, int]]
+    subtable: Callable[[tuple[str, ...]], tuple[Node, frozenset[str]] | None] | None = None
     edits: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
@@ -154,19 +157,27 @@ class Splicer:
 
     # --- the edit ----------------------------------------------------------------------------
 
-    def edit_object(self, node: Node, old: dict[str, Any], new: dict[str, Any], others: frozenset[str]) -> None:
+    def edit_object(
+        self, node: Node, old: dict[str, Any], new: dict[str, Any], others: frozenset[str], path: tuple[str, ...] = ()
+    ) -> None:
         """Edit the members of ``node`` (an object, an inline table or a ``[table]``) from ``old`` to ``new``.
 
         ``others``: keys of ``old`` that are not members of ``node`` (TOML dotted keys and
-        sub-tables); they must stay as they are.
+        sub-tables); they must stay as they are, but for a ``[path.key]`` sub-table whose own
+        members change (``env`` gaining a variable), edited in turn. ``path``: the key path
+        of ``node`` (for :attr:`subtable`).
 
         Raises:
             EditRefused: what cannot be done by span edits.
         """
         names = [name for name, _, _ in node.members]
         for name in others:
-            if name not in new or new[name] != old.get(name):
+            if name in new and new[name] == old.get(name):
+                continue
+            table = self.subtable((*path, name)) if self.subtable is not None and name in new else None
+            if table is None or not isinstance(old.get(name), dict) or not isinstance(new[name], dict):
                 raise EditRefused(f"'{name}' would change but is not a member on its own line")
+            self.edit_object(table[0], old[name], new[name], table[1], (*path, name))
         if set(old) - set(names) - others:
             raise EditRefused("a member the reader did not find")
         kept = [name for name in names if name in new]

@@ -245,8 +245,13 @@ def _span_edit(file: ClientFile, text: str, location: tuple[str, ...], old: Any,
         entry = document.entry(location)
         if entry is None:
             raise EditRefused("neither a [table] nor an inline table")
-        splicer = Splicer(body, True, document.comments)
-        splicer.edit_object(entry.node, old, new, frozenset(entry.others))
+
+        def subtable(path: tuple[str, ...]) -> tuple[jsonc.Node, frozenset[str]] | None:
+            found = document.entry(path)
+            return None if found is None or found.node.kind != "table" else (found.node, frozenset(found.others))
+
+        splicer = Splicer(body, True, document.comments, subtable)
+        splicer.edit_object(entry.node, old, new, frozenset(entry.others), location)
     else:
         node = jsonc.find(jsonc.parse(body), location)
         if node is None or node.kind != "object":

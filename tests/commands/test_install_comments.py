@@ -138,6 +138,7 @@ def _entries(draw: st.DrawFn) -> list[dict[str, Any]]:
             entry["headers_lines"] = draw(st.booleans())
             entry["env"] = draw(st.sampled_from([None, {"TZ": "UTC"}]))
         entry["inline"] = draw(st.booleans())
+        entry["env_table"] = draw(st.booleans())  # TOML: env as a [mcp_servers.NAME.env] sub-table
         entries.append(entry)
     return entries
 
@@ -199,7 +200,9 @@ def toml_configs(draw: st.DrawFn) -> tuple[str, list[str]]:
         if slot():
             w.add(w.comment() + "\n")
         w.add(f"[mcp_servers.{entry['name']}]" + (f"  {w.comment()}" if slot() else "") + "\n")
-        for key, value, lines in _members(entry):
+        members = _members(entry)
+        sub = [m for m in members if m[0] == "env" and entry.get("env_table")]
+        for key, value, lines in [m for m in members if m not in sub]:
             if slot():
                 w.add(w.comment() + "\n")
             if lines and isinstance(value, list):
@@ -210,6 +213,11 @@ def toml_configs(draw: st.DrawFn) -> tuple[str, list[str]]:
             else:
                 w.add(f"{key} = {_toml_value(value)}")
             w.add((f"  {w.comment()}" if slot() else "") + "\n")
+        for _, env, _ in sub:
+            w.add((w.comment() + "\n" if slot() else "") + f"[mcp_servers.{entry['name']}.env]")
+            w.add((f"  {w.comment()}" if slot() else "") + "\n")
+            for name, value in env.items():
+                w.add(f"{name} = {_toml_value(value)}" + (f"  {w.comment()}" if slot() else "") + "\n")
         if slot():
             w.add(w.comment() + "\n")  # after the entry: tomlkit's end of the table above the next one
     if slot():
