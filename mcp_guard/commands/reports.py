@@ -212,7 +212,7 @@ def _headers(values: list[str], from_env: list[str]) -> dict[str, str]:
     """``--header`` and ``--header-env``, parsed as ``wrap`` parses them (``http_upstream.parse_headers``)."""
     import os
 
-    from ..relay.http_upstream import parse_headers
+    from ..peer.http_upstream import parse_headers
 
     try:
         return parse_headers(values, from_env, os.environ)

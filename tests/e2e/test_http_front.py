@@ -32,7 +32,7 @@ import pytest
 from anyio.abc import Process
 from mcp import Client, MCPError
 
-from mcp_guard.relay.http_front import (
+from mcp_guard.fronts.http import (
     HttpConfig,
     HttpFront,
     is_loopback,
@@ -40,7 +40,7 @@ from mcp_guard.relay.http_front import (
     parse_origin,
     serve_front,
 )
-from mcp_guard.relay.http_front.security import read_host_origin
+from mcp_guard.fronts.http.security import read_host_origin
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_guard.relay.http_front import HttpConfig, HttpFront, serve_front
+from mcp_guard.fronts.http import HttpConfig, HttpFront, serve_front
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
