@@ -19,6 +19,7 @@ error. Every such exception derives from :class:`GuardError`::
      ├── InvalidCursor          sessions.naming     a cursor the guard did not issue (also ValueError)
      ├── ListingError           reports.listing     ``check`` cannot list a server
      ├── DocumentError          reports.documents   a document cannot be read (also ValueError)
+     ├── EditRefused            commands.clients_edit  a config entry's text cannot be changed exactly
      └── UsageError             commands.reports    a command line that cannot be run
 
 The schema core (:mod:`mcp_guard.core`) imports nothing of the rest of the package: it raises
