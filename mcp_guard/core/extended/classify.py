@@ -386,23 +386,29 @@ class Walker(FindingLog):
     def _expansion(self, root: XNode) -> None:
         """E6: references that expand past the work budget on one value (a schema whose checks
         could never fit) are unsupported: the weight of the root with every ``$ref`` expanded
-        (recursion through the instance counts once per level) must stay within ``MAX_WORK``."""
+        (recursion through the instance counts once per level) must stay within ``MAX_WORK``.
+        Likewise its depth with every ``$ref`` expanded (recursion again once) must stay within
+        ``MAX_SCHEMA_DEPTH``, the limit on nesting: a chain of references is nesting all the same,
+        and its checks are generated and run as nested calls."""
         limit = MAX_WORK
         weights: dict[int, int] = {}
+        heights: dict[int, int] = {}
         active: set[int] = {id(root)}
-        stack = [(root, iter([sub for sub, _in, _path in root.children()]), 1)]
+        # (node, its children left, weight so far, height so far)
+        stack = [(root, iter([sub for sub, _in, _path in root.children()]), 1, 0)]
         while stack:
-            node, subs, total = stack[-1]
+            node, subs, total, height = stack[-1]
             for sub in subs:
                 known = weights.get(id(sub))
                 if known is not None:
                     total += known
+                    height = max(height, heights[id(sub)])
                 elif id(sub) in active:
                     total += 1  # recursion: paid per level of the instance, on entry, by the budget
                 else:
-                    stack[-1] = (node, subs, total)
+                    stack[-1] = (node, subs, total, height)
                     active.add(id(sub))
-                    stack.append((sub, iter([s for s, _in, _path in sub.children()]), 1))
+                    stack.append((sub, iter([s for s, _in, _path in sub.children()]), 1, 0))
                     break
                 if total > limit:
                     break
@@ -410,12 +416,21 @@ class Walker(FindingLog):
                 stack.pop()
                 active.discard(id(node))
                 weights[id(node)] = total = min(total, limit + 1)
+                heights[id(node)] = height = height + 1
                 if total > limit:
                     self._too_heavy(node)
                     return
+                if height > MAX_SCHEMA_DEPTH + 1:
+                    self.finding(
+                        UNSUPPORTED,
+                        "$ref",
+                        node.path,
+                        f"the references below this schema nest it more than {MAX_SCHEMA_DEPTH} levels deep",
+                    )
+                    return
                 if stack:
-                    parent, parent_subs, parent_total = stack[-1]
-                    stack[-1] = (parent, parent_subs, parent_total + total)
+                    parent, parent_subs, parent_total, parent_height = stack[-1]
+                    stack[-1] = (parent, parent_subs, parent_total + total, max(parent_height, height))
                 continue
             if total > limit:
                 self._too_heavy(node)
