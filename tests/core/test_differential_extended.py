@@ -43,7 +43,7 @@ The classification modes are compared as test_deferred does for the other profil
 the same verdicts, on schema-shaped garbage, on generated in-profile schemas, on every suite and
 corpus schema.
 
-Profiles (test_differential's ``profile_settings``): CI (default) its fixed seed, 300 schemas;
+Profiles (test_differential's ``profile_settings``): CI (default) its fixed seed, 150 schemas;
 long: ``MCP_GUARD_HYPOTHESIS_LONG=1``, randomized, 20,000 schemas (``pytest -s`` prints the
 tallies). No example database.
 """
@@ -77,7 +77,7 @@ except ValueError:
 
 PROFILE = "extended"
 LONG = os.environ.get("MCP_GUARD_HYPOTHESIS_LONG") == "1"
-SCHEMAS = 20_000 if LONG else 300
+SCHEMAS = 20_000 if LONG else 150
 
 
 # --- the properties --------------------------------------------------------------------------
