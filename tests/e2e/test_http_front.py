@@ -31,9 +31,8 @@ import mcp_types as types
 import pytest
 from anyio.abc import Process
 from mcp import Client, MCPError
-from starlette.datastructures import Headers
 
-from mcp_guard.relay.http_front import (
+from mcp_guard.fronts.http import (
     HttpConfig,
     HttpFront,
     is_loopback,
@@ -41,6 +40,7 @@ from mcp_guard.relay.http_front import (
     parse_origin,
     serve_front,
 )
+from mcp_guard.fronts.http.security import read_host_origin
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -366,7 +366,8 @@ def test_loopback_hosts() -> None:
 def test_allowed_origins(allowed: str, origin: str, ok: bool) -> None:
     """``--allowed-origin`` entries match origins as RFC 6454 compares them (scheme, host, port)."""
     front = HttpFront(["true"], HttpConfig(allowed_origins=(allowed,)))
-    refusal = front.security.refusal(Headers({"host": "127.0.0.1", "origin": origin}))
+    head = read_host_origin([(b"host", b"127.0.0.1"), (b"origin", origin.encode())], b"/mcp")
+    refusal = front.security.refusal(head, None)
     assert (refusal is None) is ok, (allowed, origin)
 
 
@@ -383,7 +384,7 @@ def test_allowed_origins(allowed: str, origin: str, ok: bool) -> None:
 def test_allowed_hosts(allowed: str, host: str, ok: bool) -> None:
     """``--allowed-host NAME`` takes any port; ``NAME:PORT`` that port, a Host without one meaning the default."""
     front = HttpFront(["true"], HttpConfig(allowed_hosts=(allowed,)))
-    assert (front.security.refusal(Headers({"host": host})) is None) is ok, (allowed, host)
+    assert (front.security.refusal(read_host_origin([(b"host", host.encode())], b"/mcp"), None) is None) is ok
 
 
 def test_allowed_origin_entries_must_be_origins() -> None:

@@ -36,12 +36,12 @@ from typing import Any
 
 from ..json_values import Inexact, is_json, json_type_name, pointer
 from ..report import VALIDATION, Issue
-from .ir import Part, XNode
+from .ir import Emitter, Part, XNode
 from .kw_apply import Ref
 from .kw_object import Members, Required
 from .table import holder
 from .values import exact_json, exact_json_once, exact_uncarriable, number_of
-from .writer import Collect, ModuleWriter, Valid, base_namespace
+from .writer import Collect, Valid, base_namespace
 
 __all__ = ["Gen", "generate", "type_words"]
 
@@ -127,7 +127,7 @@ def _type_test(types: frozenset[str], v: str, t: str, decimals: bool = True) -> 
     return tests[0] if len(tests) == 1 else "(" + " or ".join(tests) + ")"
 
 
-class Gen(ModuleWriter):
+class Gen(Emitter):
     """The code generator of one schema (implements what parts may ask; see ``ir.Part``).
 
     ``decimals``: E1's exact literals (``extended``); False for ``standard`` and ``strict``, which
