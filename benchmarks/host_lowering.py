@@ -31,7 +31,7 @@ from typing import Any
 from mcp_guard.core import compile as compile_schema
 from mcp_guard.hosts import HOST_NAMES, HOSTS, present_tools
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mcp-tool-corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "mcp-tool-corpus"
 
 
 def tools_of(corpus: Path, count: int) -> list[dict[str, Any]]:

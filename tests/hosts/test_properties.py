@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import math
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,8 +34,9 @@ from mcp_guard.hosts import HOST_NAMES, HOSTS, BackError, Lowered, check_schema,
 from mcp_guard.hosts.checker import accepts
 from tests.core.exact_oracle import Oracles, ecma_patterns
 from tests.core.suite import SUITE_ROOT, read_groups, wrap
+from tests.datasets import TOOL_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mcp-tool-corpus"
+CORPUS = TOOL_CORPUS
 GOALS = {"openai": 0.99, "anthropic": 0.99, "gemini-json": 0.99, "openai-strict": 0.95, "gemini": 0.95}
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the tool corpus is absent ({CORPUS})")
