@@ -237,7 +237,7 @@ class UpstreamPeer:
         self.start_failure: str | None = None
         self._must_start = False  # the current connection is wrap's first: ending unanswered is a start failure
         self.ordered = Ordered()  # the current connection's big lines, handled off the loop in order (offload)
-        self.offloaded = False  # the message given to peer_output now was read as a big line
+        self.offloaded: Any = None  # the message a big line's job is giving to peer_output now
         # ... and then, when that line may go on as received (jsonrpc.loads_as_received): (line, parsed value)
         self.as_received: tuple[bytes, Any] | None = None
         self._answered = False  # the current connection has answered a request with a result
@@ -430,12 +430,12 @@ class UpstreamPeer:
                 return
             out = self.triage(message)
             if out is not None:
-                self.offloaded = True
+                self.offloaded = out
                 self.as_received = (line, message) if as_received else None
                 try:
                     await self._output(out, events, scope)
                 finally:
-                    self.offloaded, self.as_received = False, None
+                    self.offloaded, self.as_received = None, None
             held = [message, out]
             del message, out
             await self.ordered.in_thread(free_in_pieces, held)

@@ -306,7 +306,7 @@ class UpstreamSide:
             return True
         peer = self.peer
         try:  # a big message is written in the worker thread, in pieces that let the loop run (peer.offload)
-            if not peer.offloaded:
+            if message is not peer.offloaded:
                 data = dumps(out)
             elif peer.as_received is not None and out is peer.as_received[1]:
                 data = peer.as_received[0]  # passed on unchanged: as received, when safe (loads_as_received)

@@ -232,7 +232,6 @@ class Members(Part):
         lines = [
             *self._charge(g, v),
             "if not w[3]:",
-            *("    " + x for x in g.scanned(v)),
             f"    for k in {v}:",
             "        if type(k) is not str: return False",
         ]
