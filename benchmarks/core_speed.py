@@ -344,7 +344,7 @@ def classify_list(tools: list[dict[str, Any]], profile: str, guards: dict[str, A
     """Part 2: classifying 10,000 distinct tools vs parsing their tools/list result (collector paused, all sides)."""
     import mcp_types
 
-    from mcp_guard.relay.guard import ToolTable
+    from mcp_guard.calls.tool_table import ToolTable
 
     listed = []
     for i in range(10_000):

@@ -29,7 +29,7 @@ in the same alternated rounds.
 
 ``--cache-key`` times ``ToolTable.replace`` on the parsed listing, cold (a new table: every
 schema classified) and warm (every schema found in the cache), with the table's key
-(``guard.schema_key``, ``marshal`` format 2) and with the key it had before (the schema's
+(``tool_table.schema_key``, ``marshal`` format 2) and with the key it had before (the schema's
 compact JSON text, written here for the comparison), best of the interleaved rounds, against
 ``json.loads`` of the text. Usage::
 
@@ -54,8 +54,8 @@ from typing import Any
 
 from big_message import BARE_RELAY_CODE  # this directory's script: the same bare relay as the big-message figures
 
+from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.core.json_values import literal_float
-from mcp_guard.relay.guard import ToolTable
 from mcp_guard.wire.jsonrpc import dumps, loads_upstream
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mcp-tool-corpus"
@@ -188,11 +188,11 @@ def end_to_end(line: bytes, rounds: int, tools: int, before: Path | None = None)
 
 
 def cache_keys(line: bytes, rounds: int) -> None:
-    """``ToolTable.replace`` cold and warm with ``guard.schema_key`` vs the former JSON-text key."""
+    """``ToolTable.replace`` cold and warm with ``tool_table.schema_key`` vs the former JSON-text key."""
     import gc
     from unittest import mock
 
-    from mcp_guard.relay import guard
+    from mcp_guard.calls import tool_table
 
     text_of = json.JSONEncoder(separators=(",", ":"), allow_nan=False, sort_keys=False).encode
 
@@ -202,10 +202,10 @@ def cache_keys(line: bytes, rounds: int) -> None:
         except (TypeError, ValueError, RecursionError):
             return None
 
-    # (key function, "the key proves the schema finite JSON") as guard.ToolTable._compiled calls them
+    # (key function, "the key proves the schema finite JSON") as tool_table.ToolTable._compiled calls them
     keys = {
         "JSON text (before)": (json_text_key, lambda key: True),
-        "schema_key (marshal 2)": (guard.schema_key, vars(guard)["_finite_doubles_only"]),
+        "schema_key (marshal 2)": (tool_table.schema_key, vars(tool_table)["_finite_doubles_only"]),
     }
     tools = json.loads(line)["result"]["tools"]
     best: dict[str, float] = {}
@@ -224,7 +224,7 @@ def cache_keys(line: bytes, rounds: int) -> None:
     for _ in range(rounds):
         timed("json.loads", lambda: json.loads(line))
         for name, (key, finite) in keys.items():
-            with mock.patch.multiple(guard, schema_key=key, _finite_doubles_only=finite):
+            with mock.patch.multiple(tool_table, schema_key=key, _finite_doubles_only=finite):
                 timed(f"{name}, cold", lambda: ToolTable("extended", label=None).replace(tools))
                 warm = ToolTable("extended", label=None)
                 warm.replace(tools)

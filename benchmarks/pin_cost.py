@@ -1,6 +1,6 @@
 """What pinning costs the gateway's merged tool list: one ``Catalog.update`` of a long listing.
 
-Sides, each a fresh :class:`~mcp_guard.gateway.catalog.Catalog` given the same listing of
+Sides, each a fresh :class:`~mcp_guard.sessions.catalog.Catalog` given the same listing of
 ``--tools`` tools (10 string properties each, a 200-character description):
 
 - ``no lock`` — the reference: classification, names, routes, no digests;
@@ -24,9 +24,9 @@ import json
 import time
 from typing import Any
 
-from mcp_guard.gateway.catalog import Catalog
-from mcp_guard.gateway.config import parse_config
-from mcp_guard.gateway.pinning import LockFile
+from mcp_guard.calls.pinning import LockFile
+from mcp_guard.config import parse_config
+from mcp_guard.sessions.catalog import Catalog
 
 
 def listing(count: int) -> list[dict[str, Any]]:

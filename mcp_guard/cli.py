@@ -25,7 +25,7 @@ from .core.profiles import DEFAULT_PROFILE, PROFILE_CHOICES, PROFILES, SUMMARIES
 from .safe_text import escape
 
 if TYPE_CHECKING:
-    from .relay.http_front import HttpConfig
+    from .fronts.http import HttpConfig
 
 __all__ = ["main"]
 
@@ -211,7 +211,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
     """``wrap --upstream-url``: check the options, then relay stdio to the HTTP upstream."""
     import os
 
-    from .relay.http_upstream import DEFAULT_MAX_MESSAGE_BYTES, check_url, parse_headers
+    from .peer.http_upstream import DEFAULT_MAX_MESSAGE_BYTES, check_url, parse_headers
 
     parser: argparse.ArgumentParser = args.command_parser
     if command:
@@ -221,7 +221,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
         headers = parse_headers(args.header, args.header_env, os.environ)
     except ValueError as exc:
         parser.error(str(exc))
-    from .relay import wrap_stdio_http
+    from .fronts.stdio import wrap_stdio_http
 
     limit = args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
     try:
@@ -309,7 +309,7 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
     """The HTTP front's settings from the command line (usage errors exit with status 2)."""
     from pydantic import SecretStr, ValidationError
 
-    from .relay.http_front import DEFAULT_MAX_MESSAGE_BYTES, HttpConfig, parse_listen_address
+    from .fronts.http import DEFAULT_MAX_MESSAGE_BYTES, HttpConfig, parse_listen_address
 
     try:
         host, port = parse_listen_address(args.http)
@@ -444,7 +444,7 @@ def _main(argv: Sequence[str] | None) -> int:
             args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
         try:
             if args.http is not None:
-                from .relay.http_front import serve_http
+                from .fronts.http import serve_http
 
                 config = _http_config(args, args.command_parser)
                 return anyio.run(
@@ -457,12 +457,12 @@ def _main(argv: Sequence[str] | None) -> int:
                         request_timeout=args.request_timeout,
                     )
                 )
-            from .relay.spawn import start_early
+            from .peer.spawn import start_early
 
             # The upstream starts up while the guard loads the relay (issue 14 item 1: the time to the
             # initialize answer); what a failed start raised is logged by the first connection.
             started = start_early(command)
-            from .relay import wrap_stdio
+            from .fronts.stdio import wrap_stdio
             from .wire.framing import DEFAULT_MAX_LINE
 
             return anyio.run(
@@ -506,7 +506,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return run_install_command(args)
     if args.command == "demo":
-        from .demo import run_demo
+        from .commands.demo import run_demo
 
         return anyio.run(lambda: run_demo(profile=args.profile, log_level=args.log_level))
     parser.error(f"unknown command {args.command}")  # pragma: no cover - argparse rejects it first

@@ -6,17 +6,17 @@ line too long to read, a number JSON cannot carry, a broken config or lock file,
 error. Every such exception derives from :class:`GuardError`::
 
     GuardError
-     ├── UpstreamStartError     relay.ends          the upstream cannot be started or connected
+     ├── UpstreamStartError     streams.ends        the upstream cannot be started or connected
      ├── RequestFailed          peer                a request of the guard's own got no usable answer
      │    └── ListingFailed     peer                ... the guard's own tools/list
      ├── LineTooLong            wire.framing        a line over --max-message-bytes (its prefix kept)
-     ├── MessageTooLarge        relay.http_upstream an HTTP body over --max-message-bytes
-     ├── _Disconnected          relay.http_front    (private) the client left while its body was read
-     ├── _BodyTimeout           relay.http_front    (private) a body slower than --http-body-timeout
+     ├── MessageTooLarge        peer.http_upstream  an HTTP body over --max-message-bytes
+     ├── _Disconnected          fronts.http         (private) the client left while its body was read
+     ├── _BodyTimeout           fronts.http         (private) a body slower than --http-body-timeout
      ├── Uncarriable            wire.jsonrpc        a number JSON cannot carry exactly (also ValueError)
-     ├── ConfigError            gateway.config      the gateway config cannot be used
-     ├── LockError              gateway.pinning     the lock file cannot be read or written
-     ├── InvalidCursor          gateway.naming      a cursor the guard did not issue (also ValueError)
+     ├── ConfigError            config              the gateway config cannot be used
+     ├── LockError              calls.pinning       the lock file cannot be read or written
+     ├── InvalidCursor          sessions.naming     a cursor the guard did not issue (also ValueError)
      ├── ListingError           reports.listing     ``check`` cannot list a server
      ├── DocumentError          reports.documents   a document cannot be read (also ValueError)
      └── UsageError             commands.reports    a command line that cannot be run

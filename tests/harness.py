@@ -7,9 +7,9 @@ gateway session), and scripted upstreams, wired with memory streams; no processe
 - :class:`ScriptedUpstream`: a connector whose connections answer ``initialize``,
   ``tools/list``, ``ping``, batches, and ``tools/call`` of :data:`TOOLS`, with a hook the test
   sets to script what a call does (a hostile or broken server), and :meth:`ScriptedUpstream.handle`
-  for a subclass to answer more (``tests/gateway/test_session.py``'s faults).
-- :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.relay.relay.Relay`, no renaming) or
-  ``serve`` (a :class:`~mcp_guard.gateway.session.GatewaySession` of one server ``s``, its tools
+  for a subclass to answer more (``tests/sessions/test_session.py``'s faults).
+- :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.sessions.relay.Relay`, no renaming) or
+  ``serve`` (a :class:`~mcp_guard.sessions.gateway.GatewaySession` of one server ``s``, its tools
   named ``s__NAME``) over one scripted upstream, so one test runs against both commands.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcp_guard.relay.upstream import LineLink
+from mcp_guard.peer.upstream import LineLink
 from mcp_guard.wire.framing import LineTooLong
 
 TIMEOUT = 10.0
@@ -255,10 +255,10 @@ async def running_guard(
     The client's tool names are ``name(command, tool)``. On exit the client closes its side and
     the guard is waited for (it must stop its upstream).
     """
-    from mcp_guard.gateway.config import parse_config
-    from mcp_guard.gateway.session import GatewaySession
-    from mcp_guard.relay.guard import ToolTable
-    from mcp_guard.relay.relay import Relay
+    from mcp_guard.calls.tool_table import ToolTable
+    from mcp_guard.config import parse_config
+    from mcp_guard.sessions.gateway import GatewaySession
+    from mcp_guard.sessions.relay import Relay
 
     client = Client()
     options.setdefault("drain_timeout", 0.2)

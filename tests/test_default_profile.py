@@ -14,8 +14,8 @@ import pytest
 
 import mcp_guard
 from mcp_guard import cli
+from mcp_guard.config import parse_config
 from mcp_guard.core import DEFAULT_PROFILE, PROFILES, profiles
-from mcp_guard.gateway.config import parse_config
 
 PACKAGE = Path(mcp_guard.__file__).parent
 COMMANDS_WITH_PROFILE = ("wrap", "demo", "check", "schema", "verify")
@@ -80,7 +80,7 @@ def test_every_function_taking_a_profile_defaults_to_the_constant() -> None:
         "mcp_guard.core.compiler.compile",
         "mcp_guard.core.compiler.classify",
         "mcp_guard.core.compiler.check",
-        "mcp_guard.demo.run_demo",
+        "mcp_guard.commands.demo.run_demo",
         "mcp_guard.reports.tools.judge_tool",
         "mcp_guard.reports.verifier.verify_text",
     ):
@@ -192,7 +192,7 @@ def test_verify_judges_under_extended(capsys: pytest.CaptureFixture[str], tmp_pa
 
 
 def test_the_tool_table_of_wrap_and_serve_defaults_to_extended() -> None:
-    from mcp_guard.relay.guard import ToolTable
+    from mcp_guard.calls.tool_table import ToolTable
 
     assert ToolTable().profile == "extended"
     assert parse_config('{"mcpServers": {}}').guard.profile == "extended"

@@ -1,15 +1,19 @@
-"""The package's layers, enforced: imports point down, private names stay home, the core stays pure.
+"""The package's layers, enforced: folders are the layers, imports point down, private names stay home.
 
 Every module of ``mcp_guard`` is read with ``ast`` (imports inside functions and under
-``TYPE_CHECKING`` count: they are dependencies all the same) and placed in a layer of
-:data:`LAYERS`, lowest first. A module may import from a lower layer, or from its own layer
-within its own package (``relay.*`` with ``relay.*``); never upward, never sideways into another
-package of its layer (so the two sessions, ``relay.relay`` and ``gateway.session``, and the
-``reports`` and the ``gateway``, cannot lean on each other). A name starting with ``_`` is never
-imported from another module. The schema core imports nothing of the rest of the package and
-none of the I/O libraries. Every exception class outside the core derives from
-``mcp_guard.errors.GuardError``. Modules stay under :data:`MAX_LINES` lines, or under the
-ceiling they have today (a ratchet: they may only shrink).
+``TYPE_CHECKING`` count: they are dependencies all the same). A module's layer is its *room*: the
+folder of ``mcp_guard`` it lives in (``mcp_guard.fronts.http.app`` is in ``fronts``), or ``root``
+for the modules directly in the package (``errors``, ``config``, ...), except ``cli`` and
+``__main__``, rooms of one module on top. :data:`LAYERS` lists the rooms, lowest first. A module
+may import from its own room and from lower rooms; never upward, and the graph of imports between
+rooms has no cycle (checked on the graph itself, not only through the order). A name starting
+with ``_`` is never taken from another module, neither by ``from x import _y`` nor by ``import
+x`` then ``x._y``. The schema core imports nothing of the rest of the package and none of the I/O
+libraries. Every exception class outside the core derives from ``mcp_guard.errors.GuardError``.
+Modules stay under :data:`MAX_LINES` lines, or under the ceiling they have today (a ratchet).
+
+The checks are functions of a module tree (:class:`Tree`), run on the package and, in
+:func:`test_the_checks_report_planted_violations`, on small trees written with a violation planted.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import inspect
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -29,56 +33,33 @@ from mcp_guard.errors import GuardError
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_guard"
 
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("mcp_guard.core",)),
-    ("root", ("mcp_guard.errors", "mcp_guard.guarded", "mcp_guard")),
-    ("wire", ("mcp_guard.wire",)),
-    ("streams", ("mcp_guard.relay.framing", "mcp_guard.relay.pipes", "mcp_guard.relay.ends")),
-    (
-        "peer",
-        (
-            "mcp_guard.peer",
-            "mcp_guard.relay.upstream",
-            "mcp_guard.relay.spawn",
-            "mcp_guard.relay.child_stderr",
-            "mcp_guard.relay.http_upstream",
-            "mcp_guard.relay.http_headers",
-            "mcp_guard.relay.http_faults",
-        ),
-    ),
-    ("reports", ("mcp_guard.reports",)),
-    ("refusals", ("mcp_guard.calls",)),
-    ("judgement", ("mcp_guard.relay.guard", "mcp_guard.relay.listings")),
-    (
-        "gateway parts",
-        tuple(
-            f"mcp_guard.gateway.{m}"
-            for m in ("config", "naming", "policy", "pinning", "journal", "jcs", "pipeline", "catalog")
-        ),
-    ),
-    ("links", ("mcp_guard.gateway.link", "mcp_guard.gateway.envelopes")),
-    (
-        "sessions",
-        (
-            "mcp_guard.relay.relay",
-            "mcp_guard.relay.upstream_side",
-            "mcp_guard.gateway.session",
-            "mcp_guard.gateway.modern_era",
-        ),
-    ),
-    ("fronts", ("mcp_guard.relay.http_front", "mcp_guard.relay.stdio", "mcp_guard.relay")),
-    ("entries", ("mcp_guard.gateway.serve", "mcp_guard.gateway")),
-    ("commands", ("mcp_guard.commands", "mcp_guard.demo")),
-    ("cli", ("mcp_guard.cli",)),
-    ("main", ("mcp_guard.__main__",)),
+LAYERS: list[str] = [
+    "core",  # the pure schema core
+    "hosts",  # the pure model-host tables, checkers and lowering (imports the core only)
+    "root",  # errors, guarded, safe_text, log_counts, config and the package itself
+    "wire",  # the pure JSON-RPC vocabulary and line framing
+    "streams",  # byte streams around wire (anyio, asyncio pipes), why a connection ended
+    "peer",  # one upstream: process or HTTP connection, restarts, own requests, in-flight ids
+    "reports",  # check, schema, verify, tool definitions: readers and printers over the core
+    "calls",  # the call pipeline and its policy, the tool table, refusals, outputs, metrics
+    "sessions",  # wrap's relay and serve's gateway session, with their links and listings
+    "fronts",  # stdio, streamable HTTP (fronts.http), serve's entry
+    "commands",  # the CLI's commands
+    "cli",
+    "__main__",
 ]
-"""Layers, lowest first; a module belongs to the layer of its longest matching prefix."""
+"""Rooms, lowest first: each a folder of ``mcp_guard``, but ``root`` (the modules directly in the
+package) and ``cli`` and ``__main__`` (one module each)."""
 
 IO_LIBRARIES = ("mcp", "mcp_types", "anyio", "httpx", "httpx2", "starlette", "uvicorn", "sniffio", "asyncio")
 """What the schema core (and the pure wire vocabulary, ``mcp_guard.wire``) never imports."""
 
+PURE_ROOMS = ("mcp_guard.core", "mcp_guard.hosts")
+"""The pure rooms below the root: they cannot import ``mcp_guard.errors``, so their exception
+classes (faults, and ``hosts.BackError``) derive from the builtins."""
+
 MAX_LINES = 800
-CEILINGS = {
+CEILINGS: dict[str, int] = {
     # Modules over MAX_LINES today, with their size as a ceiling until they are split.
 }
 
@@ -94,15 +75,45 @@ class Import:
     line: int
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+@dataclass
+class Tree:
+    """The modules of one package folder (the real ``mcp_guard``, or a planted one), read with ``ast``."""
+
+    package: Path
+    modules: dict[str, Path] = field(init=False)
+    imports: list[Import] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.modules = {self.module_name(p): p for p in sorted(self.package.rglob("*.py"))}
+        self.imports = [i for name, path in self.modules.items() for i in imports_of(name, path)]
+
+    def module_name(self, path: Path) -> str:
+        parts = list(path.relative_to(self.package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        return ".".join(parts)
+
+    def resolved(self, target: str, names: tuple[str, ...]) -> list[str]:
+        """The modules an import reaches: ``from pkg import sub`` reaches ``pkg.sub`` when that is a module."""
+        subs = [f"{target}.{n}" for n in names if f"{target}.{n}" in self.modules]
+        return subs or [target]
+
+    def ours(self, module: str) -> bool:
+        top = self.package.name
+        return module == top or module.startswith(top + ".")
 
 
-def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+def room_of(module: str) -> str:
+    """The room of a module of the package: the folder under it, ``root`` for a module directly in it
+    (but ``cli`` and ``__main__``, rooms of their own)."""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in LAYERS:
+        return parts[1]
+    return "root"
+
+
+def rank_of(module: str) -> int:
+    return LAYERS.index(room_of(module))
 
 
 def imports_of(name: str, path: Path) -> list[Import]:
@@ -123,67 +134,154 @@ def imports_of(name: str, path: Path) -> list[Import]:
     return found
 
 
-ALL = modules()
-IMPORTS = [i for name, path in ALL.items() for i in imports_of(name, path)]
+def unknown_rooms(tree: Tree) -> list[str]:
+    """Folders of the package that are no room of :data:`LAYERS` (their modules would pass for ``root``)."""
+    folders = {p.relative_to(tree.package).parts[0] for p in tree.modules.values() if p.parent != tree.package}
+    return sorted(folders - set(LAYERS))
 
 
-def layer_of(module: str) -> tuple[int, str]:
-    """(rank, prefix) of the layer entry whose prefix matches ``module`` longest."""
-    best: tuple[int, str] | None = None
-    for rank, (_layer, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[1])):
-                best = (rank, prefix)
-    assert best is not None, f"{module} is in no layer of LAYERS: place it"
-    return best
+def upward_imports(tree: Tree) -> list[str]:
+    """Every import of a module of a higher room: ``importer:line imports target (room -> room)``."""
+    wrong = []
+    for imp in tree.imports:
+        if not tree.ours(imp.target):
+            continue
+        for target in tree.resolved(imp.target, imp.names):
+            if rank_of(target) > rank_of(imp.importer):
+                wrong.append(
+                    f"{imp.importer}:{imp.line} imports {target} ({room_of(imp.importer)} -> {room_of(target)})"
+                )
+    return wrong
 
 
-def resolved(target: str, names: tuple[str, ...]) -> list[str]:
-    """The modules an import reaches: ``from pkg import sub`` reaches ``pkg.sub`` when that is a module."""
-    subs = [f"{target}.{n}" for n in names if f"{target}.{n}" in ALL]
-    return subs or [target]
+def room_graph(tree: Tree) -> dict[str, set[str]]:
+    """Room -> the other rooms its modules import from."""
+    graph: dict[str, set[str]] = {}
+    for imp in tree.imports:
+        if tree.ours(imp.target):
+            for target in tree.resolved(imp.target, imp.names):
+                if room_of(target) != room_of(imp.importer):
+                    graph.setdefault(room_of(imp.importer), set()).add(room_of(target))
+    return graph
 
 
-def top_package(module: str) -> str:
-    parts = module.split(".")
-    return ".".join(parts[:2]) if len(parts) > 1 else module
+def room_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one room (Tarjan), each sorted: every import loop
+    between rooms, whatever the order of :data:`LAYERS` says."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(room: str) -> None:
+        index[room] = low[room] = len(index)
+        stack.append(room)
+        for other in sorted(graph.get(room, ())):
+            if other not in index:
+                visit(other)
+                low[room] = min(low[room], low[other])
+            elif other in stack:
+                low[room] = min(low[room], index[other])
+        if low[room] == index[room]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == room:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for room in sorted(graph):
+        if room not in index:
+            visit(room)
+    return cycles
 
 
-def test_every_module_has_a_layer() -> None:
-    for name in ALL:
-        layer_of(name)
+def private_names_taken(tree: Tree) -> list[str]:
+    """Every ``_name`` (not a dunder) taken from another module of the package: ``from x import _y``, or
+    ``import x`` / ``from p import x`` / ``import p.x as x`` then ``x._y`` (an attribute of an imported module)."""
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    wrong = [
+        f"{imp.importer}:{imp.line} takes {imp.target}.{n}"
+        for imp in tree.imports
+        if tree.ours(imp.target)
+        for n in imp.names
+        if private(n) and imp.target != imp.importer
+    ]
+    for name, path in tree.modules.items():
+        syntax = ast.parse(path.read_text(), str(path))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        bound: dict[str, str] = {}  # a local name -> the module of the package it is bound to
+        for node in ast.walk(syntax):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if tree.ours(alias.name):
+                        local = alias.asname or alias.name.split(".")[0]
+                        bound[local] = alias.name if alias.asname else alias.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    target = ".".join([*base, node.module] if node.module else base)
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    if f"{target}.{alias.name}" in tree.modules:
+                        bound[alias.asname or alias.name] = f"{target}.{alias.name}"
+        if not bound:
+            continue
+        for node in ast.walk(syntax):
+            if not isinstance(node, ast.Attribute):
+                continue
+            chain = [node.attr]
+            value = node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if not isinstance(value, ast.Name) or value.id not in bound:
+                continue
+            chain.reverse()  # value.id . chain[0] . chain[1] ... : walk down the submodules first
+            module = bound[value.id]
+            rest = chain
+            while rest and f"{module}.{rest[0]}" in tree.modules:
+                module, rest = f"{module}.{rest[0]}", rest[1:]
+            if len(rest) == 1 and private(rest[0]) and module != name:
+                wrong.append(f"{name}:{node.lineno} takes {module}.{rest[0]}")
+    return sorted(set(wrong))
+
+
+TREE = Tree(PACKAGE)
+ALL = TREE.modules
+IMPORTS = TREE.imports
+
+
+def test_every_folder_is_a_room() -> None:
+    """A folder of the package is a room of :data:`LAYERS` (so no module passes for ``root`` unplaced),
+    and every room but ``root`` is a folder or a module of the package."""
+    assert unknown_rooms(TREE) == []
+    for room in LAYERS:
+        if room != "root":
+            assert (PACKAGE / room).is_dir() or (PACKAGE / f"{room}.py").is_file(), room
 
 
 def test_imports_point_down() -> None:
-    """No module imports from a higher layer, or from another package of its own layer."""
-    wrong = []
-    for imp in IMPORTS:
-        if not (imp.target == "mcp_guard" or imp.target.startswith("mcp_guard.")):
-            continue
-        importer_rank, _ = layer_of(imp.importer)
-        for target in resolved(imp.target, imp.names):
-            rank, _ = layer_of(target)
-            sideways = rank == importer_rank and top_package(target) != top_package(imp.importer)
-            if rank > importer_rank or sideways:
-                wrong.append(
-                    f"{imp.importer}:{imp.line} imports {target} "
-                    f"({LAYERS[importer_rank][0]} -> {LAYERS[rank][0]}{', sideways' if sideways else ''})"
-                )
-    assert wrong == []
+    """No module imports from a higher room."""
+    assert upward_imports(TREE) == []
+
+
+def test_no_import_loop_between_rooms() -> None:
+    assert room_cycles(room_graph(TREE)) == []
 
 
 def test_no_private_name_crosses_a_module_boundary() -> None:
-    wrong = [
-        f"{imp.importer}:{imp.line} takes {imp.target}.{n}"
-        for imp in IMPORTS
-        if imp.target.startswith("mcp_guard")
-        for n in imp.names
-        if n.startswith("_") and not n.startswith("__") and imp.target != imp.importer
-    ]
-    assert wrong == []
+    assert private_names_taken(TREE) == []
 
 
-@pytest.mark.parametrize("package", ["mcp_guard.core", "mcp_guard.wire"])
+@pytest.mark.parametrize("package", ["mcp_guard.core", "mcp_guard.hosts", "mcp_guard.wire"])
 def test_pure_layers_import_no_io_library(package: str) -> None:
     wrong = [
         f"{imp.importer}:{imp.line} imports {imp.target}"
@@ -196,12 +294,12 @@ def test_pure_layers_import_no_io_library(package: str) -> None:
 
 def test_the_shared_vocabulary_is_in_the_pure_wire_package() -> None:
     """JSON-RPC (codes, ids, decoders) and the line framing live in ``mcp_guard.wire``, checked pure
-    above, and the wire layer is that package alone; the byte streams that need ``anyio``/``asyncio``
-    (``relay.framing``, ``relay.pipes``) are the ``streams`` layer just above it."""
+    above; the byte streams that need ``anyio``/``asyncio`` (``streams.framing``, ``streams.pipes``)
+    are the ``streams`` room just above it."""
     for name in ("mcp_guard.wire.jsonrpc", "mcp_guard.wire.framing", "mcp_guard.wire.meta", "mcp_guard.wire.messages"):
-        assert name in ALL, name
-    assert "mcp_guard.relay.jsonrpc" not in ALL
-    assert [n for n in ALL if LAYERS[layer_of(n)[0]][0] == "wire"] == [n for n in ALL if n.startswith("mcp_guard.wire")]
+        assert room_of(name) == "wire", name
+    for name in ("mcp_guard.streams.framing", "mcp_guard.streams.pipes"):
+        assert room_of(name) == "streams", name
 
 
 def test_the_core_imports_nothing_of_the_rest_of_the_package() -> None:
@@ -237,30 +335,117 @@ def test_importing_a_module_loads_nothing_above_it() -> None:
     loads = json.loads(run.stdout)
     packages = {n for n, path in ALL.items() if path.name == "__init__.py"}
     for name, loaded in loads.items():
-        rank = layer_of(name)[0]
-        above = [m for m in loaded if layer_of(m)[0] > rank and m not in packages]
+        above = [m for m in loaded if rank_of(m) > rank_of(name) and m not in packages]
         if above:
-            wrong.append(f"importing {name} ({LAYERS[rank][0]}) loads {', '.join(above)}")
+            wrong.append(f"importing {name} ({room_of(name)}) loads {', '.join(above)}")
     assert wrong == []
-    # A package whose modules span layers loads none of them by itself (its names come on first use).
-    for package in ("mcp_guard.relay", "mcp_guard.reports", "mcp_guard.wire", "mcp_guard.commands"):
-        assert [m for m in loads[package] if m.startswith(package + ".")] == [], package
+    # A room's package loads none of its modules by itself (its modules are imported by name, on use:
+    # ``wrap`` over stdio must not load the HTTP front by importing ``mcp_guard.fronts``).
+    for package in ("streams", "reports", "calls", "sessions", "fronts", "wire", "commands"):
+        name = f"mcp_guard.{package}"
+        assert [m for m in loads[name] if m.startswith(name + ".")] == [], package
 
 
-def test_the_layering_test_sees_a_violation() -> None:
-    """The checks above can fail: an upward import and a private name, made up, are caught."""
-    upward = Import("mcp_guard.core.ir", "mcp_guard.relay.relay", ("Relay",), 1)
-    assert layer_of(upward.target)[0] > layer_of(upward.importer)[0]
-    sideways = Import("mcp_guard.gateway.session", "mcp_guard.relay.relay", ("Relay",), 1)
-    assert layer_of(sideways.target)[0] == layer_of(sideways.importer)[0]
-    assert top_package(sideways.target) != top_package(sideways.importer)
-    assert layer_of("mcp_guard.reports.tools")[0] < layer_of("mcp_guard.gateway.session")[0]
+PLANTED = {
+    "an upward import": (
+        {"core/ir.py": "from ..sessions.relay import Relay\n"},
+        "upward",
+        ["mcp_guard.core.ir:1 imports mcp_guard.sessions.relay (core -> sessions)"],
+    ),
+    "an upward import of a submodule by name, inside a function": (
+        {"peer/spawn.py": "def f():\n    from mcp_guard.fronts import stdio\n"},
+        "upward",
+        ["mcp_guard.peer.spawn:2 imports mcp_guard.fronts.stdio (peer -> fronts)"],
+    ),
+    "a private name from an import": (
+        {"sessions/gateway.py": "from ..calls.tool_table import _compiled\n"},
+        "private",
+        ["mcp_guard.sessions.gateway:1 takes mcp_guard.calls.tool_table._compiled"],
+    ),
+    "a private name through import x then x._y": (
+        {"sessions/gateway.py": "import mcp_guard.calls.tool_table\n\nX = mcp_guard.calls.tool_table._compiled\n"},
+        "private",
+        ["mcp_guard.sessions.gateway:3 takes mcp_guard.calls.tool_table._compiled"],
+    ),
+    "a private name through from p import x then x._y": (
+        {"sessions/gateway.py": "from ..calls import tool_table as t\n\n\ndef f():\n    return t._compiled()\n"},
+        "private",
+        ["mcp_guard.sessions.gateway:5 takes mcp_guard.calls.tool_table._compiled"],
+    ),
+    "a cycle between rooms": (
+        {"streams/pipes.py": "from ..peer import spawn\n"},
+        "cycle",
+        [["peer", "streams"]],
+    ),
+    "a folder that is no room": (
+        {"relay/__init__.py": "", "relay/stdio.py": ""},
+        "rooms",
+        ["relay"],
+    ),
+}
+"""Violations planted in a small tree, by name: (files written over the clean tree, the check, what it reports)."""
+
+CLEAN = {
+    "__init__.py": "",
+    "errors.py": "class GuardError(Exception):\n    pass\n",
+    "core/__init__.py": "",
+    "core/ir.py": "X = 1\n",
+    "streams/__init__.py": "",
+    "streams/pipes.py": "from ..errors import GuardError\n",
+    "peer/__init__.py": "",
+    "peer/spawn.py": "from ..streams import pipes\nfrom ..streams.pipes import GuardError\n",
+    "calls/__init__.py": "",
+    "calls/tool_table.py": (
+        "from .. import core\n\n\ndef _compiled():\n    return core.ir.X\n\n\ndef public():\n    return _compiled()\n"
+    ),
+    "sessions/__init__.py": "",
+    "sessions/relay.py": "import mcp_guard.calls.tool_table as t\nfrom ..peer import spawn\n\nRelay = t.public\n",
+    "sessions/gateway.py": "from . import relay\n\nRelay = relay.Relay\n",
+    "fronts/__init__.py": "",
+    "fronts/stdio.py": "def f():\n    from ..sessions.relay import Relay\n\n    return Relay\n",
+}
+"""A small tree of rooms whose imports point down and take no private name."""
+
+CHECKS = {
+    "upward": upward_imports,
+    "private": private_names_taken,
+    "cycle": lambda tree: room_cycles(room_graph(tree)),
+    "rooms": unknown_rooms,
+}
+
+
+def planted_tree(root: Path, files: dict[str, str]) -> Tree:
+    for relative, text in {**CLEAN, **files}.items():
+        path = root / "mcp_guard" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return Tree(root / "mcp_guard")
+
+
+def test_the_checks_pass_a_clean_tree(tmp_path: Path) -> None:
+    tree = planted_tree(tmp_path, {})
+    assert {name: check(tree) for name, check in CHECKS.items()} == {name: [] for name in CHECKS}
+
+
+@pytest.mark.parametrize("violation", list(PLANTED))
+def test_the_checks_report_planted_violations(tmp_path: Path, violation: str) -> None:
+    """Each check, run on a clean tree with one violation planted, reports that violation and only it."""
+    files, check, reported = PLANTED[violation]
+    tree = planted_tree(tmp_path, files)
+    assert CHECKS[check](tree) == reported
+    assert all(other(tree) == [] for name, other in CHECKS.items() if name not in (check, "upward", "cycle"))
+
+
+def test_a_cycle_is_found_whatever_the_order_of_the_rooms() -> None:
+    """The cycle check reads the graph, not :data:`LAYERS`: a loop among rooms ranked in any order is found."""
+    assert room_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert room_cycles({"a": {"b"}, "b": {"c"}, "d": {"a", "c"}}) == []
 
 
 def test_every_exception_class_outside_the_core_derives_from_the_root() -> None:
     wrong = []
     for name in ALL:
-        if name.startswith("mcp_guard.core") or name == "mcp_guard.__main__":
+        if name.startswith(PURE_ROOMS) or name == "mcp_guard.__main__":
             continue
         module = importlib.import_module(name)
         for attr, value in vars(module).items():
@@ -280,7 +465,7 @@ def test_the_exception_tree_in_the_docstring_names_every_public_exception() -> N
 
     doc = mcp_guard.errors.__doc__ or ""
     for name in ALL:
-        if name.startswith("mcp_guard.core") or name == "mcp_guard.__main__":
+        if name.startswith(PURE_ROOMS) or name == "mcp_guard.__main__":
             continue
         for attr, value in vars(importlib.import_module(name)).items():
             public = not attr.startswith("_") and value is not GuardError

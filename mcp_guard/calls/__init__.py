@@ -1,6 +1,16 @@
-"""The call pipeline's shared parts: what a refused ``tools/call`` looks like, and the schema step.
+"""The call pipeline: how a ``tools/call`` is judged, and what a refused one looks like.
 
-:mod:`.refusals` holds the one rejection builder, the schema verdict and the unknown-tool answer
-that ``wrap`` (:mod:`mcp_guard.relay.guard`) and ``serve`` (:mod:`mcp_guard.gateway.pipeline`)
-both use. Above the core and the wire vocabulary; below both sessions.
+- :mod:`.pipeline`: the one ordered list of steps of a call (visibility, size, schema, pinning,
+  new tools, budget, journal) for both commands, and its :class:`~.pipeline.Rejection` values.
+- :mod:`.policy` (access, limits, budget), :mod:`.pinning` (the lock file), :mod:`.journal`
+  (durable JSONL) and :mod:`.jcs` (RFC 8785, for their digests): what the steps consult.
+- :mod:`.tool_table`: the listed tools with their verdicts and compiled checks (the schema step
+  judges by it; ``wrap`` annotates its listings with it).
+- :mod:`.refusals`: the one rejection builder, the schema verdict and the unknown-tool answer;
+  :mod:`.outputs`: the check of a result against the tool's ``outputSchema``.
+- :mod:`.observer` and :mod:`.metrics`: what the pipeline tells about its outcomes.
+
+Above the core, the wire vocabulary and the reports' status rule; below both sessions
+(:mod:`mcp_guard.sessions`), which run a pipeline per session. The submodules are imported by
+name; this package loads nothing by itself (``tests/test_layering.py``).
 """

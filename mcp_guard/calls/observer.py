@@ -1,6 +1,6 @@
 """Where a ``tools/call``'s outcome is reported: the :class:`CallObserver` seam of ``wrap`` and ``serve``.
 
-The call pipeline (``gateway.pipeline.Pipeline``) and the upstream links tell an observer how
+The call pipeline (``calls.pipeline.Pipeline``) and the upstream links tell an observer how
 each call ended and when an upstream restarted; :class:`~mcp_guard.calls.metrics.Metrics`
 (imported only when metrics are asked for: it needs ``prometheus_client``) counts them. This
 module imports nothing outside the standard library, so the stdio path stays lean.

@@ -2,7 +2,7 @@
 
 Since MCP 2025-06-18 a tool may declare an ``outputSchema``; a server MUST then return
 ``structuredContent`` that conforms to it, and clients SHOULD validate it. The guard classifies
-the ``outputSchema`` under the active profile when the tool is listed (``relay.guard``), and,
+the ``outputSchema`` under the active profile when the tool is listed (``calls.tool_table``), and,
 per ``--outputs`` (``wrap``) or ``guard.outputs`` (``serve``):
 
 - ``enforce`` (the default): a call to a tool whose ``outputSchema`` the profile cannot enforce is

@@ -11,13 +11,19 @@
   exist (-32602, MCP 2025-11-25, SEP-1303), written once.
 - :func:`logged_reason`: what the log says of a refusal's findings, the same in both commands.
 
-Texts name tools, keywords and JSON Pointers, never argument values. No I/O.
+A validation refusal says, for each finding, what the schema expects (``Compiled.hints``, issue 24
+item 5): the declared names closest to an unknown key, the allowed choices, a missing property's
+type; in its text and, as ``expected``/``did_you_mean``, in each issue's JSON. Texts name tools,
+keywords, JSON Pointers and schema text (declared names, types, choices), never argument values.
+No I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, Final
 
 from ..core import UNSUPPORTED, Issue, Report
@@ -26,6 +32,7 @@ from ..wire.meta import REJECTION_KEY
 
 if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
     from ..core import Compiled
+    from ..core.hints import Hint
 
 __all__ = [
     "FORWARD",
@@ -88,18 +95,28 @@ class ToolIssue(Issue):
     __slots__ = ()
 
 
-def issue_messages(report: Report) -> str:
+def issue_messages(report: Report, hints: Sequence[Hint | None] = ()) -> str:
     """The first :data:`MAX_TEXT_ISSUES` issue messages of ``report`` joined by ``"; "``, and how many more
     (``"; and N more"``): a sentence of the text of a refusal or a withheld result (messages hold no
-    values), so its first letter is upper case (the messages begin lower case)."""
-    details = "; ".join(i.message for i in report.issues[:MAX_TEXT_ISSUES])
+    values), so its first letter is upper case (the messages begin lower case). ``hints``: the issues'
+    hints, in order (``Compiled.hints``); each one's ``text`` follows its issue's message."""
+    shown = report.issues[:MAX_TEXT_ISSUES]
+    details = "; ".join(
+        i.message + (h.text if h is not None else "") for i, h in zip_longest(shown, hints[: len(shown)])
+    )
     if len(report.issues) > MAX_TEXT_ISSUES:
         details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
     return details[:1].upper() + details[1:]
 
 
 def rejection_result(
-    tool: str, report: Report, *, schema_broken: bool, modern: bool = False, judged_by: str | None = None
+    tool: str,
+    report: Report,
+    *,
+    schema_broken: bool,
+    modern: bool = False,
+    judged_by: str | None = None,
+    hints: Sequence[Hint | None] = (),
 ) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
@@ -112,10 +129,13 @@ def rejection_result(
             ``resultType`` (``"complete"`` here).
         judged_by: the profile that judged (``None``: not said); under ``extended``, the widest, the
             text of an unsupported schema does not suggest another profile (trial3 T6).
+        hints: what the schema expects at each issue, in order (``Compiled.hints``; issue 24, item 5):
+            its ``text`` follows the issue's message in the text, and its ``expected`` (and
+            ``did_you_mean``, for an unknown key) join the issue's JSON.
     """
     kind = report.kind
     shown = report.issues[:MAX_REPORTED_ISSUES]
-    issues = [i.to_json() for i in shown]
+    issues = [_with_hint(i.to_json(), h) for i, h in zip_longest(shown, hints[: len(shown)])]
     more = len(report.issues) - len(shown)
     tool_level = [i for i in report.issues if isinstance(i, ToolIssue)]
     if schema_broken and tool_level:
@@ -133,10 +153,11 @@ def rejection_result(
             "arguments can be checked and are judged as usual."
         )
     elif not schema_broken:
-        details = issue_messages(report)
+        details = issue_messages(report, hints)
         text = (
             f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
-            f"so nothing was sent to the server. {details}. Correct the arguments and call again."
+            f"so nothing was sent to the server. {details}{'' if details.endswith('?') else '.'} Correct the "
+            "arguments and call again."
         )
     elif kind == UNSUPPORTED:
         details = "; ".join(f"`{i.keyword}` at {i.schema_path or '/'}" for i in report.issues if i.kind == UNSUPPORTED)
@@ -237,9 +258,21 @@ def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: boo
         report = compiled.check(arguments, parsed=True)  # object keys as a JSON decoder returns them: exact str
     if report.ok:
         return FORWARD
+    hints = () if report.unchecked else compiled.hints(report.issues[:MAX_REPORTED_ISSUES], arguments)
     return CallVerdict(
-        result=rejection_result(tool, report, schema_broken=False, modern=modern), kind=report.kind, report=report
+        result=rejection_result(tool, report, schema_broken=False, modern=modern, hints=hints),
+        kind=report.kind,
+        report=report,
     )
+
+
+def _with_hint(issue: dict[str, Any], hint: Hint | None) -> dict[str, Any]:
+    """An issue's JSON with its hint's data: ``expected``, and ``did_you_mean`` for an unknown key."""
+    if hint is not None:
+        issue["expected"] = hint.expected
+        if hint.did_you_mean is not None:
+            issue["did_you_mean"] = list(hint.did_you_mean)
+    return issue
 
 
 def unknown_tool(name: str) -> tuple[int, str]:

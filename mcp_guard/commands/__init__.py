@@ -1,7 +1,7 @@
-"""The CLI's subcommands above the library: ``check``, ``schema``, ``verify`` (:mod:`.reports`) and
-``serve``, ``pin``, ``journal``, ``check --config`` (:mod:`.gateway`).
+"""The CLI's subcommands above the library: ``check``, ``schema``, ``verify`` (:mod:`.reports`),
+``serve``, ``pin``, ``journal``, ``check --config`` (:mod:`.gateway`), ``install`` (:mod:`.install`)
+and ``demo`` (:mod:`.demo`).
 
-The top layer: it may import the reports, the gateway and the relay; none of them imports it, and
-``reports`` and ``gateway`` never import each other (``tests/test_layering.py``). ``wrap`` and
-``demo`` are parsed in :mod:`mcp_guard.cli`.
+The commands room: it may import every room below (reports, calls, sessions, fronts, ...); none of
+them imports it (``tests/test_layering.py``). ``wrap`` and ``demo`` are parsed in :mod:`mcp_guard.cli`.
 """

@@ -144,7 +144,7 @@ def _plan_url(entry: dict[str, Any], url_key: str, guard: list[str], options: li
             wrap_args += ["--header-env", f"{name}={var}"]
         else:
             wrap_args += ["--header", f"{name}={value}"]
-    from ..relay.http_upstream import parse_headers
+    from ..peer.http_upstream import parse_headers
 
     plain = [a for i, a in enumerate(wrap_args) if i and wrap_args[i - 1] == "--header"]
     from_env = [a for i, a in enumerate(wrap_args) if i and wrap_args[i - 1] == "--header-env"]

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
-    from ..gateway.catalog import Catalog
-    from ..gateway.config import GatewayConfig, HttpServer, StdioServer
-    from ..relay.http_front import HttpConfig
+    from ..config import GatewayConfig, HttpServer, StdioServer
+    from ..fronts.http import HttpConfig
     from ..reports.tools import ToolReport
+    from ..sessions.catalog import Catalog
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds one upstream gets to start, say hello (``initialize`` or ``server/discover``) and list all its tools."""
@@ -155,8 +155,8 @@ def run_serve(
     """
     import anyio
 
-    from ..gateway.pinning import LockError, LockFile
-    from ..gateway.serve import serve_http, serve_stdio
+    from ..calls.pinning import LockError, LockFile
+    from ..fronts.serve import serve_http, serve_stdio
 
     config = _load(config_path, sys.stderr)
     if config is None:
@@ -223,7 +223,7 @@ def _seconds(text: str) -> float:
 
 
 def _load(path: str, out: TextIO) -> GatewayConfig | None:
-    from ..gateway.config import ConfigError, load_config
+    from ..config import ConfigError, load_config
 
     try:
         return load_config(path)
@@ -246,7 +246,7 @@ def run_pin(
     """
     import anyio
 
-    from ..gateway.pinning import LockError, LockFile
+    from ..calls.pinning import LockError, LockFile
     from ..safe_text import escape
 
     out = out if out is not None else sys.stdout
@@ -284,7 +284,7 @@ def run_pin(
         added = sorted(set(new_lock.tools) - set(old.tools))
         removed = sorted(set(old.tools) - set(new_lock.tools))
         changed = sorted(k for k in set(old.tools) & set(new_lock.tools) if old.tools[k] != new_lock.tools[k])
-        from ..gateway.pinning import diff_tool
+        from ..calls.pinning import diff_tool
         from ..safe_text import escape
 
         for label, keys in (("added", added), ("changed", changed), ("removed", removed)):
@@ -354,7 +354,7 @@ async def list_server(
     """
     import os
 
-    from ..gateway.config import StdioServer
+    from ..config import StdioServer
     from ..reports.listing import ListingError, list_tools
 
     listing = UpstreamListing(server.name, server.transport, "ok")
@@ -430,7 +430,7 @@ def run_journal(path: str, *, as_json: bool = False, out: TextIO | None = None) 
         ``check``, ``schema`` and ``verify`` do for unreadable input: the message goes to
         stderr and, with ``as_json``, to ``out`` as ``{"error": "..."}``).
     """
-    from ..gateway.journal import format_summary, read_records, summarize
+    from ..calls.journal import format_summary, read_records, summarize
     from ..safe_text import escape_json
 
     out = out if out is not None else sys.stdout
@@ -462,8 +462,13 @@ def run_check(
     as_json: bool = False,
     out: TextIO | None = None,
     fail_on: str = "unsupported",
+    host: str | None = None,
 ) -> int:
     """``mcp-guard check --config FILE``: every upstream reachable or not, its tools, and the merged list's findings.
+
+    With ``host`` (``check --config FILE --host NAME``), the tools the gateway offers, under the
+    names it offers them, are also judged for that model host (``reports.hosts``): a table (or a
+    ``"host"`` member of the JSON document); a tool not presentable fails ``--fail-on unsupported``.
 
     Each reachable upstream's tools are judged as ``check -- COMMAND`` judges them (under the
     config's ``guard.profile``): status, keyword and JSON Pointer of every finding; text or,
@@ -481,11 +486,11 @@ def run_check(
     """
     import anyio
 
-    from ..gateway.catalog import Catalog
-    from ..gateway.pinning import LockError, LockFile
-    from ..gateway.serve import double_wrapped_servers
+    from ..calls.pinning import LockError, LockFile
+    from ..fronts.serve import double_wrapped_servers
     from ..reports.tools import ToolsReport, escape, report_tools
     from ..safe_text import escape_json
+    from ..sessions.catalog import Catalog
 
     out = out if out is not None else sys.stdout
     config = _load(config_path, sys.stderr)
@@ -527,6 +532,12 @@ def run_check(
         ]
     unreachable = [x for x in listings if x.status == "failed"]
     failed = everything.fails(fail_on, outputs=outputs) or (fail_on != "never" and bool(catalog.report.changed))
+    host_report = None
+    if host is not None:
+        from ..reports.hosts import report_for_host
+
+        host_report = report_for_host(report_tools(catalog.tools, profile=profile, source="config"), host)
+        failed = failed or host_report.fails(fail_on)
     if as_json:
         servers = []
         for x in listings:
@@ -546,6 +557,8 @@ def run_check(
             "failed": failed,
             "unreachable": [x.server for x in unreachable],
         }
+        if host_report is not None:
+            data["host"] = host_report.to_json()
         print(escape_json(json.dumps(data, indent=2, ensure_ascii=False)), file=out)
     else:
         for x in listings:
@@ -574,6 +587,9 @@ def run_check(
         print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
         if unreachable:
             print(f"{len(unreachable)} server(s) could not be reached or listed", file=out)
+        if host_report is not None:
+            print("", file=out)
+            print(host_report.render(), end="", file=out)
     if unreachable:
         return 2
     return 1 if failed else 0

@@ -304,7 +304,7 @@ def _check(server: dict[str, Any], value: Any, args: argparse.Namespace) -> dict
     """List the server's tools (the upstream of a guarded entry) and judge them as ``check`` does."""
     import anyio
 
-    from ..relay.http_upstream import parse_headers
+    from ..peer.http_upstream import parse_headers
     from ..reports.listing import ListingError, list_tools
     from ..reports.tools import report_tools
 

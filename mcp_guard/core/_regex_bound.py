@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._regex_syntax import ANY, CharSet, Node, intersects, shown, union
 
@@ -490,11 +490,11 @@ def _repeat(node: Node, x: _Info) -> _Info:
     lo, hi = node.lo, node.hi
     if hi == 0:
         return _EMPTY
-    if lo == 1 and hi == 1:
-        return x
-    if lo == 0 and hi == 1:
-        return _optional(x)
     control = Bound.const(_iteration_steps(node.items[0]))
+    if lo == 1 and hi == 1:
+        return _decided(_decided(x, control), ONE)
+    if lo == 0 and hi == 1:
+        return _decided(_optional(x), ONE)
     if not x.nullable and x.ways.is_one() and _cuts_once(x):
         return _loop(x, lo, hi, control)
     if hi is None:
@@ -511,11 +511,20 @@ def _repeat(node: Node, x: _Info) -> _Info:
     for _ in range(hi - lo):
         _spend()
         inner = _optional(_concat(x, inner), control) if inner is not _EMPTY else _optional(x, control)
+    # Each mandatory iteration is entered through the loop's decision too, and the path that
+    # has run its iterations takes one more (the count reached: ECMA-262 RepeatMatcher, step 2).
+    mandatory = _decided(x, control)
     acc = inner
     for _ in range(lo):
         _spend()
-        acc = _concat(x, acc) if acc is not _EMPTY else x
-    return acc
+        acc = _concat(mandatory, acc) if acc is not _EMPTY else mandatory
+    return _decided(acc, ONE)
+
+
+def _decided(x: _Info, control: Bound) -> _Info:
+    """``X`` entered through a loop's decision: ``control`` more steps on every attempt, failed or not."""
+    entry = None if x.entry is None else x.entry + control
+    return replace(x, entry=entry, work=x.work + control)
 
 
 def _iteration_steps(body: Node) -> int:

@@ -17,7 +17,8 @@ This module does not read files, speak MCP, or know about tools.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from .budget import MAX_SCHEMA_DEPTH, MAX_WORK
 from .ecma_regex import Undecidable, UnsearchableText
@@ -30,6 +31,9 @@ from .extended.writer import Collect, OverBudget, Valid, where
 from .json_values import TooLarge, is_json, pointer, scan
 from .profiles import DEFAULT_PROFILE, PROFILES
 from .report import OK_REPORT, UNCHECKED, VALIDATION, Issue, Note, Report
+
+if TYPE_CHECKING:
+    from .hints import Hint
 
 __all__ = ["MAX_SCHEMA_DEPTH", "Compiled", "check", "classify", "compile"]
 
@@ -104,6 +108,27 @@ class Compiled:
             root = self._root if self._deferred is _MISSING else self._build()
             names = self._names = frozenset() if root is None else _declared_names(root)
         return names
+
+    def hints(self, issues: Sequence[Issue], arguments: Any = None) -> list[Hint | None]:
+        """What the schema expects at each of ``issues`` (findings of :meth:`check`), for a refusal.
+
+        See :mod:`.hints` (issue 24, item 5): the declared names closest to an unknown key, the
+        choices of ``enum``/``const``, a missing property's declared type. Computed from the
+        classified tree on demand (a refusal's path only; :meth:`check` never calls it).
+
+        Args:
+            issues: the findings (those that are not about an argument get ``None``).
+            arguments: the call's arguments, read only for the names an object already holds.
+
+        Returns:
+            One :class:`~.hints.Hint` or ``None`` per issue (all ``None`` for an unsupported schema).
+        """
+        root = self._root if self._deferred is _MISSING else self._build()
+        if root is None:
+            return [None] * len(issues)
+        from .hints import hints  # difflib and the ranking: loaded by the first refusal only
+
+        return hints(root, issues, arguments)
 
     @property
     def source(self) -> str | None:

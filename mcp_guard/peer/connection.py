@@ -1,10 +1,10 @@
 """One upstream peer: its connections, restarts, reading, the guard's own requests, and its end.
 
-Both ``wrap`` (:class:`~mcp_guard.relay.relay.Relay`, one upstream) and ``serve``
-(:class:`~mcp_guard.gateway.link.Link`, one per configured server) talk to an upstream through
+Both ``wrap`` (:class:`~mcp_guard.sessions.relay.Relay`, one upstream) and ``serve``
+(:class:`~mcp_guard.sessions.link.Link`, one per configured server) talk to an upstream through
 an :class:`UpstreamPeer`. It makes the connections through the connector seam (a callable
-returning an async context manager that yields one line stream: ``relay.upstream``'s
-``stdio_connector``, ``relay.http_upstream``'s ``http_connector``, or a test's), and does what
+returning an async context manager that yields one line stream: ``peer.upstream``'s
+``stdio_connector``, ``peer.http_upstream``'s ``http_connector``, or a test's), and does what
 used to be written once per command:
 
 - **the connection loop** (:meth:`UpstreamPeer.keep_connected`): connect, let the owner set the
@@ -57,9 +57,9 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from ..relay.ends import UpstreamStartError, end_of
-from ..relay.framing import MessageStream
-from ..relay.pipes import LineHandler, PipeLineStream
+from ..streams.ends import UpstreamStartError, end_of
+from ..streams.framing import MessageStream
+from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
     NO_ID,
@@ -85,7 +85,7 @@ __all__ = ["Connector", "PeerEvents", "SkipLog", "UpstreamPeer", "failure_reason
 log = logging.getLogger("mcp_guard")
 
 Connector = Callable[[], AbstractAsyncContextManager[MessageStream]]
-"""Makes one upstream connection per call (the seam of ``relay.upstream``, whose ``Connector`` is this type)."""
+"""Makes one upstream connection per call (the seam of ``peer.upstream``, whose ``Connector`` is this type)."""
 
 Key = tuple[bool, Any]
 
@@ -203,7 +203,7 @@ class UpstreamPeer:
         connection: connections made (numbered from 1).
         ended: set once the current connection's reader has finished (and its end was handled).
         cause: how the last connection that ended by itself ended, as its transport tells it
-            (``relay.ends``: ``"it exited with status 2; ..."``), or None (not told).
+            (``streams.ends``: ``"it exited with status 2; ..."``), or None (not told).
         start_failure: with ``first_must_connect``, why the first connection counts as a start that
             failed (it ended before the upstream answered any request with a result), else None.
     """

@@ -2,7 +2,7 @@
 
 One :class:`InFlight` per upstream (``UpstreamPeer.inflight``) maps the id each forwarded request
 has upstream (``jsonrpc.id_key``) to the owner's record of it: the client's id for ``wrap``,
-which forwards under the client's ids; a ``gateway.link.Forwarded`` for ``serve``, which
+which forwards under the client's ids; a ``sessions.link.Forwarded`` for ``serve``, which
 forwards under ids of its own. It times them (``--request-timeout``, restarted by progress:
 :class:`~.deadlines.Deadlines`), remembers the ones given up (cancelled by the client, or
 timed out) so that their late answers are told from answers to ids never sent, and gives every

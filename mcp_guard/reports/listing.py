@@ -145,13 +145,13 @@ def _describe(exc: BaseException) -> str:
 
 def _errlog(stack: AsyncExitStack) -> TextIO:
     """Where the server's stderr goes: a pipe whose lines reach ours escaped and marked ``upstream stderr: ``
-    (``relay.child_stderr``, as ``wrap`` does: a server can neither forge a guard line nor drive the
+    (``peer.child_stderr``, as ``wrap`` does: a server can neither forge a guard line nor drive the
     terminal), or nowhere when ours is not a real file. The pipe and its relay end with ``stack``."""
     try:
         sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):
         return stack.enter_context(open(os.devnull, "w"))
-    from ..relay.child_stderr import StderrRelay
+    from ..peer.child_stderr import StderrRelay
 
     read_end, write_end = os.pipe()
     errlog = os.fdopen(write_end, "w")
@@ -251,7 +251,7 @@ async def list_tools(
                 f"the server answered with an error: {exc.error.message} (code {exc.error.code})"
             ) from None
         if url is not None and _is_connect_error(exc):
-            from ..relay.http_upstream import connect_failure, shown_url
+            from ..peer.http_upstream import connect_failure, shown_url
 
             raise ListingError(f"cannot reach the server at {shown_url(url)}: {connect_failure(exc)}") from None
         if command is not None and isinstance(exc, OSError) and not isinstance(exc, ConnectionError):

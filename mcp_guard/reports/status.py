@@ -1,7 +1,7 @@
 """A tool's status as ``mcp-guard check`` gives it: ``supported``, ``unsupported`` or ``malformed``.
 
 The rule in one place, for :mod:`.tools` (``check``) and for the guard's listings
-(``relay.guard`` counts the tools it lists by it, from the verdicts it writes). Light on
+(``calls.tool_table`` counts the tools it lists by it, from the verdicts it writes). Light on
 purpose: ``wrap`` imports it at start, without the reports or the schema classifier.
 """
 

@@ -7,8 +7,8 @@
 - :mod:`.jsonrpc`: JSON-RPC 2.0 codes, ids, the guard's decoders and its strict serializer.
 - :mod:`.framing`: newline-delimited framing without I/O (the line splitter and its cap).
 
-The byte streams around the splitter (:mod:`mcp_guard.relay.framing`, which needs ``anyio``,
-and the asyncio pipe path :mod:`mcp_guard.relay.pipes`) sit in this layer too, outside the
+The byte streams around the splitter (:mod:`mcp_guard.streams.framing`, which needs ``anyio``,
+and the asyncio pipe path :mod:`mcp_guard.streams.pipes`) sit in this layer too, outside the
 package. This package imports the schema core at most, never ``mcp``, ``anyio`` or an HTTP
 library, and nothing above it (``tests/test_layering.py``).
 """

@@ -4,8 +4,8 @@ MCP's stdio transport is one JSON-RPC message per line. :class:`LineSplitter` tu
 chunks a stream delivers into lines, and bounds one line: past ``max_line`` bytes it keeps
 a prefix (to recover the request id from) and drops the rest of that line as it comes, so
 memory stays bounded whatever a peer sends. The byte streams that feed it (file
-descriptors, anyio streams, the asyncio pipe path) are in :mod:`mcp_guard.relay.framing`
-and :mod:`mcp_guard.relay.pipes`.
+descriptors, anyio streams, the asyncio pipe path) are in :mod:`mcp_guard.streams.framing`
+and :mod:`mcp_guard.streams.pipes`.
 
 This module does not parse JSON, knows nothing of MCP, and imports no I/O library.
 """
@@ -50,7 +50,7 @@ class LineSplitter:
     lines before it; the rest of it is dropped as it arrives.
 
     The methods are underscored because they are the protected interface of the stream
-    classes built on this one (``relay.framing.LineStream``, ``relay.pipes.PipeLineStream``),
+    classes built on this one (``streams.framing.LineStream``, ``streams.pipes.PipeLineStream``),
     whose public face is ``receive()``.
 
     Args:

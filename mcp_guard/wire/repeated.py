@@ -92,7 +92,7 @@ def decode(
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused for a block that builds a big value of JSON (a tool listing's
-    parse, its annotation: ``relay.guard``), restored as it was on the way out, errors included.
+    parse, its annotation: ``calls.tool_table``), restored as it was on the way out, errors included.
 
     Parsed JSON holds no reference cycles, so the collector has nothing to find in it; but it runs
     every 700 new containers, and its older generations walk every live one: a 10,000-tool listing

@@ -5,7 +5,7 @@ hold ``Compiled.check`` to python-jsonschema and jsonschema-rs for arguments. He
 generated schemas are a tool's ``outputSchema`` and the same generated values its
 ``structuredContent``, and the whole output path is judged:
 
-- the tool is listed (``relay.guard.ToolTable.annotate``, which classifies ``outputSchema`` as the
+- the tool is listed (``calls.tool_table.ToolTable.annotate``, which classifies ``outputSchema`` as the
   relay does: deferred, from the cache of schema texts), the result travels as the upstream's
   JSON-RPC line (``wire.jsonrpc.dumps`` then ``loads_upstream``, so numbers reach the check as the
   relay parses them), and ``calls.outputs.judge_result`` judges it under ``enforce`` and ``report``;
@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from mcp_guard.calls.outputs import OUTPUT_INVALID, judge_result
+from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.core import Compiled
-from mcp_guard.relay.guard import ToolTable
 from mcp_guard.wire.jsonrpc import dumps, loads_upstream
 from mcp_guard.wire.meta import OUTPUT_KEY, REJECTION_KEY
 from tests.core.exact_oracle import Oracles, families, rs_by_design

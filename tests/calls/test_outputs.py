@@ -13,11 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_guard.gateway.config import parse_config
-from mcp_guard.gateway.journal import Journal
-from mcp_guard.gateway.session import GatewaySession
-from mcp_guard.relay.guard import ToolTable
-from mcp_guard.relay.relay import Relay
+from mcp_guard.calls.journal import Journal
+from mcp_guard.calls.tool_table import ToolTable
+from mcp_guard.config import parse_config
+from mcp_guard.sessions.gateway import GatewaySession
+from mcp_guard.sessions.relay import Relay
 from mcp_guard.wire.meta import OUTPUT_KEY, REJECTION_KEY, SCHEMA_KEY
 from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream, name
 

@@ -7,7 +7,7 @@ import pytest
 from mcp_guard import compile
 from mcp_guard.calls.refusals import FORWARD, refusal_result, schema_verdict, unknown_tool
 from mcp_guard.cli import main
-from mcp_guard.gateway.config import GuardSettings
+from mcp_guard.config import GuardSettings
 from mcp_guard.wire.meta import REJECTION_KEY
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}

@@ -1,12 +1,12 @@
-"""``wrap`` judges a ``tools/call`` by the call pipeline's steps (``gateway.pipeline``), those its options
+"""``wrap`` judges a ``tools/call`` by the call pipeline's steps (``calls.pipeline``), those its options
 enable, as ``serve`` does with all of them: one place decides what a client sees (issue 12 item 2)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mcp_guard.gateway.pipeline import Call, Rejection
-from mcp_guard.relay.relay import Relay
+from mcp_guard.calls.pipeline import Call, Rejection
+from mcp_guard.sessions.relay import Relay
 from mcp_guard.wire.meta import REJECTION_KEY
 from tests.harness import ScriptedUpstream, running_guard
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from mcp_guard.calls.journal import Journal
+from mcp_guard.calls.pinning import LockFile, tool_digest
 from mcp_guard.commands import gateway as commands
-from mcp_guard.gateway.config import load_config
-from mcp_guard.gateway.journal import Journal
-from mcp_guard.gateway.pinning import LockFile, tool_digest
+from mcp_guard.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGMA = ROOT / "fixtures" / "sigma" / "server.py"
@@ -177,7 +177,7 @@ def test_check_names_the_command_and_the_real_cause(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_a_stdio_upstream_with_a_missing_working_folder_says_so(tmp_path: Path) -> None:
-    from mcp_guard.relay.upstream import UpstreamStartError, spawn_upstream
+    from mcp_guard.peer.upstream import UpstreamStartError, spawn_upstream
 
     with pytest.raises(UpstreamStartError, match=r"its working folder .* does not exist"):
         async with spawn_upstream([sys.executable, "-c", "pass"], cwd=str(tmp_path / "gone")):

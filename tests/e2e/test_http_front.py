@@ -33,7 +33,7 @@ from anyio.abc import Process
 from mcp import Client, MCPError
 from starlette.datastructures import Headers
 
-from mcp_guard.relay.http_front import (
+from mcp_guard.fronts.http import (
     HttpConfig,
     HttpFront,
     is_loopback,

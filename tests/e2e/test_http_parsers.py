@@ -1,6 +1,6 @@
 """The HTTP front's parsers end to end (an in-process front over the Sigma server): httptools where
 installed, h11 otherwise, each with the deadline on request heads, and httptools with the 16 KiB
-cap on them that h11 has of its own (``http_front.parsers``)."""
+cap on them that h11 has of its own (``fronts.http.parsers``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_guard.relay.http_front import HttpConfig, HttpFront, serve_front
-from mcp_guard.relay.http_front.parsers import MAX_HEAD_BYTES
+from mcp_guard.fronts.http import HttpConfig, HttpFront, serve_front
+from mcp_guard.fronts.http.parsers import MAX_HEAD_BYTES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

@@ -4,7 +4,7 @@ The upstream is ``http_server.py``: the SDK's own streamable HTTP transport serv
 Sigma fixture tools (plus test tools) from a uvicorn subprocess on a free loopback port,
 which records every HTTP request it gets (method, MCP headers, whether ``Authorization``
 came, body size). The guard runs as a subprocess on stdio, driven by the SDK's client and
-by raw JSON-RPC lines; :mod:`mcp_guard.relay.http_upstream` is also driven directly where
+by raw JSON-RPC lines; :mod:`mcp_guard.peer.http_upstream` is also driven directly where
 the guard's own checks would get in the way (``x-mcp-header`` tools are unsupported by the
 guard's schema subset, so their calls never reach the upstream through it).
 """
@@ -30,7 +30,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, MCPError, StdioServerParameters
 
-from mcp_guard.relay.http_upstream import (
+from mcp_guard.peer.http_upstream import (
     HttpUpstream,
     connect_failure,
     open_http_upstream,

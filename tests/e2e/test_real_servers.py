@@ -38,8 +38,8 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 from pydantic import TypeAdapter
 
+from mcp_guard.commands.demo import DEMO_CALLS
 from mcp_guard.core import DEFAULT_PROFILE, PROFILES, classify
-from mcp_guard.demo import DEMO_CALLS
 from mcp_guard.wire.meta import REJECTION_KEY, SCHEMA_KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

@@ -7,7 +7,7 @@ SIGTERM (the child inherits that: only SIGKILL ends either). The tests then stop
 way supervisors and users do and assert, by pid, that no process of any server's group is
 alive once the guard has exited (a zombie waiting for PID 1 to reap it counts as gone),
 within a generous deadline; the documented stop is SIGTERM to the whole group at once and
-SIGKILL 1 s later (``relay.upstream``).
+SIGKILL 1 s later (``peer.upstream``).
 
 Proven here (new-user trial F2, F3):
 

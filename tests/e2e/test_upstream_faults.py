@@ -31,8 +31,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_guard.cli import main as cli_main
-from mcp_guard.relay.relay import PENDING_DRAIN_SECONDS
-from mcp_guard.relay.upstream_side import STOPPED_AFTER_CLIENT
+from mcp_guard.sessions.relay import PENDING_DRAIN_SECONDS
+from mcp_guard.sessions.upstream_side import STOPPED_AFTER_CLIENT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -308,7 +308,7 @@ async def _crash_leaving_a_grandchild(client: Client) -> None:
 
 
 def gone_with(cause: str) -> str:
-    """The -32603 text for a request the upstream left unanswered, naming how it ended (``relay.ends``)."""
+    """The -32603 text for a request the upstream left unanswered, naming how it ended (``streams.ends``)."""
     return f"mcp-guard: the upstream server went away before answering ({cause}); the request was not re-sent"
 
 

@@ -88,7 +88,7 @@ def test_label_values_reach_a_terminal_escaped() -> None:
 
 def test_the_stdio_paths_do_not_import_prometheus_client() -> None:
     code = (
-        "import sys, mcp_guard.cli, mcp_guard.relay.stdio, mcp_guard.gateway.serve, mcp_guard.relay.relay;"
+        "import sys, mcp_guard.cli, mcp_guard.fronts.stdio, mcp_guard.fronts.serve, mcp_guard.sessions.relay;"
         "import mcp_guard.commands.gateway; print('prometheus_client' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

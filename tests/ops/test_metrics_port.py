@@ -1,6 +1,6 @@
 """``mcp-guard serve --metrics-port``: ``/metrics``, ``/health`` and ``/ready`` beside the gateway on stdio.
 
-The gateway process is driven by the raw JSON-RPC client of ``tests/gateway/test_serve.py`` in
+The gateway process is driven by the raw JSON-RPC client of ``tests/fronts/test_serve.py`` in
 front of ``faulty_server.py``; the metrics listener's URL is read from the guard's stderr. What
 is proven: the exact counter lines after a valid call, a refused call and an upstream restart;
 ``/ready`` 503 naming the server not up yet, 200 once it is; no argument value in ``/metrics``.
@@ -16,7 +16,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.gateway.test_serve import FAULTY, INIT, READ_TIMEOUT, faulty, serve, write_config
+from tests.fronts.test_serve import FAULTY, INIT, READ_TIMEOUT, faulty, serve, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

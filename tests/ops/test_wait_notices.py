@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gateway.test_serve import faulty, write_config
+from tests.fronts.test_serve import faulty, write_config
 
 pytestmark = [pytest.mark.e2e]
 

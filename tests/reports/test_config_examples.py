@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_guard.cli import _parser, main
-from mcp_guard.gateway.config import parse_config
+from mcp_guard.config import parse_config
 from mcp_guard.reports.documents import loads
 from mcp_guard.reports.tool_definitions import ToolDefinition, definition_notes, parse_tool_definition, to_mcp_tool
 from mcp_guard.reports.verifier import verify_text
@@ -25,7 +25,7 @@ DOCS = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT 
 def test_every_config_file_is_covered() -> None:
     assert sorted(p.name for p in CONFIG.iterdir()) == [
         "claude_desktop_config.json",
-        "gateway.example.jsonc",  # loaded by tests/gateway/test_config.py
+        "gateway.example.jsonc",  # loaded by tests/config/test_config.py
         "schema.jsonc",
         "tool-definition.jsonc",
         "toolcall-verifier-v1.json",

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from mcp_guard.demo import MARKER, fixture_server_path, issue_table, terminal_width
+from mcp_guard.commands.demo import MARKER, fixture_server_path, issue_table, terminal_width
 from mcp_guard.reports.tools import judge_tool, listed_status
 
 LONG_POINTER = "/properties/method/properties/card/properties/token/discriminator"

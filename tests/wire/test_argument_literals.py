@@ -76,11 +76,11 @@ async def guard(
 ) -> AsyncIterator[Client]:
     """``wrap`` or ``serve`` under ``profile`` over ``upstream``, initialized (the harness's, with a profile);
     ``journal``: serve appends its journal there."""
-    from mcp_guard.gateway.config import parse_config
-    from mcp_guard.gateway.journal import Journal
-    from mcp_guard.gateway.session import GatewaySession
-    from mcp_guard.relay.guard import ToolTable
-    from mcp_guard.relay.relay import Relay
+    from mcp_guard.calls.journal import Journal
+    from mcp_guard.calls.tool_table import ToolTable
+    from mcp_guard.config import parse_config
+    from mcp_guard.sessions.gateway import GatewaySession
+    from mcp_guard.sessions.relay import Relay
 
     client = Client()
     journaled = None if journal is None else Journal(journal)

@@ -1,0 +1,492 @@
+"""What happens to every ``tools/call`` in the gateway, in order, as one list of steps.
+
+The order (issue 6, section 3), each step either letting the call on or rejecting it:
+
+1. ``visibility`` — a tool that is denied or hidden by policy, or hidden because its schema is
+   unsupported (``unsupported: hide``), is answered as an unknown tool would be: JSON-RPC
+   -32602. This comes first so that no later answer (a validation message) reveals it.
+2. ``size`` — ``too_large``: the arguments' compact JSON exceeds the tool's limit. Checked
+   before validating, so an oversized call costs no validation work.
+3. ``schema`` — the core's check against the tool's ``inputSchema`` (``validation`` or
+   ``unsupported_capability``, the core's two kinds, unchanged).
+4. ``pinning`` — ``pinned_schema_changed``: the tool differs from its lock file digest.
+5. ``policy`` — ``policy_denied``: ``newTools`` is ``reject`` and the tool is new since the lock,
+   or there is no lock file at all (then every tool is new: fail closed until ``mcp-guard pin``).
+6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
+   taken only by a call that passes every earlier step).
+7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded.
+   ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
+   canonical JSON (the digest's input) cannot express; refused while a journal is kept.
+
+Steps 1-6 are checks (synchronous: ``wrap`` runs them on its stdio hot path, see
+:meth:`Pipeline.judge`); step 7 writes to disk. A command runs the steps its options enable
+(:data:`WRAP_STEPS` for ``wrap``: visibility and schema; ``serve``: all), so what a client sees
+for a refused call is decided here, once, for both commands.
+
+Then the caller forwards the call and reports its answer to :meth:`Pipeline.finish`, which
+writes the outcome record. A step that raises rejects the call with JSON-RPC -32603 (fail
+closed; kind ``internal_error`` in the journal). A rejected call gets an outcome record
+(``rejected`` with its kind) and no intent.
+
+Rejections other than -32602 and -32603 are ``CallToolResult`` objects with ``isError: true``
+and ``_meta["mcp-guard/rejection"] = {"kind", "tool", "issues", ...}`` (the relay's shape;
+``issues`` is empty for the gateway's own kinds, which carry their own fields instead).
+Texts and logs never hold argument values.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio.to_thread
+
+from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+from .journal import Journal, Result
+from .observer import UNKNOWN_TOOL, CallObserver
+from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
+from .policy import Budget, ToolPolicy, argument_bytes
+from .refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
+
+if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
+    from ..core import Compiled
+    from .pinning import PinStatus
+
+__all__ = [
+    "BUDGET_EXCEEDED",
+    "INTERNAL",
+    "NO_CANONICAL_FORM",
+    "PINNED_SCHEMA_CHANGED",
+    "POLICY_DENIED",
+    "SERVER_UNAVAILABLE",
+    "STEP_NAMES",
+    "TOO_LARGE",
+    "WRAP_STEPS",
+    "Call",
+    "Pipeline",
+    "Rejection",
+    "Route",
+    "outcome_of",
+]
+
+log = logging.getLogger("mcp_guard")
+
+TOO_LARGE: Final = "too_large"
+PINNED_SCHEMA_CHANGED: Final = "pinned_schema_changed"
+POLICY_DENIED: Final = "policy_denied"
+BUDGET_EXCEEDED: Final = "budget_exceeded"
+NO_CANONICAL_FORM: Final = "no_canonical_form"
+SERVER_UNAVAILABLE: Final = "server_unavailable"
+"""Journal kind of a call to a tool of a server that is down and not about to start (-32603)."""
+INTERNAL: Final = "internal_error"
+"""Journal kind of a call refused because a step failed (the client gets -32603)."""
+
+STEP_NAMES: Final = ("visibility", "size", "schema", "pinning", "policy", "budget", "journal")
+
+WRAP_STEPS: Final = frozenset({"visibility", "schema"})
+"""The steps ``wrap``'s options enable (``--hide-unsupported`` is the visibility step's; wrap has no
+size limit, pins, policy, budget or journal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Everything the pipeline knows about an exposed tool.
+
+    Attributes:
+        exposed: the name the client calls.
+        server: the upstream's name in the config.
+        tool: the upstream's own tool name.
+        compiled: the tool's classified ``inputSchema``.
+        policy: the operator's rules for it.
+        pin: its standing against the lock file.
+        output: the tool's classified ``outputSchema`` (None: it declares none, or ``outputs`` is ``off``).
+        outputs: ``enforce``, ``report`` or ``off`` (``calls.outputs``): what is done with the tool's results.
+    """
+
+    exposed: str
+    server: str
+    tool: str
+    compiled: Compiled
+    policy: ToolPolicy
+    pin: PinStatus = "unpinned"
+    output: Compiled | None = None
+    outputs: str = "off"
+
+    @property
+    def visible(self) -> bool:
+        """Whether the tool is listed (and callable) at all."""
+        if self.policy.access != "allow":
+            return False
+        return self.enforceable or self.policy.unsupported != "hide"
+
+    @property
+    def enforceable(self) -> bool:
+        """Whether its calls can be checked: the ``inputSchema`` is supported and, under ``outputs``
+        ``enforce``, so is the ``outputSchema`` (a result that could not be checked is refused)."""
+        output = self.output
+        return self.compiled.supported and (output is None or output.supported or self.outputs != "enforce")
+
+
+@dataclass(slots=True)
+class Call:
+    """One ``tools/call`` on its way through the pipeline.
+
+    Attributes:
+        route: where it goes.
+        arguments: the ``arguments`` as the client sent them (``{}`` when absent).
+        modern: a 2026-07-28-era request (its result then carries ``resultType``).
+        call_id: pairs the journal's intent and outcome records.
+        size: bytes of the arguments' compact JSON (set by the ``size`` step).
+        started: ``time.monotonic()`` when it arrived (the latency metric).
+    """
+
+    route: Route
+    arguments: Any
+    modern: bool = False
+    call_id: str = field(default_factory=Journal.new_call_id)
+    size: int | None = None
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A refused call.
+
+    Attributes:
+        kind: ``too_large``, ``validation``, ``unsupported_capability``,
+            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded``,
+            ``no_canonical_form`` or ``internal_error``; the journal records it.
+        reason: a line for the log (names rules and sizes, never argument values).
+        result: the ``CallToolResult`` to answer with, or ``None`` for an error answer.
+        error: the JSON-RPC ``(code, message)`` to answer with when ``result`` is ``None``.
+    """
+
+    kind: str
+    reason: str
+    result: dict[str, Any] | None = None
+    error: tuple[int, str] | None = None
+
+    def response(self, request_id: Any) -> dict[str, Any]:
+        """The JSON-RPC response to the client's request ``request_id``."""
+        if self.result is not None:
+            return {"jsonrpc": "2.0", "id": request_id, "result": self.result}
+        code, message = self.error if self.error is not None else (INTERNAL_ERROR, "mcp-guard refused the call")
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _unknown(call: Call, kind: str, reason: str) -> Rejection:
+    return Rejection(kind, reason, error=unknown_tool(call.route.exposed))
+
+
+def outcome_of(response: Any) -> Result:
+    """The journal ``result`` for the upstream's answer (``None``: no answer, the upstream died)."""
+    if type(response) is not dict:
+        return "upstream_died"
+    if "error" in response or "result" not in response:
+        return "protocol_error"
+    result = response["result"]
+    if type(result) is dict and result.get("isError") is True:
+        return "is_error"
+    return "ok"
+
+
+Check = Callable[[Call], "Rejection | None"]
+
+
+class Pipeline:
+    """The ordered checks of every call, and its journal records.
+
+    Args:
+        budget: the calls-per-minute counters (shared by all calls of a gateway).
+        journal: where intents and outcomes go, or ``None`` for no journal.
+        new_tools: ``"allow"`` or ``"reject"`` (``guard.newTools``).
+        enabled: the names of the steps to run (default: all of :data:`STEP_NAMES`; ``wrap``:
+            :data:`WRAP_STEPS`).
+
+    Attributes:
+        checks: ``(name, check)`` of steps 1-6 in the order of :data:`STEP_NAMES`, the enabled
+            ones. Each returns ``None`` (go on) or a :class:`Rejection`.
+        journaled: whether the ``journal`` step is enabled (it is run when there is a journal).
+    """
+
+    def __init__(
+        self,
+        *,
+        budget: Budget | None = None,
+        journal: Journal | None = None,
+        new_tools: str = "allow",
+        enabled: Collection[str] = STEP_NAMES,
+    ) -> None:
+        self.budget = budget if budget is not None else Budget()
+        self.journal = journal
+        self.new_tools = new_tools
+        self.observer: CallObserver | None = None  # told how each call ended (metrics)
+        every: tuple[tuple[str, Check], ...] = (
+            ("visibility", self.check_visibility),
+            ("size", self.check_size),
+            ("schema", self.check_schema),
+            ("pinning", self.check_pinning),
+            ("policy", self.check_policy),
+            ("budget", self.check_budget),
+        )
+        assert (*(name for name, _ in every), "journal") == STEP_NAMES
+        unknown = set(enabled) - set(STEP_NAMES)
+        if unknown:
+            raise ValueError(f"unknown pipeline steps: {sorted(unknown)}")
+        self.checks = tuple((name, check) for name, check in every if name in enabled)
+        self.journaled = "journal" in enabled
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The names of the enabled steps, in order."""
+        return (*(name for name, _ in self.checks), *(("journal",) if self.journaled else ()))
+
+    def judge(self, call: Call) -> Rejection | None:
+        """Run the enabled checks (steps 1-6) in order, without waiting: the first rejection, or None.
+
+        A check that raises rejects the call with -32603 (kind ``internal_error``; fail closed).
+        Nothing is logged or journaled here (see :meth:`admit`, and ``wrap``'s relay).
+        """
+        for name, check in self.checks:
+            try:
+                rejection = check(call)
+            except Exception:
+                rejection = self._failed(call, name)
+            if rejection is not None:
+                return rejection
+        return None
+
+    @staticmethod
+    def _failed(call: Call, name: str) -> Rejection:
+        log.exception("internal error in the %s step for `%s`; the call is refused", name, call.route.exposed)
+        text = "mcp-guard could not check this call; it was not forwarded"
+        return Rejection(INTERNAL, f"the {name} step failed", error=(INTERNAL_ERROR, text))
+
+    async def admit(self, call: Call) -> Rejection | None:
+        """Run every enabled step in order; ``None`` means forward the call now (its intent is on disk).
+
+        A rejection is logged and journaled (outcome ``rejected``) before it is returned.
+        """
+        rejection = self.judge(call)
+        if rejection is None and self.journaled:
+            try:
+                rejection = await self.write_intent(call)
+            except Exception:
+                rejection = self._failed(call, "journal")
+        if rejection is None:
+            return None
+        level = (
+            logging.INFO if rejection.error is not None and rejection.error[0] == INVALID_PARAMS else logging.WARNING
+        )
+        if call.route.policy.access == "deny" and rejection.kind == POLICY_DENIED:
+            level = logging.WARNING
+        log.log(level, "rejected tools/call `%s` (%s): %s", call.route.exposed, rejection.kind, rejection.reason)
+        await self._record(call, "rejected", rejection.kind)
+        return rejection
+
+    async def finish(self, call: Call, response: Any, result: Result | None = None) -> Result:
+        """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``.
+
+        ``result`` overrides what the response says (``cancelled``: the client gave up on it).
+        """
+        result = result if result is not None else outcome_of(response)
+        await self._record(call, result, None)
+        return result
+
+    def observe(self, call: Call, result: str, kind: str | None) -> None:
+        """Tell the observer (if any) how ``call`` ended."""
+        if self.observer is not None:
+            route = call.route
+            self.observer.call_ended(route.server, route.tool, result, kind, time.monotonic() - call.started)
+
+    @staticmethod
+    def judge_output(call: Call, response: Any) -> tuple[Any, Result | None]:
+        """The upstream's answer to a forwarded call, judged against the tool's ``outputSchema`` (``calls.outputs``).
+
+        Returns:
+            ``(response to pass on, outcome)``: the response unchanged and ``None`` when nothing was judged or
+            the result is valid; ``output_invalid`` when it broke the schema (under ``enforce`` the response
+            then carries the tool error replacing the result; under ``report`` the result with its findings).
+            An error response, or a tool without an ``outputSchema``, is passed on as it is.
+        """
+        route = call.route
+        output = route.output
+        if output is None or route.outputs == "off" or type(response) is not dict or "result" not in response:
+            return response, None
+        verdict = judge_result(route.exposed, output, response["result"], route.outputs, modern=call.modern)
+        if verdict.result is not response["result"]:
+            response = {**response, "result": verdict.result}
+        return response, OUTPUT_INVALID if verdict.outcome == OUTPUT_INVALID else None
+
+    async def refused_unrouted(self, server: str, exposed: str, kind: str) -> None:
+        """Journal a call refused before it could be routed (``kind``: :data:`SERVER_UNAVAILABLE`, its
+        server down): an outcome record ``rejected`` with ``kind``, its ``tool`` the name the client
+        called (the server's own name for it is not at hand while it is down). Every answered call
+        leaves a record (docs/gateway.md, The journal). The observer (metrics) counts it too, with no
+        duration (the call was answered at once)."""
+        if self.observer is not None:  # (the name is the client's: no server listed it now, calls.observer)
+            self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", kind, None)
+        if self.journal is None:
+            return
+        try:
+            await anyio.to_thread.run_sync(
+                self.journal.outcome, Journal.new_call_id(), server, exposed, "rejected", kind
+            )
+        except OSError:
+            log.exception("could not write an outcome record to the journal")
+
+    async def _record(self, call: Call, result: Result, kind: str | None) -> None:
+        self.observe(call, result, kind)
+        if self.journal is None:
+            return
+        route = call.route
+        try:
+            await anyio.to_thread.run_sync(self.journal.outcome, call.call_id, route.server, route.tool, result, kind)
+        except OSError:
+            log.exception("could not write an outcome record to the journal")
+
+    # --- the steps, in order ------------------------------------------------------------------
+
+    def check_visibility(self, call: Call) -> Rejection | None:
+        """Denied and hidden tools are answered as unknown (-32602)."""
+        route = call.route
+        if route.policy.access == "deny":
+            rule = route.policy.rule  # a pattern, or "not matched by guard.allow" (an allow list missed)
+            return _unknown(call, POLICY_DENIED, f"denied: {rule}" if rule.startswith("not ") else f"denied by {rule}")
+        if route.policy.access == "hide":
+            return _unknown(call, POLICY_DENIED, f"hidden by {route.policy.rule}")
+        if not route.enforceable and route.policy.unsupported == "hide":
+            compiled = route.compiled if not route.compiled.supported else route.output
+            assert compiled is not None
+            kind = compiled.report.kind or "unsupported_capability"
+            return _unknown(call, kind, "its schema is unsupported and unsupported tools are hidden")
+        return None
+
+    def check_size(self, call: Call) -> Rejection | None:
+        """``too_large`` when the arguments exceed the size limit (measured before validating)."""
+        call.size = argument_bytes(call.arguments)
+        limit = call.route.policy.max_argument_bytes
+        if limit is None or call.size <= limit:
+            return None
+        exposed = call.route.exposed
+        text = (
+            f"mcp-guard refused this call to `{exposed}`: its arguments are {call.size} bytes of JSON, over this "
+            f"tool's limit of {limit} bytes, so nothing was sent to the server. Send smaller arguments, for "
+            "example by splitting the work into several calls."
+        )
+        result = refusal_result(TOO_LARGE, exposed, text, modern=call.modern, bytes=call.size, limit=limit)
+        return Rejection(TOO_LARGE, f"{call.size} bytes of arguments, limit {limit}", result=result)
+
+    def check_schema(self, call: Call) -> Rejection | None:
+        """The core's verdict on the arguments (or on the schema, when it is unsupported or malformed)."""
+        compiled = call.route.compiled
+        verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
+        if verdict.forward:
+            output = call.route.output
+            if output is None or output.supported or call.route.outputs != "enforce":
+                return None
+            # calls.outputs: its result could not be checked, and the call would have its effects anyway.
+            result = unsupported_output_result(call.route.exposed, output, modern=call.modern)
+            return Rejection(str(output.report.kind), "outputSchema: " + logged_reason(output.report), result=result)
+        report = verdict.report
+        assert report is not None
+        return Rejection(str(report.kind), logged_reason(report, compiled.declared_names), result=verdict.result)
+
+    def check_pinning(self, call: Call) -> Rejection | None:
+        """``pinned_schema_changed`` when the tool no longer matches its lock file digest."""
+        route = call.route
+        if route.pin != "changed":
+            return None
+        text = (
+            f"mcp-guard refused this call to `{route.exposed}`: the server's definition of this tool changed since "
+            "it was pinned in the guard's lock file, so none of its calls are sent until the operator reviews the "
+            "change and pins the tool again (mcp-guard pin). Changing the arguments will not help."
+        )
+        result = refusal_result(PINNED_SCHEMA_CHANGED, route.exposed, text, modern=call.modern)
+        return Rejection(
+            PINNED_SCHEMA_CHANGED, f"{route.server}/{route.tool} differs from the lock file", result=result
+        )
+
+    def check_policy(self, call: Call) -> Rejection | None:
+        """``policy_denied`` for a tool added since the lock when ``newTools`` is ``reject``.
+
+        With no lock file in force every tool is new, so every call is refused (``reason``
+        ``no_lock_file``) until the operator pins the tools.
+        """
+        route = call.route
+        if self.new_tools != "reject" or route.pin not in ("new", "unpinned"):
+            return None
+        if route.pin == "unpinned":
+            text = (
+                f"mcp-guard refused this call to `{route.exposed}`: the guard's configuration refuses tools that are "
+                "not pinned (guard.newTools is reject) and there is no lock file, so no tool is pinned yet; the "
+                "operator must pin the tools first (mcp-guard pin --config FILE). Changing the arguments will not help."
+            )
+            result = refusal_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="no_lock_file")
+            return Rejection(POLICY_DENIED, "no lock file, and newTools is reject (run mcp-guard pin)", result=result)
+        text = (
+            f"mcp-guard refused this call to `{route.exposed}`: the tool is not in the guard's lock file (the server "
+            "added it after the operator pinned its tools), and the guard's configuration refuses such tools until "
+            "they are pinned. Changing the arguments will not help."
+        )
+        result = refusal_result(POLICY_DENIED, route.exposed, text, modern=call.modern, reason="not_pinned")
+        return Rejection(POLICY_DENIED, f"{route.server}/{route.tool} is not in the lock file", result=result)
+
+    def check_budget(self, call: Call) -> Rejection | None:
+        """``budget_exceeded`` when the tool had its calls-per-minute already."""
+        route = call.route
+        limit = route.policy.calls_per_minute
+        if limit is None:
+            return None
+        wait = self.budget.take(route.exposed, limit)
+        if wait is None:
+            return None
+        seconds = max(1, math.ceil(wait))
+        text = (
+            f"mcp-guard refused this call to `{route.exposed}`: the tool may be called {_times(limit)} per minute and "
+            "that budget is spent, so nothing was sent to the server. "
+            f"Try again in {seconds} second{'' if seconds == 1 else 's'}."
+        )
+        result = refusal_result(
+            BUDGET_EXCEEDED,
+            route.exposed,
+            text,
+            modern=call.modern,
+            limit_per_minute=limit,
+            retry_after_seconds=seconds,
+        )
+        return Rejection(BUDGET_EXCEEDED, f"{limit} call{'' if limit == 1 else 's'} per minute", result=result)
+
+    async def write_intent(self, call: Call) -> Rejection | None:
+        """The intent record, on disk before the call is forwarded (raises when it cannot be written).
+
+        Arguments without an RFC 8785 canonical form (an integer beyond the double range: the
+        schema may well accept it) have no digest to journal: ``no_canonical_form``.
+        """
+        if self.journal is None:
+            return None
+        from .jcs import canonical_sha256  # (with a journal only: off wrap's start, issue 14)
+
+        route = call.route
+        try:
+            digest = canonical_sha256(call.arguments)
+        except ValueError:
+            text = (
+                f"mcp-guard refused this call to `{route.exposed}`: its arguments hold an integer beyond the range of "
+                "a double (about 1.8e308). The guard journals every call by a digest of its arguments' RFC 8785 "
+                "canonical JSON, which cannot express such a number, so nothing was sent to the server. Send a "
+                "smaller number."
+            )
+            result = refusal_result(NO_CANONICAL_FORM, route.exposed, text, modern=call.modern)
+            return Rejection(NO_CANONICAL_FORM, "an integer beyond the double range (no RFC 8785 form)", result=result)
+        size = call.size if call.size is not None else argument_bytes(call.arguments)
+        await anyio.to_thread.run_sync(self.journal.intent, call.call_id, route.server, route.tool, digest, size)
+        return None

@@ -1,0 +1,605 @@
+"""The gateway's configuration file: the ``mcpServers`` format clients already use, plus ``"guard"``.
+
+Shape (JSON; ``//`` and ``/* */`` comments and trailing commas are accepted, as VS Code accepts
+them in its ``mcp.json``)::
+
+    {
+      "mcpServers": {                          // or "servers" (VS Code); not both
+        "NAME": {"command": "...", "args": [...], "env": {...}, "cwd": "..."},   // stdio
+        "NAME": {"url": "https://...", "headers": {...}},                        // streamable HTTP
+        "NAME": {..., "disabled": true}                                          // skipped
+      },
+      "guard": { ... see GuardSettings ... }   // optional
+    }
+
+Rules:
+
+- A server entry is stdio (``command``) or streamable HTTP (``url``), never both. ``type`` may
+  say which (``stdio``; ``http`` or ``streamable-http``); ``sse`` (the deprecated HTTP+SSE
+  transport) is refused. ``disabled: true`` skips the server. Other keys that clients put
+  there (``autoApprove``, ``alwaysAllow``, ``timeout``, ``envFile``, ...) are ignored with a
+  warning in the log, one per key and server.
+- ``${VAR}``, ``${VAR:-default}`` and VS Code's ``${env:VAR}`` in ``env`` and ``headers``
+  *values* are replaced from the environment; a variable that is not set (and has no default)
+  is an error naming it. Nothing else is expanded: ``command``, ``args`` and ``url`` are taken
+  as written (VS Code's ``${workspaceFolder}`` there is a client's business, not the guard's).
+  ``$${`` writes a literal ``${``.
+- Server names are non-empty and hold no ``/`` (lock file keys are ``server/tool``).
+- The ``guard`` section is the guard's own: an unknown key there is an error (a mistyped
+  security setting must not be silently ignored). Relative paths in it (``journal``, ``lock``)
+  are relative to the config file's folder.
+- Other top-level keys (a Claude Desktop config holds preferences, VS Code's ``inputs``) are
+  ignored.
+
+Every error is a :class:`ConfigError` whose message names the file, the key as a JSON path
+(``mcpServers.time.env.TOKEN``), and what is wrong; it never holds an environment value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import re
+import string
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from .core.profiles import DEFAULT_PROFILE, ProfileName
+from .errors import GuardError
+
+__all__ = [
+    "DEFAULT_NAME_FORMAT",
+    "ConfigError",
+    "GatewayConfig",
+    "GuardSettings",
+    "HttpServer",
+    "ServerPolicy",
+    "StdioServer",
+    "ToolLimits",
+    "expand_variables",
+    "json_path",
+    "load_config",
+    "parse_config",
+    "strip_jsonc",
+]
+
+log = logging.getLogger("mcp_guard")
+
+DEFAULT_NAME_FORMAT: Final = "{server}__{tool}"
+"""How an upstream tool is exposed: server name, two underscores, tool name."""
+
+KNOWN_ENTRY_KEYS: Final = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "disabled"})
+STDIO_TYPES: Final = frozenset({"stdio"})
+HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamableHttp"})
+
+
+class ConfigError(GuardError):
+    """The configuration cannot be used; the message names the file, the key, and what is wrong."""
+
+
+# --- JSON with comments -----------------------------------------------------------------------
+
+
+def strip_jsonc(text: str) -> str:
+    """``text`` with ``//`` and ``/* */`` comments and trailing commas blanked out.
+
+    Comments and trailing commas become spaces (newlines are kept), so line and column
+    numbers of a later JSON error still point into the file as written. Strings are left
+    alone (``"http://x"`` keeps its ``//``). An unterminated ``/*`` runs to the end of the
+    text (the JSON parser then reports what is missing).
+    """
+    out = list(text)
+    i, n = 0, len(text)
+    last_comma = -1  # index of a comma that may turn out to be trailing
+    while i < n:
+        c = text[i]
+        if c == '"':
+            last_comma = -1
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            continue
+        if c == "/" and i + 1 < n and text[i + 1] in "/*":
+            end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
+            end = n if end < 0 else (end if text[i + 1] == "/" else end + 2)
+            for j in range(i, end):
+                if out[j] != "\n":
+                    out[j] = " "
+            i = end
+            continue
+        if c == ",":
+            last_comma = i
+        elif c in "}]":
+            if last_comma >= 0:
+                out[last_comma] = " "
+            last_comma = -1
+        elif not c.isspace():
+            last_comma = -1
+        i += 1
+    return "".join(out)
+
+
+# --- JSON paths and environment variables -----------------------------------------------------
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+
+
+def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
+    """A readable JSON path: ``mcpServers.time.args[0]``; odd keys quoted: ``mcpServers["my server"]``."""
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif _IDENTIFIER.match(item):
+            parts.append(("." if parts else "") + item)
+        else:
+            parts.append(f"[{json.dumps(item)}]")
+    return "".join(parts) or "(top level)"
+
+
+_VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
+_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def expand_variables(value: str, environ: Mapping[str, str], where: str) -> str:
+    """Replace ``${VAR}``, ``${VAR:-default}`` and ``${env:VAR}`` in ``value`` from ``environ``.
+
+    ``$${`` stands for a literal ``${``.
+
+    Args:
+        value: the configured string.
+        environ: the environment (``os.environ`` in use).
+        where: the key's JSON path, for error messages.
+
+    Raises:
+        ValueError: a variable is not set and has no default, a ``${`` has no closing ``}``,
+            a default holds another ``${`` (nesting is not expanded), or a ``${...}`` is not
+            one of the forms above (VS Code's ``${input:...}`` for one). The message names
+            the variable and ``where``, never a value.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        body = match.group(1)
+        if body is None:
+            raise ValueError(f"{where}: a `${{` has no closing `}}` (write $${{ for a literal `${{`)")
+        name, default = body, None
+        if ":-" in body:
+            name, default = body.split(":-", 1)
+            if "${" in default:
+                raise ValueError(
+                    f"{where}: the default of ${{{name}:-...}} holds another `${{`; the guard does not "
+                    "expand nested variables"
+                )
+        elif body.startswith("env:"):
+            name = body[4:]
+        if not _VAR_NAME.match(name):
+            raise ValueError(
+                f"{where}: `${{{body}}}` is not a variable the guard can expand "
+                "(use ${NAME}, ${NAME:-default} or ${env:NAME})"
+            )
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise ValueError(f"{where}: the environment variable {name} is not set")
+
+    return _VARIABLE.sub(replace, value)
+
+
+# --- models -------------------------------------------------------------------------------------
+
+PositiveInt = Annotated[int, Field(gt=0, strict=True)]
+Pattern = Annotated[str, Field(min_length=1, strict=True)]
+
+
+class _Model(BaseModel):
+    """The guard section's models: camelCase keys, unknown keys refused, no coercion."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True, frozen=True)
+
+
+class ToolLimits(_Model):
+    """Limits for the tools matching one glob pattern of a server (``guard.servers.NAME.tools``)."""
+
+    max_argument_bytes: PositiveInt | None = None
+    calls_per_minute: PositiveInt | None = None
+
+
+class ServerPolicy(_Model):
+    """Settings for one upstream (``guard.servers.NAME``); patterns match its tool names.
+
+    Attributes:
+        allow: when set, only tools matching one of these glob patterns are offered; the
+            others are denied. ``[]`` allows none.
+        deny: tools matching these are denied: not listed, and a call to one is answered as
+            a call to an unknown tool would be (-32602); the attempt is logged and journaled
+            as ``policy_denied``.
+        hide: tools matching these are not listed; a call is answered as unknown (-32602).
+        unsupported: overrides ``guard.unsupported`` for this server.
+        max_argument_bytes, calls_per_minute: override the guard-wide values (the smaller wins).
+            ``calls_per_minute`` is a budget for each of the server's tools, not for the server
+            as a whole.
+        tools: per tool glob pattern, limits; where several patterns match a tool, the
+            smallest limit of each kind applies.
+    """
+
+    allow: list[Pattern] | None = None
+    deny: list[Pattern] = Field(default_factory=list)
+    hide: list[Pattern] = Field(default_factory=list)
+    unsupported: Literal["reject", "hide"] | None = None
+    max_argument_bytes: PositiveInt | None = None
+    calls_per_minute: PositiveInt | None = None
+    tools: dict[Pattern, ToolLimits] = Field(default_factory=dict)
+
+
+class GuardSettings(_Model):
+    """The optional ``"guard"`` section. Every key is optional.
+
+    Attributes:
+        profile: the schema profile, one of ``core.PROFILES`` (default ``core.DEFAULT_PROFILE``).
+        name_format: how tools and prompts are exposed; must contain ``{tool}`` and may
+            contain ``{server}`` (default ``"{server}__{tool}"``). The result is made to fit
+            ``^[a-zA-Z0-9_-]{1,64}$``.
+        unsupported: ``"reject"`` (default; tools the guard cannot enforce are listed and
+            their calls refused) or ``"hide"`` (left out of lists; calls answered as unknown).
+        outputs: what is done with the results of tools that declare an ``outputSchema``
+            (``mcp_guard.calls.outputs``): ``"enforce"`` (default; a result that breaks it is
+            withheld, a tool whose ``outputSchema`` is unsupported refused), ``"report"`` (findings in
+            ``_meta["mcp-guard/output"]``) or ``"off"``.
+        allow, deny, hide: glob patterns over ``server/tool`` (upstream names), applied to
+            every server in addition to its own rules (see :class:`ServerPolicy`).
+        max_argument_bytes: largest ``arguments`` accepted, in bytes of their compact JSON
+            (checked before validating); ``None``: no limit of the guard's own.
+        calls_per_minute: calls each exposed tool may receive in any 60-second window.
+        journal: path of the JSONL journal (``None``: no journal).
+        lock: path of the lock file (default: the config file's path plus ``.lock``).
+        new_tools: ``"allow"`` (default; tools absent from the lock are reported) or
+            ``"reject"`` (their calls are refused with ``policy_denied``; with no lock file
+            every tool is absent from it, so every call is refused until ``mcp-guard pin``).
+        changed_tools: what the client is shown of a tool whose definition changed since
+            ``mcp-guard pin`` (its calls are refused with ``pinned_schema_changed`` either way):
+            ``"pinned"`` (default; listed with its pinned definition, from a version-2 lock
+            file) or ``"withhold"`` (left out of the list). With a version-1 lock, which holds
+            no definitions, such a tool is withheld.
+        page_size: tools (prompts, resources) per page of the guard's merged lists.
+        servers: per upstream settings; each key must name a server of the config.
+    """
+
+    profile: ProfileName = DEFAULT_PROFILE
+    name_format: str = DEFAULT_NAME_FORMAT
+    unsupported: Literal["reject", "hide"] = "reject"
+    outputs: Literal["enforce", "report", "off"] = "enforce"
+    allow: list[Pattern] | None = None
+    deny: list[Pattern] = Field(default_factory=list)
+    hide: list[Pattern] = Field(default_factory=list)
+    max_argument_bytes: PositiveInt | None = None
+    calls_per_minute: PositiveInt | None = None
+    journal: str | None = None
+    lock: str | None = None
+    new_tools: Literal["allow", "reject"] = "allow"
+    changed_tools: Literal["pinned", "withhold"] = "pinned"
+    page_size: Annotated[int, Field(gt=0, le=10_000, strict=True)] = 100
+    servers: dict[str, ServerPolicy] = Field(default_factory=dict)
+
+    @field_validator("name_format")
+    @classmethod
+    def _check_format(cls, value: str) -> str:
+        try:
+            parsed = [(f, spec, conversion) for _, f, spec, conversion in string.Formatter().parse(value)]
+        except ValueError as exc:
+            raise ValueError(f"not a valid format ({exc})") from None
+        fields = {f for f, _, _ in parsed if f is not None}
+        if "tool" not in fields:
+            raise ValueError("must contain {tool}")
+        if fields - {"tool", "server"}:
+            raise ValueError("may contain only {server} and {tool} (write {{ and }} for braces)")
+        if any(spec or conversion for f, spec, conversion in parsed if f is not None):
+            raise ValueError(
+                "may contain only {server} and {tool}, as they are: no conversion (!r) or format spec (:>9)"
+            )
+        return value
+
+
+class StdioServer(BaseModel):
+    """An upstream started as a process and spoken to over stdin/stdout.
+
+    ``env`` is added to the guard's own environment for the process (values expanded);
+    ``cwd`` is its working folder (default: the guard's).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    name: str
+    command: Annotated[str, Field(min_length=1)]
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    disabled: bool = False
+
+    @property
+    def transport(self) -> Literal["stdio"]:
+        """``"stdio"``."""
+        return "stdio"
+
+
+class HttpServer(BaseModel):
+    """An upstream spoken to over streamable HTTP at ``url``, with extra request ``headers``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    name: str
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    disabled: bool = False
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        if not re.match(r"https?://[^/\s]+", value):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+    @property
+    def transport(self) -> Literal["http"]:
+        """``"http"``."""
+        return "http"
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+class GatewayConfig(BaseModel):
+    """A loaded configuration.
+
+    Attributes:
+        path: the file it came from (``None`` for text parsed directly).
+        servers: every server entry, in file order, disabled ones included.
+        guard: the guard's settings.
+        warnings: what was ignored (unknown keys in server entries), also logged.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    path: Path | None
+    servers: tuple[StdioServer | HttpServer, ...]
+    guard: GuardSettings
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def enabled(self) -> tuple[StdioServer | HttpServer, ...]:
+        """The servers not marked ``disabled``."""
+        return tuple(s for s in self.servers if not s.disabled)
+
+    def server(self, name: str) -> StdioServer | HttpServer:
+        """The server called ``name``; ``KeyError`` if there is none."""
+        for s in self.servers:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def resolve(self, path: str) -> Path:
+        """``path`` made absolute against the config file's folder (or the current folder)."""
+        p = Path(path).expanduser()
+        if p.is_absolute():
+            return p
+        base = self.path.parent if self.path is not None else Path.cwd()
+        return base / p
+
+    @property
+    def lock_path(self) -> Path | None:
+        """Where the lock file is: ``guard.lock``, else the config path plus ``.lock``."""
+        if self.guard.lock is not None:
+            return self.resolve(self.guard.lock)
+        if self.path is None:
+            return None
+        return self.path.with_name(self.path.name + ".lock")
+
+    @property
+    def journal_path(self) -> Path | None:
+        """Where the journal is (``guard.journal`` resolved), or ``None``."""
+        return None if self.guard.journal is None else self.resolve(self.guard.journal)
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+_GUARD_KEYS: Final = frozenset(
+    field.alias or name
+    for model in (GuardSettings, ServerPolicy, ToolLimits)
+    for name, field in model.model_fields.items()
+)
+"""Every key of the guard section, at any level (for "did you mean" hints)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {json.dumps(key)} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _pydantic_errors(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[str]:
+    lines = []
+    for error in exc.errors(include_url=False, include_input=False):
+        loc = prefix + tuple(x for x in error["loc"] if not (isinstance(x, str) and x.startswith("function-")))
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            last = loc[-1] if loc else ""
+            hint = _did_you_mean(last, _GUARD_KEYS) if isinstance(last, str) else ""
+            message = f"unknown key (the guard section accepts only its own settings){hint}"
+        elif message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        lines.append(f"{json_path(loc)}: {message}")
+    return lines
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean `command`?)`` for a key close to one of ``choices``, else ``""``."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return f" (did you mean `{found[0]}`?)" if found else ""
+
+
+def _server_entry(
+    name: str, entry: Any, key: str, environ: Mapping[str, str], warnings: list[str]
+) -> tuple[StdioServer | HttpServer | None, list[str]]:
+    """One server entry: the server (``None`` when it has errors) and every error found in it."""
+    where = (key, name)
+    errors: list[str] = []
+    if not name:
+        errors.append(f"{json_path(where)}: a server name must not be empty")
+    if "/" in name:
+        errors.append(f"{json_path(where)}: a server name must not contain '/' (lock file keys are server/tool)")
+    if type(entry) is not dict:
+        return None, [*errors, f"{json_path(where)}: a server entry must be an object"]
+    unknown = [extra for extra in entry if extra not in KNOWN_ENTRY_KEYS]
+    for extra in unknown:
+        hint = _did_you_mean(extra, KNOWN_ENTRY_KEYS)
+        warnings.append(f"{json_path((*where, extra))}: not a key the guard uses; ignored{hint}")
+    kind = entry.get("type")
+    if kind is not None and (type(kind) is not str or kind not in STDIO_TYPES | HTTP_TYPES | {"sse"}):
+        errors.append(f"{json_path((*where, 'type'))}: must be one of stdio, http, streamable-http")
+        kind = None
+    if kind == "sse":
+        errors.append(
+            f"{json_path((*where, 'type'))}: the HTTP+SSE transport (deprecated since MCP 2025-03-26) is not "
+            "supported; use the server's streamable HTTP endpoint"
+        )
+        kind = None
+    is_http = "url" in entry or ("command" not in entry and (kind in HTTP_TYPES or "headers" in entry))
+    if "command" in entry and "url" in entry:
+        errors.append(f"{json_path(where)}: has both `command` (stdio) and `url` (HTTP); keep one")
+    elif "command" not in entry and "url" not in entry:
+        close = [(x, difflib.get_close_matches(x, ["command", "url"], n=1, cutoff=0.75)) for x in unknown]
+        hint = "".join(f"; `{x}` is not a key the guard knows: did you mean `{m[0]}`?" for x, m in close if m)
+        errors.append(f"{json_path(where)}: needs `command` (a stdio server) or `url` (a streamable HTTP server){hint}")
+    elif kind is not None and (kind in HTTP_TYPES) != is_http:
+        expected = "`url`" if kind in HTTP_TYPES else "`command`"
+        errors.append(f"{json_path((*where, 'type'))}: type {kind} needs {expected}")
+    fields: dict[str, Any] = {
+        k: v for k, v in entry.items() if k in KNOWN_ENTRY_KEYS and k != "type" and not (k == "disabled" and v is None)
+    }
+    if "command" in fields and "url" in fields:
+        del fields["command"]  # reported above; the entry is checked as an HTTP one
+    mapping_key = "headers" if is_http else "env"
+    stray = "env" if is_http else "headers"
+    if stray in fields:
+        errors.append(
+            f"{json_path((*where, stray))}: `{stray}` belongs to {'stdio' if is_http else 'HTTP'} servers, "
+            f"this one is {'HTTP' if is_http else 'stdio'}"
+        )
+        del fields[stray]
+    for bad in ("cwd", "args"):
+        if bad in fields and is_http:
+            errors.append(f"{json_path((*where, bad))}: `{bad}` belongs to stdio servers, this one is HTTP")
+            del fields[bad]
+    values = fields.get(mapping_key)
+    if type(values) is dict and fields.get("disabled") is not True:
+        expanded: dict[str, Any] = {}
+        for k, v in values.items():
+            try:
+                expanded[k] = expand_variables(v, environ, json_path((*where, mapping_key, k))) if type(v) is str else v
+            except ValueError as exc:
+                errors.append(str(exc))
+                expanded[k] = ""
+        fields[mapping_key] = expanded
+    missing = None if "command" in fields or "url" in fields else ("url" if is_http else "command")
+    if missing is not None:
+        fields[missing] = "http://placeholder" if missing == "url" else "placeholder"  # to check the other keys
+    model: type[StdioServer] | type[HttpServer] = HttpServer if is_http else StdioServer
+    try:
+        server = model.model_validate({"name": name, **fields})
+    except ValidationError as exc:
+        skip = [json_path((*where, "name"))] + ([json_path((*where, missing))] if missing else [])
+        errors += [line for line in _pydantic_errors(exc, where) if not line.startswith(tuple(skip))]
+        return None, errors
+    return (None if errors else server), errors
+
+
+def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, str] | None = None) -> GatewayConfig:
+    """Parse configuration text (JSON with comments) into a :class:`GatewayConfig`.
+
+    Args:
+        text: the file's content.
+        path: the file, for messages and relative paths.
+        environ: the environment for ``${VAR}`` (default ``os.environ``).
+
+    Raises:
+        ConfigError: naming the file, the key and the problem.
+    """
+    source = str(path) if path is not None else "<config>"
+    environ = os.environ if environ is None else environ
+    try:
+        data = json.loads(strip_jsonc(text), object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{source}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    if type(data) is not dict:
+        raise ConfigError(f"{source}: the top level must be an object with `mcpServers`")
+    if "mcpServers" in data and "servers" in data:
+        raise ConfigError(f"{source}: has both `mcpServers` and `servers` (VS Code's name); keep one")
+    key = "mcpServers" if "mcpServers" in data or "servers" not in data else "servers"
+    entries = data.get(key)
+    if entries is None:
+        raise ConfigError(f"{source}: no `mcpServers` (or VS Code's `servers`) object: there is nothing to guard")
+    if type(entries) is not dict:
+        raise ConfigError(f"{source}: {key}: must be an object mapping server names to entries")
+    warnings: list[str] = []
+    servers: list[StdioServer | HttpServer] = []
+    errors: list[str] = []
+    for name, entry in entries.items():
+        server, problems = _server_entry(name, entry, key, environ, warnings)
+        errors += problems
+        if server is not None:
+            servers.append(server)
+    guard_data = data.get("guard", {})
+    guard = GuardSettings()
+    if type(guard_data) is not dict:
+        errors.append("guard: must be an object")
+    else:
+        try:
+            guard = GuardSettings.model_validate(guard_data, by_alias=True)
+        except ValidationError as exc:
+            errors.extend(_pydantic_errors(exc, ("guard",)))
+        names = set(entries)
+        policies = guard_data.get("servers")
+        for policy_name in policies if type(policies) is dict else ():
+            if policy_name not in names:
+                errors.append(f"{json_path(('guard', 'servers', policy_name))}: no server of that name in `{key}`")
+    for warning in warnings:  # before any error: a typo warned of may be what the errors are about
+        log.warning("%s: %s", source, warning)
+    if errors:
+        raise ConfigError(f"{source}: " + ("\n  " if len(errors) > 1 else "") + "\n  ".join(errors))
+    return GatewayConfig(path=path, servers=tuple(servers), guard=guard, warnings=tuple(warnings))
+
+
+def load_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -> GatewayConfig:
+    """Read and parse the configuration file at ``path`` (see :func:`parse_config`).
+
+    Raises:
+        ConfigError: the file cannot be read, or its content is wrong.
+    """
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read the file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not UTF-8 text") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return parse_config(text, path=p.absolute(), environ=environ)

@@ -1,0 +1,663 @@
+"""The HTTP front's ASGI application (:class:`HttpFront`): routing, request bodies, responses and SSE streams."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import anyio.abc
+import uvicorn
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+)
+from mcp_types import HEADER_MISMATCH
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope, Send
+
+from ...calls.outputs import DEFAULT_OUTPUTS
+from ...core import DEFAULT_PROFILE
+from ...errors import GuardError
+from ...log_counts import LogCounts
+from ...peer.upstream import UpstreamStartError
+from ...wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    NO_ID,
+    PARSE_ERROR,
+    loads_client,
+    recover_id,
+    valid_id,
+)
+from ...wire.messages import parse_error_text, unparsable_reason
+from .channel import Channel, SessionFactory
+from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
+from .fast import PING, answer, respond, sse_event, ticker
+from .handshake import Session
+from .messages import Exchange, envelope_version, error_bytes, message_kind
+from .modern import ModernChannel
+from .ops import OPS_PATHS, ops_answer, send_answer
+from .security import Security
+from .shared import AnySession, SharedUpstream
+
+if TYPE_CHECKING:
+    from ...calls.metrics import Metrics
+
+__all__ = ["HttpFront"]
+
+log = logging.getLogger("mcp_guard")
+
+_UNPARSABLE_LOGGED: Final = "answered a request body that does not parse with -32700: it %s"
+"""The log line (bounded: ``log_counts``) of a body answered 400/-32700, as stdio logs a line
+(``wire.messages.UNPARSABLE_LOGGED``); ``%s`` is ``unparsable_reason``, never the body's text."""
+
+
+RequestHeaders = dict[str, str]
+"""A request's headers by lowercase name, each its first value (as ``starlette.datastructures.Headers.get``)."""
+
+
+def request_headers(scope: Scope) -> RequestHeaders:
+    """The headers of ``scope`` (ASGI: lowercase names, latin-1 bytes): one pass, where ``Headers.get`` scans
+    every header on each lookup. The first of repeated headers counts, as for ``Headers.get``."""
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
+
+
+def _accepts(headers: RequestHeaders) -> tuple[bool, bool]:
+    """``(application/json, text/event-stream)`` acceptance of the ``Accept`` header, wildcards included."""
+    types = {part.split(";")[0].strip().lower() for part in headers.get("accept", "").split(",")}
+    wildcard = "*/*" in types
+    return (
+        wildcard or "application/json" in types or "application/*" in types,
+        wildcard or "text/event-stream" in types or "text/*" in types,
+    )
+
+
+_respond = respond  # (the name the handlers use)
+
+
+async def _refuse(
+    send: Send,
+    status: int,
+    text: str,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    request_id: Any = None,
+    code: int = INVALID_REQUEST,
+) -> None:
+    """An HTTP error whose body is a JSON-RPC error response (``id`` null unless given)."""
+    await _respond(send, status, error_bytes(request_id, code, text), headers)
+
+
+class HttpFront:
+    """The ASGI application: endpoint ``/mcp``, sessions, the shared 2026-07-28 channel.
+
+    Args:
+        command: the upstream command; one process per handshake-era session, one shared by
+            2026-07-28 requests.
+        config: the front's settings.
+        profile: the schema profile, one of ``core.PROFILES`` (default ``core.DEFAULT_PROFILE``).
+        hide_unsupported: leave unsupported tools out of ``tools/list``.
+        outputs: ``enforce``, ``report`` or ``off`` (``calls.outputs``).
+        request_timeout: as for ``stdio.wrap_stdio`` (None: no limit on forwarded requests).
+        session_factory: builds what serves one client session instead of a :class:`Relay`
+            over ``command`` (the gateway's sessions); ``command`` is then unused.
+        metrics: the guard's metrics (default: new ones), served at ``/metrics`` (see :mod:`.ops`).
+
+    Call it as an ASGI 3 application (``http`` and ``lifespan`` scopes). Channels run in the
+    task group the lifespan opens; :meth:`shutdown` ends them all (their upstreams stop).
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        config: HttpConfig,
+        *,
+        profile: str = DEFAULT_PROFILE,
+        hide_unsupported: bool = False,
+        outputs: str = DEFAULT_OUTPUTS,
+        request_timeout: float | None = None,
+        session_factory: SessionFactory | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        if metrics is None:
+            from ...calls.metrics import Metrics
+
+            metrics = Metrics()
+        self.metrics = metrics
+        self.command = list(command)
+        self.config = config
+        self.counted = LogCounts()  # per-request log lines a client can trigger at will, bounded (log_counts)
+        self.profile = profile
+        self.hide_unsupported = hide_unsupported
+        self.outputs = outputs
+        self.request_timeout = request_timeout
+        self.session_factory = session_factory
+        self.security = Security(config)
+        self.server: uvicorn.Server | None = None
+        self.address = ""
+        self._sessions: dict[str, AnySession] = {}
+        self._opening = 0  # sessions whose upstream is starting: they count against max_sessions
+        self._modern: ModernChannel | None = None
+        self._modern_lock = anyio.Lock()
+        self._channels: set[Channel] = set()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._closing = False
+        self.shared = SharedUpstream(self) if config.shared_upstream and session_factory is None else None
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI 3 entry point."""
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._watch_server)
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+            await self.shutdown()
+            tg.cancel_scope.cancel()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _watch_server(self) -> None:
+        """Log readiness; on a shutdown signal end the sessions first, so open streams close."""
+        server = self.server
+        if server is None:
+            return
+        while not server.started and not server.should_exit:
+            await anyio.sleep(0.05)
+        if server.started:
+            log.info("serving MCP streamable HTTP at %s", self.address)
+        while not server.should_exit:
+            await anyio.sleep(0.1)
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        """End every session and the shared channel; wait (bounded) until their upstreams stopped."""
+        if not self._closing:
+            self._closing = True
+            if self._sessions:
+                log.info("stopping %d session(s)", len(self._sessions))
+        for channel in list(self._channels):
+            channel.stop()
+        with anyio.move_on_after(STOP_GRACE_SECONDS + 5):
+            for channel in list(self._channels):
+                await channel.done.wait()
+
+    def end_session(self, session: AnySession) -> None:
+        """End a session now: its id answers 404 from here on; its upstream stops."""
+        self.forget_session(session)
+        session.stop()
+
+    def forget_session(self, session: AnySession) -> None:
+        """Drop a session from the registry (it ended)."""
+        if self._sessions.get(session.session_id) is session:
+            del self._sessions[session.session_id]
+            self.metrics.session_closed()
+            log.info("%s ended", session.label)
+
+    def forget_modern(self, channel: ModernChannel) -> None:
+        """Drop the shared channel (its upstream went away); the next 2026-07-28 request starts another."""
+        if self._modern is channel:
+            self._modern = None
+
+    async def _start(self, channel: Channel) -> None:
+        """Run ``channel`` in the front's task group once its upstream is up.
+
+        Raises:
+            UpstreamStartError: the upstream command cannot be started.
+        """
+        assert self._tg is not None
+        self._channels.add(channel)
+
+        async def run(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            try:
+                await channel.run(task_status=task_status)
+            finally:
+                self._channels.discard(channel)
+
+        await self._tg.start(run)
+
+    # --- HTTP -------------------------------------------------------------------------------------
+
+    def unready(self) -> list[str]:
+        """The upstreams of running sessions that are not connected and initialized (``/ready``).
+
+        Upstreams start with their session, so with no session open the front is ready; while it
+        shuts down, ``guard`` stands for the whole.
+        """
+        if self._closing or self._tg is None:
+            return ["guard"]
+        names: list[str] = []
+        for channel in self._channels:
+            for name in channel.unready():
+                if name not in names:
+                    names.append(name)
+        return names
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] in OPS_PATHS:
+            await self._ops(scope, send)
+            return
+        if scope["path"] != ENDPOINT:
+            await _respond(send, 404, b"Not Found", content_type=b"text/plain; charset=utf-8")
+            return
+        headers = request_headers(scope)
+        refusal = self.security.refusal(headers)
+        if refusal is not None:
+            status, text, extra = refusal
+            # The reason names the check (Host, Origin, token), never a header's value (trial3 T6).
+            head, _, why = text.split(" (")[0].partition(": ")
+            log.warning("refused an HTTP request: %s (%s)", head.lower(), why)
+            await _refuse(send, status, text, extra)
+            return
+        if self._closing or self._tg is None:
+            await _refuse(send, 503, "Service Unavailable: the guard is shutting down", code=INTERNAL_ERROR)
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, headers)
+        elif method == "GET":
+            await self._get(receive, send, headers)
+        elif method == "DELETE":
+            await self._delete(send, headers)
+        else:
+            await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
+
+    async def _ops(self, scope: Scope, send: Send) -> None:
+        """``/health``, ``/ready``, ``/metrics``: the front's Host, Origin and token checks first."""
+        refusal = self.security.refusal(request_headers(scope))
+        if refusal is not None:
+            status, text, extra = refusal
+            await _refuse(send, status, text, extra)
+        elif scope["method"] not in ("GET", "HEAD"):
+            await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, HEAD")])  # (HEAD is served too)
+        else:
+            await send_answer(send, *ops_answer(scope["path"], self.metrics, self.unready))
+
+    async def _read_body(self, receive: Receive, headers: RequestHeaders) -> bytes | None:
+        """The request body, or None when it exceeds the cap.
+
+        The rest of an oversize body is read and thrown away (up to :data:`DISCARD_LIMIT`
+        bytes, never kept), so that a client still sending it gets to read the 413.
+
+        Raises:
+            _Disconnected: the client went away.
+            _BodyTimeout: the body did not arrive in full within ``config.body_timeout`` seconds.
+        """
+        cap = self.config.max_message_bytes
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap + DISCARD_LIMIT:
+            return None
+        body = bytearray()
+        discarded = 0
+        # The deadline is the loop's ticker's (no loop timer per request): when it passes, the task is
+        # cancelled in its receive(), and that cancellation (ours alone: uncancel() leaves none) is the 408.
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        ticks = ticker(loop)
+        ticks.add(task, loop.time() + self.config.body_timeout, expire)
+        try:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Disconnected
+                chunk = message.get("body", b"")
+                if discarded or len(body) + len(chunk) > cap:
+                    discarded += len(chunk)
+                    body.clear()
+                    if discarded > DISCARD_LIMIT:
+                        return None
+                else:
+                    body += chunk
+                if not message.get("more_body", False):
+                    return None if discarded else bytes(body)
+        except asyncio.CancelledError:
+            if expired and task.uncancel() == 0:
+                raise _BodyTimeout from None
+            raise
+        finally:
+            ticks.discard(task)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders) -> None:
+        has_json, has_sse = _accepts(headers)
+        if not (has_json and has_sse):
+            text = "Not Acceptable: the client must accept both application/json and text/event-stream"
+            await _refuse(send, 406, text)
+            return
+        if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            await _refuse(send, 415, "Unsupported Media Type: Content-Type must be application/json")
+            return
+        try:
+            body = await self._read_body(receive, headers)
+        except _Disconnected:
+            return
+        except _BodyTimeout:
+            limit = self.config.body_timeout
+            log.warning("refused a request whose body did not arrive within %g s (--http-body-timeout)", limit)
+            text = f"Request Timeout: the request body did not arrive within {limit:g} s (--http-body-timeout)"
+            await _refuse(send, 408, text, [(b"connection", b"close")])
+            return
+        if body is None:
+            cap = self.config.max_message_bytes
+            log.warning("refused a request body larger than the message limit of %d bytes", cap)
+            text = f"Payload Too Large: the guard accepts messages of up to {cap} bytes (--max-message-bytes)"
+            await _refuse(send, 413, text, [(b"connection", b"close")])
+            return
+        try:
+            message = loads_client(body)
+        except (ValueError, RecursionError) as exc:
+            request_id = recover_id(body)
+            text = parse_error_text(exc, "body")
+            self.counted.log(logging.WARNING, _UNPARSABLE_LOGGED, unparsable_reason(exc))
+            await _refuse(send, 400, text, request_id=None if request_id is NO_ID else request_id, code=PARSE_ERROR)
+            return
+        if type(message) is list:
+            await _refuse(send, 400, "Invalid Request: JSON-RPC batches are not supported over streamable HTTP")
+            return
+        kind = message_kind(message) if type(message) is dict else None
+        if kind is None:
+            await _refuse(send, 400, "Invalid Request: the body is not a JSON-RPC message")
+            return
+        if kind == "request" and not valid_id(message["id"]):
+            await _refuse(send, 400, "Invalid Request: a request id must be a string or an integer")
+            return
+        version = headers.get("mcp-protocol-version")
+        session_id = headers.get("mcp-session-id")
+        if version in MODERN_PROTOCOL_VERSIONS:
+            await self._post_modern(scope, receive, send, headers, message, kind, body)
+        elif session_id is None:
+            if kind == "request" and message["method"] == "initialize":
+                await self._initialize(receive, send, message, body)
+            elif kind != "response" and envelope_version(message) is not NO_ID:
+                await self._post_modern(scope, receive, send, headers, message, kind, body)
+            else:
+                await _refuse(send, 400, "Bad Request: Missing session ID (Mcp-Session-Id)")
+        else:
+            session = self._sessions.get(session_id)
+            if session is None or session.closed:
+                await _refuse(send, 404, "Not Found: unknown or ended session")
+            elif not session.version_ok(version):
+                await _refuse(send, 400, "Bad Request: unsupported MCP-Protocol-Version header", session.header)
+            else:
+                await self._post_session(receive, send, session, message, kind, body)
+
+    async def _initialize(self, receive: Receive, send: Send, message: dict[str, Any], body: bytes) -> None:
+        """Open a session for ``initialize``: nothing is started for a refused one.
+
+        The slot is taken (``_opening``) in the same step as the ``--max-sessions`` check, before
+        the first ``await``, so concurrent ``initialize`` requests never open more sessions than
+        the cap; it is given back when the upstream cannot start.
+        """
+        if type(message.get("params")) is not dict:
+            text = "Invalid params: initialize needs params (an object)"
+            await _refuse(send, 400, text, request_id=message["id"], code=INVALID_PARAMS)
+            return
+        if len(self._sessions) + self._opening >= self.config.max_sessions:
+            log.warning(
+                "refused a new session: %d sessions are open or opening (--max-sessions)",
+                len(self._sessions) + self._opening,
+            )
+            text = "Service Unavailable: too many open sessions"
+            await _refuse(send, 503, text, request_id=message["id"], code=INTERNAL_ERROR)
+            return
+        self._opening += 1
+        try:
+            session: AnySession
+            try:
+                if self.shared is not None:
+                    session = await self.shared.open_session(self._start)
+                else:
+                    session = Session(self, secrets.token_hex(16))
+                    await self._start(session)
+            except UpstreamStartError as exc:
+                log.error("%s", exc)
+                text = f"mcp-guard could not start the upstream server: {exc}"
+                await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
+                return
+            self._sessions[session.session_id] = session
+            self.metrics.session_opened()
+        finally:
+            self._opening -= 1
+        log.info("%s started", session.label)
+        await self._post_session(receive, send, session, message, "request", body)
+
+    async def _post_session(
+        self, receive: Receive, send: Send, session: AnySession, message: dict[str, Any], kind: str, body: bytes
+    ) -> None:
+        if kind != "request":
+            if message.get("method") == "notifications/cancelled":
+                await session.cancelled(message)
+            if not await session.forward(message, body):
+                await _refuse(send, 404, "Not Found: unknown or ended session")
+                return
+            await _respond(send, 202, headers=session.header)
+            return
+        exchange = session.register(message)
+        if exchange is None:
+            text = (
+                "Conflict: this id is in use by a request in flight, or was used by an abandoned one, in this session"
+            )
+            await _refuse(send, 409, text, session.header, request_id=message["id"])
+            return
+        session.enter()
+        try:
+            session.flush_backlog(exchange)
+            if not await session.forward(message, body):
+                session.abandon(exchange)
+                await _refuse(send, 404, "Not Found: unknown or ended session")
+                return
+            answered = await self._answer(receive, send, exchange, session.header)
+            if not answered:
+                session.abandon(exchange)
+        finally:
+            exchange.receiver.close()
+            session.leave()
+
+    async def _post_modern(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: RequestHeaders,
+        message: dict[str, Any],
+        kind: str,
+        body: bytes,
+    ) -> None:
+        if kind == "response":
+            await _refuse(send, 400, "Invalid Request: a 2026-07-28 client posts no JSON-RPC responses")
+            return
+        if kind == "notification":
+            # This era defines no client notifications over HTTP; a posted cancellation names a client-chosen
+            # id that may be another client's, so it is dropped. Others pass on (era-blind).
+            channel = self._modern
+            if message.get("method") != "notifications/cancelled" and channel is not None:
+                await channel.submit(body)
+            await _respond(send, 202)
+            return
+        rejection = _header_rejection(message, scope["headers"])
+        if rejection is not None:
+            status = ERROR_CODE_HTTP_STATUS.get(rejection.code, 400)
+            await _refuse(send, status, rejection.message, request_id=message["id"], code=rejection.code)
+            return
+        try:
+            channel = await self._modern_channel()
+        except UpstreamStartError as exc:
+            log.error("%s", exc)
+            text = f"mcp-guard could not start the upstream server: {exc}"
+            await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
+            return
+        exchange, key, data = channel.register(message, body)
+        try:
+            if not await channel.submit(data):
+                channel.pending.pop(key, None)
+                text = "Service Unavailable: the upstream went away; send the request again"
+                await _refuse(send, 503, text, request_id=message["id"], code=INTERNAL_ERROR)
+                return
+            if not await self._answer(receive, send, exchange, []):
+                with anyio.CancelScope(shield=True):
+                    await channel.abandon(exchange, key)
+        finally:
+            exchange.receiver.close()
+            channel.leave()
+
+    async def _modern_channel(self) -> ModernChannel:
+        """The shared channel, started when there is none (or it ended); counted active for the caller.
+
+        The caller calls ``leave()`` once its request is done.
+        """
+        async with self._modern_lock:
+            if self._modern is None or self._modern.closed:
+                channel = ModernChannel(self)
+                await self._start(channel)
+                self._modern = channel
+                log.info("2026-07-28 requests: shared upstream started")
+            self._modern.enter()
+            return self._modern
+
+    async def _answer(
+        self, receive: Receive, send: Send, exchange: Exchange, headers: list[tuple[bytes, bytes]]
+    ) -> bool:
+        """Answer a POSTed request from its stream; True once the response went out.
+
+        JSON when the response comes first within the keep-alive window, else an SSE stream.
+        Returns False when the client disconnected first (the caller abandons the request).
+        """
+        return await answer(receive, send, exchange, headers, self.config.keepalive, _ended)
+
+    async def _get(self, receive: Receive, send: Send, headers: RequestHeaders) -> None:
+        if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
+            await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no GET stream", [(b"allow", b"POST")])
+            return
+        if not _accepts(headers)[1]:
+            await _refuse(send, 406, "Not Acceptable: the client must accept text/event-stream")
+            return
+        session = self._session_of(headers)
+        if isinstance(session, str):
+            await _refuse(send, 400 if session == "missing" else 404, _SESSION_TEXT[session])
+            return
+        if not session.version_ok(headers.get("mcp-protocol-version")):
+            await _refuse(send, 400, "Bad Request: unsupported MCP-Protocol-Version header", session.header)
+            return
+        if session.get_stream is not None:
+            await _refuse(send, 409, "Conflict: only one GET stream per session", session.header)
+            return
+        stream = Exchange(None)
+        session.get_stream = stream
+        session.enter()
+        try:
+            sse = [
+                (b"content-type", b"text/event-stream"),
+                (b"cache-control", b"no-cache, no-transform"),
+                (b"x-accel-buffering", b"no"),
+                *session.header,
+            ]
+            await send({"type": "http.response.start", "status": 200, "headers": sse})
+            async with anyio.create_task_group() as tg:
+
+                async def watch_disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_disconnect)
+                while session.backlog:  # older than anything routed to this stream
+                    data = session.backlog.popleft()
+                    await send({"type": "http.response.body", "body": sse_event(data), "more_body": True})
+                while True:
+                    with anyio.move_on_after(self.config.keepalive) as waiting:
+                        item = await stream.next()
+                    if waiting.cancelled_caught:
+                        await send({"type": "http.response.body", "body": PING, "more_body": True})
+                    elif item is None:
+                        break
+                    else:
+                        await send({"type": "http.response.body", "body": sse_event(item.data), "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                tg.cancel_scope.cancel()
+        finally:
+            stream.receiver.close()
+            if session.get_stream is stream:
+                session.get_stream = None
+            session.leave()
+
+    async def _delete(self, send: Send, headers: RequestHeaders) -> None:
+        if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
+            await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no sessions", [(b"allow", b"POST")])
+            return
+        session = self._session_of(headers)
+        if isinstance(session, str):
+            await _refuse(send, 400 if session == "missing" else 404, _SESSION_TEXT[session])
+            return
+        self.end_session(session)
+        await _respond(send, 200, headers=session.header)
+
+    def _session_of(self, headers: RequestHeaders) -> AnySession | str:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            return "missing"
+        session = self._sessions.get(session_id)
+        if session is None or session.closed:
+            return "unknown"
+        return session
+
+
+_SESSION_TEXT: Final = {
+    "missing": "Bad Request: Missing session ID (Mcp-Session-Id)",
+    "unknown": "Not Found: unknown or ended session",
+}
+
+
+class _Disconnected(GuardError):
+    """The client went away while its request body was read."""
+
+
+class _BodyTimeout(GuardError):
+    """The request body did not arrive in full within the front's ``body_timeout``."""
+
+
+def _ended(exchange: Exchange) -> bytes:
+    text = "mcp-guard: the session ended (or its upstream went away) before the request was answered"
+    return error_bytes(exchange.client_id, INTERNAL_ERROR, text)
+
+
+def _header_rejection(
+    message: dict[str, Any], raw_headers: Iterable[tuple[bytes, bytes]]
+) -> InboundLadderRejection | None:
+    """The spec's header checks for a 2026-07-28 request (the SDK's ladder, any protocol version).
+
+    Which versions are supported is the upstream's call (it answers -32022); the front only
+    checks that the routing headers agree with the body and appear once.
+    """
+    raw_headers = list(raw_headers)
+    duplicated = find_duplicated_routing_header((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw_headers)
+    if duplicated is not None:
+        return InboundLadderRejection(code=HEADER_MISMATCH, message=f"{duplicated} header appears more than once")
+    version = envelope_version(message)
+    supported = (version,) if type(version) is str else ()
+    headers = dict(Headers(raw=raw_headers).items())  # (the last of repeated ones, as before: not routing headers)
+    verdict = classify_inbound_request(message, headers=headers, supported_modern_versions=supported)
+    return verdict if isinstance(verdict, InboundLadderRejection) else None
+
+
+# --- serving -------------------------------------------------------------------------------------------

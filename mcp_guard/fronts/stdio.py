@@ -1,0 +1,155 @@
+"""``mcp-guard wrap``: the guard on stdio in front of one upstream, a process or an HTTP endpoint.
+
+The client talks to this process's stdin/stdout; the upstream is a child process on stdio
+(:func:`wrap_stdio`) or a streamable HTTP endpoint (:func:`wrap_stdio_http`), connected
+again when it goes away (see ``sessions.relay``). Logs go to stderr only; fd 1 is diverted to stderr
+while the relay runs (see ``framing.claim_stdio``). SIGTERM, SIGHUP and SIGINT stop the guard
+at once: the upstream's input is closed and a process gets SIGTERM with its group without
+waiting (``upstream.KILL_GRACE_SECONDS`` before SIGKILL); an HTTP session is deleted. The
+signals are held (``stop_signals``) until the upstream has stopped: further ones meanwhile are
+logged and cut none of that short.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from collections.abc import Mapping, Sequence
+
+import anyio
+import anyio.abc
+
+from ..calls.outputs import DEFAULT_OUTPUTS
+from ..calls.tool_table import ToolTable
+from ..core import DEFAULT_PROFILE
+from ..peer.spawn import StartedProcess
+from ..peer.upstream import Connector, UpstreamStartError, stdio_connector
+from ..sessions.relay import Relay
+from ..streams.framing import claim_stdio
+from ..streams.pipes import pipe_line_stream
+from ..wire.framing import DEFAULT_MAX_LINE
+from .stop_signals import held_stop_signals
+
+__all__ = ["DEFAULT_GUARD_REQUEST_TIMEOUT", "wrap_stdio", "wrap_stdio_http"]
+
+log = logging.getLogger("mcp_guard")
+
+DEFAULT_GUARD_REQUEST_TIMEOUT = 30.0
+"""Seconds the guard waits for answers to its own requests when ``request_timeout`` is not given."""
+
+
+async def wrap_stdio(
+    command: Sequence[str],
+    *,
+    profile: str = DEFAULT_PROFILE,
+    hide_unsupported: bool = False,
+    outputs: str = DEFAULT_OUTPUTS,
+    request_timeout: float | None = None,
+    max_message_bytes: int = DEFAULT_MAX_LINE,
+    started: StartedProcess | UpstreamStartError | None = None,
+) -> int:
+    """Relay this process's stdio to ``command`` until the client closes its side or a signal comes.
+
+    Args:
+        command: the upstream server's executable and arguments.
+        profile: one of ``core.PROFILES``; default ``core.DEFAULT_PROFILE``.
+        hide_unsupported: leave unsupported tools out of ``tools/list``.
+        outputs: ``enforce``, ``report`` or ``off``: what is done with tool results (``calls.outputs``).
+        request_timeout: seconds a forwarded client request may wait for the upstream's
+            answer (None: no limit); also the limit for the guard's own requests (default
+            :data:`DEFAULT_GUARD_REQUEST_TIMEOUT`).
+        max_message_bytes: the cap on one message in either direction; a longer one is
+            answered with an error and dropped as it arrives, never buffered.
+        started: the first upstream process, started already from ``command``
+            (``spawn.start_early``: the CLI starts it before the event loop runs, so the server
+            starts up while the guard loads), or the error that start raised; None: it is
+            started here.
+
+    Returns:
+        The process exit status: 0 when the client closed the connection (or SIGTERM or
+        SIGHUP stopped the guard), 130 after SIGINT, 1 when the upstream could not be started
+        at all.
+    """
+    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs)
+    log.info(
+        "wrapping `%s` (profile %s%s%s%s)",
+        shlex.join(command),
+        profile,
+        ", unsupported tools hidden" if hide_unsupported else "",
+        f", outputs {outputs}",
+        f", request timeout {request_timeout:g} s" if request_timeout is not None else "",
+    )
+    connect = stdio_connector(command, max_line=max_message_bytes, started=started)
+    return await _relay_stdio(connect, table, request_timeout, max_message_bytes)
+
+
+async def _relay_stdio(
+    connect: Connector, table: ToolTable, request_timeout: float | None, max_line: int = DEFAULT_MAX_LINE
+) -> int:
+    """Relay this process's stdio to the upstream ``connect`` makes, until the client closes or a signal comes."""
+    with claim_stdio() as (read_fd, write_fd):
+        client = pipe_line_stream(read_fd, write_fd, max_line=max_line)
+        relay = Relay(
+            client,
+            connect,
+            table,
+            request_timeout=request_timeout if request_timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
+            client_request_timeout=request_timeout,
+        )
+        session = anyio.CancelScope()
+        try:
+            async with held_stop_signals(session.cancel, then_ignore=True) as signals:
+                with session:
+                    await relay.run()
+        except UpstreamStartError as exc:
+            log.error("%s", exc)
+            return 1
+        finally:
+            await client.aclose()
+    return signals.exit_status
+
+
+async def wrap_stdio_http(
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    profile: str = DEFAULT_PROFILE,
+    hide_unsupported: bool = False,
+    outputs: str = DEFAULT_OUTPUTS,
+    max_message_bytes: int = DEFAULT_MAX_LINE,
+    request_timeout: float | None = None,
+) -> int:
+    """Relay this process's stdio to the streamable HTTP MCP endpoint ``url`` until either side closes.
+
+    Args:
+        url: the upstream's MCP endpoint (``http://`` or ``https://``).
+        headers: extra HTTP headers for every request to it (values are never logged).
+        profile: the schema profile.
+        hide_unsupported: leave unsupported tools out of ``tools/list``.
+        outputs: ``enforce``, ``report`` or ``off``: what is done with tool results (``calls.outputs``).
+        max_message_bytes: the cap on one message from the upstream.
+        request_timeout: as for :func:`wrap_stdio`.
+
+    Returns:
+        The process exit status: 0 when the client closed the connection (or SIGTERM or
+        SIGHUP stopped the guard), 130 after SIGINT, 1 when the first connection could not
+        be made. A session the
+        server ends later is opened again on the next request (see ``sessions.relay``).
+
+    Raises:
+        ValueError: ``url`` is not an http(s) URL.
+    """
+    from ..peer.http_upstream import http_connector, shown_url  # httpx2 and the SDK: loaded for this path only
+
+    connect = http_connector(url, headers, max_message_bytes=max_message_bytes)
+    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs)
+    names = ", ".join(sorted(headers or {}))
+    log.info(
+        "wrapping %s over streamable HTTP (profile %s%s%s%s)",
+        shown_url(url),
+        profile,
+        ", unsupported tools hidden" if hide_unsupported else "",
+        f", outputs {outputs}",
+        f"; extra headers: {names}" if names else "",
+    )
+    return await _relay_stdio(connect, table, request_timeout, max_message_bytes)

@@ -1,0 +1,536 @@
+"""The merged tool list of every upstream, and the route of each exposed tool.
+
+:class:`Catalog` joins the pieces for one set of listings: each upstream's tools classified
+(the relay's :class:`~mcp_guard.calls.tool_table.ToolTable`), named (:mod:`.naming`), compared
+with the lock (:mod:`.pinning`) and given their rules (:mod:`.policy`). The relay side calls
+:meth:`Catalog.update` with an upstream's complete listing (after it listed all pages, on
+start and after ``list_changed``), serves ``tools/list`` from :meth:`Catalog.page`, and
+routes ``tools/call`` through :meth:`Catalog.route` into the :class:`~.pipeline.Pipeline`.
+
+A listed tool is the upstream's tool object with ``name`` replaced by the exposed name and
+``_meta`` holding the guard's ``mcp-guard/schema`` verdict and
+``mcp-guard/origin = {"server", "tool"}``; every other field is passed as the upstream sent it.
+
+A tool that changed since it was pinned (rug pull) is never listed as the upstream now
+describes it: its new description is how tool poisoning would reach the model. With
+``guard.changedTools`` ``pinned`` (the default) it is listed with its pinned definition (from a
+version-2 lock file), its ``_meta`` only the guard's keys (the upstream's current ``_meta`` is not
+pinned) with ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``,
+and its calls are checked against the pinned ``inputSchema`` before being refused with
+``pinned_schema_changed``; with ``withhold``, or when the lock holds no definition (version 1),
+it is left out of the list and its calls are refused the same way. The log and
+:attr:`CatalogReport.pin_changes` say what changed, field by field.
+
+:class:`MergedLists` holds everything one client view sees: the tool :class:`Catalog`, the
+prompts (named like tools) and the resources and resource templates (routed by URI). The
+gateway keeps one for the handshake era and one per 2026-07-28 envelope.
+
+Generations (of the tool list and of the other lists) come from one process-wide counter
+and change only when a list is rebuilt from a listing that differs from the one before: a
+cursor stays valid while the list it pages is unchanged, and a cursor of another list (another
+envelope's, or one dropped since) never matches.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..calls.pinning import FieldChange, LockFile, PinReport, PinStatus, diff_tool, report_of, server_status
+from ..calls.pipeline import Route
+from ..calls.policy import Policy
+from ..calls.tool_table import ToolTable
+from ..config import GatewayConfig
+from ..wire.jsonrpc import Uncarriable, dumps
+from ..wire.meta import META_PREFIX
+from .naming import Collision, CursorCodec, NameMap, ResourceMap
+
+__all__ = ["KINDS", "ORIGIN_KEY", "PIN_KEY", "Catalog", "CatalogReport", "MergedLists", "PinChange", "expose_prompts"]
+
+log = logging.getLogger("mcp_guard")
+
+ORIGIN_KEY = "mcp-guard/origin"
+PIN_KEY = "mcp-guard/pin"
+"""A tool listed with its pinned definition: ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``."""
+
+KINDS: Final = ("tools", "prompts", "resources")
+"""The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
+
+_GENERATIONS = itertools.count(1)
+
+
+def _text(listing: Any) -> bytes | None:
+    """The exact JSON text of a listing, to tell an unchanged one (``None``: it has no exact text)."""
+    try:
+        return dumps(listing)
+    except (Uncarriable, TypeError, ValueError, RecursionError):
+        return None
+
+
+@dataclass(frozen=True)
+class PinChange:
+    """A tool that changed since it was pinned, and what the client is shown instead.
+
+    Attributes:
+        key: ``server/tool``.
+        listed: ``pinned`` (listed with its pinned definition) or ``withheld`` (not listed).
+        why: why it is withheld (``""`` when listed pinned).
+        fields: what changed, field by field (:func:`.pinning.diff_tool`); ``None`` when the
+            lock file holds no definition (version 1), so it cannot be told.
+    """
+
+    key: str
+    listed: str
+    why: str = ""
+    fields: list[FieldChange] | None = None
+
+    def line(self) -> str:
+        """The log line (one per tool; server text in it is escaped by the log formatter)."""
+        shown = "listed with its pinned definition" if self.listed == "pinned" else f"withheld: {self.why}"
+        head = f"pinned tool changed (calls refused until pinned again; {shown}): {self.key}"
+        if not self.fields:  # unknown (a version-1 lock), or no field differs as JSON (a number's spelling)
+            return head
+        return head + ": " + "; ".join(change.summary() for change in self.fields)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"listed", "why", "fields": [{"field", "change", "diff"}] | null}``."""
+        fields = None if self.fields is None else [c.to_json() for c in self.fields]
+        return {"listed": self.listed, "why": self.why or None, "fields": fields}
+
+
+WITHHELD_BY_SETTING: Final = "guard.changedTools is withhold"
+WITHHELD_NO_DEFINITION: Final = (
+    "the lock file holds no definitions (version 1), so the pinned one cannot be shown, nor what changed; "
+    "review the tool, then run `mcp-guard pin` again to record definitions"
+)
+
+
+@dataclass
+class CatalogReport:
+    """What the operator should know about the current merged list (for the log and ``check``).
+
+    Attributes:
+        collisions: exposed names withheld because several tools map to them.
+        nameless: ``server`` names of tools without a string ``name`` or with an empty one (withheld), one per tool.
+        changed, new, missing: ``server/tool`` keys against the lock (see :mod:`.pinning`).
+        pin_changes: ``server/tool`` → how each changed tool is shown and what changed.
+        denied, hidden: exposed names the policy keeps out of the list.
+        unsupported: exposed names whose schema the guard cannot enforce.
+        unpinned_refused: ``guard.newTools`` is ``reject`` and no lock file is in force, so
+            every call is refused until ``mcp-guard pin`` writes one.
+        patterns: policy patterns that match nothing (:meth:`.policy.Policy.pattern_warnings`).
+    """
+
+    collisions: list[Collision] = field(default_factory=list)
+    nameless: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    pin_changes: dict[str, PinChange] = field(default_factory=dict)
+    denied: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    unpinned_refused: bool = False
+    patterns: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """One human line per finding, most serious first."""
+        out = []
+        if self.unpinned_refused:
+            out.append(
+                "guard.newTools is reject and there is no lock file: every tools/call is refused until "
+                "`mcp-guard pin --config FILE` pins the tools"
+            )
+        out += [f"name collision: {c.describe()}" for c in self.collisions]
+        out += [f"a tool of {s} has no name (missing, empty or not a string); withheld" for s in self.nameless]
+        out += [
+            self.pin_changes[k].line() if k in self.pin_changes else f"pinned tool changed (calls refused): {k}"
+            for k in self.changed
+        ]
+        out += [f"tool not in the lock file: {k}" for k in self.new]
+        out += [f"pinned tool no longer listed: {k}" for k in self.missing]
+        out += [f"policy pattern that matches nothing: {line}" for line in self.patterns]
+        out += [f"denied by policy: {name}" for name in self.denied]
+        out += [f"hidden: {name}" for name in self.hidden]
+        return out
+
+
+def _exposed_item(item: dict[str, Any], exposed: str, server: str, kind: str = "tool") -> dict[str, Any]:
+    """``item`` renamed to ``exposed``, with ``_meta["mcp-guard/origin"] = {"server", kind: original name}``."""
+    out = dict(item)
+    out["name"] = exposed
+    meta = dict(out["_meta"]) if type(out.get("_meta")) is dict else {}
+    meta[ORIGIN_KEY] = {"server": server, kind: item["name"]}
+    out["_meta"] = meta
+    return out
+
+
+class Catalog:
+    """The gateway's merged tool list.
+
+    Args:
+        config: the gateway configuration (profile, name format, policy, page size).
+        lock: the lock file in force, or ``None``.
+        cursors: the cursor codec (default: a new random key).
+        quiet: log nothing (``check --config`` prints the report instead). Otherwise each
+            server's tool counts and each finding of the report are logged once per change.
+
+    Attributes:
+        generation: bumped by every :meth:`update`; cursors of older generations are refused.
+        report: findings about the current list.
+    """
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        lock: LockFile | None = None,
+        cursors: CursorCodec | None = None,
+        *,
+        quiet: bool = False,
+    ) -> None:
+        self.config = config
+        self.quiet = quiet
+        self.lock = lock
+        self.policy = Policy(config.guard)
+        self.cursors = cursors if cursors is not None else CursorCodec()
+        self.generation = next(_GENERATIONS)
+        self.report = CatalogReport()
+        self._listings: dict[str, list[Any]] = {}
+        self._texts: dict[str, bytes | None] = {}
+        self._routes: dict[str, Route] = {}
+        self._by_origin: dict[tuple[str, str], Route] = {}
+        self._listed: list[dict[str, Any]] = []
+        self.pins = PinReport()
+        # Per server, its listing classified (tool name -> (annotated tool, entry)): redone
+        # only when that server's listing changes, so one server's change costs no other's.
+        self._annotated: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
+        self._tables: dict[str, ToolTable] = {}
+        # Per server, its tools against the lock (digests are computed once per listing).
+        self._status: dict[str, dict[str, PinStatus]] = {}
+        # Per server, the pinned definitions of its changed tools, classified the same way.
+        self._pinned: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
+        self._pinned_tables: dict[str, ToolTable] = {}
+        self._logged: set[str] = set()
+
+    def update(self, server: str, tools: Sequence[Any] | None) -> bool:
+        """Replace ``server``'s listing (all pages, wire dicts); ``None`` removes it (upstream down).
+
+        Rebuilds names, routes and the report over every server's current listing, and
+        changes :attr:`generation`, unless the listing is the one the catalog holds (the same
+        JSON text). Returns whether it rebuilt.
+        """
+        if tools is None:
+            if server not in self._listings:
+                return False
+            self._listings.pop(server, None)
+            self._texts.pop(server, None)
+            self._annotated.pop(server, None)
+            self._tables.pop(server, None)
+            self._pinned.pop(server, None)
+            self._pinned_tables.pop(server, None)
+            self._status.pop(server, None)
+        else:
+            text = _text(tools)
+            if server in self._listings and text is not None and self._texts.get(server) == text:
+                return False
+            self._listings[server] = list(tools)
+            self._texts[server] = text
+            self._annotated[server] = self._annotate(server, self._listings[server])
+            self._status[server] = server_status(self.lock, server, self._listings[server])
+            self._pinned[server] = self._annotate_pinned(server)
+        self._rebuild()
+        return True
+
+    def _annotate(self, server: str, tools: list[Any]) -> dict[str, tuple[dict[str, Any], Any]]:
+        table = self._tables.get(server)
+        if table is None:
+            label = None if self.quiet else f"upstream {server}: "
+            table = self._tables[server] = ToolTable(
+                self.config.guard.profile, label=label, outputs=self.config.guard.outputs
+            )
+        table.invalidate()
+        out: dict[str, tuple[dict[str, Any], Any]] = {}
+        for tool in table.annotate({"tools": tools}, cache=True, first_page=True)["tools"]:
+            if type(tool) is dict and type(tool.get("name")) is str:
+                out[tool["name"]] = (tool, table.get(tool["name"]))
+        return out
+
+    def _annotate_pinned(self, server: str) -> dict[str, tuple[dict[str, Any], Any]]:
+        """The pinned definitions of ``server``'s changed tools, classified (tool name -> (tool, entry))."""
+        lock = self.lock
+        if lock is None or not lock.definitions:
+            return {}
+        status = self._status[server]
+        pinned = [dict(lock.definitions[k]) for k, s in status.items() if s == "changed" and k in lock.definitions]
+        if not pinned:
+            self._pinned_tables.pop(server, None)
+            return {}
+        table = self._pinned_tables.get(server)
+        if table is None:
+            table = self._pinned_tables[server] = ToolTable(self.config.guard.profile, label=None)
+        table.invalidate()
+        out: dict[str, tuple[dict[str, Any], Any]] = {}
+        for tool in table.annotate({"tools": pinned}, cache=True, first_page=True)["tools"]:
+            meta = dict(tool["_meta"])
+            meta[PIN_KEY] = {"status": "changed", "listed": "pinned"}
+            out[tool["name"]] = ({**tool, "_meta": meta}, table.get(tool["name"]))
+        return out
+
+    def _pin_changes(self, pins: PinReport) -> dict[str, PinChange]:
+        """How each changed tool is shown, and what changed (see the module docstring)."""
+        out: dict[str, PinChange] = {}
+        withhold = self.config.guard.changed_tools == "withhold"
+        for key in pins.keys("changed"):
+            server, name = key.split("/", 1)
+            pinned = self.lock.definitions.get(key) if self.lock is not None else None
+            listed = self._annotated.get(server, {}).get(name)
+            fields = None if pinned is None or listed is None else diff_tool(pinned, listed[0])
+            if pinned is None:
+                out[key] = PinChange(key, "withheld", WITHHELD_NO_DEFINITION, fields)
+            elif withhold or name not in self._pinned.get(server, {}):
+                out[key] = PinChange(key, "withheld", WITHHELD_BY_SETTING, fields)
+            else:
+                out[key] = PinChange(key, "pinned", "", fields)
+        return out
+
+    def _rebuild(self) -> None:
+        guard = self.config.guard
+        order = [s.name for s in self.config.servers if s.name in self._listings]
+        listings = [(name, self._listings[name]) for name in order]
+        names = NameMap.build(listings, guard.name_format)
+        self.pins = pins = report_of(self.lock, [(name, self._status[name]) for name in order])
+        annotated = {(server, name): pair for server, _ in listings for name, pair in self._annotated[server].items()}
+        report = CatalogReport(
+            collisions=names.collisions,
+            nameless=[s for s, _ in names.nameless],
+            changed=pins.keys("changed"),
+            pin_changes=self._pin_changes(pins),
+            new=pins.keys("new"),
+            missing=pins.missing,
+            unpinned_refused=self.lock is None and guard.new_tools == "reject" and bool(listings),
+        )
+        routes: dict[str, Route] = {}
+        listed: list[dict[str, Any]] = []
+        for exposed, (origin, _tool) in names.items.items():
+            tool, entry = annotated[(origin.server, origin.name)]
+            change = report.pin_changes.get(f"{origin.server}/{origin.name}")
+            pinned = self._pinned.get(origin.server, {}).get(origin.name) if change is not None else None
+            if pinned is not None:
+                # Judged against the pinned inputSchema (and shown so, unless withheld): no answer to a
+                # call quotes the new schema, which nobody reviewed.
+                tool, entry = pinned
+            assert entry is not None
+            route = Route(
+                exposed=exposed,
+                server=origin.server,
+                tool=origin.name,
+                compiled=entry.compiled,
+                policy=self.policy.for_tool(origin.server, origin.name),
+                pin=pins.of(origin.server, origin.name),
+                output=entry.output,
+                outputs=self.config.guard.outputs,
+            )
+            routes[exposed] = route
+            if route.policy.access == "deny":
+                report.denied.append(exposed)
+            elif route.policy.access == "hide":
+                report.hidden.append(exposed)
+            if not route.enforceable:
+                report.unsupported.append(exposed)
+                if route.policy.access == "allow" and route.policy.unsupported == "hide":
+                    report.hidden.append(exposed)
+            if route.visible and (change is None or change.listed == "pinned"):
+                listed.append(_exposed_item(tool, exposed, origin.server))
+        listed_names = {
+            server: [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
+            for server, tools in listings
+        }
+        report.patterns = self.policy.pattern_warnings(
+            {s.name for s in self.config.servers},
+            listed_names,
+            every_server_listed=all(s.name in self._listings for s in self.config.enabled),
+            exposed={r.exposed: f"{r.server}/{r.tool}" for r in routes.values()},
+        )
+        self._routes = routes
+        self._by_origin = {(r.server, r.tool): r for r in routes.values()}
+        self._listed = listed
+        self.report = report
+        self.generation = next(_GENERATIONS)
+        lines = report.lines()
+        if not self.quiet:
+            for line in lines:
+                if line not in self._logged:  # each fact once, until it changes
+                    log.warning("%s", line)
+        self._logged = set(lines)
+
+    def route(self, exposed: str) -> Route | None:
+        """The route of an exposed name, hidden and denied ones included (their calls are
+        answered as unknown by the pipeline, and journaled); ``None`` for names the guard
+        does not offer at all (unknown, or withheld by a collision)."""
+        return self._routes.get(exposed)
+
+    def route_of(self, server: str, tool: str) -> Route | None:
+        """The route of ``server``'s tool ``tool``; ``None`` when it is withheld or not listed."""
+        return self._by_origin.get((server, tool))
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """Every listed tool (visible ones), in server order then each server's order."""
+        return list(self._listed)
+
+    def page(self, cursor: Any = None) -> dict[str, Any]:
+        """A ``tools/list`` result: one page of the merged list and, when more remain, ``nextCursor``.
+
+        Raises:
+            InvalidCursor: the cursor is not one this catalog issued for the current list
+                (answer -32602).
+        """
+        items, next_cursor = self.cursors.page(
+            self._listed, cursor, "tools", self.generation, self.config.guard.page_size
+        )
+        result: dict[str, Any] = {"tools": items}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+
+def expose_prompts(
+    listings: Mapping[str, Sequence[Any]], name_format: str, order: Sequence[str]
+) -> tuple[NameMap[Any], list[dict[str, Any]]]:
+    """Prompts of every upstream, named like tools: the name map and the prompts to list.
+
+    Each listed prompt is the upstream's object with ``name`` exposed and
+    ``_meta["mcp-guard/origin"] = {"server", "prompt"}``; guard-owned ``_meta`` keys from the
+    upstream are dropped. ``prompts/get`` is routed by ``names.origin(exposed)``.
+    """
+    names: NameMap[Any] = NameMap.build([(s, listings[s]) for s in order if s in listings], name_format)
+    listed = []
+    for exposed, (origin, prompt) in names.items.items():
+        cleaned = dict(prompt)
+        if type(cleaned.get("_meta")) is dict:
+            cleaned["_meta"] = {k: v for k, v in cleaned["_meta"].items() if not str(k).startswith(META_PREFIX)}
+        listed.append(_exposed_item(cleaned, exposed, origin.server, "prompt"))
+    return names, listed
+
+
+class MergedLists:
+    """Every list one client view sees, merged over the upstreams (handshake era, or one 2026-07-28 envelope).
+
+    Args:
+        config, lock, cursors: as for :class:`Catalog` (one codec per session: its cursors
+            are refused by every other list, see the module docstring).
+
+    Attributes:
+        catalog: the tool list and the routes of ``tools/call``.
+        prompt_names: exposed prompt name → origin (``prompts/get``, ``completion/complete``).
+        prompts: the prompts listed, each renamed (see :func:`expose_prompts`).
+        resources: the URI → server table, with the resources and templates listed.
+    """
+
+    def __init__(self, config: GatewayConfig, lock: LockFile | None, cursors: CursorCodec) -> None:
+        self.config = config
+        self.cursors = cursors
+        self.catalog = Catalog(config, lock, cursors)
+        self.prompt_names: NameMap[Any] = NameMap()
+        self.prompts: list[dict[str, Any]] = []
+        self.resources = ResourceMap()
+        self._generations = {"prompts": next(_GENERATIONS), "resources": next(_GENERATIONS)}
+        self._prompts: dict[str, list[Any]] = {}
+        self._resources: dict[str, tuple[list[Any], list[Any]]] = {}
+        self._texts: dict[tuple[str, str], bytes | None] = {}
+        self._notes: dict[str, set[str]] = {"prompts": set(), "resources": set()}
+
+    def config_order(self) -> list[str]:
+        """Server names in config order."""
+        return [s.name for s in self.config.servers]
+
+    def set_tools(self, server: str, tools: Sequence[Any] | None) -> set[str]:
+        """Replace ``server``'s tools (``None``: none); returns ``{"tools"}`` when what the client sees changed."""
+        before = self.catalog.tools
+        if not self.catalog.update(server, tools):
+            return set()
+        return {"tools"} if self.catalog.tools != before else set()
+
+    def set_prompts(self, server: str, prompts: Sequence[Any] | None) -> set[str]:
+        """Replace ``server``'s prompts (``None``: it offers none, or is down); returns ``{"prompts"}`` on a change."""
+        if not self._replace(self._prompts, server, "prompts", None if prompts is None else list(prompts)):
+            return set()
+        before = self.prompts
+        order = self.config_order()
+        self.prompt_names, self.prompts = expose_prompts(self._prompts, self.config.guard.name_format, order)
+        self._note("prompts", [f"prompt name collision: {c.describe()}" for c in self.prompt_names.collisions])
+        self._generations["prompts"] = next(_GENERATIONS)
+        return {"prompts"} if self.prompts != before else set()
+
+    def set_resources(self, server: str, resources: Sequence[Any] | None, templates: Sequence[Any] | None) -> set[str]:
+        """Replace ``server``'s resources and templates (both ``None``: none); returns ``{"resources"}`` on a change."""
+        pair = None if resources is None and templates is None else (list(resources or []), list(templates or []))
+        if not self._replace(self._resources, server, "resources", pair):
+            return set()
+        before = (self.resources.resources, self.resources.templates)
+        order = [s for s in self.config_order() if s in self._resources]
+        self.resources = ResourceMap.build(
+            {s: self._resources[s][0] for s in order}, {s: self._resources[s][1] for s in order}
+        )
+        notes = [
+            f"resource listed by several servers, withheld: {uri[:200]} ({', '.join(servers)})"
+            for uri, servers in self.resources.withheld_uris.items()
+        ]
+        notes += [
+            f"resource template listed by several servers, withheld: {text[:200]} ({', '.join(servers)})"
+            for text, servers in self.resources.withheld_templates.items()
+        ]
+        self._note("resources", notes)
+        self._generations["resources"] = next(_GENERATIONS)
+        return {"resources"} if (self.resources.resources, self.resources.templates) != before else set()
+
+    def _note(self, kind: str, lines: list[str]) -> None:
+        """Log each finding about the ``kind`` list once, until it changes."""
+        for line in lines:
+            if line not in self._notes[kind]:
+                log.warning("%s", line)
+        self._notes[kind] = set(lines)
+
+    def remove(self, server: str) -> set[str]:
+        """``server`` is down: its listings leave every list; returns the kinds whose visible list changed."""
+        return self.set_tools(server, None) | self.set_prompts(server, None) | self.set_resources(server, None, None)
+
+    def _replace(self, store: dict[str, Any], server: str, kind: str, value: Any) -> bool:
+        key = (server, kind)
+        if value is None:
+            if server not in store:
+                return False
+            del store[server]
+            self._texts.pop(key, None)
+            return True
+        text = _text(value)
+        if server in store and text is not None and self._texts.get(key) == text:
+            return False
+        store[server] = value
+        self._texts[key] = text
+        return True
+
+    def page(self, member: str, cursor: Any) -> dict[str, Any]:
+        """One page of a merged list: ``member`` is ``tools``, ``prompts``, ``resources`` or
+        ``resourceTemplates``; the result holds that member and, when more remain, ``nextCursor``.
+
+        Raises:
+            InvalidCursor: a cursor this view did not issue for the list as it is now (-32602).
+        """
+        if member == "tools":
+            return self.catalog.page(cursor)
+        if member == "prompts":
+            items: list[Any] = self.prompts
+            generation = self._generations["prompts"]
+        else:
+            pairs = self.resources.resources if member == "resources" else self.resources.templates
+            items = [item for _, item in pairs]
+            generation = self._generations["resources"]
+        page, next_cursor = self.cursors.page(items, cursor, member, generation, self.config.guard.page_size)
+        result: dict[str, Any] = {member: page}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result

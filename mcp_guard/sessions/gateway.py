@@ -1,0 +1,797 @@
+"""The gateway session: one MCP client in front of every enabled upstream of a config.
+
+A :class:`GatewaySession` serves one client (a line stream, as the relay's client side) and
+holds one :class:`~.link.Link` per enabled server (its own module; the session is the link's
+:class:`~.link.LinkOwner`, told of what happens upstream). Each link talks to its upstream
+through the peer ``wrap`` uses too (``peer.connection``: connections through the connector
+seam, ``upstream.stdio_connector``, ``http_upstream.http_connector``; eager restarts with backoff):
+
+- A link that cannot start, or whose upstream goes away, is logged and started again with
+  backoff (0.5 s doubling to 30 s after failed or short-lived starts); the other links are
+  not affected. While a link is down its tools, prompts and resources leave the merged
+  lists (the client gets ``notifications/tools/list_changed``); requests it had not
+  answered are answered at once with JSON-RPC -32603 (a ``tools/call`` is journaled
+  ``upstream_died``); nothing is re-sent.
+- Handshake era: the session answers ``initialize`` itself (the client's protocol version
+  when every upstream agreed on it, capabilities merged over the upstreams), and initializes
+  each upstream with the client's own ``initialize`` params, then
+  ``notifications/initialized`` and the last ``logging/setLevel``.
+- 2026-07-28 era: no handshake; every request is served from the merged lists its own
+  envelope sees, listed per envelope, kept fresh by ``ttlMs`` or the guard's listen streams;
+  ``server/discover`` and the client's ``subscriptions/listen`` are the session's. That half
+  of the session is :mod:`.modern_era` (:class:`~.modern_era.ModernEra`, this class's base).
+
+Routing (client → upstream): ``tools/list`` from the merged :class:`~.catalog.Catalog` with
+the guard's cursors; ``tools/call`` → :meth:`Catalog.route` → :meth:`Pipeline.admit` →
+forwarded with ``params.name`` the upstream's own name → :meth:`Pipeline.finish`;
+``prompts/get`` and ``completion/complete`` (``ref/prompt``) by namespaced prompt name;
+``resources/read``, ``subscribe``, ``unsubscribe`` and ``completion/complete``
+(``ref/resource``) by the URI table; ``logging/setLevel`` and
+``notifications/roots/list_changed`` to every link; ``ping`` is answered by the session.
+
+Ids: each link gives every request it forwards an id of its own (a string with a random
+nonce) and restores the client's id on the answer; ``notifications/cancelled`` goes to the
+link that holds the request, with that link's id. Requests from an upstream to the client
+(sampling, elicitation, roots) get a session id of their own, and the client's answer goes
+back to that upstream under the upstream's id. Progress tokens pass through unchanged.
+
+A ``list_changed`` notification from upstream ``k`` makes the session list ``k`` again,
+update the merged list and send the client one ``list_changed`` of that kind (2026-07-28 era:
+on every listen stream of the client that asked for that kind).
+
+Messages are parsed and re-serialized as in the relay (compact, ASCII-only); ``mcp-guard/``
+``_meta`` keys coming from upstreams are removed. Logs never hold argument values.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from ..calls.journal import Journal
+from ..calls.pinning import LockFile
+from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline
+from ..calls.policy import Budget
+from ..calls.refusals import unknown_tool
+from ..config import GatewayConfig
+from ..log_counts import LogCounts
+from ..peer.backoff import HOLD_MAX
+from ..peer.requests import IdMint, RequestFailed
+from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
+from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
+from ..wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Uncarriable,
+    dumps,
+    error_response,
+    id_key,
+    invalid_request_text,
+    loads_client,
+    recover_id,
+    valid_id,
+)
+from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
+from ..wire.meta import (
+    is_modern,
+)
+from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
+from .envelopes import (
+    merged_capabilities,
+)
+from .link import Forwarded, Link, connector_for, unavailable
+from .modern_era import ModernEra, gateway_info
+from .naming import CursorCodec, InvalidCursor, could_name
+
+__all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
+
+log = logging.getLogger("mcp_guard")
+
+RELIST_INTERVAL: Final = 1.0
+"""A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
+
+DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
+NOT_INITIALIZED: Final = (
+    "mcp-guard: the client has not sent initialize, so the gateway has not set up its servers for it: in the "
+    "handshake era every request but ping comes after initialize (a 2026-07-28 request carries its protocol "
+    "version in _meta); the request was not sent"
+)
+_BEFORE_INITIALIZE: Final = frozenset({"ping", "server/discover", "logging/setLevel"})
+"""Requests the gateway serves before ``initialize`` without a 2026-07-28 envelope."""
+
+
+class GatewaySession(ModernEra):
+    """One client served by every enabled upstream of ``config``.
+
+    Args:
+        client: the client's line stream (``receive()`` raises ``anyio.EndOfStream`` at its end).
+        config: the gateway configuration.
+        lock: the lock file in force (or ``None``).
+        journal: the open journal (or ``None``); the caller closes it.
+        connectors: per server name, a connector replacing :func:`connector_for` (tests).
+        request_timeout: seconds the guard waits for an upstream to answer its own requests
+            (handshake, listings, discovery, a listen stream's acknowledgement).
+        start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
+            for upstreams still starting.
+        drain_timeout: seconds the requests the client sent before closing may take to be
+            answered; the upstreams then get at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and
+            are stopped (SIGTERM at once).
+        max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
+        relist_interval: seconds between two rounds of re-listing one upstream after its
+            ``list_changed`` notifications (which coalesce meanwhile).
+        client_request_timeout: seconds a forwarded client request may wait for its answer
+            (counted again from each progress notification for it) before it is answered
+            with -32603 and cancelled upstream (``--request-timeout``, as for ``wrap``);
+            ``None``: no limit. ``subscriptions/listen`` and ``tasks/result`` have none.
+
+    Attributes:
+        links: one :class:`Link` per enabled server, in config order.
+        view: the merged lists of the handshake era (2026-07-28 envelopes have their own).
+        pipeline: the ordered checks and the journal of every ``tools/call``.
+    """
+
+    def __init__(
+        self,
+        client: LineLink,
+        config: GatewayConfig,
+        *,
+        lock: LockFile | None = None,
+        journal: Journal | None = None,
+        connectors: Mapping[str, Connector] | None = None,
+        request_timeout: float = 30.0,
+        start_timeout: float = 30.0,
+        drain_timeout: float = 2.0,
+        max_message_bytes: int = DEFAULT_MAX_LINE,
+        relist_interval: float = RELIST_INTERVAL,
+        client_request_timeout: float | None = None,
+    ) -> None:
+        super().__init__()
+        self.client = client
+        self.config = config
+        self.lock = lock
+        self.request_timeout = request_timeout
+        self.start_timeout = start_timeout
+        self.drain_timeout = drain_timeout
+        self.relist_interval = relist_interval
+        self.client_request_timeout = client_request_timeout
+        self.cursors = CursorCodec()
+        self.view = MergedLists(config, lock, self.cursors)
+        self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
+        self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
+        connectors = connectors or {}
+        self.links = [
+            Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
+        ]
+        self._by_name = {link.name: link for link in self.links}
+        self.init_params: Any = None
+        self.log_level: Any = None
+        self.closing = False
+        self._announced = False
+        self._era_known = anyio.Event()
+        self._started = False
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._ids = IdMint()  # for upstreams' requests to the client
+        self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
+        self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
+        self._subscriptions: dict[str, str] = {}
+        self._send_lock = anyio.Lock()
+        # Names and URIs the client was shown, with their server: a request to one whose server
+        # is down is told so (-32603), not answered as unknown.
+        self._known: dict[str, dict[str, str]] = {"tool": {}, "prompt": {}, "resource": {}}
+        # Client requests not answered yet, and those of them the client cancelled (never answered).
+        self._open: set[tuple[bool, Any]] = set()
+        self._cancelled: set[tuple[bool, Any]] = set()
+
+    @property
+    def catalog(self) -> Catalog:
+        """The merged tool list of the handshake era."""
+        return self.view.catalog
+
+    def unready(self) -> list[str]:
+        """The names of the enabled servers whose upstream is not connected, initialized and listed."""
+        return [link.name for link in self.links if not link.ready]
+
+    # --- running ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve the client until it closes its side; then stop every upstream.
+
+        A config with no enabled server is served (every list is empty), with a warning (issue 13 item 3).
+        """
+        if not self.links:
+            log.warning(
+                "the config enables no server (mcpServers is empty, or every entry is disabled): "
+                "the gateway serves no tools, prompts or resources"
+            )
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            await self._from_client()
+            # Requests the client sent just before it closed its side are still answered if
+            # they can be within the drain time (as the relay does; the client may be reading);
+            # the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped (SIGTERM at once).
+            with anyio.move_on_after(self.drain_timeout):
+                while self._open:
+                    await anyio.sleep(0.02)
+            self.closing = True
+            await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
+            tg.cancel_scope.cancel()
+
+    def spawn(self, func: Any, *args: Any) -> None:
+        """Run ``func(*args)`` in the session's task group."""
+        assert self._tg is not None
+        self._tg.start_soon(func, *args)
+
+    def _start_links(self) -> None:
+        if not self._started:
+            self._started = True
+            for link in self.links:
+                self.spawn(link.run)
+
+    async def wait_for_client_era(self) -> None:
+        """Wait until the client showed its era (``initialize``, or a first other request)."""
+        await self._era_known.wait()
+
+    async def _settled(self) -> None:
+        """Wait (at most ``start_timeout``) until every link made its first attempt."""
+        self._start_links()
+        with anyio.move_on_after(self.start_timeout):
+            for link in self.links:
+                await link.settled.wait()
+
+    async def _close_upstreams(self, deadline: float) -> None:
+        """Close every upstream's input; wait until they are gone, or ``deadline`` (``anyio.current_time()``)."""
+        with anyio.CancelScope(deadline=deadline):
+            for link in self.links:
+                if link.upstream is not None:
+                    with contextlib.suppress(Exception):
+                        await link.upstream.close_send()
+            while any(link.upstream is not None for link in self.links):
+                await anyio.sleep(0.02)
+
+    async def reply(self, message: dict[str, Any]) -> None:
+        """Send one message to the client (a message JSON cannot carry becomes an error, or is dropped).
+
+        The answer to a request the client cancelled is dropped (MCP: it is not answered).
+        """
+        if "method" not in message and self._unwanted(message.get("id")):
+            return
+        try:
+            data = dumps(message)
+        except Uncarriable:
+            log.warning("dropped a message holding a number JSON cannot carry exactly")
+            if "id" in message and "method" not in message:
+                data = dumps(error_response(message["id"], INTERNAL_ERROR, "mcp-guard: the answer was not JSON"))
+            else:
+                return
+        await self._send(data)
+
+    def _unwanted(self, request_id: Any) -> bool:
+        """An answer to the client's request ``request_id`` is going out: it is no longer open;
+        ``True`` when the client cancelled it (the answer is dropped then)."""
+        if not self._open:
+            return False
+        key = id_key(request_id)
+        self._open.discard(key)
+        if key in self._cancelled:
+            self._cancelled.discard(key)
+            log.debug("dropped the answer to a request the client cancelled")
+            return True
+        return False
+
+    async def _send(self, data: bytes) -> None:
+        async with self._send_lock:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self.client.send(data)
+
+    # --- the client side ----------------------------------------------------------------------
+
+    async def _from_client(self) -> None:
+        while True:
+            try:
+                line = await self.client.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            except LineTooLong as exc:
+                found = recover_id(exc.prefix)
+                self.counted.log(logging.WARNING, "refused a message from the client longer than %d bytes", exc.limit)
+                text = too_long_text(exc.limit)
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+                continue
+            try:
+                message = loads_client(line)
+            except (ValueError, RecursionError) as exc:
+                found = recover_id(line)
+                request_id = found if valid_id(found) else None
+                reason = unparsable_reason(exc)
+                self.counted.log(
+                    logging.WARNING, "answered a client line that does not parse with -32700: it %s", reason
+                )
+                await self.reply(error_response(request_id, PARSE_ERROR, parse_error_text(exc, "line")))
+                continue
+            if type(message) is not dict or message.get("jsonrpc") != "2.0":
+                found = message.get("id") if type(message) is dict else None
+                text = invalid_request_text(message, batches=False)
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+                continue
+            method = message.get("method")
+            if type(method) is not str and "method" in message:
+                found = message.get("id")
+                text = invalid_request_text(message)
+                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+                continue
+            if type(method) is not str:
+                await self._client_answer(message)
+            elif "id" in message:
+                if not valid_id(message["id"]):
+                    await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
+                    continue
+                if method == "initialize":
+                    await self._initialize(message)
+                else:
+                    if id_key(message["id"]) in self._open:
+                        # Two open requests under one id: their answers could not be told apart.
+                        log.warning("refused a client request whose id is that of a request still in flight")
+                        # (sent as is: the answer does not close the open request of that id)
+                        await self._send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
+                        continue
+                    if not self._era_known.is_set():
+                        self._start_links()
+                        self._era_known.set()
+                    self._open.add(id_key(message["id"]))
+                    self.spawn(self._request, message)
+            else:
+                await self._client_notification(method, message)
+
+    async def _initialize(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        if type(params) is not dict:
+            await self.reply(error_response(message["id"], INVALID_PARAMS, "Invalid params: initialize needs params"))
+            return
+        first = self.init_params is None
+        self.init_params = params
+        self._era_known.set()
+        # Upstreams already running for a 2026-07-28 probe get the handshake now.
+        late = [link for link in self.links if first and link.ready and not link.initialized]
+        self.spawn(self._answer_initialize, message["id"], params, late)
+
+    async def _late_handshake(self, link: Link) -> None:
+        try:
+            await link.handshake()
+        except RequestFailed as exc:
+            log.error("upstream %s: could not initialize it: %s", link.name, exc)
+            return
+        await self.link_changed(link)
+
+    async def _answer_initialize(self, request_id: Any, params: dict[str, Any], late: list[Link]) -> None:
+        async with anyio.create_task_group() as tg:
+            for link in late:
+                tg.start_soon(self._late_handshake, link)
+        await self._settled()
+        ready = [link for link in self.links if link.ready]
+        versions = {json.dumps(link.protocol_version) for link in ready}
+        requested = params.get("protocolVersion")
+        version = ready[0].protocol_version if len(versions) == 1 and ready else requested
+        result = {
+            "protocolVersion": version,
+            "capabilities": self._merged_capabilities(ready),
+            "serverInfo": gateway_info(),
+            "instructions": _instructions(self.links),
+        }
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+        self._announced = True
+
+    def _merged_capabilities(self, ready: list[Link]) -> dict[str, Any]:
+        return merged_capabilities(link.capabilities for link in ready)
+
+    async def _client_notification(self, method: str, message: dict[str, Any]) -> None:
+        if method == "notifications/initialized":
+            return  # each upstream got its own
+        if method == "notifications/cancelled":
+            params = message.get("params")
+            request_id = params.get("requestId") if type(params) is dict else None
+            if not valid_id(request_id):
+                return
+            listen = self._client_listens.get(id_key(request_id))
+            if listen is not None:
+                self._open.discard(id_key(request_id))  # a cancelled stream is not answered
+                listen.scope.cancel()  # its upstream streams are cancelled with it
+                return
+            if id_key(request_id) not in self._open:
+                return  # answered already, or never asked
+            self._cancelled.add(id_key(request_id))
+            owner = self._client_requests.pop(id_key(request_id), None)
+            if owner is None:
+                return  # not forwarded yet: it will not be (see _forward)
+            link, upstream_id = owner
+            await link.cancelled(upstream_id)
+            assert type(params) is dict
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await link.send({**message, "params": {**params, "requestId": upstream_id}})
+            return
+        for link in self.links:  # roots/list_changed and anything else: every running upstream
+            if link.ready:
+                with contextlib.suppress(RequestFailed, Uncarriable):
+                    await link.send(message)
+
+    async def _client_answer(self, message: dict[str, Any]) -> None:
+        """The client's answer to a request an upstream sent it: back to that upstream, under its id."""
+        request_id = message.get("id")
+        owner = self._server_requests.pop(id_key(request_id), None) if valid_id(request_id) else None
+        if owner is None:
+            log.debug("dropped a client answer to no pending server request")
+            return
+        link, upstream_id = owner
+        try:
+            await link.send({**message, "id": upstream_id})
+        except (RequestFailed, Uncarriable):
+            log.warning("upstream %s: could not pass on the client's answer", link.name)
+
+    # --- client requests ----------------------------------------------------------------------
+
+    def _modern(self, params: Any) -> bool:
+        """Whether a request is served from its 2026-07-28 envelope's lists (no handshake in this session)."""
+        return is_modern(params) and self.init_params is None
+
+    async def _request(self, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        method = message["method"]
+        params = message.get("params")
+        if self.init_params is None and method not in _BEFORE_INITIALIZE and not is_modern(params):
+            await self.reply(error_response(request_id, INTERNAL_ERROR, NOT_INITIALIZED))
+            return
+        try:
+            if method == "ping":
+                await self._result(request_id, {}, params)
+            elif method == "server/discover":
+                await self._discover(message)
+            elif method == "tools/call":
+                await self._tools_call(message)
+            elif method in _LIST_METHODS:
+                await self._list(request_id, params, _LIST_METHODS[method])
+            elif method == "prompts/get":
+                await self._by_prompt(message, params.get("name") if type(params) is dict else None, ("name",))
+            elif method in ("resources/subscribe", "resources/unsubscribe") and self._modern(params):
+                text = f"Method not found: {method} is not in the 2026-07-28 era; use subscriptions/listen"
+                await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
+            elif method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
+                await self._by_uri(message, params.get("uri") if type(params) is dict else None)
+            elif method == "completion/complete":
+                await self._complete(message)
+            elif method == "logging/setLevel":
+                await self._set_level(message)
+            elif method == "subscriptions/listen" and self._modern(params):
+                await self._client_listen(message)
+            else:
+                text = f"Method not found: the gateway does not route {method[:80]}"
+                await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
+        except InvalidCursor as exc:
+            await self.reply(error_response(request_id, INVALID_PARAMS, str(exc)))
+
+    async def _result(self, request_id: Any, result: dict[str, Any], params: Any) -> None:
+        if is_modern(params):
+            result = {**result, "resultType": "complete"}
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _view_for(self, params: Any, kind: str) -> MergedLists:
+        """The merged lists a request is served from: its envelope's (fresh for ``kind``), or the handshake era's."""
+        if self._modern(params):
+            return (await self._modern_view(params, {kind})).view
+        await self._settled()
+        return self.view
+
+    async def _list(self, request_id: Any, params: Any, member: str) -> None:
+        """``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list`` from the merged lists."""
+        cursor = params.get("cursor") if type(params) is dict else None
+        kind = "resources" if member == "resourceTemplates" else member
+        if self._modern(params):
+            envelope = await self._modern_view(params, {kind})
+            result = envelope.view.page(member, cursor)
+            # 2026-07-28 list results carry their cache hints: the shortest ttlMs of the upstreams'
+            # listings, and private (each gateway session merges for its own client and policy).
+            result.update(resultType="complete", ttlMs=envelope.ttl_ms(kind), cacheScope="private")
+        else:
+            await self._settled()
+            result = self.view.page(member, cursor)
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _tools_call(self, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        params = message.get("params")
+        name = params.get("name") if type(params) is dict else None
+        if type(params) is not dict or type(name) is not str:
+            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: tools/call needs a `name`"))
+            return
+        catalog = (await self._view_for(params, "tools")).catalog
+        route = catalog.route(name)
+        link = self._by_name[route.server] if route is not None else None
+        if link is not None and link.tools_stale:
+            # Its server said its tools changed: judged against the new listing, never the replaced one.
+            if not await link.tools_current():
+                text = (
+                    f"mcp-guard: the server `{link.name}` said its tools changed and could not be listed again "
+                    f"within {self.request_timeout:g} s; the call was not sent"
+                )
+                await self.reply(error_response(request_id, INTERNAL_ERROR, text))
+                return
+            catalog = (await self._view_for(params, "tools")).catalog
+            route = catalog.route(name)
+        if route is None and (down := self._down_owner("tool", name)) is not None and await self._restarted(down):
+            catalog = (await self._view_for(params, "tools")).catalog
+            route = catalog.route(name)
+        if route is None:
+            down = self._down_owner("tool", name)
+            if down is not None:
+                await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE)  # (recorded before it is answered)
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
+                return
+            await self.reply(error_response(request_id, *unknown_tool(name)))
+            return
+        arguments = params.get("arguments", {})
+        call = Call(route, arguments, modern=is_modern(params))
+        rejection = await self.pipeline.admit(call)
+        if rejection is not None:
+            await self.reply(rejection.response(request_id))
+            return
+        link = self._by_name[route.server]
+        outgoing = {**message, "params": {**params, "name": route.tool}}
+        await self._forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
+
+    async def _forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
+        request_id = forwarded.client_id
+        if id_key(request_id) in self._cancelled:  # cancelled while it was being checked: never sent
+            self._cancelled.discard(id_key(request_id))
+            self._open.discard(id_key(request_id))
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, None, "cancelled")
+            return
+        try:
+            upstream_id = await link.forward(message, forwarded)
+        except Uncarriable:
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, {"error": "uncarriable"})
+            text = "Invalid params: the request holds a number JSON cannot carry exactly; it was not forwarded"
+            await self.reply(error_response(request_id, INVALID_PARAMS, text))
+            return
+        except RequestFailed:
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, None)
+            await self.reply(error_response(request_id, INTERNAL_ERROR, DOWN))
+            return
+        if not link.holds(upstream_id):
+            return
+        if id_key(request_id) in self._cancelled:  # cancelled while it was being sent
+            await link.cancelled(upstream_id)
+            notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
+            with contextlib.suppress(RequestFailed, Uncarriable):
+                await link.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+            return
+        self._client_requests[id_key(request_id)] = (link, upstream_id)
+
+    async def answer(self, link: Link, forwarded: Forwarded, response: dict[str, Any]) -> None:
+        """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on.
+
+        An answer holding a number JSON cannot carry (NaN, Infinity) is withheld: the client gets
+        -32603 instead, and a call is journaled ``protocol_error``. A call's result is judged against
+        the tool's ``outputSchema`` first (``Pipeline.judge_output``; journaled ``output_invalid``).
+        """
+        self.forget_client_request(forwarded.client_id)
+        outcome = None
+        if forwarded.call is not None:  # judged against the outputSchema of the route it was admitted by
+            response, outcome = self.pipeline.judge_output(forwarded.call, response)
+        result = response.get("result")
+        if forwarded.modern and type(result) is dict and "resultType" not in result:
+            # A handshake-era upstream answered a 2026-07-28 client's request: the era requires it.
+            response = {**response, "result": {**result, "resultType": "complete"}}
+        try:
+            data = dumps({**response, "id": forwarded.client_id})
+        except Uncarriable:
+            log.warning(
+                "upstream %s: withheld an answer holding a number JSON cannot carry (NaN or Infinity)", link.name
+            )
+            text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
+            response = error_response(response.get("id"), INTERNAL_ERROR, text)
+            data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
+        if forwarded.call is not None:
+            await self.pipeline.finish(forwarded.call, response, outcome)
+        if not self._unwanted(forwarded.client_id):
+            await self._send(data)
+
+    def forget_client_request(self, client_id: Any) -> None:
+        """The client's request ``client_id`` is no longer held by any upstream."""
+        self._client_requests.pop(id_key(client_id), None)
+
+    async def _by_prompt(self, message: dict[str, Any], name: Any, path: tuple[str, ...]) -> None:
+        request_id = message["id"]
+        view = await self._view_for(message.get("params"), "prompts")
+        origin = view.prompt_names.origin(name) if type(name) is str else None
+        if (
+            origin is None
+            and type(name) is str
+            and (down := self._down_owner("prompt", name))
+            and await self._restarted(down)
+        ):
+            view = await self._view_for(message.get("params"), "prompts")
+            origin = view.prompt_names.origin(name)
+        if origin is None:
+            down = self._down_owner("prompt", name) if type(name) is str else None
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "prompt")))
+                return
+            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown prompt"))
+            return
+        params = dict(message["params"])
+        if path == ("name",):
+            params["name"] = origin.name
+        else:
+            params["ref"] = {**params["ref"], "name": origin.name}
+        await self._to_link(self._by_name[origin.server], {**message, "params": params})
+
+    async def _by_uri(self, message: dict[str, Any], uri: Any) -> None:
+        request_id = message["id"]
+        if type(uri) is not str:
+            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: a string `uri` is needed"))
+            return
+        view = await self._view_for(message.get("params"), "resources")
+        route = view.resources.route(uri)
+        if route.server is None and (down := self._down_owner("resource", uri)) and await self._restarted(down):
+            view = await self._view_for(message.get("params"), "resources")
+            route = view.resources.route(uri)
+        if route.server is None:
+            down = self._down_owner("resource", uri)
+            if down is not None:
+                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "resource")))
+                return
+            await self.reply(error_response(request_id, INVALID_PARAMS, f"Invalid params: {route.reason}"))
+            return
+        method = message["method"]
+        if method == "resources/subscribe":
+            self._subscriptions[uri] = route.server
+        elif method == "resources/unsubscribe":
+            self._subscriptions.pop(uri, None)
+        await self._to_link(self._by_name[route.server], message)
+
+    async def _to_link(self, link: Link, message: dict[str, Any]) -> None:
+        if not link.ready:
+            await self.reply(error_response(message["id"], INTERNAL_ERROR, DOWN))
+            return
+        modern = is_modern(message.get("params"))
+        await self._forward(link, message, Forwarded(message["id"], message["method"], modern=modern))
+
+    async def _complete(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        ref = params.get("ref") if type(params) is dict else None
+        if type(ref) is dict and ref.get("type") == "ref/prompt":
+            await self._by_prompt(message, ref.get("name"), ("ref", "name"))
+        elif type(ref) is dict and ref.get("type") == "ref/resource":
+            await self._by_uri(message, ref.get("uri"))
+        else:
+            text = "Invalid params: completion/complete needs a ref/prompt or ref/resource"
+            await self.reply(error_response(message["id"], INVALID_PARAMS, text))
+
+    async def _set_level(self, message: dict[str, Any]) -> None:
+        self.log_level = message.get("params")
+        for link in self.links:
+            if link.ready and "logging" in link.capabilities:
+                try:
+                    await link.request("logging/setLevel", self.log_level)
+                except RequestFailed as exc:
+                    log.warning("upstream %s: could not set the log level: %s", link.name, exc)
+        await self._result(message["id"], {}, message.get("params"))
+
+    def subscriptions_of(self, link: Link) -> list[str]:
+        """The resource URIs the client subscribed to at ``link`` (replayed after a restart)."""
+        return [uri for uri, server in self._subscriptions.items() if server == link.name]
+
+    # --- requests from upstreams --------------------------------------------------------------
+
+    async def server_request(self, link: Link, message: dict[str, Any]) -> None:
+        """An upstream's request to the client (sampling, elicitation, roots): a session id, then to the client."""
+        session_id = self._ids.new_id()
+        self._server_requests[id_key(session_id)] = (link, message["id"])
+        await self.reply({**message, "id": session_id})
+
+    def session_id_of(self, link: Link, upstream_id: Any) -> Any:
+        """The session id under which ``link``'s request ``upstream_id`` went to the client (``None``: none)."""
+        for key, (owner, their_id) in list(self._server_requests.items()):
+            if owner is link and id_key(their_id) == id_key(upstream_id):
+                del self._server_requests[key]
+                return key[1]
+        return None
+
+    async def server_requests_gone(self, link: Link) -> None:
+        """``link`` went away: its requests to the client are cancelled there."""
+        for key, (owner, _their_id) in list(self._server_requests.items()):
+            if owner is link:
+                del self._server_requests[key]
+                notice = {"requestId": key[1], "reason": "mcp-guard: the upstream server went away"}
+                await self.reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+
+    # --- merged lists -------------------------------------------------------------------------
+
+    async def link_changed(self, link: Link, kind: str | None = None) -> None:
+        """``link`` came up, went down, or re-listed ``kind``: rebuild the merged lists; tell the client."""
+        if self.closing:
+            return  # the client is gone: nothing to rebuild or announce
+        if not link.ready:
+            changed = self.view.remove(link.name)
+        else:
+            changed = set()
+            if kind in (None, "tools"):
+                changed |= self.view.set_tools(link.name, link.tools)
+            if kind in (None, "prompts"):
+                changed |= self.view.set_prompts(link.name, link.prompts)
+            if kind in (None, "resources"):
+                changed |= self.view.set_resources(link.name, link.resources, link.templates)
+        self._remember(self.view)
+        if kind is None and not link.initialized:
+            await self._modern_link_changed(link)
+        if not self._announced:
+            return  # the client lists after its initialize answer; nothing to announce before
+        for k in KINDS:
+            if k in changed:
+                await self.reply({"jsonrpc": "2.0", "method": f"notifications/{k}/list_changed"})
+
+    def _remember(self, view: MergedLists) -> None:
+        """Note the names and URIs the client can see now in ``view``, with their servers (see :meth:`_down_owner`)."""
+        for tool in view.catalog.tools:
+            self._known["tool"][tool["name"]] = tool["_meta"][ORIGIN_KEY]["server"]
+        for prompt in view.prompts:
+            self._known["prompt"][prompt["name"]] = prompt["_meta"][ORIGIN_KEY]["server"]
+        for server, resource in view.resources.resources:
+            self._known["resource"][resource["uri"]] = server
+
+    async def _restarted(self, server: str) -> bool:
+        """``wrap``'s rule (``peer.backoff.HOLD_MAX``) for a request to ``server``, now down: when its next
+        start is at most HOLD_MAX s away (or under way), wait for it to be ready (at most HOLD_MAX s plus
+        ``--request-timeout``); True once it is. False at once when the start is further away (the
+        request is answered "not running right now" then), or when that start fails."""
+        link = self._by_name.get(server)
+        if link is None or link.peer.wait > HOLD_MAX:
+            return False
+        with anyio.move_on_after(HOLD_MAX + self.request_timeout):
+            while not link.ready:
+                if link.peer.wait > HOLD_MAX or link.closing:
+                    return False
+                await anyio.sleep(0.02)
+            return True
+        return False
+
+    def _down_owner(self, kind: str, name: str) -> str | None:
+        """The server, now down, that a tool, prompt (exposed name) or resource (URI) the guard
+        cannot route belongs to: the client was shown it from that server, or (a tool or prompt
+        of a server that never listed) its name has that server's prefix. ``None``: unknown."""
+        server = self._known[kind].get(name)
+        link = self._by_name.get(server) if server is not None else None
+        if link is not None:
+            return None if link.ready else link.name
+        if kind == "resource":
+            return None
+        name_format = self.config.guard.name_format
+        owners = [link.name for link in self.links if not link.ready and could_name(name, link.name, name_format)]
+        return owners[0] if len(owners) == 1 else None
+
+
+_LIST_METHODS: Final = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+"""List methods → the member of their result."""
+
+
+def _instructions(links: list[Link]) -> str:
+    names = ", ".join(link.name for link in links)
+    return (
+        f"mcp-guard gateway in front of: {names}. Tools and prompts are named SERVER__NAME; "
+        "calls whose arguments do not match a tool's input schema are refused with an explanation."
+    )

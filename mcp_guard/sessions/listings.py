@@ -1,0 +1,241 @@
+"""wrap's tool tables and the guard's own listings of them (both protocol eras).
+
+The handshake era has one table (:attr:`ToolListings.table`), emptied on
+``notifications/tools/list_changed``. In the 2026-07-28 era each request's envelope (protocol
+version, client capabilities) gets a table of its own (at most :data:`MAX_ENVELOPES`), fresh
+while one of the guard's own ``subscriptions/listen`` streams reports its changes, or until its
+listing's ``ttlMs`` has passed. :meth:`ToolListings.refresh` lists every page (one listing per
+table at a time; a listing a change overtook is made again); a listen stream is opened after an
+envelope's first listing. The relay owns one :class:`ToolListings` and gives it the means to
+send requests of the guard's own; nothing here reads or writes a line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+
+from ..calls.tool_table import ToolTable
+from ..log_counts import LogCounts
+from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
+from ..wire.jsonrpc import id_key, valid_id
+from ..wire.meta import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY
+
+__all__ = ["MAX_ENVELOPES", "ToolListings", "fresh"]
+
+log = logging.getLogger("mcp_guard")
+
+MAX_ENVELOPES: Final = 16
+"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
+
+
+def fresh(table: ToolTable) -> bool:
+    """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
+    changes, or its listing's ``ttlMs`` has not passed."""
+    return table.expires_at is None or anyio.current_time() < table.expires_at
+
+
+@dataclass
+class _Listing:
+    """A listing of the guard's own in progress: calls needing the same table wait for it, and learn why it failed."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    failure: str | None = None
+
+
+class ToolListings:
+    """The relay's tool tables, per protocol-era envelope, and the guard's own listings and listen streams.
+
+    Args:
+        table: the handshake era's table (profile and hiding are copied to the others).
+        own: the guard's own requests at the upstream (a listen stream is one).
+        request: sends a request of the guard's own and returns its ``result`` (raises ``RequestFailed``).
+        send_own: sends a message of the guard's own (raises ``RequestFailed``).
+
+    Attributes:
+        tables: envelope key → table (``""``: the handshake era's).
+        listens: the guard's open listen streams: request key → table.
+        spawn: starts a task (the relay's task group); ``None`` until the relay runs.
+    """
+
+    def __init__(
+        self,
+        table: ToolTable,
+        own: OwnRequests,
+        request: Callable[[str, Any], Awaitable[dict[str, Any]]],
+        send_own: Callable[[dict[str, Any]], Awaitable[None]],
+    ) -> None:
+        self.table = table
+        self._own = own
+        self._request = request
+        self._send_own = send_own
+        self.tables: dict[str, ToolTable] = {"": table}
+        self.listens: dict[tuple[bool, Any], ToolTable] = {}
+        self.spawn: Callable[..., Any] | None = None
+        self._refreshing: dict[int, _Listing] = {}
+        self._listen_tried: set[int] = set()
+        self._last_envelope: tuple[Any, ToolTable] = (None, table)
+        self._counted = LogCounts()
+
+    def invalidate(self) -> None:
+        """``notifications/tools/list_changed``: every table is listed again before its next judgement."""
+        for table in self.tables.values():
+            table.invalidate()
+
+    def restarted(self) -> None:
+        """A new upstream: every table is emptied and stale, and gets a listen stream of its own again."""
+        self._listen_tried.clear()
+        for table in self.tables.values():
+            table.invalidate()
+            table.listening, table.expires_at = False, -math.inf
+
+    def table_for(self, params: Any) -> ToolTable:
+        """The tool table for a request's protocol-era envelope.
+
+        Handshake-era requests share :attr:`table`. In the 2026-07-28 era each request
+        declares its own protocol version and client capabilities, and a server may list
+        different tools (or schemas) for different capabilities; each envelope gets its
+        own table, so a call is judged against the list its own envelope sees. At most
+        :data:`MAX_ENVELOPES` such tables are kept (least recently used goes first).
+        """
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is not dict or PROTOCOL_VERSION_KEY not in meta:
+            return self.table
+        if meta is self._last_envelope[0]:  # the same message asks again (routing looks up more than once)
+            return self._last_envelope[1]
+        key = json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
+        table = self.tables.pop(key, None)
+        if table is None:
+            base = self.table
+            table = ToolTable(base.profile, hide_unsupported=base.hide_unsupported, outputs=base.outputs)
+            if len(self.tables) > MAX_ENVELOPES:
+                oldest = next(k for k in self.tables if k != "")
+                self._listen_tried.discard(id(self.tables.pop(oldest)))
+        self.tables[key] = table
+        self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
+        return table
+
+    async def refresh(
+        self,
+        meta: dict[str, Any] | None = None,
+        table: ToolTable | None = None,
+        *,
+        not_before: float | None = None,
+    ) -> None:
+        """List every page of the upstream's tools and replace ``table`` (one listing per table at a time).
+
+        Args:
+            meta: ``_meta`` to put on each ``tools/list`` request: the protocol-era
+                envelope of the client call that needed the listing (2026-07-28 era
+                requests carry their protocol version and client capabilities there).
+            table: the table to fill, default :attr:`table`.
+            not_before: a listing requested before this ``anyio.current_time()`` does not
+                do (a call that arrived then must be judged against a listing requested
+                after it); a listing already under way that started earlier is waited
+                for, then another is made.
+
+        Raises:
+            ListingFailed: the listing could not be completed.
+        """
+        table = table if table is not None else self.table
+        while True:
+            running = self._refreshing.get(id(table))
+            if running is None:
+                break
+            await running.done.wait()
+            if not table.complete:
+                raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
+            if not_before is None or table.listed_at >= not_before:
+                return
+        listing = self._refreshing[id(table)] = _Listing()
+        try:
+            for _attempt in range(3):
+                generation = table.generation
+                started = anyio.current_time()
+                try:
+                    tools, ttl = await list_pages(self._request, "tools/list", "tools", meta)
+                except RequestFailed as exc:
+                    listing.failure = str(exc)
+                    if isinstance(exc, ListingFailed):
+                        raise
+                    raise ListingFailed(str(exc)) from exc
+                if generation == table.generation:
+                    table.replace(tools)
+                    table.listed_at = started
+                    if not table.listening:
+                        table.expires_at = started + (ttl if ttl is not None else 0.0)
+                    if meta and table is not self.table and id(table) not in self._listen_tried:
+                        self._listen_tried.add(id(table))
+                        if self.spawn is not None:
+                            self.spawn(self._listen, table, meta)
+                    return
+                # list_changed arrived meanwhile: this listing may already be stale; list again.
+            listing.failure = "the upstream's tools kept changing while the guard listed them"
+            raise ListingFailed(listing.failure)
+        finally:
+            self._refreshing.pop(id(table)).done.set()
+
+    async def _listen(self, table: ToolTable, meta: dict[str, Any]) -> None:
+        """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.
+
+        While the upstream honours ``toolsListChanged`` on it, the table needs no ``ttlMs``:
+        each ``notifications/tools/list_changed`` on the stream empties it. An upstream that
+        does not offer the method (an error), a stream that ends, or an upstream that goes
+        away leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the
+        guard's request id) are the guard's and never reach the client.
+        """
+        request_id = self._own.new_id()
+        key = id_key(request_id)
+        pending = self._own.open(request_id)
+        self.listens[key] = table
+        try:
+            params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
+            await self._send_own(
+                {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
+            )
+            await pending.event.wait()
+        except RequestFailed:
+            pass
+        finally:
+            self._own.close(request_id)
+            self.listens.pop(key, None)
+            if table.listening:
+                table.listening = False
+                table.expires_at = -math.inf  # changes may have been missed: list again before judging
+                log.info("the upstream's subscriptions/listen stream ended; tool lists are refreshed by ttlMs again")
+        response = pending.response
+        if response is not None and "error" in response:
+            log.debug("the upstream offers no subscriptions/listen; tool lists are refreshed by their ttlMs")
+
+    def listen_frame(self, message: dict[str, Any]) -> bool:
+        """Whether ``message`` is a notification on one of the guard's own listen streams (then handled here)."""
+        params = message.get("params")
+        meta = params.get("_meta") if type(params) is dict else None
+        if type(meta) is not dict or SUBSCRIPTION_ID_KEY not in meta:
+            return False
+        subscription = meta[SUBSCRIPTION_ID_KEY]
+        if not valid_id(subscription):
+            return False
+        table = self.listens.get(id_key(subscription))
+        if table is None:
+            return False
+        method = message.get("method")
+        if method == "notifications/subscriptions/acknowledged":
+            honored = params.get("notifications") if type(params) is dict else None
+            if type(honored) is dict and honored.get("toolsListChanged") is True:
+                table.listening = True
+                table.expires_at = None
+                log.info("listening to the upstream's tool list changes (subscriptions/listen)")
+        elif method == "notifications/tools/list_changed":
+            self._counted.log(
+                logging.INFO,
+                "upstream tools changed (listen stream); schemas will be listed again before the next judgement",
+            )
+            table.invalidate()
+        return True

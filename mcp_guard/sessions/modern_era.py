@@ -1,0 +1,424 @@
+"""The gateway session's 2026-07-28 era: listings per envelope, listen streams, ``server/discover``.
+
+:class:`ModernEra` is a base of :class:`~mcp_guard.sessions.gateway.GatewaySession` (the module
+that holds the client side, the handshake era and the routing); it is split out by concern and
+reads the session's state, declared below. In this era there is no handshake: every request
+carries its envelope (protocol version, client capabilities) in ``_meta``, and is served from
+the merged lists that envelope sees:
+
+- tools, prompts, resources and resource templates are listed per envelope (at most
+  :data:`~.envelopes.MAX_ENVELOPES` kept, least recently used dropped), and listed again before
+  use once a listing's ``ttlMs`` has passed (absent: at once), unless a ``subscriptions/listen``
+  stream of the guard's own at that upstream (opened after the first listing, for the kinds the
+  upstream acknowledges) says when it changed. A call is never judged against a schema the
+  upstream has replaced;
+- the client's own ``subscriptions/listen`` is answered by the session: ``list_changed`` for the
+  merged lists, and each URI of ``resourceSubscriptions`` subscribed at the upstream that serves
+  it (a listen stream per upstream, whose ``resources/updated`` frames reach the client's stream
+  under its id). When such an upstream stream ends, the client's stream ends too (its result),
+  so the client listens again;
+- ``server/discover`` goes to every upstream and the answers are merged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from ..calls.pinning import LockFile
+from ..config import GatewayConfig
+from ..peer.requests import RequestFailed, list_pages
+from ..wire.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    error_response,
+    id_key,
+)
+from ..wire.meta import (
+    CAPABILITIES_KEY,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+)
+from .catalog import KINDS, MergedLists
+from .envelopes import (
+    ACKNOWLEDGED,
+    ENVELOPE_KEYS,
+    LISTEN_FLAGS,
+    MAX_ENVELOPES,
+    ClientListen,
+    Envelope,
+    Listed,
+    merged_capabilities,
+)
+from .link import Link, failure_reason
+from .naming import CursorCodec
+
+__all__ = ["ModernEra", "gateway_info"]
+
+log = logging.getLogger("mcp_guard")
+
+"""JSON-RPC: the method does not exist (or is not offered)."""
+
+
+def gateway_info() -> dict[str, str]:
+    """The gateway's own ``serverInfo``: ``{"name": "mcp-guard-gateway", "version": <the package's>}``."""
+    from .. import __version__
+
+    return {"name": "mcp-guard-gateway", "version": __version__}
+
+
+class ModernEra:
+    """The 2026-07-28 era of a gateway session (see the module docstring); a base of ``GatewaySession``.
+
+    Its state is the session's: the attributes and methods declared here are set and defined there.
+    """
+
+    config: GatewayConfig
+    lock: LockFile | None
+    cursors: CursorCodec
+    request_timeout: float
+    links: list[Link]
+    _by_name: dict[str, Link]
+    _subscriptions: dict[str, str]
+    _open: set[tuple[bool, Any]]
+    _cancelled: set[tuple[bool, Any]]
+
+    def __init__(self) -> None:
+        self._envelopes: dict[str, Envelope] = {}
+        self._client_listens: dict[tuple[bool, Any], ClientListen] = {}
+
+    if TYPE_CHECKING:  # the session's, used here
+
+        async def reply(self, message: dict[str, Any]) -> None: ...
+
+        def spawn(self, func: Any, *args: Any) -> None: ...
+
+        async def _settled(self) -> None: ...
+
+        def _remember(self, view: MergedLists) -> None: ...
+
+    def _envelope_of(self, params: dict[str, Any]) -> Envelope:
+        """The envelope of a 2026-07-28 request (made on first use; the least recently used of more
+        than :data:`MAX_ENVELOPES` is dropped)."""
+        meta = params["_meta"]
+        era = {k: meta[k] for k in ENVELOPE_KEYS if k in meta}
+        key = json.dumps([era.get(PROTOCOL_VERSION_KEY), era.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
+        envelope = self._envelopes.pop(key, None)
+        if envelope is None:
+            if len(self._envelopes) >= MAX_ENVELOPES:
+                self._envelopes.pop(next(iter(self._envelopes))).close()
+            envelope = Envelope(MergedLists(self.config, self.lock, self.cursors), era)
+        self._envelopes[key] = envelope
+        return envelope
+
+    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> Envelope:
+        """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh."""
+        envelope = self._envelope_of(params)
+        await self._refresh(envelope, kinds)
+        return envelope
+
+    async def _refresh(self, envelope: Envelope, kinds: set[str]) -> None:
+        """List again, at every running upstream, each of ``kinds`` whose listing is stale in
+        ``envelope`` (concurrently; one refresh per envelope at a time); tell the client's
+        listen streams what changed.
+
+        A listing that fails leaves that upstream's list of that kind out of the merged one
+        (logged): nothing is served from a listing the guard could not renew.
+        """
+        async with envelope.lock:
+            await self._settled()
+            changed: set[str] = set()
+            for link in self.links:
+                if not link.ready and link.name in envelope.listed:
+                    del envelope.listed[link.name]
+                    changed |= envelope.view.remove(link.name)
+
+            async def one(link: Link) -> None:
+                nonlocal changed
+                offers = await link.discover(envelope.meta)
+                listed = envelope.of(link)
+                for kind in sorted(kinds):
+                    if kind not in offers:
+                        changed |= self._put(envelope.view, link.name, kind, None)
+                        continue
+                    if listed.fresh(kind, anyio.current_time()):
+                        continue
+                    try:
+                        changed |= await self._list_kind(envelope, link, listed, kind)
+                    except RequestFailed as exc:
+                        log.error("upstream %s: could not list its %s: %s", link.name, kind, exc)
+                        listed.expires.pop(kind, None)
+                        listed.ttl_ms.pop(kind, None)
+                        changed |= self._put(envelope.view, link.name, kind, None)
+                if listed.listen_scope is None and link.ready and listed.expires:
+                    listed.listen_scope = anyio.CancelScope()
+                    self.spawn(self._keep_listening, envelope, link, listed, offers)
+
+            async with anyio.create_task_group() as tg:
+                for link in self.links:
+                    if link.ready:
+                        tg.start_soon(one, link)
+            self._remember(envelope.view)
+        if changed:
+            await self._notify_listens(changed)
+
+    @staticmethod
+    def _put(view: MergedLists, server: str, kind: str, listing: Any) -> set[str]:
+        """Put one upstream's listing of ``kind`` (``None``: none; resources: ``(resources, templates)``)."""
+        if kind == "tools":
+            return view.set_tools(server, listing)
+        if kind == "prompts":
+            return view.set_prompts(server, listing)
+        resources, templates = listing if listing is not None else (None, None)
+        return view.set_resources(server, resources, templates)
+
+    async def _list_kind(self, envelope: Envelope, link: Link, listed: Listed, kind: str) -> set[str]:
+        """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing).
+
+        Raises:
+            RequestFailed: the listing failed, or kept being overtaken by changes.
+        """
+        meta = envelope.meta
+        for _attempt in range(3):
+            mark = listed.changes[kind]
+            started = anyio.current_time()
+            listing: Any
+            if kind == "resources":
+                resources, ttl = await list_pages(
+                    link.request, "resources/list", "resources", meta, failure=RequestFailed
+                )
+                try:
+                    templates, ttl2 = await list_pages(
+                        link.request, "resources/templates/list", "resourceTemplates", meta, failure=RequestFailed
+                    )
+                except RequestFailed as exc:
+                    log.debug("upstream %s: no resource templates (%s)", link.name, exc)
+                    templates, ttl2 = [], None
+                listing = (resources, templates)
+                ttl = min((t for t in (ttl, ttl2) if t is not None), default=None)
+            else:
+                listing, ttl = await list_pages(link.request, f"{kind}/list", kind, meta, failure=RequestFailed)
+            if listed.changes[kind] != mark:
+                continue  # the upstream said it changed meanwhile: this listing may be stale already
+            listed.listed(kind, started, ttl)
+            return self._put(envelope.view, link.name, kind, listing)
+        raise RequestFailed(f"its {kind} kept changing while the guard listed them")
+
+    async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
+        """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its
+        lists fresh without ``ttlMs`` for the kinds the upstream acknowledges; each change makes the
+        session list that kind again (and tell the client's listen streams)."""
+        scope = listed.listen_scope
+        assert scope is not None
+        flags = {LISTEN_FLAGS[k]: True for k in KINDS if k in offers}
+
+        async def frame(method: str, params: dict[str, Any]) -> None:
+            if method == ACKNOWLEDGED:
+                honored = params.get("notifications")
+                if type(honored) is dict:
+                    listed.listening |= {k for k, flag in LISTEN_FLAGS.items() if honored.get(flag) is True}
+                shown = ", ".join(sorted(listed.listening)) or "nothing"
+                log.info("upstream %s: listening to its list changes (%s) on a listen stream", link.name, shown)
+            elif method.startswith("notifications/") and method.endswith("/list_changed"):
+                kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+                if kind in KINDS:
+                    listed.changed(kind)
+                    self.spawn(self._refresh_quietly, envelope, {kind})
+
+        response: dict[str, Any] | None = None
+        with scope:
+            response = await link.listen({"_meta": envelope.meta, "notifications": flags}, frame)
+        listed.deaf()
+        if response is not None and "error" in response:
+            log.debug("upstream %s offers no subscriptions/listen; its lists are renewed by their ttlMs", link.name)
+        elif not scope.cancel_called and link.ready:
+            log.info("upstream %s ended the guard's listen stream; its lists are renewed by their ttlMs", link.name)
+
+    async def _refresh_quietly(self, envelope: Envelope, kinds: set[str]) -> None:
+        """A refresh nobody waits for (after a change the upstream reported); failures are logged."""
+        if envelope in self._envelopes.values():
+            try:
+                await self._refresh(envelope, kinds)
+            except Exception as exc:  # a background listing must not end the session
+                log.error("could not list again after an upstream change: %s", failure_reason(exc))
+
+    def modern_list_changed(self, link: Link, kind: str) -> None:
+        """A ``list_changed`` outside any listen stream (2026-07-28 era): every envelope lists ``kind`` again."""
+        for envelope in list(self._envelopes.values()):
+            listed = envelope.listed.get(link.name)
+            if listed is not None and listed.connection == link.connection:
+                listed.changed(kind)
+                self.spawn(self._refresh_quietly, envelope, {kind})
+
+    async def _modern_link_changed(self, link: Link) -> None:
+        """A 2026-07-28-era upstream came up or went down: every envelope's lists follow."""
+        if link.ready:
+            for envelope in list(self._envelopes.values()):
+                self.spawn(self._refresh_quietly, envelope, set(KINDS))
+            return
+        changed: set[str] = set()
+        for envelope in list(self._envelopes.values()):
+            if envelope.listed.pop(link.name, None) is not None:
+                changed |= envelope.view.remove(link.name)
+        if changed:
+            await self._notify_listens(changed)
+
+    async def _notify_listens(self, kinds: set[str]) -> None:
+        """``list_changed`` of each of ``kinds`` on every client listen stream that asked for it."""
+        for listen in list(self._client_listens.values()):
+            for kind in KINDS:
+                if kind in kinds and kind in listen.kinds:
+                    await self._deliver(listen, listen.stamped(f"notifications/{kind}/list_changed"))
+
+    async def _deliver(self, listen: ClientListen, message: dict[str, Any]) -> None:
+        """A frame for a client's listen stream; before its acknowledgement (the stream's first frame)
+        a resource update is held, a ``list_changed`` dropped (the client lists after the acknowledgement)."""
+        if listen.scope.cancel_called:
+            return  # the client cancelled the stream: nothing more goes out on it
+        if listen.acknowledged:
+            await self.reply(message)
+        elif message["method"] == "notifications/resources/updated":
+            listen.held.append(message)
+
+    async def _client_listen(self, message: dict[str, Any]) -> None:
+        """The client's ``subscriptions/listen``: acknowledged by the session, open until the client
+        cancels it (no answer then) or an upstream stream it relies on ends (answered with its result).
+
+        Honoured: the ``list_changed`` flags (for the merged lists), and each URI of
+        ``resourceSubscriptions`` that the URI table routes to a running upstream whose own listen
+        stream acknowledged it.
+        """
+        request_id = message["id"]
+        params = message["params"]
+        wanted = params.get("notifications")
+        if type(wanted) is not dict:
+            text = "Invalid params: subscriptions/listen needs a `notifications` object"
+            await self.reply(error_response(request_id, INVALID_PARAMS, text))
+            return
+        key = id_key(request_id)
+        if key in self._cancelled:  # cancelled before it was opened: never opened, never answered
+            self._cancelled.discard(key)
+            self._open.discard(key)
+            return
+        if key in self._client_listens:
+            text = "Invalid Request: a listen stream with this id is already open"
+            await self.reply(error_response(request_id, INVALID_REQUEST, text))
+            return
+        listen = ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
+        self._client_listens[key] = listen  # from now on the client can cancel it
+        graceful = False
+        try:
+            with listen.scope:
+                envelope = await self._modern_view(params, set(KINDS))
+                uris = wanted.get("resourceSubscriptions")
+                groups: dict[str, list[str]] = {}
+                for uri in dict.fromkeys(u for u in (uris if type(uris) is list else []) if type(u) is str):
+                    route = envelope.view.resources.route(uri)
+                    if route.server is not None and self._by_name[route.server].ready:
+                        groups.setdefault(route.server, []).append(uri)
+                async with anyio.create_task_group() as tg:
+                    honored_uris: list[str] = []
+                    for server, server_uris in groups.items():
+                        link = self._by_name[server]
+                        honored_uris += await tg.start(self._resource_listen, link, listen, server_uris, envelope.meta)
+                    honored: dict[str, Any] = {LISTEN_FLAGS[k]: True for k in KINDS if k in listen.kinds}
+                    if honored_uris:
+                        honored["resourceSubscriptions"] = honored_uris
+                    await self.reply(listen.stamped(ACKNOWLEDGED, {"notifications": honored}))
+                    listen.acknowledged = True
+                    held, listen.held = listen.held, []
+                    for frame in held:
+                        await self.reply(frame)
+                    await listen.ended.wait()
+                    graceful = True
+                    tg.cancel_scope.cancel()
+        finally:
+            self._client_listens.pop(key, None)
+        if graceful:
+            result = {"_meta": {SUBSCRIPTION_ID_KEY: request_id}, "resultType": "complete"}
+            await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _resource_listen(
+        self,
+        link: Link,
+        listen: ClientListen,
+        uris: list[str],
+        meta: dict[str, Any],
+        *,
+        task_status: anyio.abc.TaskStatus[list[str]] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """A listen stream at ``link`` for the client's ``uris`` there; reports (``task_status``) the URIs
+        the upstream acknowledged (none when it did not within the request timeout), then passes its
+        ``resources/updated`` frames to the client's stream until it ends."""
+        honored: list[str] = []
+        acknowledged = anyio.Event()
+        finished = False
+
+        async def frame(method: str, params: dict[str, Any]) -> None:
+            if method == ACKNOWLEDGED:
+                notifications = params.get("notifications")
+                got = notifications.get("resourceSubscriptions") if type(notifications) is dict else None
+                honored[:] = [u for u in uris if type(got) is list and u in got]
+                acknowledged.set()
+            elif method == "notifications/resources/updated":
+                await self._deliver(listen, listen.stamped(method, params))
+
+        async def stream() -> None:
+            nonlocal finished
+            await link.listen({"_meta": meta, "notifications": {"resourceSubscriptions": uris}}, frame)
+            finished = True
+            acknowledged.set()
+            if listen.acknowledged:
+                listen.ended.set()  # the client listens again, and is subscribed anew
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stream)
+            with anyio.move_on_after(self.request_timeout):
+                await acknowledged.wait()
+            if finished or not honored:
+                honored.clear()  # an upstream stream that already ended honours nothing
+                tg.cancel_scope.cancel()
+            task_status.started(list(honored))
+
+    async def _discover(self, message: dict[str, Any]) -> None:
+        """``server/discover``: every running upstream asked; versions intersected, capabilities merged.
+
+        When no upstream answers it (handshake-era servers answer -32601), neither does the gateway,
+        so the client falls back to ``initialize``.
+        """
+        await self._settled()
+        request_id = message["id"]
+        params = message.get("params")
+        answers: list[dict[str, Any]] = []
+        for link in self.links:
+            if link.ready and not link.initialized:
+                with contextlib.suppress(RequestFailed):
+                    answer = await link.request("server/discover", params)
+                    link.note_discovered(answer)
+                    answers.append(answer)
+        if not answers:
+            text = "Method not found: no upstream server speaks the 2026-07-28 protocol era; use initialize"
+            await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
+            return
+        versions: list[Any] | None = None
+        for answer in answers:
+            theirs = [v for v in answer.get("supportedVersions") or [] if type(v) is str]
+            versions = theirs if versions is None else [v for v in versions if v in theirs]
+        capabilities = merged_capabilities(answer.get("capabilities") for answer in answers)
+        result: dict[str, Any] = {
+            "supportedVersions": versions or [],
+            "capabilities": capabilities,
+            "serverInfo": gateway_info(),
+            "_meta": {SERVER_INFO_KEY: gateway_info()},
+            "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
+        }
+        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})

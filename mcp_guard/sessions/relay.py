@@ -1,0 +1,797 @@
+"""The relay: moves JSON-RPC messages between the client (downstream) and the upstream server.
+
+Every line is parsed, and every message is passed on as the JSON value the guard parsed,
+re-serialized (compact, ASCII-only): the peer reads exactly what the guard read. A line
+that two parsers would read differently (a lone CR, which universal-newline readers such
+as the SDK's stdio server take as a line break; duplicate keys, where parsers keep
+different ones; an escaped method name) therefore cannot carry a ``tools/call`` past the
+guard. Fields the guard does not know, and both protocol eras, survive unchanged in value.
+On the stdio hot path, a big line passed on unchanged goes as received where no reader can
+misread it (``wire.jsonrpc.loads_as_received``): as exact, without a re-serialization and its copy.
+
+Only what the guard must see is touched:
+
+- client → upstream: a ``tools/call`` request is judged first and forwarded only when
+  valid (a ``tools/call`` without an id is dropped: a notification cannot be judged and
+  answered); a ``tools/list`` request is noted so its response can be annotated; a
+  ``notifications/cancelled`` for a call the guard still holds drops that call.
+  ``initialize``, ``logging/setLevel``, ``resources/subscribe`` and ``resources/unsubscribe``
+  are noted (to be replayed to a restarted upstream).
+- upstream → client: responses to the guard's own requests are taken out of the stream;
+  ``tools/list`` results are annotated; ``notifications/tools/list_changed`` empties the
+  schema cache and is forwarded. Output that is not a JSON-RPC message (not JSON, or JSON
+  without ``"jsonrpc"``) is logged and skipped: stdout carries protocol messages only.
+
+The guard issues requests of its own (a ``tools/list`` when a call names a tool it has
+not seen listed; the replayed handshake after a restart) with string ids carrying a random
+nonce, kept apart from the client's ids.
+
+The 2026-07-28 era
+-----------------
+Each request carries its envelope (protocol version, client capabilities) and a server may
+list differently per envelope: each envelope gets its own tool table. In this era
+``list_changed`` reaches only ``subscriptions/listen`` streams, so a table is fresh only
+while one of the guard's own listen streams (opened after the envelope's first listing,
+where the upstream offers the method and acknowledges ``toolsListChanged``) is open, or
+until the listing's ``ttlMs`` has passed (absent: 0, stale at once). A call that finds its
+table stale is held while the guard lists again, with a listing requested after the call
+arrived: a call is never judged against a schema the upstream has replaced. The listen
+stream's frames are the guard's own and never reach the client. A retried ``tools/call``
+(``inputResponses``/``requestState`` after an ``input_required`` result) is judged like any
+other.
+
+The upstream seam
+-----------------
+The relay takes an upstream *connector* (``upstream.Connector``: a callable returning an
+async context manager that yields one line stream, ``upstream.LineLink``), not a stream.
+Each connection is entered and left in one task of the peer's (``peer.connection``, the
+upstream half of the relay is ``upstream_side``); when the upstream goes away the peer calls
+the connector again. ``upstream.stdio_connector`` spawns a process;
+``http_upstream.http_connector`` opens a streamable HTTP session, and gets the same fault
+handling (a session the server ended is opened again, with the handshake replayed). The client side
+is one line stream given at construction (:class:`~mcp_guard.streams.framing.LineStream`, or
+any object with ``receive()`` and ``send()``); one :class:`Relay` serves one client session.
+
+The stdio hot path
+------------------
+When the upstream is a pipe stream and the client side a ``pipes.DirectLink`` (a
+``pipes.PipeLineStream``: ``wrap`` with a stdio upstream, on asyncio; or the HTTP front's
+in-memory side, ``fronts.http.direct``), a line that arrives while the reading task waits is
+handled in the stream's reader callback (:meth:`Relay._client_line_now`,
+:meth:`Relay._upstream_line_now`): parsed, routed and judged by the same code as below, and
+written without waiting, in one pass of the event loop. A line that needs waiting (the
+guard's own listing, a restart, a pipe with output queued) or that is not one plain message
+(a batch, a parse error) is declined before anything is done and takes the async path, in
+order. See ``pipes`` for why this steps below anyio.
+
+Upstream faults
+---------------
+- When the upstream goes away (exits, crashes, closes its output), every request it was
+  sent and did not answer, and every call the guard holds, is answered at once with
+  JSON-RPC error -32603 saying so (no argument is echoed). Requests the upstream had sent
+  the client are cancelled towards the client (``notifications/cancelled``), and the
+  client's late answers to them are dropped. Nothing is ever re-sent: a ``tools/call``
+  may have had effects.
+- The relay keeps running, and the upstream is started again as soon as the backoff allows,
+  with or without a client request waiting (``peer.connection``: one policy for ``wrap`` and
+  ``serve``, and why). A connection that failed, or that ended within :data:`STABLE_SECONDS`
+  of its start, makes the next start wait (0.5 s, doubling, at most 30 s); every restart is
+  logged with its number. Client messages that arrive while the next start is under way or
+  at most :data:`HOLD_MAX` seconds away wait for it, in order; a request that would wait
+  longer is answered at once with an error naming the wait (notifications then are dropped);
+  so is every call held for a listing that failed, with the listing's reason. In the
+  handshake era the new upstream is initialized with the client's own ``initialize`` params
+  (the answer is the guard's), gets ``notifications/initialized``, the client's last
+  ``logging/setLevel`` and its resource subscriptions; the tool tables are emptied and the
+  client gets ``notifications/tools/list_changed`` to re-list. In the 2026-07-28 era (no
+  ``initialize`` seen) the upstream is just started again. When the start fails, the waiting
+  requests are answered with an error, and the peer tries again after the backoff.
+- ``client_request_timeout`` (CLI ``--request-timeout``): a forwarded request not answered
+  within that many seconds (counted again from each progress notification for it) is
+  answered with an error, cancelled upstream (``notifications/cancelled``), and the
+  upstream's late answer is dropped. Default: none, since tools may run for minutes and MCP
+  clients time out and cancel on their own. Requests that stay open by design
+  (:data:`UNTIMED`: ``subscriptions/listen``, ``tasks/result``) have no timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import anyio.abc
+
+from ..calls.observer import UNKNOWN_TOOL
+from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
+from ..calls.policy import ToolPolicy
+from ..calls.refusals import prejudge, unknown_tool
+from ..calls.tool_table import ToolEntry, ToolTable
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
+from ..peer.connection import failure_reason
+from ..peer.offload import OFFLOAD_MIN, keeps_place
+from ..peer.requests import ListingFailed
+from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink, UpstreamStartError
+from ..streams.pipes import DirectLink, PipeLineStream
+from ..wire.framing import LineTooLong
+from ..wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    NO_ID,
+    Uncarriable,
+    dumps,
+    error_response,
+    id_key,
+    invalid_request_text,
+    loads_as_received,
+    loads_client,
+    recover_id,
+    valid_id,
+)
+from ..wire.messages import DUPLICATE_ID, GONE, too_long_text
+from ..wire.meta import era_meta, is_modern
+from ..wire.pieces import free_in_pieces
+from ..wire.repeated import collector_paused
+from .listings import fresh
+from .upstream_side import UpstreamSide, never_started_text
+
+if TYPE_CHECKING:
+    from ..core import Compiled
+
+__all__ = ["Relay"]
+
+log = logging.getLogger("mcp_guard")
+
+MAX_ROUTES: Final = 100_000
+"""Routes to listed tools kept (all of them, unless a server lists more, then made again as needed)."""
+
+NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
+
+START_FAILURE_GRACE: Final = 2.0
+"""Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
+PENDING_DRAIN_SECONDS: Final = 10.0
+"""After the client closed its side, how long an upstream with unanswered forwarded requests may take to
+answer them and exit (its input closed) before it is stopped; without such requests it gets
+``upstream.EXIT_WAIT_SECONDS``. The requests still open then are answered with -32603 saying so."""
+
+_MISSING: Final = object()
+
+_TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
+
+class Relay(UpstreamSide):
+    """One client connection relayed to an upstream, reconnected when the upstream goes away.
+
+    Args:
+        client: the downstream line stream (the MCP client's side): ``receive()`` raises
+            ``anyio.EndOfStream`` when the client closes; ``send(line)``.
+        connect: makes one upstream connection per call (see ``upstream.Connector``); the
+            first is made by :meth:`run`, later ones by the peer after the upstream went away.
+        table: the tool table (profile, hiding, cache).
+        request_timeout: seconds the guard waits for the upstream to answer one of its own
+            requests (listing, the replayed handshake).
+        client_request_timeout: seconds a forwarded client request may wait for its answer
+            (restarted by each progress notification for it); None: no limit.
+        drain_timeout: seconds held calls may take to be decided after the client hung up; the
+            upstream then gets at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and is stopped.
+        backoff: ``(first, most)`` seconds to wait before a restart after failures.
+        stable_after: seconds after which a connection that ends is not a failure.
+
+    Attributes:
+        upstream: the current upstream connection, or None while there is none.
+        restarts: how many times a new connection was started after the first.
+        client_closed: the client has closed its side.
+        start_failure: the error :meth:`run` raises after ``started()`` (the first connection ended
+            before the upstream answered a request), or None.
+    """
+
+    def __init__(
+        self,
+        client: LineLink,
+        connect: Connector,
+        table: ToolTable,
+        *,
+        request_timeout: float = 30.0,
+        client_request_timeout: float | None = None,
+        drain_timeout: float = 2.0,
+        backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
+        stable_after: float = STABLE_SECONDS,
+    ) -> None:
+        super().__init__(
+            client,
+            connect,
+            table,
+            request_timeout=request_timeout,
+            client_request_timeout=client_request_timeout,
+            drain_timeout=drain_timeout,
+            backoff=backoff,
+            stable_after=stable_after,
+        )
+        # Calls held while the guard lists the tools (True: the client cancelled it meanwhile).
+        self._held: dict[tuple[bool, Any], bool] = {}
+        # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
+        self.pipeline = Pipeline(enabled=WRAP_STEPS)
+        self._routes: dict[str, tuple[ToolEntry, Route]] = {}
+        self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
+
+    @property
+    def upstream(self) -> LineLink | None:
+        """The current upstream connection, or None while there is none."""
+        return self.peer.upstream
+
+    @property
+    def upstream_closed(self) -> bool:
+        """Whether there is no upstream connection right now."""
+        return self.peer.upstream is None
+
+    @property
+    def closing(self) -> bool:
+        """The client has gone: the upstream is not started again (``peer.connection.PeerEvents``)."""
+        return self.client_closed
+
+    def unready(self) -> list[str]:
+        """``["upstream"]`` until the upstream is connected (and, handshake era, initialized), else ``[]``."""
+        return [] if self._ready and self.peer.upstream is not None else ["upstream"]
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect the upstream, then relay until the client closes its side.
+
+        ``task_status.started()`` is signalled once the first connection is made (for
+        ``TaskGroup.start``: a first connection that fails then raises in the starter).
+
+        The upstream going away does not end the run: the next client request connects
+        again. After the client hung up, calls the guard still holds are decided, the
+        upstream's input is closed and it answers what it holds (its answers still reach the
+        client while it can read), see :meth:`_drain`.
+
+        Raises:
+            UpstreamStartError (or whatever the connector raises): the first connection
+                could not be made.
+        """
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            self.listings.spawn = tg.start_soon
+            try:
+                await tg.start(self._keep_connected)
+            except Exception as exc:
+                failure = exc
+                tg.cancel_scope.cancel()
+            else:
+                task_status.started()
+                if self.client_request_timeout is not None:
+                    tg.start_soon(self.peer.expire_requests, self._timed_out)
+                async with anyio.create_task_group() as intake:  # the client's big lines (peer.offload)
+                    intake.start_soon(self.intake.run)
+                    try:
+                        await self._from_client()
+                    finally:
+                        self.intake.close()  # (its jobs are done before the drain)
+                await self._drain()
+                tg.cancel_scope.cancel()
+        failure = failure or self.start_failure
+        if failure is not None:
+            await self._refuse_for(failure)
+            raise failure
+
+    async def _keep_connected(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """The peer's connection loop; a first connection that ends before it answered a request (after
+        ``started()``) ends the relay, as one that cannot be made does (``peer.connection``)."""
+        try:
+            await self.peer.keep_connected(self, first_must_connect=True, task_status=task_status)
+        except UpstreamStartError as exc:
+            if self.peer.start_failure is None:
+                raise  # not started: ``run``'s ``tg.start`` raises it
+            self.start_failure = exc
+            assert self._tg is not None
+            self._tg.cancel_scope.cancel()
+
+    async def _refuse_for(self, failure: Exception) -> None:
+        """The upstream could not be started at all: for up to :data:`START_FAILURE_GRACE` seconds (or
+        until the client closes), every client request (its ``initialize`` first) is answered with
+        -32603 naming the cause, so the client shows why instead of "connection closed" (issue 13
+        item 3); then :meth:`run` raises ``failure`` (``wrap`` exits with status 1)."""
+        text = never_started_text(failure_reason(failure), self.exits)
+        with anyio.move_on_after(START_FAILURE_GRACE):
+            while not self.client_closed:
+                try:
+                    line = await self.client.receive()
+                except anyio.EndOfStream:
+                    return
+                except LineTooLong:
+                    continue
+                try:
+                    message = loads_client(line)
+                except (ValueError, RecursionError):
+                    continue
+                await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+
+    async def _drain(self) -> None:
+        """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the
+        upstream's input and give it :data:`~.upstream.EXIT_WAIT_SECONDS` to answer what it holds and
+        exit; then :meth:`run` ends (the connection is left cancelled: a process still running gets
+        SIGTERM at once, see ``upstream``)."""
+        self.client_closed = True
+        with anyio.move_on_after(self.drain_timeout):
+            while self._held or self._connecting:
+                await anyio.sleep(0.01)
+        await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
+        upstream = self.peer.upstream
+        if upstream is not None:
+            done = self.peer.ended
+            # As with a client that closes a server's input directly, what it asked before closing is still
+            # answered: a server that reads its input late (a slow start) answers, then exits. So the wait is
+            # longer while forwarded requests are unanswered (PENDING_DRAIN_SECONDS), trial T4.
+            wait = min(EXIT_WAIT_SECONDS, self.drain_timeout)
+            if len(self.peer.inflight):
+                wait = max(wait, min(PENDING_DRAIN_SECONDS, self.client_request_timeout or PENDING_DRAIN_SECONDS))
+            with anyio.move_on_after(wait):
+                await upstream.close_send()
+                await done.wait()
+
+    # --- upstream connections (the rest of the peer's events: upstream_side) --------------------
+
+    async def peer_setup(self, first: bool) -> None:
+        """A new connection (``peer.connection``): a restarted one is told what the first was (handshake
+        era); then what the client sent meanwhile is passed on, in order, and messages go straight.
+
+        Raises:
+            RequestFailed: the restarted upstream did not accept ``initialize``.
+        """
+        upstream = self.peer.upstream
+        self._connecting = True
+        if not first:
+            if self.pipeline.observer is not None:
+                self.pipeline.observer.upstream_restarted("")
+            await self._restore()
+            log.info("upstream restarted (restart %d)", self.restarts)
+        while self._backlog and self.peer.upstream is upstream:
+            await self._dispatch(self._backlog.pop(0))
+        if self.peer.upstream is upstream:
+            self._connecting = False
+            self._ready = True
+
+    # --- client → upstream ------------------------------------------------------------------
+
+    async def _from_client(self) -> None:
+        client = self.client
+        if not isinstance(client, DirectLink):
+            await self._client_lines()
+            return
+        client.set_line_handler(self._client_line_now)  # the hot path
+        try:
+            await self._client_lines()
+        finally:
+            client.set_line_handler(None)
+
+    async def _client_lines(self) -> None:
+        while True:
+            try:
+                line = await self.client.receive()
+            except anyio.EndOfStream:
+                log.debug("client closed its side")
+                return
+            except LineTooLong as exc:
+                request_id = recover_id(exc.prefix)
+                self.counted.log(logging.WARNING, "refused a message from the client longer than %d bytes", exc.limit)
+                text = too_long_text(exc.limit)
+                await self._reply(error_response(None if request_id is NO_ID else request_id, INVALID_REQUEST, text))
+                continue
+            if len(line) >= OFFLOAD_MIN:
+                self.intake.submit(partial(self._big_line, line))
+                continue
+            try:
+                message = loads_client(line)
+            except (ValueError, RecursionError) as exc:
+                await self._unparsable(line, exc)
+                continue
+            if self.intake.busy and keeps_place(message):
+                self.intake.submit(partial(self._client_message, message))
+            else:
+                await self._client_message(message)
+
+    async def _client_message(self, message: Any) -> None:
+        if not self._ready:
+            await self._while_down(message)
+        elif type(message) is dict and not self._needs_listing(message):
+            await self._act(*await self._route(message))  # the hot path, without a call more
+        else:
+            await self._dispatch(message)
+
+    async def _big_line(self, line: bytes) -> None:
+        """A big client line (a job of :attr:`intake`): parsed, and a call's arguments checked, in the worker
+        thread (``calls.refusals.prejudge``), then handled as any other message, after those before it."""
+        with collector_paused():  # (until the value is freed, in pieces: as the peer's big lines, peer.connection)
+            try:
+                message, as_received = await self.intake.in_thread(self._parse_judged, line)
+            except (ValueError, RecursionError) as exc:
+                await self._unparsable(line, exc)
+                return
+            self.received = (message, line if as_received else None)
+            try:
+                await self._client_message(message)
+            finally:
+                self.received = None
+            held = [message]
+            del message
+            await self.intake.in_thread(free_in_pieces, held)
+
+    def _parse_judged(self, line: bytes) -> tuple[Any, bool]:
+        """(In the worker thread.) The parsed line (``loads_as_received``); a call's arguments checked."""
+        message, as_received = loads_as_received(line)
+        params = message.get("params") if type(message) is dict and message.get("method") == "tools/call" else None
+        if type(params) is dict and type(params.get("name")) is str and type(params.get("arguments")) is dict:
+            compiled = anyio.from_thread.run_sync(self._compiled_for, params)
+            if compiled is not None:
+                prejudge(compiled, params["arguments"])
+        return message, as_received
+
+    def _compiled_for(self, params: dict[str, Any]) -> Compiled | None:
+        """The schema a call would be judged by now (its table's entry for the name), or None."""
+        entry = self.table_for(params).get(params["name"])
+        return None if entry is None else entry.compiled
+
+    def _client_line_now(self, line: bytes | str) -> bool:
+        """The hot path for one client line, run by the client's pipe stream in its reader callback (``pipes``).
+
+        Takes what needs no waiting: a message (not a batch) while the upstream is ready, the
+        upstream's pipe and the client side (a ``DirectLink``) have no output queued, and no
+        listing of the guard's own is needed. It is routed and forwarded (or answered) just as
+        :meth:`_client_lines` would, writing without waiting. Anything else is declined (False)
+        before anything is done, and :meth:`_client_lines` takes it as usual, in order. A big
+        line comes as its text (``pipes.LineHandler``) and, when safe, goes on as that text
+        (``loads_as_received``).
+        """
+        upstream = self.peer.upstream
+        client = self.client
+        if not (
+            self._ready
+            and isinstance(upstream, PipeLineStream)
+            and upstream.idle
+            and isinstance(client, DirectLink)
+            and client.idle
+            and len(line) < OFFLOAD_MIN  # (a big line is parsed and judged off the loop: peer.offload)
+        ):
+            return False
+        try:
+            message, as_received = loads_as_received(line)
+        except (ValueError, RecursionError):
+            return False
+        if type(message) is not dict or self._needs_listing(message) or (self.intake.busy and keeps_place(message)):
+            return False
+        try:  # what is forwarded is always the message as parsed: a big line, when safe, as received
+            data = line if as_received else dumps(message)
+        except Uncarriable:
+            return False
+        forward, reply = self._route_now(message)
+        if forward is not None:
+            self._mark_inflight([forward])
+            try:
+                upstream.send_nowait(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                log.warning("could not forward to the upstream: it went away")
+                for answer in self._undelivered([forward]):
+                    self._reply_now(client, answer)
+        if reply is not None:
+            self._reply_now(client, reply)
+        return True
+
+    async def _dispatch(self, message: Any) -> None:
+        if type(message) is dict:
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                await self._reply(refusal)
+            elif self._needs_listing(message):
+                # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
+                assert self._tg is not None
+                self._held[id_key(message["id"])] = False
+                self._tg.start_soon(self._route_held, message)
+            else:
+                await self._act(*await self._route(message))
+        elif type(message) is list and message:
+            await self._client_batch(message)
+        else:
+            await self._reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
+
+    async def _while_down(self, message: Any) -> None:
+        """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
+        one as soon as the backoff allows), answer it when that is more than :data:`HOLD_MAX` s away, or drop it."""
+        if not message or type(message) not in (dict, list):
+            await self._dispatch(message)  # answered without the upstream
+            return
+        elements = message if type(message) is list else [message]
+        if type(message) is dict and "method" not in message:
+            # The client's answer to a request of the upstream's: only the current upstream can take it.
+            if self.upstream is not None:
+                await self._dispatch(message)
+            else:
+                self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
+            return
+        wait = self.peer.wait
+        if self.peer.start_failure is not None:  # never started: not started again (``run`` ends)
+            return await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
+        if self._connecting or wait <= HOLD_MAX:
+            cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
+            if cancel and self._cancel_waiting(message):
+                return
+            self._backlog.append(message)
+            return
+        if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
+            log.debug("dropped a client notification: the upstream is not running")
+            return
+        # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
+        text = (
+            f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
+            f"{self.peer.backoff.failures} time(s) in a row; the guard starts it again in {wait:.1f} s"
+        )
+        log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
+        await self._answer_requests(elements, INTERNAL_ERROR, text)
+
+    def _needs_listing(self, message: dict[str, Any]) -> bool:
+        """A tools/call naming a tool the guard has not seen listed (and the table is not complete)."""
+        if message.get("method") != "tools/call" or "id" not in message:
+            return False
+        params = message.get("params")
+        table = self.table_for(params)
+        if table is not self.table and valid_id(message["id"]) and not fresh(table):
+            return True  # 2026-07-28 era: the listing's ttlMs has passed and no listen stream tells of changes
+        if table.complete:
+            return False
+        name = params.get("name") if type(params) is dict else None
+        return type(name) is str and table.get(name) is None and valid_id(message["id"])
+
+    async def _route_held(self, message: dict[str, Any]) -> None:
+        forward, reply = await self._route_call(message)
+        if self._held.pop(id_key(message["id"]), False):
+            return  # the client cancelled it while the guard was listing: neither sent nor answered
+        await self._act(forward, reply)
+
+    async def _client_batch(self, batch: list[Any]) -> None:
+        """A JSON-RPC batch (protocol 2025-03-26): each element routed; forwards and replies grouped."""
+        forwards: list[Any] = []
+        replies: list[Any] = []
+        for element in batch:
+            if type(element) is not dict:
+                replies.append(error_response(None, INVALID_REQUEST, invalid_request_text([element])))
+                continue
+            forward, reply = await self._route(element)
+            if forward is not None:
+                forwards.append(forward)
+            if reply is not None:
+                replies.append(reply)
+        await self._act(forwards or None, replies or None)
+
+    async def _route(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        """What to do with one client message: ``(to forward or None, reply or None)``.
+
+        A ``tools/call`` is judged here (after the guard's own listing when it needs one).
+        """
+        if "id" in message and message.get("method") == "tools/call":
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                return None, refusal
+            return await self._route_call(message)
+        return self._route_now(message)
+
+    def _refused_at_intake(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The error answering a client request that cannot be relayed as it is, or None.
+
+        A request whose id is not a string or an integer (its answer could not be told apart),
+        or whose id is that of a request still in flight or held (the upstream would see two
+        requests under one id, and one answer could not be told from the other) is refused with
+        -32600 and not forwarded: every request gets exactly one answer, its own.
+        """
+        if "id" not in message or "method" not in message:
+            return None
+        request_id = message["id"]
+        if not valid_id(request_id):
+            return error_response(None, INVALID_REQUEST, invalid_request_text(message))
+        key = id_key(request_id)
+        if key in self.peer.inflight or key in self._held:
+            self.counted.log(logging.WARNING, "refused a client request whose id is that of a request still in flight")
+            return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
+        return None
+
+    def _route_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        """:meth:`_route` for a message that needs no listing of the guard's own (see :meth:`_needs_listing`).
+
+        What is forwarded is always ``message`` itself, as parsed.
+        """
+        method = message.get("method")
+        if "id" in message and method is not None:
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                return None, refusal
+        if method == "tools/call":
+            if "id" not in message:
+                self.counted.log(
+                    logging.WARNING, "dropped a tools/call without an id: a notification cannot be judged and answered"
+                )
+                return None, None
+            return self._call_verdict(message, self.table_for(message.get("params")))
+        if "id" in message and method == "tools/list":
+            self._note_list(message)
+        elif method == "notifications/cancelled":
+            if self._cancel_held(message):
+                return None, None
+        elif method is None:
+            if not self._client_response(message):
+                return None, None
+        elif type(method) is str and method in _TRACKED and "id" in message:
+            self._track(method, message.get("params"))
+        return message, None
+
+    async def _route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        params = message.get("params")
+        table = self.table_for(params)
+        if valid_id(message["id"]) and message.get("jsonrpc") == "2.0" and self._needs_listing(message):
+            try:
+                await self.refresh(era_meta(params), table, not_before=anyio.current_time())
+            except ListingFailed as exc:
+                text = f"mcp-guard could not list the upstream's tools: {exc}"
+                return None, error_response(message["id"], INTERNAL_ERROR, text)
+        return self._call_verdict(message, table)
+
+    def _call_verdict(self, message: dict[str, Any], table: ToolTable) -> tuple[Any, Any]:
+        """A ``tools/call`` (with an id) judged against ``table``: ``(message, None)`` or ``(None, answer)``."""
+        request_id = message["id"]
+        if not valid_id(request_id) or message.get("jsonrpc") != "2.0":
+            text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
+            return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
+        params = message.get("params")
+        name = params.get("name") if type(params) is dict else None
+        rejection: Rejection | None
+        entry: ToolEntry | None = None
+        if type(name) is not str:
+            rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
+        else:
+            assert type(params) is dict
+            entry = table.get(name)
+            if entry is None:
+                rejection = Rejection("unknown", "not listed", error=unknown_tool(name))
+            else:
+                call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
+                rejection = self.pipeline.judge(call)
+                if rejection is None and self.pipeline.observer is not None:
+                    self._observe(request_id, call)
+        if rejection is None:
+            if entry is not None and entry.output is not None:  # its result is judged (calls.outputs)
+                self.note_call(request_id, entry.name, entry.output, table.outputs, is_modern(params))
+            return message, None
+        if self.pipeline.observer is not None and type(name) is str:  # (a name no server listed: the client's)
+            self.pipeline.observer.call_ended("", name if entry else UNKNOWN_TOOL, "rejected", rejection.kind, None)
+        if rejection.error is not None:
+            code, text = rejection.error
+            log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
+        else:
+            log.warning("rejected tools/call %s (%s): %s", _shown(name), rejection.kind, rejection.reason)
+        return None, rejection.response(request_id)
+
+    def _observe(self, request_id: Any, call: Call) -> None:
+        """Tell the observer how the forwarded ``call`` ends (its answer, or the guard's in its stead)."""
+        if len(self.observed) >= MAX_ROUTES:
+            self.observed.clear()  # calls never sent (upstream down) are not kept for ever
+        self.observed[id_key(request_id)] = lambda outcome: self.pipeline.observe(call, outcome, None)
+
+    def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
+        """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
+        name, and the one rule ``wrap``'s options set (``--hide-unsupported``: ``unsupported: hide``)."""
+        cached = self._routes.get(entry.name)
+        if cached is not None and cached[0] is entry and cached[1].policy.unsupported == table.unsupported:
+            return cached[1]
+        policy = ToolPolicy("allow", "", table.unsupported, None, None)
+        route = Route(entry.name, "", entry.name, entry.compiled, policy, output=entry.output, outputs=table.outputs)
+        if len(self._routes) > MAX_ROUTES:
+            self._routes.clear()
+        self._routes[entry.name] = (entry, route)
+        return route
+
+    def _cancel_held(self, message: dict[str, Any]) -> bool:
+        """A cancellation of a call the guard still holds: drop the call, keep the notice."""
+        params = message.get("params")
+        if type(params) is not dict or not valid_id(params.get("requestId")):
+            return False
+        key = id_key(params["requestId"])
+        # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
+        if self.peer.inflight.take(key) is not None:
+            self.ended_call(key, "cancelled")
+            # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
+            # the HTTP front frees the id with it), and no other answer for the id reaches the client.
+            self.peer.inflight.give_up(key, pass_late=True)
+        if key in self._held:
+            self._held[key] = True
+            return True
+        return False
+
+    async def _act(self, forward: Any, reply: Any) -> None:
+        if forward is not None:
+            await self._forward(forward)
+        if reply is not None:
+            await self._reply(reply)
+
+    # --- sending ---------------------------------------------------------------------------
+
+    async def _forward(self, message: Any) -> None:
+        """Forward a message (or batch) as the guard parsed it; requests it cannot deliver are answered."""
+        elements = message if type(message) is list else [message]
+        try:
+            data = await self._forwarded_data(message)
+        except Uncarriable:
+            self.counted.log(logging.WARNING, "refused to forward a message holding a number JSON cannot carry exactly")
+            text = (
+                "Invalid params: the request holds a number JSON cannot carry exactly (NaN, Infinity, beyond "
+                "the double range, or more digits than a double holds); it was not forwarded"
+            )
+            await self._answer_requests(elements, INVALID_PARAMS, text)
+            return
+        upstream = self.peer.upstream
+        if upstream is None:
+            log.warning("could not forward to the upstream: it is not running")
+            with anyio.move_on_after(1.0):  # it is ending: its cause is told in a moment (streams.ends)
+                await self.peer.ended.wait()
+            await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
+            return
+        self._mark_inflight(elements)
+        done = self.peer.ended
+        try:
+            await upstream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            log.warning("could not forward to the upstream: it went away")
+            with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
+                await done.wait()
+            for answer in self._undelivered(elements):
+                await self._reply(answer)
+
+    def _mark_inflight(self, elements: list[Any]) -> None:
+        """The requests among ``elements`` are in flight (and timed), before they are sent: should the
+        upstream go away meanwhile, they are answered."""
+        inflight = self.peer.inflight
+        for m in elements:
+            if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
+                inflight.start(id_key(m["id"]), m["id"], m["method"], m.get("params"))
+
+    def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
+        """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
+        answers = []
+        for m in elements:
+            if type(m) is dict and "id" in m and "method" in m:
+                if not valid_id(m["id"]):
+                    answers.append(error_response(None, INTERNAL_ERROR, GONE))
+                elif self.peer.inflight.take(id_key(m["id"])) is not None:
+                    self._calls.pop(id_key(m["id"]), None)
+                    answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
+        return answers
+
+    # --- the guard's own requests -----------------------------------------------------------
+
+    def table_for(self, params: Any) -> ToolTable:
+        """The tool table for a request's protocol-era envelope (see :meth:`.listings.ToolListings.table_for`)."""
+        return self.listings.table_for(params)
+
+    async def refresh(
+        self, meta: dict[str, Any] | None = None, table: ToolTable | None = None, *, not_before: float | None = None
+    ) -> None:
+        """List the upstream's tools into ``table`` (see :meth:`.listings.ToolListings.refresh`).
+
+        Raises:
+            ListingFailed: the listing could not be completed.
+        """
+        await self.listings.refresh(meta, table, not_before=not_before)
+
+    async def request(self, method: str, params: Any) -> dict[str, Any]:
+        """Send a request of the guard's own upstream; return its ``result`` (``peer.connection``).
+
+        Raises:
+            RequestFailed: an error response, no answer within ``request_timeout``, the
+                upstream gone (or not running).
+        """
+        return await self.peer.request(method, params)
+
+
+def _shown(name: Any) -> str:
+    """A tool name for the log: at most 64 characters (control characters are escaped by the log formatter)."""
+    if type(name) is not str:
+        return "(no tool name)"
+    return f"`{name[:64]}`" + ("…" if len(name) > 64 else "")

@@ -1,0 +1,585 @@
+"""The relay's upstream half: what the upstream's messages do, the requests in flight there, the answers
+when it goes away, and the replies to the client.
+
+:class:`UpstreamSide` is the base of :class:`~mcp_guard.sessions.relay.Relay` (which adds the client
+half: intake, routing, judging, forwarding). It holds the state both halves read and owns the
+:class:`~mcp_guard.peer.connection.UpstreamPeer`, whose events it answers
+(:class:`~mcp_guard.peer.connection.PeerEvents`; ``peer_setup`` is the relay's, as it replays the
+client's backlog):
+
+- upstream → client: responses to client requests in flight go to the client (a ``tools/list``
+  result annotated with the guard's verdicts); a response to an id not in flight (never sent,
+  refused, answered already, timed out) is dropped and logged; the upstream's requests to the
+  client are noted, so that their answers can be dropped once that upstream is gone;
+  ``notifications/tools/list_changed`` empties the schema cache; progress restarts a request's
+  timeout; the guard's own listen streams' frames stay with the guard (``listings``). Output
+  holding NaN or Infinity is withheld (the requests waiting for it get -32603).
+- the upstream gone: every request in flight gets -32603 (:data:`~mcp_guard.wire.messages.GONE`),
+  its requests to the client are cancelled towards the client, nothing is re-sent.
+- a restarted upstream is told what the client told the first (handshake era: ``initialize``
+  with the client's params, ``notifications/initialized``, the last ``logging/setLevel``, the
+  resource subscriptions); the tool tables are emptied and the client gets ``list_changed``.
+- ``--request-timeout``: a forwarded request not answered in time is answered with -32603 and
+  cancelled upstream; its late answer is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import anyio.abc
+
+from ..calls.outputs import judge_result
+from ..calls.pipeline import outcome_of
+from ..calls.tool_table import ToolTable
+from ..log_counts import LogCounts
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
+from ..peer.connection import UpstreamPeer
+from ..peer.inflight import timed_out_text
+from ..peer.offload import OFFLOAD_MIN, Ordered, keeps_place
+from ..peer.requests import RequestFailed
+from ..peer.upstream import Connector, LineLink
+from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
+from ..wire.jsonrpc import (
+    INTERNAL_ERROR,
+    NO_ID,
+    PARSE_ERROR,
+    Uncarriable,
+    dumps,
+    error_response,
+    id_key,
+    loads_as_received,
+    recover_id,
+    valid_id,
+)
+from ..wire.messages import GONE, parse_error_text, unparsable_reason
+from ..wire.pieces import dumps_in_pieces
+from .listings import ToolListings
+
+if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
+    from ..core import Compiled
+
+__all__ = ["CONSUMED", "UpstreamSide", "gone_text", "never_started_text"]
+
+log = logging.getLogger("mcp_guard")
+
+CONSUMED: Final = object()
+"""What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
+
+_MISSING: Final = object()
+
+MAX_NOTED_CALLS: Final = 10_000
+"""Noted calls (results to judge) past which those no longer in flight are forgotten."""
+
+Key = tuple[bool, Any]
+
+
+STOPPED_AFTER_CLIENT: Final = (
+    "mcp-guard: the client closed its side before the upstream server answered, and the server did not "
+    "answer within the guard's shutdown wait; it was stopped"
+)
+"""The -32603 text for a forwarded request still unanswered when ``wrap`` stops its upstream after the client
+closed its side (the upstream did not go away: the guard ended it, see ``Relay._drain``)."""
+
+
+def gone_text(cause: str | None) -> str:
+    """The -32603 text for a request the upstream left unanswered when it went away, naming ``cause``
+    (``streams.ends``: its exit status and where its stderr is) when the transport told it."""
+    if cause is None:
+        return GONE
+    return f"mcp-guard: the upstream server went away before answering ({cause}); the request was not re-sent"
+
+
+def never_started_text(reason: str, exits: bool = True) -> str:
+    """The -32603 text for a request to ``wrap``'s upstream when it cannot be started at all (``reason``:
+    ``UpstreamStartError``'s text); then the guard exits with status 1 (``exits``; docs/wrap.md), or
+    (``wrap --http``) the session ends."""
+    then = "mcp-guard exits" if exits else "the session ends"
+    return f"mcp-guard: the upstream server could not be started ({reason}); {then}"
+
+
+class UpstreamSide:
+    """The upstream half of one relayed client connection (see the module docstring).
+
+    Args:
+        client: the downstream line stream (``receive()``, ``send(line)``).
+        connect: makes one upstream connection per call (``upstream.Connector``).
+        table: the tool table (profile, hiding, cache).
+        request_timeout, client_request_timeout, drain_timeout, backoff, stable_after: as
+            :class:`~mcp_guard.sessions.relay.Relay` says.
+
+    Attributes:
+        peer: the upstream peer (``peer.connection``).
+        listings: the tool tables per protocol-era envelope, the guard's own listings and listen streams.
+        client_closed: the client has closed its side (or stopped reading).
+        exits: a start failure of the first connection ends the guard (``wrap``: "mcp-guard exits"), not
+            only this session (``wrap --http`` sets it False).
+    """
+
+    def __init__(
+        self,
+        client: LineLink,
+        connect: Connector,
+        table: ToolTable,
+        *,
+        request_timeout: float = 30.0,
+        client_request_timeout: float | None = None,
+        drain_timeout: float = 2.0,
+        backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
+        stable_after: float = STABLE_SECONDS,
+    ) -> None:
+        self.client = client
+        self.connect = connect
+        self.table = table
+        self.request_timeout = request_timeout
+        self.client_request_timeout = client_request_timeout
+        self.drain_timeout = drain_timeout
+        self.peer = UpstreamPeer(
+            connect,
+            request_timeout=request_timeout,
+            backoff=backoff,
+            stable_after=stable_after,
+            drain_timeout=drain_timeout,
+            client_request_timeout=client_request_timeout,
+        )
+        self.client_closed = False
+        self.exits = True  # a start failure ends the guard (``wrap``), not only this session (``wrap --http``)
+        self.counted = LogCounts()  # per-message log lines a peer can trigger at will, bounded (log_counts)
+        self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
+        self._tg: anyio.abc.TaskGroup | None = None
+        # Client requests in flight upstream are the peer's (peer.inflight: key -> the client's id);
+        # the tools/list requests among them -> their table, for the answer's annotation.
+        self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
+        # ... and the tools/call requests whose results are judged (calls.outputs): tool, outputSchema, mode, era.
+        self._calls: dict[Key, tuple[str, Compiled, str, bool]] = {}
+        # Connection state: ready = connected and restored, client messages go straight through.
+        self._ready = False
+        self._connecting = False
+        self._backlog: list[Any] = []
+        # What a restarted upstream is told again (handshake era).
+        self._init_params: Any = None
+        self._log_level: Any = None
+        self._subscriptions: dict[str, Any] = {}
+        # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
+        self._server_pending: dict[Key, Any] = {}
+        self._orphaned: set[Key] = set()
+        # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
+        self.observed: dict[Key, Callable[[str], None]] = {}
+        self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
+        self.intake = Ordered()  # the client's big lines, parsed and judged off the loop, in order (peer.offload)
+        # While a big client line is handled: (its value, the line when it may go on as received, else None).
+        self.received: tuple[Any, bytes | None] | None = None
+
+    def ended_call(self, key: Key, outcome: str) -> None:
+        """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
+        tell = self.observed.pop(key, None)
+        if tell is not None:
+            tell(outcome)
+
+    def note_call(self, request_id: Any, tool: str, output: Compiled, mode: str, modern: bool) -> None:
+        """A ``tools/call`` about to be forwarded: its result is judged against ``output`` (``mode``:
+        ``enforce`` or ``report``; ``off`` notes nothing). Forgotten with the request (answered, timed
+        out, undeliverable, the upstream gone)."""
+        if mode == "off":
+            return
+        if len(self._calls) >= MAX_NOTED_CALLS:
+            # Calls the client cancelled and the upstream never answered: forget those no longer in flight.
+            self._calls = {k: v for k, v in self._calls.items() if k in self.peer.inflight}
+        self._calls[id_key(request_id)] = (tool, output, mode, modern)
+
+    def output_judged(self, tool: str, outcome: str | None) -> None:
+        """A judged result's outcome (``calls.outputs.OUTPUT_INVALID`` or None): a hook for counting."""
+
+    @property
+    def restarts(self) -> int:
+        """How many times a new upstream connection was started after the first."""
+        return self.peer.restarts
+
+    # --- the peer's events (``peer_setup`` is the relay's) --------------------------------------
+
+    async def peer_failed(self, reason: str, connected: bool) -> None:
+        """A connection could not be made or set up: the requests waiting for it are answered."""
+        log.error("could not restart the upstream: %s", reason)
+        self._connecting = False
+        await self._fail_backlog(self._not_restarted(reason))
+
+    def down_text(self) -> str:
+        """The -32603 text for a request that finds no upstream: it could not be started at all (``wrap``
+        then exits), or it went away (:data:`~mcp_guard.wire.messages.GONE`)."""
+        failure = self.peer.start_failure
+        return gone_text(self.peer.cause) if failure is None else never_started_text(failure, self.exits)
+
+    def _not_restarted(self, reason: str) -> str:
+        wait = self.peer.wait
+        text = (
+            f"mcp-guard: the upstream server went away and could not be restarted ({reason}); the guard starts it again"
+        )
+        return text + (f" after {wait:.1f} s" if wait > 0 else "")
+
+    async def _restore(self) -> None:
+        """Tell a restarted upstream what the client told the first (handshake era); invalidate the tools.
+
+        Raises:
+            RequestFailed: the upstream did not accept ``initialize``.
+        """
+        handshake = self._init_params is not None and not any(
+            type(m) is dict and m.get("method") == "initialize" for m in self._backlog
+        )
+        peer = self.peer
+        if handshake:
+            result = await peer.request("initialize", self._init_params)
+            version = result.get("protocolVersion")
+            log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
+            await peer.send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            if self._log_level is not None:
+                try:
+                    await peer.request("logging/setLevel", self._log_level)
+                except RequestFailed as exc:
+                    log.warning("could not restore the log level on the restarted upstream: %s", exc)
+            for params in list(self._subscriptions.values()):
+                try:
+                    await peer.request("resources/subscribe", params)
+                except RequestFailed as exc:
+                    log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
+        self.listings.restarted()
+        if handshake:
+            await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+
+    async def _fail_backlog(self, text: str) -> None:
+        backlog, self._backlog = self._backlog, []
+        for message in backlog:
+            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+
+    async def peer_down(self, ended: bool) -> None:
+        """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
+        self._ready = False
+        inflight = self.peer.inflight.clear()
+        for request_id in inflight:
+            self.ended_call(id_key(request_id), "upstream_died")
+        self.observed.clear()
+        self._lists.clear()
+        self._calls.clear()
+        orphans = list(self._server_pending.values())
+        self._orphaned.update(self._server_pending)
+        self._server_pending.clear()
+        cause, failure = self.peer.cause, self.peer.start_failure
+        if ended and not self.client_closed and not self._connecting and failure is None:
+            # (a restart that ends while it is set up is logged by peer_failed; a failed first start by the command)
+            log.warning(
+                "the upstream went away (%s)%s; starting it again",
+                cause or "it exited, crashed or closed its output",
+                f"; answering {len(inflight)} pending request(s) with an error" if inflight else "",
+            )
+        if failure is not None:
+            text = never_started_text(failure, self.exits)
+            await self._fail_backlog(text)
+        elif self.client_closed and not ended:
+            text = STOPPED_AFTER_CLIENT
+        else:
+            text = gone_text(cause)
+        for request_id in inflight:
+            with contextlib.suppress(Exception):
+                await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+        for request_id in orphans:
+            notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
+            with contextlib.suppress(Exception):
+                await self._reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+
+    def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
+        """The hot path for a pipe upstream when the client side is a ``pipes.DirectLink`` (``peer.connection``)."""
+        client = self.client
+        return partial(self._upstream_line_now, client) if isinstance(client, DirectLink) else None
+
+    async def peer_output(self, message: Any) -> bool:
+        """A parsed upstream message or batch (``peer.connection``): routed, and sent to the client.
+
+        Returns whether to read on (False: the client can no longer be written to).
+        """
+        out = self._upstream_out(message)
+        if out is CONSUMED:
+            return True
+        peer = self.peer
+        try:  # a big message is written in the worker thread, in pieces that let the loop run (peer.offload)
+            if message is not peer.offloaded:
+                data = dumps(out)
+            elif peer.as_received is not None and out is peer.as_received[1]:
+                data = peer.as_received[0]  # passed on unchanged: as received, when safe (loads_as_received)
+            else:
+                data = await peer.ordered.in_thread(dumps_in_pieces, out)
+        except Uncarriable:
+            for answer in self._uncarriable_answers(out):
+                await self._reply(answer)
+            return True
+        try:
+            await self.client.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+            return False
+        return True
+
+    def _upstream_line_now(self, client: DirectLink, line: bytes | str) -> bool:
+        """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
+
+        Takes every line that parses while the client's pipe has no output queued, just as
+        :meth:`peer_output` would, writing without waiting; declines (False, having done
+        nothing) the rest. The client gone is raised as ``anyio.BrokenResourceError`` (out of the
+        peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
+        """
+        if not client.idle or len(line) >= OFFLOAD_MIN:  # (a big line is handled off the loop: peer.offload)
+            return False
+        try:
+            message, as_received = loads_as_received(line, upstream=True)
+        except (ValueError, RecursionError):
+            return False
+        if keeps_place(message) and self.peer.ordered.busy:
+            return False
+        out = self._upstream_out(message)
+        if out is CONSUMED:
+            return True
+        try:  # a big line the guard passes on unchanged goes as received, when safe (loads_as_received)
+            data = line if as_received and out is message else dumps(out)
+        except Uncarriable:
+            for answer in self._uncarriable_answers(out):
+                self._reply_now(client, answer)
+            return True
+        try:
+            client.send_nowait(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+            raise anyio.BrokenResourceError from None
+        return True
+
+    def _upstream_out(self, message: Any) -> Any:
+        """What one parsed upstream message (or batch) becomes: the object to send the client, or
+        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged; ``peer.connection``)."""
+        message = self.peer.triage(message)
+        if type(message) is dict:
+            return self._upstream_message(message)
+        if type(message) is list:
+            return self._upstream_batch(message)
+        return CONSUMED
+
+    def peer_prepare(self, message: dict[str, Any]) -> None:
+        """(In the worker thread, ``peer.connection``.) A listing answered to the client has its schemas
+        classified here, into its table's prepared schemas (``ToolTable.prepare``): annotating it on the
+        loop then only looks them up."""
+        result = message.get("result")
+        if "method" in message or type(result) is not dict or not valid_id(message.get("id")):
+            return
+        listing = self._lists.get(id_key(message["id"]))  # (a read: the loop owns the map)
+        if listing is not None:
+            listing[0].prepare(result)
+
+    async def peer_unreadable(self, request_id: Any, text: str) -> bool:
+        """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
+        answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
+        key = id_key(request_id)
+        if self.peer.inflight.take(key) is None:
+            return False
+        self._lists.pop(key, None)
+        self._calls.pop(key, None)
+        await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+        return True
+
+    # --- client state the upstream half keeps (what a restart replays; the upstream's own requests) --
+
+    def _cancel_waiting(self, message: dict[str, Any]) -> bool:
+        """A cancellation of a request waiting for the upstream to start: drop both."""
+        params = message.get("params")
+        if type(params) is not dict or not valid_id(params.get("requestId")):
+            return False
+        key = id_key(params["requestId"])
+        for index, waiting in enumerate(self._backlog):
+            is_request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
+            if is_request and id_key(waiting["id"]) == key:
+                del self._backlog[index]
+                return True
+        return False
+
+    def _track(self, method: str, params: Any) -> None:
+        """Note what a restarted upstream must be told again (handshake era)."""
+        if method == "initialize":
+            self._init_params = params
+        elif method == "logging/setLevel":
+            self._log_level = params
+        else:
+            uri = params.get("uri") if type(params) is dict else None
+            key = uri if type(uri) is str else json.dumps(params, sort_keys=True, default=repr)
+            if method == "resources/subscribe":
+                self._subscriptions[key] = params
+            else:
+                self._subscriptions.pop(key, None)
+
+    def _client_response(self, message: dict[str, Any]) -> bool:
+        """Whether to forward the client's answer to a request of the upstream's (not to a gone one's)."""
+        request_id = message.get("id")
+        if not valid_id(request_id):
+            return self.peer.upstream is not None
+        key = id_key(request_id)
+        if self._server_pending.pop(key, _MISSING) is not _MISSING:
+            return True
+        if key in self._orphaned:
+            self._orphaned.discard(key)
+            log.info("dropped the client's answer to a request of an upstream that went away")
+            return False
+        return self.peer.upstream is not None
+
+    def _note_list(self, message: dict[str, Any]) -> None:
+        """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
+        params = message.get("params")
+        cursor = params.get("cursor") if type(params) is dict else None
+        table = self.listings.table_for(params)
+        self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
+
+    async def _unparsable(self, line: bytes, exc: ValueError | RecursionError) -> None:
+        """A client line that does not parse: -32700, for its id when the text shows one."""
+        request_id = recover_id(line)
+        self.counted.log(
+            logging.WARNING, "answered a client line that does not parse with -32700: it %s", unparsable_reason(exc)
+        )
+        text = parse_error_text(exc, "line")
+        await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
+
+    async def _forwarded_data(self, message: Any) -> bytes:
+        """The bytes forwarding ``message`` upstream: ``dumps``; for a big client line passed on unchanged,
+        the line as received (when safe: ``loads_as_received``); for another big one, ``dumps`` in
+        pieces in the worker thread (``wire.pieces``), so the loop runs meanwhile.
+
+        Raises:
+            Uncarriable: as ``dumps``.
+        """
+        received = self.received
+        if received is None or message is not received[0]:
+            return dumps(message)
+        if received[1] is not None:
+            return received[1]
+        return await self.intake.in_thread(dumps_in_pieces, message)
+
+    def _uncarriable_answers(self, out: Any) -> list[dict[str, Any]]:
+        """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
+        answers = []
+        for m in out if type(out) is list else [out]:
+            if type(m) is dict and "method" not in m and "id" in m and valid_id(m["id"]):
+                text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
+                answers.append(error_response(m["id"], INTERNAL_ERROR, text))
+        self.counted.log(
+            logging.WARNING, "withheld upstream output holding a number JSON cannot carry (NaN or Infinity)"
+        )
+        return answers
+
+    def _upstream_message(self, message: dict[str, Any]) -> Any:
+        """What to send the client for one upstream message (triaged by the peer: JSON-RPC, the
+        ``mcp-guard/`` ``_meta`` keys removed, not an answer to the guard's own): :data:`CONSUMED`
+        (nothing), the message, or a new object.
+        """
+        if "method" not in message:
+            if "id" not in message:
+                return message
+            key = id_key(message["id"])
+            if self.peer.inflight.match(key) is None:
+                # Not a client request in flight: an answer to an id the upstream was never sent, to a
+                # call the guard refused, answered already (by the upstream, or by the guard for a line
+                # it could not read), or timed out never reaches the client (dropped and logged). A late
+                # answer to a request the client cancelled is passed on, annotated if a listing.
+                return CONSUMED
+            if self.observed and key in self.observed:  # a forwarded tools/call (metrics are on)
+                outcome: str = outcome_of(message)
+                answer = self._judged(key, message)
+                if answer is not message and outcome == "ok":
+                    outcome = self._judged_outcome
+                self.ended_call(key, outcome)
+                return answer
+            listing = self._lists.pop(key, None)
+            if listing is not None and "result" in message:
+                table, generation, first_page, cursor = listing
+                out = dict(message)
+                out["result"] = table.annotate(
+                    message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
+                )
+                return out
+            if self._calls:
+                return self._judged(key, message)
+            return message
+        method = message["method"]
+        if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
+            return CONSUMED
+        if method == "notifications/tools/list_changed":
+            self.counted.log(
+                logging.INFO, "upstream tools changed; schemas will be listed again before the next judgement"
+            )
+            self.listings.invalidate()
+        elif "id" in message:
+            if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
+                self._server_pending[id_key(message["id"])] = message["id"]
+        elif method == "notifications/progress":
+            self.peer.inflight.progressed(message.get("params"))
+        elif method == "notifications/cancelled":
+            params = message.get("params")
+            if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
+                self._server_pending.pop(id_key(params["requestId"]), None)
+        return message
+
+    def _judged(self, key: Key, message: dict[str, Any]) -> Any:
+        """The answer to a forwarded ``tools/call``, its result judged against the noted ``outputSchema``
+        (``calls.outputs.judge_result``): the message itself, or a new one carrying the judged result
+        (then :attr:`_judged_outcome` is its outcome for the metrics)."""
+        call = self._calls.pop(key, None) if self._calls else None
+        if call is None or "result" not in message:
+            return message
+        tool, output, mode, modern = call
+        verdict = judge_result(tool, output, message["result"], mode, modern=modern)
+        self.output_judged(tool, verdict.outcome)
+        if verdict.result is message["result"]:
+            return message
+        self._judged_outcome = verdict.outcome or "ok"
+        return {**message, "result": verdict.result}
+
+    def _upstream_batch(self, batch: list[dict[str, Any]]) -> Any:
+        kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
+        return kept or CONSUMED
+
+    async def _timed_out(self, request_id: Any, _client_id: Any) -> None:
+        """A forwarded request outlived ``client_request_timeout`` (``UpstreamPeer.expire_requests`` gave it
+        up and cancelled it upstream): answered with an error."""
+        self._lists.pop(id_key(request_id), None)
+        self.ended_call(id_key(request_id), "timed_out")
+        self._calls.pop(id_key(request_id), None)
+        log.warning(
+            "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
+            self.client_request_timeout,
+        )
+        assert self.client_request_timeout is not None
+        await self._reply(error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout)))
+
+    async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
+        for m in messages:
+            if type(m) is dict and "id" in m and "method" in m:
+                await self._reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
+        try:
+            await self.client.send(dumps(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+
+    def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
+        """:meth:`_reply` without waiting (the line is queued when the client's pipe is full)."""
+        try:
+            client.send_nowait(dumps(message))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._client_gone()
+
+    def _client_gone(self) -> None:
+        """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
+        if not self.client_closed:
+            log.info("the client stopped reading; stopping")
+        self.client_closed = True
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
