@@ -26,7 +26,6 @@ client's backlog):
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -42,24 +41,19 @@ from ..log_counts import LogCounts
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import timed_out_text
-from ..peer.offload import OFFLOAD_MIN, Ordered, keeps_place
 from ..peer.requests import RequestFailed
 from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
-    NO_ID,
-    PARSE_ERROR,
     Uncarriable,
     dumps,
     error_response,
     id_key,
     loads_as_received,
-    recover_id,
     valid_id,
 )
-from ..wire.messages import GONE, parse_error_text, unparsable_reason
-from ..wire.pieces import dumps_in_pieces
+from ..wire.messages import GONE
 from .listings import ToolListings
 
 if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
@@ -172,9 +166,6 @@ class UpstreamSide:
         # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
         self.observed: dict[Key, Callable[[str], None]] = {}
         self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
-        self.intake = Ordered()  # the client's big lines, parsed and judged off the loop, in order (peer.offload)
-        # While a big client line is handled: (its value, the line when it may go on as received, else None).
-        self.received: tuple[Any, bytes | None] | None = None
 
     def ended_call(self, key: Key, outcome: str) -> None:
         """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
@@ -304,14 +295,8 @@ class UpstreamSide:
         out = self._upstream_out(message)
         if out is CONSUMED:
             return True
-        peer = self.peer
-        try:  # a big message is written in the worker thread, in pieces that let the loop run (peer.offload)
-            if message is not peer.offloaded:
-                data = dumps(out)
-            elif peer.as_received is not None and out is peer.as_received[1]:
-                data = peer.as_received[0]  # passed on unchanged: as received, when safe (loads_as_received)
-            else:
-                data = await peer.ordered.in_thread(dumps_in_pieces, out)
+        try:
+            data = dumps(out)
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
                 await self._reply(answer)
@@ -331,13 +316,11 @@ class UpstreamSide:
         nothing) the rest. The client gone is raised as ``anyio.BrokenResourceError`` (out of the
         peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
         """
-        if not client.idle or len(line) >= OFFLOAD_MIN:  # (a big line is handled off the loop: peer.offload)
+        if not client.idle:
             return False
         try:
             message, as_received = loads_as_received(line, upstream=True)
         except (ValueError, RecursionError):
-            return False
-        if keeps_place(message) and self.peer.ordered.busy:
             return False
         out = self._upstream_out(message)
         if out is CONSUMED:
@@ -365,17 +348,6 @@ class UpstreamSide:
             return self._upstream_batch(message)
         return CONSUMED
 
-    def peer_prepare(self, message: dict[str, Any]) -> None:
-        """(In the worker thread, ``peer.connection``.) A listing answered to the client has its schemas
-        classified here, into its table's prepared schemas (``ToolTable.prepare``): annotating it on the
-        loop then only looks them up."""
-        result = message.get("result")
-        if "method" in message or type(result) is not dict or not valid_id(message.get("id")):
-            return
-        listing = self._lists.get(id_key(message["id"]))  # (a read: the loop owns the map)
-        if listing is not None:
-            listing[0].prepare(result)
-
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
         """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
         answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
@@ -386,80 +358,6 @@ class UpstreamSide:
         self._calls.pop(key, None)
         await self._reply(error_response(request_id, INTERNAL_ERROR, text))
         return True
-
-    # --- client state the upstream half keeps (what a restart replays; the upstream's own requests) --
-
-    def _cancel_waiting(self, message: dict[str, Any]) -> bool:
-        """A cancellation of a request waiting for the upstream to start: drop both."""
-        params = message.get("params")
-        if type(params) is not dict or not valid_id(params.get("requestId")):
-            return False
-        key = id_key(params["requestId"])
-        for index, waiting in enumerate(self._backlog):
-            is_request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
-            if is_request and id_key(waiting["id"]) == key:
-                del self._backlog[index]
-                return True
-        return False
-
-    def _track(self, method: str, params: Any) -> None:
-        """Note what a restarted upstream must be told again (handshake era)."""
-        if method == "initialize":
-            self._init_params = params
-        elif method == "logging/setLevel":
-            self._log_level = params
-        else:
-            uri = params.get("uri") if type(params) is dict else None
-            key = uri if type(uri) is str else json.dumps(params, sort_keys=True, default=repr)
-            if method == "resources/subscribe":
-                self._subscriptions[key] = params
-            else:
-                self._subscriptions.pop(key, None)
-
-    def _client_response(self, message: dict[str, Any]) -> bool:
-        """Whether to forward the client's answer to a request of the upstream's (not to a gone one's)."""
-        request_id = message.get("id")
-        if not valid_id(request_id):
-            return self.peer.upstream is not None
-        key = id_key(request_id)
-        if self._server_pending.pop(key, _MISSING) is not _MISSING:
-            return True
-        if key in self._orphaned:
-            self._orphaned.discard(key)
-            log.info("dropped the client's answer to a request of an upstream that went away")
-            return False
-        return self.peer.upstream is not None
-
-    def _note_list(self, message: dict[str, Any]) -> None:
-        """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
-        params = message.get("params")
-        cursor = params.get("cursor") if type(params) is dict else None
-        table = self.listings.table_for(params)
-        self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
-
-    async def _unparsable(self, line: bytes, exc: ValueError | RecursionError) -> None:
-        """A client line that does not parse: -32700, for its id when the text shows one."""
-        request_id = recover_id(line)
-        self.counted.log(
-            logging.WARNING, "answered a client line that does not parse with -32700: it %s", unparsable_reason(exc)
-        )
-        text = parse_error_text(exc, "line")
-        await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
-
-    async def _forwarded_data(self, message: Any) -> bytes:
-        """The bytes forwarding ``message`` upstream: ``dumps``; for a big client line passed on unchanged,
-        the line as received (when safe: ``loads_as_received``); for another big one, ``dumps`` in
-        pieces in the worker thread (``wire.pieces``), so the loop runs meanwhile.
-
-        Raises:
-            Uncarriable: as ``dumps``.
-        """
-        received = self.received
-        if received is None or message is not received[0]:
-            return dumps(message)
-        if received[1] is not None:
-            return received[1]
-        return await self.intake.in_thread(dumps_in_pieces, message)
 
     def _uncarriable_answers(self, out: Any) -> list[dict[str, Any]]:
         """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
