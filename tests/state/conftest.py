@@ -34,3 +34,18 @@ def postgres_server() -> Iterator[Postgres]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def pg_url(postgres_server: Postgres) -> Iterator[str]:
+    """The URL of a fresh database of its own on the session's PostgreSQL (dropped after the test)."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield postgres_server.url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
