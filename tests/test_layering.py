@@ -42,6 +42,7 @@ LAYERS: list[str] = [
     "peer",  # one upstream: process or HTTP connection, restarts, own requests, in-flight ids
     "reports",  # check, schema, verify, tool definitions: readers and printers over the core
     "calls",  # the call pipeline and its policy, the tool table, refusals, outputs, metrics
+    "state",  # shared state of several replicas: budgets in Redis, the journal in PostgreSQL (calls' ports)
     "sessions",  # wrap's relay and serve's gateway session, with their links and listings
     "fronts",  # stdio, streamable HTTP (fronts.http), serve's entry
     "commands",  # the CLI's commands

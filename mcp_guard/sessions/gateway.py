@@ -59,6 +59,7 @@ from ..calls.pinning import LockFile
 from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline
 from ..calls.policy import Budget
 from ..calls.refusals import unknown_tool
+from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
@@ -116,7 +117,8 @@ class GatewaySession(ModernEra):
         client: the client's line stream (``receive()`` raises ``anyio.EndOfStream`` at its end).
         config: the gateway configuration.
         lock: the lock file in force (or ``None``).
-        journal: the open journal (or ``None``); the caller closes it.
+        journal: the open journal, a JSONL file or a database (or ``None``); the caller closes it.
+        budget: the calls-per-minute counters every session of the process shares (``None``: its own).
         connectors: per server name, a connector replacing :func:`connector_for` (tests).
         request_timeout: seconds the guard waits for an upstream to answer its own requests
             (handshake, listings, discovery, a listen stream's acknowledgement).
@@ -145,7 +147,8 @@ class GatewaySession(ModernEra):
         config: GatewayConfig,
         *,
         lock: LockFile | None = None,
-        journal: Journal | None = None,
+        journal: Journal | JournalSink | None = None,
+        budget: Budget | SharedBudget | None = None,
         connectors: Mapping[str, Connector] | None = None,
         request_timeout: float = 30.0,
         start_timeout: float = 30.0,
@@ -166,7 +169,7 @@ class GatewaySession(ModernEra):
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
         self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
-        self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
+        self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools)
         connectors = connectors or {}
         self.links = [
             Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled

@@ -16,7 +16,19 @@ from pathlib import Path
 
 import pytest
 
-FORBIDDEN = ("mcp", "mcp_types", "httpx", "httpx2", "starlette", "uvicorn", "pydantic", "prometheus_client")
+FORBIDDEN = (
+    "mcp",
+    "mcp_types",
+    "httpx",
+    "httpx2",
+    "starlette",
+    "uvicorn",
+    "pydantic",
+    "prometheus_client",
+    "redis",
+    "psycopg",
+    "psycopg_pool",
+)
 
 UPSTREAM = """
 import json, sys
