@@ -28,8 +28,15 @@ GUARD = ["/opt/bin/mcp-guard"]
 
 
 def _round_trip(file: ClientFile, text: str) -> tuple[str, str]:
-    """Install then uninstall ``text`` as ``file``: (installed text, text after uninstall)."""
-    folder = Path(tempfile.mkdtemp(prefix="mcpg-comments-"))
+    """Install then uninstall ``text`` as ``file``: (installed text, text after uninstall).
+
+    Runs in a temporary folder removed afterwards (hypothesis calls this hundreds of times).
+    """
+    with tempfile.TemporaryDirectory(prefix="mcpg-comments-") as folder:
+        return _round_trip_in(Path(folder), file, text)
+
+
+def _round_trip_in(folder: Path, file: ClientFile, text: str) -> tuple[str, str]:
     path = folder / Path(str(file.path)).name
     path.write_text(text, encoding="utf-8", newline="")
     file = ClientFile(file.client, file.scope, path, file.format, file.servers_key, file.project_maps)
