@@ -24,7 +24,10 @@ that multiply work (``items``, ``patternProperties``, ``additionalProperties``,
 of them; ``pattern``, ``format`` and ``uniqueItems`` charge their own costs. Every charge
 tests the budget at once and raises :class:`OverBudget` when it is spent. Declared
 properties and in-place applicators cost what the schema's size says, and a schema whose
-references expand past the budget was refused at classification.
+references expand past the budget was refused at classification; but a pass over a value's
+members that no member schema weighs (a ``properties`` walk of the undeclared members, what
+a node evaluated for ``unevaluated*``) costs one unit a member, each time a branch makes it
+(:meth:`Gen.scanned`).
 
 Every schema value reaches the source only as a module constant (:meth:`Gen.const`).
 """
@@ -240,6 +243,7 @@ class Gen(Emitter):
             empty = "set()" if kind == "props" else "(0, set())"
             body = [] if checked else [f"if not {self.test(node, 'x')}: return None"]
             if node.boolean is None:
+                body += self.scanned("x")  # its parts' scans and merges: a few passes over the members
                 body += ["s = set()"] if kind == "props" else ["p = 0", "c = set()"]
                 for part in node.parts:
                     if part is not skip:
@@ -264,6 +268,15 @@ class Gen(Emitter):
         """Charge a container's members to the budget: its length times its heaviest member schema."""
         heaviest = max((self.weight(n) for n in nodes), default=1)
         return [f"w[0] -= len({v}) * {self.const(heaviest)}", "if w[0] < 0: raise OverBudget"]
+
+    def scanned(self, v: str) -> list[str]:
+        """Charge a pass over a container's members that no member schema weighs: one unit a member.
+
+        Each applicator branch that walks the members of the same value pays for its own walk
+        (issue 25 item 4: an ``anyOf`` of 1,000 branches under ``unevaluatedProperties``, or an
+        ``allOf`` of 50 ``properties``, walked a 100,000-key argument once per branch, uncharged).
+        """
+        return [f"w[0] -= len({v})", "if w[0] < 0: raise OverBudget"]
 
     def inlinable(self, node: XNode) -> bool:
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""

@@ -198,6 +198,10 @@ class Emitter(ModuleWriter):
         """Statements charging a container's members to the budget (length times the heaviest)."""
         raise NotImplementedError
 
+    def scanned(self, v: str) -> list[str]:
+        """Statements charging a pass over a container's members that no member schema weighs (one unit a member)."""
+        raise NotImplementedError
+
     def inlinable(self, node: XNode) -> bool:
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
         raise NotImplementedError

@@ -213,7 +213,7 @@ class Members(Part):
                 return [f"if {v}: return False"]
         if self.props and not self.pairs and len(self.props) <= CHAIN_LIMIT:
             return self._lookup_fast(g, v)
-        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
+        lines = [*self._walk_charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
         body = self._loop(g, None)
         return lines + ["    " + line for line in body]
 
@@ -253,6 +253,7 @@ class Members(Part):
         return [
             *lines,
             f"if len({v}) != {count}:",
+            *("    " + x for x in g.scanned(v)),
             f"    for k, y in {v}.items():",
             f"        if k not in {g.const(frozenset(self.props))}:",
             *("            " + x for x in self._extra_fast(g)),
@@ -271,9 +272,13 @@ class Members(Part):
             return []
         return g.charge(v, list(self.nodes()))
 
+    def _walk_charge(self, g: Emitter, v: str) -> list[str]:
+        """What a walk over every member costs: :meth:`_charge`, or one unit a member (``Gen.scanned``)."""
+        return self._charge(g, v) or g.scanned(v)
+
     def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
-        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
+        lines = [*self._walk_charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
         return lines + ["    " + line for line in self._loop(g, ip)]
 
     def _member(self, g: Emitter, node: XNode, name: str, ip: str | None) -> list[str]:
