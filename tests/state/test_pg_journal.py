@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import psycopg
 import pytest
 
 from mcp_guard.calls.pipeline import Call, Pipeline
@@ -23,6 +22,7 @@ from tests.calls.test_pipeline import catalog, config
 from tests.real_servers import Postgres, free_port
 
 pytestmark = pytest.mark.anyio
+psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install -e '.[test]')")
 
 
 def rows(url: str) -> list[tuple[Any, ...]]:

@@ -218,3 +218,42 @@ async def test_redis_then_postgres_stopped_during_the_load_refuse_what_they_gove
     digests = {r["arguments_sha256"] for r in read_database_records(pg_url) if r["event"] == "intent"}
     for message in cluster.forwarded():
         assert canonical_sha256(message["params"]["arguments"]) in digests
+
+
+@pytest.mark.slow
+async def test_soak_no_minute_forwards_more_than_the_budget(
+    redis_server: Redis, pg_url: str, cluster_factory: Any
+) -> None:
+    """Slow (``-m slow``, about 130 s): 8 clients over 3 replicas hammer a tool with a budget of 20 for over two
+    windows. Slots free and are taken again, and no span of 59.5 s of the intents' times holds more than 20
+    (half a second of slack: an intent is written a moment after its slot is taken in Redis)."""
+    init_schema(pg_url)
+    budget = 20
+    cluster = await cluster_factory(redis_url=redis_server.url, journal=pg_url, budget=budget)
+    counter = itertools.count()
+
+    async def hammer(k: int) -> None:
+        async with http_client() as http:
+            client = Client(http, cluster.url)
+            if k % 2:
+                await client.initialize()
+            with anyio.move_on_after(130):
+                while True:
+                    answer = await client.call("rec__work", {"n": f"s{next(counter)}"})
+                    assert rejection_kind(answer) in (None, "budget_exceeded"), answer
+                    await anyio.sleep(0.05)
+
+    async with anyio.create_task_group() as tg:
+        for k in range(8):
+            tg.start_soon(hammer, k)
+    from datetime import datetime
+
+    times = sorted(
+        datetime.fromisoformat(r["time"].replace("Z", "+00:00")).timestamp()
+        for r in read_database_records(pg_url)
+        if r["event"] == "intent"
+    )
+    assert len(times) == len(cluster.forwarded("work"))
+    assert 2 * budget < len(times) <= 3 * budget
+    for i, start in enumerate(times):
+        assert sum(1 for t in times[i:] if t < start + 59.5) <= budget
