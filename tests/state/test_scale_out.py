@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx
 import pytest
 
@@ -105,11 +106,12 @@ async def test_a_replica_killed_mid_load_loses_no_journaled_call_and_its_clients
     sessions: dict[int, list[str]] = {}
     counter = itertools.count()
 
-    async def load(k: int, handshake: bool) -> None:
+    async def load(k: int, handshake: bool, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         async with http_client() as http:
             client = Client(http, cluster.url)
             if handshake:
                 sessions[k] = [await client.initialize()]
+            task_status.started()
             while not stop.is_set():
                 n = f"c{k}-{next(counter)}"
                 try:
@@ -132,8 +134,8 @@ async def test_a_replica_killed_mid_load_loses_no_journaled_call_and_its_clients
 
     with anyio.fail_after(HANG):
         async with anyio.create_task_group() as tg:
-            for k in range(8):
-                tg.start_soon(load, k, k < 6)
+            for k in range(8):  # (one after the other: round robin puts two sessions on each replica)
+                await tg.start(load, k, k < 6)
             while sum(ok.values()) < 40:
                 await anyio.sleep(0.05)
             victim = cluster.kill("r2")
