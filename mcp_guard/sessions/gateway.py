@@ -56,9 +56,8 @@ import anyio.abc
 
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
-from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline
+from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
 from ..calls.policy import Budget
-from ..calls.refusals import unknown_tool
 from ..config import GatewayConfig
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
@@ -81,9 +80,7 @@ from ..wire.jsonrpc import (
     valid_id,
 )
 from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
-from ..wire.meta import (
-    is_modern,
-)
+from ..wire.meta import is_modern
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .envelopes import (
     merged_capabilities,
@@ -412,7 +409,9 @@ class GatewaySession(ModernEra):
             if owner is None:
                 return  # not forwarded yet: it will not be (see _forward)
             link, upstream_id = owner
-            await link.cancelled(upstream_id)
+            await link.cancelled(upstream_id)  # its late answer is dropped by the link: the id is the client's again
+            self._cancelled.discard(id_key(request_id))
+            self._open.discard(id_key(request_id))
             assert type(params) is dict
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
@@ -506,10 +505,11 @@ class GatewaySession(ModernEra):
     async def _tools_call(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
         params = message.get("params")
-        name = params.get("name") if type(params) is dict else None
-        if type(params) is not dict or type(name) is not str:
-            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: tools/call needs a `name`"))
+        name = tool_name(params)
+        if name is None:
+            await self.reply(self.pipeline.unlisted(None).response(request_id))
             return
+        assert type(params) is dict
         catalog = (await self._view_for(params, "tools")).catalog
         route = catalog.route(name)
         link = self._by_name[route.server] if route is not None else None
@@ -533,7 +533,7 @@ class GatewaySession(ModernEra):
                 await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE)  # (recorded before it is answered)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
-            await self.reply(error_response(request_id, *unknown_tool(name)))
+            await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
         call = Call(route, arguments, modern=is_modern(params))
@@ -570,6 +570,8 @@ class GatewaySession(ModernEra):
             return
         if id_key(request_id) in self._cancelled:  # cancelled while it was being sent
             await link.cancelled(upstream_id)
+            self._cancelled.discard(id_key(request_id))
+            self._open.discard(id_key(request_id))
             notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
