@@ -2,7 +2,7 @@
 
 Part 1, per call, on the Sigma schemas (``fixtures/sigma``) with hand-written valid and
 invalid arguments, and on every supported schema of the MCP tool corpus
-(``../shared/data/mcp-tool-corpus``, when present) with arguments derived from the schema
+(``tests/data/mcp-tool-corpus``) with arguments derived from the schema
 (a valid value, confirmed by the oracle, and one mutation of it that is invalid):
 
 - ``mcp_guard.compile(schema).check(arguments)`` (compiled once, code generated on first use);
@@ -67,7 +67,7 @@ from mcp_guard import compile as guard_compile
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMA = ROOT / "fixtures" / "sigma"
-CORPUS = ROOT.parent / "shared" / "data" / "mcp-tool-corpus"
+CORPUS = ROOT / "tests" / "data" / "mcp-tool-corpus"
 
 SIGMA_CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "read": [

@@ -3,7 +3,7 @@
 ``wire.jsonrpc.loads_upstream`` parses a message that can carry tool schemas (it contains
 ``"inputSchema"``) with an ``object_pairs_hook`` (``wire.repeated``), so that a tool whose schema
 repeats a key is refused; every other message keeps the C-speed parse. Measured here on one
-response listing 10,000 tools (the MCP tool corpus at ``../shared/data/mcp-tool-corpus``
+response listing 10,000 tools (the MCP tool corpus at ``tests/data/mcp-tool-corpus``
 repeated, each with a distinct description), against references in the same run:
 
 - ``json.loads`` of the text (the floor);
@@ -58,7 +58,7 @@ from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.core.json_values import literal_float
 from mcp_guard.wire.jsonrpc import dumps, loads_upstream
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mcp-tool-corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "mcp-tool-corpus"
 
 
 def listing(corpus: Path, count: int) -> bytes:

@@ -47,7 +47,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from .core.profiles import DEFAULT_PROFILE, ProfileName
@@ -59,7 +68,9 @@ __all__ = [
     "GatewayConfig",
     "GuardSettings",
     "HttpServer",
+    "JournalDatabase",
     "ServerPolicy",
+    "StateSettings",
     "StdioServer",
     "ToolLimits",
     "expand_variables",
@@ -241,6 +252,71 @@ class ServerPolicy(_Model):
     tools: dict[Pattern, ToolLimits] = Field(default_factory=dict)
 
 
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", strict=True)]
+
+
+class StateSettings(_Model):
+    """Where state shared by the replicas of a gateway lives (``guard.state``; issue 26, docs/scale-out.md).
+
+    Attributes:
+        redis: the Redis URL (``redis://[[user]:password@]host[:port][/db]``, ``rediss://``,
+            ``unix://``) holding the ``callsPerMinute`` budgets, counted once for every replica.
+        redis_env: the name of an environment variable holding that URL instead (a password
+            then stays out of the file). Exactly one of ``redis`` and ``redisEnv``.
+        key_prefix: the prefix of the guard's Redis keys (two gateways sharing a Redis keep
+            apart by it).
+        timeout_seconds: how long a replica waits for Redis before a governed call is refused
+            with ``budget_unavailable``.
+    """
+
+    redis: Annotated[str, Field(min_length=1)] | None = None
+    redis_env: EnvName | None = None
+    key_prefix: Annotated[str, Field(min_length=1, max_length=200)] = "mcp-guard"
+    timeout_seconds: Annotated[float, Field(gt=0, le=60)] = 2.0
+
+    @model_validator(mode="after")
+    def _one_url(self) -> StateSettings:
+        if (self.redis is None) == (self.redis_env is None):
+            raise ValueError("give exactly one of `redis` (a URL) and `redisEnv` (a variable holding it)")
+        return self
+
+
+class JournalDatabase(_Model):
+    """The journal in PostgreSQL (``guard.journal: {"postgres": ...}``; issue 26 item 2).
+
+    Attributes:
+        postgres: a libpq connection URI (``postgresql://user@host:port/db``; psycopg's
+            ``conninfo``; libpq's environment variables and ``.pgpass`` apply as for ``psql``).
+        postgres_env: the name of an environment variable holding that URI instead. Exactly one.
+        pool_size: connections each replica keeps open at most.
+        timeout_seconds: how long a call waits for a connection before it is refused (-32603).
+    """
+
+    postgres: Annotated[str, Field(min_length=1)] | None = None
+    postgres_env: EnvName | None = None
+    pool_size: Annotated[int, Field(gt=0, le=100, strict=True)] = 8
+    timeout_seconds: Annotated[float, Field(gt=0, le=60)] = 2.0
+
+    @model_validator(mode="after")
+    def _one_url(self) -> JournalDatabase:
+        if (self.postgres is None) == (self.postgres_env is None):
+            raise ValueError("give exactly one of `postgres` (a URI) and `postgresEnv` (a variable holding it)")
+        return self
+
+
+def _journal_form(value: Any) -> str:
+    return "journal-database" if isinstance(value, dict | JournalDatabase) else "journal-file"
+
+
+_UNION_TAGS: Final = frozenset({"journal-file", "journal-database"})
+"""Tags of the config's unions, left out of the JSON paths of messages."""
+
+JournalSetting = Annotated[
+    Annotated[str, Tag("journal-file")] | Annotated[JournalDatabase, Tag("journal-database")],
+    Discriminator(_journal_form),
+]
+
+
 class GuardSettings(_Model):
     """The optional ``"guard"`` section. Every key is optional.
 
@@ -260,7 +336,10 @@ class GuardSettings(_Model):
         max_argument_bytes: largest ``arguments`` accepted, in bytes of their compact JSON
             (checked before validating); ``None``: no limit of the guard's own.
         calls_per_minute: calls each exposed tool may receive in any 60-second window.
-        journal: path of the JSONL journal (``None``: no journal).
+        journal: path of the JSONL journal, or ``{"postgres": URI}`` (:class:`JournalDatabase`)
+            for the journal in PostgreSQL (``None``: no journal).
+        state: shared state of several replicas (:class:`StateSettings`: budgets in Redis);
+            ``None``: budgets counted in process.
         lock: path of the lock file (default: the config file's path plus ``.lock``).
         new_tools: ``"allow"`` (default; tools absent from the lock are reported) or
             ``"reject"`` (their calls are refused with ``policy_denied``; with no lock file
@@ -283,7 +362,8 @@ class GuardSettings(_Model):
     hide: list[Pattern] = Field(default_factory=list)
     max_argument_bytes: PositiveInt | None = None
     calls_per_minute: PositiveInt | None = None
-    journal: str | None = None
+    journal: JournalSetting | None = None
+    state: StateSettings | None = None
     lock: str | None = None
     new_tools: Literal["allow", "reject"] = "allow"
     changed_tools: Literal["pinned", "withhold"] = "pinned"
@@ -406,14 +486,15 @@ class GatewayConfig(BaseModel):
     @property
     def journal_path(self) -> Path | None:
         """Where the journal is (``guard.journal`` resolved), or ``None``."""
-        return None if self.guard.journal is None else self.resolve(self.guard.journal)
+        journal = self.guard.journal
+        return self.resolve(journal) if isinstance(journal, str) else None
 
 
 # --- loading ------------------------------------------------------------------------------------
 
 _GUARD_KEYS: Final = frozenset(
     field.alias or name
-    for model in (GuardSettings, ServerPolicy, ToolLimits)
+    for model in (GuardSettings, ServerPolicy, ToolLimits, StateSettings, JournalDatabase)
     for name, field in model.model_fields.items()
 )
 """Every key of the guard section, at any level (for "did you mean" hints)."""
@@ -435,7 +516,9 @@ def _reject_constant(name: str) -> Any:
 def _pydantic_errors(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[str]:
     lines = []
     for error in exc.errors(include_url=False, include_input=False):
-        loc = prefix + tuple(x for x in error["loc"] if not (isinstance(x, str) and x.startswith("function-")))
+        loc = prefix + tuple(
+            x for x in error["loc"] if not (isinstance(x, str) and (x.startswith("function-") or x in _UNION_TAGS))
+        )
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             last = loc[-1] if loc else ""

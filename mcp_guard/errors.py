@@ -16,9 +16,14 @@ error. Every such exception derives from :class:`GuardError`::
      ├── Uncarriable            wire.jsonrpc        a number JSON cannot carry exactly (also ValueError)
      ├── ConfigError            config              the gateway config cannot be used
      ├── LockError              calls.pinning       the lock file cannot be read or written
+ ├── StoreUnavailable       calls.stores        Redis or PostgreSQL cannot be reached (a call refused)
+ ├── UrlError               state.urls          a store's URL variable is unset, or not the store's scheme
+ ├── JournalDatabaseError   state.pg_schema     the journal's database cannot be used (journal init/read)
+ ├── StateError             state.opening       a store of the config cannot be used at start
      ├── InvalidCursor          sessions.naming     a cursor the guard did not issue (also ValueError)
      ├── ListingError           reports.listing     ``check`` cannot list a server
      ├── DocumentError          reports.documents   a document cannot be read (also ValueError)
+     ├── EditRefused            commands.clients_edit  a config entry's text cannot be changed exactly
      └── UsageError             commands.reports    a command line that cannot be run
 
 The schema core (:mod:`mcp_guard.core`) imports nothing of the rest of the package: it raises

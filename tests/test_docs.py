@@ -114,9 +114,9 @@ def test_the_readme_keeps_its_two_commands() -> None:
     # A fresh machine runs these two lines as they are (.ci/run runs the second's pip and pytest).
     blocks = code_blocks(ROOT / "README.md", "sh")
     assert "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/mcp-guard demo" in blocks
-    assert "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest" in blocks
+    assert "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest -n auto" in blocks
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "pip install --quiet -e '.[test]' && python -m pytest" in ci
+    assert "pip install --quiet -e '.[test]' && python -m pytest -n auto " in ci
 
 
 @pytest.mark.parametrize("page", PAGES[1:], ids=lambda p: p.relative_to(ROOT).as_posix())

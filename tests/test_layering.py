@@ -35,12 +35,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcp_guard"
 
 LAYERS: list[str] = [
     "core",  # the pure schema core
+    "hosts",  # the pure model-host tables, checkers and lowering (imports the core only)
     "root",  # errors, guarded, safe_text, log_counts, config and the package itself
     "wire",  # the pure JSON-RPC vocabulary and line framing
     "streams",  # byte streams around wire (anyio, asyncio pipes), why a connection ended
     "peer",  # one upstream: process or HTTP connection, restarts, own requests, in-flight ids
     "reports",  # check, schema, verify, tool definitions: readers and printers over the core
     "calls",  # the call pipeline and its policy, the tool table, refusals, outputs, metrics
+    "state",  # shared state of several replicas: budgets in Redis, the journal in PostgreSQL (calls' ports)
     "sessions",  # wrap's relay and serve's gateway session, with their links and listings
     "fronts",  # stdio, streamable HTTP (fronts.http), serve's entry
     "commands",  # the CLI's commands
@@ -52,6 +54,10 @@ package) and ``cli`` and ``__main__`` (one module each)."""
 
 IO_LIBRARIES = ("mcp", "mcp_types", "anyio", "httpx", "httpx2", "starlette", "uvicorn", "sniffio", "asyncio")
 """What the schema core (and the pure wire vocabulary, ``mcp_guard.wire``) never imports."""
+
+PURE_ROOMS = ("mcp_guard.core", "mcp_guard.hosts")
+"""The pure rooms below the root: they cannot import ``mcp_guard.errors``, so their exception
+classes (faults, and ``hosts.BackError``) derive from the builtins."""
 
 MAX_LINES = 800
 CEILINGS: dict[str, int] = {
@@ -276,7 +282,7 @@ def test_no_private_name_crosses_a_module_boundary() -> None:
     assert private_names_taken(TREE) == []
 
 
-@pytest.mark.parametrize("package", ["mcp_guard.core", "mcp_guard.wire"])
+@pytest.mark.parametrize("package", ["mcp_guard.core", "mcp_guard.hosts", "mcp_guard.wire"])
 def test_pure_layers_import_no_io_library(package: str) -> None:
     wrong = [
         f"{imp.importer}:{imp.line} imports {imp.target}"
@@ -440,7 +446,7 @@ def test_a_cycle_is_found_whatever_the_order_of_the_rooms() -> None:
 def test_every_exception_class_outside_the_core_derives_from_the_root() -> None:
     wrong = []
     for name in ALL:
-        if name.startswith("mcp_guard.core") or name == "mcp_guard.__main__":
+        if name.startswith(PURE_ROOMS) or name == "mcp_guard.__main__":
             continue
         module = importlib.import_module(name)
         for attr, value in vars(module).items():
@@ -460,7 +466,7 @@ def test_the_exception_tree_in_the_docstring_names_every_public_exception() -> N
 
     doc = mcp_guard.errors.__doc__ or ""
     for name in ALL:
-        if name.startswith("mcp_guard.core") or name == "mcp_guard.__main__":
+        if name.startswith(PURE_ROOMS) or name == "mcp_guard.__main__":
             continue
         for attr, value in vars(importlib.import_module(name)).items():
             public = not attr.startswith("_") and value is not GuardError

@@ -9,6 +9,8 @@
 - :mod:`.refusals`: the one rejection builder, the schema verdict and the unknown-tool answer;
   :mod:`.outputs`: the check of a result against the tool's ``outputSchema``.
 - :mod:`.observer` and :mod:`.metrics`: what the pipeline tells about its outcomes.
+- :mod:`.stores`: the ports to shared state (a budget across replicas, a journal in a database),
+  filled by :mod:`mcp_guard.state`.
 
 Above the core, the wire vocabulary and the reports' status rule; below both sessions
 (:mod:`mcp_guard.sessions`), which run a pipeline per session. The submodules are imported by

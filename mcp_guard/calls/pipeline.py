@@ -13,15 +13,19 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
 5. ``policy`` — ``policy_denied``: ``newTools`` is ``reject`` and the tool is new since the lock,
    or there is no lock file at all (then every tool is new: fail closed until ``mcp-guard pin``).
 6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
-   taken only by a call that passes every earlier step).
-7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded.
+   taken only by a call that passes every earlier step). With a shared budget (``guard.state``,
+   Redis: :class:`.stores.SharedBudget`) the slot is taken in the store, awaited after steps 1-5;
+   a store that cannot be reached refuses the governed call with ``budget_unavailable``.
+7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded, or committed
+   in the database (:class:`.stores.JournalSink`, PostgreSQL) before it is forwarded.
    ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
    canonical JSON (the digest's input) cannot express; refused while a journal is kept.
 
 Steps 1-6 are checks (synchronous: ``wrap`` runs them on its stdio hot path, see
-:meth:`Pipeline.check`, the entry both commands take; :meth:`Pipeline.admit` adds step 7); step 7
-writes to disk. Before them, the prelude both commands share: :func:`tool_name` (a call naming no
-tool) and :meth:`Pipeline.unlisted` (a name no listing has), one text each. A command runs the steps its options enable
+:meth:`Pipeline.check`, the entry both commands take; :meth:`Pipeline.admit` adds a shared budget's
+step 6, awaited, and step 7); step 7 writes to disk or to the database. Before them, the prelude both
+commands share: :func:`tool_name` (a call naming no tool) and :meth:`Pipeline.unlisted` (a name no
+listing has), one text each. A command runs the steps its options enable
 (:data:`WRAP_STEPS` for ``wrap``: visibility and schema; ``serve``: all), so what a client sees
 for a refused call is decided here, once, for both commands.
 
@@ -53,6 +57,7 @@ from .observer import UNKNOWN_TOOL, CallObserver
 from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
 from .refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
+from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, SharedBudget, StoreUnavailable
 
 if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
     from ..core import Compiled
@@ -189,6 +194,21 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
+def _over_budget(call: Call, limit: int, wait: float) -> Rejection:
+    """``budget_exceeded``: ``limit`` calls per minute are spent, a slot frees in ``wait`` seconds."""
+    exposed = call.route.exposed
+    seconds = max(1, math.ceil(wait))
+    text = (
+        f"mcp-guard refused this call to `{exposed}`: the tool may be called {_times(limit)} per minute and "
+        "that budget is spent, so nothing was sent to the server. "
+        f"Try again in {seconds} second{'' if seconds == 1 else 's'}."
+    )
+    result = refusal_result(
+        BUDGET_EXCEEDED, exposed, text, modern=call.modern, limit_per_minute=limit, retry_after_seconds=seconds
+    )
+    return Rejection(BUDGET_EXCEEDED, f"{limit} call{'' if limit == 1 else 's'} per minute", result=result)
+
+
 def _unknown(call: Call, kind: str, reason: str) -> Rejection:
     return Rejection(kind, reason, error=unknown_tool(call.route.exposed))
 
@@ -227,8 +247,10 @@ class Pipeline:
     """The ordered checks of every call, and its journal records.
 
     Args:
-        budget: the calls-per-minute counters (shared by all calls of a gateway).
-        journal: where intents and outcomes go, or ``None`` for no journal.
+        budget: the calls-per-minute counters (shared by all calls of a gateway): in process
+            (:class:`.policy.Budget`, the default) or in a shared store (:class:`.stores.SharedBudget`).
+        journal: where intents and outcomes go: a JSONL file, a database
+            (:class:`.stores.JournalSink`), or ``None`` for no journal.
         new_tools: ``"allow"`` or ``"reject"`` (``guard.newTools``).
         enabled: the names of the steps to run (default: all of :data:`STEP_NAMES`; ``wrap``:
             :data:`WRAP_STEPS`).
@@ -242,12 +264,12 @@ class Pipeline:
     def __init__(
         self,
         *,
-        budget: Budget | None = None,
-        journal: Journal | None = None,
+        budget: Budget | SharedBudget | None = None,
+        journal: Journal | JournalSink | None = None,
         new_tools: str = "allow",
         enabled: Collection[str] = STEP_NAMES,
     ) -> None:
-        self.budget = budget if budget is not None else Budget()
+        self.budget: Budget | SharedBudget = budget if budget is not None else Budget()
         self.journal = journal
         self.new_tools = new_tools
         self.observer: CallObserver | None = None  # told how each call ended (metrics)
@@ -265,6 +287,7 @@ class Pipeline:
             raise ValueError(f"unknown pipeline steps: {sorted(unknown)}")
         self.checks = tuple((name, check) for name, check in every if name in enabled)
         self.journaled = "journal" in enabled
+        self._shared_budget = "budget" in enabled and not isinstance(self.budget, Budget)
 
     @property
     def steps(self) -> tuple[str, ...]:
@@ -334,12 +357,16 @@ class Pipeline:
         if rejection is not None:
             await self._journal(call, "rejected", rejection.kind)
             return rejection
-        if not self.journaled:
-            return None
-        try:
-            rejection = await self.write_intent(call)
-        except Exception:
-            rejection = self._failed(call, "journal")
+        if self._shared_budget:
+            try:
+                rejection = await self.take_shared_budget(call)
+            except Exception:
+                rejection = self._failed(call, "budget")
+        if rejection is None and self.journaled:
+            try:
+                rejection = await self.write_intent(call)
+            except Exception:
+                rejection = self._failed(call, "journal")
         if rejection is not None:
             self.refused(call.route.exposed, rejection)
             await self._record(call, "rejected", rejection.kind)
@@ -390,10 +417,8 @@ class Pipeline:
         if self.journal is None:
             return
         try:
-            await anyio.to_thread.run_sync(
-                self.journal.outcome, Journal.new_call_id(), server, exposed, "rejected", kind
-            )
-        except OSError:
+            await self._outcome(Journal.new_call_id(), server, exposed, "rejected", kind)
+        except (OSError, StoreUnavailable):
             log.exception("could not write an outcome record to the journal")
 
     async def _record(self, call: Call, result: Result, kind: str | None) -> None:
@@ -405,9 +430,16 @@ class Pipeline:
             return
         route = call.route
         try:
-            await anyio.to_thread.run_sync(self.journal.outcome, call.call_id, route.server, route.tool, result, kind)
-        except OSError:
+            await self._outcome(call.call_id, route.server, route.tool, result, kind)
+        except (OSError, StoreUnavailable):
             log.exception("could not write an outcome record to the journal")
+
+    async def _outcome(self, call_id: str, server: str, tool: str, result: Result, kind: str | None) -> None:
+        journal = self.journal
+        if isinstance(journal, Journal):
+            await anyio.to_thread.run_sync(journal.outcome, call_id, server, tool, result, kind)
+        elif journal is not None:
+            await journal.outcome(call_id, server, tool, result, kind)
 
     # --- the steps, in order ------------------------------------------------------------------
 
@@ -497,29 +529,46 @@ class Pipeline:
         return Rejection(POLICY_DENIED, f"{route.server}/{route.tool} is not in the lock file", result=result)
 
     def check_budget(self, call: Call) -> Rejection | None:
-        """``budget_exceeded`` when the tool had its calls-per-minute already."""
+        """``budget_exceeded`` when the tool had its calls-per-minute already (an in-process budget;
+        a shared one is taken by :meth:`take_shared_budget`, awaited after the checks)."""
         route = call.route
         limit = route.policy.calls_per_minute
-        if limit is None:
+        budget = self.budget
+        if limit is None or not isinstance(budget, Budget):
             return None
-        wait = self.budget.take(route.exposed, limit)
-        if wait is None:
+        wait = budget.take(route.exposed, limit)
+        return None if wait is None else _over_budget(call, limit, wait)
+
+    async def take_shared_budget(self, call: Call) -> Rejection | None:
+        """Step 6 with a shared budget: one atomic check-and-count in the store (:class:`.stores.SharedBudget`).
+
+        A call no budget governs does not touch the store. When the store cannot be reached the
+        governed call is refused with ``budget_unavailable`` (never forwarded uncounted: issue 26 item 1).
+        """
+        route = call.route
+        limit = route.policy.calls_per_minute
+        budget = self.budget
+        if limit is None or isinstance(budget, Budget):
             return None
-        seconds = max(1, math.ceil(wait))
-        text = (
-            f"mcp-guard refused this call to `{route.exposed}`: the tool may be called {_times(limit)} per minute and "
-            "that budget is spent, so nothing was sent to the server. "
-            f"Try again in {seconds} second{'' if seconds == 1 else 's'}."
-        )
-        result = refusal_result(
-            BUDGET_EXCEEDED,
-            route.exposed,
-            text,
-            modern=call.modern,
-            limit_per_minute=limit,
-            retry_after_seconds=seconds,
-        )
-        return Rejection(BUDGET_EXCEEDED, f"{limit} call{'' if limit == 1 else 's'} per minute", result=result)
+        try:
+            wait = await budget.take(route.exposed, limit, call.call_id)
+        except StoreUnavailable as exc:
+            seconds = RETRY_UNAVAILABLE_SECONDS
+            text = (
+                f"mcp-guard refused this call to `{route.exposed}`: the tool's calls-per-minute budget is counted in a "
+                f"shared store ({budget.store}) that cannot be reached now, and the guard does not forward calls it "
+                f"cannot count, so nothing was sent to the server. Try again in {seconds} seconds."
+            )
+            result = refusal_result(
+                BUDGET_UNAVAILABLE,
+                route.exposed,
+                text,
+                modern=call.modern,
+                limit_per_minute=limit,
+                retry_after_seconds=seconds,
+            )
+            return Rejection(BUDGET_UNAVAILABLE, str(exc), result=result)
+        return None if wait is None else _over_budget(call, limit, wait)
 
     async def write_intent(self, call: Call) -> Rejection | None:
         """The intent record, on disk before the call is forwarded (raises when it cannot be written).
@@ -544,5 +593,9 @@ class Pipeline:
             result = refusal_result(NO_CANONICAL_FORM, route.exposed, text, modern=call.modern)
             return Rejection(NO_CANONICAL_FORM, "an integer beyond the double range (no RFC 8785 form)", result=result)
         size = call.size if call.size is not None else argument_bytes(call.arguments)
-        await anyio.to_thread.run_sync(self.journal.intent, call.call_id, route.server, route.tool, digest, size)
+        journal = self.journal
+        if isinstance(journal, Journal):
+            await anyio.to_thread.run_sync(journal.intent, call.call_id, route.server, route.tool, digest, size)
+        else:
+            await journal.intent(call.call_id, route.server, route.tool, digest, size)
         return None

@@ -192,7 +192,8 @@ def refusal_result(
 
     Args:
         kind: the stable code (``validation``, ``unsupported_capability``, ``too_large``,
-            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded``, ``no_canonical_form``).
+            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded``, ``budget_unavailable``,
+            ``no_canonical_form``).
         tool: the tool's name as the client calls it.
         text: the one text item (never an argument value).
         modern: the request is in the 2026-07-28 era, whose results carry ``resultType``.

@@ -7,10 +7,12 @@ atomic: a temporary file in the same folder, ``fsync``, ``os.replace`` (a symlin
 written through to its target), with the file's mode kept and the previous bytes left beside
 it as ``<name>.mcp-guard.bak``.
 
-Edits touch only the changed entry's text: JSON/JSONC through the span reader of
-:mod:`.clients_jsonc` (a stdio entry's ``command`` and ``args`` values are replaced where they
-stand, so comments and layout around them stay; a URL entry is written anew in the file's
-indentation), TOML through ``tomlkit`` (which keeps comments, order and formatting).
+Edits touch only the spans that change in the entry (:mod:`.clients_edit`, on the span readers
+:mod:`.clients_jsonc` and :mod:`.clients_toml`): a value replaced where it stands, the guard's
+words put in front of ``args``' first item, a key cut or written in place. Every edit is checked
+before it is kept (:func:`_rewrite`): the document must read back as before but for that entry,
+with every comment still there, in order; else the entry is left alone with the reason (issue 25
+item 2: tomlkit, which edited TOML before, dropped a comment standing before the next table).
 
 The install record: for every entry it changes, ``install`` records the entry's text (its name
 and value: JSON from the key to the end of the value, TOML from the ``[table]`` header or the
@@ -29,19 +31,23 @@ both are written readable by the user only.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import GuardError
 from . import clients_jsonc as jsonc
-from .clients_entries import Plan, plan_entry
+from . import clients_toml as toml_spans
+from .clients_edit import EditRefused, Splicer
+from .clients_entries import plan_entry
 from .clients_paths import ClientFile
 
 __all__ = [
@@ -61,6 +67,7 @@ __all__ = [
 ]
 
 BACKUP_SUFFIX = ".mcp-guard.bak"
+_UNEDITABLE = "its text cannot be rewritten without losing a comment or changing what is around it: edit it by hand"
 STATE_FILE = "installs.json"
 
 
@@ -213,48 +220,49 @@ def server_entries(
 # --- editing -----------------------------------------------------------------------------------
 
 
-def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+def _comments(file: ClientFile, text: str) -> list[str]:
+    """The text of every comment of the document, in order."""
+    body = _body(text)
+    spans = toml_spans.parse(body).comments if file.format == "toml" else jsonc.comment_spans(body)
+    return [body[start:end] for start, end in spans]
 
 
-def _json_edit(text: str, location: tuple[str, ...], plan: Plan) -> str:
+def _span_edit(file: ClientFile, text: str, location: tuple[str, ...], old: Any, new: Any) -> str:
+    """The text with the entry at ``location`` changed from ``old`` to ``new`` by :class:`.clients_edit.Splicer`.
+
+    Raises:
+        EditRefused: the entry's layout is not one the splicer changes exactly.
+    """
     offset = 1 if text.startswith("\ufeff") else 0
     body = _body(text)
-    node = jsonc.find(jsonc.parse(body), location)
-    assert node is not None and node.kind == "object"
-    nl = _newline(body)
-    base = jsonc.line_indent(body, node.start)
-    first_member = node.members[0][1] if node.members else None
-    member_indent = jsonc.indent_of(body, first_member) if first_member is not None else ""
-    unit = member_indent[len(base) :] if member_indent.startswith(base) and len(member_indent) > len(base) else "  "
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        raise EditRefused("not an object")
+    if file.format == "toml":
+        try:
+            document = toml_spans.parse(body)
+        except ValueError as exc:
+            raise EditRefused(str(exc)) from None
+        entry = document.entry(location)
+        if entry is None:
+            raise EditRefused("neither a [table] nor an inline table")
 
-    def dump(value: Any, indent: str) -> str:
-        return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", nl + indent)
+        def subtable(path: tuple[str, ...]) -> tuple[jsonc.Node, frozenset[str]] | None:
+            found = document.entry(path)
+            return None if found is None or found.node.kind != "table" else (found.node, frozenset(found.others))
 
-    command, args = node.get("command"), node.get("args")
-    if plan.kind == "stdio" and command is not None:
-        edits = [(command.start, command.end, json.dumps(plan.entry["command"], ensure_ascii=False))]
-        new_args = plan.entry["args"]
-        key_indent = jsonc.indent_of(body, next(k for n, k, _ in node.members if n == "command"))
-        if args is not None:
-            multiline = "\n" in body[args.start : args.end]
-            rendered = (
-                dump(new_args, jsonc.line_indent(body, args.start))
-                if multiline
-                else json.dumps(new_args, ensure_ascii=False)
-            )
-            edits.append((args.start, args.end, rendered))
-        else:
-            sep = f",{nl}{key_indent}" if key_indent else ", "
-            edits.append((command.end, command.end, f'{sep}"args": {json.dumps(new_args, ensure_ascii=False)}'))
-        for start, end, new in sorted(edits, reverse=True):
-            body = body[:start] + new + body[end:]
+        splicer = Splicer(body, True, document.comments, subtable)
+        splicer.edit_object(entry.node, old, new, frozenset(entry.others), location)
     else:
-        body = body[: node.start] + dump(plan.entry, base) + body[node.end :]
-    return text[:offset] + body
+        node = jsonc.find(jsonc.parse(body), location)
+        if node is None or node.kind != "object":
+            raise EditRefused("not an object")
+        splicer = Splicer(body, False, jsonc.comment_spans(body))
+        splicer.edit_object(node, old, new, frozenset())
+    return text[:offset] + splicer.result()
 
 
-def _toml_edit(text: str, location: tuple[str, ...], plan: Plan) -> str:
+def _toml_edit(text: str, location: tuple[str, ...], new: dict[str, Any]) -> str:
+    """The entry replaced through ``tomlkit`` (for TOML shapes the splicer refuses: dotted keys, sub-tables)."""
     import tomlkit
 
     doc = tomlkit.parse(text)
@@ -262,15 +270,34 @@ def _toml_edit(text: str, location: tuple[str, ...], plan: Plan) -> str:
     for key in location[:-1]:
         container = container[key]
     item = container[location[-1]]
-    if plan.kind == "stdio":
-        item["command"] = plan.entry["command"]
-        item["args"] = plan.entry["args"]
-        return tomlkit.dumps(doc)
     fresh: Any = tomlkit.inline_table() if isinstance(item, tomlkit.items.InlineTable) else tomlkit.table()
-    for key, value in plan.entry.items():
+    for key, value in new.items():
         fresh[key] = item[key] if key in item and value == item[key].unwrap() else value
     container[location[-1]] = fresh
     return tomlkit.dumps(doc)
+
+
+def _rewrite(file: ClientFile, text: str, location: tuple[str, ...], old: Any, new: Any) -> str | None:
+    """The text with the entry at ``location`` changed from ``old`` to ``new``, or ``None`` when no way of
+    editing gives exactly that: the document reads back as before but for that entry, and every
+    comment is still there, in order (issue 25 item 2)."""
+    expected = copy.deepcopy(_parse(file, text))
+    holder = expected
+    for key in location[:-1]:
+        holder = holder[key]
+    holder[location[-1]] = new
+    comments = _comments(file, text)
+    ways: list[Callable[[], str]] = [lambda: _span_edit(file, text, location, old, new)]
+    if file.format == "toml":
+        ways.append(lambda: _toml_edit(text, location, new))
+    for way in ways:
+        try:
+            candidate = way()
+            if _parse(file, candidate) == expected and _comments(file, candidate) == comments:
+                return candidate
+        except (EditRefused, _Fault, ValueError, KeyError):
+            continue
+    return None
 
 
 def _segments(old: str, new: str) -> tuple[int, str, str]:
@@ -334,8 +361,10 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
             plan.outcomes.append(outcome)
             if decided.action != "guard":
                 continue
-            edit = _toml_edit if file.format == "toml" else _json_edit
-            new = edit(text, location, decided)
+            new = _rewrite(file, text, location, value, decided.entry)
+            if new is None:
+                outcome.action, outcome.reason = "skip", _UNEDITABLE
+                continue
             if file.format == "toml":
                 original, installed = _toml_segments(text, new, location)
             else:
@@ -398,11 +427,12 @@ def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
             elif record["installed"] in text:
                 text = text.replace(record["installed"], record["original"], 1)
                 outcome.action, outcome.reason = "restore", "will be restored as it was before install"
-            elif isinstance(record.get("original_value"), dict):
+            elif isinstance(record.get("original_value"), dict) and (
+                restored := _rewrite(file, text, location, current[location], record["original_value"])
+            ):
                 # Same value, other layout (a client that rewrites its file, as Claude Code does
                 # ~/.claude.json): the recorded value goes back, in the file's current layout.
-                edit = _toml_edit if file.format == "toml" else _json_edit
-                text = edit(text, location, Plan("guard", "url", record["original_value"]))
+                text = restored
                 outcome.action = "restore"
                 outcome.reason = "will be restored to its value before install (the file's layout changed since)"
             else:

@@ -29,9 +29,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Node", "find", "indent_of", "line_indent", "line_span", "parse"]
+__all__ = ["Node", "comment_spans", "find", "indent_of", "line_indent", "line_span", "parse"]
 
 _SPACE = re.compile(r"(?:[ \t\r\n]+|//[^\n]*|/\*.*?\*/)*", re.S)
+_COMMENT = re.compile(r"//[^\r\n]*|/\*.*?\*/", re.S)
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
@@ -48,6 +49,8 @@ class Node:
         members: for an object, ``(key, key_start, value)`` in source order.
         items: for an array, its values in order.
         scalar: for a scalar, its Python value (numbers as ``int`` or ``float``).
+        commas: for an object or array, the offset of the comma after each member or item
+            (``-1``: none follows it).
     """
 
     kind: str
@@ -56,6 +59,7 @@ class Node:
     members: list[tuple[str, int, Node]] = field(default_factory=list)
     items: list[Node] = field(default_factory=list)
     scalar: Any = None
+    commas: list[int] = field(default_factory=list)
 
     def get(self, key: str) -> Node | None:
         """The value of member ``key`` of an object node, or ``None``."""
@@ -77,6 +81,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.comments: list[tuple[int, int]] = []
 
     def fail(self, message: str, at: int | None = None) -> ValueError:
         where = self.pos if at is None else at
@@ -87,6 +92,8 @@ class _Parser:
     def space(self) -> None:
         match = _SPACE.match(self.text, self.pos)
         assert match is not None  # the pattern matches the empty string
+        if match.end() > self.pos:
+            self.comments += [c.span() for c in _COMMENT.finditer(self.text, self.pos, match.end())]
         self.pos = match.end()
         if self.text.startswith("/*", self.pos):
             raise self.fail("unterminated /* comment")
@@ -145,8 +152,10 @@ class _Parser:
                 node.items.append(self.value(depth + 1))
             self.space()
             if self.text.startswith(",", self.pos):
+                node.commas.append(self.pos)
                 self.pos += 1
                 continue
+            node.commas.append(-1)
             if not self.text.startswith(close, self.pos):
                 raise self.fail(f"expected ',' or '{close}'")
             break
@@ -167,6 +176,20 @@ def parse(text: str) -> Node:
     if parser.pos != len(text):
         raise parser.fail("unexpected text after the document")
     return root
+
+
+def comment_spans(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every comment of a JSONC document, in order.
+
+    Raises:
+        ValueError: the text is not JSONC.
+    """
+    parser = _Parser(text)
+    parser.value(0)
+    parser.space()
+    if parser.pos != len(text):
+        raise parser.fail("unexpected text after the document")
+    return parser.comments
 
 
 def find(root: Node, path: tuple[str, ...]) -> Node | None:

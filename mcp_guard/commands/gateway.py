@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,10 +64,16 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     journal = sub.add_parser(
         "journal",
         help="summarize a gateway journal: per tool, calls, rejections by kind, errors, unfinished intents",
-        description="Read a JSONL journal written by the gateway and print, per server and tool, the calls, "
-        "outcomes, rejections by kind, errors, and calls that have an intent but no outcome.",
+        description="Read a JSONL journal written by the gateway (FILE), or the journal in PostgreSQL (a "
+        "postgresql:// URI, or --config FILE whose guard.journal names one), and print, per server and tool, the "
+        "calls, outcomes, rejections by kind, errors, and calls that have an intent but no outcome. "
+        "`mcp-guard journal init --config FILE` creates the journal's tables in the database of guard.journal "
+        "(idempotent; run once before the replicas start).",
     )
-    journal.add_argument("file", metavar="FILE", help="the journal file")
+    journal.add_argument(
+        "file", metavar="FILE", nargs="?", help="the journal file, a postgresql:// URI, or `init` (see above)"
+    )
+    journal.add_argument("--config", metavar="FILE", help="the gateway config whose guard.journal to read or init")
     journal.add_argument("--json", action="store_true", help="print the summary as JSON")
     journal.add_argument("--log-level", choices=log_levels, default="warning", help="stderr log level")
     journal.set_defaults(command_parser=journal)
@@ -107,6 +114,12 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="HOST",
         help="the address --metrics-port binds (default 127.0.0.1)",
     )
+    serve.add_argument(
+        "--replica-id",
+        metavar="NAME",
+        default=None,
+        help="this replica's id in the rows of a journal in PostgreSQL (default: $MCP_GUARD_REPLICA_ID, else HOST-PID)",
+    )
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
 
@@ -116,6 +129,10 @@ def run_gateway_command(args: argparse.Namespace) -> int:
     if args.command == "pin":
         return run_pin(args.config, lock=args.lock, timeout=args.timeout)
     if args.command == "journal":
+        if args.file is None or args.file == "init" or args.file.startswith(("postgresql:", "postgres:")):
+            from .journal_db import run_journal_database
+
+            return run_journal_database(args.file, config_path=args.config, as_json=args.json)
         return run_journal(args.file, as_json=args.json)
     if args.command == "serve":
         return run_serve(
@@ -127,6 +144,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             max_message_bytes=getattr(args, "max_message_bytes", None),
             metrics_port=args.metrics_port,
             metrics_host=args.metrics_host,
+            replica=args.replica_id or os.environ.get("MCP_GUARD_REPLICA_ID") or None,
         )
     raise ValueError(f"not a gateway command: {args.command}")
 
@@ -141,6 +159,7 @@ def run_serve(
     max_message_bytes: int | None = None,
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
+    replica: str | None = None,
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
     ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
@@ -148,6 +167,7 @@ def run_serve(
     ``request_timeout`` (``--request-timeout``, as for ``wrap``) bounds every forwarded request and
     the guard's own; ``None``: forwarded requests have no limit, the guard's own 30 s.
     ``metrics_port``/``metrics_host`` (stdio only): where ``/metrics``, ``/health`` and ``/ready`` are served.
+    ``replica``: this process's id in a database journal (``None``: ``HOST-PID``).
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -183,6 +203,7 @@ def run_serve(
                     journal_path=journal_path,
                     request_timeout=own_timeout,
                     client_request_timeout=request_timeout,
+                    replica=replica,
                 )
             )
         from ..wire.framing import DEFAULT_MAX_LINE
@@ -198,6 +219,7 @@ def run_serve(
                 max_message_bytes=cap,
                 metrics_port=metrics_port,
                 metrics_host=metrics_host,
+                replica=replica,
             )
         )
     except KeyboardInterrupt:
@@ -462,8 +484,13 @@ def run_check(
     as_json: bool = False,
     out: TextIO | None = None,
     fail_on: str = "unsupported",
+    host: str | None = None,
 ) -> int:
     """``mcp-guard check --config FILE``: every upstream reachable or not, its tools, and the merged list's findings.
+
+    With ``host`` (``check --config FILE --host NAME``), the tools the gateway offers, under the
+    names it offers them, are also judged for that model host (``reports.hosts``): a table (or a
+    ``"host"`` member of the JSON document); a tool not presentable fails ``--fail-on unsupported``.
 
     Each reachable upstream's tools are judged as ``check -- COMMAND`` judges them (under the
     config's ``guard.profile``): status, keyword and JSON Pointer of every finding; text or,
@@ -527,6 +554,12 @@ def run_check(
         ]
     unreachable = [x for x in listings if x.status == "failed"]
     failed = everything.fails(fail_on, outputs=outputs) or (fail_on != "never" and bool(catalog.report.changed))
+    host_report = None
+    if host is not None:
+        from ..reports.hosts import report_for_host
+
+        host_report = report_for_host(report_tools(catalog.tools, profile=profile, source="config"), host)
+        failed = failed or host_report.fails(fail_on)
     if as_json:
         servers = []
         for x in listings:
@@ -546,6 +579,8 @@ def run_check(
             "failed": failed,
             "unreachable": [x.server for x in unreachable],
         }
+        if host_report is not None:
+            data["host"] = host_report.to_json()
         print(escape_json(json.dumps(data, indent=2, ensure_ascii=False)), file=out)
     else:
         for x in listings:
@@ -574,6 +609,9 @@ def run_check(
         print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
         if unreachable:
             print(f"{len(unreachable)} server(s) could not be reached or listed", file=out)
+        if host_report is not None:
+            print("", file=out)
+            print(host_report.render(), end="", file=out)
     if unreachable:
         return 2
     return 1 if failed else 0

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..core.profiles import PROFILE_CHOICES
 from ..errors import GuardError
+from ..hosts.tables import HOST_NAMES
 from ..reports.documents import DocumentError, loads, read_text, source_name
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ FAIL_ON: Final = ("unsupported", "malformed", "never")
 parser imports no report models)."""
 
 USAGE_ERROR: Final = 2
+
+HOST_CHOICES: Final = "|".join(HOST_NAMES)
 
 
 class UsageError(GuardError):
@@ -57,6 +60,7 @@ def add_commands(
         "sampling, elicitation and roots. Exit status: 0 nothing hits --fail-on, 1 something does, 2 usage "
         "errors or an upstream that cannot be reached.",
         usage=f"mcp-guard check [--profile {PROFILE_CHOICES}] [--json] [--fail-on unsupported|malformed|never] "
+        f"[--host {HOST_CHOICES}] "
         "[--timeout SECONDS] (--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... "
         "[--header-env NAME=ENVVAR]... "
         "| --config FILE | -- COMMAND [ARGS...])",
@@ -100,6 +104,14 @@ def add_commands(
         "malformed (malformed), or never",
     )
     check.add_argument("--json", action="store_true", help="print the report as one JSON document")
+    check.add_argument(
+        "--host",
+        choices=HOST_NAMES,
+        metavar="NAME",
+        help=f"also report, per tool, whether model host NAME ({HOST_CHOICES}) accepts its schema and name as-is, "
+        "after the lowering (presentable: what the model is not shown stays enforced by the guard), or not "
+        "(not presentable, and why); with --fail-on unsupported a tool not presentable fails the check too",
+    )
     check.add_argument(
         "--timeout",
         type=_seconds,
@@ -233,7 +245,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.config is not None:
         from .gateway import run_check
 
-        return run_check(args.config, timeout=args.timeout, as_json=args.json, fail_on=args.fail_on)
+        return run_check(args.config, timeout=args.timeout, as_json=args.json, fail_on=args.fail_on, host=args.host)
     if (args.header or args.header_env) and args.upstream_url is None:
         args.command_parser.error("--header and --header-env apply only to --upstream-url")
     from ..reports.tools import report_tools, tool_entries
@@ -275,16 +287,28 @@ def _print_check(report: ToolsReport, args: argparse.Namespace) -> int:
     from ..reports.tools import escape, render_table
 
     out = _out()
+    host = None
+    if args.host is not None:
+        from ..reports.hosts import report_for_host
+
+        host = report_for_host(report, args.host)
+    failed = report.fails(args.fail_on) or (host is not None and host.fails(args.fail_on))
     if args.json:
-        out.write(_dump(report.to_json(args.fail_on)) + "\n")
+        document = report.to_json(args.fail_on)
+        if host is not None:
+            document["host"] = host.to_json()
+            document["failed"] = failed
+        out.write(_dump(document) + "\n")
     else:
         if report.server is not None:
             name, version = report.server.get("name"), report.server.get("version")
             shown = " ".join(escape(str(x)) for x in (name, version) if x not in (None, ""))
             out.write(f"server: {shown}\n\n")
         out.write(render_table(report))
+        if host is not None:
+            out.write("\n" + host.render())
     out.flush()
-    return 1 if report.fails(args.fail_on) else 0
+    return 1 if failed else 0
 
 
 # --- schema ------------------------------------------------------------------------------------

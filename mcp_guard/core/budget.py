@@ -29,7 +29,10 @@ Work is counted in subschema evaluations: each array the arguments hold costs it
 times the weight of its ``items`` schema (the subschemas one element is checked against,
 every ``oneOf`` branch included). Values the schema does not constrain cost no budget: they
 are only checked to be JSON, iteratively, in time linear in their size, once per call however
-many ``oneOf`` branches look at them (a per-call memo; see ``extended.gen``). An ``enum`` key stands
+many ``oneOf`` branches look at them (a per-call memo; see ``extended.gen``). A pass over an object's
+members that no member schema weighs (undeclared members walked by ``properties``, the members one branch
+evaluated for an ``unevaluated*`` sibling) costs one unit a member, paid by each branch that makes it
+(``extended.gen.Gen.scanned``; issue 25 item 4). An ``enum`` key stands
 for its value as a tree: built from a Python caller's shared sub-objects, a value past the
 budget is refused (classification: ``enum`` choices are ``unsupported_capability``; a call:
 ``budget``) rather than keyed. The values of all ``enum`` and ``const`` keywords of one schema

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, Final
 from .budget import MAX_SCHEMA_DEPTH, MAX_WORK
 from .ecma_regex import Undecidable, UnsearchableText
 from .extended import XNode, classify_extended, generate
-from .extended.classify import Quick
+from .extended.classify import Walker
 from .extended.kw_object import Members, Properties
-from .extended.subset import SubsetClassifier, SubsetQuick
+from .extended.subset import SubsetWalker
 from .extended.values import exact_uncarriable
 from .extended.writer import Collect, OverBudget, Valid, where
 from .json_values import TooLarge, is_json, pointer, scan
@@ -49,8 +49,8 @@ class Compiled:
         profile: the profile that judged, one of ``profiles.PROFILES``.
         notes: :class:`~.report.Note` values, what the report must say that is not a finding
             (``extended``: a ``format`` that 2020-12 does not define is an annotation, E4); ``()``
-            for the other profiles. A deferred schema's notes are its own (the verdict walk passes
-            only a schema with none).
+            for the other profiles. A deferred schema's notes are those of the walk that passed it
+            (none when its verdict did; see ``extended.classify.Walker``).
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``extended.gen``), so classifying a long ``tools/list`` costs no code
@@ -80,7 +80,7 @@ class Compiled:
     def _build(self) -> XNode | None:
         """The tree of a deferred schema, built once by the full classifier.
 
-        Should the full classifier find anything where the verdict-only walk found nothing
+        Should the full classifier find anything where the verdict or the findings found nothing
         (a fault in the guard, or a schema changed after ``compile``), its findings become
         the report and nothing is validated (fail closed).
         """
@@ -272,16 +272,18 @@ def _profile(profile: str) -> str:
     return profile
 
 
-def _compile_extended(schema: Any, known_json: bool) -> Compiled:
-    """``extended``: classify in full (``extended.classify``); the validator is generated on first use.
+def _compile_extended(schema: Any, defer: bool, known_json: bool) -> Compiled:
+    """``extended``: the one walk of ``extended.classify.Walker``; the validator is generated on first use.
 
-    :func:`compile` runs the verdict-only walk (``extended.classify.Quick``) itself for ``defer``:
-    a schema it finds clean is classified in full (its tree built) on the first check, as for
-    the other profiles; the rest come here.
+    :func:`compile` asks the walk's verdict itself for ``defer`` (a listing asks it per tool); the
+    rest come here. With ``defer`` the walk gives its findings only (clean subtrees are not
+    built), and a clean schema's tree is built on the first check, as for the verdict's.
     """
-    issues, root, notes = classify_extended(schema, known_json=known_json)
+    issues, root, notes = classify_extended(schema, known_json=known_json, build=not defer)
     if issues:
         return Compiled(Report(tuple(issues)), None, "extended", notes=notes)
+    if root is None:
+        return Compiled(OK_REPORT, None, "extended", schema, notes)
     return Compiled(OK_REPORT, root, "extended", notes=notes)
 
 
@@ -298,13 +300,13 @@ def _compile_subset(schema: Any, profile: str, defer: bool, known_json: bool) ->
     each number JSON cannot carry exactly, before the walk's findings), unless ``known_json``.
     With ``defer``, a schema the verdict-only walk finds clean is classified in full on first use.
     """
-    if defer and SubsetQuick(profile).clean(schema, 0):
+    if defer and SubsetWalker(profile).clean(schema, 0):
         return Compiled(OK_REPORT, None, profile, schema)  # a clean quick walk proves the schema JSON
     # is_json first (no paths: several times cheaper); only a schema that is not plain JSON needs the
     # scan's pointers (its TypeError for a value that is not JSON, its `json` findings)
     found = () if known_json or is_json(schema) else scan(schema, what="schema")
     issues = [Issue(VALIDATION, "json", pointer(p), None, _JSON_FINDING) for p in found]
-    classifier = SubsetClassifier(profile, skim=defer)  # skim: a deferred schema here has findings
+    classifier = SubsetWalker.findings(profile, skim=defer)  # skim: a deferred schema here has findings
     root = classifier.root(schema)
     issues += classifier.issues
     if issues:
@@ -343,9 +345,9 @@ def compile(schema: Any, *, profile: str = DEFAULT_PROFILE, defer: bool = False,
         TypeError: the schema holds a value that is not JSON; the message names its pointer.
     """
     if profile == "extended":
-        if defer and Quick().root(schema):  # the verdict-only walk, inline: a listing runs it per tool
+        if defer and Walker().root(schema):  # the walk's verdict, inline: a listing asks it per tool
             return Compiled(OK_REPORT, None, "extended", schema)
-        return _compile_extended(schema, known_json)
+        return _compile_extended(schema, defer, known_json)
     return _compile_subset(schema, _profile(profile), defer, known_json)
 
 

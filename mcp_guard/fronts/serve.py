@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from ..calls.journal import Journal
 from ..calls.pinning import LockFile
 from ..config import GatewayConfig, StdioServer
 from ..guarded import double_wrapped
 from ..sessions.gateway import GatewaySession
+from ..state.opening import StateError, opened_stores
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..wire.framing import DEFAULT_MAX_LINE
 from .stop_signals import held_stop_signals
@@ -29,6 +29,9 @@ from .stop_signals import held_stop_signals
 __all__ = ["double_wrapped_servers", "serve_http", "serve_stdio", "warn_double_wrapped"]
 
 if TYPE_CHECKING:
+    from ..calls.journal import Journal
+    from ..calls.policy import Budget
+    from ..calls.stores import JournalSink, SharedBudget
     from .http import HttpConfig
 
 log = logging.getLogger("mcp_guard")
@@ -65,6 +68,7 @@ async def serve_stdio(
     client_request_timeout: float | None = None,
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
+    replica: str | None = None,
 ) -> int:
     """Serve one client on this process's stdio until it closes its side or a signal comes.
 
@@ -78,18 +82,45 @@ async def serve_stdio(
         metrics_port: serve ``/metrics``, ``/health`` and ``/ready`` over HTTP on this port
             (``0``: any free one, logged), ``None``: no metrics (``prometheus_client`` is not imported).
         metrics_host: the address that listener binds (default loopback).
+        replica: this process's id in a database journal's rows (``None``: ``HOST-PID``).
 
     Returns:
         0 (the client closed the connection, or SIGTERM or SIGHUP stopped the guard), 130 after
-        SIGINT; 1 when the journal cannot be opened or the metrics address cannot be bound.
+        SIGINT; 1 when the journal (or another store of ``mcp_guard.state``) cannot be opened or
+        the metrics address cannot be bound.
     """
-    journal: Journal | None = None
-    if journal_path is not None:
-        try:
-            journal = Journal(journal_path)
-        except OSError as exc:
-            log.error("cannot open the journal %s: %s", journal_path, exc.strerror or exc)
-            return 1
+    try:
+        async with opened_stores(config, journal_path=journal_path, replica=replica) as stores:
+            return await _serve_stdio(
+                config,
+                stores.budget,
+                stores.journal,
+                stores.journal_label,
+                lock=lock,
+                request_timeout=request_timeout,
+                max_message_bytes=max_message_bytes,
+                client_request_timeout=client_request_timeout,
+                metrics_port=metrics_port,
+                metrics_host=metrics_host,
+            )
+    except StateError as exc:
+        log.error("%s", exc)
+        return 1
+
+
+async def _serve_stdio(
+    config: GatewayConfig,
+    budget: Budget | SharedBudget,
+    journal: Journal | JournalSink | None,
+    journal_label: str,
+    *,
+    lock: LockFile | None,
+    request_timeout: float,
+    max_message_bytes: int,
+    client_request_timeout: float | None,
+    metrics_port: int | None,
+    metrics_host: str,
+) -> int:
     names = ", ".join(s.name for s in config.enabled) or "(none)"
     warn_double_wrapped(config)
     log.info(
@@ -97,33 +128,30 @@ async def serve_stdio(
         names,
         config.guard.profile,
         f", lock {config.lock_path}" if lock is not None else ", no lock file",
-        f", journal {journal_path}" if journal_path is not None else "",
+        f", journal {journal_label}" if journal is not None else "",
     )
-    try:
-        with claim_stdio() as (read_fd, write_fd):
-            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_message_bytes)
-            session = GatewaySession(
-                client,
-                config,
-                lock=lock,
-                journal=journal,
-                request_timeout=request_timeout,
-                max_message_bytes=max_message_bytes,
-                client_request_timeout=client_request_timeout,
-            )
-            stopped = anyio.CancelScope()
-            try:
-                async with held_stop_signals(stopped.cancel, then_ignore=True) as signals:
-                    with stopped:
-                        if metrics_port is None:
-                            await session.run()
-                        elif not await _run_with_metrics(session, metrics_host, metrics_port):
-                            return 1
-            finally:
-                await client.aclose()
-    finally:
-        if journal is not None:
-            journal.close()
+    with claim_stdio() as (read_fd, write_fd):
+        client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_message_bytes)
+        session = GatewaySession(
+            client,
+            config,
+            lock=lock,
+            journal=journal,
+            budget=budget,
+            request_timeout=request_timeout,
+            max_message_bytes=max_message_bytes,
+            client_request_timeout=client_request_timeout,
+        )
+        stopped = anyio.CancelScope()
+        try:
+            async with held_stop_signals(stopped.cancel, then_ignore=True) as signals:
+                with stopped:
+                    if metrics_port is None:
+                        await session.run()
+                    elif not await _run_with_metrics(session, metrics_host, metrics_port):
+                        return 1
+        finally:
+            await client.aclose()
     return signals.exit_status
 
 
@@ -174,32 +202,52 @@ async def serve_http(
     journal_path: Path | None = None,
     request_timeout: float = 30.0,
     client_request_timeout: float | None = None,
+    replica: str | None = None,
 ) -> int:
     """Serve the gateway over MCP streamable HTTP at ``/mcp`` (the front of ``wrap --http``).
 
     Each handshake-era HTTP session gets a gateway session of its own (its own upstream
-    processes and links); 2026-07-28 requests share one. One journal serves them all.
+    processes and links); 2026-07-28 requests share one. One journal and one budget serve them all
+    (with ``guard.state`` and a database journal, every replica of the gateway shares them too:
+    docs/scale-out.md).
 
     Args:
         config: the loaded gateway config.
         http: the HTTP front's settings (address, Host/Origin checks, token, size cap).
-        lock, journal_path, request_timeout, client_request_timeout: as for :func:`serve_stdio`.
+        lock, journal_path, request_timeout, client_request_timeout, replica: as for :func:`serve_stdio`.
 
     Returns:
         0 after SIGTERM or SIGHUP, 130 after SIGINT, 1 when the journal cannot be opened or
         the address cannot be bound.
     """
-    from .http import HttpFront, serve_front
+    try:
+        async with opened_stores(config, journal_path=journal_path, replica=replica) as stores:
+            return await _serve_http(
+                config,
+                http,
+                stores.budget,
+                stores.journal,
+                lock=lock,
+                request_timeout=request_timeout,
+                client_request_timeout=client_request_timeout,
+            )
+    except StateError as exc:
+        log.error("%s", exc)
+        return 1
 
-    journal: Journal | None = None
-    if journal_path is not None:
-        try:
-            journal = Journal(journal_path)
-        except OSError as exc:
-            log.error("cannot open the journal %s: %s", journal_path, exc.strerror or exc)
-            return 1
 
+async def _serve_http(
+    config: GatewayConfig,
+    http: HttpConfig,
+    budget: Budget | SharedBudget,
+    journal: Journal | JournalSink | None,
+    *,
+    lock: LockFile | None,
+    request_timeout: float,
+    client_request_timeout: float | None,
+) -> int:
     from ..calls.metrics import Metrics
+    from .http import HttpFront, serve_front
 
     metrics = Metrics()
 
@@ -209,6 +257,7 @@ async def serve_http(
             config,
             lock=lock,
             journal=journal,
+            budget=budget,
             request_timeout=request_timeout,
             max_message_bytes=http.max_message_bytes,
             client_request_timeout=client_request_timeout,
@@ -219,8 +268,4 @@ async def serve_http(
     front = HttpFront([], http, profile=config.guard.profile, session_factory=session, metrics=metrics)
     names = ", ".join(s.name for s in config.enabled) or "(none)"
     warn_double_wrapped(config)
-    try:
-        return await serve_front(front, f"gateway: serving {names} over HTTP (profile {config.guard.profile})")
-    finally:
-        if journal is not None:
-            journal.close()
+    return await serve_front(front, f"gateway: serving {names} over HTTP (profile {config.guard.profile})")

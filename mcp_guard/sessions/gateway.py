@@ -58,6 +58,7 @@ from ..calls.journal import Journal
 from ..calls.pinning import LockFile
 from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
 from ..calls.policy import Budget
+from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
@@ -86,7 +87,7 @@ from .envelopes import (
     merged_capabilities,
 )
 from .link import Forwarded, Link, connector_for, unavailable
-from .modern_era import ModernEra, gateway_info
+from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .naming import CursorCodec, InvalidCursor, could_name
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
@@ -113,7 +114,8 @@ class GatewaySession(ModernEra):
         client: the client's line stream (``receive()`` raises ``anyio.EndOfStream`` at its end).
         config: the gateway configuration.
         lock: the lock file in force (or ``None``).
-        journal: the open journal (or ``None``); the caller closes it.
+        journal: the open journal, a JSONL file or a database (or ``None``); the caller closes it.
+        budget: the calls-per-minute counters every session of the process shares (``None``: its own).
         connectors: per server name, a connector replacing :func:`connector_for` (tests).
         request_timeout: seconds the guard waits for an upstream to answer its own requests
             (handshake, listings, discovery, a listen stream's acknowledgement).
@@ -142,7 +144,8 @@ class GatewaySession(ModernEra):
         config: GatewayConfig,
         *,
         lock: LockFile | None = None,
-        journal: Journal | None = None,
+        journal: Journal | JournalSink | None = None,
+        budget: Budget | SharedBudget | None = None,
         connectors: Mapping[str, Connector] | None = None,
         request_timeout: float = 30.0,
         start_timeout: float = 30.0,
@@ -163,7 +166,7 @@ class GatewaySession(ModernEra):
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
         self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
-        self.pipeline = Pipeline(budget=Budget(), journal=journal, new_tools=config.guard.new_tools)
+        self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools)
         connectors = connectors or {}
         self.links = [
             Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
@@ -379,15 +382,12 @@ class GatewaySession(ModernEra):
         version = ready[0].protocol_version if len(versions) == 1 and ready else requested
         result = {
             "protocolVersion": version,
-            "capabilities": self._merged_capabilities(ready),
+            "capabilities": merged_capabilities(link.capabilities for link in ready),
             "serverInfo": gateway_info(),
-            "instructions": _instructions(self.links),
+            "instructions": gateway_instructions(self.links),
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
         self._announced = True
-
-    def _merged_capabilities(self, ready: list[Link]) -> dict[str, Any]:
-        return merged_capabilities(link.capabilities for link in ready)
 
     async def _client_notification(self, method: str, message: dict[str, Any]) -> None:
         if method == "notifications/initialized":
@@ -789,11 +789,3 @@ _LIST_METHODS: Final = {
     "resources/templates/list": "resourceTemplates",
 }
 """List methods → the member of their result."""
-
-
-def _instructions(links: list[Link]) -> str:
-    names = ", ".join(link.name for link in links)
-    return (
-        f"mcp-guard gateway in front of: {names}. Tools and prompts are named SERVER__NAME; "
-        "calls whose arguments do not match a tool's input schema are refused with an explanation."
-    )

@@ -1,7 +1,7 @@
 """The official JSON Schema Test Suite as the conformance tests read it (shared, not a test module).
 
-The suite lives outside the repository, in ``../shared/data/json-schema-test-suite`` beside the
-repository root (one folder per dialect, each with ``optional/`` and ``optional/format/``).
+The suite is ``tests/data/json-schema-test-suite`` (:mod:`tests.datasets`; one folder per dialect,
+each with ``optional/`` and ``optional/format/``).
 Files are parsed as the relay parses them: a schema as the relay reads an upstream's text
 (``json_values.literal_float``: a literal no double holds keeps its text, as an ``Inexact``), a
 test's data as it reads a client's request (``json_values.exact_float``). So ``bignum.json``'s
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from mcp_guard.core.json_values import exact_float, literal_float
+from tests.datasets import JSON_SCHEMA_TEST_SUITE
 
-SUITE_ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "json-schema-test-suite"
+SUITE_ROOT = JSON_SCHEMA_TEST_SUITE
 
 DIALECT_FOLDERS = ("draft2020-12", "draft2019-09", "draft7", "draft6")
 """The suite's dialect folders the guard is held to (spec, "The extended profile", Dialects)."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,10 +26,10 @@ from mcp_guard.core.extended.subset import SUBSET_PROFILES as PROFILES
 from mcp_guard.core.extended.subset import SubsetClassifier, SubsetQuick
 from mcp_guard.core.extended.table import KEYWORDS
 from mcp_guard.core.json_values import Inexact, pointer, scan
+from tests.datasets import JSON_SCHEMA_TEST_SUITE, TOOL_CORPUS
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CORPUS = SHARED / "mcp-tool-corpus"
-SUITE = SHARED / "json-schema-test-suite"
+CORPUS = TOOL_CORPUS
+SUITE = JSON_SCHEMA_TEST_SUITE
 SUITE_DIALECTS = ("draft2020-12", "draft2019-09", "draft7", "draft6")
 
 NAMES = st.sampled_from(["a", "b", "c", "type", "items", "x/y", "t~1", "oneOf", "properties"])
@@ -220,9 +219,6 @@ def suite_schemas() -> dict[str, list[Any]]:
     }
 
 
-@pytest.mark.skipif(
-    not SUITE.is_dir(), reason=f"the JSON Schema Test Suite is absent ({SUITE}); it sits beside the repository"
-)
 def test_suite_schemas_classify_alike() -> None:
     schemas = suite_schemas()
     # every dialect folder is read, each with its optional/ files (a moved folder fails here, not silently)
@@ -233,9 +229,6 @@ def test_suite_schemas_classify_alike() -> None:
                 same_as_eager(schema, profile)
 
 
-@pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the shared tool corpus is absent ({CORPUS}); it sits beside the repository"
-)
 def test_corpus_schemas_classify_alike() -> None:
     count = supported = 0
     for path in sorted(CORPUS.glob("*.json")):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,10 +28,10 @@ from mcp_guard.core.ecma_regex import (
     compile_pattern,
     is_ecma_regex,
 )
+from tests.datasets import JSON_SCHEMA_TEST_SUITE, TOOL_CORPUS
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SUITE = SHARED / "json-schema-test-suite"
-CORPUS = SHARED / "mcp-tool-corpus"
+SUITE = JSON_SCHEMA_TEST_SUITE
+CORPUS = TOOL_CORPUS
 DIALECTS = ("draft2020-12", "draft2019-09", "draft7", "draft6")
 SUITE_FILES = (
     "optional/ecmascript-regex.json",
@@ -118,8 +117,6 @@ SUITE_COUNTS = {
 @pytest.mark.parametrize(("dialect", "name"), _suite_cases())
 def test_suite_pattern_files(dialect: str, name: str) -> None:
     path = SUITE / dialect / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (the shared data lives beside the repository)")
     passed = 0
     for group in json.loads(path.read_text(encoding="utf-8")):
         for case in group["tests"]:
@@ -153,8 +150,6 @@ def _corpus_patterns() -> list[str]:
 
 
 def test_corpus_patterns_compile_with_a_linear_bound() -> None:
-    if not CORPUS.exists():
-        pytest.skip(f"{CORPUS} is absent (the shared data lives beside the repository)")
     patterns = _corpus_patterns()
     assert len(patterns) >= 10
     for source in patterns:

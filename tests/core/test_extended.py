@@ -530,6 +530,7 @@ from hypothesis import strategies as st  # noqa: E402
 from mcp_guard.core.extended import classify_extended  # noqa: E402
 from mcp_guard.core.extended.classify import Quick  # noqa: E402
 from mcp_guard.core.extended.table import KEYWORDS  # noqa: E402
+from tests.datasets import TOOL_CORPUS  # noqa: E402
 
 _KEYS = st.sampled_from([*KEYWORDS, "x-extra", "nullable"])
 _LEAVES = st.one_of(
@@ -560,10 +561,9 @@ def test_quick_walk_never_passes_what_the_classifier_refuses(schema: dict[str, A
             assert issues == [] and node is not None and notes == (), root
 
 
-_CORPUS = __import__("pathlib").Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mcp-tool-corpus"
+_CORPUS = TOOL_CORPUS
 
 
-@pytest.mark.skipif(not _CORPUS.is_dir(), reason=f"MCP tool corpus not found at {_CORPUS}")
 def test_quick_walk_agrees_with_the_classifier_on_the_corpus() -> None:
     import json
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_guard.core.formats import FORMATS, format_checker
+from tests.datasets import JSON_SCHEMA_TEST_SUITE
 
-SUITE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "json-schema-test-suite"
+SUITE = JSON_SCHEMA_TEST_SUITE
 
 # String tests per file and dialect, pinned so the run can never silently compare nothing.
 _BASE = {
@@ -62,8 +62,6 @@ def _files() -> list[Any]:
 @pytest.mark.parametrize(("dialect", "name"), _files())
 def test_suite_format_file(dialect: str, name: str) -> None:
     path = SUITE / dialect / "optional" / "format" / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (the shared data lives beside the repository)")
     checked = 0
     for group in json.loads(path.read_text(encoding="utf-8")):
         fmt = group["schema"]["format"]
@@ -81,8 +79,6 @@ def test_suite_format_file(dialect: str, name: str) -> None:
 def test_the_suite_folders_hold_what_the_counts_say() -> None:
     for dialect, files in COUNTS.items():
         folder = SUITE / dialect / "optional" / "format"
-        if not folder.exists():
-            pytest.skip(f"{folder} is absent (the shared data lives beside the repository)")
         assert {p.name for p in folder.glob("*.json")} == set(files), dialect
 
 
@@ -249,8 +245,6 @@ def test_no_suite_test_disagrees_between_dialects() -> None:
     verdicts: dict[tuple[str, str], set[bool]] = {}
     for dialect in COUNTS:
         folder = SUITE / dialect / "optional" / "format"
-        if not folder.exists():
-            pytest.skip(f"{folder} is absent (the shared data lives beside the repository)")
         for path in folder.glob("*.json"):
             for group in json.loads(path.read_text(encoding="utf-8")):
                 for case in group["tests"]:

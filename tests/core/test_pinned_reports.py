@@ -23,18 +23,17 @@ import hashlib
 import json
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_guard.core.compiler import compile as compile_schema
 from mcp_guard.core.json_values import Inexact, literal_float
+from tests.datasets import TOOL_CORPUS
 
-from .suite import DIALECT_FOLDERS, SUITE_ROOT, read_groups
+from .suite import DIALECT_FOLDERS, read_groups
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CORPUS = SHARED / "mcp-tool-corpus"
+CORPUS = TOOL_CORPUS
 PROFILES = ("standard", "strict")
 
 SAMPLES: list[Any] = [
@@ -77,11 +76,6 @@ def variants(schema: Any) -> list[Any]:
     return out
 
 
-needs_data = pytest.mark.skipif(
-    not CORPUS.is_dir() or not SUITE_ROOT.is_dir(),
-    reason=f"the shared tool corpus ({CORPUS}) or test suite ({SUITE_ROOT}) is absent; they sit beside the repository",
-)
-
 PINNED: dict[str, tuple[int, int, int, str, str]] = {
     # profile: (schemas, supported, calls, digest of the reports, digest of the calls' findings)
     "standard": (
@@ -118,7 +112,6 @@ def cases() -> list[tuple[Any, list[Any]]]:
     return out
 
 
-@needs_data
 @pytest.mark.parametrize("profile", PROFILES)
 def test_reports_and_findings_are_pinned(profile: str) -> None:
     reports, findings = hashlib.sha256(), hashlib.sha256()

@@ -31,7 +31,6 @@ import mcp_types as types
 import pytest
 from anyio.abc import Process
 from mcp import Client, MCPError
-from starlette.datastructures import Headers
 
 from mcp_guard.fronts.http import (
     HttpConfig,
@@ -41,6 +40,7 @@ from mcp_guard.fronts.http import (
     parse_origin,
     serve_front,
 )
+from mcp_guard.fronts.http.security import read_host_origin
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -366,7 +366,8 @@ def test_loopback_hosts() -> None:
 def test_allowed_origins(allowed: str, origin: str, ok: bool) -> None:
     """``--allowed-origin`` entries match origins as RFC 6454 compares them (scheme, host, port)."""
     front = HttpFront(["true"], HttpConfig(allowed_origins=(allowed,)))
-    refusal = front.security.refusal(Headers({"host": "127.0.0.1", "origin": origin}))
+    head = read_host_origin([(b"host", b"127.0.0.1"), (b"origin", origin.encode())], b"/mcp")
+    refusal = front.security.refusal(head, None)
     assert (refusal is None) is ok, (allowed, origin)
 
 
@@ -383,7 +384,7 @@ def test_allowed_origins(allowed: str, origin: str, ok: bool) -> None:
 def test_allowed_hosts(allowed: str, host: str, ok: bool) -> None:
     """``--allowed-host NAME`` takes any port; ``NAME:PORT`` that port, a Host without one meaning the default."""
     front = HttpFront(["true"], HttpConfig(allowed_hosts=(allowed,)))
-    assert (front.security.refusal(Headers({"host": host})) is None) is ok, (allowed, host)
+    assert (front.security.refusal(read_host_origin([(b"host", host.encode())], b"/mcp"), None) is None) is ok
 
 
 def test_allowed_origin_entries_must_be_origins() -> None:
@@ -452,7 +453,8 @@ async def test_two_sessions_each_get_their_own_upstream(tmp_path: Path) -> None:
                 (second_pid,) = both - one
                 # The second client sent DELETE on leaving: its upstream stops, the first one's runs on.
                 await eventually(lambda: not alive(second_pid), "the second session's upstream to stop")
-                assert children(guard.process.pid) == one
+                # (a zombie until the guard reaps it: /proc lists it as a child a moment longer)
+                await eventually(lambda: children(guard.process.pid) == one, "the guard to reap it")
                 again = await first.call_tool("add", {"a": 5, "b": 5})
                 assert isinstance(again.content[0], types.TextContent) and again.content[0].text == "10"
             await eventually(lambda: not children(guard.process.pid), "every upstream to stop")

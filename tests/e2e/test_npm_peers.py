@@ -62,6 +62,9 @@ V = "validation"
 Finding = tuple[str, str, str, str | None]
 """(kind, keyword, schema_path, instance_path) of one issue."""
 
+HINT_FIELDS = {"expected", "did_you_mean"}
+"""What a refusal's issue may add: the hints a model repairs by (issue 24 item 5)."""
+
 
 def needs(*packages: str) -> pytest.MarkDecorator:
     """Skip unless ``packages`` and node >= 22 are installed (the reason says how to install them)."""
@@ -285,7 +288,11 @@ def verdicts_of(guarded_list: dict[str, Any], direct_list: dict[str, Any]) -> di
 def findings(issues: list[dict[str, Any]]) -> list[Finding]:
     """The issues as sorted tuples (their order is the guard's business)."""
     for issue in issues:
-        assert set(issue) == {"kind", "keyword", "schema_path", "instance_path", "message"}
+        assert (
+            {"kind", "keyword", "schema_path", "instance_path", "message"}
+            <= set(issue)
+            <= {"kind", "keyword", "schema_path", "instance_path", "message"} | HINT_FIELDS
+        )
     return sorted(((i["kind"], i["keyword"], i["schema_path"], i["instance_path"]) for i in issues), key=repr)
 
 

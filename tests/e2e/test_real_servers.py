@@ -83,6 +83,9 @@ needs_fetch = pytest.mark.skipif(
 # ---------------------------------------------------------------------------------------------
 # Helpers
 
+HINT_FIELDS = {"expected", "did_you_mean"}
+"""What a refusal's issue may add: the hints a model repairs by (issue 24 item 5)."""
+
 
 def guard_params(*upstream: str, profile: str = "standard", outputs: str = "enforce") -> StdioServerParameters:
     """Parameters that launch ``mcp-guard wrap --profile PROFILE --outputs OUTPUTS -- UPSTREAM...``."""
@@ -182,7 +185,11 @@ def verdicts_of(guarded: dict[str, Any], direct: dict[str, Any]) -> dict[str, di
 def findings(issues: list[dict[str, Any]]) -> list[Finding]:
     """The issues as sorted tuples (their order is the guard's business)."""
     for issue in issues:
-        assert set(issue) == {"kind", "keyword", "schema_path", "instance_path", "message"}
+        assert (
+            {"kind", "keyword", "schema_path", "instance_path", "message"}
+            <= set(issue)
+            <= {"kind", "keyword", "schema_path", "instance_path", "message"} | HINT_FIELDS
+        )
         assert isinstance(issue["message"], str) and issue["message"]
     return sorted(((i["kind"], i["keyword"], i["schema_path"], i["instance_path"]) for i in issues), key=repr)
 

@@ -560,7 +560,7 @@ async def test_rejection_shape_and_no_value_leaks(shared: Guard, tool: str, argu
     assert rejection["tool"] == tool
     assert rejection["issues"]
     for issue in rejection["issues"]:
-        assert set(issue) == ISSUE_FIELDS
+        assert ISSUE_FIELDS <= set(issue) <= ISSUE_FIELDS | {"expected", "did_you_mean"}  # hints: issue 24 item 5
         assert isinstance(issue["message"], str) and issue["message"]
         assert isinstance(issue["schema_path"], str)
     schema_broken = tool in SCHEMA_ONLY_ISSUES
@@ -1610,14 +1610,20 @@ def cpu_seconds(pid: int) -> float:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the guard's CPU time is read from /proc")
-async def test_a_listing_far_past_the_schema_budget_costs_no_more_than_relaying_it(tmp_path: Path) -> None:
-    """One tool of 1,000,000 properties (28 MB): the budget (10,000 subschemas) cuts classification off where
+@pytest.mark.parametrize(
+    "properties", [pytest.param(200_000, id="200k"), pytest.param(1_000_000, id="1M", marks=pytest.mark.slow)]
+)
+async def test_a_listing_far_past_the_schema_budget_costs_no_more_than_relaying_it(
+    tmp_path: Path, properties: int
+) -> None:
+    """One tool of 1,000,000 properties (28 MB; the default run has 200,000, 5.6 MB, twenty times the budget:
+    ``-m slow`` runs the million): the budget (10,000 subschemas) cuts classification off where
     it is hit. A ``ping`` sent behind the first listing is answered once the guard has relayed it, and the
     guard spends about the CPU time on it that it spends on a second listing of the same bytes, whose schema
     is cached (not classified at all): parsing and writing 28 MB. It spent ~10 s more (a ping waited ~20 s)
     while the whole schema was walked and scanned. The bound is relative and generous, and counts the
     guard's own CPU time, not wall time (the machine is shared)."""
-    props = ",".join(f'"p{i}":{{"type":"string"}}' for i in range(1_000_000))
+    props = ",".join(f'"p{i}":{{"type":"string"}}' for i in range(properties))
     raw = tmp_path / "tools-raw.json"
     raw.write_text('[{"name":"wide","inputSchema":{"type":"object","properties":{' + props + "}}}]")
     async with open_guard(tmp_path, env={"TOOLS_RAW_FILE": str(raw)}, server=FORGING_SERVER) as guard:

@@ -5,8 +5,9 @@ one-pass request headers (``fronts.http.app.request_headers``) and its one write
 What must hold: a deadline fires once, at the first tick at or after it is due (never before, at
 most ``TICK`` seconds late), and never once discarded; the ticker holds one loop timer however
 many deadlines it holds, and none once they are all gone; the headers read in one pass give what
-``starlette``'s ``Headers.get`` gives (the first of repeated ones), so the Host, Origin and token
-checks see the same values as before.
+``starlette``'s ``Headers.get`` gives (the first of repeated ones), and the Host, Origin and token
+checks give one verdict for one request (Host and Origin are read from the raw lines:
+``test_host_origin.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from mcp_guard.fronts.http.app import request_headers
 from mcp_guard.fronts.http.config import HttpConfig
 from mcp_guard.fronts.http.fast import TICK, Ticker, ticker
 from mcp_guard.fronts.http.parsers import HeadHeld
-from mcp_guard.fronts.http.security import Security
+from mcp_guard.fronts.http.security import Security, read_host_origin
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +82,7 @@ async def test_a_key_added_again_keeps_its_last_deadline_only() -> None:
     "raw",
     [
         [(b"host", b"127.0.0.1:8000"), (b"accept", b"application/json, text/event-stream")],
-        [(b"host", b"127.0.0.1:8000"), (b"host", b"evil.test")],  # repeated: the first counts
+        [(b"host", b"127.0.0.1:8000"), (b"host", b"evil.test")],  # repeated: the first counts (Host: refused)
         [(b"host", b"evil.test"), (b"host", b"127.0.0.1:8000")],
         [(b"host", b"localhost"), (b"origin", b"http://evil.test"), (b"origin", b"http://localhost")],
         [(b"host", b"localhost"), (b"authorization", b"Bearer s3cret"), (b"authorization", b"Bearer no")],
@@ -96,8 +97,9 @@ def test_request_headers_give_what_headers_get_gives_and_the_same_verdicts(raw: 
         assert ours.get(name) == theirs.get(name), name
     for config in (HttpConfig(port=8000), HttpConfig(port=8000, token="s3cret")):  # type: ignore[arg-type]
         security = Security(config)
-        first = security.refusal(ours)
-        assert first == security.refusal(theirs) == security.refusal(ours)  # (the second from the kept verdict)
+        head = read_host_origin(raw, b"/mcp")
+        first = security.refusal(head, ours.get("authorization"))
+        assert first == security.refusal(head, theirs.get("authorization"))  # (the second from the kept verdict)
 
 
 class Written:

@@ -16,7 +16,19 @@ from pathlib import Path
 
 import pytest
 
-FORBIDDEN = ("mcp", "mcp_types", "httpx", "httpx2", "starlette", "uvicorn", "pydantic", "prometheus_client")
+FORBIDDEN = (
+    "mcp",
+    "mcp_types",
+    "httpx",
+    "httpx2",
+    "starlette",
+    "uvicorn",
+    "pydantic",
+    "prometheus_client",
+    "redis",
+    "psycopg",
+    "psycopg_pool",
+)
 
 UPSTREAM = """
 import json, sys
@@ -169,7 +181,6 @@ def test_the_wrap_only_parser_reads_wrap_as_the_full_parser_does(argv: list[str]
 
 
 DEFERRED = (
-    "difflib",  # calls.policy: only a usage error's "did you mean"
     "secrets",  # wire.jsonrpc's and peer.requests' nonces come from os.urandom
     "hashlib",  # (secrets, and calls.jcs: OpenSSL's _hashlib)
     "datetime",  # calls.journal: only a journal's records
@@ -187,6 +198,9 @@ def test_wrap_over_stdio_defers_what_only_other_paths_use(tmp_path: Path, reques
     assert responses[0]["id"] == 1 and "result" in responses[0]
     assert "mcp_guard.calls.pipeline" in modules  # the modules that used to import them are in
     assert [m for m in DEFERRED if m in modules] == []
+    # difflib: a policy usage error's "did you mean", and a refusal's spelling hints (core.hints): only
+    # a session with a refused call (the fifth request) may load it.
+    assert ("difflib" in modules) <= (requests_sent >= 5)
 
 
 RUN_WRAP_NOTING_THE_START = """

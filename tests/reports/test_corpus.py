@@ -1,28 +1,23 @@
-"""``mcp-guard check --tools-file`` over every file of the shared tool corpus (../shared/data/mcp-tool-corpus).
+"""``mcp-guard check --tools-file`` over every file of the tool corpus (tests/data/mcp-tool-corpus).
 
 Each file is a saved ``tools/list`` of a public MCP server. The per-server counts are pinned
 below for every profile (a change in the subset or the classifier shows up here as a diff, on
 purpose) and printed as a table (``pytest -s``), with the keywords that block tools. Under
 ``extended`` at least 99% of the corpus's tools are supported (issue 11, item 7), and the tools it
-refuses are pinned with their blocking keyword (:data:`EXTENDED_BLOCKERS`). Skips when ../shared
-is absent.
+refuses are pinned with their blocking keyword (:data:`EXTENDED_BLOCKERS`).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from mcp_guard.cli import main
+from tests.datasets import TOOL_CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mcp-tool-corpus"
-
-needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the shared tool corpus is absent ({CORPUS}); it sits beside the repository"
-)
+CORPUS = TOOL_CORPUS
 
 PROFILES = ("standard", "strict", "extended")
 
@@ -76,7 +71,6 @@ an annotation, E4)."""
 MIN_EXTENDED_SHARE = 0.99
 
 
-@needs_corpus
 def test_check_over_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     files = sorted(CORPUS.glob("*.json"))
     assert {f.stem for f in files} == set(EXPECTED), "the corpus changed: update EXPECTED"
@@ -133,7 +127,6 @@ def test_check_over_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     assert supported >= MIN_EXTENDED_SHARE * total, f"extended supports {supported} of {total} corpus tools"
 
 
-@needs_corpus
 def test_extended_unknown_formats_are_noted(capsys: pytest.CaptureFixture[str]) -> None:
     """E4: ``format: path`` (mcp-obsidian) constrains nothing, and the report says so in the tool's notes."""
     path = CORPUS / "mcp-obsidian.json"

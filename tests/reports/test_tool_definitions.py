@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,8 @@ from mcp_guard.reports.tool_definitions import (
 )
 
 SHARED_SCHEMA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / SCHEMA_RESOURCE
+SHARED_SCHEMA_SHA256 = "4427f4c1027ec5673dea14fd9809354ffe4598b7ce9d8d54e88c3568f2c84f18"
+"""SHA-256 of ../shared/data/arcade-tool-definition.schema.jsonc as handed out (2026-12-03)."""
 
 GOOD: dict[str, Any] = {
     "$schema": "https://example.com/tool-definition.json",
@@ -70,9 +74,13 @@ def _set(document: dict[str, Any], path: str, value: Any) -> None:
 # --- the schema is the package's, as published, with one amendment ------------------------------
 
 
-@pytest.mark.skipif(not SHARED_SCHEMA.is_file(), reason=f"the shared schema is absent ({SHARED_SCHEMA})")
 def test_the_packaged_schema_is_the_shared_one() -> None:
-    assert published_schema() == loads(SHARED_SCHEMA.read_text(encoding="utf-8"), comments=True)
+    """The packaged file is the one handed out in ../shared, byte for byte (its digest pinned: a clone checks too)."""
+    packaged = files("mcp_guard").joinpath("data", SCHEMA_RESOURCE).read_bytes()
+    assert hashlib.sha256(packaged).hexdigest() == SHARED_SCHEMA_SHA256
+    if SHARED_SCHEMA.is_file():  # beside CI's clone
+        assert SHARED_SCHEMA.read_bytes() == packaged
+        assert published_schema() == loads(SHARED_SCHEMA.read_text(encoding="utf-8"), comments=True)
 
 
 def test_the_amendment_is_the_only_difference_from_the_letter() -> None:

@@ -6,7 +6,7 @@ The same table serves ``standard`` and ``strict`` (spec, "Two profiles"): a row 
 profiles that select it and the subset rule they add (issue 11, item 1: one keyword, one place).
 
 Modules: ``table`` (one row per keyword), ``kw_*`` (each keyword's rule, subset rule, fast test
-and emitter together), ``classify`` (the walk, ``$ref`` resolution, the E6 cycle check),
+and emitter together), ``classify`` (the one walk: its verdict, findings and tree; ``$ref`` resolution, the E6 checks),
 ``subset`` (the walk of ``standard``/``strict``: their node rules), ``gen`` (the generated
 validator; E1's exact literals on or off), ``writer`` (the generated module and its helpers),
 ``values`` (exact numbers, E1), ``ir`` (nodes, parts and rows).
@@ -19,7 +19,7 @@ from typing import Any
 
 from ..json_values import Inexact, is_json, pointer, scan
 from ..report import VALIDATION, Issue, Note
-from .classify import Classifier
+from .classify import Walker
 from .gen import generate
 from .ir import XNode
 
@@ -32,11 +32,15 @@ def _at(document: Any, path: tuple[str | int, ...]) -> Any:
     return document
 
 
-def classify_extended(schema: Any, *, known_json: bool = False) -> tuple[list[Issue], XNode | None, tuple[Note, ...]]:
+def classify_extended(
+    schema: Any, *, known_json: bool = False, build: bool = True
+) -> tuple[list[Issue], XNode | None, tuple[Note, ...]]:
     """Classify ``schema``: ``(issues, root node or None, notes)``; the node only when clean.
 
     ``known_json``: the caller proved the schema JSON with every number a double
-    (``compiler.compile``'s argument): the JSON scan is skipped.
+    (``compiler.compile``'s argument): the JSON scan is skipped. ``build``: False for the
+    findings only (``classify.Walker.classify``): the node is then ``None`` unless the walk
+    had to build the tree (a schema with ``$ref``s).
 
     Raises:
         TypeError: the schema holds a value that is not JSON (its pointer in the message).
@@ -57,8 +61,8 @@ def classify_extended(schema: Any, *, known_json: bool = False) -> tuple[list[Is
                 "cannot read exactly",
             )
         )
-    classifier = Classifier(schema)
-    root = classifier.root()
-    issues += classifier.issues
-    notes = tuple(Note(at, message) for at, message in classifier.notes)
+    walker = Walker()
+    root = walker.classify(schema, build=build)
+    issues += walker.issues
+    notes = tuple(Note(at, message) for at, message in walker.notes)
     return issues, (root if not issues else None), notes

@@ -10,6 +10,11 @@ anchor (``$anchor``, draft-07 ``$id: "#name"``), or the root ``$id``'s URI with 
 A cycle of in-place applications (``$ref``, ``allOf``, …) that consumes no part of the
 instance is ``unsupported_capability`` (E6); recursion through instances is fine.
 
+One walker (:class:`Walker`) gives the two outputs: the verdict (is the document clean? the
+keywords' quick tests, for every tool of a listing) and the findings, with or without the
+tree; a findings walk asks the verdict of each nested schema first and words only what it
+doubts.
+
 This module does not generate code (``gen``) and never sees arguments.
 """
 
@@ -27,7 +32,7 @@ from .kw_any import TypePart, ValueBudget
 from .kw_apply import Ref
 from .table import ELSEWHERE, FINISHERS, KEYWORDS, holder
 
-__all__ = ["DIALECTS", "Classifier", "Quick", "dialect_of"]
+__all__ = ["DIALECTS", "Quick", "Walker", "dialect_of"]
 
 DIALECTS: Final = {
     "json-schema.org/draft/2020-12/schema": "2020-12",
@@ -47,21 +52,106 @@ def dialect_of(uri: str) -> str | None:
     return None
 
 
-class Classifier(FindingLog):
-    """Walks one document; records findings and notes; builds nodes. Implements ``ir.Ctx``."""
+class Walker(FindingLog):
+    """One walk of one document for the extended profile, with two outputs. Implements ``ir.Ctx``
+    and ``ir.Walk``.
 
-    def __init__(self, document: Any, *, object_root: bool = True) -> None:
-        self.document = document
-        self.object_root = object_root  # False: keep an untyped root faithful (tests of the suite's schemas)
+    * The verdict, :meth:`root`: would the document classify with no finding and no note? Each
+      node is :meth:`clean` (the keywords' quick tests, no paths, no parts): True only where the
+      full output would find nothing; any doubt (an anchor, a ``format`` that is only an
+      annotation, ``enum`` containers, a ``$ref`` other than ``#/$defs/Name``) is False. Every
+      value a quick test accepts has exact JSON types, so a clean verdict also proves the schema
+      is JSON. ``compile(..., defer=True)`` asks it of every tool of a listing.
+    * The findings, and with ``build`` the tree, :meth:`classify`: every node through
+      :meth:`sub` and each key's rule (paths, findings in the spec's words, parts), then local
+      ``$ref`` resolution and the E6 checks. Without ``build`` (findings only), :meth:`sub`
+      first offers each nested schema to :meth:`clean` and stands an empty node in for one it
+      finds clean: the findings, their order and the subschema count are the full walk's (a
+      clean subtree has none to word); a ``$ref`` met on the way makes it the full walk.
+
+    Both outputs share one state (the dialect, the subschema count, the ``enum``/``const``
+    value budget), the node gates (the subschema and depth budgets; a key with no row of the
+    dialect is refused) and one keyword table (``table.KEYWORDS``: a row's ``quick`` and its
+    ``rule`` side by side), so the verdict is the findings' by construction wherever the quick
+    tests vouch (``ir.Keyword.quick``: True only where ``rule`` records nothing).
+    """
+
+    def __init__(self) -> None:  # the verdict's state only: a listing builds one walker per tool
         self.dialect = "2020-12"
+        self.nodes = 0
+        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
+        self.quicks = _QUICKS_2020
+        self.ref_names: list[str] | None = None  # the verdict's ``$ref`` values, once there is one (_quick_ref)
+
+    def _start(self, document: Any, build: bool) -> None:
+        """The state of :meth:`classify` (any verdict's state is dropped)."""
         super().__init__()
+        self.document = document
+        self.build = build
+        self.dialect = "2020-12"
+        self.values = ValueBudget()
+        self.quicks = _QUICKS_2020
+        self.ref_names = None
         self.notes: list[tuple[str, str]] = []
         self.memo: dict[Path, XNode] = {}
         self.refs: list[Ref] = []
         self.anchors: dict[str, Path] = {}
-        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
         self.depth = 0
         self.base = ""
+
+    def _read_in(self, dialect: str) -> None:
+        """The root's ``$schema`` named ``dialect``: both outputs read the keyword table's rows of it."""
+        self.dialect = dialect
+        self.quicks = _QUICKS[dialect]
+
+    # --- the verdict -----------------------------------------------------------------------------
+
+    def root(self, schema: Any) -> bool:
+        """The verdict: True when the whole document is clean (the root rules of "Dialects" included)."""
+        if type(schema) is not dict:
+            return False
+        uri = schema.get("$schema")
+        if uri is not None:
+            dialect = dialect_of(uri) if type(uri) is str else None
+            if dialect is None:
+                return False
+            self._read_in(dialect)
+        kind = schema.get("type", "object")
+        if kind != "object" and kind != ["object"]:
+            return False
+        if not self.clean(schema, 0):
+            return False
+        return self.ref_names is None or _refs_fit(schema, self.ref_names)
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when ``schema`` at nesting ``depth`` would classify with no finding (``ir.Walk``)."""
+        self.nodes = nodes = self.nodes + 1
+        if nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
+            return False
+        if type(schema) is not dict:
+            return type(schema) is bool
+        quicks = self.quicks
+        for key, value in schema.items():
+            quick = quicks.get(key)
+            if quick is None or type(key) is not str or not quick(value, schema, depth, self):
+                return False
+        return True
+
+    # --- the findings and the tree -----------------------------------------------------------------
+
+    def classify(self, document: Any, *, build: bool = True) -> XNode | None:
+        """Classify the whole document: its findings in ``issues``, its notes in ``notes``; with
+        ``build``, the root node (meaningful only when there is no finding), else ``None``.
+
+        Without ``build``, a document whose ``$ref``s must be resolved is walked in full
+        (``build`` becomes True and the root node is returned): the E6 checks read the tree.
+        """
+        self._start(document, build)
+        try:
+            return self._root()
+        except _Resolve:
+            self._start(document, True)
+            return self._root()
 
     # --- ir.Ctx ----------------------------------------------------------------------------
 
@@ -70,7 +160,9 @@ class Classifier(FindingLog):
         self.notes.append((pointer(path), message))
 
     def defer(self, part: Any) -> None:
-        """Register a ``$ref`` part, resolved after the walk."""
+        """Register a ``$ref`` part, resolved after the walk (which needs the whole tree: see :meth:`classify`)."""
+        if not self.build:
+            raise _Resolve
         self.refs.append(part)
 
     def anchor(self, name: str, path: Path) -> None:
@@ -84,6 +176,11 @@ class Classifier(FindingLog):
         found = self.memo.get(path)
         if found is not None:
             return found
+        if not self.build and self.depth and self.nodes <= MAX_SCHEMA_NODES:
+            nodes, left = self.nodes, self.values.left
+            if self.clean(schema, self.depth) and self.ref_names is None:
+                return XNode(path, boolean=schema if type(schema) is bool else None)  # nothing to word below
+            self.nodes, self.values.left, self.ref_names = nodes, left, None  # walked again, by the rules
         self.nodes += 1
         if self.nodes > MAX_SCHEMA_NODES:
             if self.nodes == MAX_SCHEMA_NODES + 1:
@@ -161,8 +258,7 @@ class Classifier(FindingLog):
 
     # --- the document ------------------------------------------------------------------------
 
-    def root(self) -> XNode | None:
-        """Classify the whole document; the root node (meaningful only when there is no finding)."""
+    def _root(self) -> XNode | None:
         schema = self.document
         if type(schema) is bool:
             self.finding(UNSUPPORTED, "schema", (), "the root must be an object schema, not a boolean schema")
@@ -179,7 +275,7 @@ class Classifier(FindingLog):
                         "`$schema` names a dialect other than draft-06, draft-07, 2019-09 or 2020-12",
                     )
                 else:
-                    self.dialect = dialect
+                    self._read_in(dialect)
             base = schema.get("$id")
             if type(base) is str:
                 self.base = urldefrag(base)[0]
@@ -197,9 +293,9 @@ class Classifier(FindingLog):
             self._cycles()
             if not self.issues:
                 self._expansion(root)
-        if root.types is None and self.object_root and not root.meta.get("ref"):
+        if root.types is None and not root.meta.get("ref"):
             root.types, root.type_path = frozenset({"object"}), ()  # decision 1 (no `$ref` sees the root)
-        return root
+        return root if self.build else None
 
     def _resolve(self, part: Ref) -> None:
         ref = part.ref
@@ -290,23 +386,29 @@ class Classifier(FindingLog):
     def _expansion(self, root: XNode) -> None:
         """E6: references that expand past the work budget on one value (a schema whose checks
         could never fit) are unsupported: the weight of the root with every ``$ref`` expanded
-        (recursion through the instance counts once per level) must stay within ``MAX_WORK``."""
+        (recursion through the instance counts once per level) must stay within ``MAX_WORK``.
+        Likewise its depth with every ``$ref`` expanded (recursion again once) must stay within
+        ``MAX_SCHEMA_DEPTH``, the limit on nesting: a chain of references is nesting all the same,
+        and its checks are generated and run as nested calls."""
         limit = MAX_WORK
         weights: dict[int, int] = {}
+        heights: dict[int, int] = {}
         active: set[int] = {id(root)}
-        stack = [(root, iter([sub for sub, _in, _path in root.children()]), 1)]
+        # (node, its children left, weight so far, height so far)
+        stack = [(root, iter([sub for sub, _in, _path in root.children()]), 1, 0)]
         while stack:
-            node, subs, total = stack[-1]
+            node, subs, total, height = stack[-1]
             for sub in subs:
                 known = weights.get(id(sub))
                 if known is not None:
                     total += known
+                    height = max(height, heights[id(sub)])
                 elif id(sub) in active:
                     total += 1  # recursion: paid per level of the instance, on entry, by the budget
                 else:
-                    stack[-1] = (node, subs, total)
+                    stack[-1] = (node, subs, total, height)
                     active.add(id(sub))
-                    stack.append((sub, iter([s for s, _in, _path in sub.children()]), 1))
+                    stack.append((sub, iter([s for s, _in, _path in sub.children()]), 1, 0))
                     break
                 if total > limit:
                     break
@@ -314,12 +416,21 @@ class Classifier(FindingLog):
                 stack.pop()
                 active.discard(id(node))
                 weights[id(node)] = total = min(total, limit + 1)
+                heights[id(node)] = height = height + 1
                 if total > limit:
                     self._too_heavy(node)
                     return
+                if height > MAX_SCHEMA_DEPTH + 1:
+                    self.finding(
+                        UNSUPPORTED,
+                        "$ref",
+                        node.path,
+                        f"the references below this schema nest it more than {MAX_SCHEMA_DEPTH} levels deep",
+                    )
+                    return
                 if stack:
-                    parent, parent_subs, parent_total = stack[-1]
-                    stack[-1] = (parent, parent_subs, parent_total + total)
+                    parent, parent_subs, parent_total, parent_height = stack[-1]
+                    stack[-1] = (parent, parent_subs, parent_total + total, max(parent_height, height))
                 continue
             if total > limit:
                 self._too_heavy(node)
@@ -339,72 +450,28 @@ def _in_place(node: XNode) -> Any:
     return iter([(sub, kpath) for sub, in_place, kpath in node.children() if in_place])
 
 
-class Quick:
-    """The verdict-only walk of ``compile(..., profile="extended", defer=True)`` (implements ``ir.Walk``).
+class _Resolve(Exception):
+    """A findings-only walk met a ``$ref``: the document is walked in full (see :meth:`Walker.classify`)."""
 
-    One question: would the document classify with no finding and no note? Read through each
-    row's ``quick`` test, with the classifier's subschema count and depth limits. Any doubt
-    (a ``$ref``, an anchor, a ``format`` that is only an annotation, ``enum`` containers) is
-    False, and the full :class:`Classifier` then decides and words the findings. Every value a
-    quick test accepts has exact JSON types, so a clean walk also proves the schema is JSON.
-    """
 
-    __slots__ = ("dialect", "nodes", "quicks", "refs", "values")
-
-    def __init__(self) -> None:
-        self.dialect = "2020-12"
-        self.nodes = 0
-        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
-        self.quicks = _QUICKS_2020
-        self.refs: list[str] | None = None  # the ``$ref`` values met, once there is one (see :func:`_quick_ref`)
-
-    def root(self, schema: Any) -> bool:
-        """True when the whole document is clean (the root rule of "Dialects" included)."""
-        if type(schema) is not dict:
-            return False
-        uri = schema.get("$schema")
-        if uri is not None:
-            dialect = dialect_of(uri) if type(uri) is str else None
-            if dialect is None:
-                return False
-            self.dialect = dialect
-            self.quicks = _QUICKS[dialect]
-        kind = schema.get("type", "object")
-        if kind != "object" and kind != ["object"]:
-            return False
-        if not self.clean(schema, 0):
-            return False
-        return self.refs is None or _refs_fit(schema, self.refs)
-
-    def clean(self, schema: Any, depth: int) -> bool:
-        """True when ``schema`` at nesting ``depth`` would classify with no finding."""
-        self.nodes = nodes = self.nodes + 1
-        if nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
-            return False
-        if type(schema) is not dict:
-            return type(schema) is bool
-        quicks = self.quicks
-        for key, value in schema.items():
-            quick = quicks.get(key)
-            if quick is None or type(key) is not str or not quick(value, schema, depth, self):
-                return False
-        return True
+Quick = Walker
+"""The verdict's former name (``Quick().root(schema)``), kept for its callers."""
 
 
 def _quick_ref(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """2020-12 ``$ref`` of the form pydantic and zod emit, ``#/$defs/Name`` or ``#/definitions/Name``
     (a name with no ``/``, ``~`` or ``%``: the pointer is the name); recorded for :func:`_refs_fit`.
     Any other reference (anchors, escapes, nested pointers, other documents): the full classifier."""
-    if type(value) is not str or not isinstance(walk, Quick):
+    if type(value) is not str or not isinstance(walk, Walker):
         return False
     for prefix in _REF_PREFIXES:
         if value.startswith(prefix):
             name = value[len(prefix) :]
             if name and "/" not in name and "~" not in name and "%" not in name:
-                if walk.refs is None:
-                    walk.refs = [value]
+                if walk.ref_names is None:
+                    walk.ref_names = [value]
                 else:
-                    walk.refs.append(value)
+                    walk.ref_names.append(value)
                 return True
     return False
 

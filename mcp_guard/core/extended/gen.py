@@ -24,7 +24,10 @@ that multiply work (``items``, ``patternProperties``, ``additionalProperties``,
 of them; ``pattern``, ``format`` and ``uniqueItems`` charge their own costs. Every charge
 tests the budget at once and raises :class:`OverBudget` when it is spent. Declared
 properties and in-place applicators cost what the schema's size says, and a schema whose
-references expand past the budget was refused at classification.
+references expand past the budget was refused at classification; but a pass over a value's
+members that no member schema weighs (a ``properties`` walk of the undeclared members, what
+a node evaluated for ``unevaluated*``) costs one unit a member, each time a branch makes it
+(:meth:`Gen.scanned`).
 
 Every schema value reaches the source only as a module constant (:meth:`Gen.const`).
 """
@@ -36,12 +39,12 @@ from typing import Any
 
 from ..json_values import Inexact, is_json, json_type_name, pointer
 from ..report import VALIDATION, Issue
-from .ir import Part, XNode
+from .ir import Emitter, Part, XNode
 from .kw_apply import Ref
 from .kw_object import Members, Required
 from .table import holder
 from .values import exact_json, exact_json_once, exact_uncarriable, number_of
-from .writer import Collect, ModuleWriter, Valid, base_namespace
+from .writer import Collect, Valid, base_namespace
 
 __all__ = ["Gen", "generate", "type_words"]
 
@@ -127,7 +130,7 @@ def _type_test(types: frozenset[str], v: str, t: str, decimals: bool = True) -> 
     return tests[0] if len(tests) == 1 else "(" + " or ".join(tests) + ")"
 
 
-class Gen(ModuleWriter):
+class Gen(Emitter):
     """The code generator of one schema (implements what parts may ask; see ``ir.Part``).
 
     ``decimals``: E1's exact literals (``extended``); False for ``standard`` and ``strict``, which
@@ -240,6 +243,7 @@ class Gen(ModuleWriter):
             empty = "set()" if kind == "props" else "(0, set())"
             body = [] if checked else [f"if not {self.test(node, 'x')}: return None"]
             if node.boolean is None:
+                body += self.scanned("x")  # its parts' scans and merges: a few passes over the members
                 body += ["s = set()"] if kind == "props" else ["p = 0", "c = set()"]
                 for part in node.parts:
                     if part is not skip:
@@ -264,6 +268,15 @@ class Gen(ModuleWriter):
         """Charge a container's members to the budget: its length times its heaviest member schema."""
         heaviest = max((self.weight(n) for n in nodes), default=1)
         return [f"w[0] -= len({v}) * {self.const(heaviest)}", "if w[0] < 0: raise OverBudget"]
+
+    def scanned(self, v: str) -> list[str]:
+        """Charge a pass over a container's members that no member schema weighs: one unit a member.
+
+        Each applicator branch that walks the members of the same value pays for its own walk
+        (issue 25 item 4: an ``anyOf`` of 1,000 branches under ``unevaluatedProperties``, or an
+        ``allOf`` of 50 ``properties``, walked a 100,000-key argument once per branch, uncharged).
+        """
+        return [f"w[0] -= len({v})", "if w[0] < 0: raise OverBudget"]
 
     def inlinable(self, node: XNode) -> bool:
         """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""

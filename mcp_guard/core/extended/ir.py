@@ -6,23 +6,45 @@ Each part knows how to emit its own fast test and its own slow (issue-collecting
 (``Part.fast`` / ``Part.slow``), so a keyword's rule, test and emitter live together in
 its keyword module; :mod:`.gen` only arranges them by the JSON type they apply to.
 
-Plain data; no schema walking (``classify``) and no code generation (``gen``) here.
+Plain data; no schema walking (``classify``) and no code generation (``gen``) here: what a part's
+emitter may ask of the generator is :class:`Emitter`, which ``gen.Gen`` implements, so the keyword
+modules depend on this module only and ``gen`` (which arranges their parts) stands above them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 from ..budget import MAX_SCHEMA_NODES
 from ..json_values import pointer
 from ..report import Issue
+from .writer import ModuleWriter
 
-if TYPE_CHECKING:
-    from .gen import Gen
-
-__all__ = ["APPLIES", "Ctx", "Keyword", "Part", "Path", "Quick", "Subset", "SubsetQuick", "Walk", "XNode"]
+__all__ = [
+    "ALL",
+    "APPLIES",
+    "ARRAY",
+    "BOTH",
+    "NEW",
+    "NUMERIC",
+    "OBJECT",
+    "OLD",
+    "SINCE_07",
+    "STANDARD",
+    "TUPLE_ITEMS",
+    "Ctx",
+    "Emitter",
+    "Keyword",
+    "Part",
+    "Path",
+    "Quick",
+    "Subset",
+    "SubsetQuick",
+    "Walk",
+    "XNode",
+]
 
 Path = tuple[str | int, ...]
 """A schema path (turned into a JSON Pointer where code or a finding needs it)."""
@@ -54,11 +76,11 @@ class Part:
     order: ClassVar[int] = 50
     path: Path
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """Statements that ``return False`` when ``v`` breaks the keyword."""
         raise NotImplementedError
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """Statements appending issues to ``out`` when ``v`` (pointer ``ip``) breaks the keyword."""
         raise NotImplementedError
 
@@ -69,12 +91,12 @@ class Part:
     def bind(self, node: XNode) -> None:
         """Called once with the node the part belongs to (``unevaluated*`` need it)."""
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """For ``unevaluatedProperties``: statements adding to the set ``s`` the member names this
         keyword evaluated in the valid object ``v`` (2020-12 annotation collection). None by default."""
         return []
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """For ``unevaluatedItems``: statements raising ``p`` (items evaluated from the start) or adding
         indices to the set ``c`` for the valid array ``v``. None by default."""
         return []
@@ -133,6 +155,86 @@ class XNode:
         return self.boolean is True or (self.boolean is None and self.types is None and not self.parts)
 
 
+class Emitter(ModuleWriter):
+    """What a part's emitters (``Part.fast``, ``Part.slow``, ``props_code``, ``items_code``) may ask of
+    the code generator; ``gen.Gen`` implements it. Declared here, below the keyword modules, so that
+    they need not import the generator that arranges their parts (no import cycle).
+
+    Attributes (set by the generator around a part's call):
+        decimals: E1's exact literals (``extended``); False for ``standard``/``strict`` (doubles).
+        exact: generating the branch of an argument literal no double holds (E1).
+        known: the ``type`` of the node being generated, for its ``any`` parts; ``None``: untyped.
+        required: names an object's lookups test (``kw_object.Members.takes_required``).
+        ints_first: an enum/const's int choices were tested before the node (``Choice.int_guard``).
+    """
+
+    decimals: bool
+    exact: bool
+    known: frozenset[str] | None
+    required: frozenset[str]
+    ints_first: bool
+
+    def issue(self, keyword: str, schema_path: str, ip: str, message: str) -> str:
+        """A statement appending a ``validation`` issue; ``ip`` and ``message`` are expressions."""
+        raise NotImplementedError
+
+    def fail(self, keyword: str, path: Path, ip: str, tail: str) -> str:
+        """An issue whose message is ``where(ip) + tail`` (``tail`` a fixed text from the schema)."""
+        raise NotImplementedError
+
+    def vfn(self, node: XNode) -> str:
+        """The name of the node's fast function ``(x, w) -> bool``, generated once."""
+        raise NotImplementedError
+
+    def cfn(self, node: XNode) -> str:
+        """The name of the node's slow function ``(x, ip, out, w)``, generated once."""
+        raise NotImplementedError
+
+    def evaluated(self, node: XNode, kind: str, v: str, skip: Part | None = None, checked: bool = False) -> str:
+        """An expression for what ``node`` evaluated in ``v`` (``unevaluated*``; see ``gen.Gen``)."""
+        raise NotImplementedError
+
+    def charge(self, v: str, nodes: list[XNode]) -> list[str]:
+        """Statements charging a container's members to the budget (length times the heaviest)."""
+        raise NotImplementedError
+
+    def scanned(self, v: str) -> list[str]:
+        """Statements charging a pass over a container's members that no member schema weighs (one unit a member)."""
+        raise NotImplementedError
+
+    def inlinable(self, node: XNode) -> bool:
+        """Whether a member's test may stand inline in its container's loop (no loops, no calls)."""
+        raise NotImplementedError
+
+    def type_expr(self, types: frozenset[str], v: str) -> str:
+        """An expression: whether ``v`` is of one of ``types`` (JSON Schema type names)."""
+        raise NotImplementedError
+
+    def loop_key_of(self, part: Part) -> str:
+        """The record key of a part's items loop (one per part; see ``gen.Gen.loop_key``)."""
+        raise NotImplementedError
+
+    def check_fast(self, node: XNode, v: str) -> list[str]:
+        """Statements that ``return False`` when ``v`` breaks ``node``: inline or a call."""
+        raise NotImplementedError
+
+    def loop_fast(self, node: XNode, v: str, key: str) -> list[str]:
+        """``for`` over the items of array ``v``, each tested against ``node``; ``key``: the loop's record."""
+        raise NotImplementedError
+
+    def check_slow(self, node: XNode, v: str, ip: str) -> list[str]:
+        """Statements appending the issues of ``v`` (pointer ``ip``) against ``node``."""
+        raise NotImplementedError
+
+    def test(self, node: XNode, v: str) -> str:
+        """An expression: whether ``v`` satisfies ``node``."""
+        raise NotImplementedError
+
+    def body_fast(self, node: XNode, v: str, t: str) -> list[str]:
+        """The fast test of ``node`` on ``v`` as statements (``t`` a free local for its type)."""
+        raise NotImplementedError
+
+
 class Ctx(Protocol):
     """What a keyword's classification rule may ask of the classifier (``classify``)."""
 
@@ -159,7 +261,7 @@ class Ctx(Protocol):
 
 
 class Walk(Protocol):
-    """What a keyword's quick test may ask of the verdict-only walk (``classify.Quick``)."""
+    """What a keyword's quick test may ask of the walk's verdict (``classify.Walker.clean``, ``subset``'s)."""
 
     dialect: str
 
@@ -181,6 +283,22 @@ words), or silently when the JSON scan reports the value; True lets the row's ``
 SubsetQuick = Callable[[Any, dict[str, Any], int, Walk], bool]
 """The verdict-only test of a row under ``standard``/``strict`` where its ``quick`` is wider than
 the subset: True only when ``subset`` and ``rule`` would both record nothing."""
+
+
+ALL: Final = frozenset({"2020-12", "2019-09", "draft-07", "draft-06"})
+"""The dialects the extended profile reads (a row's ``dialects``)."""
+NEW: Final = frozenset({"2020-12", "2019-09"})
+SINCE_07: Final = frozenset({"2020-12", "2019-09", "draft-07"})
+OLD: Final = frozenset({"draft-07", "draft-06"})
+TUPLE_ITEMS: Final = frozenset({"2019-09", "draft-07", "draft-06"})
+
+BOTH: Final = frozenset({"standard", "strict"})
+"""The subset profiles (spec, "Two profiles"): a row with them is the reference host's table."""
+STANDARD: Final = frozenset({"standard"})
+"""Annotations and the root ``$schema``: ``standard`` only."""
+OBJECT: Final = frozenset({"object"})
+ARRAY: Final = frozenset({"array"})
+NUMERIC: Final = frozenset({"integer", "number"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +323,13 @@ class Keyword:
         types: the node types the keyword may stand with under the subset (decision 4); ``None``:
             any.
         in_one_of: whether it may stand beside ``oneOf`` under the subset (decision 3).
+        emits: the :class:`Part` classes its ``rule`` builds: their ``fast``/``slow`` write its
+            code (``gen`` arranges them; a node's parts of one loop are folded by its module's
+            ``finish``). Empty: it constrains nothing itself (annotations, a keyword another
+            row's part reads, an E5 keyword).
+
+    Each keyword module declares its rows (``ROWS``) beside their rules, quick tests and parts;
+    ``table.KEYWORDS`` registers them: one keyword, one place.
     """
 
     name: str
@@ -216,6 +341,7 @@ class Keyword:
     subset_quick: SubsetQuick | None = None
     types: frozenset[str] | None = None
     in_one_of: bool = False
+    emits: tuple[type[Part], ...] = ()
 
 
 class FindingLog:

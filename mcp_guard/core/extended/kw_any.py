@@ -4,16 +4,13 @@ validation vocabulary; the same in draft-06, draft-07 and 2019-09)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
 from ..budget import MAX_ENUM_CHOICES, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_WORK
 from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path, Walk
+from .ir import ALL, BOTH, Ctx, Emitter, Keyword, Part, Path, Walk
 from .values import UNREACHABLE, exact_value
-
-if TYPE_CHECKING:
-    from .gen import Gen
 
 __all__ = [
     "SUBSET_TYPES",
@@ -122,7 +119,7 @@ class Choices(Part):
             self.keys = frozenset(canonical(c, self.depth, MAX_WORK) for c in exact)
             self.ints = frozenset(c for c in exact if type(c) is int)
 
-    def _test(self, g: Gen, v: str) -> str:
+    def _test(self, g: Emitter, v: str) -> str:
         if self.strings is not None:
             if len(self.strings) == 1:
                 return f"{v} == {g.const(next(iter(self.strings)))}"
@@ -136,16 +133,16 @@ class Choices(Part):
             return f"((type({v}) is int and {v} in {g.const(self.ints)}) or {full})"
         return full
 
-    def int_guard(self, g: Gen, v: str) -> str | None:
+    def int_guard(self, g: Emitter, v: str) -> str | None:
         """An expression true when ``v`` is an int among the int choices (so a JSON value that
         passes), for a node of no other keyword: its tests then run only when this is false."""
         return f"(type({v}) is int and {v} in {g.const(self.ints)})" if self.ints else None
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if not {self._test(g, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         if self.keyword == "const":
             tail = f" must be {show_value(self.choices[0])} (const)"
@@ -341,3 +338,13 @@ def _charge(walk: Walk, count: int) -> bool:
     budget = value_budget(walk)
     budget.left -= count
     return budget.left >= 0
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("type", ALL, kw_type, quick_type, BOTH, subset_type, emits=(TypePart,)),
+    Keyword("enum", ALL, kw_enum, quick_enum, BOTH, subset_enum, emits=(Choices,)),
+    Keyword("const", ALL, kw_const, quick_const, emits=(Choices,)),
+)
+"""Any type: ``type`` (the node's ``types``), ``enum``, ``const``."""

@@ -9,15 +9,13 @@ written for a model to fix its call; never "does not match anyOf".
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
 from ..report import UNSUPPORTED, VALIDATION, Issue
-from .ir import Ctx, Part, Path, XNode
-from .kw_array import schema_list
+from .ir import ALL, BOTH, SINCE_07, Ctx, Emitter, Keyword, Part, Path, XNode
+from .kw_array import quick_schema_list, schema_list
+from .kw_object import quick_schema
 from .writer import CHAIN_LIMIT
-
-if TYPE_CHECKING:
-    from .gen import Gen
 
 __all__ = ["AllOf", "AnyOf", "IfThenElse", "Not", "OneOf", "Ref", "alternatives"]
 
@@ -81,14 +79,14 @@ class _Branches(Part):
     in_place = True
     proves = True  # a branch held, and a node's test holds only on JSON
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.props_code``: the branches that hold (``anyOf``, ``oneOf``)."""
         lines = []
         for b in self.branches:
             lines += [f"r = {g.evaluated(b, 'props', v)}", "if r is not None: s |= r"]
         return lines
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.items_code``: the branches that hold."""
         return [line for b in self.branches for line in _merge_items_if_valid(g.evaluated(b, "items", v))]
 
@@ -105,19 +103,19 @@ class _Branches(Part):
 class AllOf(_Branches):
     """``allOf``: every branch holds."""
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.props_code``: every branch's (all hold)."""
         return [f"s |= {g.evaluated(b, 'props', v, checked=True)}" for b in self.branches]
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.items_code``."""
         return [line for b in self.branches for line in _merge_items(g.evaluated(b, "items", v, checked=True))]
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if not {g.test(b, v)}: return False" for b in self.branches]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``: each failing branch's own issues."""
         return [line for b in self.branches for line in g.check_slow(b, v, ip)]
 
@@ -155,7 +153,7 @@ class AnyOf(_Branches):
         """The fast test has no calls (``bare`` or ``scalar``): the node may stand inline."""
         return self.bare or self.scalar is not None
 
-    def _any(self, g: Gen, v: str) -> str:
+    def _any(self, g: Emitter, v: str) -> str:
         if self.bare:
             return "(" + " or ".join(g.type_expr(b.types, v) for b in self.branches if b.types) + ")"
         if len(self.branches) > CHAIN_LIMIT:
@@ -163,7 +161,7 @@ class AnyOf(_Branches):
             return f"any(f({v}, w) for f in {fns})"
         return "(" + " or ".join(g.test(b, v) for b in self.branches) + ")"
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         scalar = None if self.bare else self.scalar
         if scalar is not None:
@@ -171,7 +169,7 @@ class AnyOf(_Branches):
             return [f"if not ({bare}):", *("    " + line for line in g.body_fast(scalar, v, g.name("u")))]
         return [f"if not {self._any(g, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``: one issue saying what each alternative wanted."""
         collectors = g.late_tuple([g.cfn(b) for b in self.branches])
         head = g.const(f" must match at least one of the {len(self.branches)} alternatives of anyOf: ")
@@ -192,7 +190,7 @@ def _widened(types: frozenset[str] | None) -> frozenset[str]:
 class OneOf(_Branches):
     """``oneOf``: exactly one branch holds."""
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast`` (up to ``CHAIN_LIMIT`` branches unrolled: no loop over a tuple)."""
         if len(self.branches) <= CHAIN_LIMIT:
             first, *rest = self.branches
@@ -210,7 +208,7 @@ class OneOf(_Branches):
             "if not o: return False",
         ]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``: none matched (what each wanted), or which ones matched."""
         fns = g.late_tuple([g.vfn(b) for b in self.branches])
         collectors = g.late_tuple([g.cfn(b) for b in self.branches])
@@ -264,11 +262,11 @@ class Not(Part):
         """See ``Part.nodes``."""
         yield self.node
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if {g.test(self.node, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         tail = f" must not match the schema at {self.schema_path} (not)"
         return [f"if {g.test(self.node, v)}:", "    " + g.fail("not", self.path, ip, tail)]
@@ -300,15 +298,15 @@ class IfThenElse(Part):
         if self.other is not None:
             yield self.other
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.props_code``: ``if``'s own when it holds, and the branch applied."""
         return self._annotations(g, v, "props")
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.items_code``."""
         return self._annotations(g, v, "items")
 
-    def _annotations(self, g: Gen, v: str, kind: str) -> list[str]:
+    def _annotations(self, g: Emitter, v: str, kind: str) -> list[str]:
         def add(expr: str) -> list[str]:
             return [f"s |= {expr}"] if kind == "props" else _merge_items(expr)
 
@@ -320,7 +318,7 @@ class IfThenElse(Part):
             lines += ["else:", *("    " + x for x in add(g.evaluated(self.other, kind, v, checked=True)))]
         return lines
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         lines = []
         if self.then is not None:
@@ -331,7 +329,7 @@ class IfThenElse(Part):
             lines += [f"if not {g.test(self.cond, v)} and not {g.test(self.other, v)}: return False"]
         return lines
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``: the issues of ``then`` or ``else``."""
         if self.then is None and self.other is None:
             return []
@@ -376,22 +374,22 @@ class Ref(Part):
         if self.target is not None:
             yield self.target
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.props_code``: the target's."""
         assert self.target is not None
         return [f"s |= {g.evaluated(self.target, 'props', v, checked=True)}"]
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.items_code``."""
         assert self.target is not None
         return _merge_items(g.evaluated(self.target, "items", v, checked=True))
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         assert self.target is not None
         return [f"if not {g.test(self.target, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``: the target's own issues."""
         assert self.target is not None
         return g.check_slow(self.target, v, ip)
@@ -438,3 +436,18 @@ def kw_ref(ctx: Ctx, value: Any, schema: dict[str, Any], path: Path) -> Part | N
     part = Ref(value, path)
     ctx.defer(part)
     return part
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("allOf", ALL, kw_all_of, quick_schema_list, emits=(AllOf,)),
+    Keyword("anyOf", ALL, kw_any_of, quick_schema_list, emits=(AnyOf,)),
+    Keyword("oneOf", ALL, kw_one_of, quick_schema_list, BOTH, in_one_of=True, emits=(OneOf,)),
+    Keyword("not", ALL, kw_not, quick_schema, emits=(Not,)),
+    Keyword("if", SINCE_07, kw_if, quick_schema, emits=(IfThenElse,)),
+    Keyword("then", SINCE_07, kw_then_else, quick_schema),  # read by ``if``'s part
+    Keyword("else", SINCE_07, kw_then_else, quick_schema),
+    Keyword("$ref", ALL, kw_ref, emits=(Ref,)),  # the verdict's quick test: ``classify`` (the walk's own list)
+)
+"""In-place applicators."""

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
 from ..json_values import TooLarge, canonical_sized, max_depth
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path, Walk, XNode
-from .kw_string import count_of, non_negative
+from .ir import ALL, ARRAY, BOTH, NEW, TUPLE_ITEMS, Ctx, Emitter, Keyword, Part, Path, Walk, XNode
+from .kw_object import Count, kw_count, quick_schema
+from .kw_string import count_of, non_negative, quick_count
 from .writer import OverBudget
 
 _NO_RECORDS: Any = MappingProxyType({})
 """The records of a call whose fast loops all passed (its cell's ``w[4]`` is None): read only."""
 
-if TYPE_CHECKING:
-    from .gen import Gen
 
 __all__ = [
     "Contains",
@@ -141,14 +140,14 @@ class Elements(Part):
         if self.rest is not None:
             yield self.rest.node
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.items_code``: the prefix, or every item when a rest schema applies."""
         if self.rest is not None:
             return [f"p = len({v})"]
         n = len(self.prefix)
         return [f"if p < {n}: p = min(len({v}), {n})"]
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         lines = g.charge(v, list(self.nodes()))
         n = len(self.prefix)
@@ -165,7 +164,7 @@ class Elements(Part):
         lines.extend("    " + x for x in body)
         return lines
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         lines = g.charge(v, list(self.nodes()))
         n = len(self.prefix)
@@ -228,20 +227,20 @@ class Contains(Part):
         """See ``Part.nodes``."""
         yield self.node
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.items_code``: the indices of the items that match (2020-12; 2019-09's
         ``contains`` evaluates no item for ``unevaluatedItems``)."""
         if not self.annotates:
             return []
         return [f"c.update(i for i, y in enumerate({v}) if {g.test(self.node, 'y')})"]
 
-    def _count(self, g: Gen, v: str, early: bool) -> list[str]:
+    def _count(self, g: Emitter, v: str, early: bool) -> list[str]:
         lines = ["m = 0", f"for y in {v}:", f"    if {g.test(self.node, 'y')}:", "        m += 1"]
         if early and self.high is None:
             lines.append(f"        if m >= {g.const(self.low)}: break")
         return lines
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         if self.low == 0 and self.high is None:
             return []
@@ -250,7 +249,7 @@ class Contains(Part):
             lines.append(f"if m > {g.const(self.high)}: return False")
         return lines
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         if self.low == 0 and self.high is None:
             return []
@@ -333,7 +332,7 @@ class Unique(Part):
         self.path = path
         self.strings = False  # every item is of an ``items`` schema of ``type: string`` (``finish``)
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``. Items of ``type: string``: tested after the items loop (:meth:`after_strings`)."""
         if self.strings:
             return []
@@ -346,7 +345,7 @@ class Unique(Part):
         its hash; :func:`first_duplicate` charges strings nothing either)."""
         return [f"if len({v}) > 1 and len(set({v})) < len({v}): return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         head, mid, end = (
             g.const(" must not hold equal items (uniqueItems): items "),
@@ -393,3 +392,19 @@ def quick_items(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> b
 def quick_unique_items(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``uniqueItems``: a boolean."""
     return type(value) is bool
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("prefixItems", frozenset({"2020-12"}), kw_prefix_items, quick_schema_list, emits=(Prefix,)),
+    Keyword("items", ALL, kw_items, quick_items, BOTH, subset_items, types=ARRAY, emits=(Rest, Prefix)),
+    Keyword("additionalItems", TUPLE_ITEMS, kw_additional_items, quick_schema, emits=(Rest,)),
+    Keyword("contains", ALL, kw_contains, quick_schema, emits=(Contains,)),
+    Keyword("minContains", NEW, kw_contains_bound, quick_count),  # read by ``contains``'s part
+    Keyword("maxContains", NEW, kw_contains_bound, quick_count),
+    Keyword("uniqueItems", ALL, kw_unique_items, quick_unique_items, emits=(Unique,)),
+    Keyword("minItems", ALL, kw_count, quick_count, emits=(Count,)),
+    Keyword("maxItems", ALL, kw_count, quick_count, emits=(Count,)),
+)
+"""Arrays (``prefixItems`` and ``items`` fold into one :class:`Elements` loop: :func:`finish`)."""

@@ -5,11 +5,12 @@ that stay ``unsupported_capability``. None of them constrains a value."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from ..json_values import is_json
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path, Quick, Rule, Walk
+from .ir import ALL, BOTH, NEW, STANDARD, Ctx, Keyword, Part, Path, Quick, Rule, Walk
+from .kw_object import quick_schemas
 
 __all__ = [
     "SCHEMA_DIALECTS",
@@ -168,3 +169,39 @@ def quick_id(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool
 def quick_content_schema(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``contentSchema``: an object or boolean, JSON."""
     return type(value) is bool or (type(value) is dict and is_json(value))
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+_STR = annotation(str, "a string")
+_BOOL = annotation(bool, "a boolean")
+_QSTR = quick_annotation(str)
+_QBOOL = quick_annotation(bool)
+
+ROWS: Final = (
+    # identifiers and containers of definitions
+    Keyword("$schema", ALL, kw_schema, quick_schema_uri, STANDARD, subset_schema, quick_subset_schema, in_one_of=True),
+    Keyword("$id", ALL, kw_id, quick_id),
+    Keyword("$anchor", NEW, kw_anchor),
+    Keyword("$defs", ALL, kw_defs, quick_schemas),
+    Keyword("definitions", ALL, kw_defs, quick_schemas),
+    # annotations
+    Keyword("$comment", ALL, _STR, _QSTR, STANDARD, in_one_of=True),
+    Keyword("title", ALL, _STR, _QSTR, STANDARD, in_one_of=True),
+    Keyword("description", ALL, _STR, _QSTR, BOTH, in_one_of=True),
+    Keyword("default", ALL, annotation(None, "any JSON value"), quick_annotation(None), STANDARD, in_one_of=True),
+    Keyword("examples", ALL, annotation(list, "an array"), quick_annotation(list), STANDARD, in_one_of=True),
+    Keyword("deprecated", ALL, _BOOL, _QBOOL, STANDARD, in_one_of=True),
+    Keyword("readOnly", ALL, _BOOL, _QBOOL, STANDARD, in_one_of=True),
+    Keyword("writeOnly", ALL, _BOOL, _QBOOL, STANDARD, in_one_of=True),
+    Keyword("contentEncoding", NEW, _STR, _QSTR),  # draft-07 lets a validator assert it: not the same meaning
+    Keyword("contentMediaType", NEW, _STR, _QSTR),
+    Keyword("contentSchema", NEW, kw_content_schema, quick_content_schema),
+    # E5
+    Keyword("$dynamicRef", ALL, e5("dynamic references are not supported")),
+    Keyword("$dynamicAnchor", ALL, e5("dynamic anchors are not supported")),
+    Keyword("$recursiveRef", ALL, e5("recursive references are not supported")),
+    Keyword("$recursiveAnchor", ALL, e5("recursive anchors are not supported")),
+    Keyword("$vocabulary", ALL, e5("custom vocabularies are not supported")),
+)
+"""Identifiers, containers of definitions, annotations (none constrains a value) and the E5 keywords."""

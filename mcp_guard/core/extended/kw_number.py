@@ -9,14 +9,11 @@ divides exactly (``values.is_multiple``). They apply to numbers only (never bool
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
 from ..report import VALIDATION
-from .ir import Ctx, Part, Path, Walk
+from .ir import ALL, BOTH, NUMERIC, Ctx, Emitter, Keyword, Part, Path, Walk
 from .values import double_ratio, exact_number, is_multiple, literal, multiple_accept, show_number
-
-if TYPE_CHECKING:
-    from .gen import Gen
 
 __all__ = ["Bound", "MultipleOf", "kw_bound", "kw_multiple_of", "subset_bound"]
 
@@ -40,18 +37,18 @@ class Bound(Part):
         self.path = path
         self.op, self.sign = _BOUNDS[keyword]
 
-    def _test(self, g: Gen, v: str) -> str:
+    def _test(self, g: Emitter, v: str) -> str:
         if g.exact:  # ``v`` holds an exact value (int or Decimal): compare with the bound's literal
             return f"{v} {self.op} {g.const(literal(self.bound))}"
         if type(self.bound) is Decimal:  # a float then stands for its literal's decimal (values.literal)
             return f"{g.const(literal)}({v}) {self.op} {g.const(self.bound)}"
         return f"{v} {self.op} {g.const(self.bound)}"  # double against double orders as their literals do
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if not {self._test(g, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         tail = f" must be {self.sign} {show_number(self.bound)} ({self.keyword})"
         return [f"if not {self._test(g, v)}:", "    " + g.fail(self.keyword, self.path, ip, tail)]
@@ -85,7 +82,7 @@ class MultipleOf(Part):
         self.divisor = divisor
         self.path = path
 
-    def _test(self, g: Gen, v: str) -> str:
+    def _test(self, g: Emitter, v: str) -> str:
         divisor, general = g.const(self.divisor), f"{g.const(is_multiple)}({v}, {g.const(self.divisor)})"
         if type(self.divisor) is int:
             return f"(({v} % {divisor} == 0) if type({v}) is int else {general})"
@@ -100,11 +97,11 @@ class MultipleOf(Part):
         sure = multiple_accept(v, names, g.name("mt"), g.name("mn"))
         return f"(({whole}) if type({v}) is int else ({sure} or {general}))"
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if not {self._test(g, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         tail = f" must be a multiple of {show_number(self.divisor)} (multipleOf)"
         return [f"if not {self._test(g, v)}:", "    " + g.fail("multipleOf", self.path, ip, tail)]
@@ -132,3 +129,15 @@ def quick_multiple_of(value: Any, schema: dict[str, Any], depth: int, walk: Walk
     """``multipleOf`` as :func:`kw_multiple_of` accepts it: a number greater than 0."""
     t = type(value)
     return (t is int or (t is float and value - value == 0)) and value > 0
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("minimum", ALL, kw_bound, quick_bound, BOTH, subset_bound, types=NUMERIC, emits=(Bound,)),
+    Keyword("maximum", ALL, kw_bound, quick_bound, emits=(Bound,)),
+    Keyword("exclusiveMinimum", ALL, kw_bound, quick_bound, emits=(Bound,)),
+    Keyword("exclusiveMaximum", ALL, kw_bound, quick_bound, emits=(Bound,)),
+    Keyword("multipleOf", ALL, kw_multiple_of, quick_multiple_of, emits=(MultipleOf,)),
+)
+"""Numbers."""

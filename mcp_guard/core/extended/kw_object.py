@@ -11,13 +11,13 @@ returns its own part, and :func:`finish` folds the three into one :class:`Member
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..ecma_regex import PatternError
 from ..json_values import escape_token
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path, Walk, XNode
-from .kw_string import compiled_pattern, non_negative, pattern_of, search
+from .ir import ALL, BOTH, NEW, OBJECT, OLD, Ctx, Emitter, Keyword, Part, Path, Walk, XNode
+from .kw_string import compiled_pattern, non_negative, pattern_of, quick_count, search
 from .writer import CHAIN_LIMIT
 
 _ABSENT = object()
@@ -28,7 +28,6 @@ _SPLIT_FROM = 4
 
 if TYPE_CHECKING:
     from ..ecma_regex import Pattern
-    from .gen import Gen
 
 __all__ = [
     "Additional",
@@ -176,7 +175,7 @@ class Members(Part):
         if self.extra is not None:
             yield self.extra.node
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.props_code``: declared names present, names a pattern matches, or all."""
         if self.extra is not None:
             return [f"s.update({v})"]
@@ -187,12 +186,12 @@ class Members(Part):
             lines += [f"for k in {v}:", f"    if {g.const(search)}({g.const(pattern)}, k, w): s.add(k)"]
         return lines
 
-    def _extra_fast(self, g: Gen) -> list[str]:
+    def _extra_fast(self, g: Emitter) -> list[str]:
         if self.extra is None:
             return ["if not json_once(y, w): return False"]
         return g.check_fast(self.extra.node, "y")
 
-    def _extra_slow(self, g: Gen, ip: str) -> list[str]:
+    def _extra_slow(self, g: Emitter, ip: str) -> list[str]:
         if self.extra is None:
             return ["if not json_once(y, w): w[1] = 1"]
         node = self.extra.node
@@ -205,7 +204,7 @@ class Members(Part):
             ]
         return ["p = child(" + ip + ", k)", *g.check_slow(node, "y", "p")]
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         if not self.props and not self.pairs:
             if self.extra is None or self.extra.node.trivial:
@@ -214,11 +213,11 @@ class Members(Part):
                 return [f"if {v}: return False"]
         if self.props and not self.pairs and len(self.props) <= CHAIN_LIMIT:
             return self._lookup_fast(g, v)
-        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
+        lines = [*self._walk_charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: return False"]
         body = self._loop(g, None)
         return lines + ["    " + line for line in body]
 
-    def _lookup_fast(self, g: Gen, v: str) -> list[str]:
+    def _lookup_fast(self, g: Emitter, v: str) -> list[str]:
         """Few declared names, no patterns: each member name an exact ``str`` (a subclass is not
         JSON, left to the slow path; not tested when the caller vouched for the keys, ``w[3]``:
         ``Compiled.check``'s ``parsed``); then each declared name is looked up once, not matched
@@ -254,6 +253,7 @@ class Members(Part):
         return [
             *lines,
             f"if len({v}) != {count}:",
+            *("    " + x for x in g.scanned(v)),
             f"    for k, y in {v}.items():",
             f"        if k not in {g.const(frozenset(self.props))}:",
             *("            " + x for x in self._extra_fast(g)),
@@ -266,23 +266,27 @@ class Members(Part):
         path, which runs every test of a value the fast path refused, raises as well."""
         return bool(self.props) and not self.pairs and len(self.props) <= CHAIN_LIMIT and names <= self.props.keys()
 
-    def _charge(self, g: Gen, v: str) -> list[str]:
+    def _charge(self, g: Emitter, v: str) -> list[str]:
         """Declared properties cost what the schema says (once each); patterns and the rest, per member."""
         if not self.pairs and (self.extra is None or self.extra.node.boolean is not None):
             return []
         return g.charge(v, list(self.nodes()))
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def _walk_charge(self, g: Emitter, v: str) -> list[str]:
+        """What a walk over every member costs: :meth:`_charge`, or one unit a member (``Gen.scanned``)."""
+        return self._charge(g, v) or g.scanned(v)
+
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
-        lines = [*self._charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
+        lines = [*self._walk_charge(g, v), f"for k, y in {v}.items():", "    if type(k) is not str: w[1] = 1"]
         return lines + ["    " + line for line in self._loop(g, ip)]
 
-    def _member(self, g: Gen, node: XNode, name: str, ip: str | None) -> list[str]:
+    def _member(self, g: Emitter, node: XNode, name: str, ip: str | None) -> list[str]:
         if ip is None:
             return g.check_fast(node, "y")
         return [f"p = {ip} + {g.const('/' + escape_token(name))}", *g.check_slow(node, "y", "p")]
 
-    def _split_slow(self, g: Gen, ip: str, extra: list[str]) -> list[str]:
+    def _split_slow(self, g: Emitter, ip: str, extra: list[str]) -> list[str]:
         """The slow loop's dispatch of a member to its declared name (more than :data:`_SPLIT_FROM`
         of them, none past ``CHAIN_LIMIT``): the name's index, then a binary split on it, so a
         member costs one lookup and a few integer tests, not a test per declared name before its
@@ -311,7 +315,7 @@ class Members(Part):
             *("    " + x for x in split(0, len(members))),
         ]
 
-    def _loop(self, g: Gen, ip: str | None) -> list[str]:
+    def _loop(self, g: Emitter, ip: str | None) -> list[str]:
         extra = self._extra_fast(g) if ip is None else self._extra_slow(g, ip)
         lines: list[str] = []
         if len(self.props) > CHAIN_LIMIT:
@@ -388,7 +392,7 @@ class PropertyNames(Part):
         """See ``Part.nodes``."""
         yield self.node
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [
             *g.charge(v, [self.node]),
@@ -396,7 +400,7 @@ class PropertyNames(Part):
             f"    if type(k) is str and not {g.test(self.node, 'k')}: return False",
         ]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         lines = [
             f"for k in {v}:",
@@ -448,7 +452,7 @@ class Required(Part):
         """The names of a plain ``required`` (not ``dependentRequired``), else ``None``."""
         return frozenset(self.names) if self.keyword == "required" and self.when is None else None
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         if len(self.names) > CHAIN_LIMIT:
             lines = [f"for n in {g.const(self.names)}:", f"    if n not in {v}: return False"]
@@ -458,7 +462,7 @@ class Required(Part):
             return lines
         return [f"if {g.const(self.when)} in {v}:", *("    " + x for x in lines)]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         suffix = (
             " is required"
@@ -523,15 +527,15 @@ class DependentSchemas(Part):
         """See ``Part.nodes``."""
         yield self.node
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.props_code``: the schema's, when it applied."""
         return [f"if {g.const(self.when)} in {v}: s |= {g.evaluated(self.node, 'props', v, checked=True)}"]
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if {g.const(self.when)} in {v} and not {g.test(self.node, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         return [f"if {g.const(self.when)} in {v}:", *("    " + x for x in g.check_slow(self.node, v, ip))]
 
@@ -581,11 +585,11 @@ class Count(Part):
         self.applies = applies  # type: ignore[misc]
         self.op = ">=" if keyword.startswith("min") else "<="
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if not len({v}) {self.op} {g.const(self.limit)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         what = (
             ("property" if self.limit == 1 else "properties")
@@ -668,3 +672,33 @@ def quick_dependencies(value: Any, schema: dict[str, Any], depth: int, walk: Wal
         elif not walk.clean(dep, depth + 1):
             return False
     return True
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword(
+        "properties", ALL, kw_properties, quick_schemas, BOTH, subset_properties, types=OBJECT, emits=(Properties,)
+    ),
+    Keyword("patternProperties", ALL, kw_pattern_properties, quick_pattern_properties, emits=(PatternProperties,)),
+    Keyword(
+        "additionalProperties",
+        ALL,
+        kw_additional_properties,
+        quick_schema,
+        BOTH,
+        subset_additional_properties,
+        quick_subset_additional,
+        OBJECT,
+        emits=(Additional,),
+    ),
+    Keyword("propertyNames", ALL, kw_property_names, quick_schema, emits=(PropertyNames,)),
+    Keyword("required", ALL, kw_required, quick_required, BOTH, types=OBJECT, emits=(Required,)),
+    Keyword("minProperties", ALL, kw_count, quick_count, emits=(Count,)),
+    Keyword("maxProperties", ALL, kw_count, quick_count, emits=(Count,)),
+    Keyword("dependentRequired", NEW, kw_dependent_required, quick_dependent_required, emits=(Required,)),
+    Keyword("dependentSchemas", NEW, kw_dependent_schemas, quick_schemas, emits=(DependentSchemas,)),
+    Keyword("dependencies", OLD, kw_dependencies, quick_dependencies, emits=(Required, DependentSchemas)),
+)
+"""Objects (``properties``, ``patternProperties`` and ``additionalProperties`` fold into one
+:class:`Members` loop: :func:`finish`)."""

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
 from ..ecma_regex import Pattern, PatternError, compile_pattern
 from ..formats import FORMATS, format_checker, format_cost, format_cost_terms, format_shortcut
 from ..report import UNSUPPORTED, VALIDATION
-from .ir import Ctx, Part, Path, Walk
+from .ir import ALL, Ctx, Emitter, Keyword, Part, Path, Walk
 from .values import exact_number
 from .writer import OverBudget
-
-if TYPE_CHECKING:
-    from .gen import Gen
 
 __all__ = ["Format", "Length", "PatternPart", "kw_format", "kw_length", "kw_pattern", "search"]
 
@@ -31,11 +28,11 @@ class Length(Part):
         self.path = path
         self.op = ">=" if keyword == "minLength" else "<="
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if not len({v}) {self.op} {g.const(self.limit)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         unit = "character" if self.limit == 1 else "characters"
         tail = f" must be {'at least' if self.op == '>=' else 'at most'} {self.limit} {unit} long ({self.keyword})"
@@ -113,14 +110,14 @@ class PatternPart(Part):
         self.pattern = pattern
         self.path = path
 
-    def _test(self, g: Gen, v: str) -> str:
+    def _test(self, g: Emitter, v: str) -> str:
         return f"{g.const(search)}({g.const(self.pattern)}, {v}, w)"
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         return [f"if not {self._test(g, v)}: return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``; the message shows the pattern (schema text, never the value)."""
         source = self.pattern.source
         shown = source if len(source) <= 60 else source[:57] + "…"
@@ -144,7 +141,7 @@ class Format(Part):
         self.checker = checker
         self.path = path
 
-    def _charge(self, g: Gen, v: str) -> list[str]:
+    def _charge(self, g: Emitter, v: str) -> list[str]:
         """Charge the checker's cost bound (``formats.format_cost``) to the budget before it runs (E6)."""
         terms = format_cost_terms(self.name)
         if terms is None:
@@ -154,7 +151,7 @@ class Format(Part):
         charge = length if units == 1 else f"{units} * {length}"
         return [f"w[0] -= 16 + {charge}", "if w[0] < 0: raise OverBudget"]
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``; the checker is called only where the format's shortcut (if it has one,
         ``formats.format_shortcut``) does not already prove the string valid."""
         test = f"{g.const(self.checker)}({v})"
@@ -164,7 +161,7 @@ class Format(Part):
             test = template.format(v=v, c=g.const(constant)) + " or " + test
         return [*self._charge(g, v), f"if not ({test}): return False"]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         tail = f" must be a valid {self.name} (format)"
         test = f"{g.const(self.checker)}({v})"
@@ -205,3 +202,14 @@ def quick_pattern(value: Any, schema: dict[str, Any], depth: int, walk: Walk) ->
 def quick_format(value: Any, schema: dict[str, Any], depth: int, walk: Walk) -> bool:
     """``format`` with a checker (an annotation-only name needs a note: the full classifier)."""
     return type(value) is str and format_checker(value) is not None
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword("minLength", ALL, kw_length, quick_count, emits=(Length,)),
+    Keyword("maxLength", ALL, kw_length, quick_count, emits=(Length,)),
+    Keyword("pattern", ALL, kw_pattern, quick_pattern, emits=(PatternPart,)),
+    Keyword("format", ALL, kw_format, quick_format, emits=(Format,)),
+)
+"""Strings."""

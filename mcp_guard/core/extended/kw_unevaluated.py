@@ -8,12 +8,10 @@ beyond that.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Final
 
-from .ir import Ctx, Part, Path, XNode
-
-if TYPE_CHECKING:
-    from .gen import Gen
+from .ir import NEW, Ctx, Emitter, Keyword, Part, Path, XNode
+from .kw_object import quick_schema
 
 __all__ = ["UnevaluatedItems", "UnevaluatedProperties", "kw_unevaluated_items", "kw_unevaluated_properties"]
 
@@ -48,7 +46,7 @@ class _Unevaluated(Part):
         """See ``Part.nodes``."""
         yield self.node
 
-    def _head(self, g: Gen, v: str, evaluated: str) -> list[str]:
+    def _head(self, g: Emitter, v: str, evaluated: str) -> list[str]:
         """Bind what the siblings evaluated, and loop with the member in ``y``."""
         raise NotImplementedError
 
@@ -56,16 +54,16 @@ class _Unevaluated(Part):
         """An expression for the member's JSON Pointer."""
         raise NotImplementedError
 
-    def _loop(self, g: Gen, v: str) -> list[str]:
+    def _loop(self, g: Emitter, v: str) -> list[str]:
         assert self.owner is not None
         return self._head(g, v, g.evaluated(self.owner, self.kind, v, skip=self, checked=True))
 
-    def fast(self, g: Gen, v: str) -> list[str]:
+    def fast(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.fast``."""
         test = f"    if {self.unseen} and not {g.test(self.node, 'y')}: return False"
         return [*g.charge(v, [self.node]), *self._loop(g, v), test]
 
-    def slow(self, g: Gen, v: str, ip: str) -> list[str]:
+    def slow(self, g: Emitter, v: str, ip: str) -> list[str]:
         """See ``Part.slow``."""
         if self.node.boolean is False:
             member = [
@@ -90,11 +88,11 @@ class UnevaluatedProperties(_Unevaluated):
     kind = "props"
     unseen = "k not in s"
 
-    def props_code(self, g: Gen, v: str) -> list[str]:
+    def props_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.props_code``: every member (the rest are checked here)."""
         return [f"s.update({v})"]
 
-    def _head(self, g: Gen, v: str, evaluated: str) -> list[str]:
+    def _head(self, g: Emitter, v: str, evaluated: str) -> list[str]:
         return [f"s = {evaluated}", f"for k, y in {v}.items():"]
 
     def _pointer(self, ip: str) -> str:
@@ -109,11 +107,11 @@ class UnevaluatedItems(_Unevaluated):
     kind = "items"
     unseen = "i not in c"
 
-    def items_code(self, g: Gen, v: str) -> list[str]:
+    def items_code(self, g: Emitter, v: str) -> list[str]:
         """See ``Part.items_code``: every item."""
         return [f"p = len({v})"]
 
-    def _head(self, g: Gen, v: str, evaluated: str) -> list[str]:
+    def _head(self, g: Emitter, v: str, evaluated: str) -> list[str]:
         return [f"p, c = {evaluated}", f"for i in range(p, len({v})):", f"    y = {v}[i]"]
 
     def _pointer(self, ip: str) -> str:
@@ -130,3 +128,18 @@ def kw_unevaluated_items(ctx: Ctx, value: Any, schema: dict[str, Any], path: Pat
     """``unevaluatedItems``: a schema."""
     node = ctx.sub(value, path)
     return None if node is None else UnevaluatedItems(node, path)
+
+
+# --- the rows (``ir.Keyword``; registered by ``table.KEYWORDS``) ------------------------------
+
+ROWS: Final = (
+    Keyword(
+        "unevaluatedProperties",
+        NEW,
+        kw_unevaluated_properties,
+        quick_schema,
+        emits=(UnevaluatedProperties,),
+    ),
+    Keyword("unevaluatedItems", NEW, kw_unevaluated_items, quick_schema, emits=(UnevaluatedItems,)),
+)
+"""``unevaluatedProperties``, ``unevaluatedItems``."""

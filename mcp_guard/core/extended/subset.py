@@ -12,7 +12,8 @@ names (decision 4); boolean schemas are refused, except the boolean ``additional
 The walk visits the complete schema once (spec, "Two error kinds") with the subschema and
 depth budgets of ``budget``; every finding is worded here or by the row's subset rule. The
 rows' own rules then build the parts, calling :meth:`SubsetClassifier.sub` for nested schemas.
-:class:`SubsetQuick` is the verdict-only walk of ``compile(..., defer=True)``.
+One walker (:class:`SubsetWalker`) gives the verdict of ``compile(..., defer=True)`` and the findings
+(with or without the tree).
 
 This module does not generate code and never sees arguments.
 """
@@ -28,7 +29,7 @@ from .ir import FindingLog, Keyword, Part, Path, XNode
 from .kw_any import SUBSET_TYPES, TypePart, ValueBudget
 from .table import FINISHERS, KEYWORDS, holder
 
-__all__ = ["SUBSET_PROFILES", "SubsetClassifier", "SubsetQuick"]
+__all__ = ["SUBSET_PROFILES", "SubsetClassifier", "SubsetQuick", "SubsetWalker"]
 
 SUBSET_PROFILES: Final = ("standard", "strict")
 """The profiles this walk judges (spec, "Two profiles")."""
@@ -51,26 +52,74 @@ def _untyped(schema: dict[str, Any]) -> str:
     return "a nested schema without `type` accepts any JSON value, which the subset does not support"
 
 
-class SubsetClassifier(FindingLog):
-    """Walks one schema for ``profile``; records findings; builds nodes. Implements ``ir.Ctx``.
+class SubsetWalker(FindingLog):
+    """One walk of one schema for ``profile``, with two outputs. Implements ``ir.Ctx`` and ``ir.Walk``.
 
-    ``root()`` gives the root node (meaningful only when ``issues`` is empty).
+    * The verdict, :meth:`clean` (``clean(schema, 0)`` for the root): would the schema classify
+      with no finding? Each selected row's ``subset_quick`` (else its ``quick``) with the node
+      rules, the subschema count and depth limits; any doubt is False. Every value a quick test
+      accepts has exact JSON types, so a clean verdict also proves the schema is JSON.
+    * The findings and the tree, :meth:`root` of a walker from :meth:`findings`: every node
+      through :meth:`sub`, each row's subset rule then its rule (findings in the spec's words,
+      parts).
 
-    With ``skim`` (findings only, for a schema the verdict-only walk did not find clean), each
-    nested schema is first given to :class:`SubsetQuick`; one it finds clean has no finding to
-    word, so the classifier does not descend into it and puts an empty node in its place. The
-    findings, their order and the subschema count are those of the full walk; the tree is not
-    (it is never used: a schema with findings has none).
+    With ``skim`` (findings only, for a schema whose verdict was not clean), :meth:`sub` first
+    asks the verdict of each nested schema, on the walk's own count and budget; one it finds
+    clean has no finding to word, so the walk does not descend into it and puts an empty node
+    in its place. The findings, their order and the subschema count are those of the full walk;
+    the tree is not (it is never used: a schema with findings has none).
     """
 
-    def __init__(self, profile: str, *, skim: bool = False) -> None:
+    rows: dict[str, Keyword]  # the findings' state (:meth:`findings`): the profile's rows
+    depth: int
+    skim: bool
+
+    def __init__(self, profile: str) -> None:  # the verdict's state only: a listing builds one walker per tool
         self.profile = profile
         self.dialect = "2020-12"  # the subset's keywords mean the same in the four dialects it accepts
-        self._rows = _ROWS[profile]
-        super().__init__()
+        self.tests = _WALK_TESTS[profile]
+        self.nodes = 0
         self.values = ValueBudget()  # the enum/const values of the document (kw_any)
-        self.depth = 0
-        self._quick = SubsetQuick(profile) if skim else None
+
+    @classmethod
+    def findings(cls, profile: str, *, skim: bool = False) -> SubsetWalker:
+        """A walker ready for :meth:`root` (findings, and the tree unless ``skim``)."""
+        walker = cls(profile)
+        FindingLog.__init__(walker)
+        walker.rows = _ROWS[profile]
+        walker.depth = 0
+        walker.skim = skim
+        return walker
+
+    def clean(self, schema: Any, depth: int) -> bool:
+        """True when ``schema`` at ``depth`` (0: the root) would classify with no finding."""
+        self.nodes += 1
+        if type(schema) is not dict or self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
+            return False
+        tests = self.tests
+        if "oneOf" in schema:
+            if depth == 0:
+                return False  # the root must be an object schema
+            for key, value in schema.items():
+                test = tests.get(key)
+                if test is None or type(key) is not str or not test[2] or not test[1](value, schema, depth, self):
+                    return False
+            return True
+        ntype = schema.get("type", _MISSING)
+        if ntype is _MISSING:
+            if depth:
+                return False  # a nested schema without type
+            ntype = "object"
+        elif type(ntype) is not str or ntype not in SUBSET_TYPES or (depth == 0 and ntype != "object"):
+            return False
+        for key, value in schema.items():  # this loop is the walk's cost: one lookup and one call per key
+            test = tests.get(key)
+            if test is None or type(key) is not str:  # a str subclass finds its row too: not JSON
+                return False
+            types = test[0]
+            if (types is not None and ntype not in types) or not test[1](value, schema, depth, self):
+                return False
+        return True
 
     # --- ir.Ctx ----------------------------------------------------------------------------
 
@@ -90,14 +139,11 @@ class SubsetClassifier(FindingLog):
         """Classify the schema at ``path``; ``None`` when it cannot be enforced (its findings recorded)."""
         if type(schema) is bool and path and path[-1] == "additionalProperties" and holder(path) == path[-1]:
             return XNode(path, boolean=schema)  # the boolean form (decision 9): a value, not a subschema
-        quick = self._quick
-        if quick is not None and self.depth and self.nodes <= MAX_SCHEMA_NODES:
-            quick.nodes = self.nodes
-            quick.values.left = self.values.left
-            if quick.clean(schema, self.depth):
-                self.nodes = quick.nodes  # counted as the full walk counts them, in the same order
-                self.values.left = quick.values.left
-                return XNode(path)
+        if self.skim and self.depth and self.nodes <= MAX_SCHEMA_NODES:
+            nodes, left = self.nodes, self.values.left
+            if self.clean(schema, self.depth):
+                return XNode(path)  # counted as the full walk counts them, in the same order
+            self.nodes, self.values.left = nodes, left  # walked again, by the rules
         self.nodes += 1
         if self.nodes > MAX_SCHEMA_NODES:
             if self.nodes == MAX_SCHEMA_NODES + 1:
@@ -149,7 +195,7 @@ class SubsetClassifier(FindingLog):
     def _keyword(self, key: str, value: Any, schema: dict[str, Any], path: Path) -> Part | list[Part] | None:
         """A key of the node: its row's rules, or the finding for a key the profile has no row for."""
         kpath = (*path, key)
-        row = self._rows.get(key)
+        row = self.rows.get(key)
         if row is None:
             known = KEYWORDS.get(key)
             if known is not None and known.profiles:
@@ -166,7 +212,7 @@ class SubsetClassifier(FindingLog):
             self.finding(UNSUPPORTED, "oneOf", (*path, "oneOf"), "the root must be an object schema, not a oneOf")
         part: Any = None
         for key, value in schema.items():
-            row = self._rows.get(key)
+            row = self.rows.get(key)
             if key != "oneOf" and row is not None and not row.in_one_of:
                 kpath = (*path, key)
                 self.finding(
@@ -208,7 +254,7 @@ class SubsetClassifier(FindingLog):
             self.finding(UNSUPPORTED, "type", path, _untyped(schema))
 
         parts: list[Part] = []
-        rows = self._rows
+        rows = self.rows
         for key, value in schema.items():
             if key == "type":
                 continue
@@ -260,51 +306,8 @@ def _never(value: Any, schema: dict[str, Any], depth: int, walk: Any) -> bool:
 _WALK_TESTS: Final = {profile: _walk_tests(rows) for profile, rows in _ROWS.items()}
 
 
-class SubsetQuick:
-    """The verdict-only walk of ``compile(..., profile="standard"|"strict", defer=True)``.
+SubsetQuick = SubsetWalker
+"""The verdict's former name (``SubsetQuick(profile).clean(schema, 0)``), kept for its callers."""
 
-    Implements ``ir.Walk``. One question: would the schema classify with no finding? Read through
-    each selected row's ``subset_quick`` (else its ``quick``), with the classifier's node rules,
-    subschema count and depth limits. Any doubt is False, and :class:`SubsetClassifier` then
-    decides and words the findings; True is only said where it finds nothing (a property test
-    holds the two together). Every value a quick test accepts has exact JSON types, so a clean
-    walk also proves the schema is JSON.
-    """
-
-    __slots__ = ("dialect", "nodes", "tests", "values")
-
-    def __init__(self, profile: str) -> None:
-        self.dialect = "2020-12"
-        self.tests = _WALK_TESTS[profile]
-        self.nodes = 0
-        self.values = ValueBudget()  # the enum/const values of the document (kw_any)
-
-    def clean(self, schema: Any, depth: int) -> bool:
-        """True when ``schema`` at ``depth`` (0: the root) would classify with no finding."""
-        self.nodes += 1
-        if type(schema) is not dict or self.nodes > MAX_SCHEMA_NODES or depth > MAX_SCHEMA_DEPTH:
-            return False
-        tests = self.tests
-        if "oneOf" in schema:
-            if depth == 0:
-                return False  # the root must be an object schema
-            for key, value in schema.items():
-                test = tests.get(key)
-                if test is None or type(key) is not str or not test[2] or not test[1](value, schema, depth, self):
-                    return False
-            return True
-        ntype = schema.get("type", _MISSING)
-        if ntype is _MISSING:
-            if depth:
-                return False  # a nested schema without type
-            ntype = "object"
-        elif type(ntype) is not str or ntype not in SUBSET_TYPES or (depth == 0 and ntype != "object"):
-            return False
-        for key, value in schema.items():  # this loop is the walk's cost: one lookup and one call per key
-            test = tests.get(key)
-            if test is None or type(key) is not str:  # a str subclass finds its row too: not JSON
-                return False
-            types = test[0]
-            if (types is not None and ntype not in types) or not test[1](value, schema, depth, self):
-                return False
-        return True
+SubsetClassifier = SubsetWalker.findings
+"""The findings' and tree's former name (``SubsetClassifier(profile, skim=...)``), kept for its callers."""

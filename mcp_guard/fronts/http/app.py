@@ -19,7 +19,6 @@ from mcp.shared.inbound import (
 )
 from mcp_types import HEADER_MISMATCH
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
 from ...calls.outputs import DEFAULT_OUTPUTS
@@ -45,7 +44,7 @@ from .handshake import Session
 from .messages import Exchange, envelope_version, error_bytes, message_kind
 from .modern import ModernChannel
 from .ops import OPS_PATHS, ops_answer, send_answer
-from .security import Security
+from .security import REQUEST_TARGET_KEY, HostOrigin, Security, read_host_origin
 from .shared import AnySession, SharedUpstream
 
 if TYPE_CHECKING:
@@ -68,6 +67,13 @@ def request_headers(scope: Scope) -> RequestHeaders:
     """The headers of ``scope`` (ASGI: lowercase names, latin-1 bytes): one pass, where ``Headers.get`` scans
     every header on each lookup. The first of repeated headers counts, as for ``Headers.get``."""
     return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
+
+
+def request_head(scope: Scope) -> HostOrigin:
+    """The request's ``Host``, ``Origin`` and target, read once (:func:`.security.read_host_origin`): every
+    path (the handshake era's, the 2026-07-28 era's, ``/health``...) is judged on this one reading."""
+    target = scope.get("extensions", {}).get(REQUEST_TARGET_KEY) or scope["raw_path"]
+    return read_host_origin(scope["headers"], target, http11=scope.get("http_version") != "1.0")
 
 
 def _accepts(headers: RequestHeaders) -> tuple[bool, bool]:
@@ -248,19 +254,21 @@ class HttpFront:
         return names
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["path"] in OPS_PATHS:
-            await self._ops(scope, send)
+        head = request_head(scope)
+        path = scope["path"] if head.path is None else head.path  # an absolute-form target's own path
+        if path in OPS_PATHS:
+            await self._ops(scope, send, head)
             return
-        if scope["path"] != ENDPOINT:
+        if path != ENDPOINT:
             await _respond(send, 404, b"Not Found", content_type=b"text/plain; charset=utf-8")
             return
         headers = request_headers(scope)
-        refusal = self.security.refusal(headers)
+        refusal = self.security.refusal(head, headers.get("authorization"))
         if refusal is not None:
             status, text, extra = refusal
             # The reason names the check (Host, Origin, token), never a header's value (trial3 T6).
-            head, _, why = text.split(" (")[0].partition(": ")
-            log.warning("refused an HTTP request: %s (%s)", head.lower(), why)
+            kind, _, why = text.split(" (")[0].partition(": ")
+            log.warning("refused an HTTP request: %s (%s)", kind.lower(), why)
             await _refuse(send, status, text, extra)
             return
         if self._closing or self._tg is None:
@@ -276,16 +284,16 @@ class HttpFront:
         else:
             await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
 
-    async def _ops(self, scope: Scope, send: Send) -> None:
+    async def _ops(self, scope: Scope, send: Send, head: HostOrigin) -> None:
         """``/health``, ``/ready``, ``/metrics``: the front's Host, Origin and token checks first."""
-        refusal = self.security.refusal(request_headers(scope))
+        refusal = self.security.refusal(head, request_headers(scope).get("authorization"))
         if refusal is not None:
             status, text, extra = refusal
             await _refuse(send, status, text, extra)
         elif scope["method"] not in ("GET", "HEAD"):
             await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, HEAD")])  # (HEAD is served too)
         else:
-            await send_answer(send, *ops_answer(scope["path"], self.metrics, self.unready))
+            await send_answer(send, *ops_answer(head.path or scope["path"], self.metrics, self.unready))
 
     async def _read_body(self, receive: Receive, headers: RequestHeaders) -> bytes | None:
         """The request body, or None when it exceeds the cap.
@@ -495,7 +503,7 @@ class HttpFront:
                 await channel.submit(body)
             await _respond(send, 202)
             return
-        rejection = _header_rejection(message, scope["headers"])
+        rejection = _header_rejection(message, scope["headers"], headers)
         if rejection is not None:
             status = ERROR_CODE_HTTP_STATUS.get(rejection.code, 400)
             await _refuse(send, status, rejection.message, request_id=message["id"], code=rejection.code)
@@ -642,20 +650,19 @@ def _ended(exchange: Exchange) -> bytes:
 
 
 def _header_rejection(
-    message: dict[str, Any], raw_headers: Iterable[tuple[bytes, bytes]]
+    message: dict[str, Any], raw_headers: Iterable[tuple[bytes, bytes]], headers: RequestHeaders
 ) -> InboundLadderRejection | None:
     """The spec's header checks for a 2026-07-28 request (the SDK's ladder, any protocol version).
 
     Which versions are supported is the upstream's call (it answers -32022); the front only
-    checks that the routing headers agree with the body and appear once.
+    checks that the routing headers agree with the body and appear once. ``headers``: the
+    request's one reading (:func:`request_headers`, as the handshake era's path reads them).
     """
-    raw_headers = list(raw_headers)
     duplicated = find_duplicated_routing_header((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw_headers)
     if duplicated is not None:
         return InboundLadderRejection(code=HEADER_MISMATCH, message=f"{duplicated} header appears more than once")
     version = envelope_version(message)
     supported = (version,) if type(version) is str else ()
-    headers = dict(Headers(raw=raw_headers).items())  # (the last of repeated ones, as before: not routing headers)
     verdict = classify_inbound_request(message, headers=headers, supported_modern_versions=supported)
     return verdict if isinstance(verdict, InboundLadderRejection) else None
 

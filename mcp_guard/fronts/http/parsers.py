@@ -15,6 +15,11 @@ kept-alive connection), until the whole request head is in; when it passes first
 gets a 408 and the connection is closed (logged at warning, without the client's bytes). The
 httptools one also caps the head at :data:`MAX_HEAD_BYTES`: a longer one is answered 431 and
 the connection closed. The body has its own deadline in the ASGI app (``HttpConfig.body_timeout``).
+
+httptools gives the app a request target's path only; a target that is not a path (absolute
+form, ``http://app.test/mcp``) is handed on whole in the scope's ``extensions``
+(:data:`.security.REQUEST_TARGET_KEY`), for the app judges its authority as the Host (h11 hands
+the whole target on as ``raw_path`` already).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .fast import ticker
+from .security import REQUEST_TARGET_KEY
 
 __all__ = ["MAX_HEAD_BYTES", "HeadHeld", "header_deadline_protocol", "httptools_available"]
 
@@ -195,6 +201,8 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
 
         def on_headers_complete(self) -> None:
             self._disarm()  # the request head is in: the body has its own deadline
+            if not self.url.startswith(b"/"):  # absolute form: the app judges its authority (security.py)
+                self.scope.setdefault("extensions", {})[REQUEST_TARGET_KEY] = bytes(self.url)  # type: ignore[assignment]
             before = self.cycle
             super().on_headers_complete()
             cycle = self.cycle

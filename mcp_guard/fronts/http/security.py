@@ -1,17 +1,132 @@
-"""``Host``/``Origin`` checks against DNS rebinding, and the bearer token (403 and 401 before anything else)."""
+"""``Host``/``Origin`` checks against DNS rebinding, and the bearer token (400, 403 and 401 before anything else).
+
+One reading of a request's ``Host`` and ``Origin`` for both protocol eras
+(:func:`read_host_origin`, from the raw header list and the request target), so no path can
+judge another line than the one the check judged (issue 25 item 3):
+
+- more than one ``Host`` line, a ``Host`` that is not ``uri-host [":" port]`` (RFC 9110
+  section 7.2 with RFC 3986's authority: a reg-name, an IPv4 address or a bracketed IPv6
+  address, then ``:`` and digits), or none in an HTTP/1.1 request: 400 (RFC 9112 section 3.2);
+- an absolute-form request target (``POST http://app.test/mcp``) is judged by its authority,
+  which replaces ``Host`` (RFC 9112 section 3.2.2); a target of another form is a 400;
+- more than one ``Origin`` line: 403 (which of two origins a browser meant is not ours to guess).
+
+Refusal messages and log lines name the check, never a header's value.
+"""
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
     from .config import HttpConfig
 
-__all__ = ["Security", "is_loopback", "parse_origin"]
+__all__ = ["REQUEST_TARGET_KEY", "HostOrigin", "Security", "is_loopback", "parse_origin", "read_host_origin"]
+
+REQUEST_TARGET_KEY: Final = "mcp_guard.request_target"
+"""The ASGI scope's ``extensions`` key of a request target that is not origin-form (set by :mod:`.parsers`)."""
+
+Refusal = tuple[int, str, list[tuple[bytes, bytes]]]
+"""``(status, message, extra response headers)``."""
+
+_REG_NAME: Final = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+"
+_HOST: Final = re.compile(rf"(?:\[(?P<literal>[^\]]*)\]|{_REG_NAME})(?::[0-9]+)?")
+_IP_FUTURE: Final = re.compile(r"[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+")
+_ABSOLUTE: Final = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<rest>[/?#].*)?", re.S)
+
+_TWO_HOSTS: Final = "Bad Request: the request has more than one Host header (RFC 9112 section 3.2)"
+_BAD_HOST: Final = "Bad Request: the Host header is not a valid host[:port] (RFC 9110 section 7.2)"
+_NO_HOST: Final = "Bad Request: the request has no Host header (RFC 9112 section 3.2)"
+_BAD_TARGET: Final = (
+    "Bad Request: the request target is neither a path nor an http(s) URI with a valid host (RFC 9112 section 3.2)"
+)
+_TWO_ORIGINS: Final = "Forbidden: the request has more than one Origin header (DNS rebinding protection)"
+_NOT_HOST: Final = "Forbidden: the Host header is not an allowed host (DNS rebinding protection)"
+_NOT_ORIGIN: Final = "Forbidden: the Origin header is not an allowed origin (DNS rebinding protection)"
+_NO_TOKEN: Final = "Unauthorized: a valid bearer token is required"
+
+
+def valid_host(value: str) -> bool:
+    """Whether ``value`` is ``uri-host [":" port]`` (RFC 9110 section 7.2, RFC 3986 section 3.2.2), port digits."""
+    match = _HOST.fullmatch(value)
+    if match is None:
+        return False
+    literal = match.group("literal")
+    if literal is None:
+        return True
+    if _IP_FUTURE.fullmatch(literal):
+        return True
+    try:
+        ipaddress.IPv6Address(literal)
+    except ValueError:
+        return False
+    return "%" not in literal
+
+
+@dataclass(frozen=True)
+class HostOrigin:
+    """What a request says of where it goes and where it comes from (:func:`read_host_origin`).
+
+    Attributes:
+        host: the authority to judge: the absolute-form target's, else the ``Host`` value
+            (without the white space around it); None when there is none.
+        origin: the one ``Origin`` value, None when there is none.
+        path: the request target's path when the target is absolute-form (route by it), else None.
+        problem: ``(status, message)`` when the request must be refused for its form alone.
+    """
+
+    host: str | None
+    origin: str | None
+    path: str | None = None
+    problem: tuple[int, str] | None = None
+
+
+def read_host_origin(raw: Iterable[tuple[bytes, bytes]], target: bytes, *, http11: bool = True) -> HostOrigin:
+    """Read ``Host`` and ``Origin`` from a request's raw header lines and its request target.
+
+    Args:
+        raw: the header lines in order, as ASGI gives them (lowercase names, latin-1 bytes).
+        target: the request target (``/mcp``; ``http://app.test/mcp`` in absolute form).
+        http11: an HTTP/1.1 request (one without ``Host`` is malformed; HTTP/1.0 may lack it).
+
+    Returns:
+        The :class:`HostOrigin`; its ``problem`` is a 400 for repeated, missing or invalid ``Host``
+        and a target that is neither origin-form, absolute-form nor ``*``, a 403 for repeated
+        ``Origin`` (in that order of precedence).
+    """
+    hosts: list[bytes] = []
+    origins: list[bytes] = []
+    for name, value in raw:
+        if name == b"host":
+            hosts.append(value)
+        elif name == b"origin":
+            origins.append(value)
+    origin = origins[0].decode("latin-1").strip(" \t") if len(origins) == 1 else None
+    host = hosts[0].decode("latin-1").strip(" \t") if len(hosts) == 1 else None
+    if len(hosts) > 1:
+        return HostOrigin(None, origin, problem=(400, _TWO_HOSTS))
+    if host is not None and not valid_host(host):
+        return HostOrigin(None, origin, problem=(400, _BAD_HOST))
+    if host is None and http11:
+        return HostOrigin(None, origin, problem=(400, _NO_HOST))
+    path = None
+    if not target.startswith(b"/") and target != b"*":
+        absolute = _ABSOLUTE.fullmatch(target)
+        authority = absolute.group("authority").decode("latin-1") if absolute is not None else ""
+        if absolute is None or not valid_host(authority):
+            return HostOrigin(None, origin, problem=(400, _BAD_TARGET))
+        host = authority
+        path = unquote(urlsplit((absolute.group("rest") or b"/").decode("latin-1")).path) or "/"
+    if len(origins) > 1:
+        return HostOrigin(host, None, path, problem=(403, _TWO_ORIGINS))
+    return HostOrigin(host, origin, path)
+
 
 _LOOPBACK_NAMES: Final = ("localhost", "127.0.0.1", "::1")
 
@@ -56,18 +171,19 @@ class Security:
         """False when bound to every interface without ``allowed_hosts``."""
         return self._hosts is not None
 
-    def refusal(self, headers: Mapping[str, str]) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+    def refusal(self, head: HostOrigin, authorization: str | None) -> Refusal | None:
         """``(status, message, extra headers)`` when the request must be refused, else None.
 
-        ``headers``: by lowercase name, the first value of each (``app.request_headers``).
+        ``head``: the request's :func:`read_host_origin`; ``authorization``: its ``Authorization`` value.
         """
-        if self._hosts is not None and not self._host_ok(headers.get("host")):
-            return 403, "Forbidden: the Host header is not an allowed host (DNS rebinding protection)", []
-        origin = headers.get("origin")
-        if origin is not None and not self._origin_ok(origin):
-            return 403, "Forbidden: the Origin header is not an allowed origin (DNS rebinding protection)", []
-        if self._token is not None and not self._token_ok(headers.get("authorization")):
-            return 401, "Unauthorized: a valid bearer token is required", [(b"www-authenticate", b"Bearer")]
+        if head.problem is not None:
+            return head.problem[0], head.problem[1], []
+        if self._hosts is not None and not self._host_ok(head.host):
+            return 403, _NOT_HOST, []
+        if head.origin is not None and not self._origin_ok(head.origin):
+            return 403, _NOT_ORIGIN, []
+        if self._token is not None and not self._token_ok(authorization):
+            return 401, _NO_TOKEN, [(b"www-authenticate", b"Bearer")]
         return None
 
     def _host_ok(self, host: str | None) -> bool:

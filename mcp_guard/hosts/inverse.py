@@ -1,0 +1,348 @@
+"""The exact inverses of the lowering's reshaping steps, applied to arguments (issue 24, item 3).
+
+The lowering (``hosts.lowering``) builds, beside the schema the model is shown, a tree of *mapping
+nodes* that mirrors where it reshaped: :func:`back` takes the model's arguments (valid under the
+shown schema) to the arguments the server's own schema judges, and :func:`present` takes
+arguments of the server's schema to the shown schema's (tests and examples). ``None`` is the
+identity at a node. Nodes:
+
+- :data:`JSON_TEXT`: the value was shown as a string holding JSON text; ``back`` parses it
+  (duplicate keys, ``NaN`` and ``Infinity`` are refused; a literal no double holds stays exact,
+  ``core.json_values.Inexact``), ``present`` writes it.
+- :class:`Obj`: an object's members: a shown name that differs from the server's (``renamed``),
+  a member whose ``null`` means "absent" (OpenAI strict's optional property, ``null_absent``),
+  the members' own nodes; ``closed`` records that the shown object admits no other key (a
+  narrowing: it limits what the model may send, never what the guard accepts).
+- :class:`Arr`: every element through one node.
+- :class:`Choice`: an ``anyOf`` whose branches map differently; the branch is picked by the
+  value's JSON kind and, for closed objects, by its exact key set (the lowering refuses a
+  choice it could not pick exactly: the tool is then not presentable).
+- :class:`Ref`: a recursive ``$ref`` kept in ``$defs``: the node is looked up in its table.
+
+A value ``back`` cannot map (a JSON text that does not parse) gives a :class:`BackError` with
+its instance pointer; the session refuses the call with it. Messages hold no argument values.
+Pure: imports neither ``mcp`` nor ``anyio``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..core.json_values import escape_token, literal_float
+
+__all__ = ["JSON_TEXT", "Arr", "BackError", "Choice", "JsonText", "Map", "Member", "Obj", "Ref", "back", "kind_of",
+           "narrowed", "present"]  # fmt: skip
+
+
+class JsonText:
+    """The value was shown as a string of JSON text (one instance: :data:`JSON_TEXT`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "JSON_TEXT"
+
+
+JSON_TEXT: Final = JsonText()
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One shown member of an :class:`Obj`: its server-side name, its node, whether null means absent
+    (``null_absent``), and whether the server's schema accepts a null there (then an explicit null
+    cannot be sent: a narrowing)."""
+
+    original: str
+    node: Map
+    null_absent: bool = False
+    null_narrowed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Obj:
+    """An object's members by shown name; ``closed``: no other key may be shown (a narrowing)."""
+
+    members: dict[str, Member]
+    closed: bool = False
+    narrowed_closed: bool = False
+
+    def shown_name(self, original: str) -> str:
+        """The shown name of a server-side member name (itself when not renamed)."""
+        for shown, member in self.members.items():
+            if member.original == original:
+                return shown
+        return original
+
+
+@dataclass(frozen=True, slots=True)
+class Arr:
+    """Every element of an array through ``items``."""
+
+    items: Map
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """A discriminating member of an ``anyOf`` of objects: every object branch requires it, each
+    with its own string constant (``{"type": {"const": "text"}}``): ``shown`` and ``original``
+    name it, ``branches`` maps each constant to its branch's index."""
+
+    shown: str
+    original: str
+    branches: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """An ``anyOf``: ``branches`` are (JSON kinds the branch accepts, shown key set of a closed
+    object branch or None, node); ``tag``: how objects pick their branch, when a member tells."""
+
+    branches: tuple[tuple[frozenset[str], frozenset[str] | None, Map], ...]
+    tag: Tag | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A recursive reference: the node of ``$defs/name`` in ``table`` (filled once lowered)."""
+
+    name: str
+    table: dict[str, Map] = field(compare=False, repr=False)
+
+
+Map = JsonText | Obj | Arr | Choice | Ref | None
+"""A mapping node (``None``: the identity)."""
+
+
+class BackError(ValueError):
+    """A shown value that cannot be mapped back (``pointer``: where in the arguments)."""
+
+    def __init__(self, pointer: str, message: str) -> None:
+        super().__init__(message)
+        self.pointer = pointer
+
+
+def kind_of(value: Any) -> str:
+    """The JSON kind of a value: ``object``, ``array``, ``string``, ``number``, ``boolean``, ``null``."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "number"
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(text)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("duplicate key")
+    return out
+
+
+def _parse(text: str, at: str) -> Any:
+    try:
+        return json.loads(
+            text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates
+        )
+    except ValueError:
+        raise BackError(
+            at,
+            f"`{at or '/'}` must be JSON text (the schema your model was shown asks for this value written as "
+            "JSON: one value, no duplicate keys, no NaN or Infinity)",
+        ) from None
+
+
+def _tagged(node: Choice, value: Any, name: str) -> Map | JsonText | bool:
+    """The branch a tag names (``False``: no tag decides)."""
+    tag = node.tag
+    if tag is None or not isinstance(value, dict):
+        return False
+    key = value.get(name)
+    index = tag.branches.get(key) if isinstance(key, str) else None
+    return False if index is None else node.branches[index][2]
+
+
+def _pick(node: Choice, value: Any) -> Map:
+    if node.tag is not None:
+        tagged = _tagged(node, value, node.tag.shown)
+        if tagged is not False:
+            return tagged  # type: ignore[return-value]
+    kind = kind_of(value)
+    candidates = [b for b in node.branches if kind in b[0]]
+    if kind == "object" and len(candidates) > 1:
+        keys = frozenset(value)
+        exact = [b for b in candidates if b[1] is not None and b[1] == keys]
+        candidates = exact or candidates
+    return candidates[0][2] if candidates else None
+
+
+class _Unparsed(Exception):
+    """Internal: the fast path met a JSON text that does not parse (the slow path finds where)."""
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(
+            text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates
+        )
+    except ValueError:
+        raise _Unparsed from None
+
+
+def _fast(node: Map, value: Any) -> Any:
+    """:func:`back` without pointers (the per-call path; ``_Unparsed`` where a text does not parse)."""
+    kind = type(node)
+    if kind is Obj:
+        if type(value) is not dict:
+            return value
+        members = node.members  # type: ignore[union-attr]
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            member = members.get(key)
+            if member is None:
+                out[key] = item
+            elif item is None and member.null_absent:
+                continue
+            else:
+                out[member.original] = item if member.node is None else _fast(member.node, item)
+        return out
+    if node is None:
+        return value
+    if node is JSON_TEXT:
+        return _loads(value) if type(value) is str else value
+    if kind is Arr:
+        items = node.items  # type: ignore[union-attr]
+        return [_fast(items, item) for item in value] if type(value) is list else value
+    if kind is Ref:
+        return _fast(node.table.get(node.name), value)  # type: ignore[union-attr]
+    return _fast(_pick(node, value), value)  # type: ignore[arg-type]
+
+
+def back(node: Map, value: Any, at: str = "") -> Any:
+    """The server-side value of a shown ``value`` (raises :class:`BackError` where it cannot map).
+
+    Unknown keys and values of kinds the node does not expect pass unchanged: the guard judges them.
+    The value is mapped without pointers; only a JSON text that does not parse is looked for again,
+    with them, to say where.
+    """
+    try:
+        return _fast(node, value)
+    except _Unparsed:
+        return _back_at(node, value, at)
+
+
+def _back_at(node: Map, value: Any, at: str) -> Any:
+    if node is None:
+        return value
+    if type(node) is Ref:
+        return _back_at(node.table.get(node.name), value, at)
+    if node is JSON_TEXT:
+        return _parse(value, at) if isinstance(value, str) else value
+    if type(node) is Obj:
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            member = node.members.get(key)
+            if member is None:
+                out[key] = item
+                continue
+            if member.null_absent and item is None:
+                continue
+            out[member.original] = _back_at(member.node, item, f"{at}/{escape_token(key)}")
+        return out
+    if type(node) is Arr:
+        if not isinstance(value, list):
+            return value
+        return [_back_at(node.items, item, f"{at}/{i}") for i, item in enumerate(value)]
+    assert type(node) is Choice
+    return _back_at(_pick(node, value), value, at)
+
+
+def _pick_present(node: Choice, value: Any) -> Map:
+    if node.tag is not None:
+        tagged = _tagged(node, value, node.tag.original)
+        if tagged is not False:
+            return tagged  # type: ignore[return-value]
+    kind = kind_of(value)
+    candidates = [b for b in node.branches if kind in b[0]]
+    if kind == "object" and len(candidates) > 1:
+        for branch in candidates:
+            sub = branch[2]
+            if type(sub) is Obj and {sub.shown_name(k) for k in value} <= set(sub.members):
+                return sub
+    return candidates[0][2] if candidates else None
+
+
+def present(node: Map, value: Any) -> Any:
+    """The shown value of a server-side ``value`` (the inverse of :func:`back` on its domain)."""
+    if node is None:
+        return value
+    if type(node) is Ref:
+        return present(node.table.get(node.name), value)
+    if node is JSON_TEXT:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    if type(node) is Obj:
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, Any] = {}
+        seen: set[str] = set()
+        for key, item in value.items():
+            shown = node.shown_name(key)
+            member = node.members.get(shown)
+            out[shown] = item if member is None else present(member.node, item)
+            seen.add(shown)
+        for shown, member in node.members.items():
+            if member.null_absent and shown not in seen:
+                out[shown] = None
+        return out
+    if type(node) is Arr:
+        return [present(node.items, item) for item in value] if isinstance(value, list) else value
+    assert type(node) is Choice
+    return present(_pick_present(node, value), value)
+
+
+def narrowed(node: Map, value: Any, at: str = "") -> str | None:
+    """The instance pointer of the first part of ``value`` a narrowing step keeps the model from
+    sending (a key a closed object does not show, an explicit null that stands for absent), or None."""
+    if node is None or node is JSON_TEXT:
+        return None
+    if type(node) is Ref:
+        return narrowed(node.table.get(node.name), value, at)
+    if type(node) is Obj:
+        if not isinstance(value, dict):
+            return None
+        for key, item in value.items():
+            shown = node.shown_name(key)
+            member = node.members.get(shown)
+            where = f"{at}/{escape_token(key)}"
+            if member is None:
+                if node.closed:
+                    return where
+                continue
+            if member.null_absent and item is None:
+                return where
+            found = narrowed(member.node, item, where)
+            if found is not None:
+                return found
+        return None
+    if type(node) is Arr:
+        if not isinstance(value, list):
+            return None
+        for i, item in enumerate(value):
+            found = narrowed(node.items, item, f"{at}/{i}")
+            if found is not None:
+                return found
+        return None
+    assert type(node) is Choice
+    return narrowed(_pick_present(node, value), value, at)

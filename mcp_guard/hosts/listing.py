@@ -1,0 +1,155 @@
+"""One ``tools/list`` shown to a model host, and each ``tools/call`` mapped back (issue 24, item 3).
+
+The API a session calls (``wrap --present-for NAME``, ``serve``'s ``guard.presentFor``):
+
+- at ``tools/list`` time, :func:`present_tools` with the server's tools (as listed, after the
+  guard's own verdicts) and the host: the tools to list (each with its name made valid for the
+  host and its ``inputSchema`` lowered), and the ones withheld, with why;
+- at ``tools/call`` time, :meth:`Presentation.call` with the called (shown) name and the
+  model's arguments: the server's name and the arguments to judge against the server's own
+  schema, exactly as without a host (or a :class:`~.inverse.BackError` to refuse with);
+- for ``_meta["mcp-guard/schema"]``, :meth:`ShownTool.meta`; for a refusal's text,
+  :meth:`ShownTool.not_shown_at` tells whether a finding's schema pointer is a constraint the
+  model was not shown.
+
+Pure: imports neither ``mcp`` nor ``anyio``; keeps no state beyond the one listing it describes.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .checker import accepts
+from .lowering import Lowered, lower
+from .names import host_names
+from .tables import HostProfile
+
+__all__ = ["Presentation", "ShownTool", "present_tools"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShownTool:
+    """One tool as the host is shown it.
+
+    Attributes:
+        name: the server's name.
+        shown_name: the name the host is shown.
+        lowered: the lowering (None: the host takes the schema as it is).
+        host: the host profile's name and version (``openai-strict@2026-12``).
+    """
+
+    name: str
+    shown_name: str
+    lowered: Lowered | None
+    host: str
+
+    def meta(self) -> dict[str, Any]:
+        """What ``_meta["mcp-guard/schema"]`` adds for the host: ``{"host", "name", "lowering"}``
+        (``lowering``: the steps, ``[]`` when the schema is shown as it is; ``name``: the server's)."""
+        steps = [] if self.lowered is None else [s.to_json() for s in self.lowered.steps]
+        return {"host": self.host, "name": self.name, "lowering": steps}
+
+    def not_shown_at(self, schema_path: str) -> bool:
+        """Whether a finding at ``schema_path`` (a pointer into the server's schema) concerns a
+        constraint the model was not shown (a refusal then says so). Pointers through an inlined
+        ``$ref`` follow the reference's position, not its ``$defs`` entry."""
+        if self.lowered is None:
+            return False
+        return any(schema_path == s.pointer or schema_path.startswith(s.pointer + "/") for s in self.lowered.not_shown)
+
+
+@dataclass(slots=True)
+class Presentation:
+    """A listing shown to one host.
+
+    Attributes:
+        tools: the ``tools/list`` entries to show, in the server's order (each a copy of the
+            server's entry with ``name`` and ``inputSchema`` replaced where needed).
+        shown: shown name → :class:`ShownTool`.
+        withheld: server name → why the host is not shown the tool (not presentable, a name
+            that collides once made valid, a tool the guard does not support).
+    """
+
+    tools: list[dict[str, Any]]
+    shown: dict[str, ShownTool]
+    withheld: dict[str, str] = field(default_factory=dict)
+
+    def call(self, shown_name: str, arguments: Any) -> tuple[str, Any]:
+        """The server's name and server-side arguments of a call the model made.
+
+        Raises:
+            KeyError: no tool is shown under ``shown_name`` (the session answers as for an unknown tool).
+            BackError: the arguments cannot be mapped back (a JSON text that does not parse);
+                its ``pointer`` is the instance pointer; refuse the call with it.
+        """
+        tool = self.shown[shown_name]
+        if tool.lowered is None or tool.lowered.identity:
+            return tool.name, arguments
+        return tool.name, tool.lowered.back(arguments)
+
+
+def _key(schema: Any) -> bytes | None:
+    """An exact key for a parsed schema (``marshal`` format 2, as ``relay.guard.schema_key``: types,
+    key order and every string kept); None for a value it refuses (an ``Inexact`` literal)."""
+    try:
+        return marshal.dumps(schema, 2)
+    except (ValueError, RecursionError):
+        return None
+
+
+def present_tools(
+    tools: Sequence[Any],
+    host: HostProfile,
+    *,
+    supported: Callable[[str], bool] | None = None,
+) -> Presentation:
+    """Show ``tools`` (``tools/list`` entries) to ``host``.
+
+    Args:
+        tools: the server's tool entries (dicts with ``name`` and ``inputSchema``); entries
+            without a string name or an object ``inputSchema`` are withheld.
+        host: a profile of ``hosts.tables.HOSTS``.
+        supported: whether the guard supports a tool, by server name (the session's verdicts);
+            a tool it does not support is withheld (its calls are refused anyway). Default: all.
+
+    Returns:
+        The :class:`Presentation`.
+    """
+    named = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    names = host_names([t["name"] for t in named], host)
+    label = f"{host.name}@{host.version}"
+    out = Presentation([], {})
+    seen: dict[bytes, Lowered | None] = {}  # one lowering per distinct schema, as the guard classifies
+    for entry in named:
+        name = entry["name"]
+        schema = entry.get("inputSchema")
+        if supported is not None and not supported(name):
+            out.withheld[name] = "the guard does not support its schema"
+            continue
+        if name not in names.shown:
+            out.withheld[name] = f"its name collides with another's once made valid for {host.name}"
+            continue
+        if not isinstance(schema, dict):
+            out.withheld[name] = "it has no object inputSchema"
+            continue
+        shown_name = names.shown[name]
+        key = _key(schema)
+        if key is not None and key in seen:
+            lowered = seen[key]
+        else:
+            lowered = None if accepts(schema, host) else lower(schema, host)
+            if key is not None:
+                seen[key] = lowered
+        if lowered is not None and not lowered.presentable:
+            out.withheld[name] = "; ".join(lowered.reasons)
+            continue
+        copy = dict(entry)
+        copy["name"] = shown_name
+        if lowered is not None:
+            copy["inputSchema"] = lowered.schema
+        out.tools.append(copy)
+        out.shown[shown_name] = ShownTool(name, shown_name, lowered, label)
+    return out

@@ -1,0 +1,152 @@
+"""The journal in PostgreSQL (``guard.journal: {"postgres": URI}``; issue 26 item 2).
+
+Every replica writes to the same table (:mod:`.pg_schema`); its rows are the JSONL journal's
+records (:mod:`mcp_guard.calls.journal`) plus the replica's id. An intent is one ``INSERT`` in
+autocommit on a connection whose ``synchronous_commit`` is ``on`` (the commit returns once the
+WAL is flushed: https://www.postgresql.org/docs/15/wal-async-commit.html), awaited before the
+call is forwarded; the outcome is inserted the same way after. So after a replica's crash (or
+``kill -9``) every call it forwarded has a committed intent, and its open calls are the intents
+without an outcome.
+
+Fail closed: when no connection can be had within the timeout, or the insert fails,
+:meth:`PostgresJournal.intent` raises :class:`~mcp_guard.calls.stores.StoreUnavailable` and the
+pipeline refuses the call (-32603), never forwarding it unjournaled. An insert that fails on a
+pooled connection that broke (the database restarted) is retried on another connection, at
+most once per pooled connection: the insert is idempotent (``ON CONFLICT (call_id, event) DO
+NOTHING``), so a retry never duplicates a record.
+
+The driver is ``psycopg`` 3 with ``psycopg_pool``'s ``AsyncConnectionPool`` (asyncio), imported
+when a :class:`PostgresJournal` is opened.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Final
+
+from ..calls.journal import RESULTS, Result
+from ..calls.stores import StoreUnavailable
+from .pg_schema import JOURNAL_TABLE
+from .urls import redacted
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+__all__ = ["INSERT", "PostgresJournal"]
+
+log = logging.getLogger("mcp_guard")
+
+INSERT: Final = (
+    f"INSERT INTO {JOURNAL_TABLE} "
+    "(event, call_id, time, server, tool, arguments_sha256, arguments_bytes, result, kind, replica) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (call_id, event) DO NOTHING"
+)
+
+
+def _now() -> datetime:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+async def _configure(conn: AsyncConnection[Any]) -> None:
+    """Each new connection commits synchronously, whatever the server's default (autocommit is set by the pool)."""
+    await conn.execute("SET synchronous_commit TO on")
+
+
+class PostgresJournal:
+    """A :class:`~mcp_guard.calls.stores.JournalSink` in PostgreSQL, shared by every replica.
+
+    Args:
+        url: a libpq connection URI; never logged (see :func:`.urls.redacted`).
+        replica: this replica's id, written with each row (``serve --replica-id``).
+        pool_size: connections kept at most (one is opened at start).
+        timeout: seconds a record waits for a connection before the call is refused.
+
+    Use ``await journal.open()`` in the event loop that will write, ``await journal.aclose()`` after.
+    """
+
+    def __init__(self, url: str, *, replica: str, pool_size: int = 8, timeout: float = 2.0) -> None:
+        self.where = redacted(url)
+        self.replica = replica
+        self._url = url
+        self._pool_size = pool_size
+        self._timeout = timeout
+        self._pool: AsyncConnectionPool[Any] | None = None
+
+    async def open(self) -> None:
+        """Start the pool (connections are made in the background; a database down now is not an error:
+        calls are refused until it answers).
+
+        Raises:
+            ImportError: ``psycopg``/``psycopg_pool`` are not installed (``pip install 'mcp-guard[postgres]'``).
+        """
+        from psycopg_pool import AsyncConnectionPool
+
+        self._pool = AsyncConnectionPool(
+            self._url,
+            min_size=1,
+            max_size=self._pool_size,
+            timeout=self._timeout,
+            open=False,
+            kwargs={"autocommit": True, "connect_timeout": max(1, round(self._timeout))},
+            configure=_configure,
+            reconnect_timeout=24 * 3600.0,
+            name="mcp-guard-journal",
+        )
+        await self._pool.open(wait=False)
+
+    async def _insert(self, row: tuple[Any, ...]) -> None:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        pool = self._pool
+        if pool is None:
+            raise StoreUnavailable("the journal's database pool is not open")
+        for attempt in range(self._pool_size + 1):
+            try:
+                async with pool.connection() as conn:
+                    await conn.execute(INSERT, row)
+                return
+            except PoolTimeout:
+                raise StoreUnavailable(
+                    f"PostgreSQL at {self.where}: no connection within {self._timeout:g} s"
+                ) from None
+            except psycopg.OperationalError as exc:  # a broken connection (discarded by the pool): try another
+                last = exc
+                log.debug("journal insert failed on attempt %d: %s", attempt + 1, type(exc).__name__)
+            except psycopg.Error as exc:
+                raise StoreUnavailable(f"PostgreSQL at {self.where}: {type(exc).__name__}") from None
+        raise StoreUnavailable(f"PostgreSQL at {self.where}: {type(last).__name__}")
+
+    async def intent(self, call_id: str, server: str, tool: str, arguments_sha256: str, arguments_bytes: int) -> None:
+        """Commit the intent row (synchronously) before the call is forwarded.
+
+        Raises:
+            StoreUnavailable: it could not be committed (the call must not be forwarded).
+        """
+        await self._insert(
+            ("intent", call_id, _now(), server, tool, arguments_sha256, arguments_bytes, None, None, self.replica)
+        )
+
+    async def outcome(self, call_id: str, server: str, tool: str, result: Result, kind: str | None = None) -> None:
+        """Commit the outcome row (``kind`` only, and always, for ``rejected``).
+
+        Raises:
+            ValueError: an unknown ``result``, or ``kind`` given for another result or missing for ``rejected``.
+            StoreUnavailable: it could not be committed.
+        """
+        if result not in RESULTS:
+            raise ValueError(f"unknown journal result {result!r}")
+        if (result == "rejected") != (kind is not None):
+            raise ValueError("a rejected outcome has a kind, other outcomes none")
+        await self._insert(("outcome", call_id, _now(), server, tool, None, None, result, kind, self.replica))
+
+    async def aclose(self) -> None:
+        """Close the pool (idempotent)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()

@@ -1,0 +1,118 @@
+"""``mcp-guard check --host NAME`` (issue 24, item 2): per tool as-is / presentable / not presentable."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_guard.cli import main
+from mcp_guard.commands import gateway as commands
+
+TOOLS = [
+    {
+        "name": "search",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"q": {"type": "string", "maxLength": 50}, "limit": {"type": "integer"}},
+            "required": ["q"],
+        },
+    },
+    {
+        "name": "plain",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"q": {"type": "string"}},
+            "required": ["q"],
+            "additionalProperties": False,
+        },
+    },
+    {"name": "fs.read", "inputSchema": {"type": "object", "properties": {"p": {"type": "string"}}}},
+    {"name": "fs_read", "inputSchema": {"type": "object", "properties": {"p": {"type": "string"}}}},
+    {"name": "map", "inputSchema": {"type": "object", "additionalProperties": {"type": "string"}}},
+]
+
+
+def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, tools: list[Any], *flags: str) -> tuple[int, str]:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"tools": tools}), encoding="utf-8")
+    status = main(["check", "--tools-file", str(path), *flags])
+    return status, capsys.readouterr().out
+
+
+def test_each_tool_has_a_host_status_with_what_is_not_shown_and_why_not(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out = check(capsys, tmp_path, TOOLS, "--host", "openai-strict", "--json")
+    assert status == 1  # not presentable tools fail --fail-on unsupported (the default)
+    host = json.loads(out)["host"]
+    by_name = {t["name"]: t for t in host["tools"]}
+    assert {n: t["status"] for n, t in by_name.items()} == {
+        "search": "presentable",
+        "plain": "as-is",
+        "fs.read": "not presentable",
+        "fs_read": "not presentable",
+        "map": "not presentable",
+    }
+    assert by_name["search"]["not_shown"] == ["/properties/q/maxLength"]
+    assert by_name["search"]["schema"]["required"] == ["q", "limit"]
+    assert "never merged" in by_name["fs.read"]["reasons"][0]
+    assert host["summary"] == {"total": 5, "as-is": 1, "presentable": 1, "not presentable": 3}
+    assert json.loads(out)["failed"] is True
+
+
+def test_the_table_and_the_exit_status_follow_fail_on(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out = check(capsys, tmp_path, TOOLS[:2], "--host", "gemini")
+    assert status == 0
+    assert "not shown (the guard enforces it): maxLength at /properties/q/maxLength" in out
+    assert "2 tools for gemini: 0 as-is, 2 presentable, 0 not presentable" in out
+    status, out = check(capsys, tmp_path, TOOLS, "--host", "openai", "--fail-on", "never")
+    assert status == 0
+    assert "fs.read  presentable      fs_read" not in out  # a collision is never a presentable tool
+    assert "not presentable: its name becomes `fs_read`" in out
+    status, _ = check(capsys, tmp_path, TOOLS[:2], "--host", "anthropic")
+    assert status == 0
+
+
+def test_an_unknown_host_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        check(capsys, tmp_path, TOOLS, "--host", "gpt")
+    assert stopped.value.code == 2
+
+
+SERVER = """
+import json, sys
+tools = json.loads(sys.argv[1])
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "t", "version": "1"}}
+    elif m["method"] == "tools/list":
+        r = {"tools": tools}
+    else:
+        r = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"""
+
+
+@pytest.mark.e2e
+def test_check_config_judges_the_offered_names_for_the_host(tmp_path: Path) -> None:
+    server = tmp_path / "server.py"
+    server.write_text(SERVER, encoding="utf-8")
+    config = tmp_path / "gateway.json"
+    servers = {"s": {"command": sys.executable, "args": [str(server), json.dumps(TOOLS[:2])]}}
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, as_json=True, timeout=30, host="openai-strict") == 0
+    host = json.loads(out.getvalue())["host"]
+    assert {t["name"]: t["status"] for t in host["tools"]} == {"s__search": "presentable", "s__plain": "as-is"}
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, timeout=30, host="gemini") == 0
+    assert "2 tools for gemini: 0 as-is, 2 presentable, 0 not presentable" in out.getvalue()

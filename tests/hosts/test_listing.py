@@ -1,0 +1,57 @@
+"""One listing shown to a host, each call mapped back (the API the session wiring calls, issue 24 item 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_guard.core import compile as compile_schema
+from mcp_guard.hosts import HOSTS, BackError, present_tools
+
+TOOLS = [
+    {
+        "name": "fs.search",
+        "description": "search files",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "q": {"type": "string"},
+                "limit": {"type": "integer", "maximum": 100},
+                "meta": {"type": "object"},
+            },
+            "required": ["q"],
+        },
+    },
+    {"name": "ok", "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False, "required": []}},
+    {"name": "a.b", "inputSchema": {"type": "object"}},
+    {"name": "a_b", "inputSchema": {"type": "object"}},
+    {"name": "bad", "inputSchema": {"type": "object", "properties": {"x": {"type": "strng"}}}},
+]
+
+
+def test_the_listing_shows_valid_names_and_lowered_schemas_and_withholds_the_rest() -> None:
+    supported = {t["name"]: compile_schema(t["inputSchema"]).supported for t in TOOLS}
+    shown = present_tools(TOOLS, HOSTS["openai-strict"], supported=supported.__getitem__)
+    assert [t["name"] for t in shown.tools] == ["fs_search", "ok"]
+    assert shown.tools[0]["description"] == "search files"  # the rest of the entry is the server's
+    assert shown.tools[1]["inputSchema"] is TOOLS[1]["inputSchema"]  # as-is: the server's own schema
+    assert set(shown.withheld) == {"a.b", "a_b", "bad"}
+    name, arguments = shown.call("fs_search", {"q": "x", "limit": None, "meta": '{"k": [1]}'})
+    assert (name, arguments) == ("fs.search", {"q": "x", "meta": {"k": [1]}})
+    # judged against the server's own schema, exactly as without a host
+    assert compile_schema(TOOLS[0]["inputSchema"]).check({"q": "x", "limit": 101}).ok is False
+    with pytest.raises(BackError) as refused:
+        shown.call("fs_search", {"q": "x", "limit": None, "meta": "{"})
+    assert refused.value.pointer == "/meta"
+    with pytest.raises(KeyError):
+        shown.call("fs.search", {})  # only shown names are called
+    tool = shown.shown["fs_search"]
+    assert tool.meta()["host"] == "openai-strict@2026-12" and tool.meta()["name"] == "fs.search"
+    assert tool.not_shown_at("/properties/limit/maximum") is False  # strict shows maximum
+    assert shown.call("ok", {}) == ("ok", {})
+
+
+def test_not_shown_constraints_are_known_for_the_refusal_text() -> None:
+    shown = present_tools(TOOLS[:1], HOSTS["gemini"])
+    tool = shown.shown["fs.search"]  # Gemini takes dots in names
+    assert tool.not_shown_at("/properties/limit/maximum")
+    assert not tool.not_shown_at("/properties/q/type")

@@ -1,0 +1,128 @@
+"""Budgets counted in a real Redis (issue 26 item 1): exact under concurrency, windowed, fail closed, resumed.
+
+Each test uses keys of its own (a prefix per test) on the session's ``redis-server``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_guard.calls.pipeline import Call, Pipeline
+from mcp_guard.calls.policy import Budget
+from mcp_guard.calls.stores import StoreUnavailable
+from mcp_guard.state.redis_budget import RedisBudget
+from tests.calls.test_pipeline import catalog
+from tests.real_servers import Redis, free_port
+
+pytestmark = pytest.mark.anyio
+
+
+def prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+def member() -> str:
+    return uuid.uuid4().hex
+
+
+async def test_concurrent_takes_from_three_replicas_forward_exactly_the_budget(redis_server: Redis) -> None:
+    """Three clients (three replicas) race 90 takes on one tool with a budget of 17: exactly 17 get a slot,
+    and every refusal says when a slot frees (within the window)."""
+    p = prefix()
+    replicas = [RedisBudget(redis_server.url, prefix=p) for _ in range(3)]
+    answers: list[float | None] = []
+
+    async def hammer(budget: RedisBudget) -> None:
+        for _ in range(30):
+            answers.append(await budget.take("fs__read", 17, member()))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for budget in replicas:
+                for _ in range(3):
+                    tg.start_soon(hammer, budget)
+    finally:
+        for budget in replicas:
+            await budget.aclose()
+    assert len(answers) == 270
+    assert sum(1 for a in answers if a is None) == 17
+    assert all(0 < a <= 60 for a in answers if a is not None)
+
+
+async def test_tools_are_counted_apart_and_a_slot_frees_after_the_window(redis_server: Redis) -> None:
+    """Each exposed tool has its own window; a slot frees once the window has passed since the call that took it."""
+    budget = RedisBudget(redis_server.url, prefix=prefix(), window=1.0)
+    try:
+        assert await budget.take("a", 2, member()) is None
+        assert await budget.take("a", 2, member()) is None
+        wait = await budget.take("a", 2, member())
+        assert wait is not None and 0 < wait <= 1.0
+        assert await budget.take("b", 2, member()) is None  # another tool: its own window
+        await anyio.sleep(wait + 0.05)
+        assert await budget.take("a", 2, member()) is None  # the oldest slot freed
+    finally:
+        await budget.aclose()
+
+
+async def test_redis_counts_as_the_in_process_budget_does(redis_server: Redis) -> None:
+    """Oracle: with the limits varying call by call, Redis and the in-process budget agree on every answer
+    within one window (nothing expires in between)."""
+    redis_budget = RedisBudget(redis_server.url, prefix=prefix())
+    local = Budget()
+    limits = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9]
+    try:
+        for limit in limits:
+            remote = await redis_budget.take("t", limit, member())
+            assert (remote is None) == (local.take("t", limit) is None), limit
+    finally:
+        await redis_budget.aclose()
+
+
+async def test_an_unreachable_redis_raises_store_unavailable_without_the_password() -> None:
+    budget = RedisBudget(f"redis://guard:s3cret-pw@127.0.0.1:{free_port()}/0", prefix=prefix(), timeout=1.0)
+    try:
+        with pytest.raises(StoreUnavailable) as caught:
+            await budget.take("t", 5, member())
+        assert "s3cret" not in str(caught.value) and "guard" not in str(caught.value)
+        assert f"127.0.0.1:{budget.where.rsplit(':', 1)[1]}" in str(caught.value)
+    finally:
+        await budget.aclose()
+
+
+def _kind(result: dict[str, Any]) -> str:
+    return str(result["_meta"]["mcp-guard/rejection"]["kind"])
+
+
+async def test_the_pipeline_refuses_governed_calls_while_redis_is_down_and_resumes() -> None:
+    """Redis down: a governed call is refused ``budget_unavailable`` (isError, retry advice); a call no
+    budget governs passes without touching Redis; once Redis is back, counting resumes (the script is
+    loaded again into the fresh server)."""
+    server = Redis()
+    server.start()
+    cat = catalog({"servers": {"fs": {"tools": {"read": {"callsPerMinute": 2}}}}})
+    read, write = cat.route("fs__read"), cat.route("fs__write")
+    assert read is not None and write is not None
+    budget = RedisBudget(server.url, prefix=prefix(), timeout=1.0)
+    pipe = Pipeline(budget=budget)
+    try:
+        assert await pipe.admit(Call(read, {"path": "a"})) is None
+        server.stop()
+        refused = await pipe.admit(Call(read, {"path": "a"}))
+        assert refused is not None and refused.kind == "budget_unavailable" and refused.result is not None
+        assert refused.result["isError"] is True and _kind(refused.result) == "budget_unavailable"
+        assert refused.result["_meta"]["mcp-guard/rejection"]["retry_after_seconds"] == 5
+        assert "Try again in 5 seconds" in refused.result["content"][0]["text"]
+        assert await pipe.admit(Call(write, {"text": "x"})) is None  # ungoverned: Redis is not asked
+        server.start()  # a fresh, empty Redis on the same port: its script cache is empty too
+        assert await pipe.admit(Call(read, {"path": "a"})) is None
+        assert await pipe.admit(Call(read, {"path": "a"})) is None
+        over = await pipe.admit(Call(read, {"path": "a"}))
+        assert over is not None and over.kind == "budget_exceeded" and over.result is not None
+        assert over.result["_meta"]["mcp-guard/rejection"]["limit_per_minute"] == 2
+    finally:
+        await budget.aclose()
+        server.close()
