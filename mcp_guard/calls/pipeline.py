@@ -22,8 +22,10 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
    canonical JSON (the digest's input) cannot express; refused while a journal is kept.
 
 Steps 1-6 are checks (synchronous: ``wrap`` runs them on its stdio hot path, see
-:meth:`Pipeline.judge`; a shared budget's step 6 is awaited by :meth:`Pipeline.admit`); step 7
-writes to disk or to the database. A command runs the steps its options enable
+:meth:`Pipeline.check`, the entry both commands take; :meth:`Pipeline.admit` adds a shared budget's
+step 6, awaited, and step 7); step 7 writes to disk or to the database. Before them, the prelude both
+commands share: :func:`tool_name` (a call naming no tool) and :meth:`Pipeline.unlisted` (a name no
+listing has), one text each. A command runs the steps its options enable
 (:data:`WRAP_STEPS` for ``wrap``: visibility and schema; ``serve``: all), so what a client sees
 for a refused call is decided here, once, for both commands.
 
@@ -65,6 +67,7 @@ __all__ = [
     "BUDGET_EXCEEDED",
     "INTERNAL",
     "NO_CANONICAL_FORM",
+    "NO_TOOL_NAME",
     "PINNED_SCHEMA_CHANGED",
     "POLICY_DENIED",
     "SERVER_UNAVAILABLE",
@@ -76,6 +79,8 @@ __all__ = [
     "Rejection",
     "Route",
     "outcome_of",
+    "shown",
+    "tool_name",
 ]
 
 log = logging.getLogger("mcp_guard")
@@ -87,6 +92,8 @@ BUDGET_EXCEEDED: Final = "budget_exceeded"
 NO_CANONICAL_FORM: Final = "no_canonical_form"
 SERVER_UNAVAILABLE: Final = "server_unavailable"
 """Journal kind of a call to a tool of a server that is down and not about to start (-32603)."""
+NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
+"""The -32602 text answering a ``tools/call`` whose ``params`` name no tool (``wrap`` and ``serve``)."""
 INTERNAL: Final = "internal_error"
 """Journal kind of a call refused because a step failed (the client gets -32603)."""
 
@@ -206,6 +213,21 @@ def _unknown(call: Call, kind: str, reason: str) -> Rejection:
     return Rejection(kind, reason, error=unknown_tool(call.route.exposed))
 
 
+def tool_name(params: Any) -> str | None:
+    """The prelude of every ``tools/call`` (``params``: the request's): the tool name it calls, or None when
+    it names none (:meth:`Pipeline.unlisted` answers it then, with :data:`NO_TOOL_NAME`)."""
+    name = params.get("name") if type(params) is dict else None
+    return name if type(name) is str else None
+
+
+def shown(name: str | None) -> str:
+    """A tool name for the log: at most 64 characters, in backquotes (control characters are escaped by the
+    log formatter)."""
+    if name is None:
+        return "(no tool name)"
+    return f"`{name[:64]}`" + ("…" if len(name) > 64 else "")
+
+
 def outcome_of(response: Any) -> Result:
     """The journal ``result`` for the upstream's answer (``None``: no answer, the upstream died)."""
     if type(response) is not dict:
@@ -287,6 +309,39 @@ class Pipeline:
                 return rejection
         return None
 
+    def check(self, call: Call) -> Rejection | None:
+        """The pipeline's entry, for ``wrap`` and ``serve`` alike: the enabled checks (steps 1-6), without
+        waiting. A rejection is logged (:meth:`refused`) and the observer told; its journal record is
+        :meth:`admit`'s, which runs this first."""
+        rejection = self.judge(call)
+        if rejection is not None:
+            self.refused(call.route.exposed, rejection, loud=call.route.policy.access == "deny")
+            self.observe(call, "rejected", rejection.kind)
+        return rejection
+
+    @staticmethod
+    def refused(exposed: str | None, rejection: Rejection, *, loud: bool = False) -> None:
+        """The log line of a refused call (one form for both commands, never an argument value): at INFO
+        for a -32602 answer (a hidden tool: the client's mistake, or its probe), else at WARNING, as
+        with ``loud`` (a tool the operator denied, a name no listing has)."""
+        quiet = not loud and rejection.error is not None and rejection.error[0] == INVALID_PARAMS
+        level = logging.INFO if quiet else logging.WARNING
+        log.log(level, "rejected tools/call %s (%s): %s", shown(exposed), rejection.kind, rejection.reason)
+
+    def unlisted(self, name: str | None, server: str = "") -> Rejection:
+        """The prelude's rejection of a call naming no tool (``name`` None: -32602 :data:`NO_TOOL_NAME`) or
+        one that no listing has (-32602 ``Unknown tool``, as a hidden tool is answered): logged, and the
+        observer told (``server``: where the name would have gone; the tool counted as
+        ``calls.observer.UNKNOWN_TOOL``, a name the client chose)."""
+        if name is None:
+            rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
+        else:
+            rejection = Rejection("unknown", "not listed", error=unknown_tool(name))
+        self.refused(name, rejection, loud=True)
+        if self.observer is not None and name is not None:
+            self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", rejection.kind, None)
+        return rejection
+
     @staticmethod
     def _failed(call: Call, name: str) -> Rejection:
         log.exception("internal error in the %s step for `%s`; the call is refused", name, call.route.exposed)
@@ -298,8 +353,11 @@ class Pipeline:
 
         A rejection is logged and journaled (outcome ``rejected``) before it is returned.
         """
-        rejection = self.judge(call)
-        if rejection is None and self._shared_budget:
+        rejection = self.check(call)
+        if rejection is not None:
+            await self._journal(call, "rejected", rejection.kind)
+            return rejection
+        if self._shared_budget:
             try:
                 rejection = await self.take_shared_budget(call)
             except Exception:
@@ -309,15 +367,9 @@ class Pipeline:
                 rejection = await self.write_intent(call)
             except Exception:
                 rejection = self._failed(call, "journal")
-        if rejection is None:
-            return None
-        level = (
-            logging.INFO if rejection.error is not None and rejection.error[0] == INVALID_PARAMS else logging.WARNING
-        )
-        if call.route.policy.access == "deny" and rejection.kind == POLICY_DENIED:
-            level = logging.WARNING
-        log.log(level, "rejected tools/call `%s` (%s): %s", call.route.exposed, rejection.kind, rejection.reason)
-        await self._record(call, "rejected", rejection.kind)
+        if rejection is not None:
+            self.refused(call.route.exposed, rejection)
+            await self._record(call, "rejected", rejection.kind)
         return rejection
 
     async def finish(self, call: Call, response: Any, result: Result | None = None) -> Result:
@@ -371,6 +423,9 @@ class Pipeline:
 
     async def _record(self, call: Call, result: Result, kind: str | None) -> None:
         self.observe(call, result, kind)
+        await self._journal(call, result, kind)
+
+    async def _journal(self, call: Call, result: Result, kind: str | None) -> None:
         if self.journal is None:
             return
         route = call.route

@@ -204,7 +204,7 @@ class UpstreamPeer:
         self.drain_timeout = drain_timeout
         self.backoff = Backoff(*backoff, stable_after=stable_after)
         self.own = OwnRequests()
-        self.inflight: InFlight[Any] = InFlight(client_request_timeout, label=label)
+        self.inflight: InFlight[Any] = InFlight(client_request_timeout, label=label, mint=self.own)
         self.upstream: MessageStream | None = None
         self.restarts = 0
         self.connection = 0

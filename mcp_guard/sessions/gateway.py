@@ -56,9 +56,8 @@ import anyio.abc
 
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
-from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline
+from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
 from ..calls.policy import Budget
-from ..calls.refusals import unknown_tool
 from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
 from ..log_counts import LogCounts
@@ -82,15 +81,13 @@ from ..wire.jsonrpc import (
     valid_id,
 )
 from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
-from ..wire.meta import (
-    is_modern,
-)
+from ..wire.meta import is_modern
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .envelopes import (
     merged_capabilities,
 )
 from .link import Forwarded, Link, connector_for, unavailable
-from .modern_era import ModernEra, gateway_info
+from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .naming import CursorCodec, InvalidCursor, could_name
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
@@ -385,15 +382,12 @@ class GatewaySession(ModernEra):
         version = ready[0].protocol_version if len(versions) == 1 and ready else requested
         result = {
             "protocolVersion": version,
-            "capabilities": self._merged_capabilities(ready),
+            "capabilities": merged_capabilities(link.capabilities for link in ready),
             "serverInfo": gateway_info(),
-            "instructions": _instructions(self.links),
+            "instructions": gateway_instructions(self.links),
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
         self._announced = True
-
-    def _merged_capabilities(self, ready: list[Link]) -> dict[str, Any]:
-        return merged_capabilities(link.capabilities for link in ready)
 
     async def _client_notification(self, method: str, message: dict[str, Any]) -> None:
         if method == "notifications/initialized":
@@ -415,7 +409,9 @@ class GatewaySession(ModernEra):
             if owner is None:
                 return  # not forwarded yet: it will not be (see _forward)
             link, upstream_id = owner
-            await link.cancelled(upstream_id)
+            await link.cancelled(upstream_id)  # its late answer is dropped by the link: the id is the client's again
+            self._cancelled.discard(id_key(request_id))
+            self._open.discard(id_key(request_id))
             assert type(params) is dict
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
@@ -509,10 +505,11 @@ class GatewaySession(ModernEra):
     async def _tools_call(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
         params = message.get("params")
-        name = params.get("name") if type(params) is dict else None
-        if type(params) is not dict or type(name) is not str:
-            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: tools/call needs a `name`"))
+        name = tool_name(params)
+        if name is None:
+            await self.reply(self.pipeline.unlisted(None).response(request_id))
             return
+        assert type(params) is dict
         catalog = (await self._view_for(params, "tools")).catalog
         route = catalog.route(name)
         link = self._by_name[route.server] if route is not None else None
@@ -536,7 +533,7 @@ class GatewaySession(ModernEra):
                 await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE)  # (recorded before it is answered)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
-            await self.reply(error_response(request_id, *unknown_tool(name)))
+            await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
         call = Call(route, arguments, modern=is_modern(params))
@@ -573,6 +570,8 @@ class GatewaySession(ModernEra):
             return
         if id_key(request_id) in self._cancelled:  # cancelled while it was being sent
             await link.cancelled(upstream_id)
+            self._cancelled.discard(id_key(request_id))
+            self._open.discard(id_key(request_id))
             notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
@@ -790,11 +789,3 @@ _LIST_METHODS: Final = {
     "resources/templates/list": "resourceTemplates",
 }
 """List methods → the member of their result."""
-
-
-def _instructions(links: list[Link]) -> str:
-    names = ", ".join(link.name for link in links)
-    return (
-        f"mcp-guard gateway in front of: {names}. Tools and prompts are named SERVER__NAME; "
-        "calls whose arguments do not match a tool's input schema are refused with an explanation."
-    )

@@ -500,7 +500,7 @@ class Link:
         method = message.get("method")
         if type(method) is not str:  # a response
             forwarded = self.peer.inflight.match(id_key(message.get("id")))
-            if forwarded is None:  # a late answer, or one to an id not in flight: dropped (logged)
+            if not isinstance(forwarded, Forwarded):  # a late answer, or one to an id not in flight: dropped (logged)
                 return
             await self.session.answer(self, forwarded, message)
             return
@@ -569,10 +569,10 @@ class Link:
             RequestFailed: the upstream is not running or went away (nothing is pending then).
             Uncarriable: the message holds a number JSON cannot carry exactly.
         """
-        upstream_id = self.new_id()
-        key = id_key(upstream_id)
         inflight = self.peer.inflight
-        inflight.start(key, forwarded, forwarded.method, message.get("params"))
+        upstream_id = inflight.new_id()
+        key = id_key(upstream_id)
+        inflight.start(key, forwarded, forwarded.method, message.get("params"), client=id_key(forwarded.client_id))
         if inflight.deadlines is not None and not self._sweeping:
             self._sweeping = True
             self.session.spawn(self.peer.expire_requests, self._timed_out)

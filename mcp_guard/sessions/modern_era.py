@@ -60,7 +60,7 @@ from .envelopes import (
 from .link import Link, failure_reason
 from .naming import CursorCodec
 
-__all__ = ["ModernEra", "gateway_info"]
+__all__ = ["ModernEra", "gateway_info", "gateway_instructions"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -72,6 +72,15 @@ def gateway_info() -> dict[str, str]:
     from .. import __version__
 
     return {"name": "mcp-guard-gateway", "version": __version__}
+
+
+def gateway_instructions(links: list[Link]) -> str:
+    """The gateway's ``instructions`` at ``initialize``: which servers it fronts and how their names read."""
+    names = ", ".join(link.name for link in links)
+    return (
+        f"mcp-guard gateway in front of: {names}. Tools and prompts are named SERVER__NAME; "
+        "calls whose arguments do not match a tool's input schema are refused with an explanation."
+    )
 
 
 class ModernEra:

@@ -103,10 +103,8 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from ..calls.observer import UNKNOWN_TOOL
-from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Rejection, Route
+from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
-from ..calls.refusals import unknown_tool
 from ..calls.tool_table import ToolEntry, ToolTable
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
@@ -116,7 +114,6 @@ from ..streams.pipes import DirectLink, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     NO_ID,
     PARSE_ERROR,
@@ -129,8 +126,9 @@ from ..wire.jsonrpc import (
     loads_client,
     recover_id,
     valid_id,
+    with_id,
 )
-from ..wire.messages import DUPLICATE_ID, GONE, parse_error_text, too_long_text, unparsable_reason
+from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
 from ..wire.meta import era_meta, is_modern
 from .listings import fresh
 from .upstream_side import UpstreamSide, never_started_text
@@ -141,8 +139,6 @@ log = logging.getLogger("mcp_guard")
 
 MAX_ROUTES: Final = 100_000
 """Routes to listed tools kept (all of them, unless a server lists more, then made again as needed)."""
-
-NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 
 START_FAILURE_GRACE: Final = 2.0
 """Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
@@ -415,13 +411,25 @@ class Relay(UpstreamSide):
             return False
         if type(message) is not dict or self._needs_listing(message):
             return False
-        try:  # what is forwarded is always the message as parsed: a big line, when safe, as received
-            data = line if as_received else dumps(message)
+        # What is forwarded is always the message as parsed (a request under an upstream id of the guard's
+        # own, made now: unused when it is not forwarded); a big line, when safe, as received.
+        request = "id" in message and "method" in message
+        upstream_id = self.peer.inflight.new_id() if request else None
+        try:
+            if as_received:
+                data = line if not request else with_id(line, message["id"], upstream_id)
+            else:
+                data = dumps({**message, "id": upstream_id} if request else message)
+            if data is None:
+                data = dumps({**message, "id": upstream_id})
         except Uncarriable:
             return False
         forward, reply = self._route_now(message)
         if forward is not None:
-            self._mark_inflight([forward])
+            if forward is not message:  # a cancellation, naming the request's upstream id
+                data = dumps(forward)
+            elif upstream_id is not None:
+                self._mark_inflight([(upstream_id, message)])
             try:
                 upstream.send_nowait(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -556,9 +564,13 @@ class Relay(UpstreamSide):
         if not valid_id(request_id):
             return error_response(None, INVALID_REQUEST, invalid_request_text(message))
         key = id_key(request_id)
-        if key in self.peer.inflight or key in self._held:
+        if self.peer.inflight.upstream_of(key) is not None or key in self._held:
             self.counted.log(logging.WARNING, "refused a client request whose id is that of a request still in flight")
             return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
+        if self._lists or self._calls or self.observed:  # notes of an earlier request under this id (given up)
+            self._lists.pop(key, None)
+            self._calls.pop(key, None)
+            self.observed.pop(key, None)
         return None
 
     def _route_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
@@ -581,8 +593,7 @@ class Relay(UpstreamSide):
         if "id" in message and method == "tools/list":
             self._note_list(message)
         elif method == "notifications/cancelled":
-            if self._cancel_held(message):
-                return None, None
+            return self._cancelled(message), None
         elif method is None:
             if not self._client_response(message):
                 return None, None
@@ -630,39 +641,29 @@ class Relay(UpstreamSide):
         return self._call_verdict(message, table)
 
     def _call_verdict(self, message: dict[str, Any], table: ToolTable) -> tuple[Any, Any]:
-        """A ``tools/call`` (with an id) judged against ``table``: ``(message, None)`` or ``(None, answer)``."""
+        """A ``tools/call`` (with an id) judged against ``table``: ``(message, None)`` or ``(None, answer)``.
+
+        The prelude and the pipeline's entry are the gateway's (``Pipeline.unlisted``, ``Pipeline.check``):
+        one text and one log line per refusal for both commands."""
         request_id = message["id"]
         if not valid_id(request_id) or message.get("jsonrpc") != "2.0":
             text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
             return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
         params = message.get("params")
-        name = params.get("name") if type(params) is dict else None
-        rejection: Rejection | None
-        entry: ToolEntry | None = None
-        if type(name) is not str:
-            rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
-        else:
-            assert type(params) is dict
-            entry = table.get(name)
-            if entry is None:
-                rejection = Rejection("unknown", "not listed", error=unknown_tool(name))
-            else:
-                call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
-                rejection = self.pipeline.judge(call)
-                if rejection is None and self.pipeline.observer is not None:
-                    self._observe(request_id, call)
-        if rejection is None:
-            if entry is not None and entry.output is not None:  # its result is judged (calls.outputs)
-                self.note_call(request_id, entry.name, entry.output, table.outputs, is_modern(params))
-            return message, None
-        if self.pipeline.observer is not None and type(name) is str:  # (a name no server listed: the client's)
-            self.pipeline.observer.call_ended("", name if entry else UNKNOWN_TOOL, "rejected", rejection.kind, None)
-        if rejection.error is not None:
-            code, text = rejection.error
-            log.warning("rejected tools/call %s: JSON-RPC error %d (%s)", _shown(name), code, text.split(":")[0])
-        else:
-            log.warning("rejected tools/call %s (%s): %s", _shown(name), rejection.kind, rejection.reason)
-        return None, rejection.response(request_id)
+        name = tool_name(params)
+        entry = table.get(name) if name is not None else None
+        if entry is None:
+            return None, self.pipeline.unlisted(name).response(request_id)
+        assert type(params) is dict
+        call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
+        rejection = self.pipeline.check(call)
+        if rejection is not None:
+            return None, rejection.response(request_id)
+        if self.pipeline.observer is not None:
+            self._observe(request_id, call)
+        if entry.output is not None:  # its result is judged (Pipeline.judge_output)
+            self.note_call(request_id, call)
+        return message, None
 
     def _observe(self, request_id: Any, call: Call) -> None:
         """Tell the observer how the forwarded ``call`` ends (its answer, or the guard's in its stead)."""
@@ -689,22 +690,31 @@ class Relay(UpstreamSide):
         table = self.table_for(params)
         self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
 
-    def _cancel_held(self, message: dict[str, Any]) -> bool:
-        """A cancellation of a call the guard still holds: drop the call, keep the notice."""
+    def _cancelled(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """A client's cancellation: what to forward (the notice naming the request's upstream id), or None.
+
+        A call the guard holds is dropped (neither sent nor answered); a request in flight is given
+        up: the upstream may still answer it, and that late answer is passed on under the client's id
+        (MCP clients drop it; the HTTP front frees the id with it) unless the client has sent another
+        request under that id meanwhile (``peer.inflight``). A cancellation naming no request in
+        flight is dropped: the upstream was never sent such an id.
+        """
         params = message.get("params")
         if type(params) is not dict or not valid_id(params.get("requestId")):
-            return False
+            return message
         key = id_key(params["requestId"])
-        # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
-        if self.peer.inflight.take(key) is not None:
-            self.ended_call(key, "cancelled")
-            # The upstream may still answer it: that late answer is passed on (MCP clients drop it;
-            # the HTTP front frees the id with it), and no other answer for the id reaches the client.
-            self.peer.inflight.give_up(key, pass_late=True)
         if key in self._held:
             self._held[key] = True
-            return True
-        return False
+            return None
+        inflight = self.peer.inflight
+        upstream_key = inflight.upstream_of(key)
+        if upstream_key is None:
+            log.debug("dropped a cancellation naming no request in flight")
+            return None
+        # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
+        inflight.give_up(upstream_key, late=inflight.take(upstream_key), client=key)
+        self.ended_call(key, "cancelled")
+        return {**message, "params": {**params, "requestId": upstream_key[1]}}
 
     async def _act(self, forward: Any, reply: Any) -> None:
         if forward is not None:
@@ -713,57 +723,6 @@ class Relay(UpstreamSide):
             await self._reply(reply)
 
     # --- sending ---------------------------------------------------------------------------
-
-    async def _forward(self, message: Any) -> None:
-        """Forward a message (or batch) as the guard parsed it; requests it cannot deliver are answered."""
-        elements = message if type(message) is list else [message]
-        try:
-            data = dumps(message)
-        except Uncarriable:
-            self.counted.log(logging.WARNING, "refused to forward a message holding a number JSON cannot carry exactly")
-            text = (
-                "Invalid params: the request holds a number JSON cannot carry exactly (NaN, Infinity, beyond "
-                "the double range, or more digits than a double holds); it was not forwarded"
-            )
-            await self._answer_requests(elements, INVALID_PARAMS, text)
-            return
-        upstream = self.peer.upstream
-        if upstream is None:
-            log.warning("could not forward to the upstream: it is not running")
-            with anyio.move_on_after(1.0):  # it is ending: its cause is told in a moment (streams.ends)
-                await self.peer.ended.wait()
-            await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
-            return
-        self._mark_inflight(elements)
-        done = self.peer.ended
-        try:
-            await upstream.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            log.warning("could not forward to the upstream: it went away")
-            with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
-                await done.wait()
-            for answer in self._undelivered(elements):
-                await self._reply(answer)
-
-    def _mark_inflight(self, elements: list[Any]) -> None:
-        """The requests among ``elements`` are in flight (and timed), before they are sent: should the
-        upstream go away meanwhile, they are answered."""
-        inflight = self.peer.inflight
-        for m in elements:
-            if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
-                inflight.start(id_key(m["id"]), m["id"], m["method"], m.get("params"))
-
-    def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
-        """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
-        answers = []
-        for m in elements:
-            if type(m) is dict and "id" in m and "method" in m:
-                if not valid_id(m["id"]):
-                    answers.append(error_response(None, INTERNAL_ERROR, GONE))
-                elif self.peer.inflight.take(id_key(m["id"])) is not None:
-                    self._calls.pop(id_key(m["id"]), None)
-                    answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
-        return answers
 
     # --- the guard's own requests -----------------------------------------------------------
 
@@ -789,10 +748,3 @@ class Relay(UpstreamSide):
                 upstream gone (or not running).
         """
         return await self.peer.request(method, params)
-
-
-def _shown(name: Any) -> str:
-    """A tool name for the log: at most 64 characters (control characters are escaped by the log formatter)."""
-    if type(name) is not str:
-        return "(no tool name)"
-    return f"`{name[:64]}`" + ("…" if len(name) > 64 else "")

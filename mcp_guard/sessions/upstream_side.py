@@ -21,6 +21,10 @@ client's backlog):
   resource subscriptions); the tool tables are emptied and the client gets ``list_changed``.
 - ``--request-timeout``: a forwarded request not answered in time is answered with -32603 and
   cancelled upstream; its late answer is dropped.
+- client → upstream (the sending, for the relay's routing): every request goes upstream under an id
+  of the guard's own (``peer.inflight``: the one id scheme of ``wrap`` and ``serve``), so a late
+  answer can never reach a later request under the same client id (issue 25 item 5); answers get
+  the client's id back (a big line as received, its id replaced in place: ``jsonrpc.with_id``).
 """
 
 from __future__ import annotations
@@ -29,35 +33,34 @@ import contextlib
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import anyio
 import anyio.abc
 
-from ..calls.outputs import judge_result
-from ..calls.pipeline import outcome_of
+from ..calls.pipeline import Call, Pipeline, outcome_of
 from ..calls.tool_table import ToolTable
 from ..log_counts import LogCounts
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
-from ..peer.inflight import timed_out_text
+from ..peer.inflight import Late, timed_out_text
 from ..peer.requests import RequestFailed
 from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
+    Spliced,
     Uncarriable,
     dumps,
     error_response,
     id_key,
     loads_as_received,
     valid_id,
+    with_id,
 )
 from ..wire.messages import GONE
 from .listings import ToolListings
-
-if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this module (issue 14)
-    from ..core import Compiled
 
 __all__ = ["CONSUMED", "UpstreamSide", "gone_text", "never_started_text"]
 
@@ -147,11 +150,11 @@ class UpstreamSide:
         self.counted = LogCounts()  # per-message log lines a peer can trigger at will, bounded (log_counts)
         self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
         self._tg: anyio.abc.TaskGroup | None = None
-        # Client requests in flight upstream are the peer's (peer.inflight: key -> the client's id);
-        # the tools/list requests among them -> their table, for the answer's annotation.
+        # Client requests in flight upstream are the peer's (peer.inflight: upstream id key -> the client's
+        # id); by the client's id key, the tools/list requests among them -> their table, for the annotation.
         self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
-        # ... and the tools/call requests whose results are judged (calls.outputs): tool, outputSchema, mode, era.
-        self._calls: dict[Key, tuple[str, Compiled, str, bool]] = {}
+        # ... and the tools/call requests whose results are judged (Pipeline.judge_output).
+        self._calls: dict[Key, Call] = {}
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
         self._connecting = False
@@ -173,19 +176,17 @@ class UpstreamSide:
         if tell is not None:
             tell(outcome)
 
-    def note_call(self, request_id: Any, tool: str, output: Compiled, mode: str, modern: bool) -> None:
-        """A ``tools/call`` about to be forwarded: its result is judged against ``output`` (``mode``:
-        ``enforce`` or ``report``; ``off`` notes nothing). Forgotten with the request (answered, timed
-        out, undeliverable, the upstream gone)."""
-        if mode == "off":
+    def note_call(self, request_id: Any, call: Call) -> None:
+        """A ``tools/call`` about to be forwarded: its result is judged against its route's ``outputSchema``
+        (``Pipeline.judge_output``; ``outputs`` ``off`` notes nothing). Forgotten with the request
+        (answered, timed out, undeliverable, the upstream gone)."""
+        if call.route.output is None or call.route.outputs == "off":
             return
         if len(self._calls) >= MAX_NOTED_CALLS:
             # Calls the client cancelled and the upstream never answered: forget those no longer in flight.
-            self._calls = {k: v for k, v in self._calls.items() if k in self.peer.inflight}
-        self._calls[id_key(request_id)] = (tool, output, mode, modern)
-
-    def output_judged(self, tool: str, outcome: str | None) -> None:
-        """A judged result's outcome (``calls.outputs.OUTPUT_INVALID`` or None): a hook for counting."""
+            upstream_of = self.peer.inflight.upstream_of
+            self._calls = {k: v for k, v in self._calls.items() if upstream_of(k) is not None}
+        self._calls[id_key(request_id)] = call
 
     @property
     def restarts(self) -> int:
@@ -325,8 +326,12 @@ class UpstreamSide:
         out = self._upstream_out(message)
         if out is CONSUMED:
             return True
-        try:  # a big line the guard passes on unchanged goes as received, when safe (loads_as_received)
-            data = line if as_received and out is message else dumps(out)
+        data: bytes | str | Spliced | None
+        try:  # a big line the guard passes on unchanged (but its id) goes as received, when safe (loads_as_received)
+            if as_received and out is not message and _only_id_differs(out, message):
+                data = with_id(line, message["id"], out["id"]) or dumps(out)
+            else:
+                data = line if as_received and out is message else dumps(out)
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
                 self._reply_now(client, answer)
@@ -351,12 +356,13 @@ class UpstreamSide:
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
         """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
         answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
-        key = id_key(request_id)
-        if self.peer.inflight.take(key) is None:
+        client_id = self.peer.inflight.take(id_key(request_id))
+        if client_id is None:
             return False
+        key = id_key(client_id)
         self._lists.pop(key, None)
         self._calls.pop(key, None)
-        await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+        await self._reply(error_response(client_id, INTERNAL_ERROR, text))
         return True
 
     def _uncarriable_answers(self, out: Any) -> list[dict[str, Any]]:
@@ -379,13 +385,17 @@ class UpstreamSide:
         if "method" not in message:
             if "id" not in message:
                 return message
-            key = id_key(message["id"])
-            if self.peer.inflight.match(key) is None:
+            record = self.peer.inflight.match(id_key(message["id"]))
+            if record is None:
                 # Not a client request in flight: an answer to an id the upstream was never sent, to a
                 # call the guard refused, answered already (by the upstream, or by the guard for a line
                 # it could not read), or timed out never reaches the client (dropped and logged). A late
-                # answer to a request the client cancelled is passed on, annotated if a listing.
+                # answer to a request the client cancelled is passed on (unless the client reused its
+                # id), annotated if a listing.
                 return CONSUMED
+            client_id = record.record if type(record) is Late else record
+            message = {**message, "id": client_id}  # the client's id again
+            key = id_key(client_id)
             if self.observed and key in self.observed:  # a forwarded tools/call (metrics are on)
                 outcome: str = outcome_of(message)
                 answer = self._judged(key, message)
@@ -424,27 +434,24 @@ class UpstreamSide:
         return message
 
     def _judged(self, key: Key, message: dict[str, Any]) -> Any:
-        """The answer to a forwarded ``tools/call``, its result judged against the noted ``outputSchema``
-        (``calls.outputs.judge_result``): the message itself, or a new one carrying the judged result
-        (then :attr:`_judged_outcome` is its outcome for the metrics)."""
+        """The answer to a forwarded ``tools/call``, its result judged against the noted call's
+        ``outputSchema`` (``Pipeline.judge_output``, as ``serve`` does): the message itself, or a new one
+        carrying the judged result (then :attr:`_judged_outcome` is its outcome for the metrics)."""
         call = self._calls.pop(key, None) if self._calls else None
-        if call is None or "result" not in message:
+        if call is None:
             return message
-        tool, output, mode, modern = call
-        verdict = judge_result(tool, output, message["result"], mode, modern=modern)
-        self.output_judged(tool, verdict.outcome)
-        if verdict.result is message["result"]:
-            return message
-        self._judged_outcome = verdict.outcome or "ok"
-        return {**message, "result": verdict.result}
+        answer, outcome = Pipeline.judge_output(call, message)
+        if answer is not message:
+            self._judged_outcome = outcome or "ok"
+        return answer
 
     def _upstream_batch(self, batch: list[dict[str, Any]]) -> Any:
         kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
         return kept or CONSUMED
 
-    async def _timed_out(self, request_id: Any, _client_id: Any) -> None:
-        """A forwarded request outlived ``client_request_timeout`` (``UpstreamPeer.expire_requests`` gave it
-        up and cancelled it upstream): answered with an error."""
+    async def _timed_out(self, _upstream_id: Any, request_id: Any) -> None:
+        """A forwarded request (the client's ``request_id``) outlived ``client_request_timeout``
+        (``UpstreamPeer.expire_requests`` gave it up and cancelled it upstream): answered with an error."""
         self._lists.pop(id_key(request_id), None)
         self.ended_call(id_key(request_id), "timed_out")
         self._calls.pop(id_key(request_id), None)
@@ -454,6 +461,77 @@ class UpstreamSide:
         )
         assert self.client_request_timeout is not None
         await self._reply(error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout)))
+
+    # --- client → upstream: the requests forwarded under the guard's own ids --------------------
+
+    async def _forward(self, message: Any) -> None:
+        """Forward a message (or batch) as the guard parsed it, each request under an upstream id of the
+        guard's own (``peer.inflight``); requests it cannot deliver are answered."""
+        elements = message if type(message) is list else [message]
+        outgoing, started = self._upstream_ids(elements)
+        try:
+            data = dumps(outgoing if type(message) is list else outgoing[0])
+        except Uncarriable:
+            self.counted.log(logging.WARNING, "refused to forward a message holding a number JSON cannot carry exactly")
+            text = (
+                "Invalid params: the request holds a number JSON cannot carry exactly (NaN, Infinity, beyond "
+                "the double range, or more digits than a double holds); it was not forwarded"
+            )
+            await self._answer_requests(elements, INVALID_PARAMS, text)
+            return
+        upstream = self.peer.upstream
+        if upstream is None:
+            log.warning("could not forward to the upstream: it is not running")
+            with anyio.move_on_after(1.0):  # it is ending: its cause is told in a moment (streams.ends)
+                await self.peer.ended.wait()
+            await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
+            return
+        self._mark_inflight(started)
+        done = self.peer.ended
+        try:
+            await upstream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            log.warning("could not forward to the upstream: it went away")
+            with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
+                await done.wait()
+            for answer in self._undelivered(elements):
+                await self._reply(answer)
+
+    def _upstream_ids(self, elements: list[Any]) -> tuple[list[Any], list[tuple[str, dict[str, Any]]]]:
+        """``elements`` as they go upstream, each request under a fresh id of the guard's own; and the
+        requests with their upstream ids, for :meth:`_mark_inflight`."""
+        new_id = self.peer.inflight.new_id
+        outgoing: list[Any] = []
+        started: list[tuple[str, dict[str, Any]]] = []
+        for m in elements:
+            if type(m) is dict and "id" in m and "method" in m and valid_id(m["id"]):
+                upstream_id = new_id()
+                started.append((upstream_id, m))
+                m = {**m, "id": upstream_id}
+            outgoing.append(m)
+        return outgoing, started
+
+    def _mark_inflight(self, started: list[tuple[str, dict[str, Any]]]) -> None:
+        """The requests of ``started`` (upstream id, the client's request) are in flight (and timed),
+        before they are sent: should the upstream go away meanwhile, they are answered."""
+        inflight = self.peer.inflight
+        for upstream_id, m in started:
+            inflight.start(id_key(upstream_id), m["id"], m["method"], m.get("params"), client=id_key(m["id"]))
+
+    def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
+        """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
+        answers = []
+        inflight = self.peer.inflight
+        for m in elements:
+            if type(m) is dict and "id" in m and "method" in m:
+                if not valid_id(m["id"]):
+                    answers.append(error_response(None, INTERNAL_ERROR, GONE))
+                    continue
+                upstream_key = inflight.upstream_of(id_key(m["id"]))
+                if upstream_key is not None and inflight.take(upstream_key) is not None:
+                    self._calls.pop(id_key(m["id"]), None)
+                    answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
+        return answers
 
     async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
         for m in messages:
@@ -481,3 +559,10 @@ class UpstreamSide:
         self.client_closed = True
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
+
+
+def _only_id_differs(out: Any, message: dict[str, Any]) -> bool:
+    """Whether ``out`` is ``message`` with another ``id`` and nothing else changed (an answer, its client id back)."""
+    return (
+        type(out) is dict and out.keys() == message.keys() and all(out[k] is message[k] for k in message if k != "id")
+    )

@@ -55,6 +55,7 @@ from typing import Final
 import anyio
 
 from ..wire.framing import DEFAULT_MAX_LINE
+from ..wire.jsonrpc import Spliced
 from ..wire.repeated import collector_paused
 from .framing import CHUNK, FdReceiveStream, FdSendStream, LineStream, pollable
 
@@ -78,22 +79,28 @@ def _text_of(line: bytes | str) -> str:
 
 
 class _Text:
-    """A text line in the output queue, encoded :data:`_SLICE` characters at a time as the fd takes it."""
+    """A text line in the output queue (a ``str``, or a ``jsonrpc.Spliced`` one), encoded :data:`_SLICE`
+    characters at a time as the fd takes it."""
 
-    __slots__ = ("piece", "pos", "text")
+    __slots__ = ("piece", "segments")
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
+    def __init__(self, text: str | Spliced) -> None:
+        self.segments = text.segments() if isinstance(text, Spliced) else [(text, 0, len(text))]
+        self.segments.reverse()  # (taken from the end)
         self.piece = memoryview(b"")
 
     def current(self) -> memoryview | None:
         """The bytes to write next (never empty), or None once all of it is written."""
-        if not self.piece:
-            if self.pos >= len(self.text):
+        while not self.piece:
+            if not self.segments:
                 return None
-            self.piece = memoryview(self.text[self.pos : self.pos + _SLICE].encode("utf-8"))
-            self.pos += _SLICE
+            text, pos, end = self.segments[-1]
+            stop = min(pos + _SLICE, end)
+            if stop >= end:
+                self.segments.pop()
+            else:
+                self.segments[-1] = (text, stop, end)
+            self.piece = memoryview(text[pos:stop].encode("utf-8"))
         return self.piece
 
 
@@ -123,8 +130,9 @@ class DirectLink:
         """No output is waiting: a line sent now is passed on at once."""
         raise NotImplementedError
 
-    def send_nowait(self, line: bytes | str) -> None:
-        """Pass ``line`` (a ``str`` is its UTF-8 text) on now, or queue it behind earlier output (never waits).
+    def send_nowait(self, line: bytes | str | Spliced) -> None:
+        """Pass ``line`` (a ``str`` or ``jsonrpc.Spliced`` is its UTF-8 text) on now, or queue it behind
+        earlier output (never waits).
 
         Raises:
             anyio.BrokenResourceError, anyio.ClosedResourceError: the other side is gone, or this one closed.
@@ -318,9 +326,9 @@ class PipeLineStream(LineStream, DirectLink):
         """No output is waiting for the fd: a line sent now is written at once (unless the pipe is full)."""
         return not self._pending
 
-    def send_nowait(self, line: bytes | str) -> None:
-        """Write ``line`` (a ``str`` in UTF-8) and a newline now; what the fd does not take is queued
-        behind earlier output. A ``str`` is encoded a slice at a time as the fd takes it, never whole.
+    def send_nowait(self, line: bytes | str | Spliced) -> None:
+        """Write ``line`` (a ``str`` or ``jsonrpc.Spliced`` in UTF-8) and a newline now; what the fd does not
+        take is queued behind earlier output. Text is encoded a slice at a time as the fd takes it, never whole.
 
         Raises:
             anyio.BrokenResourceError: the reader has gone (EPIPE), now or during an earlier flush.
@@ -330,7 +338,7 @@ class PipeLineStream(LineStream, DirectLink):
             raise anyio.ClosedResourceError
         if self._broken is not None:
             raise anyio.BrokenResourceError from self._broken
-        if isinstance(line, str):
+        if isinstance(line, (str, Spliced)):
             self._pending.append(_Text(line))
             self._join(b"\n")
             if not self._writing:

@@ -31,6 +31,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "NO_ID",
     "PARSE_ERROR",
+    "Spliced",
     "Uncarriable",
     "dumps",
     "error_response",
@@ -42,6 +43,7 @@ __all__ = [
     "recover_id",
     "safe_as_received",
     "valid_id",
+    "with_id",
 ]
 
 PARSE_ERROR: Final = -32700
@@ -305,6 +307,77 @@ def id_key(request_id: Any) -> tuple[bool, Any]:
     """
     t = type(request_id)
     return (t is str, request_id if t is not list and t is not dict else repr(request_id))
+
+
+_PLAIN_ID = re.compile(r"-?\d{1,18}|[A-Za-z0-9_.:-]{1,200}")
+"""An id whose JSON text :func:`with_id` looks for: an integer, or a string of these characters (no escapes)."""
+
+_SPACE = r"[ \t\r\n]*"
+_ID_TOKEN = r'-?\d+|"[A-Za-z0-9_.:-]+"'
+_VERSION = rf'"jsonrpc"{_SPACE}:{_SPACE}"2\.0"{_SPACE},{_SPACE}'
+_FIRST = rf'\{{{_SPACE}(?:{_VERSION})?"id"{_SPACE}:{_SPACE}(?P<id>{_ID_TOKEN}){_SPACE},'
+_LAST = rf',{_SPACE}"id"{_SPACE}:{_SPACE}(?P<id>{_ID_TOKEN}){_SPACE}\}}{_SPACE}\Z'
+_FIRST_STR, _LAST_STR = re.compile(_FIRST), re.compile(_LAST)
+_FIRST_BYTES, _LAST_BYTES = re.compile(_FIRST.encode()), re.compile(_LAST.encode())
+"""The top-level id written first (or second, after the version), and written last; for text and bytes."""
+_TAIL = 512
+"""How far from its end the last member of a line is looked for (characters)."""
+
+
+class Spliced:
+    """A big text line with its id replaced, not copied: ``text[:start]``, then ``new``, then ``text[end:]``.
+
+    What :func:`with_id` gives for a ``str`` (a big line, ``pipes.LineHandler``): a line stream that
+    takes it (``pipes``) encodes it a slice at a time as the fd takes it; ``str()`` makes the whole text.
+    """
+
+    __slots__ = ("end", "new", "start", "text")
+
+    def __init__(self, text: str, start: int, end: int, new: str) -> None:
+        self.text, self.start, self.end, self.new = text, start, end, new
+
+    def segments(self) -> list[tuple[str, int, int]]:
+        """The line as ``(text, from, to)`` pieces, in order."""
+        return [(self.text, 0, self.start), (self.new, 0, len(self.new)), (self.text, self.end, len(self.text))]
+
+    def __str__(self) -> str:
+        return "".join((self.text[: self.start], self.new, self.text[self.end :]))
+
+
+def with_id(data: bytes | str, old: Any, new: Any) -> bytes | Spliced | None:
+    """``data`` (the text of one JSON-RPC object whose top-level ``id`` is ``old``: a line as received,
+    no key repeated, see :func:`loads_as_received`; or what :func:`dumps` wrote) with ``new`` in place
+    of ``old``, without parsing or serializing the rest (bytes, in one copy; a ``str``, as a
+    :class:`Spliced`, in none); None when the id is not written where this can tell it is the
+    top-level member (the caller then serializes).
+
+    The id is found only as the first member (``{"id":OLD,``), the second after the version
+    (``{"jsonrpc":"2.0","id":OLD,``: the SDKs of Python, Go, Java) or the last
+    (``,"id":OLD}``: the TypeScript SDK), white space allowed between the tokens, with ``OLD`` an
+    integer or a plain string (:data:`_PLAIN_ID`) written as its value is: at those places the
+    member is the top-level one (the first ``{`` and the last ``}`` are the object's own), and there
+    is no other (no key repeats). Used to give a forwarded request the guard's own upstream id, and
+    an answer its client id back (``peer.inflight``), without a re-serialization of a big line.
+    """
+    t = type(old)
+    if t is str:
+        if _PLAIN_ID.fullmatch(old) is None:
+            return None
+        old_text = f'"{old}"'
+    elif t is int and _PLAIN_ID.fullmatch(str(old)) is not None:
+        old_text = str(old)
+    else:
+        return None
+    new_text = dumps(new).decode("ascii")
+    if isinstance(data, str):
+        found = _FIRST_STR.match(data) or _LAST_STR.search(data, max(0, len(data) - _TAIL))
+        if found is None or found.group("id") != old_text:
+            return None
+        return Spliced(data, found.start("id"), found.end("id"), new_text)
+    hit = _FIRST_BYTES.match(data) or _LAST_BYTES.search(data, max(0, len(data) - _TAIL))
+    if hit is None or hit.group("id") != old_text.encode():
+        return None
+    return b"".join((data[: hit.start("id")], new_text.encode(), memoryview(data)[hit.end("id") :]))  # one copy
 
 
 def valid_id(request_id: Any) -> bool:

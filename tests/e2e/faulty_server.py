@@ -22,8 +22,9 @@ Tools (all with schema ``{"type": "object"}``; ``tools/list`` is one page):
 - ``crash``: exits with status 3 without answering; ``kill``: SIGKILLs itself.
 - ``close_stdout``: closes its stdout and keeps running until stdin closes.
 - ``hang``: never answered.
-- ``slow``: answered after ``arguments.seconds``; when the request has a ``progressToken``,
-  a progress notification is sent every ``arguments.progress_every`` seconds meanwhile.
+- ``slow``: answered ``arguments.text`` (default ``slow ok``) after ``arguments.seconds``; when the
+  request has a ``progressToken``, a progress notification is sent every ``arguments.progress_every``
+  seconds meanwhile.
 - ``noise``: writes a line that is not JSON to stdout and ``faulty_server: noise on stderr``
   to stderr, then answers ``ok``.
 - ``spawn_grandchild``: starts ``sleep 600`` (which inherits stdin, stdout and stderr) and
@@ -206,7 +207,7 @@ class FaultyServer:
                 step += 1
                 progress = {"progressToken": token, "progress": step}
                 self.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress})
-        self.text(request_id, "slow ok")
+        self.text(request_id, str(arguments.get("text", "slow ok")))
 
     def serve(self) -> None:
         """Read stdin line by line until it closes."""

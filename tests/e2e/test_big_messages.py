@@ -62,13 +62,27 @@ def compact(line: bytes) -> bytes:
     return json.dumps(json.loads(line), separators=(",", ":")).encode()
 
 
+SENT_AFTER: dict[str, int] = {}
+"""Request id → how many lines the upstream had received when the test sent it."""
+
+
 async def send_and_answer(guard: Guard, line: bytes, request_id: str) -> dict[str, Any]:
+    SENT_AFTER[request_id] = len(guard.record())
     await guard.send_raw(line)
     return await guard.response(request_id)
 
 
 def arrived(guard: Guard, request_id: str) -> list[bytes]:
-    return [line for line in guard.record() if f'"{request_id}"'.encode() in line]
+    """The ``tools/call`` lines the upstream received since the test sent ``request_id`` (one call at a
+    time), each under an upstream id of the guard's own, given back with ``request_id`` in its place (the
+    rest byte for byte)."""
+    lines = []
+    for line in guard.record()[SENT_AFTER[request_id] :]:
+        message = json.loads(line)
+        if message.get("method") == "tools/call":
+            assert message["id"].startswith("mcp-guard-"), message["id"]
+            lines.append(line.replace(json.dumps(message["id"]).encode(), json.dumps(request_id).encode(), 1))
+    return lines
 
 
 async def test_a_big_valid_call_reaches_the_upstream_as_the_client_wrote_it(recording: Guard) -> None:

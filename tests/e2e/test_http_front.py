@@ -975,7 +975,10 @@ async def test_cancelled_request_is_answered_and_a_late_answer_dropped(peer: tup
             (answer,) = messages_of(reused)
             assert answer["id"] == "c-1" and text_of(answer) == '{"n":1}'
     lines = [json.loads(line) for line in record.read_bytes().splitlines()]
-    assert cancel in lines
+    # It reached the upstream naming the call by the id the guard sent it under (its own, not "c-1").
+    asked_ids = [m["id"] for m in lines if m.get("method") == "tools/call" and m["params"]["name"] == "ask"]
+    assert asked_ids and all(i.startswith("mcp-guard-") for i in asked_ids)
+    assert any({**cancel, "params": {"requestId": i}} in lines for i in asked_ids)
 
 
 async def test_2026_closed_stream_cancels_upstream(peer: tuple[Guard, Path]) -> None:

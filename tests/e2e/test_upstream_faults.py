@@ -333,7 +333,7 @@ async def test_every_pending_request_is_answered_when_the_upstream_goes_away(
             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"k": SECRET}}}
         )
         await client.wait_recorded(lambda m: m.get("method") == "tools/list" and str(m.get("id")).startswith("mcp-"))
-        await client.wait_recorded(lambda m: m.get("id") == 1)
+        await client.wait_recorded(lambda m: m.get("method") == "test/hang")
         await how(client)
         with anyio.fail_after(PROMPT):
             forwarded = await client.response(1)
@@ -391,7 +391,7 @@ async def test_restart_replays_the_handshake_log_level_and_subscriptions(tmp_pat
         assert replayed[0]["params"] == INIT_PARAMS and replayed[0]["id"].startswith("mcp-guard-")
         assert replayed[2]["params"] == {"level": "warning"}
         assert replayed[3]["params"] == {"uri": "file:///b"}
-        assert replayed[5]["id"] == "e1"
+        assert replayed[5]["params"]["name"] == "echo" and replayed[5]["id"].startswith("mcp-guard-")
         # Its answer to the guard's initialize stayed with the guard; the client was told to re-list.
         assert [m for m in client.received if "result" in m and "serverInfo" in m["result"]] == [
             client.answers_to("init")[0]
@@ -399,7 +399,8 @@ async def test_restart_replays_the_handshake_log_level_and_subscriptions(tmp_pat
         notice = client.received.index({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         assert notice < client.received.index(answered)
         # Never re-sent: the call the upstream died on reached it once.
-        assert len([m for _, ms in client.sessions() for m in ms if m.get("id") == "c1"]) == 1
+        crashes = [m for _, ms in client.sessions() for m in ms if m.get("params", {}).get("name") == "crash"]
+        assert len(crashes) == 1
         assert "restarting the upstream in" in client.stderr() and "(restart 1;" in client.stderr()
         assert "upstream restarted (restart 1)" in client.stderr()
 
@@ -494,7 +495,8 @@ async def test_a_request_waiting_for_the_restart_can_be_cancelled(tmp_path: Path
         assert "result" in await client.response("wb")
         assert "result" in await client.request("ping")
         assert client.answers_to("wa") == []
-        assert not any(m.get("id") == "wa" for m in client.sessions()[1][1])
+        calls = [m for m in client.sessions()[1][1] if m.get("method") == "tools/call"]
+        assert len(calls) == 1  # "wb" alone: "wa" was never sent
 
 
 async def test_requests_an_upstream_sent_the_client_are_cancelled_when_it_goes_away(tmp_path: Path) -> None:
@@ -526,8 +528,11 @@ async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_pat
         hung = await client.call("h1", "hang", {"k": SECRET})
         assert hung["error"]["code"] == -32603
         assert "did not answer within 2 s" in hung["error"]["message"] and SECRET not in hung["error"]["message"]
+        sent = [m for _, messages in client.sessions() for m in messages if m.get("method") == "tools/call"]
+        hang_id = sent[-1]["id"]  # the upstream id the guard gave it (its own, not the client's)
+        assert hang_id != "h1" and sent[-1]["params"]["name"] == "hang"
         await client.wait_recorded(
-            lambda m: m.get("method") == "notifications/cancelled" and m["params"]["requestId"] == "h1"
+            lambda m: m.get("method") == "notifications/cancelled" and m["params"]["requestId"] == hang_id
         )
         # Slow but alive: progress every 0.25 s restarts the clock, so 3.5 s in all is fine.
         progress = {"seconds": 3.5, "progress_every": 0.25}
@@ -543,6 +548,32 @@ async def test_request_timeout_answers_cancels_and_drops_the_late_answer(tmp_pat
         assert client.answers_to("listen-1") == []
 
 
+async def test_the_late_answer_of_a_timed_out_call_never_reaches_the_next_call_under_its_id(tmp_path: Path) -> None:
+    """Issue 25 item 5, as found: with ``--request-timeout 1`` call 9 timed out and was answered -32603;
+    the client's next call, also id 9, got the first call's late answer, and its own was dropped. Each
+    forwarded request now goes upstream under an id of the guard's own."""
+    async with open_guard(tmp_path, args=["--request-timeout", "1"]) as client:
+        await client.request("tools/list")
+        first = await client.call(9, "slow", {"seconds": 1.8, "text": "first"})
+        assert first["error"]["code"] == -32603 and "did not answer within 1 s" in first["error"]["message"]
+        # Answered after the first's late answer (at 1.8 s): the late one must not be taken for it.
+        await client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "tools/call",
+                "params": {"name": "slow", "arguments": {"seconds": 0.9, "text": "second"}},
+            }
+        )
+        assert "result" in await client.request("test/barrier")  # every slow answer has been written
+        assert "result" in await client.request("ping")
+        answers = client.answers_to(9)
+        assert len(answers) == 2 and answers[0] == first, answers
+        assert answers[1].get("result", {}).get("content") == [{"type": "text", "text": "second"}], answers
+        calls = [m for _, messages in client.sessions() for m in messages if m.get("method") == "tools/call"]
+        assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"] and 9 not in (calls[0]["id"], calls[1]["id"])
+
+
 @pytest.mark.parametrize("args", [[], ["--request-timeout", "30"]], ids=["untimed", "timed"])
 async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, args: list[str]) -> None:
     """A method (or a cancelled requestId) that is a list or an object is passed on as before, harmlessly."""
@@ -552,7 +583,7 @@ async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, ar
         # (an object requestId once crashed the guard: a client could end it with one notification)
         await client.notify("notifications/cancelled", {"requestId": {"a": 1}})
         assert "result" in await client.request("ping")
-        await client.wait_recorded(lambda m: m.get("id") == 6)
+        await client.wait_recorded(lambda m: m.get("method") == {"m": "tasks/result"})
         assert client.process.returncode is None
 
 

@@ -128,3 +128,56 @@ async def test_an_upstream_answer_starting_with_a_bom_is_read_as_the_client_s_wo
         with anyio.fail_after(10):
             answer = await client.call(name(command, "echo"), {"text": "hi"}, request_id=9)
         assert answer["result"]["content"][0]["text"] == "bom ok"
+
+
+@pytest.mark.parametrize("abandon", ["timed out", "cancelled"])
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_a_late_answer_never_reaches_a_later_request_under_the_same_id(command: str, abandon: str) -> None:
+    """Issue 25 item 5: call 9 is given up (``--request-timeout`` passed, or the client cancelled it); the
+    client's next call reuses id 9; the upstream answers the first late, then the second. The client gets
+    the second call's answer under id 9, and never the first's: every forwarded request went upstream
+    under an id of the guard's own."""
+    held: list[tuple[MemoryLink, dict[str, Any]]] = []
+
+    async def holding(upstream: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
+        held.append((link, message))
+
+    async def until_held(count: int) -> None:
+        with anyio.fail_after(5):
+            while len(held) < count:
+                await anyio.sleep(0.01)
+
+    def call(text: str) -> dict[str, Any]:
+        params = {"name": name(command, "echo"), "arguments": {"text": text}}
+        return {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}
+
+    def result(text: str) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": text}]}
+
+    upstream = ScriptedUpstream(on_call=holding)
+    options: dict[str, Any] = {"client_request_timeout": 0.5} if abandon == "timed out" else {}
+    async with running_guard(command, upstream, **options) as client:
+        await client.send(call("first"))
+        await until_held(1)
+        if abandon == "timed out":
+            first = await client.answer(9)
+            assert first["error"]["code"] == -32603 and "--request-timeout" in first["error"]["message"]
+        else:
+            await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})
+        with anyio.fail_after(5):
+            while not any(m.get("method") == "notifications/cancelled" for m in upstream.received):
+                await anyio.sleep(0.01)
+        cancelled = next(m for m in upstream.received if m.get("method") == "notifications/cancelled")
+        await client.send(call("second"))
+        await until_held(2)
+        (link, old), (_, new) = held
+        assert old["id"] != new["id"], "two requests in flight upstream under one id"
+        assert cancelled["params"]["requestId"] == old["id"]  # the cancellation named the first, as sent
+        await upstream.send(link, {"jsonrpc": "2.0", "id": old["id"], "result": result("late answer to the first")})
+        await upstream.send(link, {"jsonrpc": "2.0", "id": new["id"], "result": result("answer to the second")})
+        second = await client.answer(9)
+        assert second["result"]["content"][0]["text"] == "answer to the second", client.seen
+        assert "result" in await client.request("ping", request_id="after")
+        texts = [json.dumps(m) for m in client.answers_to(9)]
+        assert len(texts) == (2 if abandon == "timed out" else 1), client.seen
+        assert not any("late answer to the first" in t for t in texts), client.seen

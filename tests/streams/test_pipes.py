@@ -18,6 +18,7 @@ import pytest
 from mcp_guard.streams.framing import LineStream
 from mcp_guard.streams.pipes import BIG_LINE, PipeLineStream, pipe_line_stream
 from mcp_guard.wire.framing import LineTooLong
+from mcp_guard.wire.jsonrpc import Spliced, with_id
 
 pytestmark = pytest.mark.anyio
 
@@ -377,8 +378,24 @@ async def test_a_text_line_is_written_a_slice_at_a_time_in_order(pipes: Pipes) -
     stream.send_nowait(text)
     stream.send_nowait(b"last")
     assert not stream.idle
-    assert [getattr(piece, "text", None) is text for piece in stream._pending] == [False, True, False]
+    queued = [getattr(piece, "segments", [(None,)])[0][0] is text for piece in stream._pending]
+    assert queued == [False, True, False]  # the text itself, not a copy
     assert await pipes.read_lines(3) == [b"first" * 20_000, text.encode(), b"last"]
+    await until(lambda: stream.idle)
+    await stream.aclose()
+
+
+async def test_a_spliced_text_line_is_written_as_its_pieces_without_a_copy(pipes: Pipes) -> None:
+    """``jsonrpc.with_id`` of a big text line (a forwarded request's id, an answer's): its three pieces go out
+    in order, the text itself queued (no copy of it is made to replace its id)."""
+    stream = PipeLineStream(pipes.stream_in, pipes.stream_out)
+    text = '{"jsonrpc":"2.0","id":7,"result":"' + "ü" * 1_500_000 + '"}'
+    spliced = with_id(text, 7, "mcp-guard-x-1")
+    assert isinstance(spliced, Spliced)
+    stream.send_nowait(b"first" * 20_000)
+    stream.send_nowait(spliced)
+    assert any(getattr(piece, "segments", [(None,)])[-1][0] is text for piece in stream._pending)  # not a copy
+    assert await pipes.read_lines(2) == [b"first" * 20_000, text.replace('"id":7', '"id":"mcp-guard-x-1"').encode()]
     await until(lambda: stream.idle)
     await stream.aclose()
 

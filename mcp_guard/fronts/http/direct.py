@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from ...streams.pipes import DirectLink, LineHandler
+from ...wire.jsonrpc import Spliced
 from .config import INBOUND_BUFFER
 
 __all__ = ["DirectClientSide"]
@@ -147,7 +148,7 @@ class DirectClientSide(DirectLink):
         """No relay output is queued: a line sent now is routed at once when it can be."""
         return not self._outbound
 
-    def send_nowait(self, line: bytes | str) -> None:
+    def send_nowait(self, line: bytes | str | Spliced) -> None:
         """Route one message of relay output now if that needs no waiting, else queue it for :meth:`run`.
 
         A ``str`` (a big upstream line passed on as received, ``pipes.LineHandler``) is encoded
@@ -158,6 +159,8 @@ class DirectClientSide(DirectLink):
         """
         if self._closed:
             raise anyio.ClosedResourceError
+        if isinstance(line, Spliced):
+            line = str(line)
         if isinstance(line, str):
             line = line.encode("utf-8")
         if not self._outbound and self._deliver_now(line):
