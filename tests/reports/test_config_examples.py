@@ -25,7 +25,10 @@ DOCS = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT 
 def test_every_config_file_is_covered() -> None:
     assert sorted(p.name for p in CONFIG.iterdir()) == [
         "claude_desktop_config.json",
+        "compose.yaml",  # checked against haproxy.cfg by tests/state/test_state_config.py
         "gateway.example.jsonc",  # loaded by tests/config/test_config.py
+        "gateway.scale-out.json",  # loaded by tests/state/test_state_config.py
+        "haproxy.cfg",  # run by tests/state/test_scale_out.py
         "schema.jsonc",
         "tool-definition.jsonc",
         "toolcall-verifier-v1.json",

@@ -241,7 +241,7 @@ class Client:
         if answer.status_code == 202:
             return None
         if answer.status_code != 200:
-            raise Refused(f"{answer.status_code}: {answer.text[:200]}")
+            raise Refused(f"{answer.status_code}: {answer.text[:2000]}")
         kind = answer.headers.get("content-type", "")
         if kind.startswith("application/json"):
             return dict(answer.json())
@@ -263,7 +263,7 @@ class Client:
         except httpx.TransportError as exc:
             raise Refused(f"transport: {type(exc).__name__}") from None
         if answer.status_code != 200:
-            raise Refused(f"{answer.status_code}: {answer.text[:200]}")
+            raise Refused(f"{answer.status_code}: {answer.text[:2000]}")
         self.session = answer.headers["mcp-session-id"]
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, {})
         return self.session

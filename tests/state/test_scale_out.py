@@ -18,6 +18,7 @@ upstream) on the session's Redis and PostgreSQL, with a database of its own:
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -169,6 +170,14 @@ async def test_a_replica_killed_mid_load_loses_no_journaled_call_and_its_clients
             assert after_error[k] > 0, f"client {k} did not work again after initializing"
         else:
             assert k not in errors, f"client {k} on a live replica saw {errors[k]}"
+    # Every error is a clean one: HTTP 404 (the session is gone) or 502 (in flight on the dead replica),
+    # each with a JSON-RPC error body (config/haproxy.cfg's http-error for the balancer's own); or, for a
+    # request whose answer had begun (an SSE stream) when the replica died, the stream cut off.
+    for text in (e for found in errors.values() for e in found):
+        if text == "transport: RemoteProtocolError":
+            continue
+        status, _, body = text.partition(": ")
+        assert status in ("404", "502") and json.loads(body)["error"]["code"] in (-32600, -32603), text
     # 2026-07-28 clients lose at most the one request they had in flight on r2 when it died.
     assert all(len(errors.get(k, [])) <= 1 for k in (6, 7))
 

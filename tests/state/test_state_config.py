@@ -83,3 +83,25 @@ def test_serve_start_fails_on_an_unset_variable_and_logs_no_credentials(caplog: 
         anyio.run(down)
     assert "pa55word" not in caplog.text and "user" not in caplog.text
     assert "not reachable now" in caplog.text
+
+
+def test_the_shipped_scale_out_files_agree() -> None:
+    """config/gateway.scale-out.json loads, with its stores named by variables; config/compose.yaml sets every
+    variable config/haproxy.cfg reads, runs the replicas with that config, and mounts that haproxy.cfg."""
+    import re
+    from pathlib import Path
+
+    from mcp_guard.config import load_config
+
+    folder = Path(__file__).resolve().parents[2] / "config"
+    gateway = load_config(folder / "gateway.scale-out.json")
+    assert gateway.guard.state is not None and gateway.guard.state.redis_env == "MCP_GUARD_REDIS_URL"
+    assert isinstance(gateway.guard.journal, JournalDatabase)
+    assert gateway.guard.journal.postgres_env == "MCP_GUARD_POSTGRES_URL"
+    compose = (folder / "compose.yaml").read_text()
+    for variable in set(re.findall(r"\$\{(MCP_GUARD_\w+)\}", (folder / "haproxy.cfg").read_text())):
+        assert f"      {variable}: " in compose, variable
+    for variable in ("MCP_GUARD_REDIS_URL", "MCP_GUARD_POSTGRES_URL"):
+        assert f"    {variable}: " in compose, variable
+    assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg" in compose
+    assert "config/gateway.scale-out.json" in compose and "journal init" in compose
