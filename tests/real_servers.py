@@ -133,7 +133,7 @@ class Postgres:
             if shutil.which("runuser") is None:
                 pytest.skip("running as root without runuser: cannot run PostgreSQL as the postgres user")
             shutil.chown(self.folder, "postgres", "postgres")
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "-N")
 
     def _run(self, *argv: str) -> None:
         command = ["runuser", "-u", "postgres", "--", *argv] if self.as_root else list(argv)

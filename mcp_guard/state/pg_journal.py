@@ -13,7 +13,9 @@ Fail closed: when no connection can be had within the timeout, or the insert fai
 pipeline refuses the call (-32603), never forwarding it unjournaled. An insert that fails on a
 pooled connection that broke (the database restarted) is retried on another connection, at
 most once per pooled connection: the insert is idempotent (``ON CONFLICT (call_id, event) DO
-NOTHING``), so a retry never duplicates a record.
+NOTHING``), so a retry never duplicates a record. After a wait for a connection timed out, the
+next records fail at once for :data:`DOWN_HOLD_SECONDS` (the database is known to be down: the
+client is answered without waiting again); then a record waits for a connection as usual.
 
 The driver is ``psycopg`` 3 with ``psycopg_pool``'s ``AsyncConnectionPool`` (asyncio), imported
 when a :class:`PostgresJournal` is opened.
@@ -22,6 +24,7 @@ when a :class:`PostgresJournal` is opened.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any, Final
 
 from ..calls.journal import RESULTS, Result
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["INSERT", "PostgresJournal"]
+__all__ = ["DOWN_HOLD_SECONDS", "INSERT", "PostgresJournal"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -44,6 +47,10 @@ INSERT: Final = (
     "(event, call_id, time, server, tool, arguments_sha256, arguments_bytes, result, kind, replica) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (call_id, event) DO NOTHING"
 )
+
+
+DOWN_HOLD_SECONDS: Final = 1.0
+"""After a connection wait timed out, records fail at once for this long (the database is down)."""
 
 
 def _now() -> datetime:
@@ -76,6 +83,7 @@ class PostgresJournal:
         self._pool_size = pool_size
         self._timeout = timeout
         self._pool: AsyncConnectionPool[Any] | None = None
+        self._down_until = 0.0  # time.monotonic() until which the database counts as down
 
     async def open(self) -> None:
         """Start the pool (connections are made in the background; a database down now is not an error:
@@ -106,12 +114,15 @@ class PostgresJournal:
         pool = self._pool
         if pool is None:
             raise StoreUnavailable("the journal's database pool is not open")
+        if time.monotonic() < self._down_until:
+            raise StoreUnavailable(f"PostgreSQL at {self.where}: down (no connection a moment ago)")
         for attempt in range(self._pool_size + 1):
             try:
                 async with pool.connection() as conn:
                     await conn.execute(INSERT, row)
                 return
             except PoolTimeout:
+                self._down_until = time.monotonic() + DOWN_HOLD_SECONDS
                 raise StoreUnavailable(
                     f"PostgreSQL at {self.where}: no connection within {self._timeout:g} s"
                 ) from None

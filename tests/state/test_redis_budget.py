@@ -53,6 +53,44 @@ async def test_concurrent_takes_from_three_replicas_forward_exactly_the_budget(r
     assert all(0 < a <= 60 for a in answers if a is not None)
 
 
+async def test_no_window_of_redis_time_holds_more_than_the_budget_across_expiries(redis_server: Redis) -> None:
+    """Twelve clients on three replicas take slots for three windows of 0.5 s: every slot's Redis time (its
+    score, read at once) is known, and no span of one window holds more than the budget, while slots do
+    free and are taken again (more than the budget are taken in all)."""
+    p = prefix()
+    window, limit = 0.5, 4
+    replicas = [RedisBudget(redis_server.url, prefix=p, window=window) for _ in range(3)]
+    taken: list[float] = []
+    from redis.asyncio import Redis as Client
+
+    reader = Client.from_url(redis_server.url)
+
+    async def hammer(budget: RedisBudget) -> None:
+        with anyio.move_on_after(3 * window):
+            while True:
+                me = member()
+                if await budget.take("t", limit, me) is None:
+                    score = await reader.zscore(budget.key("t"), me)
+                    assert score is not None
+                    taken.append(score / 1_000_000)
+                await anyio.sleep(0)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for budget in replicas:
+                for _ in range(4):
+                    tg.start_soon(hammer, budget)
+    finally:
+        for budget in replicas:
+            await budget.aclose()
+        await reader.aclose()
+    taken.sort()
+    assert len(taken) > limit
+    for i, start in enumerate(taken):
+        inside = sum(1 for t in taken[i:] if t < start + window)
+        assert inside <= limit, (start, inside)
+
+
 async def test_tools_are_counted_apart_and_a_slot_frees_after_the_window(redis_server: Redis) -> None:
     """Each exposed tool has its own window; a slot frees once the window has passed since the call that took it."""
     budget = RedisBudget(redis_server.url, prefix=prefix(), window=1.0)

@@ -239,19 +239,20 @@ class HttpFront:
     # --- HTTP -------------------------------------------------------------------------------------
 
     def unready(self) -> list[str]:
-        """The upstreams of running sessions that are not connected and initialized (``/ready``).
+        """What keeps the front from taking new clients (``/ready``): the upstreams of the shared 2026-07-28
+        channel that are not connected and initialized; while it shuts down, ``guard`` stands for the whole.
 
-        Upstreams start with their session, so with no session open the front is ready; while it
-        shuts down, ``guard`` stands for the whole.
+        A handshake-era session's own upstreams are not counted: they start (and restart) with that
+        session and concern its client alone. Counted, every session starting would fail the load
+        balancer's health check and take the replica out of rotation for every client (issue 26,
+        docs/scale-out.md). With no 2026-07-28 request served yet the front is ready.
         """
         if self._closing or self._tg is None:
             return ["guard"]
-        names: list[str] = []
-        for channel in self._channels:
-            for name in channel.unready():
-                if name not in names:
-                    names.append(name)
-        return names
+        modern = self._modern
+        if modern is None or modern.closed:
+            return []
+        return modern.unready()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         head = request_head(scope)

@@ -1,8 +1,9 @@
 """The operator's endpoints: ``GET /health``, ``GET /ready``, ``GET /metrics`` (:func:`ops_answer`, :class:`OpsApp`).
 
 - ``/health``: 200 ``{"status": "up"}`` while the process serves.
-- ``/ready``: 200 ``{"ready": true}`` when every upstream the guard runs is connected and
-  initialized; 503 ``{"ready": false, "not_ready": [names]}`` otherwise (names escaped by
+- ``/ready``: 200 ``{"ready": true}`` when the upstreams that serve any client are connected and
+  initialized (on stdio, every upstream; on the HTTP front, those of the shared 2026-07-28 channel:
+  ``HttpFront.unready``); 503 ``{"ready": false, "not_ready": [names]}`` otherwise (names escaped by
   ``safe_text.escape``; nothing else of the servers' configs).
 - ``/metrics``: the Prometheus text format (:mod:`mcp_guard.calls.metrics`), 404 without metrics.
 
