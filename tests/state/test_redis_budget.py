@@ -96,9 +96,10 @@ async def test_tools_are_counted_apart_and_a_slot_frees_after_the_window(redis_s
     budget = RedisBudget(redis_server.url, prefix=prefix(), window=1.0)
     try:
         assert await budget.take("a", 2, member()) is None
-        assert await budget.take("a", 2, member()) is None
-        wait = await budget.take("a", 2, member())
-        assert wait is not None and 0 < wait <= 1.0
+        taken = 1
+        while (wait := await budget.take("a", 2, member())) is None:  # (once, unless a window passed meanwhile)
+            taken += 1
+        assert taken >= 2 and 0 < wait <= 1.0
         assert await budget.take("b", 2, member()) is None  # another tool: its own window
         await anyio.sleep(wait + 0.05)
         assert await budget.take("a", 2, member()) is None  # the oldest slot freed
