@@ -42,6 +42,7 @@ PostgreSQL: 0.44-0.62). The replicas' gain is availability, and capacity on more
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -147,6 +148,7 @@ async def main(calls: int, rounds: int) -> None:
             await cluster.stop()
         redis.close()
         pg.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
     med = {n: statistics.median(v) for n, v in p50.items()}
     print(f"scale_out: {calls} sequential calls, 8 clients x {max(10, calls // 8)} calls per target, {rounds} rounds")
