@@ -40,6 +40,7 @@ LAYERS: list[str] = [
     "wire",  # the pure JSON-RPC vocabulary and line framing
     "streams",  # byte streams around wire (anyio, asyncio pipes), why a connection ended
     "peer",  # one upstream: process or HTTP connection, restarts, own requests, in-flight ids
+    "auth",  # who is calling: the principal, access-token verification (OAuth 2.1 resource server)
     "reports",  # check, schema, verify, tool definitions: readers and printers over the core
     "calls",  # the call pipeline and its policy, the tool table, refusals, outputs, metrics
     "state",  # shared state of several replicas: budgets in Redis, the journal in PostgreSQL (calls' ports)
