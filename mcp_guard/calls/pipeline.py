@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio.to_thread
 
+from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .journal import Journal, Result
 from .observer import UNKNOWN_TOOL, CallObserver
@@ -154,6 +155,8 @@ class Call:
         call_id: pairs the journal's intent and outcome records.
         size: bytes of the arguments' compact JSON (set by the ``size`` step).
         started: ``time.monotonic()`` when it arrived (the latency metric).
+        principal: who sent it, as the HTTP front's verified access token says (issue 27); None
+            without OAuth (stdio, or a shared bearer token).
     """
 
     route: Route
@@ -162,6 +165,7 @@ class Call:
     call_id: str = field(default_factory=Journal.new_call_id)
     size: int | None = None
     started: float = field(default_factory=time.monotonic)
+    principal: Principal | None = None
 
 
 @dataclass(frozen=True, slots=True)
