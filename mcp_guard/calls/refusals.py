@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the compiler is loaded at the first listing, not with this 
 __all__ = [
     "FORWARD",
     "MAX_LOGGED_ISSUES",
+    "MAX_PREJUDGED",
     "MAX_REPORTED_ISSUES",
     "MAX_TEXT_ISSUES",
     "CallVerdict",
@@ -44,6 +45,7 @@ __all__ = [
     "issue_messages",
     "logged_pointer",
     "logged_reason",
+    "prejudge",
     "refusal_result",
     "rejection_result",
     "schema_verdict",
@@ -211,6 +213,29 @@ def refusal_result(
     return result
 
 
+MAX_PREJUDGED: Final = 64
+"""Reports :func:`prejudge` keeps for calls not yet judged (past it, they are forgotten: judged again)."""
+
+_prejudged: dict[tuple[int, int], tuple[Compiled, Any, Report]] = {}
+"""``(id(compiled), id(arguments))`` -> (the two, kept alive so their ids stand for them; the report)."""
+
+
+def prejudge(compiled: Compiled, arguments: Any) -> None:
+    """Check ``arguments`` against ``compiled`` now, in a worker thread, for :func:`schema_verdict` to take.
+
+    A big call's arguments (``peer.offload``: 1,000,000 keys against a schema of many branches took
+    seconds) are checked off the event loop; the call then goes through its pipeline on the loop as
+    any other, and its schema step takes this report instead of checking again, when it judges
+    these very arguments against this very schema (a table re-listed meanwhile judges them anew).
+    """
+    if not compiled.supported:
+        return
+    report = compiled.check(arguments, parsed=True)
+    if len(_prejudged) >= MAX_PREJUDGED:
+        _prejudged.clear()
+    _prejudged[(id(compiled), id(arguments))] = (compiled, arguments, report)
+
+
 def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: bool) -> CallVerdict:
     """The schema step of a call to ``tool`` (``arguments``: the call's, as the JSON-RPC decoder
     returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none).
@@ -227,7 +252,11 @@ def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: boo
             kind=report.kind,
             report=report,
         )
-    report = compiled.check(arguments, parsed=True)  # object keys as a JSON decoder returns them: exact str
+    found = _prejudged.pop((id(compiled), id(arguments)), None) if _prejudged else None
+    if found is not None and found[0] is compiled and found[1] is arguments:
+        report = found[2]  # checked in a worker thread (prejudge)
+    else:
+        report = compiled.check(arguments, parsed=True)  # object keys as a JSON decoder returns them: exact str
     if report.ok:
         return FORWARD
     hints = () if report.unchecked else compiled.hints(report.issues[:MAX_REPORTED_ISSUES], arguments)

@@ -27,6 +27,7 @@ from .. import core
 from ..core import DEFAULT_PROFILE, PROFILES, UNSUPPORTED, VALIDATION, Report
 from ..reports.status import Status, listed_status
 from ..wire.meta import META_PREFIX, SCHEMA_KEY
+from ..wire.pieces import count_nodes
 from ..wire.repeated import collector_paused, repeated_key, repeated_key_text
 from .outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
 from .refusals import ToolIssue
@@ -44,6 +45,10 @@ log = logging.getLogger("mcp_guard")
 
 MAX_CACHED_SCHEMAS: Final = 20_000
 """Compiled schemas a table keeps for reuse (emptied when full)."""
+
+MAX_KEYED_NODES: Final = 1_000_000
+"""JSON values of a schema past which :meth:`ToolTable.prepare` does not key it for the cache (it is
+classified each time it is listed: a schema this big is refused, its classification stopped early)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +195,8 @@ class ToolTable:
         self._pass_pages: dict[str | None, set[str]] = {}
         self._conflicts: set[str] = set()  # names listed more than once in this generation
         self._counts: tuple[int, ...] | None = None
+        # Schemas of the next listing classified ahead, off the loop (:meth:`prepare`): id -> (schema, key, compiled).
+        self._prepared: dict[int, tuple[Any, bytes | None, Compiled]] = {}
 
     @property
     def unsupported(self) -> Literal["reject", "hide"]:
@@ -235,7 +242,38 @@ class ToolTable:
         if type(result) is not dict:
             return result
         with collector_paused():  # a big listing makes many objects, none of them cyclic (wire.repeated)
-            return self._annotate(result, cache=cache, first_page=first_page, cursor=cursor)
+            try:
+                return self._annotate(result, cache=cache, first_page=first_page, cursor=cursor)
+            finally:
+                self._prepared = {}
+
+    def prepare(self, result: dict[str, Any]) -> None:
+        """Classify the schemas of a ``tools/list`` result ahead of :meth:`annotate`, which then looks them up.
+
+        Runs in a worker thread (``peer.offload``: a listing of one schema of 1,000,000 properties
+        took seconds to classify, and the loop waited): it reads the table's cache and writes only
+        the prepared schemas, which the loop reads once this has returned. Whatever is not prepared
+        (a schema with a repeated key, a table invalidated meanwhile) :meth:`annotate` does itself.
+        """
+        tools = result.get("tools")
+        if type(tools) is not list:
+            return
+        prepared: dict[int, tuple[Any, bytes | None, Compiled]] = {}
+        fields = ("inputSchema",) if self.outputs == "off" else ("inputSchema", "outputSchema")
+        with collector_paused():
+            for tool in tools:
+                for field in fields if type(tool) is dict else ():
+                    schema = tool.get(field)
+                    if schema is None or id(schema) in prepared or repeated_key(schema) is not None:
+                        continue
+                    # (a schema too big to be supported is not keyed: its key is one long C call, marshal)
+                    key = schema_key(schema) if count_nodes(schema, MAX_KEYED_NODES) <= MAX_KEYED_NODES else None
+                    compiled = self._schemas.get(key) if key is not None else None
+                    if compiled is None:
+                        known = key is not None and _finite_doubles_only(key)
+                        compiled = self._compile(schema, known_json=known)
+                    prepared[id(schema)] = (schema, key, compiled)
+        self._prepared = prepared
 
     def _annotate(self, result: dict[str, Any], *, cache: bool, first_page: bool, cursor: Any) -> Any:
         out = dict(result)
@@ -334,6 +372,14 @@ class ToolTable:
         identical schema. A schema that has no key (an inexact number literal, nesting
         deeper than ``marshal`` writes) is compiled every time.
         """
+        ready = self._prepared.get(id(schema)) if self._prepared else None
+        if ready is not None and ready[0] is schema:
+            key = ready[1]
+            if key is not None and key not in self._schemas:
+                if len(self._schemas) >= MAX_CACHED_SCHEMAS:
+                    self._schemas.clear()
+                self._schemas[key] = ready[2]
+            return ready[2]
         key = schema_key(schema)
         if key is None:
             return self._compile(schema)

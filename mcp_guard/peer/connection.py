@@ -12,7 +12,10 @@ used to be written once per command:
 - **reading** (one task per connection): every line is parsed (``jsonrpc.loads_upstream``, so
   literals keep their value); output that is not a JSON-RPC message is logged and skipped;
   ``mcp-guard/`` ``_meta`` keys are removed; answers to the guard's own requests are taken out
-  of the stream; the rest goes to the owner (:meth:`PeerEvents.peer_output`);
+  of the stream; the rest goes to the owner (:meth:`PeerEvents.peer_output`). A big line
+  (``peer.offload``) is parsed, and prepared by the owner (:meth:`PeerEvents.peer_prepare`), in a
+  worker thread while reading goes on: responses and requests read after it pass it, notifications
+  keep their place behind it;
 - **unreadable lines** (not JSON, nested too deeply, or longer than ``--max-message-bytes``):
   skipped; the request whose id can be recovered from the text fails (the guard's own) or is
   answered by the owner with the error text given (:meth:`PeerEvents.peer_unreadable`), so the
@@ -48,6 +51,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any, Protocol
 
 import anyio
@@ -57,11 +61,23 @@ from ..streams.ends import UpstreamStartError, end_of
 from ..streams.framing import MessageStream
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import LineTooLong
-from ..wire.jsonrpc import NO_ID, Uncarriable, dumps, id_key, loads_upstream, recover_id, valid_id
+from ..wire.jsonrpc import (
+    NO_ID,
+    Uncarriable,
+    dumps,
+    id_key,
+    loads_as_received,
+    loads_upstream,
+    recover_id,
+    valid_id,
+)
 from ..wire.messages import error_reason, unreadable_reason
 from ..wire.meta import without_guard_keys
+from ..wire.pieces import free_in_pieces
+from ..wire.repeated import collector_paused
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from .inflight import InFlight
+from .offload import OFFLOAD_MIN, Ordered, keeps_place
 from .requests import OwnRequests, RequestFailed
 
 __all__ = ["Connector", "PeerEvents", "SkipLog", "UpstreamPeer", "failure_reason", "unreadable_text"]
@@ -105,6 +121,11 @@ class PeerEvents(Protocol):
     async def peer_down(self, ended: bool) -> None:
         """Event: the connection ended (``ended``: the upstream closed it; else the guard is leaving it).
         The guard's own requests have failed; every forwarded request is the owner's to answer now."""
+
+    def peer_prepare(self, message: Any) -> None:
+        """In a worker thread, before a big message is triaged and given to :meth:`peer_output`: do what
+        of its handling needs no state shared with the loop (classify a listing's schemas), so that
+        its handling on the loop is short (``peer.offload``). Must not change what the loop reads."""
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
         """The synchronous handler of lines read from a pipe upstream (the stdio hot path), or None.
@@ -215,6 +236,11 @@ class UpstreamPeer:
         self.cause: str | None = None
         self.start_failure: str | None = None
         self._must_start = False  # the current connection is wrap's first: ending unanswered is a start failure
+        self._leaving: MessageStream | None = None  # a connection whose end was noted (_left), not yet handled
+        self.ordered = Ordered()  # the current connection's big lines, handled off the loop in order (offload)
+        self.offloaded: Any = None  # the message a big line's job is giving to peer_output now
+        # ... and then, when that line may go on as received (jsonrpc.loads_as_received): (line, parsed value)
+        self.as_received: tuple[bytes, Any] | None = None
         self._answered = False  # the current connection has answered a request with a result
 
     @property
@@ -354,6 +380,25 @@ class UpstreamPeer:
             self.ended.set()
 
     async def _lines(self, upstream: MessageStream, events: PeerEvents) -> None:
+        """Read until the end; big lines are jobs of :attr:`ordered`, all of them handled before this returns.
+
+        The end is noted the moment it is read (:meth:`_left`: nothing more is forwarded to this
+        connection), and what happens after it (:meth:`_gone`: the owner answers what is still in
+        flight) waits for the jobs read before it: a big answer judged in the worker thread reaches
+        the client before the end is handled, as it would had it been judged on the loop.
+        """
+        ordered = self.ordered = Ordered()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ordered.run)
+            try:
+                await self._read_lines(upstream, events, ordered, tg.cancel_scope)
+                self._left(upstream)  # (no await since the end was read)
+            finally:
+                ordered.close()
+
+    async def _read_lines(
+        self, upstream: MessageStream, events: PeerEvents, ordered: Ordered, scope: anyio.CancelScope
+    ) -> None:
         while True:
             try:
                 line = await upstream.receive()
@@ -362,14 +407,61 @@ class UpstreamPeer:
             except LineTooLong as exc:
                 await self.unreadable(exc.prefix, events, too_long=exc.limit)
                 continue
+            if len(line) >= OFFLOAD_MIN:
+                ordered.submit(partial(self._big_line, line, events, scope))
+                continue
             try:
                 message = loads_upstream(line)
             except (ValueError, RecursionError):
                 await self.unreadable(line, events)
                 continue
             out = self.triage(message)
-            if out is not None and not await events.peer_output(out):
+            if out is None:
+                continue
+            if ordered.busy and keeps_place(out):
+                ordered.submit(partial(self._output, out, events, scope))
+            elif not await events.peer_output(out):
                 return
+
+    async def _big_line(self, line: bytes, events: PeerEvents, scope: anyio.CancelScope) -> None:
+        """One big line, parsed and prepared in the worker thread, then triaged and passed on (a job).
+
+        The cyclic collector stays paused from the parse until the value is freed (a pass over its
+        millions of objects, none in a cycle, would hold the loop for seconds: ``wire.repeated``),
+        and the value is freed in the worker thread, a piece at a time (``wire.pieces``).
+        """
+        with collector_paused():
+            try:
+                message, as_received = await self.ordered.in_thread(self._parse_big, line, events)
+            except (ValueError, RecursionError):
+                await self.unreadable(line, events)
+                return
+            out = self.triage(message)
+            if out is not None:
+                self.offloaded = out
+                self.as_received = (line, message) if as_received else None
+                try:
+                    await self._output(out, events, scope)
+                finally:
+                    self.offloaded, self.as_received = None, None
+            held = [message, out]
+            del message, out
+            await self.ordered.in_thread(free_in_pieces, held)
+
+    @staticmethod
+    def _parse_big(line: bytes, events: PeerEvents) -> tuple[Any, bool]:
+        """(In the worker thread.) The parsed line and whether it may go on as received
+        (``jsonrpc.loads_as_received``), prepared by the owner when it is one message."""
+        message, as_received = loads_as_received(line, upstream=True)
+        if type(message) is dict:
+            events.peer_prepare(message)
+        return message, as_received
+
+    @staticmethod
+    async def _output(out: Any, events: PeerEvents, scope: anyio.CancelScope) -> None:
+        """Pass ``out`` on (a job); the owner's client gone ends the reading."""
+        if not await events.peer_output(out):
+            scope.cancel()
 
     def triage(self, message: Any) -> Any:
         """What of one parsed upstream message (or batch) is the owner's: the message with the
@@ -429,13 +521,22 @@ class UpstreamPeer:
                 len(line),
             )
 
+    def _left(self, upstream: MessageStream) -> None:
+        """The connection ``upstream`` ended (its end read, or the guard leaving it): noted at once, with no
+        await, so no message is forwarded to it from now on (a request then waits for :meth:`_gone`,
+        or finds no upstream); :meth:`_gone` does the rest once the jobs read before the end are done."""
+        if self.upstream is upstream:
+            self.upstream = None
+            self._reading = False
+            self._leaving = upstream
+            self._count(self._set_up)  # before any await: a request may ask how long the next start is away
+
     async def _gone(self, upstream: MessageStream, events: PeerEvents, ended: bool) -> None:
         """The connection ended: the guard's own requests fail, and the owner answers the rest; nothing hangs."""
-        if self.upstream is not upstream:
+        self._left(upstream)
+        if self._leaving is not upstream:
             return
-        self.upstream = None
-        self._reading = False
-        self._count(self._set_up)  # before any await: a request may ask how long the next start is away
+        self._leaving = None
         self.cause = await end_of(upstream) if ended else None  # (its exit status: a moment after its output)
         if ended and self._must_start and not self._answered and not events.closing:
             how = self.cause or "it closed its connection"

@@ -249,6 +249,9 @@ class Link:
         """No hot path for a gateway's upstreams (``peer.connection``)."""
         return None
 
+    def peer_prepare(self, message: Any) -> None:
+        """Nothing to prepare off the loop (``peer.connection``): the gateway classifies its own listings."""
+
     def _counts(self) -> str:
         parts = [f"{len(self.tools or [])} tool(s)"]
         if self.prompts is not None:

@@ -96,18 +96,20 @@ Upstream faults
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any, Final
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
 
 from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
+from ..calls.refusals import prejudge
 from ..calls.tool_table import ToolEntry, ToolTable
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
+from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.requests import ListingFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink, UpstreamStartError
 from ..streams.pipes import DirectLink, PipeLineStream
@@ -116,7 +118,6 @@ from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     NO_ID,
-    PARSE_ERROR,
     Uncarriable,
     dumps,
     error_response,
@@ -128,10 +129,15 @@ from ..wire.jsonrpc import (
     valid_id,
     with_id,
 )
-from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
+from ..wire.messages import DUPLICATE_ID, too_long_text
 from ..wire.meta import era_meta, is_modern
+from ..wire.pieces import free_in_pieces
+from ..wire.repeated import collector_paused
 from .listings import fresh
 from .upstream_side import UpstreamSide, never_started_text
+
+if TYPE_CHECKING:
+    from ..core import Compiled
 
 __all__ = ["Relay"]
 
@@ -254,7 +260,12 @@ class Relay(UpstreamSide):
                 task_status.started()
                 if self.client_request_timeout is not None:
                     tg.start_soon(self.peer.expire_requests, self._timed_out)
-                await self._from_client()
+                async with anyio.create_task_group() as intake:  # the client's big lines (peer.offload)
+                    intake.start_soon(self.intake.run)
+                    try:
+                        await self._from_client()
+                    finally:
+                        self.intake.close()  # (its jobs are done before the drain)
                 await self._drain()
                 tg.cancel_scope.cancel()
         failure = failure or self.start_failure
@@ -365,24 +376,62 @@ class Relay(UpstreamSide):
                 text = too_long_text(exc.limit)
                 await self._reply(error_response(None if request_id is NO_ID else request_id, INVALID_REQUEST, text))
                 continue
+            if len(line) >= OFFLOAD_MIN:
+                self.intake.submit(partial(self._big_line, line))
+                continue
             try:
                 message = loads_client(line)
             except (ValueError, RecursionError) as exc:
-                request_id = recover_id(line)
-                text = parse_error_text(exc, "line")
-                self.counted.log(
-                    logging.WARNING,
-                    "answered a client line that does not parse with -32700: it %s",
-                    unparsable_reason(exc),
-                )
-                await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
+                await self._unparsable(line, exc)
                 continue
-            if not self._ready:
-                await self._while_down(message)
-            elif type(message) is dict and not self._needs_listing(message):
-                await self._act(*await self._route(message))  # the hot path, without a call more
+            if self.intake.busy and keeps_place(message):
+                self.intake.submit(partial(self._client_message, message))
             else:
-                await self._dispatch(message)
+                await self._client_message(message)
+
+    async def _client_message(self, message: Any) -> None:
+        """One parsed client message (or batch), in the order read (after the big lines before it, when it
+        must keep its place: ``peer.offload``). While the upstream's end is read but not yet handled (its
+        answers judged off the loop still go out first: ``UpstreamPeer._lines``), it waits as when down."""
+        if not self._ready or self.peer.upstream is None:
+            await self._while_down(message)
+        elif type(message) is dict and not self._needs_listing(message):
+            await self._act(*await self._route(message))  # the hot path, without a call more
+        else:
+            await self._dispatch(message)
+
+    async def _big_line(self, line: bytes) -> None:
+        """A big client line (a job of :attr:`intake`): parsed, and a call's arguments checked, in the worker
+        thread (``calls.refusals.prejudge``), then handled as any other message, after those before it."""
+        with collector_paused():  # (until the value is freed, in pieces: as the peer's big lines, peer.connection)
+            try:
+                message, as_received = await self.intake.in_thread(self._parse_judged, line)
+            except (ValueError, RecursionError) as exc:
+                await self._unparsable(line, exc)
+                return
+            self.received = (message, line if as_received else None)
+            try:
+                await self._client_message(message)
+            finally:
+                self.received = None
+            held = [message]
+            del message
+            await self.intake.in_thread(free_in_pieces, held)
+
+    def _parse_judged(self, line: bytes) -> tuple[Any, bool]:
+        """(In the worker thread.) The parsed line (``loads_as_received``); a call's arguments checked."""
+        message, as_received = loads_as_received(line)
+        params = message.get("params") if type(message) is dict and message.get("method") == "tools/call" else None
+        if type(params) is dict and type(params.get("name")) is str and type(params.get("arguments")) is dict:
+            compiled = anyio.from_thread.run_sync(self._compiled_for, params)
+            if compiled is not None:
+                prejudge(compiled, params["arguments"])
+        return message, as_received
+
+    def _compiled_for(self, params: dict[str, Any]) -> Compiled | None:
+        """The schema a call would be judged by now (its table's entry for the name), or None."""
+        entry = self.table_for(params).get(params["name"])
+        return None if entry is None else entry.compiled
 
     def _client_line_now(self, line: bytes | str) -> bool:
         """The hot path for one client line, run by the client's pipe stream in its reader callback (``pipes``).
@@ -403,13 +452,14 @@ class Relay(UpstreamSide):
             and upstream.idle
             and isinstance(client, DirectLink)
             and client.idle
+            and len(line) < OFFLOAD_MIN  # (a big line is parsed and judged off the loop: peer.offload)
         ):
             return False
         try:
             message, as_received = loads_as_received(line)
         except (ValueError, RecursionError):
             return False
-        if type(message) is not dict or self._needs_listing(message):
+        if type(message) is not dict or self._needs_listing(message) or (self.intake.busy and keeps_place(message)):
             return False
         # What is forwarded is always the message as parsed (a request under an upstream id of the guard's
         # own, made now: unused when it is not forwarded); a big line, when safe, as received.
@@ -433,12 +483,24 @@ class Relay(UpstreamSide):
             try:
                 upstream.send_nowait(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                log.warning("could not forward to the upstream: it went away")
-                for answer in self._undelivered([forward]):
-                    self._reply_now(client, answer)
+                self._send_failed([forward])
         if reply is not None:
             self._reply_now(client, reply)
         return True
+
+    def _send_failed(self, elements: list[Any]) -> None:
+        """The hot path could not write ``elements`` (in flight already): as :meth:`_forward` does, the end of the
+        upstream, told in a moment, answers them with its cause (a start failure: issue 13 item 3); what it
+        has not answered within a second is answered then (``_undelivered``)."""
+        log.warning("could not forward to the upstream: it went away")
+        if self._tg is not None:
+            self._tg.start_soon(self._undelivered_after, elements, self.peer.ended)
+
+    async def _undelivered_after(self, elements: list[Any], done: anyio.Event) -> None:
+        with anyio.move_on_after(1.0):
+            await done.wait()
+        for answer in self._undelivered(elements):
+            await self._reply(answer)
 
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
@@ -490,19 +552,6 @@ class Relay(UpstreamSide):
         )
         log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
         await self._answer_requests(elements, INTERNAL_ERROR, text)
-
-    def _cancel_waiting(self, message: dict[str, Any]) -> bool:
-        """A cancellation of a request waiting for the upstream to start: drop both."""
-        params = message.get("params")
-        if type(params) is not dict or not valid_id(params.get("requestId")):
-            return False
-        key = id_key(params["requestId"])
-        for index, waiting in enumerate(self._backlog):
-            is_request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
-            if is_request and id_key(waiting["id"]) == key:
-                del self._backlog[index]
-                return True
-        return False
 
     def _needs_listing(self, message: dict[str, Any]) -> bool:
         """A tools/call naming a tool the guard has not seen listed (and the table is not complete)."""
@@ -601,34 +650,6 @@ class Relay(UpstreamSide):
             self._track(method, message.get("params"))
         return message, None
 
-    def _track(self, method: str, params: Any) -> None:
-        """Note what a restarted upstream must be told again (handshake era)."""
-        if method == "initialize":
-            self._init_params = params
-        elif method == "logging/setLevel":
-            self._log_level = params
-        else:
-            uri = params.get("uri") if type(params) is dict else None
-            key = uri if type(uri) is str else json.dumps(params, sort_keys=True, default=repr)
-            if method == "resources/subscribe":
-                self._subscriptions[key] = params
-            else:
-                self._subscriptions.pop(key, None)
-
-    def _client_response(self, message: dict[str, Any]) -> bool:
-        """Whether to forward the client's answer to a request of the upstream's (not to a gone one's)."""
-        request_id = message.get("id")
-        if not valid_id(request_id):
-            return self.upstream is not None
-        key = id_key(request_id)
-        if self._server_pending.pop(key, _MISSING) is not _MISSING:
-            return True
-        if key in self._orphaned:
-            self._orphaned.discard(key)
-            log.info("dropped the client's answer to a request of an upstream that went away")
-            return False
-        return self.upstream is not None
-
     async def _route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:
         params = message.get("params")
         table = self.table_for(params)
@@ -683,12 +704,6 @@ class Relay(UpstreamSide):
             self._routes.clear()
         self._routes[entry.name] = (entry, route)
         return route
-
-    def _note_list(self, message: dict[str, Any]) -> None:
-        params = message.get("params")
-        cursor = params.get("cursor") if type(params) is dict else None
-        table = self.table_for(params)
-        self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
 
     def _cancelled(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """A client's cancellation: what to forward (the notice naming the request's upstream id), or None.

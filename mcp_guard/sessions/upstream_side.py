@@ -30,6 +30,7 @@ client's backlog):
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -44,22 +45,27 @@ from ..log_counts import LogCounts
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.inflight import Late, timed_out_text
+from ..peer.offload import OFFLOAD_MIN, Ordered, keeps_place
 from ..peer.requests import RequestFailed
 from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    NO_ID,
+    PARSE_ERROR,
     Spliced,
     Uncarriable,
     dumps,
     error_response,
     id_key,
     loads_as_received,
+    recover_id,
     valid_id,
     with_id,
 )
-from ..wire.messages import GONE
+from ..wire.messages import GONE, parse_error_text, unparsable_reason
+from ..wire.pieces import dumps_in_pieces
 from .listings import ToolListings
 
 __all__ = ["CONSUMED", "UpstreamSide", "gone_text", "never_started_text"]
@@ -169,6 +175,9 @@ class UpstreamSide:
         # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
         self.observed: dict[Key, Callable[[str], None]] = {}
         self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
+        self.intake = Ordered()  # the client's big lines, parsed and judged off the loop, in order (peer.offload)
+        # While a big client line is handled: (its value, the line when it may go on as received, else None).
+        self.received: tuple[Any, bytes | None] | None = None
 
     def ended_call(self, key: Key, outcome: str) -> None:
         """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
@@ -296,8 +305,9 @@ class UpstreamSide:
         out = self._upstream_out(message)
         if out is CONSUMED:
             return True
-        try:
-            data = dumps(out)
+        peer = self.peer
+        try:  # a big message is written in the worker thread, in pieces that let the loop run (peer.offload)
+            data = dumps(out) if message is not peer.offloaded else await self._offloaded_data(out)
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
                 await self._reply(answer)
@@ -309,6 +319,25 @@ class UpstreamSide:
             return False
         return True
 
+    async def _offloaded_data(self, out: Any) -> bytes:
+        """The bytes of ``out``, made of the big upstream line the peer is passing on (``peer.offload``): the
+        line itself when ``out`` is it as received (``loads_as_received``), or it with the client's id back
+        (``with_id``); else ``dumps`` in pieces, in the worker thread, so the loop runs meanwhile.
+
+        Raises:
+            Uncarriable: as ``dumps``.
+        """
+        peer = self.peer
+        if peer.as_received is not None:
+            line, message = peer.as_received
+            if out is message:
+                return line
+            if type(message) is dict and _only_id_differs(out, message):
+                spliced = with_id(line, message["id"], out["id"])
+                if isinstance(spliced, bytes):
+                    return spliced
+        return await peer.ordered.in_thread(dumps_in_pieces, out)
+
     def _upstream_line_now(self, client: DirectLink, line: bytes | str) -> bool:
         """The hot path for one upstream line, run by the upstream's pipe stream in its reader callback.
 
@@ -317,11 +346,13 @@ class UpstreamSide:
         nothing) the rest. The client gone is raised as ``anyio.BrokenResourceError`` (out of the
         peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
         """
-        if not client.idle:
+        if not client.idle or len(line) >= OFFLOAD_MIN:  # (a big line is handled off the loop: peer.offload)
             return False
         try:
             message, as_received = loads_as_received(line, upstream=True)
         except (ValueError, RecursionError):
+            return False
+        if keeps_place(message) and self.peer.ordered.busy:
             return False
         out = self._upstream_out(message)
         if out is CONSUMED:
@@ -353,6 +384,18 @@ class UpstreamSide:
             return self._upstream_batch(message)
         return CONSUMED
 
+    def peer_prepare(self, message: dict[str, Any]) -> None:
+        """(In the worker thread, ``peer.connection``.) A listing answered to the client has its schemas
+        classified here, into its table's prepared schemas (``ToolTable.prepare``): annotating it on the
+        loop then only looks them up."""
+        result = message.get("result")
+        if "method" in message or type(result) is not dict or not valid_id(message.get("id")):
+            return
+        client_id = self.peer.inflight.pending.get(id_key(message["id"]))  # (reads: the loop owns the maps)
+        listing = self._lists.get(id_key(client_id)) if client_id is not None else None
+        if listing is not None:
+            listing[0].prepare(result)
+
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
         """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
         answered with ``text``; its real answer, should it follow, is dropped (no longer in flight)."""
@@ -364,6 +407,86 @@ class UpstreamSide:
         self._calls.pop(key, None)
         await self._reply(error_response(client_id, INTERNAL_ERROR, text))
         return True
+
+    # --- client state the upstream half keeps (what a restart replays; the upstream's own requests) --
+
+    def _cancel_waiting(self, message: dict[str, Any]) -> bool:
+        """A cancellation of a request waiting for the upstream to start: drop both."""
+        params = message.get("params")
+        if type(params) is not dict or not valid_id(params.get("requestId")):
+            return False
+        key = id_key(params["requestId"])
+        for index, waiting in enumerate(self._backlog):
+            is_request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
+            if is_request and id_key(waiting["id"]) == key:
+                del self._backlog[index]
+                return True
+        return False
+
+    def _track(self, method: str, params: Any) -> None:
+        """Note what a restarted upstream must be told again (handshake era)."""
+        if method == "initialize":
+            self._init_params = params
+        elif method == "logging/setLevel":
+            self._log_level = params
+        else:
+            uri = params.get("uri") if type(params) is dict else None
+            key = uri if type(uri) is str else json.dumps(params, sort_keys=True, default=repr)
+            if method == "resources/subscribe":
+                self._subscriptions[key] = params
+            else:
+                self._subscriptions.pop(key, None)
+
+    def _client_response(self, message: dict[str, Any]) -> bool:
+        """Whether to forward the client's answer to a request of the upstream's (not to a gone one's)."""
+        request_id = message.get("id")
+        if not valid_id(request_id):
+            return self.peer.upstream is not None
+        key = id_key(request_id)
+        if self._server_pending.pop(key, _MISSING) is not _MISSING:
+            return True
+        if key in self._orphaned:
+            self._orphaned.discard(key)
+            log.info("dropped the client's answer to a request of an upstream that went away")
+            return False
+        return self.peer.upstream is not None
+
+    def _note_list(self, message: dict[str, Any]) -> None:
+        """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
+        params = message.get("params")
+        cursor = params.get("cursor") if type(params) is dict else None
+        table = self.listings.table_for(params)
+        self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
+
+    async def _unparsable(self, line: bytes, exc: ValueError | RecursionError) -> None:
+        """A client line that does not parse: -32700, for its id when the text shows one."""
+        request_id = recover_id(line)
+        self.counted.log(
+            logging.WARNING, "answered a client line that does not parse with -32700: it %s", unparsable_reason(exc)
+        )
+        text = parse_error_text(exc, "line")
+        await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
+
+    async def _forwarded_data(self, message: Any, outgoing: Any) -> bytes:
+        """The bytes forwarding ``message`` upstream as ``outgoing`` (it, or it under the guard's upstream id):
+        ``dumps``; for a big client line passed on unchanged but its id, the line as received with the id
+        replaced (when safe: ``loads_as_received``, ``with_id``); for another big one, ``dumps`` in pieces
+        in the worker thread (``wire.pieces``), so the loop runs meanwhile.
+
+        Raises:
+            Uncarriable: as ``dumps``.
+        """
+        received = self.received
+        if received is None or message is not received[0]:
+            return dumps(outgoing)
+        line = received[1]
+        if line is not None and outgoing is message:
+            return line
+        if line is not None and type(message) is dict and _only_id_differs(outgoing, message):
+            spliced = with_id(line, message["id"], outgoing["id"])
+            if isinstance(spliced, bytes):
+                return spliced
+        return await self.intake.in_thread(dumps_in_pieces, outgoing)
 
     def _uncarriable_answers(self, out: Any) -> list[dict[str, Any]]:
         """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
@@ -470,7 +593,7 @@ class UpstreamSide:
         elements = message if type(message) is list else [message]
         outgoing, started = self._upstream_ids(elements)
         try:
-            data = dumps(outgoing if type(message) is list else outgoing[0])
+            data = await self._forwarded_data(message, outgoing if type(message) is list else outgoing[0])
         except Uncarriable:
             self.counted.log(logging.WARNING, "refused to forward a message holding a number JSON cannot carry exactly")
             text = (

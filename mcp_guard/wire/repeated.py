@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -70,7 +71,7 @@ def decode(
     found: dict[int, str] = {}
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        value = dict(items)
+        value = dict_of(items)
         if len(value) != len(items):
             seen: set[str] = set()
             for key, _ in items:
@@ -98,15 +99,26 @@ def collector_paused() -> Iterator[None]:
     makes some 600,000. Paused, handling such a listing took 1.66x ``json.loads`` of it instead of
     2.77x (``benchmarks/listing_parse.py``, issue 14 item 5). The block is synchronous (no task
     switch inside it); garbage it makes is collected by the next pass after it. Nested pauses keep
-    the collector paused until the outermost ends.
+    the collector paused until the outermost ends, in any thread.
     """
-    enabled = gc.isenabled()
-    gc.disable()
+    global _pauses, _was_enabled
+    with _pause_lock:  # pauses may overlap across threads (``peer.offload``): the last one out restores
+        if not _pauses:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        with _pause_lock:
+            _pauses -= 1
+            if not _pauses and _was_enabled:
+                gc.enable()
+
+
+_pause_lock = threading.Lock()
+_pauses = 0
+_was_enabled = False
 
 
 def parse_unique(
@@ -127,14 +139,38 @@ def parse_unique(
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         nonlocal unique
-        value = dict(items)
+        value = dict_of(items)
         if len(value) != len(items):
             unique = False
         return value
 
-    decoder = json.JSONDecoder(parse_float=parse_float, parse_constant=parse_constant, object_pairs_hook=pairs)
+    decoder = json.JSONDecoder(
+        parse_float=parse_float, parse_int=_int, parse_constant=parse_constant, object_pairs_hook=pairs
+    )
     value = parse_filled(text, decoder.raw_decode, decoder.decode)
     return value, unique
+
+
+_PAIRS_AT_ONCE: Final = 4096
+"""Members put into a parsed object by one C call (:func:`dict_of`)."""
+
+
+def dict_of(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``dict(items)`` (a repeated key keeps its first place and its last value), built :data:`_PAIRS_AT_ONCE`
+    members at a time: a parse in a worker thread (``peer.offload``) then lets the interpreter lock go
+    between two pieces of an object of 1,000,000 members, not only after it."""
+    if len(items) <= _PAIRS_AT_ONCE:
+        return dict(items)
+    value: dict[str, Any] = {}
+    for start in range(0, len(items), _PAIRS_AT_ONCE):
+        value.update(items[start : start + _PAIRS_AT_ONCE])
+    return value
+
+
+def _int(text: str) -> int:
+    """``int`` as a Python hook of the decoder: every integer parsed returns to the interpreter, which can
+    then let its lock go (a worker thread's parse of a line of many numbers, ``peer.offload``)."""
+    return int(text)
 
 
 def parse_filled(text: str, raw: Callable[[str], tuple[Any, int]], whole: Callable[[str], Any]) -> Any:

@@ -138,7 +138,11 @@ async def test_big_lines_hide_no_call_from_the_guard(tmp_path: Path, name: str) 
     async with open_guard(tmp_path) as guard:
         await guard.request("tools/list")
         await guard.send_raw(big)
-        await guard.sync()
+        # A big line is parsed off the loop and a ping may pass it (peer.offload): sync until it is forwarded.
+        for _ in range(200):
+            await guard.sync()
+            if any(len(recorded) > AS_RECEIVED_MIN for recorded in guard.record()):
+                break
         assert any(len(recorded) > AS_RECEIVED_MIN for recorded in guard.record())  # (not vacuous)
         smuggled = [m for recorded in guard.record() for m in readings(recorded) if m.get("method") == "tools/call"]
         assert smuggled == []

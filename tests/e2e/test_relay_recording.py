@@ -1618,7 +1618,7 @@ async def test_a_listing_far_past_the_schema_budget_costs_no_more_than_relaying_
 ) -> None:
     """One tool of 1,000,000 properties (28 MB; the default run has 200,000, 5.6 MB, twenty times the budget:
     ``-m slow`` runs the million): the budget (10,000 subschemas) cuts classification off where
-    it is hit. A ``ping`` sent behind the first listing is answered once the guard has relayed it, and the
+    it is hit. A ``ping`` sent behind each listing is answered (while it is judged, or after), and the
     guard spends about the CPU time on it that it spends on a second listing of the same bytes, whose schema
     is cached (not classified at all): parsing and writing 28 MB. It spent ~10 s more (a ping waited ~20 s)
     while the whole schema was walked and scanned. The bound is relative and generous, and counts the
@@ -1634,10 +1634,12 @@ async def test_a_listing_far_past_the_schema_budget_costs_no_more_than_relaying_
             await guard.send({"jsonrpc": "2.0", "id": f"list-{round_}", "method": "tools/list"})
             await guard.send({"jsonrpc": "2.0", "id": f"ping-{round_}", "method": "ping"})
             with anyio.fail_after(120):  # hang guard only
-                line = await guard._stdout.receive_until(b"\n", 1 << 26)  # the listing (too big for receive())
-                assert line.startswith(f'{{"jsonrpc":"2.0","id":"list-{round_}"'.encode())
+                # (the listing is too big for receive(); the ping may be answered first: issue 25, peer.offload)
+                both = [await guard._stdout.receive_until(b"\n", 1 << 26) for _ in range(2)]
+                (line,) = [b for b in both if b.startswith(f'{{"jsonrpc":"2.0","id":"list-{round_}"'.encode())]
                 listed = listed or line
-                assert (await guard.response(f"ping-{round_}"))["result"] == {}
+                (pong,) = [json.loads(b) for b in both if b is not line]
+                assert pong == {"jsonrpc": "2.0", "id": f"ping-{round_}", "result": {}}
             spent.append(cpu_seconds(guard.process.pid) - before)
         assert spent[0] <= 1.5 * min(spent[1:]) + 0.5, spent
         (wide,) = [t for t in json.loads(listed)["result"]["tools"] if t["name"] == "wide"]
