@@ -6,6 +6,8 @@
   ``unevaluatedProperties: false``) and ``all_of`` (``allOf`` of 50 such branches).
 
 Every ``tools/call`` is answered at once with an empty text result; ``ping`` with ``{}``.
+``HEAVY_EXIT_AFTER=METHOD``: the server exits right after its answer to the first ``METHOD`` request
+(its end follows the answer's last byte at once).
 """
 
 import json
@@ -49,6 +51,8 @@ def main() -> None:
             result = "{}"
         out.write(f'{{"jsonrpc": "2.0", "id": {request_id}, "result": {result}}}\n'.encode())
         out.flush()
+        if method == os.environ.get("HEAVY_EXIT_AFTER"):
+            return
 
 
 if __name__ == "__main__":
