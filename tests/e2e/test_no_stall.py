@@ -26,6 +26,8 @@ import anyio
 import pytest
 from anyio.abc import Process
 
+from tests.e2e.test_http_front import ACCEPT, http_client, open_guard, open_session, parse_sse, post, request
+
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 HERE = Path(__file__).resolve().parent
@@ -220,6 +222,45 @@ async def test_pings_are_answered_while_a_hostile_call_is_judged(busy_core: None
         assert result["isError"] is True
         assert "work budget" in result["content"][0]["text"]
     assert_not_stalled(trips)
+
+
+async def test_pings_of_two_http_sessions_are_answered_while_one_lists_a_million_properties(
+    tmp_path: Path, busy_core: None
+) -> None:
+    """``wrap --http``: session A lists one schema of 1,000,000 properties; meanwhile pings go out, one
+    after another, in session A (to its relay, which judges the listing) and in session B (its own
+    relay and upstream, on the same event loop). Only the pings answered before the listing's answer
+    began (its headers came) count: there must be several, none waiting for the judgement."""
+    env = {"HEAVY_PROPERTIES": "1000000"}
+    async with open_guard(tmp_path, upstream=HEAVY_SERVER, env=env) as guard, http_client() as client:
+        sessions = [await open_session(client, guard) for _ in range(2)]
+        began = float("inf")
+        answers: list[dict[str, Any]] = []
+
+        async def listing() -> None:
+            nonlocal began
+            headers = {**ACCEPT, "mcp-session-id": sessions[0]}
+            body = json.dumps(request("list", "tools/list")).encode()
+            async with client.stream("POST", guard.url, content=body, headers=headers) as response:
+                began = time.monotonic()
+                body = await response.aread()
+                sse = response.headers["content-type"].startswith("text/event-stream")
+                answers.append(parse_sse(body.decode())[-1] if sse else json.loads(body))
+
+        trips: list[tuple[float, float]] = []  # (sent, answered)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listing)
+            with anyio.fail_after(JUDGED_WITHIN):
+                while not answers:
+                    session = sessions[len(trips) % 2]
+                    sent = time.monotonic()
+                    pong = await post(client, guard, request(f"ping-{len(trips)}", "ping"), session)
+                    assert pong.json()["result"] == {}
+                    trips.append((sent, time.monotonic()))
+                    await anyio.sleep(0.05)
+        (tool,) = answers[0]["result"]["tools"]
+        assert tool["_meta"]["mcp-guard/schema"]["supported"] is False
+    assert_not_stalled([answered - sent for sent, answered in trips if answered < began])
 
 
 # --- order: what is judged off the loop keeps its place before an end read after it ---------------
