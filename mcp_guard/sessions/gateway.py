@@ -48,12 +48,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
+from ..auth.principal import Principal
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
 from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
@@ -127,6 +128,8 @@ class GatewaySession(ModernEra):
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
+        principal_of: who sent a request, by its id as the session received it (the HTTP front with OAuth
+            sets it; issue 27): read for ``tools/call`` and ``tools/list``. Default: nobody (stdio).
         client_request_timeout: seconds a forwarded client request may wait for its answer
             (counted again from each progress notification for it) before it is answered
             with -32603 and cancelled upstream (``--request-timeout``, as for ``wrap``);
@@ -167,6 +170,8 @@ class GatewaySession(ModernEra):
         self.view = MergedLists(config, lock, self.cursors)
         self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
         self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools)
+        self.pipeline.principals = self.view.catalog.principals or None  # (guard.principals; the catalog's copy)
+        self.principal_of: Callable[[Any], Principal | None] = lambda _request_id: None
         connectors = connectors or {}
         self.links = [
             Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
@@ -493,13 +498,13 @@ class GatewaySession(ModernEra):
         kind = "resources" if member == "resourceTemplates" else member
         if self._modern(params):
             envelope = await self._modern_view(params, {kind})
-            result = envelope.view.page(member, cursor)
+            result = envelope.view.page(member, cursor, self.principal_of(request_id))
             # 2026-07-28 list results carry their cache hints: the shortest ttlMs of the upstreams'
             # listings, and private (each gateway session merges for its own client and policy).
             result.update(resultType="complete", ttlMs=envelope.ttl_ms(kind), cacheScope="private")
         else:
             await self._settled()
-            result = self.view.page(member, cursor)
+            result = self.view.page(member, cursor, self.principal_of(request_id))
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     async def _tools_call(self, message: dict[str, Any]) -> None:
@@ -536,7 +541,7 @@ class GatewaySession(ModernEra):
             await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
-        call = Call(route, arguments, modern=is_modern(params))
+        call = Call(route, arguments, modern=is_modern(params), principal=self.principal_of(request_id))
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
             await self.reply(rejection.response(request_id))
