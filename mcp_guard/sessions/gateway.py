@@ -48,13 +48,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import anyio
 import anyio.abc
 
-from ..auth.principal import Principal
+from ..auth.principal import Callers
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
 from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
@@ -128,8 +128,6 @@ class GatewaySession(ModernEra):
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
-        principal_of: who sent a request, by its id as the session received it (the HTTP front with OAuth
-            sets it; issue 27): read for ``tools/call`` and ``tools/list``. Default: nobody (stdio).
         client_request_timeout: seconds a forwarded client request may wait for its answer
             (counted again from each progress notification for it) before it is answered
             with -32603 and cancelled upstream (``--request-timeout``, as for ``wrap``);
@@ -159,6 +157,7 @@ class GatewaySession(ModernEra):
     ) -> None:
         super().__init__()
         self.client = client
+        self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
         self.config = config
         self.lock = lock
         self.request_timeout = request_timeout
@@ -171,7 +170,6 @@ class GatewaySession(ModernEra):
         self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
         self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools)
         self.pipeline.principals = self.view.catalog.principals or None  # (guard.principals; the catalog's copy)
-        self.principal_of: Callable[[Any], Principal | None] = lambda _request_id: None
         connectors = connectors or {}
         self.links = [
             Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
@@ -496,15 +494,16 @@ class GatewaySession(ModernEra):
         """``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list`` from the merged lists."""
         cursor = params.get("cursor") if type(params) is dict else None
         kind = "resources" if member == "resourceTemplates" else member
+        caller = self.callers.principal_of(request_id) if self.callers is not None else None  # (its tools/list)
         if self._modern(params):
             envelope = await self._modern_view(params, {kind})
-            result = envelope.view.page(member, cursor, self.principal_of(request_id))
+            result = envelope.view.page(member, cursor, caller)
             # 2026-07-28 list results carry their cache hints: the shortest ttlMs of the upstreams'
             # listings, and private (each gateway session merges for its own client and policy).
             result.update(resultType="complete", ttlMs=envelope.ttl_ms(kind), cacheScope="private")
         else:
             await self._settled()
-            result = self.view.page(member, cursor, self.principal_of(request_id))
+            result = self.view.page(member, cursor, caller)
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     async def _tools_call(self, message: dict[str, Any]) -> None:
@@ -541,7 +540,8 @@ class GatewaySession(ModernEra):
             await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
-        call = Call(route, arguments, modern=is_modern(params), principal=self.principal_of(request_id))
+        principal = self.callers.principal_of(request_id) if self.callers is not None else None
+        call = Call(route, arguments, modern=is_modern(params), principal=principal)
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
             await self.reply(rejection.response(request_id))
