@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from ..auth.principal import Principal
 from .policy import Access, matches
+
+_GLOB: Final = frozenset("*?[")
 
 if TYPE_CHECKING:  # pydantic: loaded by whoever reads a config, never by ``wrap``'s pipeline
     from ..config import PrincipalMatch, PrincipalRule, ToolLimits
@@ -163,6 +165,29 @@ class PrincipalPolicy:
         per_minute, budget_rule = _smallest(budgets)
         return PrincipalVerdict(access, rule, size, per_minute, budget_rule)
 
-    def describe(self, name: str) -> str:
-        """``guard.principals "NAME"``: how a rule is named in the log."""
-        return f"guard.principals {json.dumps(name)}"
+    def pattern_warnings(
+        self, configured: Collection[str], listed: Mapping[str, Collection[str]], *, every_server_listed: bool
+    ) -> list[str]:
+        """The rules' patterns that can match nothing, one line each, as :meth:`.policy.Policy.pattern_warnings`
+        finds the guard-wide ones (a typo in a rule's ``deny`` must not pass for protection).
+
+        Args:
+            configured: every server name of the config.
+            listed: per listed server, the names of every tool it listed.
+            every_server_listed: every enabled server is in ``listed`` (only then can a pattern be said
+                to match no listed tool).
+        """
+        out: list[str] = []
+        names = [f"{server}/{tool}" for server, tools in listed.items() for tool in tools]
+        for rule_name, rule in self.rules.items():
+            keys = [("allow", rule.allow or []), ("deny", rule.deny), ("hide", rule.hide), ("tools", list(rule.tools))]
+            for key, patterns in keys:
+                for pattern in patterns:
+                    where = f"guard.principals.{rule_name}.{key} {json.dumps(pattern)}"
+                    server, slash, _ = pattern.partition("/")
+                    if slash and not _GLOB.intersection(server) and server not in configured:
+                        out.append(f"{where} names no server of the config: {server}")
+                    elif every_server_listed and not any(matches(n, pattern) for n in names):
+                        hint = "" if slash else " (patterns of a rule match server/tool)"
+                        out.append(f"{where} matches no listed tool{hint}")
+        return out

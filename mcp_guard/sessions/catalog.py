@@ -353,11 +353,16 @@ class Catalog:
             server: [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
             for server, tools in listings
         }
+        configured = {s.name for s in self.config.servers}
+        every_server_listed = all(s.name in self._listings for s in self.config.enabled)
         report.patterns = self.policy.pattern_warnings(
-            {s.name for s in self.config.servers},
+            configured,
             listed_names,
-            every_server_listed=all(s.name in self._listings for s in self.config.enabled),
+            every_server_listed=every_server_listed,
             exposed={r.exposed: f"{r.server}/{r.tool}" for r in routes.values()},
+        )
+        report.patterns += self.principals.pattern_warnings(
+            configured, listed_names, every_server_listed=every_server_listed
         )
         self._routes = routes
         self._by_origin = {(r.server, r.tool): r for r in routes.values()}

@@ -373,3 +373,14 @@ def test_a_subject_is_escaped_in_the_summary_table() -> None:
     ]
     table = format_summary(summarize(records))
     assert "\x1b" not in table and "evil\\x1b[2J\\x0a" in table
+
+
+def test_a_rules_pattern_that_matches_nothing_is_reported() -> None:
+    rules = {"r": {**SUPPORT, "deny": ["biling/refund", "billing/refnud"], "hide": ["refund"]}}
+    cat = catalog(rules)
+    assert [line for line in cat.report.patterns if "principals" in line] == [
+        'guard.principals.r.deny "biling/refund" names no server of the config: biling',
+        'guard.principals.r.deny "billing/refnud" matches no listed tool',
+        'guard.principals.r.hide "refund" matches no listed tool (patterns of a rule match server/tool)',
+    ]
+    assert not [line for line in catalog({"support-agents": SUPPORT}).report.patterns if "principals" in line]
