@@ -28,18 +28,17 @@ by the rule's name, the one word a refusal tells the client.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from ..auth.principal import Principal
 from .policy import Access, matches
 
 _GLOB: Final = frozenset("*?[")
 
 if TYPE_CHECKING:  # pydantic: loaded by whoever reads a config, never by ``wrap``'s pipeline
+    from ..auth.principal import Principal
     from ..config import PrincipalMatch, PrincipalRule, ToolLimits
 
 __all__ = ["NOBODY", "PrincipalPolicy", "PrincipalVerdict", "principal_key"]
@@ -53,6 +52,8 @@ def principal_key(principal: Principal) -> str:
     compute its key. The issuer is part of it, as a subject is unique only per issuer
     (RFC 9068 §2.2; OpenID Connect Core §2).
     """
+    import hashlib  # (with rules per caller only: off wrap's start, issue 14)
+
     digest = hashlib.sha256(f"{principal.issuer}\0{principal.subject}".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 
