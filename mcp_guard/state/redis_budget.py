@@ -1,8 +1,9 @@
 """The calls-per-minute budget counted once for every replica, in Redis (``guard.state.redis``; issue 26 item 1).
 
-Each exposed tool with a budget has one sorted set, ``{prefix}:budget:{exposed name}``, and each
+Each exposed tool with a budget has one sorted set, ``PREFIX:budget:{EXPOSED}``, and each
 caller with a budget of its own (``guard.principals``, issue 27) one per tool,
-``{prefix}:budget:{exposed name}:principal:{pseudonym}`` (the pseudonym is a hash of the
+``PREFIX:budget:{EXPOSED}:principal:PSEUDONYM`` (the braces are literal: a Redis Cluster hash tag,
+so both sets of a call are in one slot, :meth:`RedisBudget.key`; the pseudonym is a hash of the
 token's issuer and subject, :func:`mcp_guard.calls.principals.principal_key`; a subject never
 appears in a key, where ``MONITOR`` or a slow log would show it); each set's
 members are the calls that took a slot (their ``call_id``) scored by the time they took it, in
@@ -113,9 +114,16 @@ class RedisBudget:
         )
         self._take = self._client.register_script(TAKE_SCRIPT)
 
-    def key(self, exposed: str) -> str:
-        """The sorted set of the exposed tool ``exposed``: ``{prefix}:budget:{exposed}``."""
-        return f"{self.prefix}:budget:{exposed}"
+    def key(self, name: str) -> str:
+        """The sorted set of a budget: ``{prefix}:budget:{{EXPOSED}}`` for an exposed tool's, and
+        ``{prefix}:budget:{{EXPOSED}}:principal:PSEUDONYM`` for a caller's (``name`` ``EXPOSED:principal:...``).
+
+        The exposed name is a Redis Cluster hash tag (``{...}``), so a tool's set and its callers'
+        sets are in one hash slot and one script may take a slot of both (exposed names hold no
+        ``{``, ``}`` or ``:``: ``^[a-zA-Z0-9_-]{1,64}$``).
+        """
+        tool, sep, rest = name.partition(":")
+        return f"{self.prefix}:budget:{{{tool}}}{sep}{rest}"
 
     async def take(self, key: str, limit: int, member: str) -> float | None:
         """Take a slot of the exposed tool ``key`` under ``limit`` calls per window (see the module docstring).

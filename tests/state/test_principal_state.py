@@ -62,12 +62,12 @@ async def test_each_caller_has_its_budget_in_redis_under_a_pseudonym(redis_serve
         keys = sorted(k.decode() for k in await reader.keys(f"{p}:*"))
         assert keys == sorted(
             [
-                f"{p}:budget:tickets__read",
-                f"{p}:budget:tickets__read:principal:{principal_key(ANN)}",
-                f"{p}:budget:tickets__read:principal:{principal_key(BOB)}",
+                f"{p}:budget:{{tickets__read}}",
+                f"{p}:budget:{{tickets__read}}:principal:{principal_key(ANN)}",
+                f"{p}:budget:{{tickets__read}}:principal:{principal_key(BOB)}",
             ]
         )
-        assert await reader.zcard(f"{p}:budget:tickets__read:principal:{principal_key(BOB)}") == 1
+        assert await reader.zcard(f"{p}:budget:{{tickets__read}}:principal:{principal_key(BOB)}") == 1
         assert not any("auth0" in k or "bob" in k for k in keys)
     finally:
         await reader.aclose()
@@ -98,8 +98,8 @@ async def test_take_all_takes_every_slot_or_none_under_concurrency(redis_server:
 
         reader = Client.from_url(redis_server.url)
         try:
-            tool = await reader.zcard(f"{p}:budget:t")
-            per = {c: await reader.zcard(f"{p}:budget:t:principal:{c}") for c in callers}
+            tool = await reader.zcard(f"{p}:budget:{{t}}")
+            per = {c: await reader.zcard(f"{p}:budget:{{t}}:principal:{c}") for c in callers}
         finally:
             await reader.aclose()
     finally:
