@@ -4,16 +4,20 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
 
 1. ``visibility`` — a tool that is denied or hidden by policy, or hidden because its schema is
    unsupported (``unsupported: hide``), is answered as an unknown tool would be: JSON-RPC
-   -32602. This comes first so that no later answer (a validation message) reveals it.
-2. ``size`` — ``too_large``: the arguments' compact JSON exceeds the tool's limit. Checked
+   -32602. This comes first so that no later answer (a validation message) reveals it. Then the
+   rules per caller (``guard.principals``, :mod:`.principals`; issue 27): a tool they hide from the
+   call's principal is answered the same way, one they deny is refused ``policy_denied`` naming
+   the rule (the caller was not shown it, but may know it exists).
+2. ``size`` — ``too_large``: the arguments' compact JSON exceeds the tool's limit (or its caller's). Checked
    before validating, so an oversized call costs no validation work.
 3. ``schema`` — the core's check against the tool's ``inputSchema`` (``validation`` or
    ``unsupported_capability``, the core's two kinds, unchanged).
 4. ``pinning`` — ``pinned_schema_changed``: the tool differs from its lock file digest.
 5. ``policy`` — ``policy_denied``: ``newTools`` is ``reject`` and the tool is new since the lock,
    or there is no lock file at all (then every tool is new: fail closed until ``mcp-guard pin``).
-6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
-   taken only by a call that passes every earlier step). With a shared budget (``guard.state``,
+6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget, or its caller's
+   (``guard.principals``), is spent (a slot of each is taken, both or neither, only by a call that
+   passes every earlier step). With a shared budget (``guard.state``,
    Redis: :class:`.stores.SharedBudget`) the slot is taken in the store, awaited after steps 1-5;
    a store that cannot be reached refuses the governed call with ``budget_unavailable``.
 7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded, or committed
@@ -204,14 +208,15 @@ def _times(n: int) -> str:
 
 def _budgets(call: Call, verdict: PrincipalVerdict) -> list[tuple[str, int]]:
     """The budgets a call takes a slot of: ``(key, limit)`` of the tool's (key: its exposed name) and of its
-    caller's (``NAME:principal:PSEUDONYM``, :func:`.principals.principal_key`; a call without a principal
-    has none)."""
+    caller's (``NAME:principal:PSEUDONYM``, :func:`.principals.principal_key`; the calls without a principal
+    that an ``authenticated: false`` rule budgets count as one caller, ``NAME:anonymous``)."""
     route = call.route
     wanted = []
     if route.policy.calls_per_minute is not None:
         wanted.append((route.exposed, route.policy.calls_per_minute))
-    if verdict.calls_per_minute is not None and call.principal is not None:
-        wanted.append((f"{route.exposed}:principal:{principal_key(call.principal)}", verdict.calls_per_minute))
+    if verdict.calls_per_minute is not None:
+        who = "anonymous" if call.principal is None else f"principal:{principal_key(call.principal)}"
+        wanted.append((f"{route.exposed}:{who}", verdict.calls_per_minute))
     return wanted
 
 

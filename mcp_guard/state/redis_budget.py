@@ -116,7 +116,8 @@ class RedisBudget:
 
     def key(self, name: str) -> str:
         """The sorted set of a budget: ``{prefix}:budget:{{EXPOSED}}`` for an exposed tool's, and
-        ``{prefix}:budget:{{EXPOSED}}:principal:PSEUDONYM`` for a caller's (``name`` ``EXPOSED:principal:...``).
+        ``{prefix}:budget:{{EXPOSED}}:principal:PSEUDONYM`` for a caller's (``name`` ``EXPOSED:principal:...``;
+        ``EXPOSED:anonymous`` for the calls without a principal, counted as one caller).
 
         The exposed name is a Redis Cluster hash tag (``{...}``), so a tool's set and its callers'
         sets are in one hash slot and one script may take a slot of both (exposed names hold no

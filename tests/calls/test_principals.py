@@ -384,3 +384,13 @@ def test_a_rules_pattern_that_matches_nothing_is_reported() -> None:
         'guard.principals.r.hide "refund" matches no listed tool (patterns of a rule match server/tool)',
     ]
     assert not [line for line in catalog({"support-agents": SUPPORT}).report.patterns if "principals" in line]
+
+
+async def test_calls_without_a_principal_share_one_budget_of_their_rule() -> None:
+    cat = catalog({"local": {"match": {"authenticated": False}, "callsPerMinute": 1}})
+    pipe = pipeline(cat, budget=Budget(Clock()))
+    assert await admit(pipe, cat, "tickets__read", None) is None
+    refused = await admit(pipe, cat, "tickets__read", None)
+    assert refused is not None and refused.kind == "budget_exceeded" and refused.result is not None
+    assert refused.result["_meta"]["mcp-guard/rejection"]["rule"] == "local"
+    assert await admit(pipe, cat, "tickets__read", ANN) is None  # the rule is not Ann's
