@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
 from .policy import Access, matches
@@ -41,9 +42,10 @@ if TYPE_CHECKING:  # pydantic: loaded by whoever reads a config, never by ``wrap
     from ..auth.principal import Principal
     from ..config import PrincipalMatch, PrincipalRule, ToolLimits
 
-__all__ = ["NOBODY", "PrincipalPolicy", "PrincipalVerdict", "principal_key"]
+__all__ = ["MATCHED_CACHE", "NOBODY", "PrincipalPolicy", "PrincipalVerdict", "principal_key"]
 
 
+@lru_cache(maxsize=4096)
 def principal_key(principal: Principal) -> str:
     """The pseudonym of a caller in budget keys: SHA-256 of ``issuer``, NUL, ``subject``, first 32 hex digits.
 
@@ -77,6 +79,9 @@ class PrincipalVerdict:
     calls_per_minute: int | None
     budget_rule: str = ""
 
+
+MATCHED_CACHE: Final = 4096
+"""Callers whose matching rules are remembered (the cache is emptied when full)."""
 
 NOBODY: Final = PrincipalVerdict("allow", "", None, None)
 """The verdict when no rule matches: the tool's own rules alone."""
@@ -118,13 +123,20 @@ class PrincipalPolicy:
     def __init__(self, rules: Mapping[str, PrincipalRule]) -> None:
         self.rules = dict(rules)
         self._cache: dict[tuple[tuple[str, ...], str, str], PrincipalVerdict] = {}
+        self._matched: dict[Principal | None, tuple[str, ...]] = {}  # the last callers' (bounded)
 
     def __bool__(self) -> bool:
         return bool(self.rules)
 
     def matching(self, principal: Principal | None) -> tuple[str, ...]:
         """The names of the rules that match ``principal`` (None: a call without one), in config order."""
-        return tuple(name for name, rule in self.rules.items() if _matches(rule.match, principal))
+        found = self._matched.get(principal)
+        if found is None:
+            if len(self._matched) >= MATCHED_CACHE:
+                self._matched.clear()
+            found = tuple(name for name, rule in self.rules.items() if _matches(rule.match, principal))
+            self._matched[principal] = found
+        return found
 
     def verdict(self, principal: Principal | None, server: str, tool: str) -> PrincipalVerdict:
         """The verdict for ``principal``'s calls to ``server``'s tool ``tool`` (upstream names)."""

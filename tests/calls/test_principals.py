@@ -394,3 +394,15 @@ async def test_calls_without_a_principal_share_one_budget_of_their_rule() -> Non
     assert refused is not None and refused.kind == "budget_exceeded" and refused.result is not None
     assert refused.result["_meta"]["mcp-guard/rejection"]["rule"] == "local"
     assert await admit(pipe, cat, "tickets__read", ANN) is None  # the rule is not Ann's
+
+
+def test_the_callers_matching_rules_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_guard.calls import principals
+
+    monkeypatch.setattr(principals, "MATCHED_CACHE", 8)
+    policy = PrincipalPolicy(config({"support-agents": SUPPORT}).guard.principals)
+    for i in range(50):
+        who = Principal(f"s{i}", "https://id.example", groups=frozenset({"support"} if i % 2 else set()))
+        assert policy.matching(who) == (("support-agents",) if i % 2 else ())
+        assert len(policy._matched) <= 8
+    assert policy.matching(ANN) == ("support-agents",)
