@@ -59,6 +59,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from .config_text import expand_variables, json_path, strip_jsonc
 from .core.profiles import DEFAULT_PROFILE, ProfileName
 from .errors import GuardError
 
@@ -69,6 +70,8 @@ __all__ = [
     "GuardSettings",
     "HttpServer",
     "JournalDatabase",
+    "PrincipalMatch",
+    "PrincipalRule",
     "ServerPolicy",
     "StateSettings",
     "StdioServer",
@@ -92,118 +95,6 @@ HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamableHttp"})
 
 class ConfigError(GuardError):
     """The configuration cannot be used; the message names the file, the key, and what is wrong."""
-
-
-# --- JSON with comments -----------------------------------------------------------------------
-
-
-def strip_jsonc(text: str) -> str:
-    """``text`` with ``//`` and ``/* */`` comments and trailing commas blanked out.
-
-    Comments and trailing commas become spaces (newlines are kept), so line and column
-    numbers of a later JSON error still point into the file as written. Strings are left
-    alone (``"http://x"`` keeps its ``//``). An unterminated ``/*`` runs to the end of the
-    text (the JSON parser then reports what is missing).
-    """
-    out = list(text)
-    i, n = 0, len(text)
-    last_comma = -1  # index of a comma that may turn out to be trailing
-    while i < n:
-        c = text[i]
-        if c == '"':
-            last_comma = -1
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-            continue
-        if c == "/" and i + 1 < n and text[i + 1] in "/*":
-            end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
-            end = n if end < 0 else (end if text[i + 1] == "/" else end + 2)
-            for j in range(i, end):
-                if out[j] != "\n":
-                    out[j] = " "
-            i = end
-            continue
-        if c == ",":
-            last_comma = i
-        elif c in "}]":
-            if last_comma >= 0:
-                out[last_comma] = " "
-            last_comma = -1
-        elif not c.isspace():
-            last_comma = -1
-        i += 1
-    return "".join(out)
-
-
-# --- JSON paths and environment variables -----------------------------------------------------
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-
-
-def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
-    """A readable JSON path: ``mcpServers.time.args[0]``; odd keys quoted: ``mcpServers["my server"]``."""
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        elif _IDENTIFIER.match(item):
-            parts.append(("." if parts else "") + item)
-        else:
-            parts.append(f"[{json.dumps(item)}]")
-    return "".join(parts) or "(top level)"
-
-
-_VARIABLE = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
-_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def expand_variables(value: str, environ: Mapping[str, str], where: str) -> str:
-    """Replace ``${VAR}``, ``${VAR:-default}`` and ``${env:VAR}`` in ``value`` from ``environ``.
-
-    ``$${`` stands for a literal ``${``.
-
-    Args:
-        value: the configured string.
-        environ: the environment (``os.environ`` in use).
-        where: the key's JSON path, for error messages.
-
-    Raises:
-        ValueError: a variable is not set and has no default, a ``${`` has no closing ``}``,
-            a default holds another ``${`` (nesting is not expanded), or a ``${...}`` is not
-            one of the forms above (VS Code's ``${input:...}`` for one). The message names
-            the variable and ``where``, never a value.
-    """
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(0) == "$${":
-            return "${"
-        body = match.group(1)
-        if body is None:
-            raise ValueError(f"{where}: a `${{` has no closing `}}` (write $${{ for a literal `${{`)")
-        name, default = body, None
-        if ":-" in body:
-            name, default = body.split(":-", 1)
-            if "${" in default:
-                raise ValueError(
-                    f"{where}: the default of ${{{name}:-...}} holds another `${{`; the guard does not "
-                    "expand nested variables"
-                )
-        elif body.startswith("env:"):
-            name = body[4:]
-        if not _VAR_NAME.match(name):
-            raise ValueError(
-                f"{where}: `${{{body}}}` is not a variable the guard can expand "
-                "(use ${NAME}, ${NAME:-default} or ${env:NAME})"
-            )
-        if name in environ:
-            return environ[name]
-        if default is not None:
-            return default
-        raise ValueError(f"{where}: the environment variable {name} is not set")
-
-    return _VARIABLE.sub(replace, value)
 
 
 # --- models -------------------------------------------------------------------------------------
@@ -247,6 +138,81 @@ class ServerPolicy(_Model):
     deny: list[Pattern] = Field(default_factory=list)
     hide: list[Pattern] = Field(default_factory=list)
     unsupported: Literal["reject", "hide"] | None = None
+    max_argument_bytes: PositiveInt | None = None
+    calls_per_minute: PositiveInt | None = None
+    tools: dict[Pattern, ToolLimits] = Field(default_factory=dict)
+
+
+RuleName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$", strict=True)]
+"""A principal rule's name: it is told to the client whose call it refuses, so a plain word (1-64 of
+``A-Z a-z 0-9 _ . : -``, starting with a letter or digit)."""
+ClaimValue = Annotated[str, Field(min_length=1, strict=True)]
+
+
+class PrincipalMatch(_Model):
+    """Who a principal rule is for (``guard.principals.NAME.match``; issue 27 item 2).
+
+    Every key given must match (and); a list matches when the principal has any of its values
+    (or). Values are compared exactly (no globs: a subject or a group is a name, not a pattern).
+
+    Attributes:
+        authenticated: ``true``: any call with a principal (a verified access token);
+            ``false``: only calls without one (stdio, a shared bearer token). Alone, or
+            ``true`` with other keys.
+        issuers: the token's ``iss`` is one of these (narrows the other keys where several
+            authorization servers are trusted).
+        subjects: the token's ``sub``.
+        client_ids: the token's ``client_id`` (else ``azp``).
+        groups: one of the principal's groups (the group claim's values).
+        scopes: one of the token's granted scopes.
+
+    A call without a principal matches only ``{"authenticated": false}``: a rule that names
+    principals, groups or scopes never matches it.
+    """
+
+    authenticated: bool | None = None
+    issuers: list[ClaimValue] | None = None
+    subjects: list[ClaimValue] | None = None
+    client_ids: list[ClaimValue] | None = None
+    groups: list[ClaimValue] | None = None
+    scopes: list[ClaimValue] | None = None
+
+    @model_validator(mode="after")
+    def _says_who(self) -> PrincipalMatch:
+        named = [self.issuers, self.subjects, self.client_ids, self.groups, self.scopes]
+        if self.authenticated is None and all(v is None for v in named):
+            raise ValueError(
+                "a rule must say whom it matches: authenticated, issuers, subjects, clientIds, groups or scopes"
+            )
+        if self.authenticated is False and any(v is not None for v in named):
+            raise ValueError("`authenticated: false` matches calls without a principal; it takes no other key")
+        if any(v == [] for v in named):
+            raise ValueError("an empty list matches nobody; leave the key out")
+        return self
+
+
+class PrincipalRule(_Model):
+    """A named rule for the calls of some principals (``guard.principals.NAME``; issue 27 item 2).
+
+    Patterns are the guard-wide ones (:class:`GuardSettings`): globs over ``server/tool``, upstream
+    names, with the same meaning. Among the rules that match a call: a ``deny`` of any of them
+    denies; when some of them have an ``allow`` list, the tool must match one of those lists (a
+    principal in two groups may use what either allows); else a ``hide`` of any hides. The
+    guard-wide and per-server rules apply first and cannot be widened by a principal rule.
+
+    Attributes:
+        match: whom the rule is for (:class:`PrincipalMatch`).
+        allow, deny, hide: glob patterns over ``server/tool``.
+        max_argument_bytes: a size limit for these principals (the smallest limit in force wins).
+        calls_per_minute: a budget for each matching principal and each tool (counted per
+            principal: issuer and subject), in addition to the tool's own budget.
+        tools: per ``server/tool`` pattern, limits for these principals.
+    """
+
+    match: PrincipalMatch
+    allow: list[Pattern] | None = None
+    deny: list[Pattern] = Field(default_factory=list)
+    hide: list[Pattern] = Field(default_factory=list)
     max_argument_bytes: PositiveInt | None = None
     calls_per_minute: PositiveInt | None = None
     tools: dict[Pattern, ToolLimits] = Field(default_factory=dict)
@@ -351,6 +317,10 @@ class GuardSettings(_Model):
             no definitions, such a tool is withheld.
         page_size: tools (prompts, resources) per page of the guard's merged lists.
         servers: per upstream settings; each key must name a server of the config.
+        principals: named rules per principal (:class:`PrincipalRule`; issue 27): allow, deny or
+            hide tools and set budgets for the callers a verified access token names (the HTTP
+            front with OAuth). Without a principal (stdio, a shared bearer token) only
+            ``{"authenticated": false}`` rules match.
     """
 
     profile: ProfileName = DEFAULT_PROFILE
@@ -369,6 +339,7 @@ class GuardSettings(_Model):
     changed_tools: Literal["pinned", "withhold"] = "pinned"
     page_size: Annotated[int, Field(gt=0, le=10_000, strict=True)] = 100
     servers: dict[str, ServerPolicy] = Field(default_factory=dict)
+    principals: dict[RuleName, PrincipalRule] = Field(default_factory=dict)
 
     @field_validator("name_format")
     @classmethod
@@ -494,7 +465,15 @@ class GatewayConfig(BaseModel):
 
 _GUARD_KEYS: Final = frozenset(
     field.alias or name
-    for model in (GuardSettings, ServerPolicy, ToolLimits, StateSettings, JournalDatabase)
+    for model in (
+        GuardSettings,
+        ServerPolicy,
+        ToolLimits,
+        StateSettings,
+        JournalDatabase,
+        PrincipalRule,
+        PrincipalMatch,
+    )
     for name, field in model.model_fields.items()
 )
 """Every key of the guard section, at any level (for "did you mean" hints)."""

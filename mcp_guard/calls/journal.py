@@ -22,6 +22,9 @@ Records (JSONL, UTF-8, one object per line, fields in this order)::
   says why, and there is no intent). After ``upstream_died``, ``timed_out`` and ``cancelled``
   whether the server carried the call out is unknown.
 - ``time``: RFC 3339, UTC, milliseconds, ``Z``.
+- ``principal`` (issue 27): who sent the call, as the HTTP front's verified access token says:
+  ``{"subject": sub, "issuer": iss, "client_id": client_id or azp, or null}``, in the intent and
+  the outcome alike; absent when the call had no principal (stdio, a shared bearer token).
 
 Durability: an intent is written with one ``write(2)`` on a file opened ``O_APPEND`` and
 ``fsync``'ed before the call may be forwarded; an outcome is written the same way and
@@ -45,13 +48,17 @@ if TYPE_CHECKING:  # (datetime and pathlib: imported where used, off wrap's star
     from datetime import datetime
     from pathlib import Path
 
+    from ..auth.principal import Principal
+
 __all__ = [
     "RESULTS",
     "Journal",
     "JournalSummary",
+    "PrincipalSummary",
     "Result",
     "ToolSummary",
     "format_summary",
+    "principal_record",
     "read_records",
     "rfc3339",
     "summarize",
@@ -84,6 +91,12 @@ def _now() -> datetime:
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
+
+
+def principal_record(principal: Principal) -> dict[str, str | None]:
+    """The ``principal`` field of a record: ``{"subject", "issuer", "client_id"}`` (``client_id`` null when the
+    token has none). Scopes and groups are not journaled: the rules they matched are the config's."""
+    return {"subject": principal.subject, "issuer": principal.issuer, "client_id": principal.client_id}
 
 
 class Journal:
@@ -145,26 +158,45 @@ class Journal:
                 view = view[written:]
             self._sync()
 
-    def intent(self, call_id: str, server: str, tool: str, arguments_sha256: str, arguments_bytes: int) -> None:
+    def intent(
+        self,
+        call_id: str,
+        server: str,
+        tool: str,
+        arguments_sha256: str,
+        arguments_bytes: int,
+        principal: Principal | None = None,
+    ) -> None:
         """Record that a call is about to be forwarded; returns once it is on disk.
+
+        ``principal``: who sent it (:func:`principal_record`); None writes no ``principal`` field.
 
         Raises:
             OSError: the record could not be written (the call must then not be forwarded).
         """
-        self._write(
-            {
-                "event": "intent",
-                "call_id": call_id,
-                "time": rfc3339(self._clock()),
-                "server": server,
-                "tool": tool,
-                "arguments_sha256": arguments_sha256,
-                "arguments_bytes": arguments_bytes,
-            }
-        )
+        record: dict[str, Any] = {
+            "event": "intent",
+            "call_id": call_id,
+            "time": rfc3339(self._clock()),
+            "server": server,
+            "tool": tool,
+            "arguments_sha256": arguments_sha256,
+            "arguments_bytes": arguments_bytes,
+        }
+        if principal is not None:
+            record["principal"] = principal_record(principal)
+        self._write(record)
 
-    def outcome(self, call_id: str, server: str, tool: str, result: Result, kind: str | None = None) -> None:
-        """Record how a call ended (``kind`` only, and always, for ``rejected``).
+    def outcome(
+        self,
+        call_id: str,
+        server: str,
+        tool: str,
+        result: Result,
+        kind: str | None = None,
+        principal: Principal | None = None,
+    ) -> None:
+        """Record how a call ended (``kind`` only, and always, for ``rejected``; ``principal`` as for :meth:`intent`).
 
         Raises:
             ValueError: ``result`` is not one of :data:`RESULTS`, or ``kind`` is given for
@@ -185,6 +217,8 @@ class Journal:
         }
         if kind is not None:
             record["kind"] = kind
+        if principal is not None:
+            record["principal"] = principal_record(principal)
         self._write(record)
 
     def close(self) -> None:
@@ -267,24 +301,121 @@ class ToolSummary:
         }
 
 
+PrincipalId = tuple[str, str]
+"""``(issuer, subject)``: one caller in the summary (a subject is unique per issuer)."""
+
+
+@dataclass
+class PrincipalSummary:
+    """What one caller's calls came to (``tools`` counts each call once, as :class:`ToolSummary` does).
+
+    Attributes:
+        calls, ok, cancelled, rejections: as in :class:`ToolSummary`.
+        errors: outcomes counted in :class:`ToolSummary`'s ``errors``, all kinds together.
+        unfinished: calls with an intent and no outcome.
+        client_ids: the client ids its records name.
+    """
+
+    calls: int = 0
+    ok: int = 0
+    errors: int = 0
+    cancelled: int = 0
+    rejections: Counter[str] = field(default_factory=Counter)
+    unfinished: int = 0
+    client_ids: set[str] = field(default_factory=set)
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as a JSON object."""
+        return {
+            "calls": self.calls,
+            "ok": self.ok,
+            "errors": self.errors,
+            "cancelled": self.cancelled,
+            "rejections": dict(sorted(self.rejections.items())),
+            "unfinished": self.unfinished,
+            "client_ids": sorted(self.client_ids),
+        }
+
+
 @dataclass
 class JournalSummary:
-    """A journal summarized per ``(server, tool)``, plus the damaged lines count."""
+    """A journal summarized per ``(server, tool)`` and per caller, plus the damaged lines count.
+
+    Attributes:
+        tools: per ``(server, tool)``.
+        principals: per caller ``(issuer, subject)``; the key ``None`` holds the calls without a
+            principal. Empty when no record names a principal.
+        damaged: damaged lines skipped.
+    """
 
     tools: dict[tuple[str, str], ToolSummary] = field(default_factory=dict)
     damaged: int = 0
+    principals: dict[PrincipalId | None, PrincipalSummary] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"tools": [{"server", "tool", ...ToolSummary}], "damaged_lines": n}``."""
+        """``{"tools": [{"server", "tool", ...ToolSummary}], "principals": [{"issuer", "subject",
+        ...PrincipalSummary}], "damaged_lines": n}`` (``issuer`` and ``subject`` null for the calls
+        without a principal; ``principals`` empty when no record names one)."""
         return {
             "tools": [{"server": s, "tool": t, **v.to_json()} for (s, t), v in sorted(self.tools.items())],
+            "principals": [
+                {"issuer": k[0] if k else None, "subject": k[1] if k else None, **v.to_json()}
+                for k, v in sorted(self.principals.items(), key=lambda kv: kv[0] or ("", ""))
+            ],
             "damaged_lines": self.damaged,
         }
 
 
+def _principal_of(record: dict[str, Any]) -> tuple[PrincipalId | None, str | None]:
+    """``((issuer, subject), client_id)`` of a record's ``principal``, ``(None, None)`` without a readable one."""
+    found = record.get("principal")
+    if type(found) is not dict:
+        return None, None
+    issuer, subject, client = found.get("issuer"), found.get("subject"), found.get("client_id")
+    if type(issuer) is not str or type(subject) is not str:
+        return None, None
+    return (issuer, subject), client if type(client) is str else None
+
+
+def _summarize_principals(records: list[dict[str, Any]]) -> dict[PrincipalId | None, PrincipalSummary]:
+    out: dict[PrincipalId | None, PrincipalSummary] = {}
+    seen: set[str] = set()
+    pending: dict[str, PrincipalId | None] = {}
+    named = False
+    for record in records:
+        who, client = _principal_of(record)
+        named = named or who is not None
+        summary = out.setdefault(who, PrincipalSummary())
+        if client is not None:
+            summary.client_ids.add(client)
+        call_id = record["call_id"]
+        if call_id not in seen:
+            seen.add(call_id)
+            summary.calls += 1
+        if record["event"] == "intent":
+            pending[call_id] = who
+            continue
+        if record["event"] != "outcome":
+            continue
+        pending.pop(call_id, None)
+        result = record.get("result")
+        if result == "ok":
+            summary.ok += 1
+        elif result == "rejected":
+            summary.rejections[str(record.get("kind"))] += 1
+        elif result == "cancelled":
+            summary.cancelled += 1
+        elif result in ERROR_RESULTS:
+            summary.errors += 1
+    for who in pending.values():
+        out[who].unfinished += 1
+    return out if named else {}
+
+
 def summarize(records: Iterable[dict[str, Any]], damaged: int = 0) -> JournalSummary:
-    """Summarize records (as :func:`read_records` returns them) per tool."""
-    out = JournalSummary(damaged=damaged)
+    """Summarize records (as :func:`read_records` returns them) per tool and per caller."""
+    records = list(records)
+    out = JournalSummary(damaged=damaged, principals=_summarize_principals(records))
     seen: dict[tuple[str, str], set[str]] = {}
     open_intents: dict[tuple[str, str], dict[str, None]] = {}
     for record in records:
@@ -334,7 +465,26 @@ def format_summary(summary: JournalSummary, *, show_unfinished: int = 10) -> str
             lines.append(f"  {call_id}  {server}/{tool}")
         if len(unfinished) > show_unfinished:
             lines.append(f"  … and {len(unfinished) - show_unfinished} more")
+    if summary.principals:
+        lines.append("")
+        lines += _principal_table(summary)
     if summary.damaged:
         lines.append("")
         lines.append(f"{summary.damaged} damaged line(s) skipped (a torn write after a crash, or foreign text)")
     return "\n".join(lines)
+
+
+def _principal_table(summary: JournalSummary) -> list[str]:
+    """The per-caller table: subject and issuer (escaped: they are the token's), then the counts."""
+    from ..safe_text import escape
+
+    header = ("subject", "issuer", "clients", "calls", "ok", "errors", "rejected", "cancelled", "unfinished")
+    rows: list[tuple[str, ...]] = []
+    for who, s in sorted(summary.principals.items(), key=lambda kv: kv[0] or ("", "")):
+        subject, issuer = (escape(who[1]), escape(who[0])) if who else ("(no principal)", "")
+        clients = ", ".join(escape(c) for c in sorted(s.client_ids)) or "-"
+        rejected = ", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0"
+        counts = (str(s.calls), str(s.ok), str(s.errors), rejected, str(s.cancelled), str(s.unfinished))
+        rows.append((subject, issuer, clients, *counts))
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]

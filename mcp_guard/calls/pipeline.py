@@ -4,16 +4,20 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
 
 1. ``visibility`` — a tool that is denied or hidden by policy, or hidden because its schema is
    unsupported (``unsupported: hide``), is answered as an unknown tool would be: JSON-RPC
-   -32602. This comes first so that no later answer (a validation message) reveals it.
-2. ``size`` — ``too_large``: the arguments' compact JSON exceeds the tool's limit. Checked
+   -32602. This comes first so that no later answer (a validation message) reveals it. Then the
+   rules per caller (``guard.principals``, :mod:`.principals`; issue 27): a tool they hide from the
+   call's principal is answered the same way, one they deny is refused ``policy_denied`` naming
+   the rule (the caller was not shown it, but may know it exists).
+2. ``size`` — ``too_large``: the arguments' compact JSON exceeds the tool's limit (or its caller's). Checked
    before validating, so an oversized call costs no validation work.
 3. ``schema`` — the core's check against the tool's ``inputSchema`` (``validation`` or
    ``unsupported_capability``, the core's two kinds, unchanged).
 4. ``pinning`` — ``pinned_schema_changed``: the tool differs from its lock file digest.
 5. ``policy`` — ``policy_denied``: ``newTools`` is ``reject`` and the tool is new since the lock,
    or there is no lock file at all (then every tool is new: fail closed until ``mcp-guard pin``).
-6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget is spent (a slot is
-   taken only by a call that passes every earlier step). With a shared budget (``guard.state``,
+6. ``budget`` — ``budget_exceeded``: the tool's calls-per-minute budget, or its caller's
+   (``guard.principals``), is spent (a slot of each is taken, both or neither, only by a call that
+   passes every earlier step). With a shared budget (``guard.state``,
    Redis: :class:`.stores.SharedBudget`) the slot is taken in the store, awaited after steps 1-5;
    a store that cannot be reached refuses the governed call with ``budget_unavailable``.
 7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded, or committed
@@ -57,6 +61,7 @@ from .journal import Journal, Result
 from .observer import UNKNOWN_TOOL, CallObserver
 from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
+from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
 from .refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
 from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, SharedBudget, StoreUnavailable
 
@@ -157,6 +162,8 @@ class Call:
         started: ``time.monotonic()`` when it arrived (the latency metric).
         principal: who sent it, as the HTTP front's verified access token says (issue 27); None
             without OAuth (stdio, or a shared bearer token).
+        verdict: what the ``guard.principals`` rules say of it (set by the pipeline's first step that
+            asks, :meth:`Pipeline.rules_for`).
     """
 
     route: Route
@@ -166,6 +173,7 @@ class Call:
     size: int | None = None
     started: float = field(default_factory=time.monotonic)
     principal: Principal | None = None
+    verdict: PrincipalVerdict | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,19 +206,57 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def _over_budget(call: Call, limit: int, wait: float) -> Rejection:
-    """``budget_exceeded``: ``limit`` calls per minute are spent, a slot frees in ``wait`` seconds."""
+def _budgets(call: Call, verdict: PrincipalVerdict) -> list[tuple[str, int]]:
+    """The budgets a call takes a slot of: ``(key, limit)`` of the tool's (key: its exposed name) and of its
+    caller's (``NAME:principal:PSEUDONYM``, :func:`.principals.principal_key`; the calls without a principal
+    that an ``authenticated: false`` rule budgets count as one caller, ``NAME:anonymous``)."""
+    route = call.route
+    wanted = []
+    if route.policy.calls_per_minute is not None:
+        wanted.append((route.exposed, route.policy.calls_per_minute))
+    if verdict.calls_per_minute is not None:
+        who = "anonymous" if call.principal is None else f"principal:{principal_key(call.principal)}"
+        wanted.append((f"{route.exposed}:{who}", verdict.calls_per_minute))
+    return wanted
+
+
+def _over_budget(call: Call, spent: tuple[str, int], wait: float) -> Rejection:
+    """``budget_exceeded``: the budget ``spent`` (``(key, limit)``, :func:`_budgets`) is spent, a slot frees in
+    ``wait`` seconds. For a caller's budget (``guard.principals``) the rejection names its rule (``rule``),
+    never who the caller is.
+    """
     exposed = call.route.exposed
+    key, limit = spent
     seconds = max(1, math.ceil(wait))
+    verdict = call.verdict
+    per_caller = key != exposed
+    who = " by each caller" if per_caller else ""
     text = (
-        f"mcp-guard refused this call to `{exposed}`: the tool may be called {_times(limit)} per minute and "
+        f"mcp-guard refused this call to `{exposed}`: the tool may be called {_times(limit)} per minute{who} and "
         "that budget is spent, so nothing was sent to the server. "
         f"Try again in {seconds} second{'' if seconds == 1 else 's'}."
     )
-    result = refusal_result(
-        BUDGET_EXCEEDED, exposed, text, modern=call.modern, limit_per_minute=limit, retry_after_seconds=seconds
+    detail: dict[str, Any] = {"limit_per_minute": limit, "retry_after_seconds": seconds}
+    reason = f"{limit} call{'' if limit == 1 else 's'} per minute"
+    if per_caller and verdict is not None:
+        detail["rule"] = verdict.budget_rule
+        reason += f" per caller (guard.principals {verdict.budget_rule!r})"
+    result = refusal_result(BUDGET_EXCEEDED, exposed, text, modern=call.modern, **detail)
+    return Rejection(BUDGET_EXCEEDED, reason, result=result)
+
+
+def _denied_for_caller(call: Call, verdict: PrincipalVerdict) -> Rejection:
+    """``policy_denied`` by a ``guard.principals`` rule: the refusal names the rule, never the caller's claims."""
+    exposed = call.route.exposed
+    text = (
+        f"mcp-guard refused this call to `{exposed}`: the guard's rule `{verdict.rule}` does not let this caller "
+        "use this tool, so nothing was sent to the server. Changing the arguments will not help; the operator "
+        "decides who may call which tool."
     )
-    return Rejection(BUDGET_EXCEEDED, f"{limit} call{'' if limit == 1 else 's'} per minute", result=result)
+    result = refusal_result(
+        POLICY_DENIED, exposed, text, modern=call.modern, reason="principal_rule", rule=verdict.rule
+    )
+    return Rejection(POLICY_DENIED, f"denied for this caller by guard.principals {verdict.rule!r}", result=result)
 
 
 def _unknown(call: Call, kind: str, reason: str) -> Rejection:
@@ -256,6 +302,7 @@ class Pipeline:
         journal: where intents and outcomes go: a JSONL file, a database
             (:class:`.stores.JournalSink`), or ``None`` for no journal.
         new_tools: ``"allow"`` or ``"reject"`` (``guard.newTools``).
+        principals: the ``guard.principals`` rules (``None``: none; ``wrap`` has none).
         enabled: the names of the steps to run (default: all of :data:`STEP_NAMES`; ``wrap``:
             :data:`WRAP_STEPS`).
 
@@ -271,11 +318,13 @@ class Pipeline:
         budget: Budget | SharedBudget | None = None,
         journal: Journal | JournalSink | None = None,
         new_tools: str = "allow",
+        principals: PrincipalPolicy | None = None,
         enabled: Collection[str] = STEP_NAMES,
     ) -> None:
         self.budget: Budget | SharedBudget = budget if budget is not None else Budget()
         self.journal = journal
         self.new_tools = new_tools
+        self.principals = principals
         self.observer: CallObserver | None = None  # told how each call ended (metrics)
         every: tuple[tuple[str, Check], ...] = (
             ("visibility", self.check_visibility),
@@ -292,6 +341,16 @@ class Pipeline:
         self.checks = tuple((name, check) for name, check in every if name in enabled)
         self.journaled = "journal" in enabled
         self._shared_budget = "budget" in enabled and not isinstance(self.budget, Budget)
+
+    def rules_for(self, call: Call) -> PrincipalVerdict:
+        """What the ``guard.principals`` rules say of ``call`` (its principal, its tool); kept on the call."""
+        verdict = call.verdict
+        if verdict is None:
+            principals = self.principals
+            route = call.route
+            verdict = principals.verdict(call.principal, route.server, route.tool) if principals else NOBODY
+            call.verdict = verdict
+        return verdict
 
     @property
     def steps(self) -> tuple[str, ...]:
@@ -421,7 +480,7 @@ class Pipeline:
         if self.journal is None:
             return
         try:
-            await self._outcome(Journal.new_call_id(), server, exposed, "rejected", kind)
+            await self._outcome(Journal.new_call_id(), server, exposed, "rejected", kind, None)
         except (OSError, StoreUnavailable):
             log.exception("could not write an outcome record to the journal")
 
@@ -434,21 +493,24 @@ class Pipeline:
             return
         route = call.route
         try:
-            await self._outcome(call.call_id, route.server, route.tool, result, kind)
+            await self._outcome(call.call_id, route.server, route.tool, result, kind, call.principal)
         except (OSError, StoreUnavailable):
             log.exception("could not write an outcome record to the journal")
 
-    async def _outcome(self, call_id: str, server: str, tool: str, result: Result, kind: str | None) -> None:
+    async def _outcome(
+        self, call_id: str, server: str, tool: str, result: Result, kind: str | None, principal: Principal | None
+    ) -> None:
         journal = self.journal
         if isinstance(journal, Journal):
-            await anyio.to_thread.run_sync(journal.outcome, call_id, server, tool, result, kind)
+            await anyio.to_thread.run_sync(journal.outcome, call_id, server, tool, result, kind, principal)
         elif journal is not None:
-            await journal.outcome(call_id, server, tool, result, kind)
+            await journal.outcome(call_id, server, tool, result, kind, principal)
 
     # --- the steps, in order ------------------------------------------------------------------
 
     def check_visibility(self, call: Call) -> Rejection | None:
-        """Denied and hidden tools are answered as unknown (-32602)."""
+        """Denied and hidden tools are answered as unknown (-32602); a tool a ``guard.principals`` rule hides
+        from the caller too, and one a rule denies it with ``policy_denied`` naming the rule."""
         route = call.route
         if route.policy.access == "deny":
             rule = route.policy.rule  # a pattern, or "not matched by guard.allow" (an allow list missed)
@@ -460,12 +522,20 @@ class Pipeline:
             assert compiled is not None
             kind = compiled.report.kind or "unsupported_capability"
             return _unknown(call, kind, "its schema is unsupported and unsupported tools are hidden")
+        verdict = self.rules_for(call)
+        if verdict.access == "deny":
+            return _denied_for_caller(call, verdict)
+        if verdict.access == "hide":
+            return _unknown(call, POLICY_DENIED, f"hidden from this caller by guard.principals {verdict.rule!r}")
         return None
 
     def check_size(self, call: Call) -> Rejection | None:
         """``too_large`` when the arguments exceed the size limit (measured before validating)."""
         call.size = argument_bytes(call.arguments)
         limit = call.route.policy.max_argument_bytes
+        caller = self.rules_for(call).max_argument_bytes
+        if caller is not None and (limit is None or caller < limit):
+            limit = caller
         if limit is None or call.size <= limit:
             return None
         exposed = call.route.exposed
@@ -535,13 +605,14 @@ class Pipeline:
     def check_budget(self, call: Call) -> Rejection | None:
         """``budget_exceeded`` when the tool had its calls-per-minute already (an in-process budget;
         a shared one is taken by :meth:`take_shared_budget`, awaited after the checks)."""
-        route = call.route
-        limit = route.policy.calls_per_minute
         budget = self.budget
-        if limit is None or not isinstance(budget, Budget):
+        if not isinstance(budget, Budget):
             return None
-        wait = budget.take(route.exposed, limit)
-        return None if wait is None else _over_budget(call, limit, wait)
+        wanted = _budgets(call, self.rules_for(call))
+        if not wanted:
+            return None
+        found = budget.take_all(wanted)
+        return None if found is None else _over_budget(call, wanted[found[1]], found[0])
 
     async def take_shared_budget(self, call: Call) -> Rejection | None:
         """Step 6 with a shared budget: one atomic check-and-count in the store (:class:`.stores.SharedBudget`).
@@ -550,12 +621,15 @@ class Pipeline:
         governed call is refused with ``budget_unavailable`` (never forwarded uncounted: issue 26 item 1).
         """
         route = call.route
-        limit = route.policy.calls_per_minute
         budget = self.budget
-        if limit is None or isinstance(budget, Budget):
+        if isinstance(budget, Budget):
             return None
+        wanted = _budgets(call, self.rules_for(call))
+        if not wanted:
+            return None
+        limit = min(lim for _, lim in wanted)
         try:
-            wait = await budget.take(route.exposed, limit, call.call_id)
+            found = await budget.take_all(wanted, call.call_id)
         except StoreUnavailable as exc:
             seconds = RETRY_UNAVAILABLE_SECONDS
             text = (
@@ -572,7 +646,7 @@ class Pipeline:
                 retry_after_seconds=seconds,
             )
             return Rejection(BUDGET_UNAVAILABLE, str(exc), result=result)
-        return None if wait is None else _over_budget(call, limit, wait)
+        return None if found is None else _over_budget(call, wanted[found[1]], found[0])
 
     async def write_intent(self, call: Call) -> Rejection | None:
         """The intent record, on disk before the call is forwarded (raises when it cannot be written).
@@ -599,7 +673,9 @@ class Pipeline:
         size = call.size if call.size is not None else argument_bytes(call.arguments)
         journal = self.journal
         if isinstance(journal, Journal):
-            await anyio.to_thread.run_sync(journal.intent, call.call_id, route.server, route.tool, digest, size)
+            await anyio.to_thread.run_sync(
+                journal.intent, call.call_id, route.server, route.tool, digest, size, call.principal
+            )
         else:
-            await journal.intent(call.call_id, route.server, route.tool, digest, size)
+            await journal.intent(call.call_id, route.server, route.tool, digest, size, call.principal)
         return None

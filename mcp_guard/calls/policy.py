@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
@@ -266,6 +266,29 @@ class Budget:
         if len(calls) >= limit:
             return max(calls[len(calls) - limit] - horizon, 1e-3)
         calls.append(now)
+        return None
+
+    def take_all(self, wanted: Sequence[tuple[str, int]]) -> tuple[float, int] | None:
+        """Take a slot of every ``(key, limit)`` in ``wanted``, or of none (a tool's budget and its caller's).
+
+        Returns:
+            ``None`` when every key had a free slot (one is taken in each), else ``(seconds, index)``:
+            the seconds until the last of the full keys frees one (> 0) and that key's index in
+            ``wanted``; then no slot is taken.
+        """
+        now = self._clock()
+        horizon = now - self._window
+        waits = []
+        for index, (key, limit) in enumerate(wanted):
+            calls = self._calls.setdefault(key, deque())
+            while calls and calls[0] <= horizon:
+                calls.popleft()
+            if len(calls) >= limit:
+                waits.append((max(calls[len(calls) - limit] - horizon, 1e-3), index))
+        if waits:
+            return max(waits)
+        for key, _ in wanted:
+            self._calls[key].append(now)
         return None
 
     def used(self, key: str) -> int:

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Final, Protocol
 from ..errors import GuardError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..auth.principal import Principal
     from .journal import Result
 
 __all__ = ["BUDGET_UNAVAILABLE", "RETRY_UNAVAILABLE_SECONDS", "JournalSink", "SharedBudget", "StoreUnavailable"]
@@ -63,6 +66,19 @@ class SharedBudget(Protocol):
         """
         ...
 
+    async def take_all(self, wanted: Sequence[tuple[str, int]], member: str) -> tuple[float, int] | None:
+        """Take a slot of every ``(key, limit)`` of ``wanted`` or of none, atomically (a tool's budget and its
+        caller's, ``guard.principals``).
+
+        Returns:
+            ``None`` when the call may go, else ``(seconds, index)``: the seconds until the last full key
+            frees a slot, and that key's index in ``wanted``.
+
+        Raises:
+            StoreUnavailable: as :meth:`take`.
+        """
+        ...
+
 
 class JournalSink(Protocol):
     """A journal the pipeline awaits (``guard.journal: {"postgres": ...}``; :mod:`mcp_guard.state`).
@@ -70,16 +86,34 @@ class JournalSink(Protocol):
     The records and their fields are those of :mod:`.journal` (the JSONL form), plus the replica.
     """
 
-    async def intent(self, call_id: str, server: str, tool: str, arguments_sha256: str, arguments_bytes: int) -> None:
+    async def intent(
+        self,
+        call_id: str,
+        server: str,
+        tool: str,
+        arguments_sha256: str,
+        arguments_bytes: int,
+        principal: Principal | None = None,
+    ) -> None:
         """Record that a call is about to be forwarded; returns once the record is durably committed.
+
+        ``principal``: who sent the call (its subject, issuer and client id are recorded; None: no principal).
 
         Raises:
             StoreUnavailable: the record could not be committed (the call must not be forwarded).
         """
         ...
 
-    async def outcome(self, call_id: str, server: str, tool: str, result: Result, kind: str | None = None) -> None:
-        """Record how a call ended (``kind`` only, and always, for ``rejected``).
+    async def outcome(
+        self,
+        call_id: str,
+        server: str,
+        tool: str,
+        result: Result,
+        kind: str | None = None,
+        principal: Principal | None = None,
+    ) -> None:
+        """Record how a call ended (``kind`` only, and always, for ``rejected``; ``principal`` as for :meth:`intent`).
 
         Raises:
             ValueError: as :meth:`.journal.Journal.outcome`.

@@ -63,12 +63,13 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
     journal = sub.add_parser(
         "journal",
-        help="summarize a gateway journal: per tool, calls, rejections by kind, errors, unfinished intents",
+        help="summarize a gateway journal: per tool and per caller, calls, rejections by kind, errors, unfinished",
         description="Read a JSONL journal written by the gateway (FILE), or the journal in PostgreSQL (a "
         "postgresql:// URI, or --config FILE whose guard.journal names one), and print, per server and tool, the "
-        "calls, outcomes, rejections by kind, errors, and calls that have an intent but no outcome. "
-        "`mcp-guard journal init --config FILE` creates the journal's tables in the database of guard.journal "
-        "(idempotent; run once before the replicas start).",
+        "calls, outcomes, rejections by kind, errors, and calls that have an intent but no outcome; then the same "
+        "per caller (subject and issuer) when the records name principals (OAuth on the HTTP front). "
+        "`mcp-guard journal init --config FILE` creates the journal's tables in the database of guard.journal, or "
+        "upgrades them to this guard's schema (idempotent; run it before the replicas start).",
     )
     journal.add_argument(
         "file", metavar="FILE", nargs="?", help="the journal file, a postgresql:// URI, or `init` (see above)"

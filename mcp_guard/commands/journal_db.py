@@ -1,8 +1,9 @@
-"""``mcp-guard journal`` on a database: ``journal init`` (the one migration step) and the summary from PostgreSQL.
+"""``mcp-guard journal`` on a database: ``journal init`` (the migration steps) and the summary from PostgreSQL.
 
 - ``mcp-guard journal init --config FILE``: create the journal's tables in the database that
-  ``guard.journal`` names (``{"postgres": URI}`` or ``{"postgresEnv": VAR}``); idempotent, so a
-  deployment may run it before every start (docs/scale-out.md).
+  ``guard.journal`` names (``{"postgres": URI}`` or ``{"postgresEnv": VAR}``), or upgrade them to
+  this guard's schema version (``state.pg_schema.STEPS``); idempotent, so a deployment may run it
+  before every start (docs/scale-out.md).
 - ``mcp-guard journal --config FILE``: the summary of ``guard.journal``, a file or a database;
   ``mcp-guard journal postgresql://...``: the summary of that database. The table and its JSON are
   those of the file form (:func:`mcp_guard.calls.journal.format_summary`); the database's rows add
@@ -85,13 +86,17 @@ def run_journal_database(
         )
     try:
         if target == "init":
+            from ..state.pg_schema import SCHEMA_VERSION
             from ..state.urls import redacted
 
-            created = init_schema(url)
-            print(
-                f"{redacted(url)}: {'created the journal tables' if created else 'the journal tables are there'}",
-                file=out,
-            )
+            before = init_schema(url)
+            if before is None:
+                done = f"created the journal tables (schema version {SCHEMA_VERSION})"
+            elif before < SCHEMA_VERSION:
+                done = f"upgraded the journal tables from schema version {before} to {SCHEMA_VERSION}"
+            else:
+                done = f"the journal tables are there (schema version {before})"
+            print(f"{redacted(url)}: {done}", file=out)
             return 0
         records = read_database_records(url)
     except ImportError:

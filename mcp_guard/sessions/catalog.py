@@ -39,9 +39,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ..auth.principal import Principal
 from ..calls.pinning import FieldChange, LockFile, PinReport, PinStatus, diff_tool, report_of, server_status
 from ..calls.pipeline import Route
 from ..calls.policy import Policy
+from ..calls.principals import PrincipalPolicy
 from ..calls.tool_table import ToolTable
 from ..config import GatewayConfig
 from ..wire.jsonrpc import Uncarriable, dumps
@@ -195,6 +197,7 @@ class Catalog:
         self.quiet = quiet
         self.lock = lock
         self.policy = Policy(config.guard)
+        self.principals = PrincipalPolicy(config.guard.principals)
         self.cursors = cursors if cursors is not None else CursorCodec()
         self.generation = next(_GENERATIONS)
         self.report = CatalogReport()
@@ -214,6 +217,8 @@ class Catalog:
         self._pinned: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {}
         self._pinned_tables: dict[str, ToolTable] = {}
         self._logged: set[str] = set()
+        # Per set of matching guard.principals rules: (generation, the tools those callers see), for this generation.
+        self._views: dict[tuple[str, ...], tuple[int, list[dict[str, Any]]]] = {}
 
     def update(self, server: str, tools: Sequence[Any] | None) -> bool:
         """Replace ``server``'s listing (all pages, wire dicts); ``None`` removes it (upstream down).
@@ -348,15 +353,21 @@ class Catalog:
             server: [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
             for server, tools in listings
         }
+        configured = {s.name for s in self.config.servers}
+        every_server_listed = all(s.name in self._listings for s in self.config.enabled)
         report.patterns = self.policy.pattern_warnings(
-            {s.name for s in self.config.servers},
+            configured,
             listed_names,
-            every_server_listed=all(s.name in self._listings for s in self.config.enabled),
+            every_server_listed=every_server_listed,
             exposed={r.exposed: f"{r.server}/{r.tool}" for r in routes.values()},
+        )
+        report.patterns += self.principals.pattern_warnings(
+            configured, listed_names, every_server_listed=every_server_listed
         )
         self._routes = routes
         self._by_origin = {(r.server, r.tool): r for r in routes.values()}
         self._listed = listed
+        self._views = {}
         self.report = report
         self.generation = next(_GENERATIONS)
         lines = report.lines()
@@ -381,16 +392,37 @@ class Catalog:
         """Every listed tool (visible ones), in server order then each server's order."""
         return list(self._listed)
 
-    def page(self, cursor: Any = None) -> dict[str, Any]:
-        """A ``tools/list`` result: one page of the merged list and, when more remain, ``nextCursor``.
+    def view_of(self, principal: Principal | None) -> tuple[int, list[dict[str, Any]]]:
+        """``(generation, tools)`` that ``principal`` is shown (None: a client without one).
+
+        The tools of :attr:`tools` less those the ``guard.principals`` rules matching the caller deny or
+        hide (issue 27). Callers matching the same rules share one view; each view has a generation of
+        its own, so a cursor of one view is refused by every other (a caller whose rules changed, for a
+        token with other groups, lists again from the start).
+        """
+        matched = self.principals.matching(principal)
+        if not matched:
+            return self.generation, self._listed
+        found = self._views.get(matched)
+        if found is None:
+            shown = []
+            for item in self._listed:
+                origin = item["_meta"][ORIGIN_KEY]
+                if self.principals.verdict_of(matched, origin["server"], origin["tool"]).access == "allow":
+                    shown.append(item)
+            found = self._views[matched] = (next(_GENERATIONS), shown)
+        return found
+
+    def page(self, cursor: Any = None, principal: Principal | None = None) -> dict[str, Any]:
+        """A ``tools/list`` result: one page of the merged list as ``principal`` sees it (:meth:`view_of`) and,
+        when more remain, ``nextCursor``.
 
         Raises:
             InvalidCursor: the cursor is not one this catalog issued for the current list
                 (answer -32602).
         """
-        items, next_cursor = self.cursors.page(
-            self._listed, cursor, "tools", self.generation, self.config.guard.page_size
-        )
+        generation, listed = self.view_of(principal)
+        items, next_cursor = self.cursors.page(listed, cursor, "tools", generation, self.config.guard.page_size)
         result: dict[str, Any] = {"tools": items}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
@@ -513,15 +545,16 @@ class MergedLists:
         self._texts[key] = text
         return True
 
-    def page(self, member: str, cursor: Any) -> dict[str, Any]:
+    def page(self, member: str, cursor: Any, principal: Principal | None = None) -> dict[str, Any]:
         """One page of a merged list: ``member`` is ``tools``, ``prompts``, ``resources`` or
         ``resourceTemplates``; the result holds that member and, when more remain, ``nextCursor``.
+        ``principal``: who asks (the tools it is shown, :meth:`Catalog.view_of`).
 
         Raises:
             InvalidCursor: a cursor this view did not issue for the list as it is now (-32602).
         """
         if member == "tools":
-            return self.catalog.page(cursor)
+            return self.catalog.page(cursor, principal)
         if member == "prompts":
             items: list[Any] = self.prompts
             generation = self._generations["prompts"]

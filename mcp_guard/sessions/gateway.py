@@ -54,6 +54,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..auth.principal import Callers
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
 from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
@@ -156,6 +157,7 @@ class GatewaySession(ModernEra):
     ) -> None:
         super().__init__()
         self.client = client
+        self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
         self.config = config
         self.lock = lock
         self.request_timeout = request_timeout
@@ -167,6 +169,7 @@ class GatewaySession(ModernEra):
         self.view = MergedLists(config, lock, self.cursors)
         self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
         self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools)
+        self.pipeline.principals = self.view.catalog.principals or None  # (guard.principals; the catalog's copy)
         connectors = connectors or {}
         self.links = [
             Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
@@ -491,15 +494,16 @@ class GatewaySession(ModernEra):
         """``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list`` from the merged lists."""
         cursor = params.get("cursor") if type(params) is dict else None
         kind = "resources" if member == "resourceTemplates" else member
+        caller = self.callers.principal_of(request_id) if self.callers is not None else None  # (its tools/list)
         if self._modern(params):
             envelope = await self._modern_view(params, {kind})
-            result = envelope.view.page(member, cursor)
+            result = envelope.view.page(member, cursor, caller)
             # 2026-07-28 list results carry their cache hints: the shortest ttlMs of the upstreams'
             # listings, and private (each gateway session merges for its own client and policy).
             result.update(resultType="complete", ttlMs=envelope.ttl_ms(kind), cacheScope="private")
         else:
             await self._settled()
-            result = self.view.page(member, cursor)
+            result = self.view.page(member, cursor, caller)
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     async def _tools_call(self, message: dict[str, Any]) -> None:
@@ -536,7 +540,8 @@ class GatewaySession(ModernEra):
             await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
-        call = Call(route, arguments, modern=is_modern(params))
+        principal = self.callers.principal_of(request_id) if self.callers is not None else None
+        call = Call(route, arguments, modern=is_modern(params), principal=principal)
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
             await self.reply(rejection.response(request_id))

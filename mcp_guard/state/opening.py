@@ -160,6 +160,11 @@ async def _open_database(settings: JournalDatabase, environ: Mapping[str, str], 
             )
         if version > SCHEMA_VERSION:
             raise StateError(f"{pg.where}: the journal's schema is version {version}, newer than this guard's")
+        if version < SCHEMA_VERSION:
+            raise StateError(
+                f"{pg.where}: the journal's schema is version {version}, older than this guard's ({SCHEMA_VERSION}): "
+                "run mcp-guard journal init --config FILE to upgrade it"
+            )
     await pg.open()
     log.info("journal: PostgreSQL at %s (replica %s)", pg.where, replica)
     return pg

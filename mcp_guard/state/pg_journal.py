@@ -38,15 +38,26 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
+    from ..auth.principal import Principal
+
 __all__ = ["DOWN_HOLD_SECONDS", "INSERT", "PostgresJournal"]
 
 log = logging.getLogger("mcp_guard")
 
 INSERT: Final = (
     f"INSERT INTO {JOURNAL_TABLE} "
-    "(event, call_id, time, server, tool, arguments_sha256, arguments_bytes, result, kind, replica) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (call_id, event) DO NOTHING"
+    "(event, call_id, time, server, tool, arguments_sha256, arguments_bytes, result, kind, replica, "
+    "principal_subject, principal_issuer, principal_client_id) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (call_id, event) DO NOTHING"
 )
+"""The columns of schema version 2 (``principal_*``: issue 27); a version-1 database is upgraded by
+``mcp-guard journal init`` before a replica of this guard starts on it."""
+
+
+def _who(principal: Principal | None) -> tuple[str | None, str | None, str | None]:
+    if principal is None:
+        return None, None, None
+    return principal.subject, principal.issuer, principal.client_id
 
 
 DOWN_HOLD_SECONDS: Final = 1.0
@@ -133,18 +144,33 @@ class PostgresJournal:
                 raise StoreUnavailable(f"PostgreSQL at {self.where}: {type(exc).__name__}") from None
         raise StoreUnavailable(f"PostgreSQL at {self.where}: {type(last).__name__}")
 
-    async def intent(self, call_id: str, server: str, tool: str, arguments_sha256: str, arguments_bytes: int) -> None:
-        """Commit the intent row (synchronously) before the call is forwarded.
+    async def intent(
+        self,
+        call_id: str,
+        server: str,
+        tool: str,
+        arguments_sha256: str,
+        arguments_bytes: int,
+        principal: Principal | None = None,
+    ) -> None:
+        """Commit the intent row (synchronously) before the call is forwarded (``principal``: who sent it, or None).
 
         Raises:
             StoreUnavailable: it could not be committed (the call must not be forwarded).
         """
-        await self._insert(
-            ("intent", call_id, _now(), server, tool, arguments_sha256, arguments_bytes, None, None, self.replica)
-        )
+        row = ("intent", call_id, _now(), server, tool, arguments_sha256, arguments_bytes, None, None, self.replica)
+        await self._insert((*row, *_who(principal)))
 
-    async def outcome(self, call_id: str, server: str, tool: str, result: Result, kind: str | None = None) -> None:
-        """Commit the outcome row (``kind`` only, and always, for ``rejected``).
+    async def outcome(
+        self,
+        call_id: str,
+        server: str,
+        tool: str,
+        result: Result,
+        kind: str | None = None,
+        principal: Principal | None = None,
+    ) -> None:
+        """Commit the outcome row (``kind`` only, and always, for ``rejected``; ``principal`` as for :meth:`intent`).
 
         Raises:
             ValueError: an unknown ``result``, or ``kind`` given for another result or missing for ``rejected``.
@@ -154,7 +180,8 @@ class PostgresJournal:
             raise ValueError(f"unknown journal result {result!r}")
         if (result == "rejected") != (kind is not None):
             raise ValueError("a rejected outcome has a kind, other outcomes none")
-        await self._insert(("outcome", call_id, _now(), server, tool, None, None, result, kind, self.replica))
+        row = ("outcome", call_id, _now(), server, tool, None, None, result, kind, self.replica)
+        await self._insert((*row, *_who(principal)))
 
     async def aclose(self) -> None:
         """Close the pool (idempotent)."""

@@ -1,11 +1,18 @@
-"""The journal's tables in PostgreSQL: the one migration step the guard owns, and the reader.
+"""The journal's tables in PostgreSQL: the migration steps the guard owns, and the reader.
 
-``mcp-guard journal init`` (:func:`init_schema`) creates, in one transaction under an advisory
-lock (two replicas running it at once do it once)::
+``mcp-guard journal init`` (:func:`init_schema`) runs the steps the database lacks, in one
+transaction under an advisory lock (two replicas running it at once do it once)::
 
     mcp_guard_journal  one row per record, the JSONL record's fields (calls.journal) plus the
                        replica that wrote it and the database's commit time
-    mcp_guard_schema   the schema's version (1)
+    mcp_guard_schema   the schema's versions, one row per step run (the highest is in force)
+
+Steps (:data:`STEPS`): 1 creates both tables (issue 26); 2 adds ``principal_subject``,
+``principal_issuer`` and ``principal_client_id`` (issue 27: who sent the call; null without a
+principal, and in the rows written before the step). A database at version 1 is upgraded in
+place (an ``ALTER TABLE ... ADD COLUMN`` of nullable columns: no rewrite of the rows); a replica
+of this guard refuses to start on a database older than :data:`SCHEMA_VERSION`, as its inserts
+name the new columns.
 
 ``UNIQUE (call_id, event)`` makes a duplicated intent impossible: an intent written again (a
 retried insert whose first commit was acknowledged too late) is the same row. The columns are
@@ -26,11 +33,13 @@ from ..errors import GuardError
 from .urls import redacted
 
 __all__ = [
+    "ADD_PRINCIPAL",
     "CREATE",
     "JOURNAL_TABLE",
     "POSTGRES_SCHEMES",
     "SCHEMA_TABLE",
     "SCHEMA_VERSION",
+    "STEPS",
     "JournalDatabaseError",
     "init_schema",
     "read_database_records",
@@ -39,7 +48,7 @@ __all__ = [
 
 JOURNAL_TABLE: Final = "mcp_guard_journal"
 SCHEMA_TABLE: Final = "mcp_guard_schema"
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 POSTGRES_SCHEMES: Final = ("postgresql", "postgres")
 _LOCK_KEY: Final = 0x6D63_7067  # "mcpg": the advisory lock of the migration
 
@@ -61,6 +70,18 @@ CREATE TABLE IF NOT EXISTS {JOURNAL_TABLE} (
 );
 CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} (version integer NOT NULL);
 """
+"""Step 1 (issue 26): the journal's table and the version table."""
+
+ADD_PRINCIPAL: Final = f"""
+ALTER TABLE {JOURNAL_TABLE}
+    ADD COLUMN IF NOT EXISTS principal_subject text,
+    ADD COLUMN IF NOT EXISTS principal_issuer text,
+    ADD COLUMN IF NOT EXISTS principal_client_id text;
+"""
+"""Step 2 (issue 27): who sent each call."""
+
+STEPS: Final = {1: CREATE, 2: ADD_PRINCIPAL}
+"""The migration steps by the version they bring the schema to, in order."""
 
 
 class JournalDatabaseError(GuardError):
@@ -85,11 +106,12 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def init_schema(url: str, *, timeout: float = 10.0) -> bool:
-    """Create the journal's tables if they are not there (idempotent).
+def init_schema(url: str, *, timeout: float = 10.0) -> int | None:
+    """Create the journal's tables, or bring them to :data:`SCHEMA_VERSION` (idempotent).
 
     Returns:
-        True when the tables were created now, False when they were there already.
+        The schema's version before (``None``: there were no tables); it is
+        :data:`SCHEMA_VERSION` after.
 
     Raises:
         JournalDatabaseError: the database cannot be reached, the user may not create tables, or
@@ -107,10 +129,11 @@ def init_schema(url: str, *, timeout: float = 10.0) -> bool:
                         f"{redacted(url)}: the journal's schema is version {before}, newer than this guard's "
                         f"({SCHEMA_VERSION}); upgrade mcp-guard"
                     )
-                conn.execute(CREATE)
-                if before is None:
-                    conn.execute(f"INSERT INTO {SCHEMA_TABLE} (version) VALUES (%s)", (SCHEMA_VERSION,))
-                return before is None
+                for version, step in STEPS.items():
+                    if before is None or version > before:
+                        conn.execute(step)
+                        conn.execute(f"INSERT INTO {SCHEMA_TABLE} (version) VALUES (%s)", (version,))
+                return before
         except psycopg.Error as exc:
             raise JournalDatabaseError(
                 f"{redacted(url)}: cannot create the journal's tables: {_first_line(exc)}"
@@ -143,6 +166,8 @@ def schema_version(url: str, *, timeout: float = 5.0) -> int | None:
 def read_database_records(url: str, *, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Every journal row, oldest first, as the JSONL records of :mod:`mcp_guard.calls.journal` plus ``replica``.
 
+    A version-1 database (before ``principal_*``) is read too: its records have no ``principal``.
+
     Raises:
         JournalDatabaseError: the database cannot be reached, or ``journal init`` never ran there.
     """
@@ -152,16 +177,22 @@ def read_database_records(url: str, *, timeout: float = 10.0) -> list[dict[str, 
 
     with _connect(url, timeout) as conn:
         try:
-            if _version(conn) is None:
+            version = _version(conn)
+            if version is None:
                 raise JournalDatabaseError(f"{redacted(url)}: no journal there (run mcp-guard journal init)")
+            who = (
+                "principal_subject, principal_issuer, principal_client_id"
+                if version >= 2
+                else "NULL::text, NULL::text, NULL::text"
+            )
             rows = conn.execute(
-                f"SELECT event, call_id, time, server, tool, arguments_sha256, arguments_bytes, result, kind, replica "
-                f"FROM {JOURNAL_TABLE} ORDER BY id"
+                f"SELECT event, call_id, time, server, tool, arguments_sha256, arguments_bytes, result, kind, replica, "
+                f"{who} FROM {JOURNAL_TABLE} ORDER BY id"
             ).fetchall()
         except psycopg.Error as exc:
             raise JournalDatabaseError(f"{redacted(url)}: {_first_line(exc)}") from None
     records = []
-    for event, call_id, time, server, tool, digest, size, result, kind, replica in rows:
+    for event, call_id, time, server, tool, digest, size, result, kind, replica, subject, issuer, client in rows:
         record: dict[str, Any] = {"event": event, "call_id": call_id, "time": rfc3339(time), "server": server}
         record["tool"] = tool
         if event == "intent":
@@ -171,6 +202,8 @@ def read_database_records(url: str, *, timeout: float = 10.0) -> list[dict[str, 
             record["result"] = result
             if kind is not None:
                 record["kind"] = kind
+        if subject is not None and issuer is not None:
+            record["principal"] = {"subject": subject, "issuer": issuer, "client_id": client}
         record["replica"] = replica
         records.append(record)
     return records

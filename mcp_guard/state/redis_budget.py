@@ -1,10 +1,16 @@
 """The calls-per-minute budget counted once for every replica, in Redis (``guard.state.redis``; issue 26 item 1).
 
-Each exposed tool with a budget has one sorted set, ``{prefix}:budget:{exposed name}``, whose
+Each exposed tool with a budget has one sorted set, ``PREFIX:budget:{EXPOSED}``, and each
+caller with a budget of its own (``guard.principals``, issue 27) one per tool,
+``PREFIX:budget:{EXPOSED}:principal:PSEUDONYM`` (the braces are literal: a Redis Cluster hash tag,
+so both sets of a call are in one slot, :meth:`RedisBudget.key`; the pseudonym is a hash of the
+token's issuer and subject, :func:`mcp_guard.calls.principals.principal_key`; a subject never
+appears in a key, where ``MONITOR`` or a slow log would show it); each set's
 members are the calls that took a slot (their ``call_id``) scored by the time they took it, in
 microseconds of the Redis server's clock. One Lua script does the whole check-and-count
 (:data:`TAKE_SCRIPT`): read the server's time (``TIME``), drop the members older than the
-window, count the rest, and add the call when fewer than the limit remain. Redis runs a script
+window, count the rest, and add the call to every set of the call (the tool's, its caller's)
+when each has fewer than its limit, else to none. Redis runs a script
 atomically (no other command runs meanwhile: https://redis.io/docs/latest/develop/programmability/eval-intro/),
 so with N replicas and a budget of B at most B calls of a tool take a slot in any 60 s window of
 the server's clock, under any interleaving; the replicas' own clocks play no part. The window is
@@ -25,6 +31,7 @@ The client is ``redis`` (redis-py, asyncio API), imported when a :class:`RedisBu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ..calls.policy import WINDOW_SECONDS
@@ -43,19 +50,32 @@ TAKE_SCRIPT: Final = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local window = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local n = redis.call('ZCARD', KEYS[1])
-if n >= limit then
-  local frees = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
-  return tonumber(frees[2]) + window - now
+local wait = -1
+local full = 0
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[2 + i])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local n = redis.call('ZCARD', key)
+  if n >= limit then
+    local frees = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+    local w = tonumber(frees[2]) + window - now
+    if w > wait then
+      wait = w
+      full = i
+    end
+  end
 end
-redis.call('ZADD', KEYS[1], now, ARGV[3])
-redis.call('PEXPIRE', KEYS[1], math.floor(window / 1000) + 1000)
+if wait >= 0 then return {math.max(wait, 1), full} end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[2])
+  redis.call('PEXPIRE', key, math.floor(window / 1000) + 1000)
+end
 return -1
 """
-"""KEYS[1]: the tool's sorted set; ARGV: the window (µs), the limit, the call's unique member.
-Returns -1 when the slot is taken, else the microseconds until a slot frees (> 0)."""
+"""KEYS: the sorted sets to take a slot of (a tool's, and its caller's: :meth:`RedisBudget.take_all`); ARGV: the
+window (µs), the call's unique member, then each key's limit. Every key gets the call or none does. Returns -1
+when the slots are taken, else ``{microseconds until the last full key frees a slot (> 0), that key's index
+(from 1)}``."""
 
 
 class RedisBudget:
@@ -94,9 +114,17 @@ class RedisBudget:
         )
         self._take = self._client.register_script(TAKE_SCRIPT)
 
-    def key(self, exposed: str) -> str:
-        """The sorted set of the exposed tool ``exposed``: ``{prefix}:budget:{exposed}``."""
-        return f"{self.prefix}:budget:{exposed}"
+    def key(self, name: str) -> str:
+        """The sorted set of a budget: ``{prefix}:budget:{{EXPOSED}}`` for an exposed tool's, and
+        ``{prefix}:budget:{{EXPOSED}}:principal:PSEUDONYM`` for a caller's (``name`` ``EXPOSED:principal:...``;
+        ``EXPOSED:anonymous`` for the calls without a principal, counted as one caller).
+
+        The exposed name is a Redis Cluster hash tag (``{...}``), so a tool's set and its callers'
+        sets are in one hash slot and one script may take a slot of both (exposed names hold no
+        ``{``, ``}`` or ``:``: ``^[a-zA-Z0-9_-]{1,64}$``).
+        """
+        tool, sep, rest = name.partition(":")
+        return f"{self.prefix}:budget:{{{tool}}}{sep}{rest}"
 
     async def take(self, key: str, limit: int, member: str) -> float | None:
         """Take a slot of the exposed tool ``key`` under ``limit`` calls per window (see the module docstring).
@@ -107,14 +135,34 @@ class RedisBudget:
         Raises:
             StoreUnavailable: Redis cannot be reached or did not answer (its address redacted, no URL).
         """
+        found = await self.take_all([(key, limit)], member)
+        return None if found is None else found[0]
+
+    async def take_all(self, wanted: Sequence[tuple[str, int]], member: str) -> tuple[float, int] | None:
+        """Take a slot of every ``(key, limit)`` of ``wanted`` or of none, in one script (atomic).
+
+        The keys are exposed tool names, and ``NAME:principal:PSEUDONYM`` for a caller's budget of
+        a tool (:func:`mcp_guard.calls.principals.principal_key`: never the subject itself).
+
+        Returns:
+            ``None`` when the call may go, else ``(seconds, index)``: the seconds until the last full key
+            frees a slot, and that key's index in ``wanted``.
+
+        Raises:
+            StoreUnavailable: Redis cannot be reached or did not answer (its address redacted, no URL).
+        """
         from redis.exceptions import RedisError
 
+        keys = [self.key(key) for key, _ in wanted]
+        args: list[Any] = [self._window_us, member, *(limit for _, limit in wanted)]
         try:
-            answer: Any = await self._take(keys=[self.key(key)], args=[self._window_us, limit, member])
+            answer: Any = await self._take(keys=keys, args=args)
         except (RedisError, OSError) as exc:
             raise StoreUnavailable(f"Redis at {self.where} is unavailable ({type(exc).__name__})") from None
-        wait = int(answer)
-        return None if wait < 0 else max(wait / 1_000_000, 1e-3)
+        if not isinstance(answer, list):
+            return None
+        wait, full = int(answer[0]), int(answer[1])
+        return max(wait / 1_000_000, 1e-3), full - 1
 
     async def ping(self) -> bool:
         """Whether Redis answers a ``PING`` now (for the start-up log)."""

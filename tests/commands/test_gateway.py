@@ -45,6 +45,12 @@ def test_example_config_loads() -> None:
     g = config.guard
     assert (g.new_tools, g.max_argument_bytes, g.calls_per_minute, g.deny) == ("reject", 1048576, 120, ["*/delete_*"])
     assert g.servers["filesystem"].tools["write_file"].calls_per_minute == 10
+    support = g.principals["support-agents"]
+    assert (support.match.groups, support.deny, support.calls_per_minute) == (
+        ["support"],
+        ["tickets/delete_ticket"],
+        30,
+    )
     assert config.journal_path == EXAMPLE.parent / "calls.jsonl"
     assert config.lock_path == EXAMPLE.parent / "gateway.example.jsonc.lock"
     assert config.warnings == ("mcpServers.filesystem.autoApprove: not a key the guard uses; ignored",)

@@ -1142,6 +1142,7 @@ async def test_answers_in_flight_when_the_client_hangs_up_still_arrive(tmp_path:
         listed = await guard.response(2)
         assert len(listed["result"]["tools"]) == 15
         added = await guard.response(3)
+        assert "result" in added, added  # once under CI at load 8: an error answered instead (which one?)
         assert added["result"]["content"][0]["text"] == "3"
         assert await guard.wait_exit() == 0
 

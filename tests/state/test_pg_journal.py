@@ -17,7 +17,7 @@ from mcp_guard.calls.pipeline import Call, Pipeline
 from mcp_guard.commands.journal_db import run_journal_database
 from mcp_guard.state.opening import StateError, opened_stores
 from mcp_guard.state.pg_journal import PostgresJournal
-from mcp_guard.state.pg_schema import init_schema, read_database_records, schema_version
+from mcp_guard.state.pg_schema import SCHEMA_VERSION, init_schema, read_database_records, schema_version
 from tests.calls.test_pipeline import catalog, config
 from tests.real_servers import Postgres, free_port
 
@@ -32,11 +32,11 @@ def rows(url: str) -> list[tuple[Any, ...]]:
         ).fetchall()
 
 
-async def test_init_is_one_idempotent_step(pg_url: str) -> None:
+async def test_init_is_idempotent(pg_url: str) -> None:
     assert schema_version(pg_url) is None
-    assert init_schema(pg_url) is True
-    assert init_schema(pg_url) is False  # a second replica running it changes nothing
-    assert schema_version(pg_url) == 1
+    assert init_schema(pg_url) is None  # (no tables before)
+    assert init_schema(pg_url) == SCHEMA_VERSION  # a second replica running it changes nothing
+    assert schema_version(pg_url) == SCHEMA_VERSION
 
 
 async def test_intent_is_committed_before_the_call_is_forwarded_and_the_outcome_after(pg_url: str) -> None:
