@@ -9,8 +9,9 @@ itself never travels past the front.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Principal"]
+__all__ = ["Callers", "Principal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +37,18 @@ class Principal:
     client_id: str | None = None
     scopes: frozenset[str] = field(default_factory=frozenset)
     groups: frozenset[str] = field(default_factory=frozenset)
+
+
+@runtime_checkable
+class Callers(Protocol):
+    """A session's client side that knows who sent each request: the HTTP front's, with OAuth (issue 27).
+
+    The one way a principal travels from the front to a session: the front notes it with each
+    request it passes on (by the id the session sees), and the session asks when it builds the
+    ``Call`` of a ``tools/call`` (``calls.pipeline.Call.principal``). A client side without it
+    (stdio) has no principal to give.
+    """
+
+    def principal_of(self, request_id: Any) -> Principal | None:
+        """Who sent the request with this JSON-RPC id (as the session sees it); None when no token named anyone."""
+        ...
