@@ -54,6 +54,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from ..auth.principal import Callers
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
 from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
@@ -156,6 +157,7 @@ class GatewaySession(ModernEra):
     ) -> None:
         super().__init__()
         self.client = client
+        self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
         self.config = config
         self.lock = lock
         self.request_timeout = request_timeout
@@ -536,7 +538,8 @@ class GatewaySession(ModernEra):
             await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
-        call = Call(route, arguments, modern=is_modern(params))
+        principal = self.callers.principal_of(request_id) if self.callers is not None else None
+        call = Call(route, arguments, modern=is_modern(params), principal=principal)
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
             await self.reply(rejection.response(request_id))
