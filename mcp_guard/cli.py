@@ -400,11 +400,25 @@ def _oauth_settings(
         )
         return settings, client_secret(settings, os.environ)
     except ValidationError as exc:
-        problems = [f"--oauth-{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}" for e in exc.errors()]
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else ""
+            flag = _OAUTH_FIELDS.get(field, "--oauth-client-id and --oauth-client-secret-env")
+            ctx = error.get("ctx") or {}
+            text = str(ctx["error"]) if "error" in ctx else str(error["msg"])
+            problems.append(f"{flag}: {text.replace('both `clientId` and `clientSecretEnv`', 'both')}")
         parser.error("; ".join(problems))
     except ValueError as exc:
         parser.error(f"--oauth-client-secret-env: {exc}")
 
+
+_OAUTH_FIELDS: Final = {
+    "issuer": "--oauth-issuer",
+    "resource": "--oauth-resource",
+    "scopes": "--oauth-scope",
+    "client_id": "--oauth-client-id",
+    "client_secret_env": "--oauth-client-secret-env",
+}
 
 _OAUTH_FLAGS: Final = (
     "--oauth-issuer",

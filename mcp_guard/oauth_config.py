@@ -120,6 +120,12 @@ class OAuthSettings(BaseModel):
     group_claim: Annotated[str, Field(min_length=1, max_length=200)] = "groups"
     resource_name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
 
+    @field_validator("scopes", "authorization_servers", "algorithms", mode="before")
+    @classmethod
+    def _arrays(cls, value: object) -> object:
+        """A JSON array (a config file's list) is taken as the tuple it stands for; nothing else is coerced."""
+        return tuple(value) if type(value) is list else value
+
     @field_validator("issuer")
     @classmethod
     def _issuer(cls, value: str) -> str:

@@ -5,8 +5,10 @@ bytes). A token whose ``kid`` is not in it makes the ring fetch the JWKS again (
 rotated its keys), but at most once per ``jwks_refresh_seconds``: a flood of tokens with made-up
 ``kid`` values costs one fetch per interval, not one per token. Concurrent requests that need a
 fetch share it. A JWKS older than ``jwks_max_age_seconds`` is fetched again before it is used
-(a retired key stops being accepted). Keys of type ``oct`` (shared secrets) and keys whose
-``use`` is not ``sig`` are left out: a resource server verifies with public keys only.
+(a retired key stops being accepted); when that fetch fails the keys held are kept, and an issuer
+that cannot be reached is asked again after at most :data:`RETRY_SECONDS`, never once per
+request. Keys of type ``oct`` (shared secrets) and keys whose ``use`` is not ``sig`` are left
+out: a resource server verifies with public keys only.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import httpx
@@ -29,6 +31,9 @@ __all__ = ["KeyRing"]
 log = logging.getLogger("mcp_guard")
 
 _PUBLIC_TYPES = frozenset({"RSA", "EC", "OKP"})
+
+RETRY_SECONDS: Final = 5.0
+"""After a failed fetch, how long a ring with no keys (or a stale set) waits before it asks again (at most)."""
 
 
 class KeyRing:
@@ -66,8 +71,11 @@ class KeyRing:
             AuthServerError: the JWKS could not be fetched and none usable is held.
         """
         now = time.monotonic()
-        if now - self._fetched_at > self._settings.jwks_max_age_seconds:
-            await self._refresh(stale_before=now)
+        stale = not self._keys or now - self._fetched_at > self._settings.jwks_max_age_seconds
+        if stale and now - self._tried_at >= min(self._settings.jwks_refresh_seconds, RETRY_SECONDS):
+            await self._refresh(stale_before=now)  # (an issuer that is down is asked again after RETRY_SECONDS)
+        if not self._keys:
+            raise AuthServerError("the issuer's JWKS could not be fetched a moment ago")
         key = self._find(kid)
         if key is None and time.monotonic() - self._tried_at >= self._settings.jwks_refresh_seconds:
             await self._refresh(stale_before=time.monotonic())

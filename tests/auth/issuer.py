@@ -44,12 +44,14 @@ class Issuer:
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
     hits: Counter[str] = field(default_factory=Counter)
     token_resources: list[str | None] = field(default_factory=list)
+    jwks_padding: int = 0  # bytes of filler in the JWKS document (a document over the guard's cap)
+    metadata_issuer: str | None = None  # the metadata's issuer, when it must not be this one
 
     @property
     def metadata(self) -> dict[str, Any]:
         """The RFC 8414 document."""
         return {
-            "issuer": self.url,
+            "issuer": self.metadata_issuer or self.url,
             "jwks_uri": f"{self.url}/jwks",
             "introspection_endpoint": f"{self.url}/introspect",
             "token_endpoint": f"{self.url}/token",
@@ -118,7 +120,10 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
             if self.path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
                 self._json(200, issuer.metadata)
             elif self.path == "/jwks":
-                self._json(200, {"keys": [k.as_dict(private=False) for k in issuer.keys]})
+                document: dict[str, Any] = {"keys": [k.as_dict(private=False) for k in issuer.keys]}
+                if issuer.jwks_padding:
+                    document["filler"] = "x" * issuer.jwks_padding
+                self._json(200, document)
             else:
                 self._json(404, {"error": "not_found"})
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -220,12 +219,14 @@ async def test_every_request_without_a_valid_token_is_refused_before_any_session
 # --- the principal reaches the Call ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["own-upstream", "shared-upstream"])
 async def test_the_principal_reaches_wraps_call_in_both_eras_and_a_session_is_its_owners(
-    issuer: Issuer, judged: list[tuple[str, Principal | None]]
+    issuer: Issuer, judged: list[tuple[str, Principal | None]], shared: bool
 ) -> None:
     alice = issuer.token(RESOURCE, sub="alice", groups=["support"])
     bob = issuer.token(RESOURCE, sub="bob")
-    async with front(oauth(issuer)) as client:
+    config = oauth(issuer).model_copy(update={"shared_upstream": shared})
+    async with front(config) as client:
         session = await open_session(client, alice)
         answer = await post(client, call(2, "bash", {"command": "ls"}), session)
         assert answer.status_code == 200 and body(answer)["result"]["isError"] is False, answer.text
@@ -273,29 +274,3 @@ async def test_the_clients_token_never_reaches_an_http_upstream(
         records = upstream.records()
     assert len(records) >= 3 and all(r.get("authorization") is False for r in records), records
     assert [p.subject for _, p in judged if p is not None] == ["dave", "dave"]
-
-
-def test_the_cli_refuses_a_shared_token_with_oauth_and_half_an_oauth_config() -> None:
-    base = [sys.executable, "-m", "mcp_guard", "wrap", "--http", "127.0.0.1:0"]
-    env = {"T": "tok", "PATH": "/usr/bin:/bin"}
-    oauth_flags = ["--oauth-issuer", "https://as.example", "--oauth-resource", RESOURCE]
-    both = subprocess.run(
-        [*base, "--http-token-env", "T", *oauth_flags, "--", "x"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert both.returncode == 2 and "one Authorization header" in both.stderr
-    half = subprocess.run(
-        [*base, "--oauth-issuer", "https://as.example", "--", "x"], capture_output=True, text=True, env=env, timeout=60
-    )
-    assert half.returncode == 2 and "needs both --oauth-issuer and --oauth-resource" in half.stderr
-    stdio = subprocess.run(
-        [sys.executable, "-m", "mcp_guard", "wrap", "--oauth-issuer", "https://as.example", "--", "x"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert stdio.returncode == 2 and "only apply with --http" in stdio.stderr

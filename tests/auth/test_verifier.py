@@ -295,6 +295,23 @@ async def test_an_unreachable_issuer_is_a_503_not_a_401(issuer: Issuer) -> None:
         await verifier.aclose()
 
 
+async def test_a_jwks_over_the_size_cap_or_metadata_naming_another_issuer_is_a_503(issuer: Issuer) -> None:
+    token = issuer.token(RESOURCE)
+    issuer.jwks_padding = 300 * 1024
+    try:
+        result = await verdict(issuer, token)
+        assert isinstance(result, Refusal) and result.status == 503 and "more than" in result.description
+    finally:
+        issuer.jwks_padding = 0
+    issuer.metadata_issuer = "http://127.0.0.1:1"  # RFC 8414 section 3.3: the metadata must name the issuer
+    try:
+        result = await verdict(issuer, token)
+        assert isinstance(result, Refusal) and result.status == 503 and "another issuer" in result.description
+    finally:
+        issuer.metadata_issuer = None
+    assert isinstance(await verdict(issuer, token), Principal)
+
+
 def test_settings_refuse_none_hmac_and_plain_http_issuers() -> None:
     from pydantic import ValidationError
 
