@@ -16,7 +16,10 @@ call times is compared. Memory: the relay process's peak resident set (``VmHWM``
 
 Usage::
 
-    python benchmarks/big_message.py [--mib 16] [--calls 3] [--rounds 3] [--case take|echo|both]
+    python benchmarks/big_message.py [--mib 16] [--calls 3] [--rounds 3] [--case take|echo|both] [--before DIR]
+
+``--before DIR`` adds ``wrap`` run with DIR first on ``PYTHONPATH`` (another checkout), in the same
+alternated rounds; run from a folder that is not a checkout (``python -m`` puts it first).
 
 Goals (issue 14): ``mcp-guard/bare relay`` time <= 1.2 and peak above idle <= 3x the message.
 """
@@ -193,30 +196,40 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=3, help="big calls per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--case", choices=("take", "echo", "both"), default="both")
+    parser.add_argument("--before", metavar="DIR", help="also time wrap with DIR first on PYTHONPATH")
     args = parser.parse_args()
+    targets = dict(TARGETS)
+    if args.before:
+        targets["before"] = ["env", f"PYTHONPATH={Path(args.before).resolve()}", *TARGETS["mcp-guard"]]
     size = int(args.mib * (1 << 20))
     data = base64.b64encode(os.urandom(size * 3 // 4 + 3)).decode()[:size]
     message = len(big_line(1, "take", data))
     cases = ("take", "echo") if args.case == "both" else (args.case,)
     for tool in cases:
-        times: dict[str, list[float]] = {name: [] for name in TARGETS}
-        memory: dict[str, list[float]] = {name: [] for name in TARGETS}
+        times: dict[str, list[float]] = {name: [] for name in targets}
+        memory: dict[str, list[float]] = {name: [] for name in targets}
+        rounds: dict[str, list[float]] = {name: [] for name in targets}
         for i in range(args.rounds):
             shown = []
-            for name, command in TARGETS.items():
+            for name, command in targets.items():
                 spent, above = run_round(command, tool, data, args.calls)
                 times[name] += spent
+                rounds[name].append(statistics.median(spent))
                 memory[name].append(above)
                 shown.append(f"{name} {statistics.median(spent) * 1e3:7.1f} ms")
             print(f"{tool} round {i + 1}: " + "   ".join(shown), flush=True)
         print(f"{tool}: a {message / (1 << 20):.1f} MiB tools/call, median over {args.rounds} rounds of {args.calls}:")
         median = {name: statistics.median(values) for name, values in times.items()}
-        for name in TARGETS:
+        for name in targets:
             peak = max(memory[name]) / message
             shown_peak = "" if name == "direct" else f"   peak above idle {peak:4.2f}x the message"
             ratio = median[name] / median["direct"]
-            print(f"  {name:<11} {median[name] * 1e3:8.1f} ms   {ratio:4.2f}x direct{shown_peak}")
-        print(f"  mcp-guard/bare relay = {median['mcp-guard'] / median['bare relay']:.2f}", flush=True)
+            spread = f"rounds {min(rounds[name]) * 1e3:.1f}-{max(rounds[name]) * 1e3:.1f} ms"
+            print(f"  {name:<11} {median[name] * 1e3:8.1f} ms   {ratio:4.2f}x direct   {spread}{shown_peak}")
+        print(f"  mcp-guard/bare relay = {median['mcp-guard'] / median['bare relay']:.2f}", end="")
+        if "before" in median:
+            print(f";  mcp-guard/before = {median['mcp-guard'] / median['before']:.2f}", end="")
+        print(flush=True)
     return 0
 
 

@@ -9,10 +9,12 @@ interleaved and the median of each is compared, so machine noise hits all alike.
 Usage::
 
     python benchmarks/relay_throughput.py [--calls 2000] [--rounds 3] [--era handshake|modern]
-        [--fastmcp-python PATH]
+        [--fastmcp-python PATH] [--before DIR]
 
 ``--fastmcp-python`` names a Python that has ``fastmcp`` installed (default: this one; the
-FastMCP target is skipped when it cannot import fastmcp). Prints calls/s and p50/p99
+FastMCP target is skipped when it cannot import fastmcp). ``--before DIR`` adds ``wrap`` run with DIR
+first on ``PYTHONPATH`` (another checkout of mcp-guard, say the tree before a refactor), in the same
+alternated rounds. Prints calls/s and p50/p99
 latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2).
 """
 
@@ -134,8 +136,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--era", choices=("handshake", "modern"), default="handshake")
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
+    parser.add_argument("--before", metavar="DIR", help="also time wrap with DIR first on PYTHONPATH")
     args = parser.parse_args()
     targets = {"direct": SERVER, "mcp-guard": GUARD + SERVER}
+    if args.before:
+        targets["before"] = ["env", f"PYTHONPATH={Path(args.before).resolve()}", *GUARD, *SERVER]
     if has_fastmcp(args.fastmcp_python):
         targets["fastmcp proxy"] = [args.fastmcp_python, str(ROOT / "benchmarks" / "fastmcp_proxy.py"), "--", *SERVER]
     else:
@@ -165,8 +170,11 @@ def summarize(title: str, rates: dict[str, list[float]], latencies: dict[str, li
         print(
             f"  {name:<14} {value:8.1f} calls/s   p50 {percentile(lat, 0.5) * scale:7.{digits}f} {unit}"
             f"   p99 {percentile(lat, 0.99) * scale:7.{digits}f} {unit}"
+            f"   rounds {min(rates[name]):.1f}-{max(rates[name]):.1f}/s"
         )
     print(f"  mcp-guard/direct = {median['mcp-guard'] / median['direct']:.2f}", end="")
+    if "before" in median:
+        print(f";  mcp-guard/before = {median['mcp-guard'] / median['before']:.2f}", end="")
     if "fastmcp proxy" in median:
         print(f";  mcp-guard/fastmcp proxy = {median['mcp-guard'] / median['fastmcp proxy']:.2f}", end="")
     print()
