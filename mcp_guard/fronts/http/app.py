@@ -487,7 +487,10 @@ class HttpFront:
 
     def _owned(self, session: AnySession, principal: Principal | None) -> bool:
         """Whether a request with ``principal`` may use ``session``: the principal that opened it (OAuth)."""
-        return self._owners.get(session.session_id) == owner_of(principal)
+        if self._owners.get(session.session_id) == owner_of(principal):
+            return True
+        self.counted.log(logging.WARNING, "refused a request for a session another principal opened (answered 404)")
+        return False
 
     async def _post_session(
         self,
