@@ -410,7 +410,45 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any) -> int:
         "  ratios, median of the rounds' own: "
         + ";  ".join(f"{name} = {statistics.median(values):.2f}" for name, values in round_ratios.items())
     )
+    if issuer is not None:
+        cached, fresh = verification_cpu(issuer)
+        plain = cpu_median["mcp-guard"]
+        print(
+            f"  token verification in process (CPU): {cached * 1e6:.1f} µs a request with a token seen before, "
+            f"{fresh * 1e6:.0f} µs with a new one (RS256); over plain wrap --http's {plain * 1e6:.0f} µs per call: "
+            f"{(plain + cached) / plain:.3f} and {(plain + fresh) / plain:.3f}"
+        )
     return 0
+
+
+def verification_cpu(issuer: Any, repeats: int = 20_000, fresh: int = 300) -> tuple[float, float]:
+    """CPU seconds of ``TokenVerifier.verify_header`` per request, in this process: a token verified
+    before (the verdict reused), and tokens never seen (signature and claims checked), the JWKS cached."""
+    import asyncio
+
+    from mcp_guard.auth.verifier import TokenVerifier
+    from mcp_guard.oauth_config import OAuthSettings
+
+    resource = "http://127.0.0.1:1/mcp"
+
+    async def measure() -> tuple[float, float]:
+        verifier = TokenVerifier(OAuthSettings(issuer=issuer.url, resource=resource, scopes=("mcp:tools",)))
+        try:
+            header = "Bearer " + issuer.token(resource)
+            await verifier.verify_header(header)  # the JWKS fetched, the verdict kept
+            start = time.process_time()
+            for _ in range(repeats):
+                await verifier.verify_header(header)
+            cached = (time.process_time() - start) / repeats
+            headers = ["Bearer " + issuer.token(resource, jti=str(n)) for n in range(fresh)]
+            start = time.process_time()
+            for each in headers:
+                await verifier.verify_header(each)
+            return cached, (time.process_time() - start) / fresh
+        finally:
+            await verifier.aclose()
+
+    return asyncio.run(measure())
 
 
 if __name__ == "__main__":
