@@ -70,6 +70,9 @@ class KeyRing:
         Raises:
             AuthServerError: the JWKS could not be fetched and none usable is held.
         """
+        if self._lock.locked():  # a fetch is under way: what it brings may be the key this token needs
+            async with self._lock:
+                pass
         now = time.monotonic()
         stale = not self._keys or now - self._fetched_at > self._settings.jwks_max_age_seconds
         if stale and now - self._tried_at >= min(self._settings.jwks_refresh_seconds, RETRY_SECONDS):

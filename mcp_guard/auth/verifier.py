@@ -31,6 +31,7 @@ import re
 import time
 from typing import Any, Final
 
+import anyio
 import httpx
 from joserfc.errors import ClaimError, ExpiredTokenError, JoseError
 from joserfc.jws import JWSRegistry, extract_compact, validate_compact
@@ -85,6 +86,7 @@ class TokenVerifier:
         self._client = client if client is not None else httpx.AsyncClient(timeout=FETCH_TIMEOUT)
         self._metadata: Metadata | None = None
         self._metadata_failed = -float("inf")
+        self._discovering = anyio.Lock()
         self.keys = KeyRing(self._client, settings, self._jwks_uri)
         self._registry = JWSRegistry(algorithms=list(settings.algorithms))
         self._algorithms = frozenset(settings.algorithms)
@@ -115,13 +117,15 @@ class TokenVerifier:
             AuthServerError: no metadata could be had.
         """
         if self._metadata is None:
-            if time.monotonic() - self._metadata_failed < METADATA_RETRY_SECONDS:
-                raise AuthServerError("the authorization server's metadata could not be fetched a moment ago")
-            try:
-                self._metadata = await discover(self._client, self.settings.issuer)
-            except AuthServerError:
-                self._metadata_failed = time.monotonic()
-                raise
+            async with self._discovering:  # concurrent first requests share one discovery
+                if self._metadata is None:
+                    if time.monotonic() - self._metadata_failed < METADATA_RETRY_SECONDS:
+                        raise AuthServerError("the authorization server's metadata could not be fetched a moment ago")
+                    try:
+                        self._metadata = await discover(self._client, self.settings.issuer)
+                    except AuthServerError:
+                        self._metadata_failed = time.monotonic()
+                        raise
         return self._metadata
 
     async def _jwks_uri(self) -> str:

@@ -11,7 +11,8 @@ Tokens are signed with joserfc (the guard's own JOSE library, its signing side).
 - ``/token``: the client-credentials grant for ``agent:agent-secret`` (``client_secret_post`` or
   ``client_secret_basic``): a JWT for the ``resource`` asked (RFC 8707), scopes as asked.
 
-Every request's path is counted in :attr:`Issuer.hits`.
+Every request's path is counted in :attr:`Issuer.hits` (when it arrives); ``/jwks`` answers only
+while :attr:`Issuer.jwks_gate` is set (a test holds a fetch in flight by clearing it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class Issuer:
     token_resources: list[str | None] = field(default_factory=list)
     jwks_padding: int = 0  # bytes of filler in the JWKS document (a document over the guard's cap)
     metadata_issuer: str | None = None  # the metadata's issuer, when it must not be this one
+    jwks_gate: threading.Event = field(default_factory=threading.Event)  # /jwks answers once it is set
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -120,6 +122,7 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
             if self.path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
                 self._json(200, issuer.metadata)
             elif self.path == "/jwks":
+                issuer.jwks_gate.wait(30)
                 document: dict[str, Any] = {"keys": [k.as_dict(private=False) for k in issuer.keys]}
                 if issuer.jwks_padding:
                     document["filler"] = "x" * issuer.jwks_padding
@@ -156,6 +159,7 @@ def running_issuer() -> Iterator[Issuer]:
     """Serve a test authorization server on a free loopback port until the block ends."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
     issuer = Issuer(f"http://127.0.0.1:{server.server_address[1]}", keys=[rsa_key()])
+    issuer.jwks_gate.set()
     server.RequestHandlerClass = _handler(issuer)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

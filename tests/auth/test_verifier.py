@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 from joserfc.jwk import ECKey
 
@@ -184,6 +185,36 @@ async def test_an_unknown_kid_fetches_the_jwks_again_and_a_rotated_key_is_accept
     finally:
         issuer.keys[:] = old_keys
         await verifier.aclose()
+
+
+async def test_requests_that_arrive_while_the_first_jwks_fetch_is_in_flight_wait_for_it(issuer: Issuer) -> None:
+    """Not 503 for every request of a burst but the first: they share its fetch (one discovery, one JWKS)."""
+    verifier = TokenVerifier(settings(issuer))
+    hits = dict(issuer.hits)
+    results: list[Principal | Refusal] = []
+
+    async def one(n: int) -> None:
+        results.append(await verifier.verify(issuer.token(RESOURCE, jti=str(n))))
+
+    issuer.jwks_gate.clear()  # the issuer holds its JWKS answer until the others have arrived
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, 0)
+            with anyio.fail_after(10):
+                while issuer.hits["/jwks"] == hits.get("/jwks", 0):  # the first fetch is under way
+                    await anyio.sleep(0.01)
+            for n in range(1, 8):
+                tg.start_soon(one, n)
+            for _ in range(100):
+                await anyio.sleep(0)
+            issuer.jwks_gate.set()
+    finally:
+        issuer.jwks_gate.set()
+        await verifier.aclose()
+    assert len(results) == 8 and all(isinstance(r, Principal) for r in results), results
+    assert verifier.keys.fetches == 1 and issuer.hits["/jwks"] - hits.get("/jwks", 0) == 1
+    metadata = "/.well-known/oauth-authorization-server"
+    assert issuer.hits[metadata] - hits.get(metadata, 0) == 1
 
 
 async def test_a_verified_token_is_not_checked_again_but_its_scope_is(issuer: Issuer) -> None:
