@@ -20,15 +20,25 @@ not counted, on either side), divided by their number. Both guards run at the sa
 ``--log-level`` (``warning``; neither logs a line per call at ``info`` either). Rounds of the
 targets are interleaved and medians compared, so machine noise hits all alike.
 
+``--oauth`` adds two targets: ``mcp-guard wrap --http`` as an OAuth 2.1 resource server
+(``--oauth-issuer``, ``--oauth-resource``, ``--oauth-scope``) in front of the same upstream, with a
+test authorization server on loopback (``tests/auth/issuer.py``: RS256 tokens, its JWKS fetched
+once), the clients sending ``Authorization: Bearer``: "mcp-guard oauth" with one token per client
+(as clients do: the guard checks its signature once, then reuses the verdict), and "mcp-guard
+oauth, new token per call" (each call a token never seen: a signature check and the claims on
+every call). Their CPU per call is compared with plain ``wrap --http``'s (issue 27 item 5: at most
+1.10). It needs the ``auth`` extra (joserfc).
+
 Usage::
 
     python benchmarks/http_throughput.py [--calls 500] [--rounds 3] [--clients 1]
-        [--fastmcp-python PATH]
+        [--fastmcp-python PATH] [--oauth]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -50,14 +60,14 @@ SIGMA = [sys.executable, str(ROOT / "fixtures" / "sigma" / "server.py")]
 DIRECT = [sys.executable, str(ROOT / "tests" / "e2e" / "sigma_http_server.py")]
 
 
-def guard(log_level: str, http_port: int | None = None) -> list[str]:
+def guard(log_level: str, http_port: int | None = None, *extra: str) -> list[str]:
     """``mcp-guard wrap`` (over HTTP on ``127.0.0.1:http_port`` when given), up to the ``--`` before the upstream.
 
     Both guards get the same ``--log-level`` (neither logs a line per call at info or warning);
     the HTTP one gets a port of its own, not :0, since below info it does not log its address.
     """
     http = ["--http", f"127.0.0.1:{http_port}"] if http_port is not None else []
-    return [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", log_level, *http, "--"]
+    return [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", log_level, *http, *extra, "--"]
 
 
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
@@ -196,14 +206,21 @@ def serving(
             process.kill()
 
 
-def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float, list[float], float]:
+def run_http_round(
+    url: str, pid: int, calls: int, clients: int, tokens: list[list[str]] | None = None
+) -> tuple[float, list[float], float]:
     """``clients`` sessions at once, ``calls`` sequential tools/call each.
+
+    ``tokens``: per client, the bearer token of its session, then one per call (warm-up included)
+    or none (the session's token on every call).
 
     Returns calls/s over all clients, each call's latency (s), and the server's CPU seconds per call.
     """
     sessions = []
-    for _ in range(clients):  # each on a connection of its own, closed after (idle ones would time out meanwhile)
+    for index in range(clients):  # each on a connection of its own, closed after (idle ones would time out meanwhile)
         opener = RawHttp(url)
+        if tokens is not None:
+            opener.headers["Authorization"] = f"Bearer {tokens[index][0]}"
         opener.open_session()
         sessions.append(dict(opener.headers))
         opener.close()
@@ -216,12 +233,20 @@ def run_http_round(url: str, pid: int, calls: int, clients: int) -> tuple[float,
     def client(index: int) -> None:
         connection = RawHttp(url)
         connection.headers.update(sessions[index])
+        fresh = tokens[index][1:] if tokens is not None else []
+
+        def next_token(i: int) -> None:
+            if fresh:
+                connection.headers["Authorization"] = f"Bearer {fresh[i]}"
+
         for i in range(WARM_UP):  # warm-up (and the guard's first listing)
+            next_token(i)
             connection.post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": CALL})
         warmed.wait()
         start_line.wait()
         for i in range(calls):
             request_id = WARM_UP + 1 + i
+            next_token(WARM_UP + i)
             before = time.perf_counter()
             status, _, answer = connection.post(
                 {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": CALL}
@@ -283,12 +308,30 @@ def main() -> int:
     )
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     parser.add_argument(
+        "--oauth", action="store_true", help="also run wrap --http as an OAuth resource server (needs the auth extra)"
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         help="both guards' --log-level (the same for both: neither logs a line per call at info or warning)",
     )
     args = parser.parse_args()
     stdio_guard = guard(args.log_level)
+    with contextlib.ExitStack() as stack:
+        issuer = stack.enter_context(_running_issuer()) if args.oauth else None
+        return _run(args, stdio_guard, issuer)
+
+
+@contextmanager
+def _running_issuer() -> Iterator[Any]:
+    sys.path.insert(0, str(ROOT))  # the test authorization server of tests/auth
+    from tests.auth.issuer import running_issuer
+
+    with running_issuer() as issuer:
+        yield issuer
+
+
+def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any) -> int:
     has_fastmcp = subprocess.run([args.fastmcp_python, "-c", "import fastmcp"], capture_output=True).returncode == 0
     if not has_fastmcp:
         print(f"(fastmcp not importable by {args.fastmcp_python}: FastMCP proxy target skipped)")
@@ -302,6 +345,17 @@ def main() -> int:
             targets.append(("direct", DIRECT, "stdout", None, None))
         port = free_port()
         targets.append(("mcp-guard", guard(args.log_level, port) + SIGMA, "stderr", port, None))
+        round_tokens: dict[str, list[list[str]]] = {}
+        if issuer is not None:
+            for name, fresh in (("mcp-guard oauth", False), ("mcp-guard oauth, new token per call", True)):
+                port = free_port()
+                resource = f"http://127.0.0.1:{port}/mcp"
+                oauth = ("--oauth-issuer", issuer.url, "--oauth-resource", resource, "--oauth-scope", "mcp:tools")
+                targets.append((name, guard(args.log_level, port, *oauth) + SIGMA, "stderr", port, None))
+                per_client = WARM_UP + args.calls if fresh else 0
+                round_tokens[name] = [
+                    [issuer.token(resource, jti=f"{c}-{n}") for n in range(1 + per_client)] for c in range(args.clients)
+                ]
         if args.baseline:
             port = free_port()
             env = {"PYTHONPATH": args.baseline}
@@ -315,7 +369,7 @@ def main() -> int:
             # The baseline runs in its own folder: ``python -m`` puts the working folder first on sys.path.
             cwd = args.baseline if name == "baseline" else None
             with serving(command, url_from, port_given, env, cwd) as (url, pid):
-                rate, lat, cpu = run_http_round(url, pid, args.calls, args.clients)
+                rate, lat, cpu = run_http_round(url, pid, args.calls, args.clients, round_tokens.get(name))
             rates.setdefault(name, []).append(rate)
             latencies.setdefault(name, []).extend(lat)
             cpus.setdefault(name, []).append(cpu)
@@ -328,6 +382,11 @@ def main() -> int:
         print(f"round {i + 1}: " + "   ".join(line), flush=True)
         ratio = round_ratios.setdefault
         ratio("guard CPU per call, HTTP/stdio", []).append(cpus["mcp-guard"][-1] / cpu)
+        if issuer is not None:
+            plain = cpus["mcp-guard"][-1]
+            ratio("CPU per call, oauth/plain HTTP", []).append(cpus["mcp-guard oauth"][-1] / plain)
+            fresh_cpu = cpus["mcp-guard oauth, new token per call"][-1]
+            ratio("CPU per call, oauth new token per call/plain HTTP", []).append(fresh_cpu / plain)
         if args.baseline:
             ratio("baseline CPU per call, HTTP/stdio", []).append(cpus["baseline"][-1] / cpu)
             ratio("mcp-guard/baseline throughput", []).append(rates["mcp-guard"][-1] / rates["baseline"][-1])
@@ -344,14 +403,52 @@ def main() -> int:
     for name, value in median.items():
         lat = latencies[name]
         print(
-            f"  {name:<16} {value:8.1f} calls/s   p50 {percentile(lat, 0.5) * 1e3:6.2f} ms"
+            f"  {name:<35} {value:8.1f} calls/s   p50 {percentile(lat, 0.5) * 1e3:6.2f} ms"
             f"   p99 {percentile(lat, 0.99) * 1e3:6.2f} ms   server CPU {cpu_median[name] * 1e6:5.0f} µs/call"
         )
     print(
         "  ratios, median of the rounds' own: "
         + ";  ".join(f"{name} = {statistics.median(values):.2f}" for name, values in round_ratios.items())
     )
+    if issuer is not None:
+        cached, fresh = verification_cpu(issuer)
+        plain = cpu_median["mcp-guard"]
+        print(
+            f"  token verification in process (CPU): {cached * 1e6:.1f} µs a request with a token seen before, "
+            f"{fresh * 1e6:.0f} µs with a new one (RS256); over plain wrap --http's {plain * 1e6:.0f} µs per call: "
+            f"{(plain + cached) / plain:.3f} and {(plain + fresh) / plain:.3f}"
+        )
     return 0
+
+
+def verification_cpu(issuer: Any, repeats: int = 20_000, fresh: int = 300) -> tuple[float, float]:
+    """CPU seconds of ``TokenVerifier.verify_header`` per request, in this process: a token verified
+    before (the verdict reused), and tokens never seen (signature and claims checked), the JWKS cached."""
+    import asyncio
+
+    from mcp_guard.auth.verifier import TokenVerifier
+    from mcp_guard.oauth_config import OAuthSettings
+
+    resource = "http://127.0.0.1:1/mcp"
+
+    async def measure() -> tuple[float, float]:
+        verifier = TokenVerifier(OAuthSettings(issuer=issuer.url, resource=resource, scopes=("mcp:tools",)))
+        try:
+            header = "Bearer " + issuer.token(resource)
+            await verifier.verify_header(header)  # the JWKS fetched, the verdict kept
+            start = time.process_time()
+            for _ in range(repeats):
+                await verifier.verify_header(header)
+            cached = (time.process_time() - start) / repeats
+            headers = ["Bearer " + issuer.token(resource, jti=str(n)) for n in range(fresh)]
+            start = time.process_time()
+            for each in headers:
+                await verifier.verify_header(each)
+            return cached, (time.process_time() - start) / fresh
+        finally:
+            await verifier.aclose()
+
+    return asyncio.run(measure())
 
 
 if __name__ == "__main__":

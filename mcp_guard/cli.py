@@ -26,6 +26,7 @@ from .safe_text import escape
 
 if TYPE_CHECKING:
     from .fronts.http import HttpConfig
+    from .oauth_config import OAuthSettings
 
 __all__ = ["main"]
 
@@ -280,6 +281,36 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
         help="require 'Authorization: Bearer <token>' on every request, the token being the value of the "
         "environment variable VAR",
     )
+    oauth = parser.add_argument_group('OAuth 2.1 resource server (with --http; docs/http-front.md, "Who is calling")')
+    oauth.add_argument(
+        "--oauth-issuer",
+        metavar="URL",
+        help="require on every request a bearer access token from this authorization server (its RFC 8414 "
+        "metadata or OpenID configuration names its JWKS); needs --oauth-resource; not with --http-token-env",
+    )
+    oauth.add_argument(
+        "--oauth-resource",
+        metavar="URL",
+        help="the guard's resource URI as clients reach it (e.g. https://mcp.example.com/mcp): tokens' aud must "
+        "hold it (RFC 8707), and /.well-known/oauth-protected-resource names it (RFC 9728)",
+    )
+    oauth.add_argument(
+        "--oauth-scope",
+        action="append",
+        default=[],
+        metavar="SCOPE",
+        help="a scope every token must grant (repeatable; else 403 insufficient_scope)",
+    )
+    oauth.add_argument(
+        "--oauth-client-id",
+        metavar="ID",
+        help="the guard's client id at the issuer's introspection endpoint (RFC 7662), for opaque tokens",
+    )
+    oauth.add_argument(
+        "--oauth-client-secret-env",
+        metavar="VAR",
+        help="the environment variable holding that client's secret",
+    )
     http.add_argument(
         "--session-idle-timeout",
         type=float,
@@ -321,6 +352,12 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
         if not value.strip():
             parser.error(f"--http-token-env: the environment variable {args.http_token_env} is not set or empty")
         token = SecretStr(value.strip())
+    oauth, secret = _oauth_settings(args, parser)
+    if oauth is not None and token is not None:
+        parser.error(
+            "--http-token-env and --oauth-issuer: a request has one Authorization header, so the guard takes "
+            "either a shared token or OAuth access tokens; give one of them"
+        )
     try:
         return HttpConfig(
             host=host,
@@ -328,6 +365,8 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
             allowed_hosts=tuple(args.allowed_host),
             allowed_origins=tuple(args.allowed_origin),
             token=token,
+            oauth=oauth,
+            oauth_client_secret=SecretStr(secret) if secret is not None else None,
             max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES if args.max_message_bytes is None else args.max_message_bytes,
             session_idle_timeout=args.session_idle_timeout or None,
             max_sessions=args.max_sessions,
@@ -336,6 +375,58 @@ def _http_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> H
         )
     except ValidationError as exc:
         parser.error("; ".join(_option_problem(e) for e in exc.errors()))
+
+
+def _oauth_settings(
+    args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> tuple[OAuthSettings | None, str | None]:
+    """The ``--oauth-*`` options as settings and the introspection secret (usage errors exit with status 2)."""
+    from pydantic import ValidationError
+
+    from .oauth_config import OAuthSettings, client_secret
+
+    given = [flag for flag in _OAUTH_FLAGS if getattr(args, flag[2:].replace("-", "_"), None)]
+    if not given:
+        return None, None
+    if args.oauth_issuer is None or args.oauth_resource is None:
+        parser.error(f"{', '.join(given)}: OAuth needs both --oauth-issuer and --oauth-resource")
+    try:
+        settings = OAuthSettings(
+            issuer=args.oauth_issuer,
+            resource=args.oauth_resource,
+            scopes=tuple(args.oauth_scope),
+            client_id=args.oauth_client_id,
+            client_secret_env=args.oauth_client_secret_env,
+        )
+        return settings, client_secret(settings, os.environ)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else ""
+            flag = _OAUTH_FIELDS.get(field, "--oauth-client-id and --oauth-client-secret-env")
+            ctx = error.get("ctx") or {}
+            text = str(ctx["error"]) if "error" in ctx else str(error["msg"])
+            problems.append(f"{flag}: {text.replace('both `clientId` and `clientSecretEnv`', 'both')}")
+        parser.error("; ".join(problems))
+    except ValueError as exc:
+        parser.error(f"--oauth-client-secret-env: {exc}")
+
+
+_OAUTH_FIELDS: Final = {
+    "issuer": "--oauth-issuer",
+    "resource": "--oauth-resource",
+    "scopes": "--oauth-scope",
+    "client_id": "--oauth-client-id",
+    "client_secret_env": "--oauth-client-secret-env",
+}
+
+_OAUTH_FLAGS: Final = (
+    "--oauth-issuer",
+    "--oauth-resource",
+    "--oauth-scope",
+    "--oauth-client-id",
+    "--oauth-client-secret-env",
+)
 
 
 _HTTP_OPTIONS: Final = {
@@ -437,6 +528,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 ("--allowed-origin", args.allowed_origin),
                 ("--http-token-env", args.http_token_env is not None),
                 ("--shared-upstream", args.shared_upstream),
+                *((flag, getattr(args, flag[2:].replace("-", "_"))) for flag in _OAUTH_FLAGS),
             )
             if given
         ]
@@ -494,6 +586,7 @@ def _main(argv: Sequence[str] | None) -> int:
                     ("--allowed-host", args.allowed_host),
                     ("--allowed-origin", args.allowed_origin),
                     ("--http-token-env", args.http_token_env is not None),
+                    *((flag, getattr(args, flag[2:].replace("-", "_"))) for flag in _OAUTH_FLAGS),
                 )
                 if given
             ]

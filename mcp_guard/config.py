@@ -62,6 +62,7 @@ from pydantic.alias_generators import to_camel
 from .config_text import expand_variables, json_path, strip_jsonc
 from .core.profiles import DEFAULT_PROFILE, ProfileName
 from .errors import GuardError
+from .oauth_config import OAuthSettings
 
 __all__ = [
     "DEFAULT_NAME_FORMAT",
@@ -316,6 +317,9 @@ class GuardSettings(_Model):
             file) or ``"withhold"`` (left out of the list). With a version-1 lock, which holds
             no definitions, such a tool is withheld.
         page_size: tools (prompts, resources) per page of the guard's merged lists.
+        auth: ``serve --http`` as an OAuth 2.1 resource server (:class:`~.oauth_config.OAuthSettings`:
+            ``issuer``, ``resource``, ``scopes``...); every request then needs an access token the
+            issuer signed for ``resource`` (docs/gateway.md, "Who is calling"). Ignored on stdio.
         servers: per upstream settings; each key must name a server of the config.
         principals: named rules per principal (:class:`PrincipalRule`; issue 27): allow, deny or
             hide tools and set budgets for the callers a verified access token names (the HTTP
@@ -338,6 +342,7 @@ class GuardSettings(_Model):
     new_tools: Literal["allow", "reject"] = "allow"
     changed_tools: Literal["pinned", "withhold"] = "pinned"
     page_size: Annotated[int, Field(gt=0, le=10_000, strict=True)] = 100
+    auth: OAuthSettings | None = None
     servers: dict[str, ServerPolicy] = Field(default_factory=dict)
     principals: dict[RuleName, PrincipalRule] = Field(default_factory=dict)
 

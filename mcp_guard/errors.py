@@ -20,6 +20,7 @@ error. Every such exception derives from :class:`GuardError`::
  ├── UrlError               state.urls          a store's URL variable is unset, or not the store's scheme
  ├── JournalDatabaseError   state.pg_schema     the journal's database cannot be used (journal init/read)
  ├── StateError             state.opening       a store of the config cannot be used at start
+     ├── AuthServerError        auth.documents      the OAuth issuer's metadata, JWKS or introspection cannot be had
      ├── InvalidCursor          sessions.naming     a cursor the guard did not issue (also ValueError)
      ├── ListingError           reports.listing     ``check`` cannot list a server
      ├── DocumentError          reports.documents   a document cannot be read (also ValueError)

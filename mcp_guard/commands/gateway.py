@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
     from ..config import GatewayConfig, HttpServer, StdioServer
     from ..fronts.http import HttpConfig
+    from ..oauth_config import OAuthSettings
     from ..reports.tools import ToolReport
     from ..sessions.catalog import Catalog
 
@@ -193,6 +194,15 @@ def run_serve(
         return 1
     journal_path = Path(journal).expanduser() if journal is not None else config.journal_path
     own_timeout = request_timeout if request_timeout is not None else DEFAULT_TIMEOUT
+    if config.guard.auth is not None:
+        if http is None:
+            log.warning(
+                "guard.auth applies to serve --http only: on stdio the client is the process that started the guard"
+            )
+        else:
+            http = _with_auth(http, config.guard.auth)
+            if http is None:
+                return 2
     try:
         if http is not None:
             front = http
@@ -679,3 +689,28 @@ def _standing(catalog: Catalog, server: str, name: object, status: str = "suppor
     elif route.pin == "unpinned" and catalog.config.guard.new_tools == "reject":
         notes.append("refused: no lock file and newTools is reject")
     return f" → {route.exposed}" + (f" [{'; '.join(notes)}]" if notes else "")
+
+
+def _with_auth(http: HttpConfig, auth: OAuthSettings) -> HttpConfig | None:
+    """``http`` with the config's ``guard.auth``; None (the problem printed) when it cannot be combined."""
+    from pydantic import SecretStr, ValidationError
+
+    from ..fronts.http import HttpConfig
+    from ..oauth_config import client_secret
+
+    if http.oauth is not None:
+        print(
+            "mcp-guard: OAuth is set both by --oauth-issuer and by guard.auth in the config: give one", file=sys.stderr
+        )
+        return None
+    try:
+        secret = client_secret(auth, os.environ)
+        return HttpConfig.model_validate(
+            {**dict(http), "oauth": auth, "oauth_client_secret": SecretStr(secret) if secret is not None else None}
+        )
+    except ValidationError as exc:
+        problems = "; ".join(str(e["ctx"]["error"]) if "error" in e.get("ctx", {}) else e["msg"] for e in exc.errors())
+        print(f"mcp-guard: guard.auth: {problems}", file=sys.stderr)
+    except ValueError as exc:
+        print(f"mcp-guard: guard.auth.clientSecretEnv: {exc}", file=sys.stderr)
+    return None

@@ -103,6 +103,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.abc
 
+from ..auth.principal import Callers
 from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.refusals import prejudge
@@ -212,6 +213,7 @@ class Relay(UpstreamSide):
         self.pipeline = Pipeline(enabled=WRAP_STEPS)
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
         self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
+        self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
 
     @property
     def upstream(self) -> LineLink | None:
@@ -676,7 +678,9 @@ class Relay(UpstreamSide):
         if entry is None:
             return None, self.pipeline.unlisted(name).response(request_id)
         assert type(params) is dict
-        call = Call(self._route_to(entry, table), params.get("arguments", {}), is_modern(params), call_id="")
+        principal = self.callers.principal_of(request_id) if self.callers is not None else None
+        route = self._route_to(entry, table)
+        call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal)
         rejection = self.pipeline.check(call)
         if rejection is not None:
             return None, rejection.response(request_id)

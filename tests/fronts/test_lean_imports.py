@@ -28,6 +28,8 @@ FORBIDDEN = (
     "redis",
     "psycopg",
     "psycopg_pool",
+    "joserfc",  # the auth extra: only a front with an OAuth issuer loads it
+    "cryptography",
 )
 
 UPSTREAM = """
@@ -123,6 +125,7 @@ def test_wrap_over_stdio_loads_no_http_sdk_or_pydantic(tmp_path: Path, profile: 
     assert isinstance(refused, dict) and refused["isError"] is True  # the guard judged the call itself
     assert "mcp_guard.sessions.relay" in modules  # the session ran in this process (the check is not vacuous)
     assert _heavy(modules) == []
+    assert [m for m in modules if m.startswith(("mcp_guard.auth.verifier", "mcp_guard.auth.keys"))] == []
 
 
 CLASSIFIER = (

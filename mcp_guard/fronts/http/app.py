@@ -21,6 +21,7 @@ from mcp_types import HEADER_MISMATCH
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Scope, Send
 
+from ...auth.principal import Principal
 from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ...errors import GuardError
@@ -43,6 +44,7 @@ from .fast import PING, answer, respond, sse_event, ticker
 from .handshake import Session
 from .messages import Exchange, envelope_version, error_bytes, message_kind
 from .modern import ModernChannel
+from .oauth import Owner, ResourceServer, owner_of
 from .ops import OPS_PATHS, ops_answer, send_answer
 from .security import REQUEST_TARGET_KEY, HostOrigin, Security, read_host_origin
 from .shared import AnySession, SharedUpstream
@@ -146,6 +148,11 @@ class HttpFront:
         self.request_timeout = request_timeout
         self.session_factory = session_factory
         self.security = Security(config)
+        self.oauth: ResourceServer | None = None  # the OAuth 2.1 resource server (.oauth), when configured
+        if config.oauth is not None:
+            secret = config.oauth_client_secret
+            self.oauth = ResourceServer(config.oauth, secret.get_secret_value() if secret is not None else None)
+        self._owners: dict[str, Owner | None] = {}  # session id -> the principal that opened it (OAuth)
         self.server: uvicorn.Server | None = None
         self.address = ""
         self._sessions: dict[str, AnySession] = {}
@@ -175,6 +182,8 @@ class HttpFront:
             await receive()  # lifespan.shutdown
             await self.shutdown()
             tg.cancel_scope.cancel()
+        if self.oauth is not None:
+            await self.oauth.verifier.aclose()
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _watch_server(self) -> None:
@@ -211,6 +220,7 @@ class HttpFront:
         """Drop a session from the registry (it ended)."""
         if self._sessions.get(session.session_id) is session:
             del self._sessions[session.session_id]
+            self._owners.pop(session.session_id, None)
             self.metrics.session_closed()
             log.info("%s ended", session.label)
 
@@ -257,6 +267,13 @@ class HttpFront:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         head = request_head(scope)
         path = scope["path"] if head.path is None else head.path  # an absolute-form target's own path
+        if self.oauth is not None and path in self.oauth.paths:  # RFC 9728 metadata: Host/Origin checks, no token
+            refusal = self.security.refusal(head, None)
+            if refusal is not None:
+                await _refuse(send, refusal[0], refusal[1], refusal[2])
+            else:
+                await self.oauth.serve_metadata(send, scope["method"])
+            return
         if path in OPS_PATHS:
             await self._ops(scope, send, head)
             return
@@ -272,25 +289,37 @@ class HttpFront:
             log.warning("refused an HTTP request: %s (%s)", kind.lower(), why)
             await _refuse(send, status, text, extra)
             return
+        principal: Principal | None = None
+        if self.oauth is not None:  # every request verified before any session work
+            verdict = await self.oauth.check(headers.get("authorization"))
+            if not isinstance(verdict, Principal):
+                await self.oauth.refuse(send, verdict)
+                return
+            principal = verdict
         if self._closing or self._tg is None:
             await _refuse(send, 503, "Service Unavailable: the guard is shutting down", code=INTERNAL_ERROR)
             return
         method = scope["method"]
         if method == "POST":
-            await self._post(scope, receive, send, headers)
+            await self._post(scope, receive, send, headers, principal)
         elif method == "GET":
-            await self._get(receive, send, headers)
+            await self._get(receive, send, headers, principal)
         elif method == "DELETE":
-            await self._delete(send, headers)
+            await self._delete(send, headers, principal)
         else:
             await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, POST, DELETE")])
 
     async def _ops(self, scope: Scope, send: Send, head: HostOrigin) -> None:
         """``/health``, ``/ready``, ``/metrics``: the front's Host, Origin and token checks first."""
-        refusal = self.security.refusal(head, request_headers(scope).get("authorization"))
+        authorization = request_headers(scope).get("authorization")
+        refusal = self.security.refusal(head, authorization)
+        verdict = await self.oauth.check(authorization) if refusal is None and self.oauth is not None else None
         if refusal is not None:
             status, text, extra = refusal
             await _refuse(send, status, text, extra)
+        elif self.oauth is not None and not isinstance(verdict, Principal):
+            assert verdict is not None
+            await self.oauth.refuse(send, verdict)
         elif scope["method"] not in ("GET", "HEAD"):
             await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, HEAD")])  # (HEAD is served too)
         else:
@@ -348,7 +377,9 @@ class HttpFront:
         finally:
             ticks.discard(task)
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders) -> None:
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders, principal: Principal | None
+    ) -> None:
         has_json, has_sse = _accepts(headers)
         if not (has_json and has_sse):
             text = "Not Acceptable: the client must accept both application/json and text/event-stream"
@@ -394,24 +425,26 @@ class HttpFront:
         version = headers.get("mcp-protocol-version")
         session_id = headers.get("mcp-session-id")
         if version in MODERN_PROTOCOL_VERSIONS:
-            await self._post_modern(scope, receive, send, headers, message, kind, body)
+            await self._post_modern(scope, receive, send, headers, message, kind, body, principal)
         elif session_id is None:
             if kind == "request" and message["method"] == "initialize":
-                await self._initialize(receive, send, message, body)
+                await self._initialize(receive, send, message, body, principal)
             elif kind != "response" and envelope_version(message) is not NO_ID:
-                await self._post_modern(scope, receive, send, headers, message, kind, body)
+                await self._post_modern(scope, receive, send, headers, message, kind, body, principal)
             else:
                 await _refuse(send, 400, "Bad Request: Missing session ID (Mcp-Session-Id)")
         else:
             session = self._sessions.get(session_id)
-            if session is None or session.closed:
+            if session is None or session.closed or not self._owned(session, principal):
                 await _refuse(send, 404, "Not Found: unknown or ended session")
             elif not session.version_ok(version):
                 await _refuse(send, 400, "Bad Request: unsupported MCP-Protocol-Version header", session.header)
             else:
-                await self._post_session(receive, send, session, message, kind, body)
+                await self._post_session(receive, send, session, message, kind, body, principal)
 
-    async def _initialize(self, receive: Receive, send: Send, message: dict[str, Any], body: bytes) -> None:
+    async def _initialize(
+        self, receive: Receive, send: Send, message: dict[str, Any], body: bytes, principal: Principal | None
+    ) -> None:
         """Open a session for ``initialize``: nothing is started for a refused one.
 
         The slot is taken (``_opening``) in the same step as the ``--max-sessions`` check, before
@@ -445,14 +478,29 @@ class HttpFront:
                 await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
                 return
             self._sessions[session.session_id] = session
+            self._owners[session.session_id] = owner_of(principal)
             self.metrics.session_opened()
         finally:
             self._opening -= 1
         log.info("%s started", session.label)
-        await self._post_session(receive, send, session, message, "request", body)
+        await self._post_session(receive, send, session, message, "request", body, principal)
+
+    def _owned(self, session: AnySession, principal: Principal | None) -> bool:
+        """Whether a request with ``principal`` may use ``session``: the principal that opened it (OAuth)."""
+        if self._owners.get(session.session_id) == owner_of(principal):
+            return True
+        self.counted.log(logging.WARNING, "refused a request for a session another principal opened (answered 404)")
+        return False
 
     async def _post_session(
-        self, receive: Receive, send: Send, session: AnySession, message: dict[str, Any], kind: str, body: bytes
+        self,
+        receive: Receive,
+        send: Send,
+        session: AnySession,
+        message: dict[str, Any],
+        kind: str,
+        body: bytes,
+        principal: Principal | None,
     ) -> None:
         if kind != "request":
             if message.get("method") == "notifications/cancelled":
@@ -469,6 +517,7 @@ class HttpFront:
             )
             await _refuse(send, 409, text, session.header, request_id=message["id"])
             return
+        exchange.principal = principal  # the session asks for it by the request's id (Channel.principal_of)
         session.enter()
         try:
             session.flush_backlog(exchange)
@@ -492,6 +541,7 @@ class HttpFront:
         message: dict[str, Any],
         kind: str,
         body: bytes,
+        principal: Principal | None,
     ) -> None:
         if kind == "response":
             await _refuse(send, 400, "Invalid Request: a 2026-07-28 client posts no JSON-RPC responses")
@@ -517,6 +567,7 @@ class HttpFront:
             await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
             return
         exchange, key, data = channel.register(message, body)
+        exchange.principal = principal  # the relay sees the fresh id `key`; it asks by it (Channel.principal_of)
         try:
             if not await channel.submit(data):
                 channel.pending.pop(key, None)
@@ -554,14 +605,14 @@ class HttpFront:
         """
         return await answer(receive, send, exchange, headers, self.config.keepalive, _ended)
 
-    async def _get(self, receive: Receive, send: Send, headers: RequestHeaders) -> None:
+    async def _get(self, receive: Receive, send: Send, headers: RequestHeaders, principal: Principal | None) -> None:
         if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no GET stream", [(b"allow", b"POST")])
             return
         if not _accepts(headers)[1]:
             await _refuse(send, 406, "Not Acceptable: the client must accept text/event-stream")
             return
-        session = self._session_of(headers)
+        session = self._session_of(headers, principal)
         if isinstance(session, str):
             await _refuse(send, 400 if session == "missing" else 404, _SESSION_TEXT[session])
             return
@@ -610,23 +661,23 @@ class HttpFront:
                 session.get_stream = None
             session.leave()
 
-    async def _delete(self, send: Send, headers: RequestHeaders) -> None:
+    async def _delete(self, send: Send, headers: RequestHeaders, principal: Principal | None) -> None:
         if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no sessions", [(b"allow", b"POST")])
             return
-        session = self._session_of(headers)
+        session = self._session_of(headers, principal)
         if isinstance(session, str):
             await _refuse(send, 400 if session == "missing" else 404, _SESSION_TEXT[session])
             return
         self.end_session(session)
         await _respond(send, 200, headers=session.header)
 
-    def _session_of(self, headers: RequestHeaders) -> AnySession | str:
+    def _session_of(self, headers: RequestHeaders, principal: Principal | None) -> AnySession | str:
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return "missing"
         session = self._sessions.get(session_id)
-        if session is None or session.closed:
+        if session is None or session.closed or not self._owned(session, principal):
             return "unknown"
         return session
 

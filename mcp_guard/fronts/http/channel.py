@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import anyio.abc
 
+from ...auth.principal import Principal
 from ...calls.tool_table import ToolTable
 from ...peer.upstream import UpstreamStartError, stdio_connector
 from ...sessions.relay import Relay
@@ -86,7 +87,7 @@ class Channel:
 
     def __init__(self, front: HttpFront) -> None:
         self.front = front
-        self.client = DirectClientSide(self._deliver, self._deliver_now)
+        self.client = DirectClientSide(self._deliver, self._deliver_now, self.principal_of)
         self.pending: dict[Key, Exchange] = {}
         self.closed = False
         self.done = anyio.Event()
@@ -201,6 +202,16 @@ class Channel:
             exchange.sender.close()
         self.pending.clear()
         self.done.set()
+
+    def principal_of(self, request_id: Any) -> Principal | None:
+        """Who sent the request in flight under ``request_id`` (the id the relay sees), as its token said (OAuth).
+
+        The front notes it on the request's :class:`Exchange` before the relay gets the request
+        (``auth.principal.Callers``: the session asks when it builds a ``tools/call``'s ``Call``).
+        """
+        key = map_key(request_id)
+        exchange = self.pending.get(key) if key is not None else None
+        return exchange.principal if exchange is not None else None
 
     async def submit(self, data: bytes) -> bool:
         """Give the relay one client message; False when the channel has ended."""

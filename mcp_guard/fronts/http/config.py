@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from ...oauth_config import OAuthSettings
 from .security import parse_origin
 
 __all__ = [
@@ -62,6 +63,10 @@ class HttpConfig(BaseModel):
             ``scheme://name:*`` for any port, the default one included (see
             :func:`parse_origin`). Requests without ``Origin`` pass.
         token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
+        oauth: when set, the front is an OAuth 2.1 resource server (:mod:`.oauth`): every request
+            needs a bearer access token the issuer signed for ``oauth.resource`` (401/403/400
+            otherwise). Not with ``token``: one ``Authorization`` header cannot carry both.
+        oauth_client_secret: the introspection client's secret (``oauth.client_secret_env``'s value).
         max_message_bytes: largest message accepted or delivered, in bytes.
         session_idle_timeout: seconds a handshake-era session may stay without a request in
             flight or a GET stream before it is ended (and the shared 2026-07-28 upstream
@@ -88,6 +93,8 @@ class HttpConfig(BaseModel):
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     token: SecretStr | None = None
+    oauth: OAuthSettings | None = None
+    oauth_client_secret: SecretStr | None = None
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1024)
     session_idle_timeout: float | None = Field(default=1800.0, gt=0)
     max_sessions: int = Field(default=100, ge=1)
@@ -105,6 +112,15 @@ class HttpConfig(BaseModel):
                     f"{entry[:100]!r} is not an origin: expected SCHEME://HOST, SCHEME://HOST:PORT or SCHEME://HOST:*"
                 )
         return value
+
+    @model_validator(mode="after")
+    def _one_authorization(self) -> HttpConfig:
+        if self.token is not None and self.oauth is not None:
+            raise ValueError(
+                "a shared bearer token (--http-token-env) and OAuth (--oauth-issuer, guard.auth) cannot both be "
+                "required: a request has one Authorization header; give one of them"
+            )
+        return self
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:

@@ -28,9 +28,11 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 
+from ...auth.principal import Principal
 from ...streams.pipes import DirectLink, LineHandler
 from ...wire.jsonrpc import Spliced
 from .config import INBOUND_BUFFER
@@ -62,6 +64,8 @@ class DirectClientSide(DirectLink):
         deliver: routes one message of relay output, waiting as the router must (its async path).
         deliver_now: routes one message of relay output if that needs no waiting (True), else
             does nothing (False: it goes to ``deliver``, in order).
+        principal_of: who sent a request in flight, by the id the session sees (the front's
+            ``Channel.principal_of``); makes this side an ``auth.principal.Callers``.
 
     ``receive()`` yields the messages :meth:`put` gave (each a whole JSON text, no framing, so
     any size passes unchanged) that the line handler did not take; ``send(line)`` and
@@ -69,7 +73,13 @@ class DirectClientSide(DirectLink):
     channel's task group) for queued output to be routed.
     """
 
-    def __init__(self, deliver: Callable[[bytes], Awaitable[None]], deliver_now: Callable[[bytes], bool]) -> None:
+    def __init__(
+        self,
+        deliver: Callable[[bytes], Awaitable[None]],
+        deliver_now: Callable[[bytes], bool],
+        principal_of: Callable[[Any], Principal | None] | None = None,
+    ) -> None:
+        self._principal_of = principal_of
         self._deliver = deliver
         self._deliver_now = deliver_now
         self._handler: LineHandler | None = None
@@ -84,6 +94,10 @@ class DirectClientSide(DirectLink):
         self._drained: list[asyncio.Future[None]] = []  # senders waiting until the queued output is routed
 
     # --- client -> relay ------------------------------------------------------------------------
+
+    def principal_of(self, request_id: Any) -> Principal | None:
+        """Who sent the request with this id, as the front's OAuth check said (``auth.principal.Callers``)."""
+        return self._principal_of(request_id) if self._principal_of is not None else None
 
     def set_line_handler(self, handler: LineHandler | None) -> None:
         """Offer client messages to ``handler`` as they are put, while the relay waits (None: stop offering)."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from ...auth.principal import Principal
 from ...wire.jsonrpc import dumps
 from .channel import Channel
 from .config import MAX_BACKLOG, MAX_TOMBSTONES
@@ -36,7 +37,9 @@ class Session(Channel):
         self.negotiated: str | None = None
         self.get_stream: Exchange | None = None
         self.backlog: deque[bytes] = deque()
-        self.tombstones: OrderedDict[Key, None] = OrderedDict()
+        # Ids of abandoned or cancelled requests, with who sent them (OAuth): a call the relay still
+        # judges after its HTTP request went away is judged as its sender's (principal_of).
+        self.tombstones: OrderedDict[Key, Principal | None] = OrderedDict()
         self.progress: dict[Key, Exchange] = {}
 
     def _end(self) -> None:
@@ -69,7 +72,7 @@ class Session(Channel):
         if key is not None and self.pending.get(key) is exchange:
             del self.pending[key]
             self._forget_progress(exchange)
-            self._tombstone(key)
+            self._tombstone(key, exchange.principal)
         if exchange.initialize and not exchange.answered:
             log.info("%s: the initialize request went away unanswered; ending the session", self.label)
             self.front.end_session(self)
@@ -83,13 +86,21 @@ class Session(Channel):
             return
         assert key is not None
         self._forget_progress(exchange)
-        self._tombstone(key)
+        self._tombstone(key, exchange.principal)
         data = error_bytes(exchange.client_id, REQUEST_CANCELLED, "Request cancelled")
         if not exchange.offer(Item(data, final=True)):
             exchange.sender.close()  # its stream is full: the handler ends it with a generic error
 
-    def _tombstone(self, key: Key) -> None:
-        self.tombstones[key] = None
+    def principal_of(self, request_id: Any) -> Principal | None:
+        """As ``Channel.principal_of``, and for a request abandoned or cancelled (its tombstone keeps it)."""
+        key = map_key(request_id)
+        exchange = self.pending.get(key) if key is not None else None
+        if exchange is not None:
+            return exchange.principal
+        return self.tombstones.get(key) if key is not None else None
+
+    def _tombstone(self, key: Key, principal: Principal | None = None) -> None:
+        self.tombstones[key] = principal
         while len(self.tombstones) > MAX_TOMBSTONES:
             self.tombstones.popitem(last=False)
 

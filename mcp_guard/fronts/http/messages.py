@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...auth.principal import Principal
 from ...wire.jsonrpc import NO_ID, Uncarriable, dumps, error_response, id_key, valid_id
 from ...wire.meta import PROTOCOL_VERSION_KEY
 from .config import EXCHANGE_BUFFER
@@ -99,6 +100,7 @@ class Exchange:
     initialize: bool = False
     discover: bool = False
     answered: bool = False
+    principal: Principal | None = None  # who sent it (OAuth); the session asks (Channel.principal_of)
     sender: _Closer = field(init=False, repr=False)
     receiver: _Closer = field(init=False, repr=False)
 

@@ -19,6 +19,7 @@ import uvicorn
 
 from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
+from ...safe_text import escape
 from ..stop_signals import held_stop_signals
 from .app import HttpFront
 from .config import ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
@@ -126,7 +127,7 @@ async def serve_front(front: HttpFront, banner: str) -> int:
         log.warning(
             "listening on %s, which is not a loopback address: anyone who can reach it can use the upstream%s",
             host or "every interface",
-            "" if config.token is not None else " (consider --http-token-env)",
+            "" if config.token or config.oauth else " (consider --oauth-issuer or --http-token-env)",
         )
     try:
         sock = bind_socket(host, port)
@@ -139,6 +140,13 @@ async def serve_front(front: HttpFront, banner: str) -> int:
         log.warning("the Host header is not checked (bound to every interface; name hosts with --allowed-host)")
     if config.token is not None:
         log.info("every request needs the bearer token")
+    if config.oauth is not None:
+        log.info(
+            "every request needs an OAuth access token from %s for %s (metadata: %s)",
+            escape(config.oauth.issuer),
+            escape(config.oauth.resource),
+            front.oauth.metadata_url if front.oauth is not None else "",
+        )
     _configure_uvicorn_logging()
     server = _Server(
         uvicorn.Config(
