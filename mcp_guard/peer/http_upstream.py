@@ -57,8 +57,9 @@ Sizes and time: one incoming message (a JSON body or one SSE event) may be at mo
 buffered, and the request it answers gets an error. There is no read timeout (tools may
 run for hours, and event streams idle): request timeouts are the relay's business.
 Connecting may take :data:`CONNECT_TIMEOUT` seconds, one write :data:`WRITE_TIMEOUT`.
-Redirects are followed only for ``307``/``308`` within the URL's origin (scheme, host and
-port), so neither a body nor a header reaches another host.
+The HTTP mechanics (the client, one request and its redirects, a body under a cap) are in
+:mod:`.http_endpoint`: redirects are followed only for ``307``/``308`` within the URL's origin
+(scheme, host and port), so neither a body nor a header reaches another host.
 
 The headers of each request (the user's, and the MCP headers of both eras) are built in
 :mod:`.http_headers`; the texts of failures, and the reading of an HTTP error's body, are in
@@ -86,8 +87,6 @@ import anyio
 import anyio.abc
 import httpx2
 
-from .. import __version__
-from ..errors import GuardError
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     NO_ID,
@@ -99,6 +98,7 @@ from ..wire.jsonrpc import (
     recover_id,
     valid_id,
 )
+from .http_endpoint import CONNECT_TIMEOUT, WRITE_TIMEOUT, Endpoint, MessageTooLarge, media_type, new_client
 from .http_faults import (
     BROKE,
     ERROR_BODY_BYTES,
@@ -141,14 +141,6 @@ log = logging.getLogger("mcp_guard")
 DEFAULT_MAX_MESSAGE_BYTES: Final = 32 * 1024 * 1024
 """Largest incoming message (JSON body or one SSE event), in bytes: twice the 16 MiB every transport must carry."""
 
-CONNECT_TIMEOUT: Final = 10.0
-"""Seconds to establish a connection to the upstream."""
-
-WRITE_TIMEOUT: Final = 60.0
-"""Seconds one write to the upstream's socket may stall."""
-
-MAX_CONNECTIONS: Final = 256
-"""Connections to the upstream at once (each request in flight and the event stream hold one); more requests queue."""
 
 DEFAULT_RETRY_SECONDS: Final = 1.0
 """Wait before reopening an event stream when the server named no ``retry``."""
@@ -168,17 +160,8 @@ INITIALIZE_WAIT: Final = 60.0
 CLOSE_TIMEOUT: Final = 5.0
 """Seconds the session's ``DELETE`` may take on close."""
 
-MAX_REDIRECTS: Final = 5
 
 _INBOX: Final = 16  # messages; senders (the streams being read) wait beyond that
-
-
-class MessageTooLarge(GuardError):
-    """An incoming message is larger than the cap."""
-
-
-def _media_type(response: httpx2.Response) -> str:
-    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
 
 
 def _label(method: Any) -> str:
@@ -253,7 +236,7 @@ class HttpUpstream:
         self.max_message_bytes = max_message_bytes
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        self._client = client
+        self._endpoint = Endpoint(client, url)
         self._shown = shown_url(url)
         self._tg = task_group
         self._inbox_in, self._inbox = anyio.create_memory_object_stream[bytes](_INBOX)
@@ -383,7 +366,7 @@ class HttpUpstream:
         method = message.get("method") if type(message) is dict else None
         label = _label(method)
         try:
-            async with self._request("POST", headers, line) as response:
+            async with self._endpoint.request("POST", headers, line) as response:
                 status = response.status_code
                 if 200 <= status < 300:
                     if method == "notifications/initialized":
@@ -425,7 +408,7 @@ class HttpUpstream:
                 self._drain()
 
     async def _exchange(self, exchange: _Exchange, body: bytes, headers: dict[str, str]) -> None:
-        async with self._request("POST", headers, body) as response:
+        async with self._endpoint.request("POST", headers, body) as response:
             status = response.status_code
             if exchange.initialize:
                 session = response.headers.get(SESSION_HEADER)
@@ -441,9 +424,9 @@ class HttpUpstream:
             if not 200 <= status < 300:
                 await self._http_error(exchange, response)
                 return
-            media = _media_type(response)
+            media = media_type(response)
             if media == "application/json":
-                await self._deliver(await self._read_body(response, self.max_message_bytes))
+                await self._deliver(await self._endpoint.read_body(response, self.max_message_bytes))
                 return
             if media != "text/event-stream":
                 exchange.failure = f"mcp-guard: the upstream answered with the unexpected content type {media[:60]!r}"
@@ -469,13 +452,13 @@ class HttpUpstream:
             headers = self._stream_headers(exchange.last_event_id)
             seen = exchange.last_event_id
             try:
-                async with self._request("GET", headers) as response:
+                async with self._endpoint.request("GET", headers) as response:
                     status = response.status_code
                     if status == 404 and SESSION_HEADER in headers:
                         self._session_gone()
                         exchange.failure = SESSION_ENDED
                         return
-                    if status != 200 or _media_type(response) != "text/event-stream":
+                    if status != 200 or media_type(response) != "text/event-stream":
                         exchange.failure = (
                             f"mcp-guard: the upstream's response stream broke and it refused to resume it "
                             f"(HTTP {status_text(status)})"
@@ -501,9 +484,9 @@ class HttpUpstream:
             self._session_gone()
             exchange.failure = SESSION_ENDED
             return
-        if _media_type(response) == "application/json":
+        if media_type(response) == "application/json":
             with contextlib.suppress(MessageTooLarge, httpx2.HTTPError):
-                error = error_body_answer(await self._read_body(response, ERROR_BODY_BYTES), exchange.ids)
+                error = error_body_answer(await self._endpoint.read_body(response, ERROR_BODY_BYTES), exchange.ids)
                 if error is not None:
                     with contextlib.suppress(Uncarriable):
                         await self._deliver(dumps(error))
@@ -527,7 +510,7 @@ class HttpUpstream:
             while not (self._send_closed or self._gone or self._closed):
                 headers = self._stream_headers(stream.last_event_id)
                 try:
-                    async with self._request("GET", headers) as response:
+                    async with self._endpoint.request("GET", headers) as response:
                         status = response.status_code
                         if status == 405:
                             self._log.debug("the upstream offers no standalone event stream (HTTP 405)")
@@ -535,7 +518,7 @@ class HttpUpstream:
                         if status == 404 and SESSION_HEADER in headers:
                             self._session_gone()
                             return
-                        if status != 200 or _media_type(response) != "text/event-stream":
+                        if status != 200 or media_type(response) != "text/event-stream":
                             self._log.info(
                                 "the upstream refused the standalone event stream (HTTP %s)", status_text(status)
                             )
@@ -624,22 +607,6 @@ class HttpUpstream:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._log.debug("dropped a message from the upstream: the stream has ended")
 
-    async def _read_body(self, response: httpx2.Response, cap: int) -> bytes:
-        """The whole body, at most ``cap`` bytes.
-
-        Raises:
-            MessageTooLarge: the body is larger (declared or read).
-        """
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
-            raise MessageTooLarge
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > cap:
-                raise MessageTooLarge
-        return bytes(body)
-
     # --- the end of the stream ----------------------------------------------------------------
 
     def _drain(self) -> None:
@@ -677,7 +644,7 @@ class HttpUpstream:
             headers[VERSION_HEADER] = self.protocol_version
         with anyio.move_on_after(CLOSE_TIMEOUT):
             try:
-                async with self._request("DELETE", headers) as response:
+                async with self._endpoint.request("DELETE", headers) as response:
                     if response.status_code == 405:
                         self._log.debug("the upstream does not let clients end sessions (HTTP 405)")
                     elif not 200 <= response.status_code < 300:
@@ -689,30 +656,6 @@ class HttpUpstream:
 
     def _stream_headers(self, last_event_id: str | None) -> dict[str, str]:
         return stream_headers(self.session_id, self.protocol_version, last_event_id)
-
-    @contextlib.asynccontextmanager
-    async def _request(
-        self, method: str, headers: dict[str, str], content: bytes | None = None
-    ) -> AsyncIterator[httpx2.Response]:
-        """One streamed HTTP request to the endpoint; ``307``/``308`` within the origin are followed."""
-        request = self._client.build_request(method, self.url, headers=headers, content=content)
-        response = await self._client.send(request, stream=True, follow_redirects=False)
-        try:
-            for _hop in range(MAX_REDIRECTS):
-                following = response.next_request
-                if (
-                    following is None
-                    or response.status_code not in (307, 308)
-                    or (following.url.scheme, following.url.host, following.url.port)
-                    != (request.url.scheme, request.url.host, request.url.port)
-                ):
-                    break
-                await response.aclose()
-                request = following
-                response = await self._client.send(request, stream=True, follow_redirects=False)
-            yield response
-        finally:
-            await response.aclose()
 
     def _describe(self, exc: httpx2.HTTPError) -> str:
         return describe(exc, self._shown, self.max_message_bytes)
@@ -759,14 +702,7 @@ async def open_http_upstream(
     check_url(url)
     if max_message_bytes <= 0:
         raise ValueError("max_message_bytes must be positive")
-    default_headers = {"User-Agent": f"mcp-guard/{__version__}"}
-    default_headers.update(headers or {})
-    timeout = httpx2.Timeout(connect=connect_timeout, read=None, write=WRITE_TIMEOUT, pool=None)
-    limits = httpx2.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=32)
-    async with (
-        httpx2.AsyncClient(headers=default_headers, timeout=timeout, limits=limits, follow_redirects=False) as client,
-        anyio.create_task_group() as tg,
-    ):
+    async with new_client(headers, connect_timeout) as client, anyio.create_task_group() as tg:
         upstream = HttpUpstream(client, url, tg, max_message_bytes=max_message_bytes, label=label)
         try:
             yield upstream
