@@ -534,6 +534,9 @@ def _main(argv: Sequence[str] | None) -> int:
         ]
         if args.http is None and http_only:
             args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
+        from .allocator import one_arena
+
+        one_arena()  # a big message freed in a worker thread is reused by the next (peak memory: allocator)
         try:
             if args.http is not None:
                 from .fronts.http import serve_http

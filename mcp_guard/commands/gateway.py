@@ -203,6 +203,9 @@ def run_serve(
             http = _with_auth(http, config.guard.auth)
             if http is None:
                 return 2
+    from ..allocator import one_arena
+
+    one_arena()  # a big message freed in a worker thread is reused by the next (peak memory: allocator)
     try:
         if http is not None:
             front = http

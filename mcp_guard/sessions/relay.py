@@ -402,14 +402,16 @@ class Relay(UpstreamSide):
         else:
             await self._dispatch(message)
 
-    async def _big_line(self, line: bytes) -> None:
+    async def _big_line(self, line: bytes | str) -> None:
         """A big client line (a job of :attr:`intake`): parsed, and a call's arguments checked, in the worker
-        thread (``calls.refusals.prejudge``), then handled as any other message, after those before it."""
+        thread (``calls.refusals.prejudge``), then handled as any other message, after those before it.
+        From the hot path it is the text the pipe decoded (``pipes.LineHandler``), forwarded as that text
+        when it may go on as received (no bytes copy of it is made: issue 14's peak memory)."""
         with collector_paused():  # (until the value is freed, in pieces: as the peer's big lines, peer.connection)
             try:
                 message, as_received = await self.intake.in_thread(self._parse_judged, line)
             except (ValueError, RecursionError) as exc:
-                await self._unparsable(line, exc)
+                await self._unparsable(line if isinstance(line, bytes) else line.encode("utf-8", "replace"), exc)
                 return
             self.received = (message, line if as_received else None)
             try:
@@ -420,7 +422,7 @@ class Relay(UpstreamSide):
             del message
             await self.intake.in_thread(free_in_pieces, held)
 
-    def _parse_judged(self, line: bytes) -> tuple[Any, bool]:
+    def _parse_judged(self, line: bytes | str) -> tuple[Any, bool]:
         """(In the worker thread.) The parsed line (``loads_as_received``); a call's arguments checked."""
         message, as_received = loads_as_received(line)
         params = message.get("params") if type(message) is dict and message.get("method") == "tools/call" else None
@@ -445,7 +447,17 @@ class Relay(UpstreamSide):
         before anything is done, and :meth:`_client_lines` takes it as usual, in order. A big
         line comes as its text (``pipes.LineHandler``) and, when safe, goes on as that text
         (``loads_as_received``).
+
+        A big line (:data:`~mcp_guard.peer.offload.OFFLOAD_MIN` or more) is made a job of :attr:`intake`
+        here, as :meth:`_client_lines` would make it, but as the text the pipe decoded: declined, the
+        pipe would encode it back to bytes and the job decode them again (a big call then peaked at 5x
+        its size, against 2x before the offload). The order is the same: the pipe offers lines only
+        while :meth:`_client_lines` waits in ``receive()``, so every line before this one is handled or
+        is a job already.
         """
+        if len(line) >= OFFLOAD_MIN:
+            self.intake.submit(partial(self._big_line, line))
+            return True
         upstream = self.peer.upstream
         client = self.client
         if not (
@@ -454,7 +466,6 @@ class Relay(UpstreamSide):
             and upstream.idle
             and isinstance(client, DirectLink)
             and client.idle
-            and len(line) < OFFLOAD_MIN  # (a big line is parsed and judged off the loop: peer.offload)
         ):
             return False
         try:

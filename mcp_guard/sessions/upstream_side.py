@@ -177,7 +177,7 @@ class UpstreamSide:
         self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
         self.intake = Ordered()  # the client's big lines, parsed and judged off the loop, in order (peer.offload)
         # While a big client line is handled: (its value, the line when it may go on as received, else None).
-        self.received: tuple[Any, bytes | None] | None = None
+        self.received: tuple[Any, bytes | str | None] | None = None
 
     def ended_call(self, key: Key, outcome: str) -> None:
         """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
@@ -307,22 +307,31 @@ class UpstreamSide:
             return True
         peer = self.peer
         try:  # a big message is written in the worker thread, in pieces that let the loop run (peer.offload)
-            data = dumps(out) if message is not peer.offloaded else await self._offloaded_data(out)
+            data: bytes | str | Spliced = (
+                dumps(out) if message is not peer.offloaded else await self._offloaded_data(out)
+            )
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
                 await self._reply(answer)
             return True
+        client = self.client
         try:
-            await self.client.send(data)
+            if isinstance(data, bytes):
+                await client.send(data)
+            elif isinstance(client, DirectLink):
+                await client.send(data)  # (text: encoded a slice at a time as it is written)
+            else:
+                await client.send(str(data).encode("utf-8"))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._client_gone()
             return False
         return True
 
-    async def _offloaded_data(self, out: Any) -> bytes:
-        """The bytes of ``out``, made of the big upstream line the peer is passing on (``peer.offload``): the
-        line itself when ``out`` is it as received (``loads_as_received``), or it with the client's id back
-        (``with_id``); else ``dumps`` in pieces, in the worker thread, so the loop runs meanwhile.
+    async def _offloaded_data(self, out: Any) -> bytes | str | Spliced:
+        """The line of ``out``, made of the big upstream line the peer is passing on (``peer.offload``): the
+        line itself when ``out`` is it as received (``loads_as_received``; a line the pipe gave as its text
+        stays text), or it with the client's id back (``with_id``: a ``Spliced`` text, no copy); else
+        ``dumps`` in pieces, in the worker thread, so the loop runs meanwhile.
 
         Raises:
             Uncarriable: as ``dumps``.
@@ -334,7 +343,7 @@ class UpstreamSide:
                 return line
             if type(message) is dict and _only_id_differs(out, message):
                 spliced = with_id(line, message["id"], out["id"])
-                if isinstance(spliced, bytes):
+                if spliced is not None:
                     return spliced
         return await peer.ordered.in_thread(dumps_in_pieces, out)
 
@@ -346,7 +355,7 @@ class UpstreamSide:
         nothing) the rest. The client gone is raised as ``anyio.BrokenResourceError`` (out of the
         peer's ``receive()``), which ends the reading as :meth:`peer_output` would.
         """
-        if not client.idle or len(line) >= OFFLOAD_MIN:  # (a big line is handled off the loop: peer.offload)
+        if not client.idle or len(line) >= OFFLOAD_MIN:  # (a big line is the peer's job: peer.connection)
             return False
         try:
             message, as_received = loads_as_received(line, upstream=True)
@@ -467,11 +476,12 @@ class UpstreamSide:
         text = parse_error_text(exc, "line")
         await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
 
-    async def _forwarded_data(self, message: Any, outgoing: Any) -> bytes:
-        """The bytes forwarding ``message`` upstream as ``outgoing`` (it, or it under the guard's upstream id):
+    async def _forwarded_data(self, message: Any, outgoing: Any) -> bytes | str | Spliced:
+        """The line forwarding ``message`` upstream as ``outgoing`` (it, or it under the guard's upstream id):
         ``dumps``; for a big client line passed on unchanged but its id, the line as received with the id
-        replaced (when safe: ``loads_as_received``, ``with_id``); for another big one, ``dumps`` in pieces
-        in the worker thread (``wire.pieces``), so the loop runs meanwhile.
+        replaced (when safe: ``loads_as_received``, ``with_id``; a line received as its text stays text, a
+        ``Spliced`` one when its id is replaced: no copy); for another big one, ``dumps`` in pieces in the
+        worker thread (``wire.pieces``), so the loop runs meanwhile.
 
         Raises:
             Uncarriable: as ``dumps``.
@@ -484,7 +494,7 @@ class UpstreamSide:
             return line
         if line is not None and type(message) is dict and _only_id_differs(outgoing, message):
             spliced = with_id(line, message["id"], outgoing["id"])
-            if isinstance(spliced, bytes):
+            if spliced is not None:
                 return spliced
         return await self.intake.in_thread(dumps_in_pieces, outgoing)
 
@@ -612,7 +622,12 @@ class UpstreamSide:
         self._mark_inflight(started)
         done = self.peer.ended
         try:
-            await upstream.send(data)
+            if isinstance(data, bytes):
+                await upstream.send(data)
+            elif isinstance(upstream, PipeLineStream):
+                await upstream.send(data)  # (text: encoded a slice at a time as the pipe takes it)
+            else:
+                await upstream.send(str(data).encode("utf-8"))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             log.warning("could not forward to the upstream: it went away")
             with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause

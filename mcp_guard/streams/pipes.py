@@ -130,6 +130,11 @@ class DirectLink:
         """No output is waiting: a line sent now is passed on at once."""
         raise NotImplementedError
 
+    async def send(self, line: bytes | str | Spliced) -> None:
+        """Pass ``line`` (a ``str`` or ``jsonrpc.Spliced`` is its UTF-8 text) on, after any output queued
+        before it; return once it is passed on."""
+        raise NotImplementedError
+
     def send_nowait(self, line: bytes | str | Spliced) -> None:
         """Pass ``line`` (a ``str`` or ``jsonrpc.Spliced`` is its UTF-8 text) on now, or queue it behind
         earlier output (never waits).
@@ -384,8 +389,9 @@ class PipeLineStream(LineStream, DirectLink):
         else:
             pending.append(bytearray(data))
 
-    async def send(self, line: bytes) -> None:
-        """Write ``line`` and a newline, after any output queued before it; return once all of it is written.
+    async def send(self, line: bytes | str | Spliced) -> None:
+        """Write ``line`` (a ``str`` or ``jsonrpc.Spliced``: its UTF-8 text, encoded a slice at a time) and a
+        newline, after any output queued before it; return once all of it is written.
 
         Cancelling the wait leaves the line queued: it is still written whole.
 

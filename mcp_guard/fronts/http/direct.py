@@ -182,8 +182,9 @@ class DirectClientSide(DirectLink):
         self._outbound.append(line)
         _wake(self._output)
 
-    async def send(self, line: bytes) -> None:
-        """Route one message of relay output, after any queued before it; return once it is routed."""
+    async def send(self, line: bytes | str | Spliced) -> None:
+        """Route one message of relay output (a ``str`` or ``Spliced``: encoded, as :meth:`send_nowait`
+        says), after any queued before it; return once it is routed."""
         self.send_nowait(line)
         while self._outbound and not self._closed:
             await _wait(self._drained)
