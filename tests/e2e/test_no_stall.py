@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -23,10 +24,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from anyio.abc import Process
 
-from tests.e2e.test_http_front import ACCEPT, http_client, open_guard, open_session, parse_sse, post, request
+from tests.e2e.test_http_front import (
+    ACCEPT,
+    Guard,
+    http_client,
+    open_guard,
+    open_session,
+    parse_sse,
+    post,
+    request,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -239,44 +250,114 @@ async def test_pings_are_answered_while_a_hostile_call_is_judged(
     assert_not_stalled(trips)
 
 
+@asynccontextmanager
+async def http_guard(command: str, tmp_path: Path, env: dict[str, str]) -> AsyncIterator[Guard]:
+    """``wrap --http`` (``open_guard``), or ``serve --config C --http`` with the heavy server as its one
+    server ``h``, on a free loopback port; stopped (SIGTERM) on exit."""
+    if command == "wrap":
+        async with open_guard(tmp_path, "--profile", "extended", upstream=HEAVY_SERVER, env=env) as wrapped:
+            yield wrapped
+        return
+    config = tmp_path / "gateway.json"
+    server = {"command": sys.executable, "args": [str(HEAVY_SERVER)], "env": env}
+    config.write_text(json.dumps({"mcpServers": {"h": server}, "guard": {"profile": "extended"}}))
+    argv = [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config), "--http", "127.0.0.1:0"]
+    log_path = tmp_path / "serve.log"
+    with log_path.open("wb") as sink:
+        process = await anyio.open_process(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, cwd=ROOT
+        )
+    try:
+        found = None
+        with anyio.fail_after(60):
+            while found is None:
+                found = re.search(r"serving MCP streamable HTTP at (http://\S+)", log_path.read_text())
+                if found is None:
+                    assert process.returncode is None, log_path.read_text()
+                    await anyio.sleep(0.05)
+        yield Guard(process, found.group(1), log_path)
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        with anyio.move_on_after(10):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await process.aclose()
+
+
+async def pings_of_two_sessions(
+    client: httpx.AsyncClient, guard: Guard, sessions: list[str], big: dict[str, Any] | bytes
+) -> tuple[dict[str, Any], list[float]]:
+    """POST ``big`` in session A; meanwhile pings go out, one after another, in session A (to its relay, which
+    judges the big message) and in session B (its own relay and upstream, on the same event loop). The big
+    message's answer, and the round trips of the pings answered before that answer began (its headers came)."""
+    began = float("inf")
+    answers: list[dict[str, Any]] = []
+
+    async def post_big() -> None:
+        nonlocal began
+        headers = {**ACCEPT, "mcp-session-id": sessions[0]}
+        body = big if isinstance(big, bytes) else json.dumps(big).encode()
+        async with client.stream("POST", guard.url, content=body, headers=headers) as response:
+            began = time.monotonic()
+            data = await response.aread()
+            sse = response.headers["content-type"].startswith("text/event-stream")
+            answers.append(parse_sse(data.decode())[-1] if sse else json.loads(data))
+
+    trips: list[tuple[float, float]] = []  # (sent, answered)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(post_big)
+        with anyio.fail_after(JUDGED_WITHIN):
+            while not answers:
+                session = sessions[len(trips) % 2]
+                sent = time.monotonic()
+                pong = await post(client, guard, request(f"ping-{len(trips)}", "ping"), session)
+                assert pong.json()["result"] == {}
+                trips.append((sent, time.monotonic()))
+                await anyio.sleep(0.05)
+    return answers[0], [answered - sent for sent, answered in trips if answered < began]
+
+
 async def test_pings_of_two_http_sessions_are_answered_while_one_lists_a_big_schema(
     tmp_path: Path, busy_core: None
 ) -> None:
     """``wrap --http``: session A lists one schema of 300,000 properties (the stdio case has the million; this
-    keeps the test short, and a stall still shows: pings answered while it is judged); meanwhile pings go out, one
-    after another, in session A (to its relay, which judges the listing) and in session B (its own
-    relay and upstream, on the same event loop). Only the pings answered before the listing's answer
-    began (its headers came) count: there must be several, none waiting for the judgement."""
-    env = {"HEAVY_PROPERTIES": "300000"}
-    async with open_guard(tmp_path, upstream=HEAVY_SERVER, env=env) as guard, http_client() as client:
+    keeps the test short, and a stall still shows: pings answered while it is judged), while pings go out in
+    sessions A and B. Only the pings answered before the listing's answer began count: there must be
+    several, none waiting for the judgement."""
+    async with http_guard("wrap", tmp_path, {"HEAVY_PROPERTIES": "300000"}) as guard, http_client() as client:
         sessions = [await open_session(client, guard) for _ in range(2)]
-        began = float("inf")
-        answers: list[dict[str, Any]] = []
-
-        async def listing() -> None:
-            nonlocal began
-            headers = {**ACCEPT, "mcp-session-id": sessions[0]}
-            body = json.dumps(request("list", "tools/list")).encode()
-            async with client.stream("POST", guard.url, content=body, headers=headers) as response:
-                began = time.monotonic()
-                body = await response.aread()
-                sse = response.headers["content-type"].startswith("text/event-stream")
-                answers.append(parse_sse(body.decode())[-1] if sse else json.loads(body))
-
-        trips: list[tuple[float, float]] = []  # (sent, answered)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(listing)
-            with anyio.fail_after(JUDGED_WITHIN):
-                while not answers:
-                    session = sessions[len(trips) % 2]
-                    sent = time.monotonic()
-                    pong = await post(client, guard, request(f"ping-{len(trips)}", "ping"), session)
-                    assert pong.json()["result"] == {}
-                    trips.append((sent, time.monotonic()))
-                    await anyio.sleep(0.05)
-        (tool,) = answers[0]["result"]["tools"]
+        answer, trips = await pings_of_two_sessions(client, guard, sessions, request("list", "tools/list"))
+        (tool,) = answer["result"]["tools"]
         assert tool["_meta"]["mcp-guard/schema"]["supported"] is False
-    assert_not_stalled([answered - sent for sent, answered in trips if answered < began])
+    assert_not_stalled(trips)
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_pings_of_two_http_sessions_are_answered_while_one_makes_a_hostile_call(
+    tmp_path: Path, busy_core: None, command: str
+) -> None:
+    """``wrap --http`` and ``serve --http``: session A calls ``all_of`` (50 branches) with 100,000 keys, judged
+    for seconds under load before the offload, while pings go out in sessions A and B; several are answered
+    before the call's answer begins, none waiting for its judgement."""
+    async with http_guard(command, tmp_path, {}) as guard, http_client() as client:
+        sessions = [await open_session(client, guard) for _ in range(2)]
+        for session in sessions:
+            listed = await post(client, guard, request("list", "tools/list"), session)
+            assert listed.status_code == 200, listed.text
+        name = "all_of" if command == "wrap" else "h__all_of"
+        arguments = ",".join(f'"k{i}":{i}' for i in range(100_000))
+        call = (
+            f'{{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{{"name":"{name}",'
+            f'"arguments":{{{arguments}}}}}}}'
+        ).encode()
+        answer, trips = await pings_of_two_sessions(client, guard, sessions, call)
+        result = answer["result"]
+        assert result["isError"] is True
+        assert "work budget" in result["content"][0]["text"]
+    assert_not_stalled(trips)
 
 
 # --- order: what is judged off the loop keeps its place before an end read after it ---------------
