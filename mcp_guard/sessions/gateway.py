@@ -83,6 +83,7 @@ from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import is_modern
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
 from .client_lines import read_client_lines
+from .client_writer import ClientWriter
 from .envelopes import (
     merged_capabilities,
 )
@@ -156,6 +157,7 @@ class GatewaySession(ModernEra):
     ) -> None:
         super().__init__()
         self.client = client
+        self.writer = ClientWriter(client, log)
         self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
         self.config = config
         self.lock = lock
@@ -185,7 +187,6 @@ class GatewaySession(ModernEra):
         self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self._subscriptions: dict[str, str] = {}
-        self._send_lock = anyio.Lock()
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
         self._known: dict[str, dict[str, str]] = {"tool": {}, "prompt": {}, "resource": {}}
@@ -248,6 +249,7 @@ class GatewaySession(ModernEra):
         with anyio.move_on_after(self.start_timeout):
             for link in self.links:
                 await link.settled.wait()
+            await self.view.prepared()  # (a big listing is classified off the loop: MergedLists.put_tools)
 
     async def _close_upstreams(self, deadline: float) -> None:
         """Close every upstream's input; wait until they are gone, or ``deadline`` (``anyio.current_time()``)."""
@@ -266,15 +268,7 @@ class GatewaySession(ModernEra):
         """
         if "method" not in message and self._unwanted(message.get("id")):
             return
-        try:
-            data = dumps(message)
-        except Uncarriable:
-            log.warning("dropped a message holding a number JSON cannot carry exactly")
-            if "id" in message and "method" not in message:
-                data = dumps(error_response(message["id"], INTERNAL_ERROR, "mcp-guard: the answer was not JSON"))
-            else:
-                return
-        await self._send(data)
+        await self.writer.write(message)  # (a big one made in the worker thread: client_writer)
 
     def _unwanted(self, request_id: Any) -> bool:
         """An answer to the client's request ``request_id`` is going out: it is no longer open;
@@ -288,11 +282,6 @@ class GatewaySession(ModernEra):
             log.debug("dropped the answer to a request the client cancelled")
             return True
         return False
-
-    async def _send(self, data: bytes) -> None:
-        async with self._send_lock:
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                await self.client.send(data)
 
     # --- the client side ----------------------------------------------------------------------
 
@@ -331,7 +320,7 @@ class GatewaySession(ModernEra):
                     # Two open requests under one id: their answers could not be told apart.
                     log.warning("refused a client request whose id is that of a request still in flight")
                     # (sent as is: the answer does not close the open request of that id)
-                    await self._send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
+                    await self.writer.send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
                     return
                 if not self._era_known.is_set():
                     self._start_links()
@@ -585,19 +574,21 @@ class GatewaySession(ModernEra):
         if forwarded.modern and type(result) is dict and "resultType" not in result:
             # A handshake-era upstream answered a 2026-07-28 client's request: the era requires it.
             response = {**response, "result": {**result, "resultType": "complete"}}
-        try:
-            data = dumps({**response, "id": forwarded.client_id})
-        except Uncarriable:
-            log.warning(
-                "upstream %s: withheld an answer holding a number JSON cannot carry (NaN or Infinity)", link.name
-            )
-            text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
-            response = error_response(response.get("id"), INTERNAL_ERROR, text)
-            data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
-        if forwarded.call is not None:
-            await self.pipeline.finish(forwarded.call, response, outcome)
-        if not self._unwanted(forwarded.client_id):
-            await self._send(data)
+        outgoing = {**response, "id": forwarded.client_id}
+        async with self.writer.turn(outgoing) as big:  # (a big one made in the worker thread: client_writer)
+            try:
+                data = await self.writer.encode(outgoing, big)
+            except Uncarriable:
+                log.warning(
+                    "upstream %s: withheld an answer holding a number JSON cannot carry (NaN or Infinity)", link.name
+                )
+                text = "mcp-guard: the upstream's answer holds a number JSON cannot carry (NaN or Infinity); withheld"
+                response = error_response(response.get("id"), INTERNAL_ERROR, text)
+                data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
+            if forwarded.call is not None:
+                await self.pipeline.finish(forwarded.call, response, outcome)
+            if not self._unwanted(forwarded.client_id):
+                await self.writer.send(data)
 
     def forget_client_request(self, client_id: Any) -> None:
         """The client's request ``client_id`` is no longer held by any upstream."""
@@ -720,7 +711,8 @@ class GatewaySession(ModernEra):
         else:
             changed = set()
             if kind in (None, "tools"):
-                changed |= self.view.set_tools(link.name, link.tools)
+                tools = link.tools  # (still the server's when prepared off the loop: put_tools)
+                changed |= await self.view.put_tools(link.name, tools, lambda: link.ready and link.tools is tools)
             if kind in (None, "prompts"):
                 changed |= self.view.set_prompts(link.name, link.prompts)
             if kind in (None, "resources"):
