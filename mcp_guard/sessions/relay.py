@@ -313,7 +313,12 @@ class Relay(UpstreamSide):
         exit; then :meth:`run` ends (the connection is left cancelled: a process still running gets
         SIGTERM at once, see ``upstream``)."""
         self.client_closed = True
-        with anyio.move_on_after(self.drain_timeout):
+        # Calls held for a listing of the guard's own, and messages waiting for a start under way, are
+        # requests the upstream is about to take: as for forwarded ones (below, trial T4), a slow server
+        # (an `npx` start, a loaded machine) still answers them; drain_timeout alone once answered one with
+        # an error instead, for a client that pipes its requests and closes (`echo ... | mcp-guard wrap`).
+        pending = min(PENDING_DRAIN_SECONDS, self.client_request_timeout or PENDING_DRAIN_SECONDS)
+        with anyio.move_on_after(max(self.drain_timeout, pending)):
             while self._held or self._connecting:
                 await anyio.sleep(0.01)
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
