@@ -31,7 +31,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_guard.cli import main as cli_main
-from mcp_guard.sessions.relay import PENDING_DRAIN_SECONDS
+from mcp_guard.peer.upstream import PENDING_DRAIN_SECONDS
 from mcp_guard.sessions.upstream_side import STOPPED_AFTER_CLIENT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
