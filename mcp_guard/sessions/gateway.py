@@ -65,7 +65,7 @@ from ..core import Compiled
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
 from ..peer.requests import IdMint, RequestFailed
-from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
+from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -90,6 +90,7 @@ from .envelopes import (
 from .link import Forwarded, Link, connector_for, unavailable
 from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .naming import CursorCodec, InvalidCursor, could_name
+from .upstream_side import STOPPED_AFTER_CLIENT
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 
@@ -123,8 +124,9 @@ class GatewaySession(ModernEra):
         start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
             for upstreams still starting.
         drain_timeout: seconds the requests the client sent before closing may take to be
-            answered; the upstreams then get at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and
-            are stopped (SIGTERM at once).
+            answered (``upstream.PENDING_DRAIN_SECONDS``, as ``wrap``'s; ``--request-timeout``
+            shortens it); the upstreams then get at most ``upstream.EXIT_WAIT_SECONDS`` to exit,
+            and are stopped (SIGTERM at once); what is still open is answered with -32603.
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
@@ -150,7 +152,7 @@ class GatewaySession(ModernEra):
         connectors: Mapping[str, Connector] | None = None,
         request_timeout: float = 30.0,
         start_timeout: float = 30.0,
-        drain_timeout: float = 2.0,
+        drain_timeout: float = PENDING_DRAIN_SECONDS,
         max_message_bytes: int = DEFAULT_MAX_LINE,
         relist_interval: float = RELIST_INTERVAL,
         client_request_timeout: float | None = None,
@@ -218,14 +220,17 @@ class GatewaySession(ModernEra):
         async with anyio.create_task_group() as tg:
             self._tg = tg
             await self._from_client()
-            # Requests the client sent just before it closed its side are still answered if
-            # they can be within the drain time (as the relay does; the client may be reading);
-            # the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped (SIGTERM at once).
-            with anyio.move_on_after(self.drain_timeout):
+            # Requests the client sent just before it closed its side are still answered if they can be
+            # within drain_timeout (PENDING_DRAIN_SECONDS, as wrap's are, trial T4: the client may be
+            # reading; a slow server may be starting); the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped
+            # (SIGTERM at once). What is still open is answered with an error, never dropped.
+            with anyio.move_on_after(min(self.drain_timeout, self.client_request_timeout or self.drain_timeout)):
                 while self._open:
                     await anyio.sleep(0.02)
             self.closing = True
             await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
+            for _is_text, request_id in list(self._open):  # (valid ids only: id_key keeps them as they are)
+                await self.reply(error_response(request_id, INTERNAL_ERROR, STOPPED_AFTER_CLIENT))
             tg.cancel_scope.cancel()
 
     def spawn(self, func: Any, *args: Any) -> None:
@@ -314,6 +319,7 @@ class GatewaySession(ModernEra):
                 await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
                 return
             if method == "initialize":
+                self._open.add(id_key(message["id"]))  # (answered once the upstreams settled, or at the drain)
                 await self._initialize(message)
             else:
                 if id_key(message["id"]) in self._open:
