@@ -77,19 +77,20 @@ def trace_context(carrier: Any) -> Context | None:
 class _Trace:
     """The spans of one call (:class:`~mcp_guard.calls.observer.CallTrace`)."""
 
-    __slots__ = ("_attributes", "_call", "_name", "_tracer", "_upstream")
+    __slots__ = ("_call", "_client_attributes", "_inside", "_name", "_tracer", "_upstream")
 
-    def __init__(self, tracer: Tracer, name: str, call: Span, attributes: dict[str, Any]) -> None:
+    def __init__(self, tracer: Tracer, name: str, call: Span, client_attributes: dict[str, Any]) -> None:
         self._tracer = tracer
         self._name = name
         self._call = call
-        self._attributes = attributes
+        self._inside = set_span_in_context(call)  # the children's parent
+        self._client_attributes = client_attributes
         self._upstream: Span | None = None
 
     def judged(self, started_ns: int, kind: str | None, pointers: Sequence[str]) -> None:
-        parent = set_span_in_context(self._call)
+        # (No attributes of its own but a refusal's: its parent names the call; each attribute costs a copy.)
         span = self._tracer.start_span(
-            f"mcp-guard judge {self._name}", parent, SpanKind.INTERNAL, self._attributes, start_time=started_ns
+            f"mcp-guard judge {self._name}", self._inside, SpanKind.INTERNAL, start_time=started_ns
         )
         if kind is not None:
             _refused(span, kind, pointers)
@@ -97,9 +98,8 @@ class _Trace:
         span.end()
 
     def forwarding(self) -> dict[str, str]:
-        parent = set_span_in_context(self._call)
         span = self._upstream = self._tracer.start_span(
-            f"tools/call {self._name}", parent, SpanKind.CLIENT, self._attributes
+            f"tools/call {self._name}", self._inside, SpanKind.CLIENT, self._client_attributes
         )
         carrier: dict[str, str] = {}
         _PROPAGATOR.inject(carrier, set_span_in_context(span))
@@ -107,13 +107,16 @@ class _Trace:
 
     def ended(self, outcome: str, kind: str | None) -> None:
         spans = (self._upstream, self._call) if self._upstream is not None else (self._call,)
+        attributes = {"mcp_guard.outcome": _name(outcome)}
+        failed = outcome not in OK_OUTCOMES
+        if failed:
+            error = kind if kind is not None else ("tool_error" if outcome == "is_error" else outcome)
+            attributes["error.type"] = _name(error)
+            if kind is not None:
+                attributes["mcp_guard.rejection.kind"] = _name(kind)
         for span in spans:
-            span.set_attribute("mcp_guard.outcome", _name(outcome))
-            if outcome not in OK_OUTCOMES:
-                error = kind if kind is not None else ("tool_error" if outcome == "is_error" else outcome)
-                span.set_attribute("error.type", _name(error))
-                if kind is not None:
-                    span.set_attribute("mcp_guard.rejection.kind", _name(kind))
+            span.set_attributes(attributes)
+            if failed:
                 span.set_status(Status(StatusCode.ERROR))
             span.end()
 
@@ -141,17 +144,11 @@ class CallSpans:
     def call_started(self, server: str, tool: str, request_id: Any, meta: Any, modern: bool) -> CallTrace:
         """Open the call's SERVER span, a child of the caller's context in ``meta`` (see the module)."""
         name = _name(tool)
-        attributes: dict[str, Any] = {
-            "mcp.method.name": "tools/call",
-            "gen_ai.tool.name": name,
+        upstream = {"mcp.method.name": "tools/call", "gen_ai.tool.name": name, "mcp_guard.server": _name(server)}
+        attributes = {
+            **upstream,
             "gen_ai.operation.name": "execute_tool",
-            "mcp_guard.server": _name(server),
+            "jsonrpc.request.id": _name(str(request_id)),
         }
-        parent = trace_context(meta)
-        span = self.tracer.start_span(
-            f"tools/call {name}",
-            parent,
-            SpanKind.SERVER,
-            {**attributes, "jsonrpc.request.id": _name(str(request_id))},
-        )
-        return _Trace(self.tracer, name, span, attributes)
+        span = self.tracer.start_span(f"tools/call {name}", trace_context(meta), SpanKind.SERVER, attributes)
+        return _Trace(self.tracer, name, span, upstream)
