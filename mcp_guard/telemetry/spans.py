@@ -10,7 +10,7 @@ attributes moved there from ``semantic-conventions`` 1.39):
   the guard's answer. Its parent is the caller's span when the request carries W3C trace context
   (``params._meta.traceparent`` / ``tracestate``, the convention's "Context propagation"), else a new
   trace.
-- ``mcp-guard judge {gen_ai.tool.name}``, kind INTERNAL, child: the guard's checks (the call pipeline's
+- ``mcp_guard.judge {gen_ai.tool.name}``, kind INTERNAL, child: the guard's checks (the call pipeline's
   steps 1-6).
 - ``tools/call {gen_ai.tool.name}``, kind CLIENT, child: the round trip to the upstream, for a call that
   was forwarded; its context is the one sent upstream in ``params._meta``, so the upstream's span (if
@@ -90,7 +90,7 @@ class _Trace:
     def judged(self, started_ns: int, kind: str | None, pointers: Sequence[str]) -> None:
         # (No attributes of its own but a refusal's: its parent names the call; each attribute costs a copy.)
         span = self._tracer.start_span(
-            f"mcp-guard judge {self._name}", self._inside, SpanKind.INTERNAL, start_time=started_ns
+            f"mcp_guard.judge {self._name}", self._inside, SpanKind.INTERNAL, start_time=started_ns
         )
         if kind is not None:
             _refused(span, kind, pointers)
