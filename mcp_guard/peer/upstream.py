@@ -80,6 +80,7 @@ __all__ = [
     "EXIT_GRACE_SECONDS",
     "EXIT_WAIT_SECONDS",
     "KILL_GRACE_SECONDS",
+    "PENDING_DRAIN_SECONDS",
     "ChildProcess",
     "Connector",
     "LineLink",
@@ -97,6 +98,12 @@ EXIT_GRACE_SECONDS = 2.0
 
 EXIT_WAIT_SECONDS = 1.0
 """When the client has gone: seconds the upstream gets to exit after its input closed, before it is stopped."""
+
+PENDING_DRAIN_SECONDS = 10.0
+"""After the client closed its side, how long the requests it sent before (forwarded, held for a listing,
+waiting for a start) may take to be answered (``wrap``: the upstream's input closed) before the
+upstream is stopped; ``--request-timeout`` shortens it. The requests still open then are answered with
+-32603 saying so (trial T4: ``printf ... | mcp-guard wrap -- slow-server`` gets the server's answers)."""
 
 KILL_GRACE_SECONDS = 1.0
 """When the guard is stopping: seconds between the SIGTERM the upstream's group gets at once and SIGKILL."""

@@ -61,35 +61,35 @@ from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
 from ..calls.policy import Budget
 from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
+from ..core import Compiled
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
 from ..peer.requests import IdMint, RequestFailed
-from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink
-from ..wire.framing import DEFAULT_MAX_LINE, LineTooLong
+from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink
+from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    PARSE_ERROR,
     Uncarriable,
     dumps,
     error_response,
     id_key,
     invalid_request_text,
-    loads_client,
-    recover_id,
     valid_id,
 )
-from ..wire.messages import DUPLICATE_ID, parse_error_text, too_long_text, unparsable_reason
+from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import is_modern
 from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
+from .client_lines import read_client_lines
 from .envelopes import (
     merged_capabilities,
 )
 from .link import Forwarded, Link, connector_for, unavailable
 from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .naming import CursorCodec, InvalidCursor, could_name
+from .upstream_side import STOPPED_AFTER_CLIENT
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 
@@ -123,8 +123,9 @@ class GatewaySession(ModernEra):
         start_timeout: seconds the first ``tools/list`` (and the ``initialize`` answer) waits
             for upstreams still starting.
         drain_timeout: seconds the requests the client sent before closing may take to be
-            answered; the upstreams then get at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and
-            are stopped (SIGTERM at once).
+            answered (``upstream.PENDING_DRAIN_SECONDS``, as ``wrap``'s; ``--request-timeout``
+            shortens it); the upstreams then get at most ``upstream.EXIT_WAIT_SECONDS`` to exit,
+            and are stopped (SIGTERM at once); what is still open is answered with -32603.
         max_message_bytes: the cap on one message from an upstream (``--max-message-bytes``).
         relist_interval: seconds between two rounds of re-listing one upstream after its
             ``list_changed`` notifications (which coalesce meanwhile).
@@ -150,7 +151,7 @@ class GatewaySession(ModernEra):
         connectors: Mapping[str, Connector] | None = None,
         request_timeout: float = 30.0,
         start_timeout: float = 30.0,
-        drain_timeout: float = 2.0,
+        drain_timeout: float = PENDING_DRAIN_SECONDS,
         max_message_bytes: int = DEFAULT_MAX_LINE,
         relist_interval: float = RELIST_INTERVAL,
         client_request_timeout: float | None = None,
@@ -218,14 +219,17 @@ class GatewaySession(ModernEra):
         async with anyio.create_task_group() as tg:
             self._tg = tg
             await self._from_client()
-            # Requests the client sent just before it closed its side are still answered if
-            # they can be within the drain time (as the relay does; the client may be reading);
-            # the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped (SIGTERM at once).
-            with anyio.move_on_after(self.drain_timeout):
+            # Requests the client sent just before it closed its side are still answered if they can be
+            # within drain_timeout (PENDING_DRAIN_SECONDS, as wrap's are, trial T4: the client may be
+            # reading; a slow server may be starting); the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped
+            # (SIGTERM at once). What is still open is answered with an error, never dropped.
+            with anyio.move_on_after(min(self.drain_timeout, self.client_request_timeout or self.drain_timeout)):
                 while self._open:
                     await anyio.sleep(0.02)
             self.closing = True
             await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
+            for _is_text, request_id in list(self._open):  # (valid ids only: id_key keeps them as they are)
+                await self.reply(error_response(request_id, INTERNAL_ERROR, STOPPED_AFTER_CLIENT))
             tg.cancel_scope.cancel()
 
     def spawn(self, func: Any, *args: Any) -> None:
@@ -298,61 +302,50 @@ class GatewaySession(ModernEra):
     # --- the client side ----------------------------------------------------------------------
 
     async def _from_client(self) -> None:
-        while True:
-            try:
-                line = await self.client.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        await read_client_lines(self)  # (big lines parsed, and calls checked, off the loop: client_lines)
+
+    def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
+        """The schema a ``tools/call`` with ``params`` would be judged by now (the handshake era's view;
+        a 2026-07-28 call's envelope may judge by another, and then checks again), or None."""
+        route = self.view.catalog.route(params["name"])
+        return None if route is None else route.compiled
+
+    async def client_message(self, message: Any) -> None:
+        """One parsed client message, in the order read (``client_lines``)."""
+        if type(message) is not dict or message.get("jsonrpc") != "2.0":
+            found = message.get("id") if type(message) is dict else None
+            text = invalid_request_text(message, batches=False)
+            await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+            return
+        method = message.get("method")
+        if type(method) is not str and "method" in message:
+            found = message.get("id")
+            text = invalid_request_text(message)
+            await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
+            return
+        if type(method) is not str:
+            await self._client_answer(message)
+        elif "id" in message:
+            if not valid_id(message["id"]):
+                await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
                 return
-            except LineTooLong as exc:
-                found = recover_id(exc.prefix)
-                self.counted.log(logging.WARNING, "refused a message from the client longer than %d bytes", exc.limit)
-                text = too_long_text(exc.limit)
-                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
-                continue
-            try:
-                message = loads_client(line)
-            except (ValueError, RecursionError) as exc:
-                found = recover_id(line)
-                request_id = found if valid_id(found) else None
-                reason = unparsable_reason(exc)
-                self.counted.log(
-                    logging.WARNING, "answered a client line that does not parse with -32700: it %s", reason
-                )
-                await self.reply(error_response(request_id, PARSE_ERROR, parse_error_text(exc, "line")))
-                continue
-            if type(message) is not dict or message.get("jsonrpc") != "2.0":
-                found = message.get("id") if type(message) is dict else None
-                text = invalid_request_text(message, batches=False)
-                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
-                continue
-            method = message.get("method")
-            if type(method) is not str and "method" in message:
-                found = message.get("id")
-                text = invalid_request_text(message)
-                await self.reply(error_response(found if valid_id(found) else None, INVALID_REQUEST, text))
-                continue
-            if type(method) is not str:
-                await self._client_answer(message)
-            elif "id" in message:
-                if not valid_id(message["id"]):
-                    await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
-                    continue
-                if method == "initialize":
-                    await self._initialize(message)
-                else:
-                    if id_key(message["id"]) in self._open:
-                        # Two open requests under one id: their answers could not be told apart.
-                        log.warning("refused a client request whose id is that of a request still in flight")
-                        # (sent as is: the answer does not close the open request of that id)
-                        await self._send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
-                        continue
-                    if not self._era_known.is_set():
-                        self._start_links()
-                        self._era_known.set()
-                    self._open.add(id_key(message["id"]))
-                    self.spawn(self._request, message)
+            if method == "initialize":
+                self._open.add(id_key(message["id"]))  # (answered once the upstreams settled, or at the drain)
+                await self._initialize(message)
             else:
-                await self._client_notification(method, message)
+                if id_key(message["id"]) in self._open:
+                    # Two open requests under one id: their answers could not be told apart.
+                    log.warning("refused a client request whose id is that of a request still in flight")
+                    # (sent as is: the answer does not close the open request of that id)
+                    await self._send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
+                    return
+                if not self._era_known.is_set():
+                    self._start_links()
+                    self._era_known.set()
+                self._open.add(id_key(message["id"]))
+                self.spawn(self._request, message)
+        else:
+            await self._client_notification(method, message)
 
     async def _initialize(self, message: dict[str, Any]) -> None:
         params = message.get("params")

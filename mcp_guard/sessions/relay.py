@@ -113,7 +113,7 @@ from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
 from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.requests import ListingFailed
-from ..peer.upstream import EXIT_WAIT_SECONDS, Connector, LineLink, UpstreamStartError
+from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink, UpstreamStartError
 from ..streams.pipes import DirectLink, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
@@ -150,10 +150,6 @@ MAX_ROUTES: Final = 100_000
 
 START_FAILURE_GRACE: Final = 2.0
 """Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
-PENDING_DRAIN_SECONDS: Final = 10.0
-"""After the client closed its side, how long an upstream with unanswered forwarded requests may take to
-answer them and exit (its input closed) before it is stopped; without such requests it gets
-``upstream.EXIT_WAIT_SECONDS``. The requests still open then are answered with -32603 saying so."""
 
 _MISSING: Final = object()
 
@@ -314,7 +310,12 @@ class Relay(UpstreamSide):
         exit; then :meth:`run` ends (the connection is left cancelled: a process still running gets
         SIGTERM at once, see ``upstream``)."""
         self.client_closed = True
-        with anyio.move_on_after(self.drain_timeout):
+        # Calls held for a listing of the guard's own, and messages waiting for a start under way, are
+        # requests the upstream is about to take: as for forwarded ones (below, trial T4), a slow server
+        # (an `npx` start, a loaded machine) still answers them; drain_timeout alone once answered one with
+        # an error instead, for a client that pipes its requests and closes (`echo ... | mcp-guard wrap`).
+        pending = min(PENDING_DRAIN_SECONDS, self.client_request_timeout or PENDING_DRAIN_SECONDS)
+        with anyio.move_on_after(max(self.drain_timeout, pending)):
             while self._held or self._connecting:
                 await anyio.sleep(0.01)
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")

@@ -31,7 +31,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcp_guard.cli import main as cli_main
-from mcp_guard.sessions.relay import PENDING_DRAIN_SECONDS
+from mcp_guard.peer.upstream import PENDING_DRAIN_SECONDS
 from mcp_guard.sessions.upstream_side import STOPPED_AFTER_CLIENT
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -925,6 +925,40 @@ async def test_requests_sent_before_the_client_closed_are_still_answered(tmp_pat
             answer = await client.response("init")
         assert answer["result"]["serverInfo"]["name"] == "slow"
         assert await client.wait_exit() == 0
+
+
+SLOW_TOOLS = r"""
+import json, sys, time
+time.sleep(float(sys.argv[1]))  # a slow start (an npx server, a loaded machine): the input is read late
+TOOL = {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" in m:
+        info = {"name": "slow", "version": "1"}
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info}
+        if m["method"] == "tools/list":
+            r = {"tools": [TOOL]}
+        elif m["method"] == "tools/call":
+            r = {"content": [{"type": "text", "text": str(m["params"]["arguments"]["a"] + 1)}]}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"""
+
+
+async def test_a_call_held_for_the_listing_when_the_client_closed_is_still_answered(tmp_path: Path) -> None:
+    """``printf 'initialize, initialized, tools/call' | mcp-guard wrap -- slow-server``: the call waits for the
+    guard's own listing, which the slow server answers after the drain timeout (2 s); it is judged and
+    answered as the forwarded requests of trial T4 are, not failed (it once was: under load, a test's
+    SDK server took that long to start)."""
+    command = [sys.executable, "-c", SLOW_TOOLS, "3"]
+    async with open_guard(tmp_path, command=command, initialize=False) as client:
+        await client.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": INIT_PARAMS})
+        await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"name": "add", "arguments": {"a": 41}}
+        await client.send({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": call})
+        await client.close_stdin()
+        assert await client.wait_exit(PENDING_DRAIN_SECONDS + 3 * PROMPT) == 0
+        answer = await client.response("call")
+        assert answer.get("result", {}).get("content") == [{"type": "text", "text": "42"}], answer
 
 
 async def test_a_request_still_open_when_the_guard_stops_the_upstream_says_so(tmp_path: Path) -> None:

@@ -1,0 +1,76 @@
+"""``printf ... | mcp-guard serve --config ...``: what the client sent before it closed is answered, never dropped.
+
+As ``wrap`` (trial T4, ``tests/e2e/test_upstream_faults.py``): requests sent just before the client
+closed its side get the server's answers when a slow server (an ``npx`` start, a loaded machine)
+gives them within ``PENDING_DRAIN_SECONDS``, and an error saying why when it does not. Before, the
+gateway waited 2 s and then ended with them unanswered (``initialize`` included).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_guard.peer.upstream import PENDING_DRAIN_SECONDS
+
+SLOW = r"""
+import json, sys, time
+time.sleep(float(sys.argv[1]))  # a slow start: the input is read late
+TOOL = {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" in m:
+        info = {"name": "slow", "version": "1"}
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info}
+        if m["method"] == "tools/list":
+            r = {"tools": [TOOL]}
+        elif m["method"] == "tools/call":
+            r = {"content": [{"type": "text", "text": str(m["params"]["arguments"]["a"] + 1)}]}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"""
+
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+LINES = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "s__add", "arguments": {"a": 41}}},
+]
+
+
+def piped(tmp_path: Path, delay: str) -> dict[int, dict[str, object]]:
+    """The answers, by id, of ``serve`` over the slow server (starting ``delay`` s late) to :data:`LINES`
+    written at once, then EOF."""
+    server = {"command": sys.executable, "args": ["-c", SLOW, delay]}
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"s": server}}))
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config)],
+        input="".join(json.dumps(m) + "\n" for m in LINES).encode(),
+        capture_output=True,
+        timeout=PENDING_DRAIN_SECONDS + 30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    return {a["id"]: a for a in answers}
+
+
+@pytest.mark.e2e
+def test_a_slow_servers_answers_reach_a_client_that_closed(tmp_path: Path) -> None:
+    answers = piped(tmp_path, "3")  # (past the 2 s drain timeout that used to apply)
+    assert answers[1]["result"]["serverInfo"]["name"] == "mcp-guard-gateway"  # type: ignore[index]
+    assert answers[2]["result"] == {"content": [{"type": "text", "text": "42"}]}
+
+
+@pytest.mark.e2e
+def test_requests_a_server_never_answers_get_an_error_not_silence(tmp_path: Path) -> None:
+    answers = piped(tmp_path, "60")
+    assert sorted(answers) == [1, 2]
+    for answer in answers.values():
+        error = answer["error"]
+        assert error["code"] == -32603  # type: ignore[index]
+        assert "the client closed its side before the upstream server answered" in error["message"]  # type: ignore[index]
