@@ -166,3 +166,30 @@ async def test_a_bad_trace_context_starts_a_new_trace(meta: Any, spans: InMemory
         assert forwarded["params"]["_meta"]["traceparent"].startswith("00-")
     else:
         assert forwarded["params"]["_meta"] == meta  # not an object: relayed as it came
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+async def test_a_2026_07_28_call_keeps_its_envelope_and_gets_the_trace_context(spans: InMemorySpanExporter) -> None:
+    """``wrap`` only: the harness's scripted upstream speaks the handshake era, which ``serve`` does not offer
+    a 2026-07-28 client (``tests/fronts/test_serve_modern.py`` runs real servers for that)."""
+    command = "wrap"
+    upstream = ScriptedUpstream()
+    meta = {**MODERN_META, "traceparent": TRACEPARENT}
+    async with running_guard(command, upstream, initialize=False) as client:
+        await client.request("tools/list", {"_meta": MODERN_META})
+        answer = await client.request("tools/call", call_params(command, {"text": "hi"}, meta))
+    assert answer["result"]["content"][0]["text"] == "echo ok"
+    server = by_kind(spans.get_finished_spans(), SpanKind.SERVER)
+    client_span = by_kind(spans.get_finished_spans(), SpanKind.CLIENT)
+    assert server.parent is not None and format(server.parent.span_id, "016x") == PARENT_ID
+    (forwarded,) = upstream.calls()
+    sent = forwarded["params"]["_meta"]
+    assert client_span.context is not None
+    assert sent["traceparent"] == f"00-{TRACE_ID}-{client_span.context.span_id:016x}-01"
+    assert {k: v for k, v in sent.items() if k != "traceparent"} == MODERN_META  # the envelope as the client sent it
