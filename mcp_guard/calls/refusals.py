@@ -27,6 +27,7 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING, Any, Final
 
 from ..core import UNSUPPORTED, Issue, Report
+from ..core.report import UNCHECKED
 from ..wire.jsonrpc import INVALID_PARAMS
 from ..wire.meta import REJECTION_KEY
 
@@ -346,5 +347,13 @@ def logged_issue(issue: Issue, names: AbstractSet[str] = frozenset()) -> str:
 def logged_reason(report: Report, names: AbstractSet[str] = frozenset()) -> str:
     """What the log line of a refused call says of its findings (``wrap`` and ``serve`` alike): the first
     :data:`MAX_LOGGED_ISSUES` of ``report.issues`` by :func:`logged_issue`, joined with ``"; "``
-    (``names``: the schema's ``Compiled.declared_names``, see :func:`logged_pointer`)."""
+    (``names``: the schema's ``Compiled.declared_names``, see :func:`logged_pointer`).
+
+    Arguments refused unchecked (``Report.unchecked``: a lone surrogate a pattern cannot read, the work
+    budget, a recursion too deep) are logged as that, ``refused unchecked: `` and the finding's fixed
+    text (it holds no value), as their refusal says: not as a keyword at the root, which reads as a
+    schema mismatch (found by a new user, stop 31)."""
+    if report.unchecked:
+        reasons = (i.message.removesuffix(f"; {UNCHECKED}") for i in report.issues[:MAX_LOGGED_ISSUES])
+        return "refused unchecked: " + "; ".join(reasons)
     return "; ".join(logged_issue(i, names) for i in report.issues[:MAX_LOGGED_ISSUES])

@@ -101,3 +101,14 @@ def test_a_property_reached_through_a_ref_is_logged_by_name_and_a_client_key_sti
     assert logged_reason(report) == "pattern at /…/…/zip; type at /…/…"  # the schema pointer's names alone
     assert logged_reason(report, compiled.declared_names) == "pattern at /address/next/zip; type at /address/…"
     assert compile({"type": "string"}).declared_names == frozenset()
+
+
+def test_arguments_refused_unchecked_are_logged_as_such_not_as_a_keyword_at_the_root() -> None:
+    """A new user (stop 31) read ``pattern at (root)`` for a lone surrogate the refusal calls unchecked."""
+    compiled = compile({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}}, profile="extended")
+    report = compiled.check({"s": "\ud800"})
+    assert report.unchecked
+    assert logged_reason(report) == (
+        "refused unchecked: a string in these arguments holds a lone surrogate, which the guard's ECMA-262 "
+        "pattern engine cannot read"
+    )
