@@ -29,10 +29,17 @@ oauth, new token per call" (each call a token never seen: a signature check and 
 every call). Their CPU per call is compared with plain ``wrap --http``'s (issue 27 item 5: at most
 1.10). It needs the ``auth`` extra (joserfc).
 
+``--otel`` adds "mcp-guard otel": ``mcp-guard wrap --http --otel`` in front of the same upstream, its
+spans (three per call: the call, its judgement, the upstream round trip) batched by the SDK's
+``BatchSpanProcessor`` and exported over OTLP/HTTP protobuf (``OTEL_EXPORTER_OTLP_ENDPOINT``) to a sink on
+loopback in this process (``POST /v1/traces`` answered 200 at once; it counts the spans it got), so the
+guard's CPU per call includes making, batching, serializing and sending the spans. Its CPU per call is
+compared with plain ``wrap --http``'s (issue 27 item 5: at most 1.15). It needs the ``otel`` extra.
+
 Usage::
 
     python benchmarks/http_throughput.py [--calls 500] [--rounds 3] [--clients 1]
-        [--fastmcp-python PATH] [--oauth]
+        [--fastmcp-python PATH] [--oauth] [--otel]
 """
 
 from __future__ import annotations
@@ -311,6 +318,9 @@ def main() -> int:
         "--oauth", action="store_true", help="also run wrap --http as an OAuth resource server (needs the auth extra)"
     )
     parser.add_argument(
+        "--otel", action="store_true", help="also run wrap --http --otel, exporting to a loopback sink (the otel extra)"
+    )
+    parser.add_argument(
         "--log-level",
         default="warning",
         help="both guards' --log-level (the same for both: neither logs a line per call at info or warning)",
@@ -319,7 +329,7 @@ def main() -> int:
     stdio_guard = guard(args.log_level)
     with contextlib.ExitStack() as stack:
         issuer = stack.enter_context(_running_issuer()) if args.oauth else None
-        return _run(args, stdio_guard, issuer)
+        return _run(args, stdio_guard, issuer, SpanSink() if args.otel else None)
 
 
 @contextmanager
@@ -331,7 +341,7 @@ def _running_issuer() -> Iterator[Any]:
         yield issuer
 
 
-def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any) -> int:
+def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: SpanSink | None = None) -> int:
     has_fastmcp = subprocess.run([args.fastmcp_python, "-c", "import fastmcp"], capture_output=True).returncode == 0
     if not has_fastmcp:
         print(f"(fastmcp not importable by {args.fastmcp_python}: FastMCP proxy target skipped)")
@@ -356,6 +366,10 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any) -> int:
                 round_tokens[name] = [
                     [issuer.token(resource, jti=f"{c}-{n}") for n in range(1 + per_client)] for c in range(args.clients)
                 ]
+        if sink is not None:
+            port = free_port()
+            env = {"OTEL_EXPORTER_OTLP_ENDPOINT": sink.url, "OTEL_SERVICE_NAME": "mcp-guard-benchmark"}
+            targets.append(("mcp-guard otel", guard(args.log_level, port, "--otel") + SIGMA, "stderr", port, env))
         if args.baseline:
             port = free_port()
             env = {"PYTHONPATH": args.baseline}
@@ -387,6 +401,8 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any) -> int:
             ratio("CPU per call, oauth/plain HTTP", []).append(cpus["mcp-guard oauth"][-1] / plain)
             fresh_cpu = cpus["mcp-guard oauth, new token per call"][-1]
             ratio("CPU per call, oauth new token per call/plain HTTP", []).append(fresh_cpu / plain)
+        if sink is not None:
+            ratio("CPU per call, otel/plain HTTP", []).append(cpus["mcp-guard otel"][-1] / cpus["mcp-guard"][-1])
         if args.baseline:
             ratio("baseline CPU per call, HTTP/stdio", []).append(cpus["baseline"][-1] / cpu)
             ratio("mcp-guard/baseline throughput", []).append(rates["mcp-guard"][-1] / rates["baseline"][-1])
@@ -410,6 +426,8 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any) -> int:
         "  ratios, median of the rounds' own: "
         + ";  ".join(f"{name} = {statistics.median(values):.2f}" for name, values in round_ratios.items())
     )
+    if sink is not None:
+        print(f"  the OTLP sink got {sink.spans} spans in {sink.requests} requests (3 per traced call expected)")
     if issuer is not None:
         cached, fresh = verification_cpu(issuer)
         plain = cpu_median["mcp-guard"]
@@ -419,6 +437,39 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any) -> int:
             f"{(plain + cached) / plain:.3f} and {(plain + fresh) / plain:.3f}"
         )
     return 0
+
+
+class SpanSink:
+    """An OTLP/HTTP traces sink on loopback (a thread of this process): ``POST /v1/traces`` answered 200 at
+    once; ``spans`` counts the spans of the ``ExportTraceServiceRequest`` bodies it got."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+        self.spans = 0
+        self.requests = 0
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                request = ExportTraceServiceRequest.FromString(body)
+                sink.requests += 1
+                sink.spans += sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 def verification_cpu(issuer: Any, repeats: int = 20_000, fresh: int = 300) -> tuple[float, float]:

@@ -21,6 +21,7 @@ import anyio
 
 from . import __version__
 from .calls.outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
+from .commands.tracing import add_otel_option, tracing
 from .core.profiles import DEFAULT_PROFILE, PROFILE_CHOICES, PROFILES, SUMMARIES
 from .safe_text import escape
 
@@ -139,6 +140,7 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
         "clients time out on their own). subscriptions/listen and tasks/result, open by design, have no limit. "
         "Also the limit for the guard's own requests (default 30)",
     )
+    add_otel_option(wrap)
     wrap.add_argument("upstream", nargs=argparse.REMAINDER, metavar="COMMAND [ARGS...]", help="the upstream command")
     if only_wrap:
         return parser
@@ -206,6 +208,46 @@ def _positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError("must be a positive number")
     return value
+
+
+def _wrap(args: argparse.Namespace, command: list[str]) -> int:
+    """``wrap`` over stdio, or on ``--http``, once its options are checked (inside ``--otel``'s tracing)."""
+    try:
+        if args.http is not None:
+            from .fronts.http import serve_http
+
+            config = _http_config(args, args.command_parser)
+            return anyio.run(
+                lambda: serve_http(
+                    command,
+                    config,
+                    profile=args.profile,
+                    hide_unsupported=args.hide_unsupported,
+                    outputs=args.outputs,
+                    request_timeout=args.request_timeout,
+                )
+            )
+        from .peer.spawn import start_early
+
+        # The upstream starts up while the guard loads the relay (issue 14 item 1: the time to the
+        # initialize answer); what a failed start raised is logged by the first connection.
+        started = start_early(command)
+        from .fronts.stdio import wrap_stdio
+        from .wire.framing import DEFAULT_MAX_LINE
+
+        return anyio.run(
+            lambda: wrap_stdio(
+                command,
+                started=started,
+                profile=args.profile,
+                hide_unsupported=args.hide_unsupported,
+                outputs=args.outputs,
+                request_timeout=args.request_timeout,
+                max_message_bytes=args.max_message_bytes or DEFAULT_MAX_LINE,
+            )
+        )
+    except KeyboardInterrupt:
+        return 130
 
 
 def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
@@ -513,7 +555,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.upstream_url is not None:
             if args.http is not None:
                 args.command_parser.error("--http with --upstream-url is not supported yet: use one of them")
-            return _wrap_http(args, command)
+            with tracing(args.otel) as traced:
+                return _wrap_http(args, command) if traced else 2
         if args.header or args.header_env:
             args.command_parser.error("--header and --header-env need --upstream-url")
         if not command:
@@ -537,42 +580,8 @@ def _main(argv: Sequence[str] | None) -> int:
         from .allocator import one_arena
 
         one_arena()  # a big message freed in a worker thread is reused by the next (peak memory: allocator)
-        try:
-            if args.http is not None:
-                from .fronts.http import serve_http
-
-                config = _http_config(args, args.command_parser)
-                return anyio.run(
-                    lambda: serve_http(
-                        command,
-                        config,
-                        profile=args.profile,
-                        hide_unsupported=args.hide_unsupported,
-                        outputs=args.outputs,
-                        request_timeout=args.request_timeout,
-                    )
-                )
-            from .peer.spawn import start_early
-
-            # The upstream starts up while the guard loads the relay (issue 14 item 1: the time to the
-            # initialize answer); what a failed start raised is logged by the first connection.
-            started = start_early(command)
-            from .fronts.stdio import wrap_stdio
-            from .wire.framing import DEFAULT_MAX_LINE
-
-            return anyio.run(
-                lambda: wrap_stdio(
-                    command,
-                    started=started,
-                    profile=args.profile,
-                    hide_unsupported=args.hide_unsupported,
-                    outputs=args.outputs,
-                    request_timeout=args.request_timeout,
-                    max_message_bytes=args.max_message_bytes or DEFAULT_MAX_LINE,
-                )
-            )
-        except KeyboardInterrupt:
-            return 130
+        with tracing(args.otel) as traced:
+            return _wrap(args, command) if traced else 2
     if args.command in ("check", "schema", "verify"):
         from .commands.reports import run
 

@@ -63,6 +63,7 @@ from .config_text import expand_variables, json_path, strip_jsonc
 from .core.profiles import DEFAULT_PROFILE, ProfileName
 from .errors import GuardError
 from .oauth_config import OAuthSettings
+from .otel_config import OtelSettings
 
 __all__ = [
     "DEFAULT_NAME_FORMAT",
@@ -320,6 +321,8 @@ class GuardSettings(_Model):
         auth: ``serve --http`` as an OAuth 2.1 resource server (:class:`~.oauth_config.OAuthSettings`:
             ``issuer``, ``resource``, ``scopes``...); every request then needs an access token the
             issuer signed for ``resource`` (docs/gateway.md, "Who is calling"). Ignored on stdio.
+        otel: OpenTelemetry traces of every ``tools/call`` (:class:`~.otel_config.OtelSettings`:
+            ``endpoint``, ``serviceName``; ``--otel`` turns them on too; docs/tracing.md).
         servers: per upstream settings; each key must name a server of the config.
         principals: named rules per principal (:class:`PrincipalRule`; issue 27): allow, deny or
             hide tools and set budgets for the callers a verified access token names (the HTTP
@@ -343,6 +346,7 @@ class GuardSettings(_Model):
     changed_tools: Literal["pinned", "withhold"] = "pinned"
     page_size: Annotated[int, Field(gt=0, le=10_000, strict=True)] = 100
     auth: OAuthSettings | None = None
+    otel: OtelSettings | None = None
     servers: dict[str, ServerPolicy] = Field(default_factory=dict)
     principals: dict[RuleName, PrincipalRule] = Field(default_factory=dict)
 

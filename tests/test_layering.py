@@ -44,6 +44,7 @@ LAYERS: list[str] = [
     "reports",  # check, schema, verify, tool definitions: readers and printers over the core
     "calls",  # the call pipeline and its policy, the tool table, refusals, outputs, metrics
     "state",  # shared state of several replicas: budgets in Redis, the journal in PostgreSQL (calls' ports)
+    "telemetry",  # OpenTelemetry traces of calls (the otel extra; calls' CallTracer port)
     "sessions",  # wrap's relay and serve's gateway session, with their links and listings
     "fronts",  # stdio, streamable HTTP (fronts.http), serve's entry
     "commands",  # the CLI's commands

@@ -58,11 +58,11 @@ import anyio.to_thread
 from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .journal import Journal, Result
-from .observer import UNKNOWN_TOOL, CallObserver
+from .observer import UNKNOWN_TOOL, CallObserver, CallTrace, CallTracer, tracer
 from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
 from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
-from .refusals import logged_reason, refusal_result, schema_verdict, unknown_tool
+from .refusals import logged_pointers, logged_reason, refusal_result, schema_verdict, unknown_tool
 from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, SharedBudget, StoreUnavailable
 
 if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
@@ -164,6 +164,7 @@ class Call:
             without OAuth (stdio, or a shared bearer token).
         verdict: what the ``guard.principals`` rules say of it (set by the pipeline's first step that
             asks, :meth:`Pipeline.rules_for`).
+        trace: its trace (``--otel``: :meth:`Pipeline.traced`), closed when the call ends; None untraced.
     """
 
     route: Route
@@ -174,6 +175,7 @@ class Call:
     started: float = field(default_factory=time.monotonic)
     principal: Principal | None = None
     verdict: PrincipalVerdict | None = None
+    trace: CallTrace | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,12 +189,15 @@ class Rejection:
         reason: a line for the log (names rules and sizes, never argument values).
         result: the ``CallToolResult`` to answer with, or ``None`` for an error answer.
         error: the JSON-RPC ``(code, message)`` to answer with when ``result`` is ``None``.
+        pointers: the JSON Pointers of the findings of a schema rejection, fit for the log
+            (``refusals.logged_pointer``), for its trace; ``()`` for the other kinds.
     """
 
     kind: str
     reason: str
     result: dict[str, Any] | None = None
     error: tuple[int, str] | None = None
+    pointers: tuple[str, ...] = ()
 
     def response(self, request_id: Any) -> dict[str, Any]:
         """The JSON-RPC response to the client's request ``request_id``."""
@@ -326,6 +331,7 @@ class Pipeline:
         self.new_tools = new_tools
         self.principals = principals
         self.observer: CallObserver | None = None  # told how each call ended (metrics)
+        self.tracer: CallTracer | None = tracer()  # opens a trace per call (--otel; calls.observer.install_tracer)
         every: tuple[tuple[str, Check], ...] = (
             ("visibility", self.check_visibility),
             ("size", self.check_size),
@@ -372,11 +378,42 @@ class Pipeline:
                 return rejection
         return None
 
+    def traced(self, call: Call, request_id: Any, params: dict[str, Any]) -> None:
+        """Open ``call``'s trace when a tracer is installed (``request_id``, ``params``: the client's request's;
+        its ``_meta`` holds the caller's trace context). Call it before :meth:`check`; the call's end closes it."""
+        if self.tracer is not None:
+            route = call.route
+            call.trace = self.tracer.call_started(
+                route.server, route.tool, request_id, params.get("_meta"), call.modern
+            )
+
+    @staticmethod
+    def forwarded_params(call: Call, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``params`` to forward: for a traced call, a copy whose ``_meta`` carries the trace context of the
+        upstream round trip (``traceparent``, ``tracestate``: the MCP convention for W3C trace context); else
+        ``params`` itself (relayed unchanged: no ``_meta`` is added when tracing is off). A ``_meta`` that is not
+        an object is left as it is."""
+        trace = call.trace
+        if trace is None:
+            return params
+        meta = params.get("_meta", {})
+        if type(meta) is not dict:
+            return params
+        carrier = trace.forwarding()
+        return {**params, "_meta": {**meta, **carrier}} if carrier else params
+
     def check(self, call: Call) -> Rejection | None:
         """The pipeline's entry, for ``wrap`` and ``serve`` alike: the enabled checks (steps 1-6), without
         waiting. A rejection is logged (:meth:`refused`) and the observer told; its journal record is
-        :meth:`admit`'s, which runs this first."""
-        rejection = self.judge(call)
+        :meth:`admit`'s, which runs this first. A traced call's trace is told of the judgement."""
+        trace = call.trace
+        if trace is None:
+            rejection = self.judge(call)
+        else:
+            started = time.time_ns()
+            rejection = self.judge(call)
+            kind, pointers = (None, ()) if rejection is None else (rejection.kind, rejection.pointers)
+            trace.judged(started, kind, pointers)
         if rejection is not None:
             self.refused(call.route.exposed, rejection, loud=call.route.policy.access == "deny")
             self.observe(call, "rejected", rejection.kind)
@@ -445,10 +482,14 @@ class Pipeline:
         return result
 
     def observe(self, call: Call, result: str, kind: str | None) -> None:
-        """Tell the observer (if any) how ``call`` ended."""
+        """Tell the observer (if any) how ``call`` ended, and close its trace (if any)."""
         if self.observer is not None:
             route = call.route
             self.observer.call_ended(route.server, route.tool, result, kind, time.monotonic() - call.started)
+        trace = call.trace
+        if trace is not None:
+            call.trace = None
+            trace.ended(result, kind)
 
     @staticmethod
     def judge_output(call: Call, response: Any) -> tuple[Any, Result | None]:
@@ -560,7 +601,9 @@ class Pipeline:
             return Rejection(str(output.report.kind), "outputSchema: " + logged_reason(output.report), result=result)
         report = verdict.report
         assert report is not None
-        return Rejection(str(report.kind), logged_reason(report, compiled.declared_names), result=verdict.result)
+        names = compiled.declared_names
+        pointers = logged_pointers(report, names)
+        return Rejection(str(report.kind), logged_reason(report, names), result=verdict.result, pointers=pointers)
 
     def check_pinning(self, call: Call) -> Rejection | None:
         """``pinned_schema_changed`` when the tool no longer matches its lock file digest."""

@@ -45,6 +45,7 @@ __all__ = [
     "ToolIssue",
     "issue_messages",
     "logged_pointer",
+    "logged_pointers",
     "logged_reason",
     "prejudge",
     "refusal_result",
@@ -311,6 +312,16 @@ def logged_pointer(instance_path: str, schema_path: str, names: AbstractSet[str]
     return "".join(
         "/" + (seg if seg in declared or (indexed and seg.isdigit() and seg.isascii()) else "…")
         for seg in instance_path.split("/")[1:]
+    )
+
+
+def logged_pointers(report: Report, names: AbstractSet[str] = frozenset()) -> tuple[str, ...]:
+    """The instance pointers of the first :data:`MAX_LOGGED_ISSUES` findings of ``report`` that have one, each
+    by :func:`logged_pointer` (a call's trace: ``mcp_guard.telemetry``); a tool-level finding has none."""
+    return tuple(
+        logged_pointer(issue.instance_path, issue.schema_path, names)
+        for issue in report.issues[:MAX_LOGGED_ISSUES]
+        if issue.instance_path is not None and not isinstance(issue, ToolIssue)
     )
 
 

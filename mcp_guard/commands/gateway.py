@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from .tracing import add_otel_option, tracing
+
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
+    from ..calls.pinning import LockFile
     from ..config import GatewayConfig, HttpServer, StdioServer
     from ..fronts.http import HttpConfig
     from ..oauth_config import OAuthSettings
@@ -122,6 +125,7 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         default=None,
         help="this replica's id in the rows of a journal in PostgreSQL (default: $MCP_GUARD_REPLICA_ID, else HOST-PID)",
     )
+    add_otel_option(serve)
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
 
@@ -147,6 +151,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             metrics_port=args.metrics_port,
             metrics_host=args.metrics_host,
             replica=args.replica_id or os.environ.get("MCP_GUARD_REPLICA_ID") or None,
+            otel=args.otel,
         )
     raise ValueError(f"not a gateway command: {args.command}")
 
@@ -162,6 +167,7 @@ def run_serve(
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
     replica: str | None = None,
+    otel: bool = False,
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
     ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
@@ -170,15 +176,13 @@ def run_serve(
     the guard's own; ``None``: forwarded requests have no limit, the guard's own 30 s.
     ``metrics_port``/``metrics_host`` (stdio only): where ``/metrics``, ``/health`` and ``/ready`` are served.
     ``replica``: this process's id in a database journal (``None``: ``HOST-PID``).
+    ``otel`` (``--otel``) or ``guard.otel``: OpenTelemetry traces of every ``tools/call`` (``commands.tracing``).
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
         the journal cannot be opened; 2 the config is wrong.
     """
-    import anyio
-
     from ..calls.pinning import LockError, LockFile
-    from ..fronts.serve import serve_http, serve_stdio
 
     config = _load(config_path, sys.stderr)
     if config is None:
@@ -206,6 +210,39 @@ def run_serve(
     from ..allocator import one_arena
 
     one_arena()  # a big message freed in a worker thread is reused by the next (peak memory: allocator)
+    with tracing(otel, config.guard.otel) as traced:
+        if not traced:
+            return 2
+        return _run_serve(
+            config,
+            http,
+            lock_file,
+            journal_path,
+            own_timeout,
+            request_timeout,
+            max_message_bytes,
+            (metrics_port, metrics_host),
+            replica,
+        )
+
+
+def _run_serve(
+    config: GatewayConfig,
+    http: HttpConfig | None,
+    lock_file: LockFile | None,
+    journal_path: Path | None,
+    own_timeout: float,
+    request_timeout: float | None,
+    max_message_bytes: int | None,
+    metrics: tuple[int | None, str],
+    replica: str | None,
+) -> int:
+    """:func:`run_serve` once its config, lock and journal are read: the gateway until it ends."""
+    import anyio
+
+    from ..fronts.serve import serve_http, serve_stdio
+
+    metrics_port, metrics_host = metrics
     try:
         if http is not None:
             front = http

@@ -524,12 +524,13 @@ class GatewaySession(ModernEra):
         arguments = params.get("arguments", {})
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         call = Call(route, arguments, modern=is_modern(params), principal=principal)
+        self.pipeline.traced(call, request_id, params)
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
             await self.reply(rejection.response(request_id))
             return
         link = self._by_name[route.server]
-        outgoing = {**message, "params": {**params, "name": route.tool}}
+        outgoing = {**message, "params": {**self.pipeline.forwarded_params(call, params), "name": route.tool}}
         await self._forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
 
     async def _forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:

@@ -96,6 +96,7 @@ Upstream faults
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -490,7 +491,11 @@ class Relay(UpstreamSide):
             return False
         forward, reply = self._route_now(message)
         if forward is not None:
-            if forward is not message:  # a cancellation, naming the request's upstream id
+            if forward is not message and upstream_id is not None:  # a traced call: _meta with its trace context
+                with contextlib.suppress(Uncarriable):  # (else it goes as received, without the context)
+                    data = dumps({**forward, "id": upstream_id})
+                self._mark_inflight([(upstream_id, forward)])
+            elif forward is not message:  # a cancellation, naming the request's upstream id
                 data = dumps(forward)
             elif upstream_id is not None:
                 self._mark_inflight([(upstream_id, message)])
@@ -693,10 +698,13 @@ class Relay(UpstreamSide):
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         route = self._route_to(entry, table)
         call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal)
+        self.pipeline.traced(call, request_id, params)
         rejection = self.pipeline.check(call)
         if rejection is not None:
             return None, rejection.response(request_id)
-        if self.pipeline.observer is not None:
+        if call.trace is not None:  # its _meta carries the upstream round trip's trace context
+            message = {**message, "params": self.pipeline.forwarded_params(call, params)}
+        if self.pipeline.observer is not None or call.trace is not None:
             self._observe(request_id, call)
         if entry.output is not None:  # its result is judged (Pipeline.judge_output)
             self.note_call(request_id, call)

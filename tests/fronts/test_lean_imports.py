@@ -30,6 +30,7 @@ FORBIDDEN = (
     "psycopg_pool",
     "joserfc",  # the auth extra: only a front with an OAuth issuer loads it
     "cryptography",
+    "opentelemetry",  # the otel extra: only --otel or guard.otel loads it (issue 27 item 3)
 )
 
 UPSTREAM = """

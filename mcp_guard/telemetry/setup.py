@@ -1,0 +1,68 @@
+"""Turning tracing on for the process: the SDK's ``TracerProvider`` and the OTLP/HTTP exporter.
+
+:func:`start_tracing` builds a provider of the guard's own (``opentelemetry-sdk``; the process-wide
+default provider is left alone, so the mcp SDK's own instrumentation stays a no-op), its spans
+batched (``BatchSpanProcessor``) to an ``OTLPSpanExporter`` (``opentelemetry-exporter-otlp-proto-http``,
+protobuf over HTTP, the collector's port 4318), and installs :class:`~.spans.CallSpans` over it as the
+pipelines' tracer (``calls.observer.install_tracer``).
+
+The standard variables are read by the SDK itself (OpenTelemetry specification, "Environment Variable
+Specification" and "OTLP Exporter Configuration", read 2026-12-04): ``OTEL_EXPORTER_OTLP_ENDPOINT``
+(``/v1/traces`` appended) or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` (as is), ``OTEL_EXPORTER_OTLP_HEADERS``,
+``OTEL_EXPORTER_OTLP_TIMEOUT``, ``OTEL_EXPORTER_OTLP_COMPRESSION``, ``OTEL_SERVICE_NAME``,
+``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_BSP_*`` (the batch processor) and ``OTEL_TRACES_SAMPLER``. What
+``guard.otel`` sets (an endpoint, a service name) applies only where the variable is not set.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Final
+
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+
+from ..calls.observer import install_tracer
+from .spans import CallSpans
+
+if TYPE_CHECKING:
+    from ..otel_config import OtelSettings
+
+__all__ = ["DEFAULT_SERVICE_NAME", "start_tracing", "stop_tracing"]
+
+DEFAULT_SERVICE_NAME: Final = "mcp-guard"
+"""``service.name`` when neither ``OTEL_SERVICE_NAME`` nor ``guard.otel.serviceName`` names one."""
+
+_ENDPOINT_VARIABLES: Final = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
+def start_tracing(settings: OtelSettings | None = None, exporter: SpanExporter | None = None) -> TracerProvider:
+    """Trace every ``tools/call`` of the pipelines made from now on; returns the provider (flush it at exit:
+    :func:`stop_tracing`).
+
+    Args:
+        settings: ``guard.otel`` (or ``None``: the variables and the defaults only).
+        exporter: where spans go (default: ``OTLPSpanExporter``, configured by the variables; tests give
+            an ``InMemorySpanExporter``).
+    """
+    service = os.environ.get("OTEL_SERVICE_NAME") or (settings.service_name if settings else None)
+    resource = Resource.create({SERVICE_NAME: service or DEFAULT_SERVICE_NAME})
+    provider = TracerProvider(resource=resource)
+    if exporter is None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        endpoint = None
+        if settings is not None and settings.endpoint and not any(os.environ.get(v) for v in _ENDPOINT_VARIABLES):
+            endpoint = settings.endpoint
+        exporter = OTLPSpanExporter(endpoint=endpoint)
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    install_tracer(CallSpans(provider.get_tracer("mcp-guard")))
+    return provider
+
+
+def stop_tracing(provider: TracerProvider) -> None:
+    """Stop tracing: no tracer for new pipelines, the spans still batched exported (bounded by the batch
+    processor's export timeout, ``OTEL_BSP_EXPORT_TIMEOUT``), the provider shut down."""
+    install_tracer(None)
+    provider.shutdown()
