@@ -30,9 +30,9 @@ from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, error_response, id_key, valid_id
-from ..wire.messages import GONE
 from ..wire.meta import SUBSCRIPTION_ID_KEY
 from .catalog import KINDS
+from .upstream_side import gone_text
 
 __all__ = ["Forwarded", "Link", "LinkOwner", "connector_for", "failure_reason", "unavailable"]
 
@@ -474,7 +474,8 @@ class Link:
                 continue
             if forwarded.call is not None:
                 await self.session.pipeline.finish(forwarded.call, None)
-            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, GONE))
+            text = gone_text(self.peer.cause, self.name)  # (how it ended, when the transport told it: F-stop 31)
+            await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, text))
         await self.session.server_requests_gone(self)
         self.tools = self.prompts = self.resources = self.templates = None
         self.settled.set()

@@ -91,12 +91,14 @@ STOPPED_AFTER_CLIENT: Final = (
 closed its side (the upstream did not go away: the guard ended it, see ``Relay._drain``)."""
 
 
-def gone_text(cause: str | None) -> str:
+def gone_text(cause: str | None, server: str | None = None) -> str:
     """The -32603 text for a request the upstream left unanswered when it went away, naming ``cause``
-    (``streams.ends``: its exit status and where its stderr is) when the transport told it."""
+    (``streams.ends``: its exit status and where its stderr is) when the transport told it, and, in
+    ``serve``, the ``server`` (its name in the config: which of several went away; docs/gateway.md)."""
     if cause is None:
         return GONE
-    return f"mcp-guard: the upstream server went away before answering ({cause}); the request was not re-sent"
+    which = "" if server is None else f" `{server}`"
+    return f"mcp-guard: the upstream server{which} went away before answering ({cause}); the request was not re-sent"
 
 
 def never_started_text(reason: str, exits: bool = True) -> str:

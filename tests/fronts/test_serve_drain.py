@@ -74,3 +74,38 @@ def test_requests_a_server_never_answers_get_an_error_not_silence(tmp_path: Path
         error = answer["error"]
         assert error["code"] == -32603  # type: ignore[index]
         assert "the client closed its side before the upstream server answered" in error["message"]  # type: ignore[index]
+
+
+CRASHING = r"""
+import json, sys
+TOOL = {"name": "add", "inputSchema": {"type": "object"}}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "tools/call":
+        sys.exit(3)  # dies mid-call
+    if "id" in m:
+        info = {"name": "crash", "version": "1"}
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info}
+        r = {"tools": [TOOL]} if m["method"] == "tools/list" else r
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"""
+
+
+@pytest.mark.e2e
+def test_a_call_a_server_died_on_names_the_server_and_how_it_ended(tmp_path: Path) -> None:
+    """A new user's finding (stop 31): with several servers, the -32603 did not say which went away nor how,
+    though docs/gateway.md says the unanswered requests' error says what the log says."""
+    server = {"command": sys.executable, "args": ["-c", CRASHING]}
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"s": server}}))
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config)],
+        input="".join(json.dumps(m) + "\n" for m in LINES).encode(),
+        capture_output=True,
+        timeout=PENDING_DRAIN_SECONDS + 30,
+        check=False,
+    )
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines()) if "id" in a}
+    message = answers[2]["error"]["message"]
+    assert message.startswith("mcp-guard: the upstream server `s` went away before answering (")
+    assert "status 3" in message
