@@ -145,8 +145,9 @@ def _describe(exc: BaseException) -> str:
 
 def _errlog(stack: AsyncExitStack) -> TextIO:
     """Where the server's stderr goes: a pipe whose lines reach ours escaped and marked ``upstream stderr: ``
-    (``peer.child_stderr``, as ``wrap`` does: a server can neither forge a guard line nor drive the
-    terminal), or nowhere when ours is not a real file. The pipe and its relay end with ``stack``."""
+    (``upstream NAME stderr: `` for a server of ``check --config``, which of several wrote it), as ``wrap``
+    does (``peer.child_stderr``: a server can neither forge a guard line nor drive the terminal), or
+    nowhere when ours is not a real file. The pipe and its relay end with ``stack``."""
     try:
         sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):
@@ -155,7 +156,8 @@ def _errlog(stack: AsyncExitStack) -> TextIO:
 
     read_end, write_end = os.pipe()
     errlog = os.fdopen(write_end, "w")
-    relay = StderrRelay(read_end, "upstream stderr: ")
+    label = _LABEL.get()  # (check --config: the server's config key, as serve writes "upstream NAME stderr: ")
+    relay = StderrRelay(read_end, f"upstream {label} stderr: " if label else "upstream stderr: ")
 
     async def finish() -> None:
         errlog.close()  # the child's copy may still be open: finish() reads only what is there
