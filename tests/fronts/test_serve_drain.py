@@ -16,22 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcp_guard.peer.upstream import PENDING_DRAIN_SECONDS
-
-SLOW = r"""
-import json, sys, time
-time.sleep(float(sys.argv[1]))  # a slow start: the input is read late
-TOOL = {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" in m:
-        info = {"name": "slow", "version": "1"}
-        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info}
-        if m["method"] == "tools/list":
-            r = {"tools": [TOOL]}
-        elif m["method"] == "tools/call":
-            r = {"content": [{"type": "text", "text": str(m["params"]["arguments"]["a"] + 1)}]}
-        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
-"""
+from tests.e2e.test_upstream_faults import SLOW_TOOLS
 
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 LINES = [
@@ -41,10 +26,10 @@ LINES = [
 ]
 
 
-def piped(tmp_path: Path, delay: str) -> dict[int, dict[str, object]]:
-    """The answers, by id, of ``serve`` over the slow server (starting ``delay`` s late) to :data:`LINES`
-    written at once, then EOF."""
-    server = {"command": sys.executable, "args": ["-c", SLOW, delay]}
+def piped(tmp_path: Path, *server_args: str) -> dict[int, dict[str, object]]:
+    """The answers, by id, of ``serve`` over ``python -c SERVER_ARGS...`` (its one server ``s``) to
+    :data:`LINES` written at once, then EOF."""
+    server = {"command": sys.executable, "args": ["-c", *server_args]}
     config = tmp_path / "gateway.json"
     config.write_text(json.dumps({"mcpServers": {"s": server}}))
     done = subprocess.run(
@@ -55,20 +40,19 @@ def piped(tmp_path: Path, delay: str) -> dict[int, dict[str, object]]:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
-    return {a["id"]: a for a in answers}
+    return {a["id"]: a for a in map(json.loads, done.stdout.splitlines()) if "id" in a}
 
 
 @pytest.mark.e2e
 def test_a_slow_servers_answers_reach_a_client_that_closed(tmp_path: Path) -> None:
-    answers = piped(tmp_path, "3")  # (past the 2 s drain timeout that used to apply)
+    answers = piped(tmp_path, SLOW_TOOLS, "3")  # (past the 2 s drain timeout that used to apply)
     assert answers[1]["result"]["serverInfo"]["name"] == "mcp-guard-gateway"  # type: ignore[index]
     assert answers[2]["result"] == {"content": [{"type": "text", "text": "42"}]}
 
 
 @pytest.mark.e2e
 def test_requests_a_server_never_answers_get_an_error_not_silence(tmp_path: Path) -> None:
-    answers = piped(tmp_path, "60")
+    answers = piped(tmp_path, SLOW_TOOLS, "60")
     assert sorted(answers) == [1, 2]
     for answer in answers.values():
         error = answer["error"]
@@ -95,17 +79,7 @@ for line in sys.stdin:
 def test_a_call_a_server_died_on_names_the_server_and_how_it_ended(tmp_path: Path) -> None:
     """A new user's finding (stop 31): with several servers, the -32603 did not say which went away nor how,
     though docs/gateway.md says the unanswered requests' error says what the log says."""
-    server = {"command": sys.executable, "args": ["-c", CRASHING]}
-    config = tmp_path / "gateway.json"
-    config.write_text(json.dumps({"mcpServers": {"s": server}}))
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config)],
-        input="".join(json.dumps(m) + "\n" for m in LINES).encode(),
-        capture_output=True,
-        timeout=PENDING_DRAIN_SECONDS + 30,
-        check=False,
-    )
-    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines()) if "id" in a}
+    answers = piped(tmp_path, CRASHING)
     message = answers[2]["error"]["message"]
     assert message.startswith("mcp-guard: the upstream server `s` went away before answering (")
     assert "status 3" in message
