@@ -497,6 +497,18 @@ class GatewaySession(ModernEra):
             return
         assert type(params) is dict
         catalog = (await self._view_for(params, "tools")).catalog
+        shown = None
+        principal = self.callers.principal_of(request_id) if self.callers is not None else None
+        presentation = catalog.presentation_of(principal)
+        if presentation is not None:  # guard.presentFor: the name the host was shown, mapped back first
+            from ..calls.presenting import map_call  # (loaded with the lowering, for a host only)
+
+            mapped = map_call(self.pipeline, message, presentation.shown)
+            if isinstance(mapped, dict):
+                await self.reply(mapped)
+                return
+            message, tool = mapped
+            params, shown, name = message["params"], tool, tool.name
         route = catalog.route(name)
         link = self._by_name[route.server] if route is not None else None
         if link is not None and link.tools_stale:
@@ -522,8 +534,7 @@ class GatewaySession(ModernEra):
             await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
-        principal = self.callers.principal_of(request_id) if self.callers is not None else None
-        call = Call(route, arguments, modern=is_modern(params), principal=principal)
+        call = Call(route, arguments, modern=is_modern(params), principal=principal, shown=shown)
         self.pipeline.traced(call, request_id, params)
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
