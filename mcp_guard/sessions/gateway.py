@@ -401,7 +401,14 @@ class GatewaySession(ModernEra):
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
             return
-        for link in self.links:  # roots/list_changed and anything else: every running upstream
+        if not method.startswith("notifications/"):
+            # A request without an id (a tools/call among them) cannot be judged and answered, nor routed:
+            # never broadcast (red team 32: every upstream ran an unchecked call), as wrap drops such a call.
+            self.counted.log(
+                logging.WARNING, "dropped a client %s without an id: it cannot be judged and answered", method[:80]
+            )
+            return
+        for link in self.links:  # roots/list_changed and the other notifications: every running upstream
             if link.ready:
                 with contextlib.suppress(RequestFailed, Uncarriable):
                     await link.send(message)
