@@ -217,7 +217,14 @@ class ModernEra:
             if listed.changes[kind] != mark:
                 continue  # the upstream said it changed meanwhile: this listing may be stale already
             listed.listed(kind, started, ttl)
-            return self._put(envelope.view, link.name, kind, listing)
+            if kind != "tools":
+                return self._put(envelope.view, link.name, kind, listing)
+            # A big listing is classified in the worker thread (MergedLists.put_tools: issue 25 item 1).
+            changed = await envelope.view.put_tools(
+                link.name, listing, lambda: link.ready and listed.changes[kind] == mark
+            )
+            if listed.changes[kind] == mark:
+                return changed
         raise RequestFailed(f"its {kind} kept changing while the guard listed them")
 
     async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
