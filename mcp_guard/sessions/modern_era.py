@@ -440,5 +440,5 @@ class ModernEra:
 
 
 def _still(link: Link, listed: Listed, mark: int) -> bool:
-    """Whether a tool listing made at ``mark`` (``Listed.changes``) is still ``link``'s latest (put_tools' ``still``)."""
+    """Whether a tool listing made at ``mark`` (``Listed.changes``) is still ``link``'s latest (put_tools' still)."""
     return link.ready and listed.changes["tools"] == mark
