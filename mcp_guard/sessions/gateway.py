@@ -401,14 +401,12 @@ class GatewaySession(ModernEra):
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
             return
-        if not method.startswith("notifications/"):
-            # A request without an id (a tools/call among them) cannot be judged and answered, nor routed:
-            # never broadcast (red team 32: every upstream ran an unchecked call), as wrap drops such a call.
+        if method in _ROUTED or method in _LIST_METHODS:  # (red team 32: every upstream ran an unchecked call)
             self.counted.log(
-                logging.WARNING, "dropped a client %s without an id: it cannot be judged and answered", method[:80]
+                logging.WARNING, "dropped a client %s without an id: it cannot be judged and answered", method
             )
             return
-        for link in self.links:  # roots/list_changed and the other notifications: every running upstream
+        for link in self.links:  # roots/list_changed and any other notification: every running upstream
             if link.ready:
                 with contextlib.suppress(RequestFailed, Uncarriable):
                     await link.send(message)
@@ -623,12 +621,8 @@ class GatewaySession(ModernEra):
         request_id = message["id"]
         view = await self._view_for(message.get("params"), "prompts")
         origin = view.prompt_names.origin(name) if type(name) is str else None
-        if (
-            origin is None
-            and type(name) is str
-            and (down := self._down_owner("prompt", name))
-            and await self._restarted(down)
-        ):
+        down = self._down_owner("prompt", name) if origin is None and type(name) is str else None
+        if down and await self._restarted(down):
             view = await self._view_for(message.get("params"), "prompts")
             origin = view.prompt_names.origin(name)
         if origin is None:
@@ -798,3 +792,8 @@ _LIST_METHODS: Final = {
     "resources/templates/list": "resourceTemplates",
 }
 """List methods → the member of their result."""
+_ROUTED: Final = frozenset(
+    {"initialize", "ping", "server/discover", "tools/call", "prompts/get", "completion/complete", "logging/setLevel"}
+    | {"resources/read", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen"}
+)
+"""Requests the session answers or routes by name; without an id they are dropped, never sent to every upstream."""
