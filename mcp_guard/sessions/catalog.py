@@ -235,6 +235,7 @@ class Catalog:
         self._views: dict[tuple[str, ...], tuple[int, list[dict[str, Any]]]] = {}
         # What guard.presentFor's host is shown of each view, by the view's generation (calls.presenting).
         self._presented: dict[int, Presentation] = {}
+        self._owned: dict[int, frozenset[str]] = {}  # the names each presentation answers for (owned)
 
     def prepare(self, server: str, tools: Sequence[Any]) -> bytes | None:
         """(In a worker thread.) What :meth:`update` would make of ``server``'s big listing before it can be
@@ -402,6 +403,7 @@ class Catalog:
         self._listed = listed
         self._views = {}
         self._presented = {}
+        self._owned = {}
         self.report = report
         self.generation = next(_GENERATIONS)
         lines = report.lines()
@@ -462,6 +464,22 @@ class Catalog:
 
             found = self._presented[generation] = presented(listed, host_profile(host))
         return found
+
+    def owned(self, principal: Principal | None, name: str) -> bool:
+        """Whether a call to ``name`` is the presentation's to map back or refuse (:meth:`presentation_of`): a
+        name shown to the host, or a tool of ``principal``'s view (withheld from the host, or shown under
+        another name: unknown to the model). Any other name (hidden, denied, unknown, a server that is down)
+        goes the way it goes without a host: the pipeline refuses and journals it, or it is answered -32603."""
+        presentation = self.presentation_of(principal)
+        if presentation is None:
+            return False
+        generation = self.view_of(principal)[0]
+        names = self._owned.get(generation)
+        if names is None:
+            names = self._owned[generation] = frozenset(
+                (*presentation.shown, *presentation.withheld, *(t.name for t in presentation.shown.values()))
+            )
+        return name in names
 
     async def presented_for(self, principal: Principal | None) -> Presentation | None:
         """:meth:`presentation_of`, a view of more than :data:`PRESENT_ON_LOOP` tools presented in a worker thread

@@ -505,9 +505,9 @@ class GatewaySession(ModernEra):
         shown = None
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         presentation = await catalog.presented_for(principal)
-        if presentation is not None and (name in presentation.shown or catalog.route(name) is not None):
-            # guard.presentFor: the name the host was shown, mapped back first (a name no server lists now
-            # goes on below: a tool of a server that is down is answered so, -32603, not as unknown)
+        if presentation is not None and catalog.owned(principal, name):
+            # guard.presentFor: the name the host was shown, mapped back first (any other name goes on below,
+            # as without a host: hidden and denied ones refused and journaled, a down server's said so)
             from ..calls.presenting import map_call  # (loaded with the lowering, for a host only)
 
             mapped = map_call(self.pipeline, message, presentation.shown)
