@@ -58,7 +58,7 @@ import anyio.to_thread
 from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .journal import Journal, Result
-from .observer import UNKNOWN_TOOL, CallObserver, CallTrace, CallTracer, tracer
+from .observer import UNKNOWN_TOOL, CallObserver, CallTrace, CallTracer, Origins, tracer
 from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
 from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
@@ -378,13 +378,15 @@ class Pipeline:
                 return rejection
         return None
 
-    def traced(self, call: Call, request_id: Any, params: dict[str, Any]) -> None:
+    def traced(self, call: Call, request_id: Any, params: dict[str, Any], origins: Origins | None = None) -> None:
         """Open ``call``'s trace when a tracer is installed (``request_id``, ``params``: the client's request's;
-        its ``_meta`` holds the caller's trace context). Call it before :meth:`check`; the call's end closes it."""
+        its ``_meta`` holds the caller's trace context; ``origins``: the HTTP front's client side, which knows the
+        request's session and HTTP trace context headers). Call it before :meth:`check`; the call's end closes it."""
         if self.tracer is not None:
             route = call.route
+            origin = origins.origin_of(request_id) if origins is not None else None
             call.trace = self.tracer.call_started(
-                route.server, route.tool, request_id, params.get("_meta"), call.modern
+                route.server, route.tool, request_id, params.get("_meta"), call.modern, origin
             )
 
     @staticmethod
@@ -428,11 +430,14 @@ class Pipeline:
         level = logging.INFO if quiet else logging.WARNING
         log.log(level, "rejected tools/call %s (%s): %s", shown(exposed), rejection.kind, rejection.reason)
 
-    def unlisted(self, name: str | None, server: str = "") -> Rejection:
+    def unlisted(
+        self, name: str | None, server: str = "", request: tuple[Any, Any, Origins | None] | None = None
+    ) -> Rejection:
         """The prelude's rejection of a call naming no tool (``name`` None: -32602 :data:`NO_TOOL_NAME`) or
         one that no listing has (-32602 ``Unknown tool``, as a hidden tool is answered): logged, and the
         observer told (``server``: where the name would have gone; the tool counted as
-        ``calls.observer.UNKNOWN_TOOL``, a name the client chose)."""
+        ``calls.observer.UNKNOWN_TOOL``, a name the client chose), and traced (``request``: the request's
+        ``(id, params, origins)``, see :meth:`traced`)."""
         if name is None:
             rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
         else:
@@ -440,7 +445,18 @@ class Pipeline:
         self.refused(name, rejection, loud=True)
         if self.observer is not None and name is not None:
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", rejection.kind, None)
+        self._trace_unrouted(server, name, rejection.kind, INVALID_PARAMS, request)
         return rejection
+
+    def _trace_unrouted(
+        self, server: str, name: str | None, kind: str, code: int, request: tuple[Any, Any, Origins | None] | None
+    ) -> None:
+        """The span of a call refused before routing (``CallTracer.refused``), when a tracer is installed."""
+        if self.tracer is not None and request is not None:
+            request_id, params, origins = request
+            meta = params.get("_meta") if type(params) is dict else None
+            origin = origins.origin_of(request_id) if origins is not None else None
+            self.tracer.refused(server, name, request_id, meta, origin, kind, code)
 
     @staticmethod
     def _failed(call: Call, name: str) -> Rejection:
@@ -510,14 +526,17 @@ class Pipeline:
             response = {**response, "result": verdict.result}
         return response, OUTPUT_INVALID if verdict.outcome == OUTPUT_INVALID else None
 
-    async def refused_unrouted(self, server: str, exposed: str, kind: str) -> None:
+    async def refused_unrouted(
+        self, server: str, exposed: str, kind: str, request: tuple[Any, Any, Origins | None] | None = None
+    ) -> None:
         """Journal a call refused before it could be routed (``kind``: :data:`SERVER_UNAVAILABLE`, its
         server down): an outcome record ``rejected`` with ``kind``, its ``tool`` the name the client
         called (the server's own name for it is not at hand while it is down). Every answered call
         leaves a record (docs/gateway.md, The journal). The observer (metrics) counts it too, with no
-        duration (the call was answered at once)."""
+        duration (the call was answered at once), and it is traced as :meth:`unlisted` traces (-32603)."""
         if self.observer is not None:  # (the name is the client's: no server listed it now, calls.observer)
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", kind, None)
+        self._trace_unrouted(server, exposed, kind, INTERNAL_ERROR, request)
         if self.journal is None:
             return
         try:

@@ -56,6 +56,7 @@ import anyio.abc
 
 from ..auth.principal import Callers
 from ..calls.journal import Journal
+from ..calls.observer import Origins
 from ..calls.pinning import LockFile
 from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
 from ..calls.policy import Budget
@@ -161,6 +162,7 @@ class GatewaySession(ModernEra):
         self.client = client
         self.writer = ClientWriter(client, log)
         self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
+        self.origins = client if isinstance(client, Origins) else None  # their session and trace headers (HTTP front)
         self.config = config
         self.lock = lock
         self.request_timeout = request_timeout
@@ -492,8 +494,9 @@ class GatewaySession(ModernEra):
         request_id = message["id"]
         params = message.get("params")
         name = tool_name(params)
+        request = (request_id, params, self.origins)  # (the trace of a refusal before routing)
         if name is None:
-            await self.reply(self.pipeline.unlisted(None).response(request_id))
+            await self.reply(self.pipeline.unlisted(None, request=request).response(request_id))
             return
         assert type(params) is dict
         catalog = (await self._view_for(params, "tools")).catalog
@@ -516,15 +519,15 @@ class GatewaySession(ModernEra):
         if route is None:
             down = self._down_owner("tool", name)
             if down is not None:
-                await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE)  # (recorded before it is answered)
+                await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE, request)  # (then answered)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
-            await self.reply(self.pipeline.unlisted(name).response(request_id))
+            await self.reply(self.pipeline.unlisted(name, request=request).response(request_id))
             return
         arguments = params.get("arguments", {})
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         call = Call(route, arguments, modern=is_modern(params), principal=principal)
-        self.pipeline.traced(call, request_id, params)
+        self.pipeline.traced(call, request_id, params, self.origins)
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
             await self.reply(rejection.response(request_id))

@@ -105,6 +105,7 @@ import anyio
 import anyio.abc
 
 from ..auth.principal import Callers
+from ..calls.observer import Origins
 from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.refusals import prejudge
@@ -211,6 +212,7 @@ class Relay(UpstreamSide):
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
         self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
         self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
+        self.origins = client if isinstance(client, Origins) else None  # their session and trace headers (HTTP front)
 
     @property
     def upstream(self) -> LineLink | None:
@@ -693,12 +695,12 @@ class Relay(UpstreamSide):
         name = tool_name(params)
         entry = table.get(name) if name is not None else None
         if entry is None:
-            return None, self.pipeline.unlisted(name).response(request_id)
+            return None, self.pipeline.unlisted(name, request=(request_id, params, self.origins)).response(request_id)
         assert type(params) is dict
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         route = self._route_to(entry, table)
         call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal)
-        self.pipeline.traced(call, request_id, params)
+        self.pipeline.traced(call, request_id, params, self.origins)
         rejection = self.pipeline.check(call)
         if rejection is not None:
             return None, rejection.response(request_id)

@@ -8,17 +8,13 @@ argument value anywhere in the spans; no ``_meta`` added when tracing is off.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcp_guard.calls.observer import install_tracer
-from mcp_guard.telemetry.spans import CallSpans
 from tests.harness import ScriptedUpstream, name, running_guard
 
 pytestmark = pytest.mark.anyio
@@ -28,19 +24,6 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
 SECRET = "sk-live-0123456789abcdef"
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    install_tracer(CallSpans(provider.get_tracer("test")))
-    try:
-        yield exporter
-    finally:
-        install_tracer(None)
-        provider.shutdown()
 
 
 def by_kind(finished: tuple[ReadableSpan, ...], kind: SpanKind) -> ReadableSpan:
