@@ -30,7 +30,7 @@ tool), ``gen_ai.operation.name`` (``execute_tool``), ``jsonrpc.request.id``, ``m
 HTTP front's ``Mcp-Session-Id``, for a handshake-era request), ``error.type`` (the refusal kind,
 ``tool_error`` for a result with ``isError: true``, or the outcome), ``rpc.response.status_code`` (the
 JSON-RPC error code of a call refused before routing), and the guard's own in ``mcp_guard.*`` (no
-convention names them): ``mcp_guard.server`` (the upstream's name in the config, ``""`` for ``wrap``),
+convention names them): ``mcp_guard.server`` (the upstream's name in the config; none under ``wrap``),
 ``mcp_guard.outcome`` (``calls.observer.OUTCOMES``), ``mcp_guard.rejection.kind`` and
 ``mcp_guard.rejection.pointers`` (the findings' JSON Pointers, with every key the schema does not declare
 written ``…``: ``calls.refusals.logged_pointer``). Never an argument or result value, a token, a claim or
@@ -149,11 +149,9 @@ class _Route:
 
     def __init__(self, server: str, tool: str) -> None:
         name = _name(tool)
-        self.client: dict[str, Any] = {
-            "mcp.method.name": "tools/call",
-            "gen_ai.tool.name": name,
-            "mcp_guard.server": _name(server),
-        }
+        self.client: dict[str, Any] = {"mcp.method.name": "tools/call", "gen_ai.tool.name": name}
+        if server:  # (wrap has one server and no names: no attribute, rather than one always "")
+            self.client["mcp_guard.server"] = _name(server)
         self.server: dict[str, Any] = {**self.client, "gen_ai.operation.name": "execute_tool"}
         self.server_name = self.client_name = f"tools/call {name}"
         self.judge_name = f"mcp_guard.judge {name}"
@@ -370,9 +368,10 @@ class CallSpans:
         attributes: dict[str, Any] = {
             "mcp.method.name": "tools/call",
             "gen_ai.operation.name": "execute_tool",
-            "mcp_guard.server": _name(server),
             "jsonrpc.request.id": _request_id(request_id),
         }
+        if server:
+            attributes["mcp_guard.server"] = _name(server)
         if name is not None:
             attributes["gen_ai.tool.name"] = escape(name[:64] + ("…" if len(name) > 64 else ""))
         if origin is not None and origin.session_id is not None:

@@ -58,7 +58,6 @@ async def test_a_call_refused_before_routing_has_its_span(
     expected = {
         "mcp.method.name": "tools/call",
         "gen_ai.operation.name": "execute_tool",
-        "mcp_guard.server": "",
         "jsonrpc.request.id": "call-1",
         "mcp_guard.outcome": "rejected",
         "error.type": kind,
