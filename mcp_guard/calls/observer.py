@@ -152,7 +152,8 @@ class CallTracer(Protocol):
             name: the tool name the client called (its own text: no listing has it), None when it named none.
             request_id, meta, origin: as for :meth:`call_started`.
             kind: the refusal kind (``unknown``: no listing has the name; ``invalid``: no tool name, or
-                ``params`` not an object; ``server_unavailable``: its server is down).
+                ``params`` not an object; ``server_unavailable``: its server is down; ``listing_failed``:
+                its server's tools could not be listed to judge it by).
             code: the JSON-RPC error code answered (-32602, -32603).
         """
 

@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with thi
 __all__ = [
     "BUDGET_EXCEEDED",
     "INTERNAL",
+    "LISTING_FAILED",
     "NO_CANONICAL_FORM",
     "NO_TOOL_NAME",
     "PINNED_SCHEMA_CHANGED",
@@ -98,6 +99,8 @@ BUDGET_EXCEEDED: Final = "budget_exceeded"
 NO_CANONICAL_FORM: Final = "no_canonical_form"
 SERVER_UNAVAILABLE: Final = "server_unavailable"
 """Journal kind of a call to a tool of a server that is down and not about to start (-32603)."""
+LISTING_FAILED: Final = "listing_failed"
+"""Trace kind of a call answered -32603 because its server's tools could not be listed (to judge it by)."""
 NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 """The -32602 text answering a ``tools/call`` whose ``params`` name no tool (``wrap`` and ``serve``)."""
 INTERNAL: Final = "internal_error"
@@ -445,13 +448,16 @@ class Pipeline:
         self.refused(name, rejection, loud=True)
         if self.observer is not None and name is not None:
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", rejection.kind, None)
-        self._trace_unrouted(server, name, rejection.kind, INVALID_PARAMS, request)
+        self.trace_unrouted(server, name, rejection.kind, INVALID_PARAMS, request)
         return rejection
 
-    def _trace_unrouted(
+    def trace_unrouted(
         self, server: str, name: str | None, kind: str, code: int, request: tuple[Any, Any, Origins | None] | None
     ) -> None:
-        """The span of a call refused before routing (``CallTracer.refused``), when a tracer is installed."""
+        """The span of a call answered before routing (``CallTracer.refused``), when a tracer is installed:
+        ``kind`` and the JSON-RPC error ``code`` answered; ``request`` as for :meth:`unlisted` (None: untraced).
+        :meth:`unlisted` and :meth:`refused_unrouted` call it; a session, for the other such answers
+        (:data:`LISTING_FAILED`)."""
         if self.tracer is not None and request is not None:
             request_id, params, origins = request
             meta = params.get("_meta") if type(params) is dict else None
@@ -536,7 +542,7 @@ class Pipeline:
         duration (the call was answered at once), and it is traced as :meth:`unlisted` traces (-32603)."""
         if self.observer is not None:  # (the name is the client's: no server listed it now, calls.observer)
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", kind, None)
-        self._trace_unrouted(server, exposed, kind, INTERNAL_ERROR, request)
+        self.trace_unrouted(server, exposed, kind, INTERNAL_ERROR, request)
         if self.journal is None:
             return
         try:

@@ -58,7 +58,7 @@ from ..auth.principal import Callers
 from ..calls.journal import Journal
 from ..calls.observer import Origins
 from ..calls.pinning import LockFile
-from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
+from ..calls.pipeline import LISTING_FAILED, SERVER_UNAVAILABLE, Call, Pipeline, tool_name
 from ..calls.policy import Budget
 from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
@@ -505,6 +505,7 @@ class GatewaySession(ModernEra):
         if link is not None and link.tools_stale:
             # Its server said its tools changed: judged against the new listing, never the replaced one.
             if not await link.tools_current():
+                self.pipeline.trace_unrouted(link.name, name, LISTING_FAILED, INTERNAL_ERROR, request)
                 text = (
                     f"mcp-guard: the server `{link.name}` said its tools changed and could not be listed again "
                     f"within {self.request_timeout:g} s; the call was not sent"

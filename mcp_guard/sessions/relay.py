@@ -106,7 +106,7 @@ import anyio.abc
 
 from ..auth.principal import Callers
 from ..calls.observer import Origins
-from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Route, tool_name
+from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.refusals import prejudge
 from ..calls.tool_table import ToolEntry, ToolTable
@@ -678,6 +678,8 @@ class Relay(UpstreamSide):
             try:
                 await self.refresh(era_meta(params), table, not_before=anyio.current_time())
             except ListingFailed as exc:
+                request = (message["id"], params, self.origins)
+                self.pipeline.trace_unrouted("", tool_name(params), LISTING_FAILED, INTERNAL_ERROR, request)
                 text = f"mcp-guard could not list the upstream's tools: {exc}"
                 return None, error_response(message["id"], INTERNAL_ERROR, text)
         return self._call_verdict(message, table)

@@ -14,7 +14,8 @@ and ``model/mcp/spans.yaml``, status Development, read 2026-12-04; the MCP attri
   was forwarded; its context is the one sent upstream in ``params._meta`` (and, to an HTTP upstream, in the
   ``traceparent`` header: ``peer.http_headers``), so the upstream's span (if it traces) is its child.
 - ``tools/call``, kind SERVER, alone: a call refused before it could be routed (no listing has its name, it
-  names none, its ``params`` are not an object, its server is down: :meth:`CallSpans.refused`).
+  names none, its ``params`` are not an object, its server is down or its tools could not be listed:
+  :meth:`CallSpans.refused`).
 
 Trace context: the caller's W3C Trace Context is read with the SDK's ``TraceContextTextMapPropagator`` from
 ``params._meta`` (``traceparent``, ``tracestate``: the convention's "Context propagation", SEP-414) and, on

@@ -92,3 +92,26 @@ async def test_a_call_to_a_denied_tool_has_its_span_and_its_judgements(spans: In
         assert span.status.status_code == StatusCode.ERROR
         assert span.attributes is not None and span.attributes["mcp_guard.rejection.kind"] == "policy_denied"
         assert SECRET not in repr(span.to_json())
+
+
+class Unlistable(ScriptedUpstream):
+    """A server whose ``tools/list`` fails: the guard cannot list the tools to judge a call by."""
+
+    async def handle(self, link: Any, message: dict[str, Any]) -> bool:
+        if message["method"] == "tools/list":
+            error = {"code": -32603, "message": "no tools today"}
+            await self.send(link, {"jsonrpc": "2.0", "id": message["id"], "error": error})
+            return True
+        return await super().handle(link, message)
+
+
+async def test_a_call_answered_because_the_tools_could_not_be_listed_has_its_span(spans: InMemorySpanExporter) -> None:
+    upstream = Unlistable()
+    async with running_guard("wrap", upstream) as client:
+        answer = await client.request("tools/call", {"name": "echo", "arguments": {"text": SECRET}, "_meta": META})
+    assert answer["error"]["code"] == -32603 and upstream.calls() == []
+    span = only(spans)
+    assert span.status.status_code == StatusCode.ERROR and span.parent is not None
+    assert span.attributes is not None
+    assert span.attributes["error.type"] == "listing_failed" and span.attributes["rpc.response.status_code"] == "-32603"
+    assert span.attributes["gen_ai.tool.name"] == "echo"
