@@ -94,7 +94,6 @@ does not change what the guard reads from ``_meta`` or the headers, or writes in
 
 _ERROR: Final = Status(StatusCode.ERROR)
 _UNSET: Final = Status(StatusCode.UNSET)
-_NOT_SAMPLED: Final = TraceFlags(TraceFlags.DEFAULT)
 
 
 def _name(text: str) -> str:
@@ -180,17 +179,16 @@ def _refusal(kind: str, pointers: Sequence[str]) -> dict[str, Any]:
 class _Unsampled:
     """The trace of a call the sampler dropped: no span, only the context for the upstream (not sampled)."""
 
-    __slots__ = ("_spans", "_state", "_trace_id")
+    __slots__ = ("_context", "_spans")
 
-    def __init__(self, spans: CallSpans, trace_id: int, state: Any) -> None:
-        self._spans, self._trace_id, self._state = spans, trace_id, state
+    def __init__(self, spans: CallSpans, context: SpanContext) -> None:
+        self._spans, self._context = spans, context  # (the call's own context: its flags say not sampled)
 
     def judged(self, started_ns: int, kind: str | None, pointers: Sequence[str]) -> None:
         return None
 
     def forwarding(self) -> dict[str, str]:
-        span_id = self._spans.ids.generate_span_id()
-        context = SpanContext(self._trace_id, span_id, False, _NOT_SAMPLED, self._state)
+        context = self._spans.child(self._context)
         carrier: dict[str, str] = {}
         _PROPAGATOR.inject(carrier, set_span_in_context(NonRecordingSpan(context)))
         return carrier
@@ -357,7 +355,7 @@ class CallSpans:
             attributes["mcp.session.id"] = origin.session_id
         own, parent, links, recorded = self._root(route.server_name, attributes, meta, origin)
         if not recorded:
-            return _Unsampled(self, own.trace_id, own.trace_state)
+            return _Unsampled(self, own)
         return _Trace(self, route, own, parent, links, attributes)
 
     def refused(
