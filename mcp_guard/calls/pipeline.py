@@ -67,6 +67,7 @@ from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, 
 
 if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
     from ..core import Compiled
+    from ..hosts.listing import ShownTool
     from .pinning import PinStatus
 
 __all__ = [
@@ -168,6 +169,8 @@ class Call:
         verdict: what the ``guard.principals`` rules say of it (set by the pipeline's first step that
             asks, :meth:`Pipeline.rules_for`).
         trace: its trace (``--otel``: :meth:`Pipeline.traced`), closed when the call ends; None untraced.
+        shown: the tool as the model's host was shown it (``--present-for``: ``calls.presenting``); its
+            schema refusals then name the shown tool and say which constraints the model was not shown.
     """
 
     route: Route
@@ -179,6 +182,7 @@ class Call:
     principal: Principal | None = None
     verdict: PrincipalVerdict | None = None
     trace: CallTrace | None = None
+    shown: ShownTool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +317,8 @@ class Pipeline:
         principals: the ``guard.principals`` rules (``None``: none; ``wrap`` has none).
         enabled: the names of the steps to run (default: all of :data:`STEP_NAMES`; ``wrap``:
             :data:`WRAP_STEPS`).
+        client: the session's client side: the HTTP front's knows where each request came from
+            (``calls.observer.Origins``), which a traced call is told (its session, its HTTP trace headers).
 
     Attributes:
         checks: ``(name, check)`` of steps 1-6 in the order of :data:`STEP_NAMES`, the enabled
@@ -328,8 +334,10 @@ class Pipeline:
         new_tools: str = "allow",
         principals: PrincipalPolicy | None = None,
         enabled: Collection[str] = STEP_NAMES,
+        client: object = None,
     ) -> None:
         self.budget: Budget | SharedBudget = budget if budget is not None else Budget()
+        self.origins = client if isinstance(client, Origins) else None  # (checked once: a slow isinstance)
         self.journal = journal
         self.new_tools = new_tools
         self.principals = principals
@@ -381,13 +389,13 @@ class Pipeline:
                 return rejection
         return None
 
-    def traced(self, call: Call, request_id: Any, params: dict[str, Any], origins: Origins | None = None) -> None:
+    def traced(self, call: Call, request_id: Any, params: dict[str, Any]) -> None:
         """Open ``call``'s trace when a tracer is installed (``request_id``, ``params``: the client's request's;
-        its ``_meta`` holds the caller's trace context; ``origins``: the HTTP front's client side, which knows the
-        request's session and HTTP trace context headers). Call it before :meth:`check`; the call's end closes it."""
+        its ``_meta`` holds the caller's trace context; the HTTP front's client side knows the request's session
+        and HTTP trace context headers). Call it before :meth:`check`; the call's end closes it."""
         if self.tracer is not None:
             route = call.route
-            origin = origins.origin_of(request_id) if origins is not None else None
+            origin = self.origins.origin_of(request_id) if self.origins is not None else None
             call.trace = self.tracer.call_started(
                 route.server, route.tool, request_id, params.get("_meta"), call.modern, origin
             )
@@ -433,14 +441,12 @@ class Pipeline:
         level = logging.INFO if quiet else logging.WARNING
         log.log(level, "rejected tools/call %s (%s): %s", shown(exposed), rejection.kind, rejection.reason)
 
-    def unlisted(
-        self, name: str | None, server: str = "", request: tuple[Any, Any, Origins | None] | None = None
-    ) -> Rejection:
+    def unlisted(self, name: str | None, server: str = "", request: tuple[Any, Any] | None = None) -> Rejection:
         """The prelude's rejection of a call naming no tool (``name`` None: -32602 :data:`NO_TOOL_NAME`) or
         one that no listing has (-32602 ``Unknown tool``, as a hidden tool is answered): logged, and the
         observer told (``server``: where the name would have gone; the tool counted as
         ``calls.observer.UNKNOWN_TOOL``, a name the client chose), and traced (``request``: the request's
-        ``(id, params, origins)``, see :meth:`traced`)."""
+        ``(id, params)``, see :meth:`traced`)."""
         if name is None:
             rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
         else:
@@ -448,21 +454,19 @@ class Pipeline:
         self.refused(name, rejection, loud=True)
         if self.observer is not None and name is not None:
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", rejection.kind, None)
-        self.trace_unrouted(server, name, rejection.kind, INVALID_PARAMS, request)
+        self.trace_unrouted(rejection.kind, INVALID_PARAMS, request, server)
         return rejection
 
-    def trace_unrouted(
-        self, server: str, name: str | None, kind: str, code: int, request: tuple[Any, Any, Origins | None] | None
-    ) -> None:
+    def trace_unrouted(self, kind: str, code: int, request: tuple[Any, Any] | None, server: str = "") -> None:
         """The span of a call answered before routing (``CallTracer.refused``), when a tracer is installed:
-        ``kind`` and the JSON-RPC error ``code`` answered; ``request`` as for :meth:`unlisted` (None: untraced).
-        :meth:`unlisted` and :meth:`refused_unrouted` call it; a session, for the other such answers
-        (:data:`LISTING_FAILED`)."""
+        ``kind`` and the JSON-RPC error ``code`` answered; ``request``: its ``(id, params)`` (None: untraced);
+        ``server``: where it would have gone. :meth:`unlisted` and :meth:`refused_unrouted` call it; a session,
+        for the other such answers (:data:`LISTING_FAILED`)."""
         if self.tracer is not None and request is not None:
-            request_id, params, origins = request
+            request_id, params = request
             meta = params.get("_meta") if type(params) is dict else None
-            origin = origins.origin_of(request_id) if origins is not None else None
-            self.tracer.refused(server, name, request_id, meta, origin, kind, code)
+            origin = self.origins.origin_of(request_id) if self.origins is not None else None
+            self.tracer.refused(server, tool_name(params), request_id, meta, origin, kind, code)
 
     @staticmethod
     def _failed(call: Call, name: str) -> Rejection:
@@ -533,7 +537,7 @@ class Pipeline:
         return response, OUTPUT_INVALID if verdict.outcome == OUTPUT_INVALID else None
 
     async def refused_unrouted(
-        self, server: str, exposed: str, kind: str, request: tuple[Any, Any, Origins | None] | None = None
+        self, server: str, exposed: str, kind: str, request: tuple[Any, Any] | None = None
     ) -> None:
         """Journal a call refused before it could be routed (``kind``: :data:`SERVER_UNAVAILABLE`, its
         server down): an outcome record ``rejected`` with ``kind``, its ``tool`` the name the client
@@ -542,7 +546,7 @@ class Pipeline:
         duration (the call was answered at once), and it is traced as :meth:`unlisted` traces (-32603)."""
         if self.observer is not None:  # (the name is the client's: no server listed it now, calls.observer)
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", kind, None)
-        self.trace_unrouted(server, exposed, kind, INTERNAL_ERROR, request)
+        self.trace_unrouted(kind, INTERNAL_ERROR, request, server)
         if self.journal is None:
             return
         try:
@@ -616,7 +620,13 @@ class Pipeline:
     def check_schema(self, call: Call) -> Rejection | None:
         """The core's verdict on the arguments (or on the schema, when it is unsupported or malformed)."""
         compiled = call.route.compiled
-        verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
+        shown = call.shown
+        if shown is None:
+            verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
+        else:
+            verdict = schema_verdict(
+                shown.shown_name, compiled, call.arguments, modern=call.modern, not_shown=shown.not_shown_at
+            )
         if verdict.forward:
             output = call.route.output
             if output is None or output.supported or call.route.outputs != "enforce":

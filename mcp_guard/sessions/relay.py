@@ -105,7 +105,6 @@ import anyio
 import anyio.abc
 
 from ..auth.principal import Callers
-from ..calls.observer import Origins
 from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.refusals import prejudge
@@ -208,11 +207,10 @@ class Relay(UpstreamSide):
         # Calls held while the guard lists the tools (True: the client cancelled it meanwhile).
         self._held: dict[tuple[bool, Any], bool] = {}
         # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
-        self.pipeline = Pipeline(enabled=WRAP_STEPS)
+        self.pipeline = Pipeline(enabled=WRAP_STEPS, client=client)
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
         self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
         self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
-        self.origins = client if isinstance(client, Origins) else None  # their session and trace headers (HTTP front)
 
     @property
     def upstream(self) -> LineLink | None:
@@ -585,7 +583,7 @@ class Relay(UpstreamSide):
         if table.complete:
             return False
         name = params.get("name") if type(params) is dict else None
-        return type(name) is str and table.get(name) is None and valid_id(message["id"])
+        return type(name) is str and not table.listed(name) and valid_id(message["id"])
 
     async def _route_held(self, message: dict[str, Any]) -> None:
         forward, reply = await self._route_call(message)
@@ -678,8 +676,7 @@ class Relay(UpstreamSide):
             try:
                 await self.refresh(era_meta(params), table, not_before=anyio.current_time())
             except ListingFailed as exc:
-                request = (message["id"], params, self.origins)
-                self.pipeline.trace_unrouted("", tool_name(params), LISTING_FAILED, INTERNAL_ERROR, request)
+                self.pipeline.trace_unrouted(LISTING_FAILED, INTERNAL_ERROR, (message["id"], params))
                 text = f"mcp-guard could not list the upstream's tools: {exc}"
                 return None, error_response(message["id"], INTERNAL_ERROR, text)
         return self._call_verdict(message, table)
@@ -695,14 +692,23 @@ class Relay(UpstreamSide):
             return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
         params = message.get("params")
         name = tool_name(params)
+        shown = None
+        if name is not None and table.presented is not None:  # --present-for: mapped back first
+            from ..calls.presenting import map_call  # (loaded with the lowering, for a table shown to a host)
+
+            mapped = map_call(self.pipeline, message, table.presented.shown)
+            if isinstance(mapped, dict):
+                return None, mapped
+            message, tool = mapped
+            params, shown, name = message["params"], tool, tool.name
         entry = table.get(name) if name is not None else None
         if entry is None:
-            return None, self.pipeline.unlisted(name, request=(request_id, params, self.origins)).response(request_id)
+            return None, self.pipeline.unlisted(name, request=(request_id, params)).response(request_id)
         assert type(params) is dict
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         route = self._route_to(entry, table)
-        call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal)
-        self.pipeline.traced(call, request_id, params, self.origins)
+        call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal, shown=shown)
+        self.pipeline.traced(call, request_id, params)
         rejection = self.pipeline.check(call)
         if rejection is not None:
             return None, rejection.response(request_id)
