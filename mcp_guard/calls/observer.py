@@ -91,8 +91,8 @@ class Origins(Protocol):
     """A session's client side that knows where each request came from: the HTTP front's (``Origin``).
 
     The front notes the :class:`Origin` of a request as it passes it on (by the id the session sees), only
-    while a tracer is installed; the session hands this side to the pipeline (``Pipeline.traced``), which
-    asks only for a traced call. A client side without it (stdio) has no origin to give.
+    while a tracer is installed; the session gives its client side to its pipeline (``Pipeline(client=...)``),
+    which asks only for a traced call. A client side without it (stdio) has no origin to give.
     """
 
     def origin_of(self, request_id: Any) -> Origin | None:
