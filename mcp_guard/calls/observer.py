@@ -143,7 +143,14 @@ class CallTracer(Protocol):
         ...
 
     def refused(
-        self, server: str, name: str | None, request_id: Any, meta: Any, origin: Origin | None, kind: str, code: int
+        self,
+        server: str,
+        name: str | None,
+        request_id: Any,
+        meta: Any,
+        origin: Origin | None,
+        kind: str,
+        code: int | None,
     ) -> None:
         """A ``tools/call`` was refused before it could be routed (so no :meth:`call_started`): its one span.
 
@@ -154,7 +161,8 @@ class CallTracer(Protocol):
             kind: the refusal kind (``unknown``: no listing has the name; ``invalid``: no tool name, or
                 ``params`` not an object; ``server_unavailable``: its server is down; ``listing_failed``:
                 its server's tools could not be listed to judge it by).
-            code: the JSON-RPC error code answered (-32602, -32603).
+            code: the JSON-RPC error code answered (-32602, -32603), or None for a tool error result
+                (``isError``: ``guard.presentFor``'s arguments that cannot be mapped back, kind ``validation``).
         """
 
 

@@ -457,11 +457,11 @@ class Pipeline:
         self.trace_unrouted(rejection.kind, INVALID_PARAMS, request, server)
         return rejection
 
-    def trace_unrouted(self, kind: str, code: int, request: tuple[Any, Any] | None, server: str = "") -> None:
+    def trace_unrouted(self, kind: str, code: int | None, request: tuple[Any, Any] | None, server: str = "") -> None:
         """The span of a call answered before routing (``CallTracer.refused``), when a tracer is installed:
-        ``kind`` and the JSON-RPC error ``code`` answered; ``request``: its ``(id, params)`` (None: untraced);
-        ``server``: where it would have gone. :meth:`unlisted` and :meth:`refused_unrouted` call it; a session,
-        for the other such answers (:data:`LISTING_FAILED`)."""
+        ``kind`` and the JSON-RPC error ``code`` answered (None: a tool error result); ``request``: its
+        ``(id, params)`` (None: untraced); ``server``: where it would have gone. :meth:`unlisted` and
+        :meth:`refused_unrouted` call it; a session or ``presenting.map_call``, the other such answers."""
         if self.tracer is not None and request is not None:
             request_id, params = request
             meta = params.get("_meta") if type(params) is dict else None

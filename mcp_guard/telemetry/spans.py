@@ -359,7 +359,14 @@ class CallSpans:
         return _Trace(self, route, own, parent, links, attributes)
 
     def refused(
-        self, server: str, name: str | None, request_id: Any, meta: Any, origin: Origin | None, kind: str, code: int
+        self,
+        server: str,
+        name: str | None,
+        request_id: Any,
+        meta: Any,
+        origin: Origin | None,
+        kind: str,
+        code: int | None,
     ) -> None:
         """The one span of a call refused before routing (``calls.observer.CallTracer.refused``): named
         ``tools/call`` (the name is the client's text, not a listed tool's: it goes in ``gen_ai.tool.name``,
@@ -380,13 +387,10 @@ class CallSpans:
             return
         now = time.time_ns()
         attributes.update(
-            {
-                "mcp_guard.outcome": "rejected",
-                "error.type": _name(kind),
-                "mcp_guard.rejection.kind": _name(kind),
-                "rpc.response.status_code": str(code),
-            }
+            {"mcp_guard.outcome": "rejected", "error.type": _name(kind), "mcp_guard.rejection.kind": _name(kind)}
         )
+        if code is not None:
+            attributes["rpc.response.status_code"] = str(code)
         span = ReadableSpan(
             "tools/call",
             own,

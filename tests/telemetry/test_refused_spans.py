@@ -115,3 +115,29 @@ async def test_a_call_answered_because_the_tools_could_not_be_listed_has_its_spa
     assert span.attributes is not None
     assert span.attributes["error.type"] == "listing_failed" and span.attributes["rpc.response.status_code"] == "-32603"
     assert span.attributes["gen_ai.tool.name"] == "echo"
+
+
+SEARCH = {
+    "name": "search",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "filters": {"type": "object"}},
+        "required": ["query"],
+    },
+}
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_calls_a_hosts_mapping_refuses_have_their_spans(command: str, spans: InMemorySpanExporter) -> None:
+    """``guard.presentFor``: a name the host was not shown (-32602) and arguments that cannot be mapped back
+    (a tool error, ``validation``, no JSON-RPC error code) are answered before routing."""
+    upstream = ScriptedUpstream([SEARCH])
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        await client.request("tools/list")
+        bad = await client.call(name(command, "search"), {"query": "q", "filters": "{" + SECRET})
+        unknown = await client.call(name(command, "nope"), {})
+    assert bad["result"]["isError"] is True and unknown["error"]["code"] == -32602 and upstream.calls() == []
+    mapped_back, not_shown = [s.attributes or {} for s in spans.get_finished_spans()]
+    assert mapped_back["error.type"] == "validation" and "rpc.response.status_code" not in mapped_back
+    assert not_shown["error.type"] == "unknown" and not_shown["rpc.response.status_code"] == "-32602"
+    assert not [s for s in spans.get_finished_spans() if SECRET in repr(s.to_json())]
