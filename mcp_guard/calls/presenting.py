@@ -262,7 +262,8 @@ def map_call(
     request_id = message["id"]
     mapped = called(params, shown, modern=is_modern(params))
     if mapped is None:
-        return pipeline.unlisted(params["name"]).response(request_id)
+        return pipeline.unlisted(params["name"], request=(request_id, params)).response(request_id)
     if not isinstance(mapped, Mapped):
+        pipeline.trace_unrouted(BACK_ERROR, None, (request_id, params))  # (a tool error: no JSON-RPC error)
         return {"jsonrpc": "2.0", "id": request_id, "result": mapped}
     return ({**message, "params": mapped.params} if mapped.params is not params else message), mapped.shown
