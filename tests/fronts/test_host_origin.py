@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_guard.fronts.http import HttpConfig
-from mcp_guard.fronts.http.app import request_head
+from mcp_guard.fronts.http.app import request_head, request_headers
 from mcp_guard.fronts.http.security import Security, read_host_origin, valid_host
 
 GOOD = "127.0.0.1:8080"
@@ -96,6 +96,51 @@ O = b"origin"  # noqa: E741
         ([(H, GOOD.encode())], b"ftp://127.0.0.1:8080/mcp", 400, "request target"),
         ([(H, GOOD.encode())], b"127.0.0.1:8080", 400, "request target"),  # authority form is CONNECT's
         ([(H, b"evil.example"), (H, GOOD.encode())], b"http://127.0.0.1:8080/mcp", 400, "more than one Host"),
+        # Any other field the front reads that is not a list, twice: 400 naming it (RFC 9110 section 5.3).
+        (
+            [(H, GOOD.encode()), (b"authorization", b"Bearer a"), (b"authorization", b"Bearer evil")],
+            b"/mcp",
+            400,
+            "more than one Authorization header",
+        ),
+        (
+            [(H, GOOD.encode()), (b"content-type", b"application/json"), (b"content-type", b"text/evil")],
+            b"/mcp",
+            400,
+            "more than one Content-Type header",
+        ),
+        (
+            [(H, GOOD.encode()), (b"content-length", b"2"), (b"content-length", b"2")],
+            b"/mcp",
+            400,
+            "more than one Content-Length header",
+        ),
+        (
+            [(H, GOOD.encode()), (b"mcp-session-id", b"a"), (b"mcp-session-id", b"evil")],
+            b"/mcp",
+            400,
+            "more than one Mcp-Session-Id header",
+        ),
+        (
+            [(H, GOOD.encode()), (b"mcp-protocol-version", b"x"), (b"mcp-protocol-version", b"evil")],
+            b"/mcp",
+            400,
+            "more than one MCP-Protocol-Version header",
+        ),
+        (
+            [(H, GOOD.encode()), (b"mcp-name", b"a"), (b"mcp-name", b"evil")],
+            b"/mcp",
+            400,
+            "more than one Mcp-Name header",
+        ),
+        # ... and of a list field, or one the front does not read, no refusal.
+        (
+            [(H, GOOD.encode()), (b"accept", b"application/json"), (b"accept", b"text/event-stream")],
+            b"/mcp",
+            None,
+            None,
+        ),
+        ([(H, GOOD.encode()), (b"x-evil", b"1"), (b"x-evil", b"2")], b"/mcp", None, None),
         # The allow-list as before, on the one value read.
         ([(H, b"evil.example:8080")], b"/mcp", 403, "not an allowed host"),
         ([(H, GOOD.encode()), (O, b"http://evil.example")], b"/mcp", 403, "not an allowed origin"),
@@ -144,3 +189,26 @@ def test_request_head_reads_the_target_either_parser_gives(scope_extra: dict[str
     head = request_head(scope)
     assert head.path == path
     assert head.host == ("evil.example" if path is None else "127.0.0.1:8080")
+
+
+def test_a_list_fields_lines_are_one_value_and_two_traceparents_none() -> None:
+    """RFC 9110 section 5.3: ``Accept`` and ``tracestate`` lines join in order; a repeated ``traceparent`` (not a
+    list, W3C Trace Context) is read as an invalid one, so the call starts a trace; other fields keep their first."""
+    parent = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    raw = [
+        (b"accept", b"application/json"),
+        (b"tracestate", b"a=1"),
+        (b"accept", b"text/event-stream"),
+        (b"tracestate", b"b=2"),
+        (b"traceparent", parent),
+        (b"traceparent", parent),
+        (b"traceparent", parent),
+        (b"x-other", b"first"),
+        (b"x-other", b"second"),
+    ]
+    headers = request_headers({"type": "http", "headers": raw})
+    assert headers["accept"] == "application/json, text/event-stream"
+    assert headers["tracestate"] == "a=1, b=2"
+    assert headers["traceparent"] == ""
+    assert headers["x-other"] == "first"
+    assert request_headers({"type": "http", "headers": raw[4:5]})["traceparent"] == parent.decode()

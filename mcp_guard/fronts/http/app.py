@@ -64,13 +64,33 @@ _UNPARSABLE_LOGGED: Final = "answered a request body that does not parse with -3
 
 
 RequestHeaders = dict[str, str]
-"""A request's headers by lowercase name, each its first value (as ``starlette.datastructures.Headers.get``)."""
+"""A request's headers by lowercase name (:func:`request_headers`)."""
+
+_LIST_FIELDS: Final = frozenset({"accept", "tracestate"})
+"""Fields defined as lists (``#element``): their lines are one value, joined with ``", "`` (RFC 9110 section 5.3)."""
 
 
 def request_headers(scope: Scope) -> RequestHeaders:
-    """The headers of ``scope`` (ASGI: lowercase names, latin-1 bytes): one pass, where ``Headers.get`` scans
-    every header on each lookup. The first of repeated headers counts, as for ``Headers.get``."""
-    return {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(scope["headers"])}
+    """The headers of ``scope`` (ASGI: lowercase names, latin-1 bytes), read in one pass.
+
+    A list field's lines (``Accept``, ``tracestate``) are joined in order into one value (RFC 9110
+    section 5.3: ``Accept: application/json`` and ``Accept: text/event-stream`` accept both). A
+    repeated ``traceparent`` is read as an invalid one (W3C Trace Context: one value, not a list; its
+    test suite expects two to be ignored), so the call starts a trace. Other repeated fields keep
+    their first value: those the front reads are refused 400 before this reading is used
+    (``security.SINGLETON_FIELDS``); others are not read.
+    """
+    headers: RequestHeaders = {}
+    for raw_name, raw_value in scope["headers"]:
+        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+        first = headers.get(name)
+        if first is None:
+            headers[name] = value
+        elif name in _LIST_FIELDS:
+            headers[name] = f"{first}, {value}"
+        elif name == "traceparent":
+            headers[name] = ""  # (an invalid traceparent: ignored, a new trace)
+    return headers
 
 
 def request_head(scope: Scope) -> HostOrigin:

@@ -9,6 +9,11 @@ judge another line than the one the check judged (issue 25 item 3):
   address, then ``:`` and digits), or none in an HTTP/1.1 request: 400 (RFC 9112 section 3.2);
 - an absolute-form request target (``POST http://app.test/mcp``) is judged by its authority,
   which replaces ``Host`` (RFC 9112 section 3.2.2); a target of another form is a 400;
+- more than one line of another field the front reads that is not a list (RFC 9110 section 5.3:
+  such a field must not be repeated; :data:`SINGLETON_FIELDS`: ``Authorization``,
+  ``Content-Type``, ``Content-Length``, ``Mcp-Session-Id``, ``MCP-Protocol-Version``,
+  ``Mcp-Method``, ``Mcp-Name``): 400 naming the field, whatever the path and era (the line one
+  check judged could otherwise differ from the one another acts on);
 - more than one ``Origin`` line: 403 (which of two origins a browser meant is not ours to guess).
 
 Refusal messages and log lines name the check, never a header's value.
@@ -27,10 +32,32 @@ from urllib.parse import unquote, urlsplit
 if TYPE_CHECKING:
     from .config import HttpConfig
 
-__all__ = ["REQUEST_TARGET_KEY", "HostOrigin", "Security", "is_loopback", "parse_origin", "read_host_origin"]
+__all__ = [
+    "REQUEST_TARGET_KEY",
+    "SINGLETON_FIELDS",
+    "HostOrigin",
+    "Security",
+    "is_loopback",
+    "parse_origin",
+    "read_host_origin",
+]
 
 REQUEST_TARGET_KEY: Final = "mcp_guard.request_target"
 """The ASGI scope's ``extensions`` key of a request target that is not origin-form (set by :mod:`.parsers`)."""
+
+SINGLETON_FIELDS: Final = {
+    b"authorization": "Authorization",
+    b"content-type": "Content-Type",
+    b"content-length": "Content-Length",
+    b"mcp-session-id": "Mcp-Session-Id",
+    b"mcp-protocol-version": "MCP-Protocol-Version",
+    b"mcp-method": "Mcp-Method",
+    b"mcp-name": "Mcp-Name",
+}
+"""The fields the front (or the SDK's 2026-07-28 header ladder) reads that are not lists, by their ASGI
+(lowercase) names: a request with two lines of one is a 400 (RFC 9110 section 5.3). ``Host`` and
+``Origin`` have refusals of their own; ``Accept`` and ``tracestate`` are lists (their lines are
+joined: ``app.request_headers``); a repeated ``traceparent`` is ignored (W3C Trace Context: the call starts a trace)."""
 
 Refusal = tuple[int, str, list[tuple[bytes, bytes]]]
 """``(status, message, extra response headers)``."""
@@ -46,6 +73,7 @@ _NO_HOST: Final = "Bad Request: the request has no Host header (RFC 9112 section
 _BAD_TARGET: Final = (
     "Bad Request: the request target is neither a path nor an http(s) URI with a valid host (RFC 9112 section 3.2)"
 )
+_REPEATED: Final = "Bad Request: the request has more than one {} header (RFC 9110 section 5.3)"
 _TWO_ORIGINS: Final = "Forbidden: the request has more than one Origin header (DNS rebinding protection)"
 _NOT_HOST: Final = "Forbidden: the Host header is not an allowed host (DNS rebinding protection)"
 _NOT_ORIGIN: Final = "Forbidden: the Origin header is not an allowed origin (DNS rebinding protection)"
@@ -96,17 +124,24 @@ def read_host_origin(raw: Iterable[tuple[bytes, bytes]], target: bytes, *, http1
         http11: an HTTP/1.1 request (one without ``Host`` is malformed; HTTP/1.0 may lack it).
 
     Returns:
-        The :class:`HostOrigin`; its ``problem`` is a 400 for repeated, missing or invalid ``Host``
-        and a target that is neither origin-form, absolute-form nor ``*``, a 403 for repeated
-        ``Origin`` (in that order of precedence).
+        The :class:`HostOrigin`; its ``problem`` is a 400 for repeated, missing or invalid ``Host``,
+        a repeated field of :data:`SINGLETON_FIELDS` (the first such, named) and a target that is
+        neither origin-form, absolute-form nor ``*``, a 403 for repeated ``Origin`` (in that order
+        of precedence).
     """
     hosts: list[bytes] = []
     origins: list[bytes] = []
+    seen: set[bytes] = set()
+    repeated: str | None = None
     for name, value in raw:
         if name == b"host":
             hosts.append(value)
         elif name == b"origin":
             origins.append(value)
+        elif name in SINGLETON_FIELDS:
+            if name in seen and repeated is None:
+                repeated = SINGLETON_FIELDS[name]
+            seen.add(name)
     origin = origins[0].decode("latin-1").strip(" \t") if len(origins) == 1 else None
     host = hosts[0].decode("latin-1").strip(" \t") if len(hosts) == 1 else None
     if len(hosts) > 1:
@@ -115,6 +150,8 @@ def read_host_origin(raw: Iterable[tuple[bytes, bytes]], target: bytes, *, http1
         return HostOrigin(None, origin, problem=(400, _BAD_HOST))
     if host is None and http11:
         return HostOrigin(None, origin, problem=(400, _NO_HOST))
+    if repeated is not None:
+        return HostOrigin(None, origin, problem=(400, _REPEATED.format(repeated)))
     path = None
     if not target.startswith(b"/") and target != b"*":
         absolute = _ABSOLUTE.fullmatch(target)
