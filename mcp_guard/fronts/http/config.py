@@ -7,7 +7,7 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from ...oauth_config import OAuthSettings
-from .security import parse_origin
+from .security import host_entry_problem, parse_origin
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -57,11 +57,13 @@ class HttpConfig(BaseModel):
             …`` names it).
         allowed_hosts: ``Host`` header values accepted besides the defaults (the loopback
             names, and the bound host when it is a specific address): ``NAME`` accepts any
-            port, ``NAME:PORT`` only that port.
+            port, ``NAME:PORT`` only that port. Anything else (a ``*``, a path, a bad port) is
+            a ``ValueError`` naming the entry (``security.host_entry_problem``).
         allowed_origins: ``Origin`` values accepted besides ``http(s)://`` loopback origins:
             ``scheme://name`` (the scheme's default port), ``scheme://name:PORT``, or
             ``scheme://name:*`` for any port, the default one included (see
-            :func:`parse_origin`). Requests without ``Origin`` pass.
+            :func:`parse_origin`); anything else, a ``*`` in the host included, is a
+            ``ValueError`` naming the entry. Requests without ``Origin`` pass.
         token: when set, every request needs ``Authorization: Bearer <token>`` (else 401).
         oauth: when set, the front is an OAuth 2.1 resource server (:mod:`.oauth`): every request
             needs a bearer access token the issuer signed for ``oauth.resource`` (401/403/400
@@ -108,9 +110,22 @@ class HttpConfig(BaseModel):
     def _origins_are_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for entry in value:
             if parse_origin(entry, pattern=True) is None:
+                text = entry.strip()
+                stray = "*" in (text[:-2] if text.endswith(":*") else text)
+                hint = " (a * stands only for the port: name each host)" if stray else ""
                 raise ValueError(
-                    f"{entry[:100]!r} is not an origin: expected SCHEME://HOST, SCHEME://HOST:PORT or SCHEME://HOST:*"
+                    f"{entry[:100]!r} is not an origin: expected SCHEME://HOST, SCHEME://HOST:PORT or "
+                    f"SCHEME://HOST:*{hint}"
                 )
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_are_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            problem = host_entry_problem(entry)
+            if problem is not None:
+                raise ValueError(f"{entry[:100]!r} is not a host: {problem}")
         return value
 
     @model_validator(mode="after")

@@ -37,6 +37,8 @@ __all__ = [
     "SINGLETON_FIELDS",
     "HostOrigin",
     "Security",
+    "entry_name_ok",
+    "host_entry_problem",
     "is_loopback",
     "parse_origin",
     "read_host_origin",
@@ -262,6 +264,20 @@ class Security:
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
+_ENTRY_NAME: Final = re.compile(r"(?:[a-z0-9\-._~]|%[0-9a-f]{2})+")
+"""A host name in an ``--allowed-host``/``--allowed-origin`` entry (lowercased): RFC 3986's reg-name without
+its sub-delims (``*``, ``,``, ``;``...), which no DNS name holds; an IP literal is judged apart."""
+
+
+def entry_name_ok(name: str) -> bool:
+    """Whether ``name`` (lowercased, an IPv6 address in brackets) may name a host in an allow-list entry:
+    letters, digits, ``-._~`` and ``%XX``, or an IPv4 or bracketed IPv6 address. ``*`` never: an entry
+    is matched as written, so ``*.example.com`` would only ever match that literal text."""
+    if name.startswith("["):
+        return valid_host(name)
+    return _ENTRY_NAME.fullmatch(name) is not None
+
+
 def parse_origin(text: str, *, pattern: bool = False) -> tuple[str, str, int | str | None] | None:
     """``(scheme, host, port)`` of an ``Origin`` value (RFC 6454), or None when it is not one.
 
@@ -269,7 +285,8 @@ def parse_origin(text: str, *, pattern: bool = False) -> tuple[str, str, int | s
     scheme's default (80 for http, 443 for https), so ``http://app.test`` and
     ``http://app.test:80`` are one origin; None when the scheme has no default. With
     ``pattern`` (an ``--allowed-origin`` entry) the port may be ``*`` (any port, the default
-    one included) and a trailing ``/`` is tolerated. ``null`` and values with a path, query,
+    one included), a trailing ``/`` is tolerated, and the host must pass :func:`entry_name_ok`
+    (so a ``*`` anywhere but the port is no origin). ``null`` and values with a path, query,
     fragment or user info are not origins.
     """
     text = text.strip().lower()
@@ -278,6 +295,8 @@ def parse_origin(text: str, *, pattern: bool = False) -> tuple[str, str, int | s
         text = text[:-2]
     if pattern and text.endswith("/"):
         text = text[:-1]
+    if pattern and "*" in text:
+        return None
     try:
         parts = urlsplit(text)
         port = parts.port
@@ -285,6 +304,8 @@ def parse_origin(text: str, *, pattern: bool = False) -> tuple[str, str, int | s
         return None
     host = parts.hostname
     if not parts.scheme or not host or parts.path or parts.query or parts.fragment or "@" in parts.netloc:
+        return None
+    if pattern and not entry_name_ok(_host_name(host)):
         return None
     if wildcard:
         if port is not None:
@@ -296,6 +317,23 @@ def parse_origin(text: str, *, pattern: bool = False) -> tuple[str, str, int | s
 def _host_name(name: str) -> str:
     name = name.lower()
     return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+def host_entry_problem(entry: str) -> str | None:
+    """Why ``entry`` is not an ``--allowed-host`` entry (``NAME``, ``NAME:PORT``, an IPv4 address, an IPv6
+    address bare or in brackets, with ``:PORT`` after the brackets), or None when it is one.
+
+    ``NAME`` alone accepts any port; a ``*`` anywhere is a mistake to report (the entry is matched
+    as written, so ``*.example.com`` would never match a real host)."""
+    value = entry.strip().lower()
+    if "*" in value:
+        return "a * is not a pattern here: name each host (NAME alone accepts any port)"
+    name, port = _split_host(value)
+    if not entry_name_ok(name) or "/" in value:
+        return "expected NAME or NAME:PORT (letters, digits, -._~; an IPv6 address in brackets; no scheme, no path)"
+    if port is not None and (not port.isdigit() or int(port) > 65535):
+        return "the port must be a number from 0 to 65535"
+    return None
 
 
 def _split_host(value: str) -> tuple[str, str | None]:
