@@ -226,15 +226,7 @@ async def test_pings_are_answered_while_a_listing_of_a_million_properties_is_jud
     assert_not_stalled(trips)
 
 
-CODE_GENERATION = (
-    "not fixed: the first call to a tool generates its validator, and Python's compile() of the generated "
-    "module (1,000 branches here) is one call that holds the interpreter lock for seconds under load"
-)
-
-
-@pytest.mark.parametrize(
-    "tool", [pytest.param("any_of", marks=pytest.mark.xfail(strict=False, reason=CODE_GENERATION)), "all_of"]
-)
+@pytest.mark.parametrize("tool", ["any_of", "all_of"])
 @pytest.mark.parametrize("command", ["wrap", "serve"])
 async def test_pings_are_answered_while_a_hostile_call_is_judged(
     busy_core: None, tool: str, command: str, tmp_path: Path
