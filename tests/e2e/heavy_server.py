@@ -6,6 +6,8 @@
   ``unevaluatedProperties: false``) and ``all_of`` (``allOf`` of 50 such branches).
 
 Every ``tools/call`` is answered at once with an empty text result; ``ping`` with ``{}``.
+``HEAVY_RESULT=N``: the tools also hold ``out``, whose ``outputSchema`` wants an array of objects, and a
+call to it is answered with ``structuredContent`` of ``N`` such objects (made once, at start).
 ``HEAVY_EXIT_AFTER=METHOD``: the server exits right after its answer to the first ``METHOD`` request
 (its end follows the answer's last byte at once).
 """
@@ -14,6 +16,26 @@ import json
 import os
 import sys
 
+OUTPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+                "required": ["a", "b"],
+            },
+        }
+    },
+    "required": ["items"],
+}
+
+
+def call_result(count: int) -> str:
+    items = ",".join(f'{{"a":{i},"b":"x{i}"}}' for i in range(count))
+    return f'{{"content":[{{"type":"text","text":"{count} items"}}],"structuredContent":{{"items":[{items}]}}}}'
+
 
 def tools() -> list[dict[str, object]]:
     count = int(os.environ.get("HEAVY_PROPERTIES", "0"))
@@ -21,7 +43,11 @@ def tools() -> list[dict[str, object]]:
         properties = {f"p{i}": {"type": "string"} for i in range(count)}
         return [{"name": "big", "inputSchema": {"type": "object", "properties": properties}}]
     branches = [{"properties": {f"a{i}": {"type": "string"}}} for i in range(1000)]
+    listed: list[dict[str, object]] = []
+    if os.environ.get("HEAVY_RESULT"):
+        listed.append({"name": "out", "inputSchema": {"type": "object"}, "outputSchema": OUTPUT_SCHEMA})
     return [
+        *listed,
         {"name": "any_of", "inputSchema": {"type": "object", "anyOf": branches, "unevaluatedProperties": False}},
         {"name": "all_of", "inputSchema": {"type": "object", "allOf": branches[:50]}},
     ]
@@ -29,6 +55,8 @@ def tools() -> list[dict[str, object]]:
 
 def main() -> None:
     listing = json.dumps({"tools": tools()})
+    result_count = int(os.environ.get("HEAVY_RESULT", "0"))
+    big_result = call_result(result_count) if result_count else None
     out = sys.stdout.buffer
     for raw in sys.stdin.buffer:
         message = json.loads(raw)
@@ -45,6 +73,8 @@ def main() -> None:
             )
         elif method == "tools/list":
             result = listing
+        elif method == "tools/call" and big_result is not None and message["params"]["name"] == "out":
+            result = big_result
         elif method == "tools/call":
             result = '{"content": [{"type": "text", "text": ""}]}'
         else:
