@@ -8,6 +8,8 @@
 Every ``tools/call`` is answered at once with an empty text result; ``ping`` with ``{}``.
 ``HEAVY_RESULT=N``: the tools also hold ``out``, whose ``outputSchema`` wants an array of objects, and a
 call to it is answered with ``structuredContent`` of ``N`` such objects (made once, at start).
+``HEAVY_RELIST=1`` (with ``HEAVY_PROPERTIES``): the tools also hold ``relist``, whose description counts
+the listings; a call to it is answered, then followed by ``notifications/tools/list_changed``.
 ``HEAVY_EXIT_AFTER=METHOD``: the server exits right after its answer to the first ``METHOD`` request
 (its end follows the answer's last byte at once).
 """
@@ -41,7 +43,8 @@ def tools() -> list[dict[str, object]]:
     count = int(os.environ.get("HEAVY_PROPERTIES", "0"))
     if count:
         properties = {f"p{i}": {"type": "string"} for i in range(count)}
-        return [{"name": "big", "inputSchema": {"type": "object", "properties": properties}}]
+        relist = [{"name": "relist", "inputSchema": {"type": "object"}}] if os.environ.get("HEAVY_RELIST") else []
+        return [{"name": "big", "inputSchema": {"type": "object", "properties": properties}}, *relist]
     branches = [{"properties": {f"a{i}": {"type": "string"}}} for i in range(1000)]
     listed: list[dict[str, object]] = []
     if os.environ.get("HEAVY_RESULT"):
@@ -55,6 +58,7 @@ def tools() -> list[dict[str, object]]:
 
 def main() -> None:
     listing = json.dumps({"tools": tools()})
+    listings = 0
     result_count = int(os.environ.get("HEAVY_RESULT", "0"))
     big_result = call_result(result_count) if result_count else None
     out = sys.stdout.buffer
@@ -72,7 +76,8 @@ def main() -> None:
                 }
             )
         elif method == "tools/list":
-            result = listing
+            listings += 1  # (the description of relist, when listed, says which listing this is)
+            result = listing.replace('"name": "relist"', f'"name": "relist", "description": "listing {listings}"')
         elif method == "tools/call" and big_result is not None and message["params"]["name"] == "out":
             result = big_result
         elif method == "tools/call":
@@ -80,6 +85,8 @@ def main() -> None:
         else:
             result = "{}"
         out.write(f'{{"jsonrpc": "2.0", "id": {request_id}, "result": {result}}}\n'.encode())
+        if method == "tools/call" and message["params"]["name"] == "relist":
+            out.write(b'{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}\n')
         out.flush()
         if method == os.environ.get("HEAVY_EXIT_AFTER"):
             return

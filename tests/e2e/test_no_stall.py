@@ -28,6 +28,7 @@ import httpx
 import pytest
 from anyio.abc import Process
 
+from mcp_guard.calls.pinning import LockFile, tool_digest
 from tests.e2e.test_http_front import (
     ACCEPT,
     Guard,
@@ -115,9 +116,12 @@ class Client:
             self.big[request_id] = line
         else:
             message = json.loads(line)
-            if "id" not in message or "method" in message:
+            if "id" not in message and type(message.get("method")) is str:
+                request_id = message["method"]  # a notification: noted by its method (the last one's time)
+            elif "id" not in message or "method" in message:
                 return
-            request_id = message["id"]
+            else:
+                request_id = message["id"]
             self.answers[request_id] = message
         self.arrived[request_id] = when
         self._changed.set()
@@ -246,6 +250,39 @@ async def test_pings_are_answered_while_a_hostile_call_is_judged(
         result = (await client.answer("call", 60))["result"]
         assert result["isError"] is True
         assert "work budget" in result["content"][0]["text"]
+    assert_not_stalled(trips)
+
+
+PINNED_PROPERTIES = 100_000
+"""Properties of the pinned tool whose listing is compared with the lock: its digest (canonical JSON, in
+Python) took 1.8 s on the loop of an idle machine, and saying what changed in it as long again, twice."""
+
+
+async def test_pings_are_answered_while_a_big_listing_is_compared_with_the_lock(
+    busy_core: None, tmp_path: Path
+) -> None:
+    """``serve`` with a lock file that pins ``big`` with one property changed, its upstream listing again (its
+    tools changed): the listing's digest, and what changed in it, are made in the worker thread with its
+    classification (``Catalog.prepare``, ``calls.pinning.PreparedPins``) while pings pass; the client is
+    then told the tools changed, and ``big`` is shown with its pinned definition."""
+    properties = {f"p{i}": {"type": "string"} for i in range(PINNED_PROPERTIES)}
+    definition = {
+        "name": "big",
+        "inputSchema": {"type": "object", "properties": {**properties, "p7": {"type": "integer"}}},
+    }
+    lock = LockFile(tools={"h/big": tool_digest(definition)}, definitions={"h/big": definition})
+    lock.write(tmp_path / "gateway.json.lock")
+    changed = "notifications/tools/list_changed"
+    async with guard({"HEAVY_PROPERTIES": str(PINNED_PROPERTIES), "HEAVY_RELIST": "1"}, "serve", tmp_path) as client:
+        await client.request("list", "tools/list")
+        client.arrived.pop(changed, None)
+        client.big_began = float("inf")  # (the first listing's: only the second one matters now)
+        await client.request("relist", "tools/call", {"name": "h__relist", "arguments": {}})
+        trips = await client.pings_until(changed)  # (the upstream listed again, compared, and the client told)
+        tools = {t["name"]: t for t in (await client.request("list-2", "tools/list"))["result"]["tools"]}
+        assert tools["h__relist"]["description"] == "listing 2"
+        assert tools["h__big"]["_meta"]["mcp-guard/pin"] == {"status": "changed", "listed": "pinned"}
+        assert tools["h__big"]["inputSchema"]["properties"]["p7"] == {"type": "integer"}  # the pinned definition
     assert_not_stalled(trips)
 
 
