@@ -77,7 +77,7 @@ from ..wire.pieces import free_in_pieces
 from ..wire.repeated import collector_paused
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from .inflight import InFlight
-from .offload import OFFLOAD_MIN, Ordered, keeps_place
+from .offload import Ordered, keeps_place, upstream_job
 from .requests import OwnRequests, RequestFailed
 
 __all__ = ["Connector", "PeerEvents", "SkipLog", "UpstreamPeer", "failure_reason", "unreadable_text"]
@@ -403,13 +403,14 @@ class UpstreamPeer:
                 ordered.close()
 
     def _line_now(self, owner: LineHandler, events: PeerEvents, line: bytes | str) -> bool:
-        """The pipe's line handler (``pipes.LineHandler``): a big line (:data:`OFFLOAD_MIN` or more) is a job
+        """The pipe's line handler (``pipes.LineHandler``): a big line (``offload.OFFLOAD_MIN`` or more, or a listing of
+        ``offload.LISTING_MIN`` or more: ``offload.upstream_job``) is a job
         of :attr:`ordered`, as :meth:`_read_lines` would make it, but as the text the pipe decoded (declined,
         the pipe would encode it back to bytes and the job decode them again: a big answer then peaked at
         7x its size, against 2x before the offload); the rest goes to the owner's hot path. The order is
         the same: the pipe offers lines only while :meth:`_read_lines` waits in ``receive()``."""
         scope = self._lines_scope
-        if len(line) >= OFFLOAD_MIN and scope is not None:
+        if scope is not None and upstream_job(line):
             self.ordered.submit(partial(self._big_line, line, events, scope))
             return True
         return owner(line)
@@ -425,7 +426,7 @@ class UpstreamPeer:
             except LineTooLong as exc:
                 await self.unreadable(exc.prefix, events, too_long=exc.limit)
                 continue
-            if len(line) >= OFFLOAD_MIN:
+            if upstream_job(line):
                 ordered.submit(partial(self._big_line, line, events, scope))
                 continue
             try:
