@@ -456,15 +456,17 @@ class PreparedPins:
         # server -> (id(pinned value), id(listed value)) -> (the two values, their leaf changes)
         self._leaves: dict[str, dict[tuple[int, int], tuple[Any, Any, tuple[list[tuple[str, Any, Any]], int]]]] = {}
 
-    def prepare(self, lock: LockFile | None, server: str, tools: Iterable[Any]) -> None:
+    def prepare(self, lock: LockFile | None, server: str, tools: Iterable[Any]) -> list[Mapping[str, Any]]:
         """(In a worker thread.) Each of ``server``'s listed ``tools`` that ``lock`` pins: its digest and,
         when it changed and the lock holds its definition, where each field differs. Replaces what an
-        earlier call made for ``server``; reads ``lock`` only."""
+        earlier call made for ``server``; reads ``lock`` only. Returns the pinned definitions of the tools
+        that changed (the gateway shows those instead: its caller classifies them ahead too)."""
         digests: dict[int, tuple[Any, str | None]] = {}
         leaves: dict[tuple[int, int], tuple[Any, Any, tuple[list[tuple[str, Any, Any]], int]]] = {}
         self._digests[server], self._leaves[server] = digests, leaves  # (filled below: the loop reads only ids made)
+        changed: list[Mapping[str, Any]] = []
         if lock is None:
-            return
+            return changed
         for tool in tools:
             name = tool.get("name") if type(tool) is dict else None
             key = f"{server}/{name}"
@@ -478,10 +480,12 @@ class PreparedPins:
             definition = lock.definitions.get(key)
             if digest == lock.tools[key] or definition is None:
                 continue
+            changed.append(definition)
             for field_name, before in definition.items():
                 after = tool.get(field_name, _ABSENT)
                 if type(before) in (dict, list) and type(after) in (dict, list):
                     leaves[(id(before), id(after))] = (before, after, _leaf_changes(before, after, SHOWN_LEAVES))
+        return changed
 
     def take_digests(self, server: str) -> dict[int, tuple[Any, str | None]]:
         """The digests :meth:`prepare` made for ``server`` (each ``(tool, digest or None)`` by ``id(tool)``),

@@ -247,7 +247,9 @@ class Catalog:
         and writes only the server's table's prepared schemas; nothing it leaves out is lost
         (:meth:`update` does it). A listing of one schema of 1,000,000 properties: 1.8 s on the loop."""
         self._table(server).prepare({"tools": list(tools)})
-        self._pins_ahead.prepare(self.lock, server, tools)  # (5.5 s on the loop for a tool of 1,000,000 properties)
+        changed = self._pins_ahead.prepare(self.lock, server, tools)  # (5.5 s on the loop for 1,000,000 properties)
+        if changed:  # (shown with their pinned definitions: classified here too, _annotate_pinned)
+            self._pinned_table(server).prepare({"tools": [dict(d) for d in changed]})
         # (the same text as _text's, made by encoder calls of bounded size: the loop runs between them)
         with collector_paused(), contextlib.suppress(Uncarriable, TypeError, ValueError, RecursionError):
             return dumps_in_pieces(list(tools))
@@ -301,6 +303,12 @@ class Catalog:
                 out[tool["name"]] = (tool, table.get(tool["name"]))
         return out
 
+    def _pinned_table(self, server: str) -> ToolTable:
+        table = self._pinned_tables.get(server)
+        if table is None:
+            table = self._pinned_tables.setdefault(server, ToolTable(self.config.guard.profile, label=None))
+        return table
+
     def _annotate_pinned(self, server: str) -> dict[str, tuple[dict[str, Any], Any]]:
         """The pinned definitions of ``server``'s changed tools, classified (tool name -> (tool, entry))."""
         lock = self.lock
@@ -311,9 +319,7 @@ class Catalog:
         if not pinned:
             self._pinned_tables.pop(server, None)
             return {}
-        table = self._pinned_tables.get(server)
-        if table is None:
-            table = self._pinned_tables[server] = ToolTable(self.config.guard.profile, label=None)
+        table = self._pinned_table(server)
         table.invalidate()
         out: dict[str, tuple[dict[str, Any], Any]] = {}
         for tool in table.annotate({"tools": pinned}, cache=True, first_page=True)["tools"]:

@@ -8,12 +8,17 @@ the field changes and their summaries are the same as without it.
 from __future__ import annotations
 
 import copy
+import json
+import threading
 from typing import Any
 
 import pytest
 
 from mcp_guard.calls import pinning
 from mcp_guard.calls.pinning import LockFile, PreparedPins, diff_tool, server_status, tool_digest
+from mcp_guard.calls.tool_table import ToolTable
+from mcp_guard.config import parse_config
+from mcp_guard.sessions.catalog import Catalog
 
 SCHEMA = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(20)}}
 PINNED = {"name": "kept", "inputSchema": SCHEMA}
@@ -55,7 +60,8 @@ def test_the_statuses_are_those_of_the_digests_made_ahead(digests: list[str]) ->
     assert expected == {"s/kept": "pinned", "s/moved": "changed", "s/fresh": "new", "s/nan": "changed"}
     digests.clear()
     prepared = PreparedPins()
-    prepared.prepare(LOCK, "s", tools)
+    changed = prepared.prepare(LOCK, "s", tools)
+    assert changed == [LOCK.definitions["s/moved"]]  # (its pinned definition is shown: classified ahead too)
     assert sorted(digests) == ["kept", "moved", "nan"]  # (in the worker thread)
     assert server_status(LOCK, "s", tools, prepared) == expected
     assert sorted(digests) == ["kept", "moved", "nan"]  # none again on the loop
@@ -103,3 +109,43 @@ def test_the_changes_are_those_walked_ahead(monkeypatch: pytest.MonkeyPatch) -> 
     assert changes[1].summary(1).endswith("and 1 more") and walks == []
     diff_tool(pinned, listing()[1], prepared)  # other objects: walked here
     assert len(walks) == 1
+
+
+def test_the_catalog_compares_and_classifies_a_big_listing_in_the_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Catalog.prepare`` (the worker thread) digests and compares the listing, and classifies the pinned
+    definition shown for the changed tool; ``Catalog.update`` (the loop) only looks them up."""
+    where: list[str] = []
+    compile_schema = ToolTable._compile
+    digest = pinning.tool_digest
+
+    def compiling(self: ToolTable, schema: Any, **kwargs: Any) -> Any:
+        where.append("compile in " + threading.current_thread().name)
+        return compile_schema(self, schema, **kwargs)
+
+    def digesting(tool: Any) -> str:
+        where.append("digest in " + threading.current_thread().name)
+        return digest(tool)
+
+    monkeypatch.setattr(ToolTable, "_compile", compiling)
+    monkeypatch.setattr(pinning, "tool_digest", digesting)
+    config = parse_config(json.dumps({"mcpServers": {"s": {"command": "unused"}}}), environ={})
+    catalog = Catalog(config, LOCK)
+    tools = listing()
+    worker = threading.Thread(target=catalog.prepare, args=("s", tools), name="worker")
+    worker.start()
+    worker.join()
+    assert where and all(w.endswith("in worker") for w in where), where
+    where.clear()
+    assert catalog.update("s", tools)
+    assert all(w.endswith("in worker") for w in where), where  # nothing on the loop (this thread)
+    assert catalog.pins.status == {"s/kept": "pinned", "s/moved": "changed", "s/fresh": "new", "s/nan": "changed"}
+    shown = {t["name"]: t for t in catalog.tools}
+    assert shown["s__moved"]["description"] == "before"  # its pinned definition
+    assert (
+        catalog.report.pin_changes["s/moved"]
+        .line()
+        .endswith(
+            'description: "before" → "after"; inputSchema: /properties/p3/type "string" → "integer", '
+            '/properties/p9/type "string" → "null"'
+        )
+    )
