@@ -75,6 +75,8 @@ def main() -> None:
                     "serverInfo": {"name": "heavy", "version": "1"},
                 }
             )
+        elif method == "server/discover":  # (2026-07-28 era: it offers tools)
+            result = json.dumps({"capabilities": {"tools": {}}, "serverInfo": {"name": "heavy", "version": "1"}})
         elif method == "tools/list":
             listings += 1  # (the description of relist, when listed, says which listing this is)
             result = listing.replace('"name": "relist"', f'"name": "relist", "description": "listing {listings}"')
