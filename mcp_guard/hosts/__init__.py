@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from .checker import HostIssue, check_name, check_schema
     from .inverse import BackError
     from .listing import Presentation, ShownTool, present_tools
-    from .lowering import Lowered, Step, lower
+    from .lowered import Lowered, Step
+    from .lowering import lower
 
 _LAZY = {
     "HostIssue": "checker",
@@ -31,8 +32,8 @@ _LAZY = {
     "Presentation": "listing",
     "ShownTool": "listing",
     "present_tools": "listing",
-    "Lowered": "lowering",
-    "Step": "lowering",
+    "Lowered": "lowered",
+    "Step": "lowered",
     "lower": "lowering",
 }
 """Public names imported on first use, by the submodule that defines them."""
