@@ -25,6 +25,7 @@ from typing import Any
 from .checker import accepts
 from .lowering import Lowered, lower
 from .names import host_names
+from .plans import Back
 from .tables import HostProfile
 
 __all__ = ["Presentation", "ShownTool", "present_tools"]
@@ -76,6 +77,7 @@ class Presentation:
     tools: list[dict[str, Any]]
     shown: dict[str, ShownTool]
     withheld: dict[str, str] = field(default_factory=dict)
+    _routes: dict[str, tuple[str, Back | None]] = field(default_factory=dict, repr=False, compare=False)
 
     def call(self, shown_name: str, arguments: Any) -> tuple[str, Any]:
         """The server's name and server-side arguments of a call the model made.
@@ -85,10 +87,12 @@ class Presentation:
             BackError: the arguments cannot be mapped back (a JSON text that does not parse);
                 its ``pointer`` is the instance pointer; refuse the call with it.
         """
-        tool = self.shown[shown_name]
-        if tool.lowered is None or tool.lowered.identity:
-            return tool.name, arguments
-        return tool.name, tool.lowered.back(arguments)
+        route = self._routes.get(shown_name)
+        if route is None:  # built on the first call of each tool: its name and compiled mapping back
+            tool = self.shown[shown_name]
+            route = self._routes[shown_name] = (tool.name, None if tool.lowered is None else tool.lowered.back_plan)
+        name, plan = route
+        return name, arguments if plan is None else plan(arguments)
 
 
 def _key(schema: Any) -> bytes | None:

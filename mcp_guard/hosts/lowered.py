@@ -3,7 +3,8 @@
 :class:`Step` records one step of the pass (``hosts.lowering``), of one of three kinds kept apart
 in the code: *widening* (``hosts.widening``), *reshaping* (``hosts.reshaping``), *narrowing*
 (``hosts.narrowing``). :class:`Lowered` holds the schema the host is shown, every step, why a tool
-is not presentable, and the mapping tree of the reshapings' exact inverses (``hosts.inverse``).
+is not presentable, and the mapping tree of the reshapings' exact inverses (``hosts.inverse``),
+compiled once for the calls (``hosts.plans``).
 
 Pure: imports neither ``mcp`` nor ``anyio``.
 """
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from .checker import HostIssue
-from .inverse import Map, back, narrowed, present
+from .inverse import Map, narrowed, present
+from .plans import UNBUILT, Back, compile_back
 
 __all__ = ["Lowered", "Step", "StepKind"]
 
@@ -64,6 +66,7 @@ class Lowered:
     mapping: Map = None
     issues: tuple[HostIssue, ...] = ()
     _defs: dict[str, Map] = field(default_factory=dict, repr=False)
+    _plan: Any = field(default=UNBUILT, repr=False, compare=False)
 
     @property
     def presentable(self) -> bool:
@@ -81,10 +84,20 @@ class Lowered:
         """True when arguments need no mapping back."""
         return self.mapping is None
 
+    @property
+    def back_plan(self) -> Back | None:
+        """The mapping back compiled once (``hosts.plans``), on first use; None: the identity."""
+        plan = self._plan
+        if plan is UNBUILT:
+            plan = self._plan = compile_back(self.mapping)
+        return plan  # type: ignore[no-any-return]
+
     def back(self, arguments: Any) -> Any:
         """The server-side arguments of the model's ``arguments`` (raises ``inverse.BackError``
-        with the instance pointer of a JSON text that does not parse)."""
-        return back(self.mapping, arguments)
+        with the instance pointer of a JSON text that does not parse); never changes ``arguments``,
+        and returns them as they are where nothing maps."""
+        plan = self.back_plan
+        return arguments if plan is None else plan(arguments)
 
     def present(self, arguments: Any) -> Any:
         """The shown form of server-side ``arguments`` (the inverse of :meth:`back`)."""
