@@ -91,15 +91,6 @@ def check_name(name: str, host: HostProfile) -> HostIssue | None:
     return HostIssue("name", "name", "/name", f"the tool name does not match {host.name_rule} ({host.name})")
 
 
-def _types(node: dict[str, Any]) -> list[str]:
-    t = node.get("type")
-    if type(t) is str:
-        return [t]
-    if type(t) is list:
-        return [x for x in t if type(x) is str]
-    return []
-
-
 class _Refused(Exception):
     """Internal: the quick walk's first finding (:func:`accepts`)."""
 
@@ -107,11 +98,23 @@ class _Refused(Exception):
 _SUBSCHEMAS: Final = SCHEMA_VALUES | SCHEMA_LISTS | SCHEMA_MAPS | {"dependencies"}
 
 
+_PER_HOST: dict[int, tuple[HostProfile, frozenset[str], frozenset[str]]] = {}
+"""Per host profile (by identity): the keys a node may hold, and those that say a node's type."""
+
+
+def _host_sets(host: HostProfile) -> tuple[HostProfile, frozenset[str], frozenset[str]]:
+    found = _PER_HOST.get(id(host))
+    if found is None or found[0] is not host:
+        said = ("type", "anyOf") if host.string_enums else ("type", "anyOf", "$ref", "enum", "const")
+        found = _PER_HOST[id(host)] = (host, host.keywords | {"description"}, frozenset(said))
+    return found
+
+
 class _Walk:
     def __init__(self, host: HostProfile, *, quick: bool = False) -> None:
         self.host = host
         self.quick = quick
-        self.allowed = host.keywords | {"description"}
+        _, self.allowed, self.typing = _host_sets(host)
         self.issues: list[HostIssue] = []
         self.properties = 0
         self.enum_values = 0
@@ -153,15 +156,19 @@ class _Walk:
             for key in node:
                 if key not in self.allowed:
                     self.add("keyword", key, (*path, key), f"`{key}` is not accepted by {host.name}")
-        types = _types(node)
-        if type(node.get("type")) is list and not host.type_lists:
-            self.add("type-list", "type", (*path, "type"), f"a list of types is not accepted by {host.name}")
+        t = node.get("type")
+        if type(t) is str:
+            types = [t]
+        elif type(t) is list:
+            types = [x for x in t if type(x) is str]
+            if not host.type_lists:
+                self.add("type-list", "type", (*path, "type"), f"a list of types is not accepted by {host.name}")
+        else:
+            types = []
         if "null" in types and not host.null_type:
             self.add("type-list", "type", (*path, "type"), f"the `null` type is not accepted by {host.name}")
-        if host.typed_nodes and not root:
-            said = ("type", "anyOf") if host.string_enums else ("type", "anyOf", "$ref", "enum", "const")
-            if not any(k in node for k in said):
-                self.add("untyped", "", path, f"{host.name} needs every schema to say its type")
+        if host.typed_nodes and not root and self.typing.isdisjoint(node):
+            self.add("untyped", "", path, f"{host.name} needs every schema to say its type")
         is_object = "object" in types
         if host.closed_objects and (is_object or "properties" in node):
             if node.get("additionalProperties") is not False:
@@ -213,6 +220,8 @@ class _Walk:
         if host.limits is not None and inner > host.limits.depth:
             self.add("limit", "", path, f"objects nest deeper than {host.limits.depth} levels ({host.name})")
             return
+        if _SUBSCHEMAS.isdisjoint(node):
+            return  # a leaf (most nodes)
         for key, value in node.items():
             if key not in _SUBSCHEMAS:
                 continue

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.json_values import is_integer, pointer
+from ..core.json_values import escape_token, is_integer
 from .checker import KEYWORD_BOOLEANS, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, accepts, check_schema
 from .inverse import Arr, Map, Member, Obj, Ref, kind_of
 from .lowered import Lowered, Step, StepKind
@@ -71,7 +71,7 @@ def lower(schema: Any, host: HostProfile) -> Lowered:
     if not isinstance(schema, dict):
         return Lowered(host.name, None, (), ("the inputSchema is not an object schema",))
     try:
-        out, mapping, _kinds = node(run, root_object(run, schema), ())
+        out, mapping, _kinds = node(run, root_object(run, schema), "")
     except NotPresentable as exc:
         return Lowered(host.name, None, tuple(run.steps), (str(exc),))
     except (KeyError, IndexError, ValueError, TypeError) as exc:  # a reference the lowering cannot follow
@@ -118,7 +118,7 @@ def ref(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
         run.step("widening", "ref", path, f"a recursive reference, kept as #/$defs/{name}")
         return {"$ref": f"#/$defs/{name}"}, Ref(name, run.maps), ALL_KINDS
     run.stack.append(key)
-    run.step("widening", "inlined", (*path, "$ref"), schema["$ref"])
+    run.step("widening", "inlined", path + "/$ref", schema["$ref"])
     try:
         out, mapping, kinds = node(run, target, path)
     finally:
@@ -161,12 +161,13 @@ def _generic_value(run: Run, key: str, value: Any, path: Path) -> Any:
     if type(value) is bool and key in KEYWORD_BOOLEANS:
         return value
     if key in SCHEMA_VALUES and type(value) in (dict, bool):
-        return node(run, value, (*path, key))[0]
+        return node(run, value, f"{path}/{key}")[0]
     if (key in SCHEMA_LISTS or key == "items") and type(value) is list:
-        return [node(run, v, (*path, key, i))[0] for i, v in enumerate(value)]
+        return [node(run, v, f"{path}/{key}/{i}")[0] for i, v in enumerate(value)]
     if (key in SCHEMA_MAPS or key == "dependencies") and type(value) is dict:
         return {
-            name: node(run, v, (*path, key, name))[0] if type(v) in (dict, bool) else v for name, v in value.items()
+            name: node(run, v, f"{path}/{key}/{escape_token(name)}")[0] if type(v) in (dict, bool) else v
+            for name, v in value.items()
         }
     return value
 
@@ -194,7 +195,7 @@ def typed(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
         return free(run, schema, path)
     if len(types) == 1:
         return one_type(run, schema, types[0], path)
-    run.step("widening", "anyOf", (*path, "type"), "a list of types shown as anyOf")
+    run.step("widening", "anyOf", path + "/type", "a list of types shown as anyOf")
     notes: list[str] = []
     for key in constraining(schema):
         if key not in _TYPE_RULES and not any(key in keys for keys in FOR_TYPE.values()):
@@ -219,7 +220,7 @@ def any_of(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
         if not run.host.null_type and isinstance(branch, dict) and branch.get("type") == "null":
             with_null = True
             continue
-        lowered.append(node(run, branch, (*path, "anyOf", i)))
+        lowered.append(node(run, branch, f"{path}/anyOf/{i}"))
     return union(run, lowered, schema, path, with_null=with_null)
 
 
@@ -265,7 +266,7 @@ def array(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, not
         items = True
     if "prefixItems" in schema:
         items = True
-    child, mapping, _ = node(run, items, (*path, "items"))
+    child, mapping, _ = node(run, items, path + "/items")
     out["items"] = child
     found: Map = Arr(mapping) if mapping is not None else None
     return write_notes(reshaped_choices(run, out, found, path, notes), notes), found, frozenset({"array"})
@@ -277,7 +278,7 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
     host = run.host
     props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
     extra = schema.get("additionalProperties", True)
-    root = path == ()
+    root = path == ""
     if not props and not root:
         return free(run, schema, path, "an object without declared properties")
     limits = host.limits
@@ -290,31 +291,32 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
         if why is not None:
             return free(run, schema, path, why)
     elif undeclared:
-        run.step("widening", "dropped", (*path, "required"), "required")
+        run.step("widening", "dropped", path + "/required", "required")
         notes.append(f"also required: {', '.join(undeclared)}")
     if "additionalProperties" in schema and not host.closed_objects:
         if "additionalProperties" not in host.keywords:
             drop(run, schema, "additionalProperties", path, notes)
         else:
-            out["additionalProperties"] = node(run, extra, (*path, "additionalProperties"))[0]
+            out["additionalProperties"] = node(run, extra, path + "/additionalProperties")[0]
     members: dict[str, Member] = {}
     shown_props: dict[str, Any] = {}
     changed = False
     run.depth += 1
     try:
-        lowered = [(name, node(run, sub, (*path, "properties", name))) for name, sub in props.items()]
+        at = [f"{path}/properties/{escape_token(name)}" for name in props]
+        lowered = [(name, where, node(run, sub, where)) for (name, sub), where in zip(props.items(), at, strict=True)]
     finally:
         run.depth -= 1
-    for name, (child, mapping, kinds) in lowered:
+    for name, where, (child, mapping, kinds) in lowered:
         shown = shown_name(run, name, path)
         if shown != name:
             changed = True
         if shown in members:
-            raise NotPresentable(f"`{pointer(path) or '/'}`: two property names become `{shown}` for the host")
+            raise NotPresentable(f"`{path or '/'}`: two property names become `{shown}` for the host")
         null_absent = narrowed_null = False
         if host.closed_objects and name not in required:
             null_absent = True
-            child, narrowed_null = optional(run, child, kinds, (*path, "properties", name))
+            child, narrowed_null = optional(run, child, kinds, where)
         members[shown] = Member(name, mapping, null_absent, narrowed_null)
         shown_props[shown] = child
         if mapping is not None or null_absent:

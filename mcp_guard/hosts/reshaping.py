@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.json_values import pointer
+from ..core.json_values import escape_token
 from .inverse import JSON_TEXT, Choice, Map, Obj, Tag
 from .narrowing import null_is_absent
 from .run import ALL_KINDS, ANNOTATIONS, Lowering, NotPresentable, Path, Run, short
@@ -91,7 +91,7 @@ def shown_name(run: Run, name: str, path: Path) -> str:
     shown = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)[:64]
     if not shown or not (shown[0].isalpha() or shown[0] == "_"):
         shown = ("_" + shown)[:64]
-    run.step("reshaping", "renamed", (*path, "properties", name), f"property shown as `{shown}`")
+    run.step("reshaping", "renamed", f"{path}/properties/{escape_token(name)}", f"property shown as `{shown}`")
     return shown
 
 
@@ -134,7 +134,7 @@ def _choice(run: Run, branches: list[Lowering], path: Path) -> Map:
         if kind == "object" and tag is not None:
             continue  # a required member with a constant per branch picks it
         raise NotPresentable(
-            f"`{pointer(path) or '/'}`: alternatives of one JSON type map back differently and could not be told apart"
+            f"`{path or '/'}`: alternatives of one JSON type map back differently and could not be told apart"
         )
     out = []
     for o, m, k in branches:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ..core.json_values import is_integer, pointer
+from ..core.json_values import is_integer
 from .inverse import Map, kind_of
 from .lowered import Step, StepKind
 from .tables import HostProfile
@@ -37,8 +37,9 @@ __all__ = [
     "types_of",
 ]
 
-Path = tuple[str | int, ...]
-"""Where a node is in the server's schema (object keys and array indices)."""
+Path = str
+"""Where a node is in the server's schema: its JSON Pointer (RFC 6901, ``""`` for the root), built
+as the pass descends (cheaper than a tuple turned into a pointer at each step)."""
 
 Lowering = tuple[dict[str, Any], Map, frozenset[str]]
 """A lowered node: the shown schema, its mapping node (``hosts.inverse``), the JSON kinds it accepts."""
@@ -112,8 +113,8 @@ class Run:
         self.depth = 0
 
     def step(self, kind: StepKind, code: str, path: Path, detail: str) -> None:
-        """Record a step at ``path`` (a path into the server's schema)."""
-        self.steps.append(Step(kind, code, pointer(path), detail))
+        """Record a step at ``path`` (a JSON Pointer into the server's schema)."""
+        self.steps.append(Step(kind, code, path, detail))
 
 
 def short(value: Any, limit: int = 160) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
+from ..core.json_values import escape_token
 from .inverse import Map
 from .run import ANNOTATIONS, NotPresentable, Path, Run, constraining, of_kind, short
 
@@ -47,7 +48,7 @@ def write_notes(out: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 
 def drop(run: Run, node: dict[str, Any], key: str, path: Path, notes: list[str]) -> None:
     """``key`` of ``node`` is not shown as a keyword; its value goes into ``notes`` (the text)."""
-    run.step("widening", "annotation" if key in ANNOTATIONS else "dropped", (*path, key), key)
+    run.step("widening", "annotation" if key in ANNOTATIONS else "dropped", f"{path}/{escape_token(key)}", key)
     if key == "default":
         notes.append(f"default {short(node[key])}")
     elif key not in ANNOTATIONS:
@@ -108,7 +109,7 @@ def combinators(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
             drop(run, {"oneOf": branches}, "oneOf", path, notes)
             node = write_notes(node, notes)
         else:
-            run.step("widening", "anyOf", (*path, "oneOf"), "oneOf shown as anyOf (the guard enforces exactly one)")
+            run.step("widening", "anyOf", path + "/oneOf", "oneOf shown as anyOf (the guard enforces exactly one)")
             node["anyOf"] = branches
     if "allOf" in node:
         node = merge_all_of(run, node, path)
@@ -149,7 +150,7 @@ def merge_all_of(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
         notes: list[str] = []
         drop(run, node, "allOf", path, notes)
         return write_notes({k: v for k, v in node.items() if k != "allOf"}, notes)
-    run.step("widening", "merged", (*path, "allOf"), "allOf merged into its node")
+    run.step("widening", "merged", path + "/allOf", "allOf merged into its node")
     return merged
 
 
@@ -160,17 +161,17 @@ def root_object(run: Run, schema: dict[str, Any]) -> dict[str, Any]:
     if node.get("type") in (None, ["object"]):
         node["type"] = "object"
         if schema.get("type") is None:
-            run.step("widening", "root", ("type",), "the root shown with type object (arguments are objects)")
+            run.step("widening", "root", "/type", "the root shown with type object (arguments are objects)")
     if run.host.root_combinators:
         return node
     for key in ("not", "if", "then", "else", "enum", "const"):
         if key in node:
             notes: list[str] = []
-            drop(run, node, key, (), notes)
+            drop(run, node, key, "", notes)
             del node[key]
             node = write_notes(node, notes)
     if "allOf" in node:
-        node = merge_all_of(run, node, ())
+        node = merge_all_of(run, node, "")
     for key in ("anyOf", "oneOf"):
         if key not in node:
             continue
@@ -189,7 +190,7 @@ def root_object(run: Run, schema: dict[str, Any]) -> dict[str, Any]:
         if props:
             node["properties"] = props
         notes = [f"the arguments match {'one' if key == 'oneOf' else 'at least one'} of {len(branches)} alternatives"]
-        run.step("widening", "root", (key,), f"root {key} merged into one object")
+        run.step("widening", "root", "/" + key, f"root {key} merged into one object")
         node = write_notes(node, notes)
     return node
 
