@@ -98,15 +98,24 @@ class _Refused(Exception):
 _SUBSCHEMAS: Final = SCHEMA_VALUES | SCHEMA_LISTS | SCHEMA_MAPS | {"dependencies"}
 
 
-_PER_HOST: dict[int, tuple[HostProfile, frozenset[str], frozenset[str]]] = {}
-"""Per host profile (by identity): the keys a node may hold, and those that say a node's type."""
+_HostSets = tuple[HostProfile, frozenset[str], frozenset[str], dict[str, frozenset[str]]]
+_PER_HOST: dict[int, _HostSets] = {}
+"""Per host profile (by identity): the keys a node may hold, those that say a node's type, and per
+scalar type the keys of a leaf in which no rule can find anything (:func:`_host_sets`)."""
+
+_RULED: Final = _SUBSCHEMAS | {"type", "format", "enum", "properties", "required", "$ref"}
+"""Keys a rule of :meth:`_Walk.node` looks at beyond being allowed."""
 
 
-def _host_sets(host: HostProfile) -> tuple[HostProfile, frozenset[str], frozenset[str]]:
+def _host_sets(host: HostProfile) -> _HostSets:
     found = _PER_HOST.get(id(host))
     if found is None or found[0] is not host:
         said = ("type", "anyOf") if host.string_enums else ("type", "anyOf", "$ref", "enum", "const")
-        found = _PER_HOST[id(host)] = (host, host.keywords | {"description"}, frozenset(said))
+        allowed = host.keywords | {"description"}
+        scalars = ("string", "integer", "number", "boolean", *(("null",) if host.null_type else ()))
+        leaf = frozenset({"type"} | (allowed - _RULED)) if "type" in allowed else frozenset()
+        leaves = {t: leaf for t in scalars} if leaf else {}
+        found = _PER_HOST[id(host)] = (host, allowed, frozenset(said), leaves)
     return found
 
 
@@ -114,7 +123,7 @@ class _Walk:
     def __init__(self, host: HostProfile, *, quick: bool = False) -> None:
         self.host = host
         self.quick = quick
-        _, self.allowed, self.typing = _host_sets(host)
+        _, self.allowed, self.typing, self.leaves = _host_sets(host)
         self.issues: list[HostIssue] = []
         self.properties = 0
         self.enum_values = 0
@@ -152,11 +161,15 @@ class _Walk:
                 "boolean-schema", "", path, f"a boolean schema (`{str(node).lower()}`) is not accepted by {host.name}"
             )
             return
+        t = node.get("type")
+        if type(t) is str:
+            leaf = self.leaves.get(t)
+            if leaf is not None and leaf.issuperset(node):
+                return  # a scalar node of allowed keys that no rule below looks at: nothing to find
         if not self.allowed.issuperset(node):
             for key in node:
                 if key not in self.allowed:
                     self.add("keyword", key, (*path, key), f"`{key}` is not accepted by {host.name}")
-        t = node.get("type")
         if type(t) is str:
             types = [t]
         elif type(t) is list:

@@ -39,6 +39,7 @@ from .run import (
     FOR_TYPE,
     FOR_TYPE_SETS,
     KIND,
+    KIND_SETS,
     MAX_NODES,
     PLAIN,
     TYPED_KEYWORDS,
@@ -99,6 +100,11 @@ def node(run: Run, schema: Any, path: Path) -> Lowering:
         return ref(run, schema, path)
     if not run.host.typed_nodes:
         return generic(run, schema, path), None, ALL_KINDS
+    t = schema.get("type")
+    if type(t) is str:  # the common leaf, which the host takes as it stands: itself, no copy
+        keys = run.leaves.get(t)
+        if keys is not None and keys.issuperset(schema) and type(schema.get("description", "")) is str:
+            return schema, None, KIND_SETS[t]
     return typed(run, schema, path)
 
 

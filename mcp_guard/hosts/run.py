@@ -24,6 +24,7 @@ __all__ = [
     "FOR_TYPE",
     "FOR_TYPE_SETS",
     "KIND",
+    "KIND_SETS",
     "MAX_NODES",
     "PLAIN",
     "TYPED_KEYWORDS",
@@ -79,6 +80,30 @@ PLAIN: Final = ANNOTATIONS | {
 combinators handle)."""
 
 
+KIND_SETS: Final = {t: frozenset({kind}) for t, kind in KIND.items()}
+"""The JSON kinds a node of each type accepts (one frozenset per type, shared)."""
+
+
+def _leaf_keys(host: HostProfile) -> dict[str, frozenset[str]]:
+    """Per scalar type, the keys a node of that type may hold for ``host`` to be shown it as it stands
+    (its ``type``, a ``description``, and the host's keywords of the type whose value it takes
+    whatever it is: not ``format`` or ``pattern``, which depend on the value)."""
+    scalars = ("string", "integer", "number", "boolean", *(("null",) if host.null_type else ()))
+    kept = host.keywords - {"format", "pattern"}
+    return {t: frozenset({"type", "description"} | (FOR_TYPE_SETS.get(t, frozenset()) & kept)) for t in scalars}
+
+
+_LEAVES: dict[int, tuple[HostProfile, dict[str, frozenset[str]]]] = {}
+
+
+def leaf_keys(host: HostProfile) -> dict[str, frozenset[str]]:
+    """:func:`_leaf_keys`, kept per host profile (by identity)."""
+    found = _LEAVES.get(id(host))
+    if found is None or found[0] is not host:
+        found = _LEAVES[id(host)] = (host, _leaf_keys(host))
+    return found[1]
+
+
 class NotPresentable(Exception):
     """Internal to the pass: a step without an exact inverse (the message says why); ``lower``
     turns it into a not-presentable :class:`~.lowered.Lowered`."""
@@ -97,9 +122,10 @@ class Run:
         maps: the mapping node of each of :attr:`defs` (``inverse.Ref`` looks them up).
         def_names: reference → its name in the shown ``$defs``.
         depth: objects around the node being lowered (OpenAI strict bounds their nesting).
+        leaves: per scalar type, the keys of a node the host is shown as it stands (typed hosts).
     """
 
-    __slots__ = ("def_names", "defs", "depth", "host", "maps", "nodes", "schema", "stack", "steps")
+    __slots__ = ("def_names", "defs", "depth", "host", "leaves", "maps", "nodes", "schema", "stack", "steps")
 
     def __init__(self, schema: Any, host: HostProfile) -> None:
         self.schema = schema
@@ -111,6 +137,7 @@ class Run:
         self.maps: dict[str, Map] = {}
         self.def_names: dict[str, str] = {}
         self.depth = 0
+        self.leaves = leaf_keys(host) if host.typed_nodes else {}
 
     def step(self, kind: StepKind, code: str, path: Path, detail: str) -> None:
         """Record a step at ``path`` (a JSON Pointer into the server's schema)."""
