@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ..core.json_values import escape_token, literal_float
 
@@ -48,11 +48,10 @@ class JsonText:
 JSON_TEXT: Final = JsonText()
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
+class Member(NamedTuple):
     """One shown member of an :class:`Obj`: its server-side name, its node, whether null means absent
     (``null_absent``), and whether the server's schema accepts a null there (then an explicit null
-    cannot be sent: a narrowing)."""
+    cannot be sent: a narrowing). Immutable (a named tuple: a lowering builds one per property)."""
 
     original: str
     node: Map

@@ -38,7 +38,6 @@ from .run import (
     ALL_KINDS,
     FOR_TYPE,
     FOR_TYPE_SETS,
-    KIND,
     KIND_SETS,
     MAX_NODES,
     PLAIN,
@@ -261,7 +260,7 @@ def one_type(run: Run, schema: dict[str, Any], t: str, path: Path, *, quiet: boo
         return array(run, schema, out, path, notes)
     if t == "object":
         return object_(run, schema, out, path, notes)
-    return write_notes(out, notes), None, frozenset({KIND[t]})
+    return write_notes(out, notes), None, KIND_SETS[t]
 
 
 def array(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, notes: list[str]) -> Lowering:
@@ -275,7 +274,7 @@ def array(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, not
     child, mapping, _ = node(run, items, path + "/items")
     out["items"] = child
     found: Map = Arr(mapping) if mapping is not None else None
-    return write_notes(reshaped_choices(run, out, found, path, notes), notes), found, frozenset({"array"})
+    return write_notes(reshaped_choices(run, out, found, path, notes), notes), found, KIND_SETS["array"]
 
 
 def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, notes: list[str]) -> Lowering:
@@ -307,20 +306,25 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
     members: dict[str, Member] = {}
     shown_props: dict[str, Any] = {}
     changed = False
+    below = path + "/properties/"
     run.depth += 1
     try:
-        at = [f"{path}/properties/{escape_token(name)}" for name in props]
-        lowered = [(name, where, node(run, sub, where)) for (name, sub), where in zip(props.items(), at, strict=True)]
+        lowered = []
+        for name, sub in props.items():
+            where = below + (name if "/" not in name and "~" not in name else escape_token(name))
+            lowered.append((name, where, node(run, sub, where)))
     finally:
         run.depth -= 1
+    pattern = host.property_names
+    optional_ones = host.closed_objects and (set(props) - set(required))
     for name, where, (child, mapping, kinds) in lowered:
-        shown = shown_name(run, name, path)
+        shown = name if pattern is None or pattern.fullmatch(name) else shown_name(run, name, path)
         if shown != name:
             changed = True
         if shown in members:
             raise NotPresentable(f"`{path or '/'}`: two property names become `{shown}` for the host")
         null_absent = narrowed_null = False
-        if host.closed_objects and name not in required:
+        if optional_ones and name in optional_ones:
             null_absent = True
             child, narrowed_null = optional(run, child, kinds, where)
         members[shown] = Member(name, mapping, null_absent, narrowed_null)
@@ -338,4 +342,4 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
         del out["properties"]
     closed = host.closed_objects
     found: Map = Obj(members, closed, closed and extra is not False) if changed or closed else None
-    return write_notes(reshaped_choices(run, out, found, path, notes), notes), found, frozenset({"object"})
+    return write_notes(reshaped_choices(run, out, found, path, notes), notes), found, KIND_SETS["object"]

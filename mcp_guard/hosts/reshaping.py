@@ -62,8 +62,10 @@ def nullable(child: dict[str, Any]) -> dict[str, Any]:
         if any(b.get("type") == "null" for b in branches):
             return child
         return {**child, "anyOf": [*branches, {"type": "null"}]}
-    description = child.get("description")
-    inner = {k: v for k, v in child.items() if k != "description"}
+    if "description" not in child:
+        return {"anyOf": [child, {"type": "null"}]}
+    inner = dict(child)
+    description = inner.pop("description")
     out: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
     if description is not None:
         out["description"] = description

@@ -144,9 +144,13 @@ class Run:
         self.steps.append(Step(kind, code, path, detail))
 
 
+_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+"""``json.dumps`` with these arguments, built once (``dumps`` builds an encoder per call)."""
+
+
 def short(value: Any, limit: int = 160) -> str:
     """Schema text for a description: compact JSON, cut to ``limit`` characters."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = _COMPACT.encode(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -167,6 +171,8 @@ def constraining(node: dict[str, Any]) -> list[str]:
 
 def of_kind(values: list[Any], t: str) -> list[Any]:
     """The values of ``values`` that are of JSON Schema type ``t``."""
+    if t == "string":
+        return [v for v in values if type(v) is str]  # a parsed schema's strings are str
     kind = KIND[t]
     out = [v for v in values if kind_of(v) == kind]
     return [v for v in out if is_integer(v)] if t == "integer" else out
