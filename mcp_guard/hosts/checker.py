@@ -103,6 +103,7 @@ _PER_HOST: dict[int, _HostSets] = {}
 """Per host profile (by identity): the keys a node may hold, those that say a node's type, and per
 scalar type the keys of a leaf in which no rule can find anything (:func:`_host_sets`)."""
 
+_UNION: Final = frozenset({"anyOf", "description"})
 _RULED: Final = _SUBSCHEMAS | {"type", "format", "enum", "properties", "required", "$ref"}
 """Keys a rule of :meth:`_Walk.node` looks at beyond being allowed."""
 
@@ -124,6 +125,7 @@ class _Walk:
         self.host = host
         self.quick = quick
         _, self.allowed, self.typing, self.leaves = _host_sets(host)
+        self.union = "anyOf" in self.allowed
         self.issues: list[HostIssue] = []
         self.properties = 0
         self.enum_values = 0
@@ -166,6 +168,10 @@ class _Walk:
             leaf = self.leaves.get(t)
             if leaf is not None and leaf.issuperset(node):
                 return  # a scalar node of allowed keys that no rule below looks at: nothing to find
+        elif t is None and self.union and _UNION.issuperset(node) and type(node.get("anyOf")) is list:
+            for i, sub in enumerate(node["anyOf"]):  # a union and its text: only its branches to look at
+                self.node(sub, (*path, "anyOf", i), depth)
+            return
         if not self.allowed.issuperset(node):
             for key in node:
                 if key not in self.allowed:
