@@ -24,7 +24,7 @@ from typing import Any, Final, NamedTuple
 
 from .checker import accepts
 from .lowering import Lowered, lower
-from .names import host_names
+from .names import host_name, host_names
 from .plans import Back
 from .tables import HostProfile
 
@@ -136,19 +136,47 @@ def present_tools(
     Returns:
         The :class:`Presentation`.
     """
-    named = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
-    shown_names = host_names([t["name"] for t in named], host).shown
+    try:
+        return _present(tools, host, supported, None)
+    except _Collided:  # rare: names made alike; every name first, then the listing
+        named = [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        return _present(tools, host, supported, host_names(named, host).shown)
+
+
+class _Collided(Exception):
+    """Internal: two names become one for the host (:func:`present_tools` starts again, names first)."""
+
+
+def _present(
+    tools: Sequence[Any], host: HostProfile, supported: Callable[[str], bool] | None, names: dict[str, str] | None
+) -> Presentation:
+    """:func:`present_tools` in one pass over the listing (each entry is read once, from memory the
+    pass has not touched yet on a long listing: the cost is there); ``names``: the shown name of each
+    server name, or None to make them here, raising :class:`_Collided` where two become one."""
     label = f"{host.name}@{host.version}"
     out = Presentation([], {})
     listed, shown, withheld = out.tools, out.shown, out.withheld
     seen: dict[bytes, Lowered | None] = {}
     dumps = marshal.dumps
-    for entry in named:
-        name = entry["name"]
+    fits = host.name_pattern.fullmatch
+    taken: set[str] = set()
+    for entry in tools:
+        if not isinstance(entry, dict):
+            continue
+        name = entry.get("name")
+        if not isinstance(name, str):
+            continue
+        shown_name: str | None
+        if names is None:
+            shown_name = name if fits(name) is not None else host_name(name, host)
+            if shown_name in taken:
+                raise _Collided
+            taken.add(shown_name)
+        else:
+            shown_name = names.get(name)
         if supported is not None and not supported(name):
             withheld[name] = "the guard does not support its schema"
             continue
-        shown_name = shown_names.get(name)
         if shown_name is None:
             withheld[name] = f"its name collides with another's once made valid for {host.name}"
             continue
