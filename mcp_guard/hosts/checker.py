@@ -103,6 +103,7 @@ _PER_HOST: dict[int, _HostSets] = {}
 """Per host profile (by identity): the keys a node may hold, those that say a node's type, and per
 scalar type the keys of a leaf in which no rule can find anything (:func:`_host_sets`)."""
 
+_STR: Final = frozenset({str})
 _UNION: Final = frozenset({"anyOf", "description"})
 _RULED: Final = _SUBSCHEMAS | {"type", "format", "enum", "properties", "required", "$ref"}
 """Keys a rule of :meth:`_Walk.node` looks at beyond being allowed."""
@@ -196,7 +197,7 @@ class _Walk:
             props = node.get("properties")
             required = node.get("required")
             names = set(props) if type(props) is dict else set()
-            listed = set(required) if type(required) is list and all(type(r) is str for r in required) else set()
+            listed = set(required) if type(required) is list and set(map(type, required)) <= _STR else set()
             if names - listed:
                 self.add("not-required", "required", (*path, "required"),
                          f"{host.name} needs every property listed in `required`")  # fmt: skip

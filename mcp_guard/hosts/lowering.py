@@ -26,7 +26,7 @@ Entry point: :func:`lower`. Pure: imports neither ``mcp`` nor ``anyio``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ..core.json_values import escape_token, is_integer
 from .checker import KEYWORD_BOOLEANS, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, accepts, check_schema
@@ -183,9 +183,13 @@ def _generic_value(run: Run, key: str, value: Any, path: Path) -> Any:
 def typed(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
     """A node for a host that needs every node typed: combinators first, then one rule per type
     (a type list as ``anyOf`` of one node per type: widening)."""
-    schema = combinators(run, schema, path)
-    if "anyOf" in schema:
-        return any_of(run, schema, path)
+    if not _COMBINATORS.isdisjoint(schema):
+        schema = combinators(run, schema, path)
+        if "anyOf" in schema:
+            return any_of(run, schema, path)
+    t = schema.get("type")
+    if type(t) is str:
+        return one_type(run, schema, t, path)
     types = types_of(schema)
     if types is None:
         values = (
@@ -211,7 +215,8 @@ def typed(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
     return union(run, branches, schema, path, with_null=with_null)
 
 
-_TYPE_RULES = ("type", "enum", "const", "items", "properties", "required", "additionalProperties")
+_COMBINATORS: Final = frozenset({"oneOf", "allOf", "anyOf"})
+_TYPE_RULES: Final = ("type", "enum", "const", "items", "properties", "required", "additionalProperties")
 
 
 def any_of(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
