@@ -27,6 +27,7 @@ from .safe_text import escape
 
 if TYPE_CHECKING:
     from .fronts.http import HttpConfig
+    from .hosts.tables import HostProfile
     from .oauth_config import OAuthSettings
 
 __all__ = ["main"]
@@ -90,7 +91,8 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
         description="Run as an MCP server on stdio (or, with --http, over streamable HTTP at /mcp); spawn "
         "COMMAND as the upstream MCP server (stdio), or connect to the streamable HTTP MCP endpoint given with "
         "--upstream-url, and check every tools/call against the tool's inputSchema before forwarding it.",
-        usage=f"mcp-guard wrap [--profile {PROFILE_CHOICES}] [--hide-unsupported] [--outputs MODE] [--log-level LEVEL] "
+        usage=f"mcp-guard wrap [--profile {PROFILE_CHOICES}] [--hide-unsupported] [--outputs MODE] "
+        "[--present-for HOST] [--log-level LEVEL] "
         "[--request-timeout SECONDS] [--max-message-bytes N] [--http [HOST:]PORT [HTTP OPTIONS]] "
         "-- COMMAND [ARGS...]\n"
         "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
@@ -113,6 +115,14 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
         "whose structuredContent does not match is withheld and the client gets a tool error; a call to a tool "
         "whose outputSchema cannot be enforced is refused), report (results pass, with the findings in "
         '_meta["mcp-guard/output"]), off (results are not checked)',
+    )
+    wrap.add_argument(
+        "--present-for",
+        default=None,
+        metavar="NAME",
+        help=f"show the model host NAME ({PRESENT_FOR_CHOICES}) every tool with a schema and a name it "
+        "accepts (docs/hosts.md: what the model is not shown stays enforced); each call is mapped back and "
+        "judged against the server's own schema. Tools the host cannot be shown are left out of tools/list",
     )
     _http_options(wrap)
     wrap.add_argument(
@@ -203,6 +213,25 @@ def _http_upstream_options(wrap: argparse.ArgumentParser) -> None:
     )
 
 
+PRESENT_FOR_CHOICES: Final = "openai-strict|openai|gemini|gemini-json|anthropic"
+"""``--present-for``'s names, for its help (``hosts.tables.HOST_NAMES``, checked by a test): the tables
+themselves are loaded only when the option is given (wrap's start, issue 14)."""
+
+
+def _host(args: argparse.Namespace) -> HostProfile | None:
+    """``--present-for``'s host profile (``hosts.tables``), or None; an unknown name is a usage error (2)."""
+    name = getattr(args, "present_for", None)
+    if name is None:
+        return None
+    from .hosts.tables import HOST_NAMES, host_profile
+
+    if name not in HOST_NAMES:
+        args.command_parser.error(
+            f"argument --present-for: invalid choice: {name!r} (choose from {PRESENT_FOR_CHOICES})"
+        )
+    return host_profile(name)
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
@@ -212,6 +241,7 @@ def _positive_int(text: str) -> int:
 
 def _wrap(args: argparse.Namespace, command: list[str]) -> int:
     """``wrap`` over stdio, or on ``--http``, once its options are checked (inside ``--otel``'s tracing)."""
+    host = _host(args)
     try:
         if args.http is not None:
             from .fronts.http import serve_http
@@ -223,6 +253,7 @@ def _wrap(args: argparse.Namespace, command: list[str]) -> int:
                     config,
                     profile=args.profile,
                     hide_unsupported=args.hide_unsupported,
+                    host=host,
                     outputs=args.outputs,
                     request_timeout=args.request_timeout,
                 )
@@ -241,6 +272,7 @@ def _wrap(args: argparse.Namespace, command: list[str]) -> int:
                 started=started,
                 profile=args.profile,
                 hide_unsupported=args.hide_unsupported,
+                host=host,
                 outputs=args.outputs,
                 request_timeout=args.request_timeout,
                 max_message_bytes=args.max_message_bytes or DEFAULT_MAX_LINE,
@@ -267,6 +299,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
     from .fronts.stdio import wrap_stdio_http
 
     limit = args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES
+    host = _host(args)
     try:
         return anyio.run(
             lambda: wrap_stdio_http(
@@ -274,6 +307,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
                 headers,
                 profile=args.profile,
                 hide_unsupported=args.hide_unsupported,
+                host=host,
                 outputs=args.outputs,
                 max_message_bytes=limit,
                 request_timeout=args.request_timeout,

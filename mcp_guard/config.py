@@ -62,6 +62,7 @@ from pydantic.alias_generators import to_camel
 from .config_text import expand_variables, json_path, strip_jsonc
 from .core.profiles import DEFAULT_PROFILE, ProfileName
 from .errors import GuardError
+from .hosts.tables import HostName
 from .oauth_config import OAuthSettings
 from .otel_config import OtelSettings
 
@@ -318,6 +319,10 @@ class GuardSettings(_Model):
             file) or ``"withhold"`` (left out of the list). With a version-1 lock, which holds
             no definitions, such a tool is withheld.
         page_size: tools (prompts, resources) per page of the guard's merged lists.
+        present_for: the model host every ``tools/list`` is shown to (``presentFor``, one of
+            ``hosts.tables.HOST_NAMES``; ``serve --present-for`` overrides it): each tool's schema
+            lowered and its name made valid for the host, each call mapped back and judged against
+            the server's own schema (``calls.presenting``, docs/hosts.md); None: lists as merged.
         auth: ``serve --http`` as an OAuth 2.1 resource server (:class:`~.oauth_config.OAuthSettings`:
             ``issuer``, ``resource``, ``scopes``...); every request then needs an access token the
             issuer signed for ``resource`` (docs/gateway.md, "Who is calling"). Ignored on stdio.
@@ -345,6 +350,7 @@ class GuardSettings(_Model):
     new_tools: Literal["allow", "reject"] = "allow"
     changed_tools: Literal["pinned", "withhold"] = "pinned"
     page_size: Annotated[int, Field(gt=0, le=10_000, strict=True)] = 100
+    present_for: HostName | None = None
     auth: OAuthSettings | None = None
     otel: OtelSettings | None = None
     servers: dict[str, ServerPolicy] = Field(default_factory=dict)

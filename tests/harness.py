@@ -247,10 +247,11 @@ class ScriptedUpstream:
 
 @asynccontextmanager
 async def running_guard(
-    command: str, upstream: ScriptedUpstream, *, initialize: bool = True, **options: Any
+    command: str, upstream: ScriptedUpstream, *, initialize: bool = True, host: str | None = None, **options: Any
 ) -> AsyncIterator[Client]:
     """The guard of ``command`` (``"wrap"`` or ``"serve"``) over ``upstream``, initialized (unless not
-    ``initialize``); yields the client, whose ``guard`` is the Relay or GatewaySession.
+    ``initialize``); yields the client, whose ``guard`` is the Relay or GatewaySession. ``host``: the
+    model host its listings are shown to (``wrap --present-for``, ``guard.presentFor``).
 
     The client's tool names are ``name(command, tool)``. On exit the client closes its side and
     the guard is waited for (it must stop its upstream).
@@ -264,9 +265,15 @@ async def running_guard(
     options.setdefault("drain_timeout", 0.2)
     guard: Relay | GatewaySession
     if command == "wrap":
-        guard = Relay(client.guard_link, upstream.connect, ToolTable(), **options)
+        from mcp_guard.hosts import host_profile
+
+        table = ToolTable(host=host_profile(host) if host is not None else None)
+        guard = Relay(client.guard_link, upstream.connect, table, **options)
     else:
-        config = parse_config(json.dumps({"mcpServers": {"s": {"command": "unused"}}}), environ={})
+        document: dict[str, Any] = {"mcpServers": {"s": {"command": "unused"}}}
+        if host is not None:
+            document["guard"] = {"presentFor": host}
+        config = parse_config(json.dumps(document), environ={})
         guard = GatewaySession(client.guard_link, config, connectors={"s": upstream.connect}, **options)
     client.guard = guard
     done = anyio.Event()

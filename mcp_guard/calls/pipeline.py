@@ -67,6 +67,7 @@ from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, 
 
 if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
     from ..core import Compiled
+    from ..hosts.listing import ShownTool
     from .pinning import PinStatus
 
 __all__ = [
@@ -165,6 +166,8 @@ class Call:
         verdict: what the ``guard.principals`` rules say of it (set by the pipeline's first step that
             asks, :meth:`Pipeline.rules_for`).
         trace: its trace (``--otel``: :meth:`Pipeline.traced`), closed when the call ends; None untraced.
+        shown: the tool as the model's host was shown it (``--present-for``: ``calls.presenting``); its
+            schema refusals then name the shown tool and say which constraints the model was not shown.
     """
 
     route: Route
@@ -176,6 +179,7 @@ class Call:
     principal: Principal | None = None
     verdict: PrincipalVerdict | None = None
     trace: CallTrace | None = None
+    shown: ShownTool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,7 +595,13 @@ class Pipeline:
     def check_schema(self, call: Call) -> Rejection | None:
         """The core's verdict on the arguments (or on the schema, when it is unsupported or malformed)."""
         compiled = call.route.compiled
-        verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
+        shown = call.shown
+        if shown is None:
+            verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
+        else:
+            verdict = schema_verdict(
+                shown.shown_name, compiled, call.arguments, modern=call.modern, not_shown=shown.not_shown_at
+            )
         if verdict.forward:
             output = call.route.output
             if output is None or output.supported or call.route.outputs != "enforce":

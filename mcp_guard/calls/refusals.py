@@ -20,7 +20,7 @@ No I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import zip_longest
@@ -41,6 +41,7 @@ __all__ = [
     "MAX_PREJUDGED",
     "MAX_REPORTED_ISSUES",
     "MAX_TEXT_ISSUES",
+    "NOT_SHOWN",
     "CallVerdict",
     "ToolIssue",
     "issue_messages",
@@ -97,14 +98,32 @@ class ToolIssue(Issue):
     __slots__ = ()
 
 
-def issue_messages(report: Report, hints: Sequence[Hint | None] = ()) -> str:
+NOT_SHOWN: Final = "not in the schema your model was shown"
+"""Said of a finding whose constraint the model's host was not shown (``--present-for``, issue 24 item 3)."""
+
+
+def _not_shown(message: str) -> str:
+    """``message`` saying its constraint was not shown: ``… (maximum)`` -> ``… (maximum; not in the schema
+    your model was shown)``; a message without a closing parenthesis gains one."""
+    if message.endswith(")"):
+        return f"{message[:-1]}; {NOT_SHOWN})"
+    return f"{message} ({NOT_SHOWN})"
+
+
+def issue_messages(
+    report: Report, hints: Sequence[Hint | None] = (), not_shown: Callable[[str], bool] | None = None
+) -> str:
     """The first :data:`MAX_TEXT_ISSUES` issue messages of ``report`` joined by ``"; "``, and how many more
     (``"; and N more"``): a sentence of the text of a refusal or a withheld result (messages hold no
     values), so its first letter is upper case (the messages begin lower case). ``hints``: the issues'
-    hints, in order (``Compiled.hints``); each one's ``text`` follows its issue's message."""
+    hints, in order (``Compiled.hints``); each one's ``text`` follows its issue's message. ``not_shown``:
+    whether a finding's schema pointer is a constraint the model was not shown (its message then says
+    so, :data:`NOT_SHOWN`)."""
     shown = report.issues[:MAX_TEXT_ISSUES]
     details = "; ".join(
-        i.message + (h.text if h is not None else "") for i, h in zip_longest(shown, hints[: len(shown)])
+        (_not_shown(i.message) if not_shown is not None and not_shown(i.schema_path) else i.message)
+        + (h.text if h is not None else "")
+        for i, h in zip_longest(shown, hints[: len(shown)])
     )
     if len(report.issues) > MAX_TEXT_ISSUES:
         details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
@@ -119,6 +138,7 @@ def rejection_result(
     modern: bool = False,
     judged_by: str | None = None,
     hints: Sequence[Hint | None] = (),
+    not_shown: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
@@ -134,10 +154,16 @@ def rejection_result(
         hints: what the schema expects at each issue, in order (``Compiled.hints``; issue 24, item 5):
             its ``text`` follows the issue's message in the text, and its ``expected`` (and
             ``did_you_mean``, for an unknown key) join the issue's JSON.
+        not_shown: whether a finding's schema pointer is a constraint the model was not shown (``wrap
+            --present-for``): its message says so, and its JSON gains ``"shown": false``.
     """
     kind = report.kind
     shown = report.issues[:MAX_REPORTED_ISSUES]
     issues = [_with_hint(i.to_json(), h) for i, h in zip_longest(shown, hints[: len(shown)])]
+    if not_shown is not None and not schema_broken:
+        for issue in issues:
+            if not_shown(issue["schema_path"]):
+                issue["shown"] = False
     more = len(report.issues) - len(shown)
     tool_level = [i for i in report.issues if isinstance(i, ToolIssue)]
     if schema_broken and tool_level:
@@ -155,7 +181,7 @@ def rejection_result(
             "arguments can be checked and are judged as usual."
         )
     elif not schema_broken:
-        details = issue_messages(report, hints)
+        details = issue_messages(report, hints, not_shown)
         text = (
             f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
             f"so nothing was sent to the server. {details}{'' if details.endswith('?') else '.'} Correct the "
@@ -238,9 +264,17 @@ def prejudge(compiled: Compiled, arguments: Any) -> None:
     _prejudged[(id(compiled), id(arguments))] = (compiled, arguments, report)
 
 
-def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: bool) -> CallVerdict:
+def schema_verdict(
+    tool: str,
+    compiled: Compiled,
+    arguments: Any,
+    *,
+    modern: bool,
+    not_shown: Callable[[str], bool] | None = None,
+) -> CallVerdict:
     """The schema step of a call to ``tool`` (``arguments``: the call's, as the JSON-RPC decoder
-    returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none).
+    returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none). ``not_shown``: see
+    :func:`rejection_result` (a call through ``--present-for``).
 
     Returns:
         :data:`FORWARD` when the arguments satisfy a supported schema; otherwise a verdict
@@ -263,7 +297,7 @@ def schema_verdict(tool: str, compiled: Compiled, arguments: Any, *, modern: boo
         return FORWARD
     hints = () if report.unchecked else compiled.hints(report.issues[:MAX_REPORTED_ISSUES], arguments)
     return CallVerdict(
-        result=rejection_result(tool, report, schema_broken=False, modern=modern, hints=hints),
+        result=rejection_result(tool, report, schema_broken=False, modern=modern, hints=hints, not_shown=not_shown),
         kind=report.kind,
         report=report,
     )

@@ -34,6 +34,8 @@ from .refusals import ToolIssue
 
 if TYPE_CHECKING:  # the classifier (core.compiler) is loaded at the first listing, not at start (issue 14)
     from ..core import Compiled
+    from ..hosts.tables import HostProfile
+    from .presenting import ShownNames
 
 __all__ = [
     "ToolEntry",
@@ -163,6 +165,9 @@ class ToolTable:
         expires_at: when that listing stops being fresh (its ``ttlMs``); ``None`` while a
             ``subscriptions/listen`` stream tells the guard of every change instead.
         listening: such a stream is open and acknowledged ``toolsListChanged``.
+        host: the model host the listings are shown to (``wrap --present-for``), or None.
+        presented: what that host was shown, page by page (``calls.presenting.ShownNames``: every
+            page this table annotates is shown through it); None without a host.
     """
 
     def __init__(
@@ -172,6 +177,7 @@ class ToolTable:
         hide_unsupported: bool = False,
         label: str | None = "",
         outputs: str = DEFAULT_OUTPUTS,
+        host: HostProfile | None = None,
     ) -> None:
         if profile not in PROFILES:
             core.compile({}, profile=profile)  # raises the core's ValueError for an unknown profile, early
@@ -181,6 +187,12 @@ class ToolTable:
         self.label = label
         self.profile = profile
         self.hide_unsupported = hide_unsupported
+        self.host = host
+        self.presented: ShownNames | None = None
+        if host is not None:
+            from .presenting import ShownNames  # (the lowering is loaded only for a table shown to a host)
+
+            self.presented = ShownNames(host)
         self.generation = 0
         self.complete = False
         self.listed_at = -math.inf
@@ -211,6 +223,14 @@ class ToolTable:
         """The entry for ``name``, or None when the guard has not seen it listed."""
         return self._entries.get(name)
 
+    def listed(self, name: str) -> bool:
+        """Whether a call to ``name``, as the client calls it, names a tool of the table (under a host, the
+        name it was shown: :attr:`presented`)."""
+        if self.presented is not None:
+            tool = self.presented.shown.get(name)
+            return tool is not None and tool.name in self._entries
+        return name in self._entries
+
     def entries(self) -> list[ToolEntry]:
         """Every entry, in listing order."""
         return list(self._entries.values())
@@ -221,6 +241,8 @@ class ToolTable:
         self._conflicts.clear()
         self.generation += 1
         self.complete = False
+        if self.presented is not None:
+            self.presented.clear()
 
     def annotate(self, result: Any, *, cache: bool, first_page: bool = False, cursor: Any = None) -> Any:
         """Annotate one ``tools/list`` result; return the object to send to the client.
@@ -333,7 +355,7 @@ class ToolTable:
             if self.hide_unsupported and not self.callable(compiled, output):
                 continue
             shown.append(annotated)
-        out["tools"] = shown
+        out["tools"] = shown if self.presented is None else self.presented.show(shown, label=self.label or "")
         if cache and first_page and "nextCursor" not in result:
             self.complete = True
             self._log_counts(statuses)

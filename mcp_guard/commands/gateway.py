@@ -125,6 +125,14 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         default=None,
         help="this replica's id in the rows of a journal in PostgreSQL (default: $MCP_GUARD_REPLICA_ID, else HOST-PID)",
     )
+    serve.add_argument(
+        "--present-for",
+        default=None,
+        metavar="NAME",
+        help="show the model host NAME (openai-strict|openai|gemini|gemini-json|anthropic) every tool with a "
+        "schema and a name it accepts; calls are mapped back and judged against the server's own schema "
+        "(overrides guard.presentFor; docs/hosts.md)",
+    )
     add_otel_option(serve)
     serve.add_argument("--log-level", choices=log_levels, default="info", help="stderr log level")
     serve.set_defaults(command_parser=serve)
@@ -152,6 +160,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             metrics_host=args.metrics_host,
             replica=args.replica_id or os.environ.get("MCP_GUARD_REPLICA_ID") or None,
             otel=args.otel,
+            present_for=args.present_for,
         )
     raise ValueError(f"not a gateway command: {args.command}")
 
@@ -168,6 +177,7 @@ def run_serve(
     metrics_host: str = "127.0.0.1",
     replica: str | None = None,
     otel: bool = False,
+    present_for: str | None = None,
 ) -> int:
     """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
     ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
@@ -177,6 +187,7 @@ def run_serve(
     ``metrics_port``/``metrics_host`` (stdio only): where ``/metrics``, ``/health`` and ``/ready`` are served.
     ``replica``: this process's id in a database journal (``None``: ``HOST-PID``).
     ``otel`` (``--otel``) or ``guard.otel``: OpenTelemetry traces of every ``tools/call`` (``commands.tracing``).
+    ``present_for`` (``--present-for``) overrides ``guard.presentFor`` (a name not in ``hosts.HOST_NAMES``: 2).
 
     Returns:
         0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
@@ -187,6 +198,14 @@ def run_serve(
     config = _load(config_path, sys.stderr)
     if config is None:
         return 2
+    if present_for is not None:
+        from ..hosts.tables import HOST_NAMES
+
+        if present_for not in HOST_NAMES:
+            print(f"mcp-guard: --present-for: unknown host {present_for!r} ({'|'.join(HOST_NAMES)})", file=sys.stderr)
+            return 2
+        guard = config.guard.model_copy(update={"present_for": present_for})
+        config = config.model_copy(update={"guard": guard})
     lock_path = Path(lock).expanduser() if lock is not None else config.lock_path
     try:
         lock_file = LockFile.read_optional(lock_path)

@@ -124,11 +124,12 @@ async def _serve_stdio(
     names = ", ".join(s.name for s in config.enabled) or "(none)"
     warn_double_wrapped(config)
     log.info(
-        "gateway: serving %s on stdio (profile %s%s%s)",
+        "gateway: serving %s on stdio (profile %s%s%s%s)",
         names,
         config.guard.profile,
         f", lock {config.lock_path}" if lock is not None else ", no lock file",
         f", journal {journal_label}" if journal is not None else "",
+        _shown_to(config),
     )
     with claim_stdio() as (read_fd, write_fd):
         client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_message_bytes)
@@ -268,4 +269,12 @@ async def _serve_http(
     front = HttpFront([], http, profile=config.guard.profile, session_factory=session, metrics=metrics)
     names = ", ".join(s.name for s in config.enabled) or "(none)"
     warn_double_wrapped(config)
-    return await serve_front(front, f"gateway: serving {names} over HTTP (profile {config.guard.profile})")
+    return await serve_front(
+        front, f"gateway: serving {names} over HTTP (profile {config.guard.profile}{_shown_to(config)})"
+    )
+
+
+def _shown_to(config: GatewayConfig) -> str:
+    """The banner's words for ``guard.presentFor`` (``, tools shown to gemini``), or ``""``."""
+    host = config.guard.present_for
+    return "" if host is None else f", tools shown to {host}"

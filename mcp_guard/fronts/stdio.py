@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import shlex
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -29,6 +30,9 @@ from ..streams.framing import claim_stdio
 from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
 from .stop_signals import held_stop_signals
+
+if TYPE_CHECKING:
+    from ..hosts.tables import HostProfile
 
 __all__ = ["DEFAULT_GUARD_REQUEST_TIMEOUT", "wrap_stdio", "wrap_stdio_http"]
 
@@ -47,6 +51,7 @@ async def wrap_stdio(
     request_timeout: float | None = None,
     max_message_bytes: int = DEFAULT_MAX_LINE,
     started: StartedProcess | UpstreamStartError | None = None,
+    host: HostProfile | None = None,
 ) -> int:
     """Relay this process's stdio to ``command`` until the client closes its side or a signal comes.
 
@@ -64,19 +69,22 @@ async def wrap_stdio(
             (``spawn.start_early``: the CLI starts it before the event loop runs, so the server
             starts up while the guard loads), or the error that start raised; None: it is
             started here.
+        host: the model host every ``tools/list`` is shown to (``--present-for``; ``calls.presenting``),
+            or None: listings relayed as the upstream gives them (annotated).
 
     Returns:
         The process exit status: 0 when the client closed the connection (or SIGTERM or
         SIGHUP stopped the guard), 130 after SIGINT, 1 when the upstream could not be started
         at all.
     """
-    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs)
+    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs, host=host)
     log.info(
-        "wrapping `%s` (profile %s%s%s%s)",
+        "wrapping `%s` (profile %s%s%s%s%s)",
         shlex.join(command),
         profile,
         ", unsupported tools hidden" if hide_unsupported else "",
         f", outputs {outputs}",
+        f", tools shown to {host.name}" if host is not None else "",
         f", request timeout {request_timeout:g} s" if request_timeout is not None else "",
     )
     connect = stdio_connector(command, max_line=max_message_bytes, started=started)
@@ -118,6 +126,7 @@ async def wrap_stdio_http(
     outputs: str = DEFAULT_OUTPUTS,
     max_message_bytes: int = DEFAULT_MAX_LINE,
     request_timeout: float | None = None,
+    host: HostProfile | None = None,
 ) -> int:
     """Relay this process's stdio to the streamable HTTP MCP endpoint ``url`` until either side closes.
 
@@ -129,6 +138,7 @@ async def wrap_stdio_http(
         outputs: ``enforce``, ``report`` or ``off``: what is done with tool results (``calls.outputs``).
         max_message_bytes: the cap on one message from the upstream.
         request_timeout: as for :func:`wrap_stdio`.
+        host: as for :func:`wrap_stdio`.
 
     Returns:
         The process exit status: 0 when the client closed the connection (or SIGTERM or
@@ -142,14 +152,15 @@ async def wrap_stdio_http(
     from ..peer.http_upstream import http_connector, shown_url  # httpx2 and the SDK: loaded for this path only
 
     connect = http_connector(url, headers, max_message_bytes=max_message_bytes)
-    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs)
+    table = ToolTable(profile, hide_unsupported=hide_unsupported, outputs=outputs, host=host)
     names = ", ".join(sorted(headers or {}))
     log.info(
-        "wrapping %s over streamable HTTP (profile %s%s%s%s)",
+        "wrapping %s over streamable HTTP (profile %s%s%s%s%s)",
         shown_url(url),
         profile,
         ", unsupported tools hidden" if hide_unsupported else "",
         f", outputs {outputs}",
+        f", tools shown to {host.name}" if host is not None else "",
         f"; extra headers: {names}" if names else "",
     )
     return await _relay_stdio(connect, table, request_timeout, max_message_bytes)

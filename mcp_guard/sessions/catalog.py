@@ -38,7 +38,7 @@ import itertools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.to_thread
@@ -54,6 +54,9 @@ from ..wire.jsonrpc import Uncarriable, dumps
 from ..wire.meta import META_PREFIX
 from ..wire.pieces import count_nodes, dumps_in_pieces
 from ..wire.repeated import collector_paused
+
+if TYPE_CHECKING:
+    from ..hosts.listing import Presentation
 from .client_writer import BIG_NODES
 from .naming import Collision, CursorCodec, NameMap, ResourceMap
 
@@ -228,6 +231,8 @@ class Catalog:
         self._logged: set[str] = set()
         # Per set of matching guard.principals rules: (generation, the tools those callers see), for this generation.
         self._views: dict[tuple[str, ...], tuple[int, list[dict[str, Any]]]] = {}
+        # What guard.presentFor's host is shown of each view, by the view's generation (calls.presenting).
+        self._presented: dict[int, Presentation] = {}
 
     def prepare(self, server: str, tools: Sequence[Any]) -> bytes | None:
         """(In a worker thread.) What :meth:`update` would make of ``server``'s big listing before it can be
@@ -394,6 +399,7 @@ class Catalog:
         self._by_origin = {(r.server, r.tool): r for r in routes.values()}
         self._listed = listed
         self._views = {}
+        self._presented = {}
         self.report = report
         self.generation = next(_GENERATIONS)
         lines = report.lines()
@@ -439,15 +445,34 @@ class Catalog:
             found = self._views[matched] = (next(_GENERATIONS), shown)
         return found
 
+    def presentation_of(self, principal: Principal | None) -> Presentation | None:
+        """What ``guard.presentFor``'s model host is shown of ``principal``'s view (:meth:`view_of`): the
+        tools with their schemas lowered and names made valid for it, and each shown name's tool
+        (``calls.presenting.presented``), made once per view; None without ``presentFor``."""
+        host = self.config.guard.present_for
+        if host is None:
+            return None
+        generation, listed = self.view_of(principal)
+        found = self._presented.get(generation)
+        if found is None:
+            from ..calls.presenting import presented  # (the lowering is loaded only for a host)
+            from ..hosts.tables import host_profile
+
+            found = self._presented[generation] = presented(listed, host_profile(host))
+        return found
+
     def page(self, cursor: Any = None, principal: Principal | None = None) -> dict[str, Any]:
-        """A ``tools/list`` result: one page of the merged list as ``principal`` sees it (:meth:`view_of`) and,
-        when more remain, ``nextCursor``.
+        """A ``tools/list`` result: one page of the merged list as ``principal`` sees it (:meth:`view_of`; as
+        ``guard.presentFor``'s host is shown it, :meth:`presentation_of`) and, when more remain, ``nextCursor``.
 
         Raises:
             InvalidCursor: the cursor is not one this catalog issued for the current list
                 (answer -32602).
         """
         generation, listed = self.view_of(principal)
+        shown = self.presentation_of(principal)
+        if shown is not None:
+            listed = shown.tools
         items, next_cursor = self.cursors.page(listed, cursor, "tools", generation, self.config.guard.page_size)
         result: dict[str, Any] = {"tools": items}
         if next_cursor is not None:

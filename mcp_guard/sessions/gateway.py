@@ -401,7 +401,12 @@ class GatewaySession(ModernEra):
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
             return
-        for link in self.links:  # roots/list_changed and anything else: every running upstream
+        if method in _ROUTED or method in _LIST_METHODS:  # (red team 32: every upstream ran an unchecked call)
+            self.counted.log(
+                logging.WARNING, "dropped a client %s without an id: it cannot be judged and answered", method
+            )
+            return
+        for link in self.links:  # roots/list_changed and any other notification: every running upstream
             if link.ready:
                 with contextlib.suppress(RequestFailed, Uncarriable):
                     await link.send(message)
@@ -497,6 +502,18 @@ class GatewaySession(ModernEra):
             return
         assert type(params) is dict
         catalog = (await self._view_for(params, "tools")).catalog
+        shown = None
+        principal = self.callers.principal_of(request_id) if self.callers is not None else None
+        presentation = catalog.presentation_of(principal)
+        if presentation is not None:  # guard.presentFor: the name the host was shown, mapped back first
+            from ..calls.presenting import map_call  # (loaded with the lowering, for a host only)
+
+            mapped = map_call(self.pipeline, message, presentation.shown)
+            if isinstance(mapped, dict):
+                await self.reply(mapped)
+                return
+            message, tool = mapped
+            params, shown, name = message["params"], tool, tool.name
         route = catalog.route(name)
         link = self._by_name[route.server] if route is not None else None
         if link is not None and link.tools_stale:
@@ -522,8 +539,7 @@ class GatewaySession(ModernEra):
             await self.reply(self.pipeline.unlisted(name).response(request_id))
             return
         arguments = params.get("arguments", {})
-        principal = self.callers.principal_of(request_id) if self.callers is not None else None
-        call = Call(route, arguments, modern=is_modern(params), principal=principal)
+        call = Call(route, arguments, modern=is_modern(params), principal=principal, shown=shown)
         self.pipeline.traced(call, request_id, params)
         rejection = await self.pipeline.admit(call)
         if rejection is not None:
@@ -605,12 +621,8 @@ class GatewaySession(ModernEra):
         request_id = message["id"]
         view = await self._view_for(message.get("params"), "prompts")
         origin = view.prompt_names.origin(name) if type(name) is str else None
-        if (
-            origin is None
-            and type(name) is str
-            and (down := self._down_owner("prompt", name))
-            and await self._restarted(down)
-        ):
+        down = self._down_owner("prompt", name) if origin is None and type(name) is str else None
+        if down and await self._restarted(down):
             view = await self._view_for(message.get("params"), "prompts")
             origin = view.prompt_names.origin(name)
         if origin is None:
@@ -780,3 +792,8 @@ _LIST_METHODS: Final = {
     "resources/templates/list": "resourceTemplates",
 }
 """List methods → the member of their result."""
+_ROUTED: Final = frozenset(
+    {"initialize", "ping", "server/discover", "tools/call", "prompts/get", "completion/complete", "logging/setLevel"}
+    | {"resources/read", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen"}
+)
+"""Requests the session answers or routes by name; without an id they are dropped, never sent to every upstream."""

@@ -113,7 +113,9 @@ class ToolListings:
         table = self.tables.pop(key, None)
         if table is None:
             base = self.table
-            table = ToolTable(base.profile, hide_unsupported=base.hide_unsupported, outputs=base.outputs)
+            table = ToolTable(
+                base.profile, hide_unsupported=base.hide_unsupported, outputs=base.outputs, host=base.host
+            )
             if len(self.tables) > MAX_ENVELOPES:
                 oldest = next(k for k in self.tables if k != "")
                 self._listen_tried.discard(id(self.tables.pop(oldest)))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -217,7 +218,12 @@ class ModernEra:
             if listed.changes[kind] != mark:
                 continue  # the upstream said it changed meanwhile: this listing may be stale already
             listed.listed(kind, started, ttl)
-            return self._put(envelope.view, link.name, kind, listing)
+            if kind != "tools":
+                return self._put(envelope.view, link.name, kind, listing)
+            # A big listing is classified in the worker thread (MergedLists.put_tools: issue 25 item 1).
+            changed = await envelope.view.put_tools(link.name, listing, partial(_still, link, listed, mark))
+            if listed.changes[kind] == mark:
+                return changed
         raise RequestFailed(f"its {kind} kept changing while the guard listed them")
 
     async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
@@ -431,3 +437,8 @@ class ModernEra:
             "cacheScope": "private",
         }
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _still(link: Link, listed: Listed, mark: int) -> bool:
+    """Whether a tool listing made at ``mark`` (``Listed.changes``) is still ``link``'s latest (put_tools' still)."""
+    return link.ready and listed.changes["tools"] == mark

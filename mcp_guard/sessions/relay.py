@@ -583,7 +583,7 @@ class Relay(UpstreamSide):
         if table.complete:
             return False
         name = params.get("name") if type(params) is dict else None
-        return type(name) is str and table.get(name) is None and valid_id(message["id"])
+        return type(name) is str and not table.listed(name) and valid_id(message["id"])
 
     async def _route_held(self, message: dict[str, Any]) -> None:
         forward, reply = await self._route_call(message)
@@ -691,13 +691,22 @@ class Relay(UpstreamSide):
             return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
         params = message.get("params")
         name = tool_name(params)
+        shown = None
+        if name is not None and table.presented is not None:  # --present-for: mapped back first
+            from ..calls.presenting import map_call  # (loaded with the lowering, for a table shown to a host)
+
+            mapped = map_call(self.pipeline, message, table.presented.shown)
+            if isinstance(mapped, dict):
+                return None, mapped
+            message, tool = mapped
+            params, shown, name = message["params"], tool, tool.name
         entry = table.get(name) if name is not None else None
         if entry is None:
             return None, self.pipeline.unlisted(name).response(request_id)
         assert type(params) is dict
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         route = self._route_to(entry, table)
-        call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal)
+        call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal, shown=shown)
         self.pipeline.traced(call, request_id, params)
         rejection = self.pipeline.check(call)
         if rejection is not None:

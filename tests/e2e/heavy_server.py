@@ -43,6 +43,8 @@ def main() -> None:
                     "serverInfo": {"name": "heavy", "version": "1"},
                 }
             )
+        elif method == "server/discover":  # (2026-07-28 era: it offers tools)
+            result = json.dumps({"capabilities": {"tools": {}}, "serverInfo": {"name": "heavy", "version": "1"}})
         elif method == "tools/list":
             result = listing
         elif method == "tools/call":

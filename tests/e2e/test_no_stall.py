@@ -38,6 +38,7 @@ from tests.e2e.test_http_front import (
     post,
     request,
 )
+from tests.fronts.test_serve import MODERN_META
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -160,9 +161,12 @@ class Client:
 
 
 @asynccontextmanager
-async def guard(env: dict[str, str], command: str = "wrap", tmp_path: Path | None = None) -> AsyncIterator[Client]:
+async def guard(
+    env: dict[str, str], command: str = "wrap", tmp_path: Path | None = None, *, initialize: bool = True
+) -> AsyncIterator[Client]:
     """``wrap --profile extended`` (or ``serve`` with that profile, its one server ``h``) over the heavy
-    server, initialized; the client's reader running."""
+    server, initialized (unless not ``initialize``: a 2026-07-28 client makes no handshake); the client's
+    reader running."""
     if command == "wrap":
         argv = [sys.executable, "-m", "mcp_guard", "wrap", "--profile", "extended", "--", sys.executable]
         argv.append(str(HEAVY_SERVER))
@@ -183,9 +187,10 @@ async def guard(env: dict[str, str], command: str = "wrap", tmp_path: Path | Non
     client = Client(process)
     async with process, anyio.create_task_group() as tg:
         tg.start_soon(client.read)
-        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        await client.request("init", "initialize", init)
-        await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if initialize:
+            init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            await client.request("init", "initialize", init)
+            await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         try:
             yield client
         finally:
@@ -208,15 +213,20 @@ def assert_not_stalled(trips: list[float]) -> None:
     assert max(trips[1:]) < PING_BOUND, [(i, round(t, 3)) for i, t in enumerate(trips) if t >= PING_BOUND]
 
 
-@pytest.mark.parametrize("command", ["wrap", "serve"])
+@pytest.mark.parametrize("command", ["wrap", "serve", "serve-2026"])
 async def test_pings_are_answered_while_a_listing_of_a_million_properties_is_judged(
     busy_core: None, command: str, tmp_path: Path
 ) -> None:
     """``serve`` answers from its catalog, built when the upstream came up (its JSON text and classification
     made in the worker thread: ``MergedLists.put_tools``); the page it answers is written as JSON in the
-    worker thread too (``sessions.client_writer``: 1.2 s on the loop before)."""
-    async with guard({"HEAVY_PROPERTIES": "1000000"}, command, tmp_path) as client:
-        await client.send({"jsonrpc": "2.0", "id": "list", "method": "tools/list"})
+    worker thread too (``sessions.client_writer``: 1.2 s on the loop before). ``serve-2026``: a 2026-07-28
+    client, whose envelope's merged lists the guard makes when it asks (``ModernEra._list_kind``: its
+    classification held the loop before)."""
+    modern = command == "serve-2026"
+    params = {"_meta": MODERN_META} if modern else {}
+    env = {"HEAVY_PROPERTIES": "1000000"}
+    async with guard(env, command.removesuffix("-2026"), tmp_path, initialize=not modern) as client:
+        await client.send({"jsonrpc": "2.0", "id": "list", "method": "tools/list", "params": params})
         trips = await client.pings_until("list")
         (tool,) = (await client.answer("list", 60))["result"]["tools"]
         verdict = tool["_meta"]["mcp-guard/schema"]

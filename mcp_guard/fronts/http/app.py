@@ -51,6 +51,7 @@ from .shared import AnySession, SharedUpstream
 
 if TYPE_CHECKING:
     from ...calls.metrics import Metrics
+    from ...hosts.tables import HostProfile
 
 __all__ = ["HttpFront"]
 
@@ -117,6 +118,8 @@ class HttpFront:
         session_factory: builds what serves one client session instead of a :class:`Relay`
             over ``command`` (the gateway's sessions); ``command`` is then unused.
         metrics: the guard's metrics (default: new ones), served at ``/metrics`` (see :mod:`.ops`).
+        host: the model host every ``tools/list`` is shown to (``--present-for``: ``calls.presenting``), or
+            None.
 
     Call it as an ASGI 3 application (``http`` and ``lifespan`` scopes). Channels run in the
     task group the lifespan opens; :meth:`shutdown` ends them all (their upstreams stop).
@@ -133,6 +136,7 @@ class HttpFront:
         request_timeout: float | None = None,
         session_factory: SessionFactory | None = None,
         metrics: Metrics | None = None,
+        host: HostProfile | None = None,
     ) -> None:
         if metrics is None:
             from ...calls.metrics import Metrics
@@ -145,6 +149,7 @@ class HttpFront:
         self.profile = profile
         self.hide_unsupported = hide_unsupported
         self.outputs = outputs
+        self.host = host
         self.request_timeout = request_timeout
         self.session_factory = session_factory
         self.security = Security(config)

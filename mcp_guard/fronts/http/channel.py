@@ -62,7 +62,7 @@ def _make_relay(front: HttpFront, client: DirectClientSide) -> SessionRunner:
     if front.session_factory is not None:
         return front.session_factory(cast(LineStream, client))
 
-    table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported, outputs=front.outputs)
+    table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported, outputs=front.outputs, host=front.host)
     timeout = front.request_timeout
     # The relay reads and writes through the LineStream interface only; the client side is in memory.
     relay = Relay(

@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 import uvicorn
@@ -25,6 +26,9 @@ from .app import HttpFront
 from .config import ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
 from .parsers import header_deadline_protocol
 from .security import is_loopback
+
+if TYPE_CHECKING:
+    from ...hosts.tables import HostProfile
 
 __all__ = ["header_deadline_protocol", "serve_front", "serve_http"]
 
@@ -89,8 +93,10 @@ async def serve_http(
     hide_unsupported: bool = False,
     outputs: str = DEFAULT_OUTPUTS,
     request_timeout: float | None = None,
+    host: HostProfile | None = None,
 ) -> int:
-    """Serve the MCP streamable HTTP transport at ``/mcp`` until SIGINT or SIGTERM.
+    """Serve the MCP streamable HTTP transport at ``/mcp`` until SIGINT or SIGTERM (``host``: the model host
+    every ``tools/list`` is shown to, ``--present-for``; see ``HttpFront``).
 
     Every session's upstream is stopped before this returns.
 
@@ -111,6 +117,7 @@ async def serve_http(
         hide_unsupported=hide_unsupported,
         outputs=outputs,
         request_timeout=request_timeout,
+        host=host,
     )
     return await serve_front(front, f"wrapping `{' '.join(command)}` over HTTP (profile {profile}, outputs {outputs})")
 

@@ -1,0 +1,198 @@
+"""What a model host is shown, in a session: ``wrap --present-for NAME``, ``serve``'s ``guard.presentFor``
+(issue 24, item 3).
+
+The pure part is ``hosts.listing`` (the lowering of each schema, names made valid, collisions withheld);
+this module puts it between the guard's listings and its call pipeline, the same for both commands:
+
+- :func:`presented`: a ``tools/list``'s entries (as the guard lists them: its verdict in
+  ``_meta["mcp-guard/schema"]``) shown to a host: each entry's ``name`` and ``inputSchema`` as the host is
+  shown them, its ``_meta["mcp-guard/schema"]`` the server's schema's verdict plus ``host`` (the profile and
+  version, the server's name, the lowering's steps). Tools the host cannot be shown are left out (listed
+  in :attr:`Presentation.withheld`, logged once per listing).
+- :class:`ShownNames`: ``wrap``'s record of what it showed, page by page (the upstream's own pages and
+  cursors pass through ``wrap``), keyed by the shown name; emptied when the tools change.
+- :func:`called`: a ``tools/call``'s ``params`` mapped back: the server's (or ``serve``'s exposed) name and
+  the arguments to judge against the server's own schema, exactly as without a host; or the
+  :class:`~.pipeline.Rejection` of a call that cannot be mapped back (a JSON text that does not parse).
+
+A refusal of arguments that break a constraint the model was not shown says so
+(:func:`~.refusals.schema_verdict`'s ``not_shown``). Nothing here logs an argument value.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from ..hosts.inverse import BackError
+from ..hosts.listing import Presentation, ShownTool, present_tools
+from ..hosts.tables import HostProfile
+from ..safe_text import escape
+from ..wire.meta import SCHEMA_KEY, is_modern
+from .refusals import refusal_result
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
+
+__all__ = ["BACK_ERROR", "Mapped", "ShownNames", "called", "map_call", "presented"]
+
+log = logging.getLogger(__name__)
+
+BACK_ERROR: Final = "validation"
+"""The refusal kind of a call whose arguments cannot be mapped back (they do not match the shown schema's
+reshaping: a value shown as JSON text that is not JSON): the arguments do not match, as a schema finding."""
+
+MAX_LOGGED_WITHHELD: Final = 10
+"""A listing's log line names at most this many withheld tools."""
+
+
+def _entry(tool: dict[str, Any], shown: ShownTool) -> dict[str, Any]:
+    """``tool`` (the presentation's copy) with ``_meta["mcp-guard/schema"]`` gaining ``host``."""
+    meta = tool.get("_meta")
+    meta = dict(meta) if type(meta) is dict else {}
+    verdict = meta.get(SCHEMA_KEY)
+    meta[SCHEMA_KEY] = {**(verdict if type(verdict) is dict else {}), "host": shown.meta()}
+    tool["_meta"] = meta
+    return tool
+
+
+def _verdict_supported(tool: dict[str, Any]) -> bool:
+    """Whether the guard's verdict on a listed tool (``_meta["mcp-guard/schema"]``) says it is supported."""
+    meta = tool.get("_meta")
+    verdict = meta.get(SCHEMA_KEY) if type(meta) is dict else None
+    return (
+        type(verdict) is dict
+        and verdict.get("supported") is True
+        and verdict.get("output", {}).get("supported", True) is not False
+    )
+
+
+def presented(tools: Sequence[Any], host: HostProfile, *, label: str = "") -> Presentation:
+    """``tools`` (one listing's entries, each with the guard's verdict in ``_meta``) as ``host`` is shown them.
+
+    A tool the guard does not support (its verdict, or its ``outputSchema``'s) is withheld: its calls
+    are refused anyway, and no host is shown a schema the guard cannot judge. Withheld tools are logged
+    (names escaped, at most :data:`MAX_LOGGED_WITHHELD`), ``label`` before the line (``"upstream fs: "``).
+
+    Returns:
+        The presentation: ``tools`` to list (copies; the inputs are not modified), ``shown`` (shown name
+        -> :class:`~mcp_guard.hosts.listing.ShownTool`) and ``withheld`` (name -> why).
+    """
+    supported = {t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str and _verdict_supported(t)}
+    out = present_tools(tools, host, supported=supported.__contains__)
+    out.tools = [_entry(t, out.shown[t["name"]]) for t in out.tools]
+    if out.withheld:
+        names = [escape(n) for n in list(out.withheld)[:MAX_LOGGED_WITHHELD]]
+        more = len(out.withheld) - len(names)
+        log.info(
+            "%s%d tool(s) not shown to %s: %s%s (their calls are refused as unknown)",
+            label,
+            len(out.withheld),
+            host.name,
+            ", ".join(names),
+            f", and {more} more" if more > 0 else "",
+        )
+    return out
+
+
+class ShownNames:
+    """``wrap``'s record of the tools it showed a host, page by page (shown name -> :class:`ShownTool`).
+
+    ``wrap`` relays the upstream's own pages: each is shown on its own (:meth:`show`), and a shown name
+    another page already gave to a different tool is withheld from the later page (two tools are never
+    merged under one name). :meth:`clear` when the tools change (``list_changed``).
+    """
+
+    __slots__ = ("host", "shown")
+
+    def __init__(self, host: HostProfile) -> None:
+        self.host = host
+        self.shown: dict[str, ShownTool] = {}
+
+    def clear(self) -> None:
+        """Forget what was shown (the upstream's tools changed)."""
+        self.shown.clear()
+
+    def show(self, tools: Sequence[Any], *, label: str = "") -> list[Any]:
+        """The entries of one page as the host is shown them (see :func:`presented`); recorded."""
+        out = presented(tools, self.host, label=label)
+        entries = []
+        for entry in out.tools:
+            tool = out.shown[entry["name"]]
+            earlier = self.shown.get(tool.shown_name)
+            if earlier is not None and earlier.name != tool.name:
+                log.info(
+                    "%stool %s not shown to %s: its name collides with another's once made valid",
+                    label,
+                    escape(tool.name),
+                    self.host.name,
+                )
+                continue
+            self.shown[tool.shown_name] = tool
+            entries.append(entry)
+        return entries
+
+
+@dataclass(frozen=True, slots=True)
+class Mapped:
+    """A ``tools/call`` mapped back: ``params`` to judge and forward (the server's name, its arguments)
+    and the tool as it was shown (its refusals then say what the model was not shown)."""
+
+    params: dict[str, Any]
+    shown: ShownTool
+
+
+def called(params: dict[str, Any], shown: Mapping[str, ShownTool], *, modern: bool) -> Mapped | dict[str, Any] | None:
+    """A call's ``params`` (``name`` a string) mapped back through what the host was shown.
+
+    Args:
+        params: the request's ``params``.
+        shown: shown name -> :class:`ShownTool` (:attr:`Presentation.shown`, :attr:`ShownNames.shown`).
+        modern: a 2026-07-28-era request (a refusal's result then carries ``resultType``).
+
+    Returns:
+        :class:`Mapped`; or None when no tool is shown under the name (answer as an unknown tool: the
+        host never showed it); or the ``CallToolResult`` refusing arguments that cannot be mapped back
+        (kind :data:`BACK_ERROR`, the instance pointer; hosts.inverse's text, which holds no value).
+    """
+    tool = shown.get(params["name"])
+    if tool is None:
+        return None
+    arguments = params.get("arguments", {})
+    lowered = tool.lowered
+    try:
+        back = arguments if lowered is None or lowered.identity else lowered.back(arguments)
+    except BackError as exc:
+        issue = {"kind": BACK_ERROR, "keyword": "inputSchema", "schema_path": "", "instance_path": exc.pointer}
+        issue["message"] = str(exc)
+        text = (
+            f"mcp-guard refused this call to `{tool.shown_name}`: the arguments do not match the tool's input "
+            f"schema as your model was shown it, so nothing was sent to the server. {str(exc)[:1].upper()}"
+            f"{str(exc)[1:]}. Correct the arguments and call again."
+        )
+        return refusal_result(BACK_ERROR, tool.shown_name, text, modern=modern, issues=[issue])
+    if tool.name == params["name"] and back is arguments:
+        return Mapped(params, tool)
+    out = {**params, "name": tool.name}
+    if "arguments" in params or back is not arguments:
+        out["arguments"] = back
+    return Mapped(out, tool)
+
+
+def map_call(
+    pipeline: Pipeline, message: dict[str, Any], shown: Mapping[str, ShownTool]
+) -> tuple[dict[str, Any], ShownTool] | dict[str, Any]:
+    """A ``tools/call`` request (``params`` with a string ``name``, a valid id) mapped back for ``wrap`` and
+    ``serve`` alike (:func:`called`): ``(the request to judge and forward, the tool as shown)``, or the
+    response answering it (an unknown tool through ``pipeline.unlisted``, or arguments that cannot be
+    mapped back)."""
+    params = message["params"]
+    request_id = message["id"]
+    mapped = called(params, shown, modern=is_modern(params))
+    if mapped is None:
+        return pipeline.unlisted(params["name"]).response(request_id)
+    if not isinstance(mapped, Mapped):
+        return {"jsonrpc": "2.0", "id": request_id, "result": mapped}
+    return ({**message, "params": mapped.params} if mapped.params is not params else message), mapped.shown

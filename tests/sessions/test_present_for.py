@@ -1,0 +1,147 @@
+"""``wrap --present-for`` / ``serve``'s ``guard.presentFor`` (issue 24, item 3), in memory, against both commands:
+what the model's host is shown of each tool, and each call mapped back and judged against the server's own schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_guard.calls.refusals import NOT_SHOWN
+from mcp_guard.hosts import check_schema, host_profile
+from tests.harness import ScriptedUpstream, name, running_guard
+
+pytestmark = pytest.mark.anyio
+
+SEARCH = {
+    "name": "search",
+    "description": "find things",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "maxLength": 20},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+            "filters": {"type": "object"},
+        },
+        "required": ["query"],
+    },
+}
+READ = {
+    "name": "fs.read",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+}
+UNSUPPORTED = {"name": "weird", "inputSchema": {"type": "object", "$dynamicRef": "#x"}}
+TOOLS: list[Any] = [SEARCH, READ, UNSUPPORTED]
+COMMANDS = ("wrap", "serve")
+
+
+def shown_name(command: str, tool: str) -> str:
+    """The name the host is shown: ``serve``'s names already fit every host (``s__fs_read``); ``wrap``'s
+    dotted name is made valid (``fs_read``)."""
+    return name(command, tool).replace(".", "_")
+
+
+async def listed(client: Any) -> dict[str, dict[str, Any]]:
+    result = (await client.request("tools/list"))["result"]
+    return {t["name"]: t for t in result["tools"]}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_the_host_is_shown_schemas_and_names_it_accepts(command: str) -> None:
+    upstream = ScriptedUpstream(TOOLS)
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        tools = await listed(client)
+    search, read = name(command, "search"), shown_name(command, "fs.read")
+    assert set(tools) == {search, read}  # the unsupported tool is withheld: the host is never shown it
+    profile = host_profile("openai-strict")
+    for tool in tools.values():
+        assert not check_schema(tool["inputSchema"], profile)  # the host's own checker accepts what it is shown
+    schema = tools[search]["inputSchema"]
+    assert schema["required"] == ["query", "limit", "filters"] and schema["additionalProperties"] is False
+    assert "maxLength" not in schema["properties"]["query"]
+    assert tools[search]["description"] == "find things"  # the rest of the entry is the server's
+    meta = tools[search]["_meta"]["mcp-guard/schema"]
+    assert meta["supported"] is True  # the server's own schema's verdict stays
+    assert meta["host"]["host"].startswith("openai-strict@") and meta["host"]["name"] == name(command, "search")
+    assert {s["kind"] for s in meta["host"]["lowering"]} >= {"widening", "reshaping", "narrowing"}
+    # the name the guard offers the tool by without a host (wrap: the server's; serve: its exposed name)
+    assert tools[read]["_meta"]["mcp-guard/schema"]["host"]["name"] == name(command, "fs.read").replace(
+        "s__fs.read", "s__fs_read"
+    )
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_nulls_for_optional_fields_reach_the_server_as_absent(command: str) -> None:
+    upstream = ScriptedUpstream(TOOLS)
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        await listed(client)
+        answer = await client.call(name(command, "search"), {"query": "q", "limit": None, "filters": None})
+        assert answer["result"]["content"][0]["text"] == "search ok"
+        answer = await client.call(name(command, "search"), {"query": "q", "limit": 3, "filters": '{"a": [1]}'})
+        assert answer["result"]["content"][0]["text"] == "search ok"
+        answer = await client.call(shown_name(command, "fs.read"), {"path": "/x"})
+        assert answer["result"]["content"][0]["text"] == "fs.read ok"
+    sent = [m["params"] for m in upstream.calls()]
+    assert sent == [
+        {"name": "search", "arguments": {"query": "q"}},
+        {"name": "search", "arguments": {"query": "q", "limit": 3, "filters": {"a": [1]}}},
+        {"name": "fs.read", "arguments": {"path": "/x"}},  # the server's own name
+    ]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_a_constraint_the_model_was_not_shown_is_enforced_and_said(command: str) -> None:
+    upstream = ScriptedUpstream(TOOLS)
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        await listed(client)
+        answer = await client.call(name(command, "search"), {"query": "q" * 21, "limit": 500, "filters": None})
+    result = answer["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert f"(maxLength; {NOT_SHOWN})" in text  # not shown: said so, for the model to correct itself
+    assert "≤ 50 (maximum)." in text or "≤ 50 (maximum);" in text  # shown: said as usual
+    issues = {i["keyword"]: i for i in result["_meta"]["mcp-guard/rejection"]["issues"]}
+    assert issues["maxLength"]["shown"] is False and "shown" not in issues["maximum"]
+    assert upstream.calls() == []
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_calls_the_host_was_not_shown_or_cannot_be_mapped_back_are_refused(command: str) -> None:
+    upstream = ScriptedUpstream(TOOLS)
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        await listed(client)
+        bad_json = await client.call(name(command, "search"), {"query": "q", "limit": None, "filters": "{nope"})
+        withheld = await client.call(name(command, "weird"), {})
+        own_name = await client.call(name(command, "fs.read"), {"path": "/x"}) if command == "wrap" else None
+    rejection = bad_json["result"]["_meta"]["mcp-guard/rejection"]
+    assert rejection["kind"] == "validation" and rejection["issues"][0]["instance_path"] == "/filters"
+    assert "must be JSON text" in bad_json["result"]["content"][0]["text"]
+    assert withheld["error"]["code"] == -32602  # never shown: unknown to the model's host
+    if own_name is not None:  # wrap: the server's dotted name is not what the host was shown
+        assert own_name["error"]["code"] == -32602
+    assert upstream.calls() == []
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_a_call_before_any_listing_is_mapped_by_the_guards_own(command: str) -> None:
+    upstream = ScriptedUpstream(TOOLS)
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        answer = await client.call(shown_name(command, "fs.read"), {"path": "/x"})
+    assert answer["result"]["content"][0]["text"] == "fs.read ok"
+    assert [m["params"]["name"] for m in upstream.calls()] == ["fs.read"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_without_a_host_nothing_changes(command: str) -> None:
+    upstream = ScriptedUpstream(TOOLS)
+    async with running_guard(command, upstream) as client:
+        tools = await listed(client)
+        answer = await client.call(name(command, "search"), {"query": "q", "limit": None})
+    assert tools[name(command, "search")]["inputSchema"] == SEARCH["inputSchema"]
+    assert "host" not in tools[name(command, "search")]["_meta"]["mcp-guard/schema"]
+    assert answer["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"  # a null is a null
