@@ -102,9 +102,22 @@ def node(run: Run, schema: Any, path: Path) -> Lowering:
     t = schema.get("type")
     if type(t) is str:  # the common leaf, which the host takes as it stands: itself, no copy
         keys = run.leaves.get(t)
-        if keys is not None and keys.issuperset(schema) and type(schema.get("description", "")) is str:
-            return schema, None, KIND_SETS[t]
+        if keys is not None and type(schema.get("description", "")) is str:
+            if keys.issuperset(schema):
+                return schema, None, KIND_SETS[t]
+            if t == "string" and _string_choices(run, schema):
+                return schema, None, KIND_SETS[t]
     return typed(run, schema, path)
+
+
+def _string_choices(run: Run, schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` is a string leaf whose ``enum`` the host is shown as it stands (every
+    choice a string, within the host's limit): what :func:`one_type` would build, equal to it."""
+    choices = schema.get("enum")
+    if type(choices) is not list or not run.enum_leaf.issuperset(schema):
+        return False
+    limits = run.host.limits
+    return (limits is None or len(choices) <= limits.enum_values // 2) and all(type(v) is str for v in choices)
 
 
 def ref(run: Run, schema: dict[str, Any], path: Path) -> Lowering:

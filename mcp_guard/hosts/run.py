@@ -123,9 +123,12 @@ class Run:
         def_names: reference → its name in the shown ``$defs``.
         depth: objects around the node being lowered (OpenAI strict bounds their nesting).
         leaves: per scalar type, the keys of a node the host is shown as it stands (typed hosts).
+        enum_leaf: the same for a string with an ``enum`` (whose choices must then be strings).
     """
 
-    __slots__ = ("def_names", "defs", "depth", "host", "leaves", "maps", "nodes", "schema", "stack", "steps")
+    __slots__ = (
+        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "maps", "nodes", "schema", "stack", "steps",
+    )  # fmt: skip
 
     def __init__(self, schema: Any, host: HostProfile) -> None:
         self.schema = schema
@@ -138,6 +141,7 @@ class Run:
         self.def_names: dict[str, str] = {}
         self.depth = 0
         self.leaves = leaf_keys(host) if host.typed_nodes else {}
+        self.enum_leaf = self.leaves["string"] | {"enum"} if self.leaves else frozenset()
 
     def step(self, kind: StepKind, code: str, path: Path, detail: str) -> None:
         """Record a step at ``path`` (a JSON Pointer into the server's schema)."""
