@@ -155,8 +155,11 @@ def ref(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
 
 def generic(run: Run, schema: dict[str, Any], path: Path) -> dict[str, Any]:
     """A node for a host without typed nodes: every keyword it takes kept (subschemas lowered),
-    the others dropped into the text; an array given ``items: {}`` where the host needs it."""
+    the others dropped into the text; an array given ``items: {}`` where the host needs it. A node
+    of keywords the host takes, none holding a subschema, is returned as it is (no copy)."""
     host = run.host
+    if run.plain.issuperset(schema) and not (host.array_items and "array" in (types_of(schema) or ())):
+        return schema
     out: dict[str, Any] = {}
     notes: list[str] = []
     for key, value in schema.items():

@@ -14,6 +14,7 @@ import json
 from typing import Any, Final
 
 from ..core.json_values import is_integer
+from .checker import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES
 from .inverse import Map, kind_of
 from .lowered import Step, StepKind
 from .tables import HostProfile
@@ -27,6 +28,7 @@ __all__ = [
     "KIND_SETS",
     "MAX_NODES",
     "PLAIN",
+    "SCHEMA_KEYWORDS",
     "TYPED_KEYWORDS",
     "Lowering",
     "NotPresentable",
@@ -34,6 +36,7 @@ __all__ = [
     "Run",
     "constraining",
     "of_kind",
+    "plain_keys",
     "short",
     "types_of",
 ]
@@ -80,6 +83,9 @@ PLAIN: Final = ANNOTATIONS | {
 combinators handle)."""
 
 
+SCHEMA_KEYWORDS: Final = SCHEMA_VALUES | SCHEMA_LISTS | SCHEMA_MAPS | {"dependencies"}
+"""Keywords whose value holds subschemas (``hosts.checker``'s sets)."""
+
 KIND_SETS: Final = {t: frozenset({kind}) for t, kind in KIND.items()}
 """The JSON kinds a node of each type accepts (one frozenset per type, shared)."""
 
@@ -104,6 +110,20 @@ def leaf_keys(host: HostProfile) -> dict[str, frozenset[str]]:
     return found[1]
 
 
+_PLAIN_KEYS: dict[int, tuple[HostProfile, frozenset[str]]] = {}
+
+
+def plain_keys(host: HostProfile) -> frozenset[str]:
+    """The keys a node may hold for a host without typed nodes to be shown it as it stands: the
+    host's keywords and ``description``, except those that hold subschemas (lowered in turn) and
+    ``$defs``/``definitions`` (references are inlined). Kept per host profile (by identity)."""
+    found = _PLAIN_KEYS.get(id(host))
+    if found is None or found[0] is not host:
+        keys = (host.keywords | {"description"}) - SCHEMA_KEYWORDS - {"$defs", "definitions"}
+        found = _PLAIN_KEYS[id(host)] = (host, frozenset(keys))
+    return found[1]
+
+
 class NotPresentable(Exception):
     """Internal to the pass: a step without an exact inverse (the message says why); ``lower``
     turns it into a not-presentable :class:`~.lowered.Lowered`."""
@@ -124,10 +144,12 @@ class Run:
         depth: objects around the node being lowered (OpenAI strict bounds their nesting).
         leaves: per scalar type, the keys of a node the host is shown as it stands (typed hosts).
         enum_leaf: the same for a string with an ``enum`` (whose choices must then be strings).
+        plain: the keys of a node a permissive host is shown as it stands (:func:`plain_keys`).
     """
 
     __slots__ = (
-        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "maps", "nodes", "schema", "stack", "steps",
+        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "maps", "nodes", "plain", "schema", "stack",
+        "steps",
     )  # fmt: skip
 
     def __init__(self, schema: Any, host: HostProfile) -> None:
@@ -142,6 +164,7 @@ class Run:
         self.depth = 0
         self.leaves = leaf_keys(host) if host.typed_nodes else {}
         self.enum_leaf = self.leaves["string"] | {"enum"} if self.leaves else frozenset()
+        self.plain = plain_keys(host)
 
     def step(self, kind: StepKind, code: str, path: Path, detail: str) -> None:
         """Record a step at ``path`` (a JSON Pointer into the server's schema)."""
