@@ -295,7 +295,21 @@ class ToolTable:
                         known = key is not None and _finite_doubles_only(key)
                         compiled = self._compile(schema, known_json=known)
                     prepared[id(schema)] = (schema, key, compiled)
+            if self.presented is not None:  # --present-for: the page's lowering made here too (calls.presenting)
+                self.presented.prepare(tools, self._prepared_callable(tools, prepared).__contains__)
         self._prepared = prepared
+
+    def _prepared_callable(self, tools: list[Any], prepared: dict[int, tuple[Any, bytes | None, Compiled]]) -> set[str]:
+        """(In the worker thread.) The names of a page's tools callable by the schemas classified ahead (a tool
+        whose schema was not is left out: the loop, which judges it then, presents the page anew)."""
+        names = set()
+        for tool in tools:
+            found = prepared.get(id(tool.get("inputSchema"))) if type(tool) is dict else None
+            if found is not None and type(tool.get("name")) is str:
+                output = prepared.get(id(tool.get("outputSchema"))) if "outputSchema" in tool else None
+                if self.callable(found[2], output[2] if output is not None else None):
+                    names.add(tool["name"])
+        return names
 
     def _annotate(self, result: dict[str, Any], *, cache: bool, first_page: bool, cursor: Any) -> Any:
         out = dict(result)

@@ -88,6 +88,7 @@ from .envelopes import (
     merged_capabilities,
 )
 from .link import Forwarded, Link, connector_for, unavailable
+from .methods import BEFORE_INITIALIZE, LIST_METHODS, ROUTED_METHODS
 from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .naming import CursorCodec, InvalidCursor, could_name
 from .upstream_side import STOPPED_AFTER_CLIENT
@@ -105,8 +106,6 @@ NOT_INITIALIZED: Final = (
     "handshake era every request but ping comes after initialize (a 2026-07-28 request carries its protocol "
     "version in _meta); the request was not sent"
 )
-_BEFORE_INITIALIZE: Final = frozenset({"ping", "server/discover", "logging/setLevel"})
-"""Requests the gateway serves before ``initialize`` without a 2026-07-28 envelope."""
 
 
 class GatewaySession(ModernEra):
@@ -401,7 +400,7 @@ class GatewaySession(ModernEra):
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
             return
-        if method in _ROUTED or method in _LIST_METHODS:  # (red team 32: every upstream ran an unchecked call)
+        if method in ROUTED_METHODS or method in LIST_METHODS:  # (red team 32: every upstream ran an unchecked call)
             self.counted.log(
                 logging.WARNING, "dropped a client %s without an id: it cannot be judged and answered", method
             )
@@ -434,7 +433,7 @@ class GatewaySession(ModernEra):
         request_id = message["id"]
         method = message["method"]
         params = message.get("params")
-        if self.init_params is None and method not in _BEFORE_INITIALIZE and not is_modern(params):
+        if self.init_params is None and method not in BEFORE_INITIALIZE and not is_modern(params):
             await self.reply(error_response(request_id, INTERNAL_ERROR, NOT_INITIALIZED))
             return
         try:
@@ -444,8 +443,8 @@ class GatewaySession(ModernEra):
                 await self._discover(message)
             elif method == "tools/call":
                 await self._tools_call(message)
-            elif method in _LIST_METHODS:
-                await self._list(request_id, params, _LIST_METHODS[method])
+            elif method in LIST_METHODS:
+                await self._list(request_id, params, LIST_METHODS[method])
             elif method == "prompts/get":
                 await self._by_prompt(message, params.get("name") if type(params) is dict else None, ("name",))
             elif method in ("resources/subscribe", "resources/unsubscribe") and self._modern(params):
@@ -482,15 +481,16 @@ class GatewaySession(ModernEra):
         cursor = params.get("cursor") if type(params) is dict else None
         kind = "resources" if member == "resourceTemplates" else member
         caller = self.callers.principal_of(request_id) if self.callers is not None else None  # (its tools/list)
-        if self._modern(params):
-            envelope = await self._modern_view(params, {kind})
-            result = envelope.view.page(member, cursor, caller)
-            # 2026-07-28 list results carry their cache hints: the shortest ttlMs of the upstreams'
-            # listings, and private (each gateway session merges for its own client and policy).
-            result.update(resultType="complete", ttlMs=envelope.ttl_ms(kind), cacheScope="private")
-        else:
+        envelope = await self._modern_view(params, {kind}) if self._modern(params) else None
+        view = self.view if envelope is None else envelope.view
+        if envelope is None:
             await self._settled()
-            result = self.view.page(member, cursor, caller)
+        if member == "tools":
+            await view.catalog.presented_for(caller)  # (guard.presentFor: a big listing lowered off the loop)
+        result = view.page(member, cursor, caller)
+        if envelope is not None:  # 2026-07-28 list results carry their cache hints: the shortest ttlMs of the
+            # upstreams' listings, and private (each gateway session merges for its own client and policy).
+            result.update(resultType="complete", ttlMs=envelope.ttl_ms(kind), cacheScope="private")
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     async def _tools_call(self, message: dict[str, Any]) -> None:
@@ -504,8 +504,10 @@ class GatewaySession(ModernEra):
         catalog = (await self._view_for(params, "tools")).catalog
         shown = None
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
-        presentation = catalog.presentation_of(principal)
-        if presentation is not None:  # guard.presentFor: the name the host was shown, mapped back first
+        presentation = await catalog.presented_for(principal)
+        if presentation is not None and catalog.owned(principal, name):
+            # guard.presentFor: the name the host was shown, mapped back first (any other name goes on below,
+            # as without a host: hidden and denied ones refused and journaled, a down server's said so)
             from ..calls.presenting import map_call  # (loaded with the lowering, for a host only)
 
             mapped = map_call(self.pipeline, message, presentation.shown)
@@ -783,17 +785,3 @@ class GatewaySession(ModernEra):
         name_format = self.config.guard.name_format
         owners = [link.name for link in self.links if not link.ready and could_name(name, link.name, name_format)]
         return owners[0] if len(owners) == 1 else None
-
-
-_LIST_METHODS: Final = {
-    "tools/list": "tools",
-    "prompts/list": "prompts",
-    "resources/list": "resources",
-    "resources/templates/list": "resourceTemplates",
-}
-"""List methods → the member of their result."""
-_ROUTED: Final = frozenset(
-    {"initialize", "ping", "server/discover", "tools/call", "prompts/get", "completion/complete", "logging/setLevel"}
-    | {"resources/read", "resources/subscribe", "resources/unsubscribe", "subscriptions/listen"}
-)
-"""Requests the session answers or routes by name; without an id they are dropped, never sent to every upstream."""

@@ -145,3 +145,23 @@ async def test_without_a_host_nothing_changes(command: str) -> None:
     assert tools[name(command, "search")]["inputSchema"] == SEARCH["inputSchema"]
     assert "host" not in tools[name(command, "search")]["_meta"]["mcp-guard/schema"]
     assert answer["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"  # a null is a null
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_a_big_listing_is_shown_and_called_alike(command: str) -> None:
+    """Past ``PRESENT_ON_LOOP`` tools ``serve`` presents its view in a worker thread (``Catalog.presented_for``);
+    ``wrap`` presents a page in the worker thread with its classification (``ShownNames.prepare``)."""
+    many = [{**READ, "name": f"fs.read{i}"} for i in range(600)]
+    upstream = ScriptedUpstream(many)
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        shown: list[str] = []
+        cursor = None
+        while True:
+            result = (await client.request("tools/list", {"cursor": cursor} if cursor else None))["result"]
+            shown += [t["name"] for t in result["tools"]]
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                break
+        answer = await client.call(shown_name(command, "fs.read599"), {"path": "/x"})
+    assert shown == [shown_name(command, f"fs.read{i}") for i in range(600)]
+    assert answer["result"]["content"][0]["text"] == "fs.read599 ok"

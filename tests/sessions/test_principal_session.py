@@ -47,9 +47,15 @@ class CallersLink:
         return self.callers.get(request_id)
 
 
-async def test_each_request_is_listed_and_judged_for_its_own_caller() -> None:
+@pytest.mark.parametrize("host", [None, "openai-strict"])
+async def test_each_request_is_listed_and_judged_for_its_own_caller(host: str | None) -> None:
+    """With ``guard.presentFor`` too: a tool a caller's rule denies is refused by that rule (and journaled), not
+    answered as unknown because the host was not shown it."""
     rules = {"support-agents": {"match": {"groups": ["support"]}, "deny": ["s/refund"]}}
-    data = {"mcpServers": {"s": {"command": "unused"}}, "guard": {"principals": rules}}
+    guard_settings: dict[str, Any] = {"principals": rules}
+    if host is not None:
+        guard_settings["presentFor"] = host
+    data = {"mcpServers": {"s": {"command": "unused"}}, "guard": guard_settings}
     config = parse_config(json.dumps(data), environ={})
     upstream = ScriptedUpstream(TOOLS)
     client = Client()

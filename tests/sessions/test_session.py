@@ -223,11 +223,13 @@ async def wait_for(predicate: Any) -> None:
             await anyio.sleep(0.01)
 
 
-async def test_requests_to_a_server_that_is_down_say_so() -> None:
-    """A name the client was shown (or with a never-started server's prefix) gets -32603 naming the server."""
+@pytest.mark.parametrize("guard", [None, {"presentFor": "openai-strict"}], ids=["as-listed", "present-for"])
+async def test_requests_to_a_server_that_is_down_say_so(guard: dict[str, Any] | None) -> None:
+    """A name the client was shown (or with a never-started server's prefix) gets -32603 naming the server
+    (also when the tools are shown to a model host: guard.presentFor)."""
     flaky = FakeServer(prompts=[{"name": "greet"}], resources=[{"uri": "f://only", "name": "only"}])
     servers = {"f": flaky, "dead": FakeServer(faults={"fail_start"}), "ok": FakeServer()}
-    async with running(servers) as (session, client):
+    async with running(servers, guard) as (session, client):
         await client.initialize()
         assert "f__echo" in {t["name"] for t in (await client.request("tools/list"))["result"]["tools"]}
         flaky.faults.add("fail_start")  # it dies, and does not come back
