@@ -26,6 +26,7 @@ whose digest cannot be computed (a number JSON cannot carry, such as ``NaN``) co
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -47,6 +48,7 @@ __all__ = [
     "LockFile",
     "PinReport",
     "PinStatus",
+    "PreparedPins",
     "compare",
     "diff_tool",
     "report_of",
@@ -356,6 +358,9 @@ class FieldChange:
     field: str
     before: Any
     after: Any
+    leaves: tuple[list[tuple[str, Any, Any]], int] | None = dataclasses.field(default=None, compare=False, repr=False)
+    """The first :data:`SHOWN_LEAVES` places where two objects or arrays differ, and how many there are
+    (:func:`diff_tool` walks them once; :meth:`summary` shows them without walking again)."""
 
     @property
     def added(self) -> bool:
@@ -373,7 +378,10 @@ class FieldChange:
         if self.added or self.removed:
             return f"{self.field}: {'added' if self.added else 'removed'}"
         if type(self.before) is dict and type(self.after) is dict:
-            leaves, total = _leaf_changes(self.before, self.after, limit)
+            if self.leaves is not None and limit <= SHOWN_LEAVES:
+                leaves, total = self.leaves[0][:limit], self.leaves[1]
+            else:
+                leaves, total = _leaf_changes(self.before, self.after, limit)
             parts = [
                 f"{pointer or '/'} "
                 + (
@@ -401,18 +409,98 @@ class FieldChange:
         return {"field": self.field, "change": change, "diff": self.unified()}
 
 
-def diff_tool(pinned: Mapping[str, Any], listed: Mapping[str, Any]) -> list[FieldChange]:
+def diff_tool(
+    pinned: Mapping[str, Any], listed: Mapping[str, Any], prepared: PreparedPins | None = None
+) -> list[FieldChange]:
     """Field by field, how ``listed`` (a tool as the upstream lists it) differs from ``pinned``
     (its definition in a version-2 lock): :data:`DIFF_FIELDS` first, then any other member
-    sorted; ``_meta`` is never compared (it is not pinned). Empty when they are equal."""
+    sorted; ``_meta`` is never compared (it is not pinned). Empty when they are equal.
+    ``prepared``: comparisons made ahead in a worker thread (:class:`PreparedPins`), taken when they
+    are of these very values."""
     keys = [k for k in DIFF_FIELDS if k in pinned or k in listed]
     keys += sorted((set(pinned) | set(listed)) - set(DIFF_FIELDS) - {"_meta"})
     changes = []
     for key in keys:
         before, after = pinned.get(key, _ABSENT), listed.get(key, _ABSENT)
-        if before is _ABSENT or after is _ABSENT or _leaf_changes(before, after, 0)[1]:
+        if before is _ABSENT or after is _ABSENT:
             changes.append(FieldChange(key, before, after))
+            continue
+        leaves = prepared.leaves(before, after) if prepared is not None else None
+        if leaves is None:
+            leaves = _leaf_changes(before, after, SHOWN_LEAVES)
+        if leaves[1]:
+            changes.append(FieldChange(key, before, after, leaves))
     return changes
+
+
+SHOWN_LEAVES: Final = 4
+"""Places where a field differs that :meth:`FieldChange.summary` shows by default (the log line)."""
+
+
+class PreparedPins:
+    """A big listing's digests and comparisons with the lock, made ahead in a worker thread (issue 25).
+
+    The digest of a tool is the SHA-256 of its canonical JSON (:mod:`.jcs`, pure Python): 5.5 s on an idle
+    machine for a tool of 1,000,000 properties, and as long again to say what changed in it
+    (:func:`diff_tool`), on the event loop, where every ``ping`` waited. The gateway's catalog calls
+    :meth:`prepare` where it classifies a big listing (``Catalog.prepare``, in the worker thread), and
+    gives this object to :func:`server_status` and :func:`diff_tool`, which take what was made for these
+    very objects (by identity, the objects held) and compute anything else themselves: the verdicts are
+    the same either way. Per server, what one ``prepare`` made is kept until the next (or, for the digests,
+    until :func:`server_status` takes them): at most one listing per server is held, which the catalog
+    holds anyway while it is current.
+    """
+
+    def __init__(self) -> None:
+        self._digests: dict[str, dict[int, tuple[Any, str | None]]] = {}  # server -> id(tool) -> (tool, digest)
+        # server -> (id(pinned value), id(listed value)) -> (the two values, their leaf changes)
+        self._leaves: dict[str, dict[tuple[int, int], tuple[Any, Any, tuple[list[tuple[str, Any, Any]], int]]]] = {}
+
+    def prepare(self, lock: LockFile | None, server: str, tools: Iterable[Any]) -> list[Mapping[str, Any]]:
+        """(In a worker thread.) Each of ``server``'s listed ``tools`` that ``lock`` pins: its digest and,
+        when it changed and the lock holds its definition, where each field differs. Replaces what an
+        earlier call made for ``server``; reads ``lock`` only. Returns the pinned definitions of the tools
+        that changed (the gateway shows those instead: its caller classifies them ahead too)."""
+        digests: dict[int, tuple[Any, str | None]] = {}
+        leaves: dict[tuple[int, int], tuple[Any, Any, tuple[list[tuple[str, Any, Any]], int]]] = {}
+        self._digests[server], self._leaves[server] = digests, leaves  # (filled below: the loop reads only ids made)
+        changed: list[Mapping[str, Any]] = []
+        if lock is None:
+            return changed
+        for tool in tools:
+            name = tool.get("name") if type(tool) is dict else None
+            key = f"{server}/{name}"
+            if type(name) is not str or key not in lock.tools:
+                continue
+            try:
+                digest: str | None = tool_digest(tool)
+            except (ValueError, TypeError):
+                digest = None
+            digests[id(tool)] = (tool, digest)
+            definition = lock.definitions.get(key)
+            if digest == lock.tools[key] or definition is None:
+                continue
+            changed.append(definition)
+            for field_name, before in definition.items():
+                after = tool.get(field_name, _ABSENT)
+                if type(before) in (dict, list) and type(after) in (dict, list):
+                    leaves[(id(before), id(after))] = (before, after, _leaf_changes(before, after, SHOWN_LEAVES))
+        return changed
+
+    def take_digests(self, server: str) -> dict[int, tuple[Any, str | None]]:
+        """The digests :meth:`prepare` made for ``server`` (each ``(tool, digest or None)`` by ``id(tool)``),
+        forgotten here: :func:`server_status` takes them once per listing."""
+        return self._digests.pop(server, None) or {}
+
+    def leaves(self, before: Any, after: Any) -> tuple[list[tuple[str, Any, Any]], int] | None:
+        """Where ``before`` (a pinned field's value) and ``after`` (the listed one's) differ, when :meth:`prepare`
+        compared these very values; else None."""
+        pair = (id(before), id(after))
+        for leaves in list(self._leaves.values()):
+            found = leaves.get(pair)
+            if found is not None and found[0] is before and found[1] is after:
+                return found[2]
+        return None
 
 
 @dataclass
@@ -436,10 +524,14 @@ class PinReport:
         return sorted(k for k, s in self.status.items() if s == status)
 
 
-def server_status(lock: LockFile | None, server: str, tools: Iterable[Any]) -> dict[str, PinStatus]:
+def server_status(
+    lock: LockFile | None, server: str, tools: Iterable[Any], prepared: PreparedPins | None = None
+) -> dict[str, PinStatus]:
     """``server/tool`` → :data:`PinStatus` for each of one server's listed tools (wire dicts) against
     ``lock`` (``None``: all ``unpinned``). A name listed twice is ``pinned`` only if every
-    definition matches; tools without a string name are skipped. Computes each tool's digest."""
+    definition matches; tools without a string name are skipped. Computes each tool's digest, or takes
+    the one ``prepared`` made of that very tool (:class:`PreparedPins`)."""
+    made = prepared.take_digests(server) if prepared is not None else {}
     status: dict[str, PinStatus] = {}
     for tool in tools:
         name = tool.get("name") if type(tool) is dict else None
@@ -453,10 +545,12 @@ def server_status(lock: LockFile | None, server: str, tools: Iterable[Any]) -> d
         if pinned is None:
             found: PinStatus = "new"
         else:
+            ready = made.get(id(tool))
             try:
-                found = "pinned" if tool_digest(tool) == pinned else "changed"
+                digest = ready[1] if ready is not None and ready[0] is tool else tool_digest(tool)
             except (ValueError, TypeError):
-                found = "changed"
+                digest = None
+            found = "pinned" if digest is not None and digest == pinned else "changed"
         if status.get(key) == "changed":
             found = "changed"  # listed twice: every definition must match the pin
         status[key] = found

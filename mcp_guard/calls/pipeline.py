@@ -59,7 +59,7 @@ from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .journal import Journal, Result
 from .observer import UNKNOWN_TOOL, CallObserver, CallTrace, CallTracer, Origins, tracer
-from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
+from .outputs import OUTPUT_INVALID, judge_result, prejudge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
 from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
 from .refusals import logged_pointers, logged_reason, refusal_result, schema_verdict, unknown_tool
@@ -535,6 +535,18 @@ class Pipeline:
         if verdict.result is not response["result"]:
             response = {**response, "result": verdict.result}
         return response, OUTPUT_INVALID if verdict.outcome == OUTPUT_INVALID else None
+
+    @staticmethod
+    def prepare_output(call: Call | None, response: Any) -> None:
+        """(In a worker thread.) What :meth:`judge_output` will do with ``call``'s big answer ``response``, done
+        now (``calls.outputs.prejudge_result``: its check against the ``outputSchema``); nothing for a
+        ``call`` of ``None``, or one whose result is not judged. The loop's :meth:`judge_output` then takes
+        the report made here."""
+        if call is None:
+            return
+        route = call.route
+        if route.output is not None and route.outputs != "off" and type(response) is dict and "result" in response:
+            prejudge_result(route.output, response["result"], route.outputs)
 
     async def refused_unrouted(
         self, server: str, exposed: str, kind: str, request: tuple[Any, Any] | None = None

@@ -17,6 +17,7 @@ This module does not send anything; ``sessions.relay`` moves the messages.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import marshal
 import math
@@ -47,6 +48,12 @@ log = logging.getLogger("mcp_guard")
 
 MAX_CACHED_SCHEMAS: Final = 20_000
 """Compiled schemas a table keeps for reuse (emptied when full)."""
+
+BUILD_AHEAD_NODES: Final = 2_000
+"""JSON values of a schema from which :meth:`ToolTable.prepare` (in the worker thread) makes its validator too
+(``Compiled.build``), not only its verdict: the first call would otherwise make it on the loop (an ``anyOf`` of
+1,000 branches: 0.2 s on an idle machine, 2.3 MB of generated source before it was shared). Smaller schemas,
+most, keep the lazy rule: no code for a tool never called."""
 
 MAX_KEYED_NODES: Final = 1_000_000
 """JSON values of a schema past which :meth:`ToolTable.prepare` does not key it for the cache (it is
@@ -131,6 +138,12 @@ def schema_key(schema: Any) -> bytes | None:
         return marshal.dumps(schema, _KEY_FORMAT)
     except (ValueError, RecursionError):
         return None
+
+
+def _build(compiled: Compiled) -> None:
+    """``compiled.build()``; a fault is left for the first check, on the loop, to meet and report."""
+    with contextlib.suppress(Exception):
+        compiled.build()
 
 
 def _finite_doubles_only(key: bytes) -> bool:
@@ -289,11 +302,14 @@ class ToolTable:
                     if schema is None or id(schema) in prepared or repeated_key(schema) is not None:
                         continue
                     # (a schema too big to be supported is not keyed: its key is one long C call, marshal)
-                    key = schema_key(schema) if count_nodes(schema, MAX_KEYED_NODES) <= MAX_KEYED_NODES else None
+                    nodes = count_nodes(schema, MAX_KEYED_NODES)
+                    key = schema_key(schema) if nodes <= MAX_KEYED_NODES else None
                     compiled = self._schemas.get(key) if key is not None else None
                     if compiled is None:
                         known = key is not None and _finite_doubles_only(key)
                         compiled = self._compile(schema, known_json=known)
+                    if nodes >= BUILD_AHEAD_NODES and compiled.supported:
+                        _build(compiled)
                     prepared[id(schema)] = (schema, key, compiled)
             if self.presented is not None:  # --present-for: the page's lowering made here too (calls.presenting)
                 self.presented.prepare(tools, self._prepared_callable(tools, prepared).__contains__)

@@ -54,7 +54,7 @@ class Compiled:
 
     Build with :func:`compile`. The validator's code is generated on the first
     :meth:`check` (see ``extended.gen``), so classifying a long ``tools/list`` costs no code
-    generation for tools that are never called. Reusable; ``check`` keeps no state beyond
+    generation for tools that are never called, or ahead with :meth:`build`. Reusable; ``check`` keeps no state beyond
     the validator it builds once.
     """
 
@@ -138,6 +138,21 @@ class Compiled:
             return None
         return _generate(root, self.profile)[2]
 
+    def build(self) -> Valid | None:
+        """Generate the validator now, as the first :meth:`check` would; return its fast path (None for an
+        unsupported schema, which is never validated). For a caller off the event loop: a big listing's
+        schemas are classified in a worker thread (``calls.tool_table``), and a schema of thousands of
+        subschemas has its validator made there too, so that its first call does not make it on the loop
+        (issue 25 items 1 and 4). Idempotent; two threads building at once make two equal validators."""
+        valid = self._valid
+        if valid is None:
+            root = self._root if self._deferred is _MISSING else self._build()
+            if root is None:
+                return None
+            valid, self._collect, _source = _generate(root, self.profile)
+            self._valid = valid  # (after _collect: check reads _valid first)
+        return valid
+
     def check(self, arguments: Any, *, parsed: bool = False) -> Report:
         """Validate one call's arguments without any schema analysis.
 
@@ -161,11 +176,9 @@ class Compiled:
         """
         valid = self._valid
         if valid is None:
-            root = self._root if self._deferred is _MISSING else self._build()
-            if root is None:
+            valid = self.build()
+            if valid is None:
                 return self.report
-            valid, self._collect, _source = _generate(root, self.profile)
-            self._valid = valid
         try:
             cell: list[Any] = [MAX_WORK, 0, None, parsed, None]  # the call's cell (see extended.gen)
             if valid(arguments, cell):

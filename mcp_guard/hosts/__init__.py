@@ -2,9 +2,11 @@
 
 A pure room above the core: imports neither ``mcp`` nor ``anyio``. ``tables`` holds each host's
 versioned table (``HOSTS``), ``checker`` says whether a host accepts a schema and a name as they
-are, ``lowering`` builds the schema a host is shown with the exact inverse of each reshaping
-(``inverse``), and ``names`` makes tool names valid for a host (collisions reported, never
-merged). ``present_tools`` (``listing``) does all of it for one ``tools/list``.
+are, ``lowering`` (the driver, with the pass's state in ``run`` and its result in ``lowered``)
+builds the schema a host is shown through ``widening``, ``reshaping`` and ``narrowing`` steps,
+with the exact inverse of each reshaping (``inverse``, compiled once per lowering by ``plans``),
+and ``names`` makes tool names valid for a host (collisions reported, never merged).
+``present_tools`` (``listing``) does all of it for one ``tools/list``.
 
 The tables are imported with the package (the command line lists the host names); the rest on
 first use (PEP 562), so a command that never shows a host loads none of it.
@@ -21,7 +23,8 @@ if TYPE_CHECKING:
     from .checker import HostIssue, check_name, check_schema
     from .inverse import BackError
     from .listing import Presentation, ShownTool, present_tools
-    from .lowering import Lowered, Step, lower
+    from .lowered import Lowered, Step
+    from .lowering import lower
 
 _LAZY = {
     "HostIssue": "checker",
@@ -31,8 +34,8 @@ _LAZY = {
     "Presentation": "listing",
     "ShownTool": "listing",
     "present_tools": "listing",
-    "Lowered": "lowering",
-    "Step": "lowering",
+    "Lowered": "lowered",
+    "Step": "lowered",
     "lower": "lowering",
 }
 """Public names imported on first use, by the submodule that defines them."""

@@ -91,15 +91,6 @@ def check_name(name: str, host: HostProfile) -> HostIssue | None:
     return HostIssue("name", "name", "/name", f"the tool name does not match {host.name_rule} ({host.name})")
 
 
-def _types(node: dict[str, Any]) -> list[str]:
-    t = node.get("type")
-    if type(t) is str:
-        return [t]
-    if type(t) is list:
-        return [x for x in t if type(x) is str]
-    return []
-
-
 class _Refused(Exception):
     """Internal: the quick walk's first finding (:func:`accepts`)."""
 
@@ -107,11 +98,35 @@ class _Refused(Exception):
 _SUBSCHEMAS: Final = SCHEMA_VALUES | SCHEMA_LISTS | SCHEMA_MAPS | {"dependencies"}
 
 
+_HostSets = tuple[HostProfile, frozenset[str], frozenset[str], dict[str, frozenset[str]]]
+_PER_HOST: dict[int, _HostSets] = {}
+"""Per host profile (by identity): the keys a node may hold, those that say a node's type, and per
+scalar type the keys of a leaf in which no rule can find anything (:func:`_host_sets`)."""
+
+_STR: Final = frozenset({str})
+_UNION: Final = frozenset({"anyOf", "description"})
+_RULED: Final = _SUBSCHEMAS | {"type", "format", "enum", "properties", "required", "$ref"}
+"""Keys a rule of :meth:`_Walk.node` looks at beyond being allowed."""
+
+
+def _host_sets(host: HostProfile) -> _HostSets:
+    found = _PER_HOST.get(id(host))
+    if found is None or found[0] is not host:
+        said = ("type", "anyOf") if host.string_enums else ("type", "anyOf", "$ref", "enum", "const")
+        allowed = host.keywords | {"description"}
+        scalars = ("string", "integer", "number", "boolean", *(("null",) if host.null_type else ()))
+        leaf = frozenset({"type"} | (allowed - _RULED)) if "type" in allowed else frozenset()
+        leaves = {t: leaf for t in scalars} if leaf else {}
+        found = _PER_HOST[id(host)] = (host, allowed, frozenset(said), leaves)
+    return found
+
+
 class _Walk:
     def __init__(self, host: HostProfile, *, quick: bool = False) -> None:
         self.host = host
         self.quick = quick
-        self.allowed = host.keywords | {"description"}
+        _, self.allowed, self.typing, self.leaves = _host_sets(host)
+        self.union = "anyOf" in self.allowed
         self.issues: list[HostIssue] = []
         self.properties = 0
         self.enum_values = 0
@@ -149,19 +164,31 @@ class _Walk:
                 "boolean-schema", "", path, f"a boolean schema (`{str(node).lower()}`) is not accepted by {host.name}"
             )
             return
+        t = node.get("type")
+        if type(t) is str:
+            leaf = self.leaves.get(t)
+            if leaf is not None and leaf.issuperset(node):
+                return  # a scalar node of allowed keys that no rule below looks at: nothing to find
+        elif t is None and self.union and _UNION.issuperset(node) and type(node.get("anyOf")) is list:
+            for i, sub in enumerate(node["anyOf"]):  # a union and its text: only its branches to look at
+                self.node(sub, (*path, "anyOf", i), depth)
+            return
         if not self.allowed.issuperset(node):
             for key in node:
                 if key not in self.allowed:
                     self.add("keyword", key, (*path, key), f"`{key}` is not accepted by {host.name}")
-        types = _types(node)
-        if type(node.get("type")) is list and not host.type_lists:
-            self.add("type-list", "type", (*path, "type"), f"a list of types is not accepted by {host.name}")
+        if type(t) is str:
+            types = [t]
+        elif type(t) is list:
+            types = [x for x in t if type(x) is str]
+            if not host.type_lists:
+                self.add("type-list", "type", (*path, "type"), f"a list of types is not accepted by {host.name}")
+        else:
+            types = []
         if "null" in types and not host.null_type:
             self.add("type-list", "type", (*path, "type"), f"the `null` type is not accepted by {host.name}")
-        if host.typed_nodes and not root:
-            said = ("type", "anyOf") if host.string_enums else ("type", "anyOf", "$ref", "enum", "const")
-            if not any(k in node for k in said):
-                self.add("untyped", "", path, f"{host.name} needs every schema to say its type")
+        if host.typed_nodes and not root and self.typing.isdisjoint(node):
+            self.add("untyped", "", path, f"{host.name} needs every schema to say its type")
         is_object = "object" in types
         if host.closed_objects and (is_object or "properties" in node):
             if node.get("additionalProperties") is not False:
@@ -170,7 +197,7 @@ class _Walk:
             props = node.get("properties")
             required = node.get("required")
             names = set(props) if type(props) is dict else set()
-            listed = set(required) if type(required) is list and all(type(r) is str for r in required) else set()
+            listed = set(required) if type(required) is list and set(map(type, required)) <= _STR else set()
             if names - listed:
                 self.add("not-required", "required", (*path, "required"),
                          f"{host.name} needs every property listed in `required`")  # fmt: skip
@@ -213,6 +240,8 @@ class _Walk:
         if host.limits is not None and inner > host.limits.depth:
             self.add("limit", "", path, f"objects nest deeper than {host.limits.depth} levels ({host.name})")
             return
+        if _SUBSCHEMAS.isdisjoint(node):
+            return  # a leaf (most nodes)
         for key, value in node.items():
             if key not in _SUBSCHEMAS:
                 continue

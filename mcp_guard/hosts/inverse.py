@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ..core.json_values import escape_token, literal_float
 
 __all__ = ["JSON_TEXT", "Arr", "BackError", "Choice", "JsonText", "Map", "Member", "Obj", "Ref", "back", "kind_of",
-           "narrowed", "present"]  # fmt: skip
+           "narrowed", "parse_json_text", "pick", "present"]  # fmt: skip
 
 
 class JsonText:
@@ -48,11 +48,10 @@ class JsonText:
 JSON_TEXT: Final = JsonText()
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
+class Member(NamedTuple):
     """One shown member of an :class:`Obj`: its server-side name, its node, whether null means absent
     (``null_absent``), and whether the server's schema accepts a null there (then an explicit null
-    cannot be sent: a narrowing)."""
+    cannot be sent: a narrowing). Immutable (a named tuple: a lowering builds one per property)."""
 
     original: str
     node: Map
@@ -149,11 +148,19 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def parse_json_text(text: str) -> Any:
+    """The value a shown JSON text stands for: one JSON value, no duplicate keys, no ``NaN`` or
+    ``Infinity``; a literal no double holds stays exact (``core.json_values.literal_float``).
+
+    Raises:
+        ValueError: the text is not such a value.
+    """
+    return json.loads(text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+
+
 def _parse(text: str, at: str) -> Any:
     try:
-        return json.loads(
-            text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates
-        )
+        return parse_json_text(text)
     except ValueError:
         raise BackError(
             at,
@@ -172,7 +179,9 @@ def _tagged(node: Choice, value: Any, name: str) -> Map | JsonText | bool:
     return False if index is None else node.branches[index][2]
 
 
-def _pick(node: Choice, value: Any) -> Map:
+def pick(node: Choice, value: Any) -> Map:
+    """The branch of ``node`` that maps a shown ``value`` back: the one its tag names, else the
+    first of the value's JSON kind (for objects, the one whose shown key set is the value's)."""
     if node.tag is not None:
         tagged = _tagged(node, value, node.tag.shown)
         if tagged is not False:
@@ -186,59 +195,14 @@ def _pick(node: Choice, value: Any) -> Map:
     return candidates[0][2] if candidates else None
 
 
-class _Unparsed(Exception):
-    """Internal: the fast path met a JSON text that does not parse (the slow path finds where)."""
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(
-            text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates
-        )
-    except ValueError:
-        raise _Unparsed from None
-
-
-def _fast(node: Map, value: Any) -> Any:
-    """:func:`back` without pointers (the per-call path; ``_Unparsed`` where a text does not parse)."""
-    kind = type(node)
-    if kind is Obj:
-        if type(value) is not dict:
-            return value
-        members = node.members  # type: ignore[union-attr]
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            member = members.get(key)
-            if member is None:
-                out[key] = item
-            elif item is None and member.null_absent:
-                continue
-            else:
-                out[member.original] = item if member.node is None else _fast(member.node, item)
-        return out
-    if node is None:
-        return value
-    if node is JSON_TEXT:
-        return _loads(value) if type(value) is str else value
-    if kind is Arr:
-        items = node.items  # type: ignore[union-attr]
-        return [_fast(items, item) for item in value] if type(value) is list else value
-    if kind is Ref:
-        return _fast(node.table.get(node.name), value)  # type: ignore[union-attr]
-    return _fast(_pick(node, value), value)  # type: ignore[arg-type]
-
-
 def back(node: Map, value: Any, at: str = "") -> Any:
     """The server-side value of a shown ``value`` (raises :class:`BackError` where it cannot map).
 
     Unknown keys and values of kinds the node does not expect pass unchanged: the guard judges them.
-    The value is mapped without pointers; only a JSON text that does not parse is looked for again,
-    with them, to say where.
+    The reference walk, with instance pointers; a call's path uses the same mapping compiled once
+    per tool (``hosts.plans``), which comes here only to say where a JSON text does not parse.
     """
-    try:
-        return _fast(node, value)
-    except _Unparsed:
-        return _back_at(node, value, at)
+    return _back_at(node, value, at)
 
 
 def _back_at(node: Map, value: Any, at: str) -> Any:
@@ -266,7 +230,7 @@ def _back_at(node: Map, value: Any, at: str) -> Any:
             return value
         return [_back_at(node.items, item, f"{at}/{i}") for i, item in enumerate(value)]
     assert type(node) is Choice
-    return _back_at(_pick(node, value), value, at)
+    return _back_at(pick(node, value), value, at)
 
 
 def _pick_present(node: Choice, value: Any) -> Map:

@@ -20,19 +20,20 @@ from __future__ import annotations
 import marshal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, NamedTuple
 
 from .checker import accepts
 from .lowering import Lowered, lower
-from .names import host_names
+from .names import host_name, host_names
+from .plans import Back
 from .tables import HostProfile
 
-__all__ = ["Presentation", "ShownTool", "present_tools"]
+__all__ = ["KEY_FORMAT", "Presentation", "ShownTool", "present_tools", "schema_key"]
 
 
-@dataclass(frozen=True, slots=True)
-class ShownTool:
-    """One tool as the host is shown it.
+class ShownTool(NamedTuple):
+    """One tool as the host is shown it (immutable; a named tuple: a listing builds one per tool,
+    at a quarter of a frozen dataclass's cost).
 
     Attributes:
         name: the server's name.
@@ -76,6 +77,7 @@ class Presentation:
     tools: list[dict[str, Any]]
     shown: dict[str, ShownTool]
     withheld: dict[str, str] = field(default_factory=dict)
+    _routes: dict[str, tuple[str, Back | None]] = field(default_factory=dict, repr=False, compare=False)
 
     def call(self, shown_name: str, arguments: Any) -> tuple[str, Any]:
         """The server's name and server-side arguments of a call the model made.
@@ -85,19 +87,32 @@ class Presentation:
             BackError: the arguments cannot be mapped back (a JSON text that does not parse);
                 its ``pointer`` is the instance pointer; refuse the call with it.
         """
-        tool = self.shown[shown_name]
-        if tool.lowered is None or tool.lowered.identity:
-            return tool.name, arguments
-        return tool.name, tool.lowered.back(arguments)
+        route = self._routes.get(shown_name)
+        if route is None:  # built on the first call of each tool: its name and compiled mapping back
+            tool = self.shown[shown_name]
+            route = self._routes[shown_name] = (tool.name, None if tool.lowered is None else tool.lowered.back_plan)
+        name, plan = route
+        return name, arguments if plan is None else plan(arguments)
 
 
-def _key(schema: Any) -> bytes | None:
-    """An exact key for a parsed schema (``marshal`` format 2, as ``relay.guard.schema_key``: types,
-    key order and every string kept); None for a value it refuses (an ``Inexact`` literal)."""
+KEY_FORMAT: Final = 4
+"""The ``marshal`` format of :func:`schema_key` (format 4 writes short ASCII strings in a byte of
+length, a fifth faster than format 2 on the corpus; its references back to an object written
+before only shorten the bytes, which still decode to the schema)."""
+
+
+def schema_key(schema: Any) -> bytes | None:
+    """An exact key for a parsed schema: equal keys mean equal schemas, types, key order and every
+    string kept (the bytes decode back to the schema); None for a value ``marshal`` refuses (an
+    ``Inexact`` literal, nesting past its depth limit). Two equal schemas whose parts are shared
+    differently may get different keys: a lowering is then done twice, never shared wrongly."""
     try:
-        return marshal.dumps(schema, 2)
+        return marshal.dumps(schema, KEY_FORMAT)
     except (ValueError, RecursionError):
         return None
+
+
+_UNSEEN: Final[Any] = object()
 
 
 def present_tools(
@@ -107,6 +122,9 @@ def present_tools(
     supported: Callable[[str], bool] | None = None,
 ) -> Presentation:
     """Show ``tools`` (``tools/list`` entries) to ``host``.
+
+    One check and, where needed, one lowering per distinct schema (:func:`schema_key`), as the
+    guard classifies one verdict per distinct schema.
 
     Args:
         tools: the server's tool entries (dicts with ``name`` and ``inputSchema``); entries
@@ -118,38 +136,70 @@ def present_tools(
     Returns:
         The :class:`Presentation`.
     """
-    named = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
-    names = host_names([t["name"] for t in named], host)
+    try:
+        return _present(tools, host, supported, None)
+    except _Collided:  # rare: names made alike; every name first, then the listing
+        named = [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        return _present(tools, host, supported, host_names(named, host).shown)
+
+
+class _Collided(Exception):
+    """Internal: two names become one for the host (:func:`present_tools` starts again, names first)."""
+
+
+def _present(
+    tools: Sequence[Any], host: HostProfile, supported: Callable[[str], bool] | None, names: dict[str, str] | None
+) -> Presentation:
+    """:func:`present_tools` in one pass over the listing (each entry is read once, from memory the
+    pass has not touched yet on a long listing: the cost is there); ``names``: the shown name of each
+    server name, or None to make them here, raising :class:`_Collided` where two become one."""
     label = f"{host.name}@{host.version}"
     out = Presentation([], {})
-    seen: dict[bytes, Lowered | None] = {}  # one lowering per distinct schema, as the guard classifies
-    for entry in named:
-        name = entry["name"]
-        schema = entry.get("inputSchema")
-        if supported is not None and not supported(name):
-            out.withheld[name] = "the guard does not support its schema"
+    listed, shown, withheld = out.tools, out.shown, out.withheld
+    seen: dict[bytes, Lowered | None] = {}
+    dumps = marshal.dumps
+    fits = host.name_pattern.fullmatch
+    taken: set[str] = set()
+    for entry in tools:
+        if not isinstance(entry, dict):
             continue
-        if name not in names.shown:
-            out.withheld[name] = f"its name collides with another's once made valid for {host.name}"
+        name = entry.get("name")
+        if not isinstance(name, str):
             continue
-        if not isinstance(schema, dict):
-            out.withheld[name] = "it has no object inputSchema"
-            continue
-        shown_name = names.shown[name]
-        key = _key(schema)
-        if key is not None and key in seen:
-            lowered = seen[key]
+        shown_name: str | None
+        if names is None:
+            shown_name = name if fits(name) is not None else host_name(name, host)
+            if shown_name in taken:
+                raise _Collided
+            taken.add(shown_name)
         else:
+            shown_name = names.get(name)
+        if supported is not None and not supported(name):
+            withheld[name] = "the guard does not support its schema"
+            continue
+        if shown_name is None:
+            withheld[name] = f"its name collides with another's once made valid for {host.name}"
+            continue
+        schema = entry.get("inputSchema")
+        if not isinstance(schema, dict):
+            withheld[name] = "it has no object inputSchema"
+            continue
+        try:
+            key: bytes | None = dumps(schema, KEY_FORMAT)  # schema_key, inline: once per tool
+        except (ValueError, RecursionError):
+            key = None
+        lowered = _UNSEEN if key is None else seen.get(key, _UNSEEN)
+        if lowered is _UNSEEN:
             lowered = None if accepts(schema, host) else lower(schema, host)
             if key is not None:
                 seen[key] = lowered
-        if lowered is not None and not lowered.presentable:
-            out.withheld[name] = "; ".join(lowered.reasons)
+        if lowered is not None and lowered.reasons:
+            withheld[name] = "; ".join(lowered.reasons)
             continue
         copy = dict(entry)
         copy["name"] = shown_name
         if lowered is not None:
             copy["inputSchema"] = lowered.schema
-        out.tools.append(copy)
-        out.shown[shown_name] = ShownTool(name, shown_name, lowered, label)
+        listed.append(copy)
+        shown[shown_name] = ShownTool(name, shown_name, lowered, label)
     return out

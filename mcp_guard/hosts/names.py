@@ -61,9 +61,21 @@ class NameMap:
 
 def host_names(names: Sequence[str], host: HostProfile) -> NameMap:
     """The :class:`NameMap` of a listing's names for ``host`` (a name listed twice collides with itself)."""
-    groups: dict[str, list[str]] = {}
+    owner: dict[str, str] = {}  # shown name -> the first server-side name shown under it
+    clash: dict[str, list[str]] = {}  # shown name -> every server-side name shown under it, when several
+    fits = host.name_pattern.fullmatch
     for name in names:
-        groups.setdefault(host_name(name, host), []).append(name)
-    shown = {members[0]: as_shown for as_shown, members in groups.items() if len(members) == 1}
-    collisions = {as_shown: tuple(members) for as_shown, members in groups.items() if len(members) > 1}
+        as_shown = name if fits(name) is not None else host_name(name, host)
+        if as_shown in owner:
+            members = clash.get(as_shown)
+            if members is None:
+                clash[as_shown] = [owner[as_shown], name]
+            else:
+                members.append(name)
+        else:
+            owner[as_shown] = name
+    if not clash:
+        return NameMap({name: as_shown for as_shown, name in owner.items()}, {})
+    shown = {name: as_shown for as_shown, name in owner.items() if as_shown not in clash}
+    collisions = {as_shown: tuple(clash[as_shown]) for as_shown in owner if as_shown in clash}
     return NameMap(shown, collisions)

@@ -77,7 +77,7 @@ from ..wire.pieces import free_in_pieces
 from ..wire.repeated import collector_paused
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from .inflight import InFlight
-from .offload import OFFLOAD_MIN, Ordered, keeps_place
+from .offload import Ordered, keeps_place, upstream_job
 from .requests import OwnRequests, RequestFailed
 
 __all__ = ["Connector", "PeerEvents", "SkipLog", "UpstreamPeer", "failure_reason", "unreadable_text"]
@@ -123,9 +123,10 @@ class PeerEvents(Protocol):
         The guard's own requests have failed; every forwarded request is the owner's to answer now."""
 
     def peer_prepare(self, message: Any) -> None:
-        """In a worker thread, before a big message is triaged and given to :meth:`peer_output`: do what
-        of its handling needs no state shared with the loop (classify a listing's schemas), so that
-        its handling on the loop is short (``peer.offload``). Must not change what the loop reads."""
+        """In a worker thread, before a big message is triaged and given to :meth:`peer_output` (its
+        ``mcp-guard/`` keys removed already): do what of its handling needs no state shared with the loop
+        (classify a listing's schemas, check a result against its ``outputSchema``), so that its handling
+        on the loop is short (``peer.offload``). Must not change what the loop reads."""
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
         """The synchronous handler of lines read from a pipe upstream (the stdio hot path), or None.
@@ -243,6 +244,7 @@ class UpstreamPeer:
         # ... and then, when that line may go on as received (jsonrpc.loads_as_received): (line, parsed value)
         self.as_received: tuple[bytes | str, Any] | None = None
         self._answered = False  # the current connection has answered a request with a result
+        self._clean: set[int] = set()  # ids of the messages of the big line being passed on, cleaned in the thread
 
     @property
     def wait(self) -> float:
@@ -401,13 +403,14 @@ class UpstreamPeer:
                 ordered.close()
 
     def _line_now(self, owner: LineHandler, events: PeerEvents, line: bytes | str) -> bool:
-        """The pipe's line handler (``pipes.LineHandler``): a big line (:data:`OFFLOAD_MIN` or more) is a job
+        """The pipe's line handler (``pipes.LineHandler``): a big line (``offload.OFFLOAD_MIN`` or more, or a listing of
+        ``offload.LISTING_MIN`` or more: ``offload.upstream_job``) is a job
         of :attr:`ordered`, as :meth:`_read_lines` would make it, but as the text the pipe decoded (declined,
         the pipe would encode it back to bytes and the job decode them again: a big answer then peaked at
         7x its size, against 2x before the offload); the rest goes to the owner's hot path. The order is
         the same: the pipe offers lines only while :meth:`_read_lines` waits in ``receive()``."""
         scope = self._lines_scope
-        if len(line) >= OFFLOAD_MIN and scope is not None:
+        if scope is not None and upstream_job(line):
             self.ordered.submit(partial(self._big_line, line, events, scope))
             return True
         return owner(line)
@@ -423,7 +426,7 @@ class UpstreamPeer:
             except LineTooLong as exc:
                 await self.unreadable(exc.prefix, events, too_long=exc.limit)
                 continue
-            if len(line) >= OFFLOAD_MIN:
+            if upstream_job(line):
                 ordered.submit(partial(self._big_line, line, events, scope))
                 continue
             try:
@@ -448,30 +451,42 @@ class UpstreamPeer:
         """
         with collector_paused():
             try:
-                message, as_received = await self.ordered.in_thread(self._parse_big, line, events)
+                message, cleaned, as_received = await self.ordered.in_thread(self._parse_big, line, events)
             except (ValueError, RecursionError):
                 await self.unreadable(line if isinstance(line, bytes) else line.encode("utf-8", "replace"), events)
                 return
-            out = self.triage(message)
-            if out is not None:
-                self.offloaded = out
-                self.as_received = (line, message) if as_received else None
-                try:
-                    await self._output(out, events, scope)
-                finally:
-                    self.offloaded, self.as_received = None, None
-            held = [message, out]
-            del message, out
+            clean = self._clean
+            clean.update(map(id, cleaned if type(cleaned) is list else [cleaned]))  # (triage: already cleaned)
+            try:
+                out = self.triage(cleaned)
+                if out is not None:
+                    self.offloaded = out
+                    self.as_received = (line, message) if as_received else None
+                    try:
+                        await self._output(out, events, scope)
+                    finally:
+                        self.offloaded, self.as_received = None, None
+            finally:
+                clean.clear()
+            held = [message, cleaned, out]
+            del message, cleaned, out
             await self.ordered.in_thread(free_in_pieces, held)
 
     @staticmethod
-    def _parse_big(line: bytes | str, events: PeerEvents) -> tuple[Any, bool]:
-        """(In the worker thread.) The parsed line and whether it may go on as received
-        (``jsonrpc.loads_as_received``), prepared by the owner when it is one message."""
+    def _parse_big(line: bytes | str, events: PeerEvents) -> tuple[Any, Any, bool]:
+        """(In the worker thread.) The parsed line; it with the ``mcp-guard/`` ``_meta`` keys removed from
+        each message (``without_guard_keys``: a walk over every object of a 26 MB result took 0.5 s, on the
+        loop before), prepared by the owner when it is one message; whether the line may go on as
+        received (``jsonrpc.loads_as_received``)."""
         message, as_received = loads_as_received(line, upstream=True)
         if type(message) is dict:
-            events.peer_prepare(message)
-        return message, as_received
+            cleaned: Any = without_guard_keys(message) if message.get("jsonrpc") == "2.0" else message
+            events.peer_prepare(cleaned)
+        elif type(message) is list:
+            cleaned = [without_guard_keys(m) if type(m) is dict and m.get("jsonrpc") == "2.0" else m for m in message]
+        else:
+            cleaned = message
+        return message, cleaned, as_received
 
     @staticmethod
     async def _output(out: Any, events: PeerEvents, scope: anyio.CancelScope) -> None:
@@ -484,13 +499,15 @@ class UpstreamPeer:
         ``mcp-guard/`` ``_meta`` keys removed, the batch's such elements, or None (nothing: an answer
         to the guard's own request, taken; or output that is no JSON-RPC message, logged and skipped).
 
-        Synchronous: the stdio hot path calls it in the pipe's reader callback.
+        Synchronous: the stdio hot path calls it in the pipe's reader callback. A message of the big line
+        being passed on was cleaned in the worker thread (:meth:`_parse_big`), and is not walked again.
         """
         if type(message) is dict:
             if message.get("jsonrpc") != "2.0":
                 self._not_jsonrpc()
                 return None
-            message = without_guard_keys(message)
+            if not (self._clean and id(message) in self._clean):
+                message = without_guard_keys(message)
             if not self._answered and "result" in message and "method" not in message:
                 self._answered = True  # (an error answer, a notification or a request proves no start)
             if "method" not in message and "id" in message and self.own.answer(id_key(message["id"]), message):

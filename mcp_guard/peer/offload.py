@@ -28,14 +28,35 @@ from typing import Any, Final, TypeVar
 import anyio
 import anyio.to_thread
 
-__all__ = ["OFFLOAD_MIN", "Ordered", "keeps_place"]
+from ..wire.repeated import LISTING_MARK
+
+__all__ = ["LISTING_MIN", "OFFLOAD_MIN", "Ordered", "keeps_place", "upstream_job"]
 
 OFFLOAD_MIN: Final = 1 << 16
 """Lines of at least this many bytes (characters, for a line given as its text) are parsed and judged
 off the loop. A shorter line costs at most a few milliseconds to parse, and its judgement is bounded
 by the core's work budget."""
 
+LISTING_MIN: Final = 1 << 13
+"""Upstream lines of at least this many bytes that may carry tool schemas (they hold ``"inputSchema"``) are jobs
+too: a listing's owner classifies its schemas in the worker thread, and makes there the validator of a
+schema of thousands of values (``ToolTable.prepare``), which the first call to its tool would otherwise make
+on the loop (an ``anyOf`` of 1,000 branches fits in 45 KB: under load a ``ping`` waited 0.5 s for it)."""
+
+_MARK_BYTES: Final = LISTING_MARK.encode()
+
 T = TypeVar("T")
+
+
+def upstream_job(line: bytes | str) -> bool:
+    """Whether an upstream line is a job (handled off the loop): :data:`OFFLOAD_MIN` or more, or a listing of
+    :data:`LISTING_MIN` or more (one substring search)."""
+    size = len(line)
+    if size >= OFFLOAD_MIN:
+        return True
+    if size < LISTING_MIN:
+        return False
+    return LISTING_MARK in line if isinstance(line, str) else _MARK_BYTES in line
 
 
 def keeps_place(message: Any) -> bool:

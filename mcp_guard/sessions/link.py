@@ -250,7 +250,12 @@ class Link:
         return None
 
     def peer_prepare(self, message: Any) -> None:
-        """Nothing to prepare off the loop (``peer.connection``): the gateway classifies its own listings."""
+        """(In the worker thread, ``peer.connection``.) A forwarded call's result is checked against its
+        ``outputSchema`` here (``Pipeline.prepare_output``); the gateway classifies its own listings."""
+        if "method" not in message and valid_id(message.get("id")):
+            forwarded = self.peer.inflight.pending.get(id_key(message["id"]))  # (reads: the loop owns the map)
+            if isinstance(forwarded, Forwarded):
+                Pipeline.prepare_output(forwarded.call, message)
 
     def _counts(self) -> str:
         parts = [f"{len(self.tools or [])} tool(s)"]

@@ -398,7 +398,7 @@ class UpstreamSide:
     def peer_prepare(self, message: dict[str, Any]) -> None:
         """(In the worker thread, ``peer.connection``.) A listing answered to the client has its schemas
         classified here, into its table's prepared schemas (``ToolTable.prepare``): annotating it on the
-        loop then only looks them up."""
+        loop then only looks them up. A call's result is checked here (``Pipeline.prepare_output``)."""
         result = message.get("result")
         if "method" in message or type(result) is not dict or not valid_id(message.get("id")):
             return
@@ -406,6 +406,8 @@ class UpstreamSide:
         listing = self._lists.get(id_key(client_id)) if client_id is not None else None
         if listing is not None:
             listing[0].prepare(result)
+        elif client_id is not None and self._calls:  # a call's result: checked against its outputSchema
+            Pipeline.prepare_output(self._calls.get(id_key(client_id)), message)
 
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
         """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is

@@ -69,6 +69,21 @@ _raw_client = _client_decoder.raw_decode
 _raw_upstream = _upstream_decoder.raw_decode
 
 
+def _int(text: str) -> int:
+    return int(text)
+
+
+YIELDING_MIN: Final = 1 << 20
+"""Characters of a line past which it is parsed by a decoder that returns to the interpreter for every object
+and every integer (``_yielding``). The C decoder alone holds the interpreter lock for the whole text: a result
+of 1,000,000 objects (26 MB) took 0.44 s in one call on an idle machine, and a parse in a worker thread
+(``peer.offload``) held every ``ping`` that long (issue 25 items 1 and 4). The value is the same (a repeated
+key keeps its first place and its last value, as ``dict``), and the parse takes about as long."""
+_yielding = json.JSONDecoder(parse_float=literal_float, parse_int=_int, object_pairs_hook=repeated.dict_of)
+_raw_yielding = _yielding.raw_decode
+_decode_yielding = _yielding.decode
+
+
 def _c_encoder() -> Callable[[Any], str]:
     """``_encoder.encode`` without building the C encoder anew for every message (as ``JSONEncoder.encode``
     does): the same output; a cycle, which parsed JSON cannot hold, ends in RecursionError instead of
@@ -198,6 +213,8 @@ def loads_client(line: bytes | str) -> Any:
             raise
     if text[:1] == "\ufeff":  # MCP is UTF-8; a leading BOM is tolerated (as by the utf-8-sig codec)
         text = text[1:]
+    if len(text) >= YIELDING_MIN:
+        return repeated.parse_filled(text, _raw_yielding, _decode_yielding)
     return repeated.parse_filled(text, _raw_client, _decode_client)
 
 
@@ -218,6 +235,8 @@ def loads_upstream(line: bytes | str) -> Any:
     text = line.decode("utf-8") if isinstance(line, bytes) else line
     if text[:1] == "\ufeff":  # the client's rule (loads_client): a leading BOM is tolerated, both ways (trial F17)
         text = text[1:]
+    if len(text) >= YIELDING_MIN:
+        return repeated.decode(text, literal_float, _raw_yielding, _decode_yielding)
     return repeated.decode(text, literal_float, _raw_upstream, _decode_upstream)
 
 

@@ -11,15 +11,18 @@ to by name; none is ever spliced into the source.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from math import isfinite
-from typing import Any
+from types import CodeType, FunctionType
+from typing import Any, Final
 
 from ..json_values import canonical_once, escape_token, is_json, is_uncarriable, json_once, json_type_name
 from ..report import VALIDATION, Issue
 
 __all__ = [
     "CHAIN_LIMIT",
+    "CHUNK_CHARS",
     "Collect",
     "ModuleWriter",
     "OverBudget",
@@ -111,19 +114,37 @@ more branches loop over a tuple, and longer ``required`` lists loop over a const
 (about 3,000 deep), and a statement per name makes the source grow with the schema's size."""
 
 
+CHUNK_CHARS: Final = 1 << 15
+"""Characters of source given to one ``compile()`` call, at most (but for one longer function). One call
+holds the interpreter lock throughout: a validator of many branches (2.3 MB of source for an ``anyOf``
+of 1,000 branches) compiled at once held it 0.6 s on an idle machine, and every ``ping`` with it, even
+from a worker thread (issue 25 items 1 and 4). A piece this long compiles in about 10 ms."""
+
+_GENERATED: Final = re.compile(r"\b[A-Za-z_]+[0-9]+\b")
+"""A generated name (``K12``, ``v5``, ``_ep4``, ``f7``: a prefix and a count, ``ModuleWriter.name``): the only
+identifiers of generated source that end in digits (the templates' own names have none)."""
+
+
 class ModuleWriter:
     """The generated module of one validator: its source, its namespace of constants, fresh names.
 
     Used by the generator (``gen``). Every
     schema value reaches the source only through :meth:`const` (see the module docstring).
+
+    A function whose source is another's but for its generated names (each of a thousand ``anyOf``
+    branches that differ only in their constants) is not compiled again: it is made of the first
+    one's code with its own names (:meth:`load`), so a schema's validator compiles in time of the
+    number of its distinct shapes, not of its size.
     """
 
     def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = namespace
-        self.source: list[str] = []
+        self.source: list[str] = []  # the functions compiled, each a text
         self.trailer: list[str] = []  # assignments that need every function defined first
         self._consts: dict[tuple[type, Any], str] = {}
         self._count = 0
+        self._shapes: dict[str, tuple[str, list[str]]] = {}  # a function's shape -> its first: (name, names)
+        self._copies: list[tuple[str, str, dict[str, str]]] = []  # (name, first's name, first's names -> its)
 
     def const(self, value: Any) -> str:
         """Bind a schema value as a module constant; return its name (see the module docstring)."""
@@ -158,17 +179,54 @@ class ModuleWriter:
         return name
 
     def emit(self, header: str, body: list[str]) -> None:
-        """Append one function definition to the module."""
-        self.source.append(header)
-        self.source.extend("    " + line for line in (body or ["pass"]))
-        self.source.append("")
+        """Append one function definition to the module (``header``: ``def NAME(...):``, NAME generated)."""
+        text = "\n".join([header, *("    " + line for line in (body or ["pass"]))])
+        names: dict[str, str] = {}
+        shape = _GENERATED.sub(lambda m: names.setdefault(m.group(), f"@{len(names)}"), text)
+        own = list(names)  # (the function's own name first: the header's)
+        first = self._shapes.get(shape)
+        if first is None:
+            self._shapes[shape] = (own[0], own)
+            self.source.append(text)
+        else:
+            self._copies.append((own[0], first[0], dict(zip(first[1], own, strict=True))))
 
     def load(self, valid_name: str, collect_name: str, label: str) -> tuple[Valid, Collect, str]:
-        """Compile and run the module; ``(valid, collect, source)`` of the two named functions."""
-        source = "\n".join([*self.source, *self.trailer])
-        code = compile(source, label, "exec")
-        exec(code, self.namespace)  # the source holds generated names and templates only; see the docstring
-        return self.namespace[valid_name], self.namespace[collect_name], source
+        """Compile and run the module; ``(valid, collect, source)`` of the two named functions.
+
+        The functions are compiled a piece of at most :data:`CHUNK_CHARS` at a time (the interpreter lock
+        passes between pieces); each copy (see the class docstring) is the first's code object with its
+        names replaced (``CodeType.replace``), bound in the same namespace; then the trailer runs. The
+        source returned is what was compiled, followed by one comment line per copy saying what it is.
+        """
+        namespace = self.namespace
+        piece: list[str] = []
+        size = 0
+        for text in [*self.source, ""]:
+            if piece and (size + len(text) > CHUNK_CHARS or not text):
+                # the source holds generated names and templates only; see the module docstring
+                exec(compile("\n\n".join(piece), label, "exec"), namespace)
+                piece, size = [], 0
+            piece.append(text)
+            size += len(text) + 2
+        for name, first, names in self._copies:
+            code = _renamed(namespace[first].__code__, names)
+            namespace[name] = FunctionType(code.replace(co_name=name, co_qualname=name), namespace, name)
+        if self.trailer:
+            exec(compile("\n".join(self.trailer), label, "exec"), namespace)
+        copies = [
+            f"# {name} = {first} with {', '.join(f'{a}->{b}' for a, b in names.items() if a != b)}"
+            for name, first, names in self._copies
+        ]
+        source = "\n\n".join([*self.source, "\n".join([*self.trailer, *copies])])
+        return namespace[valid_name], namespace[collect_name], source
+
+
+def _renamed(code: CodeType, names: dict[str, str]) -> CodeType:
+    """``code`` with each global name of ``names`` replaced by its value, in its nested code too (a generator
+    expression's). The rest (locals, attributes, the templates' names) is left as it is."""
+    consts = tuple(_renamed(c, names) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_names=tuple(names.get(n, n) for n in code.co_names), co_consts=consts)
 
 
 def base_namespace() -> dict[str, Any]:
