@@ -18,7 +18,8 @@ Wire behaviour (MCP streamable HTTP, revisions 2025-03-26 … 2025-11-25 and 202
   upstream process and a relay of its own; the session id comes back in the
   ``Mcp-Session-Id`` header and is required afterwards (400 when missing, 404 when unknown
   or ended). ``GET`` opens the session's standalone SSE stream (one at a time: 409);
-  ``DELETE`` ends the session and stops its upstream. A session without any request in
+  ``DELETE`` cancels the session's requests in flight (-32800 to the client,
+  ``notifications/cancelled`` upstream), ends the session and stops its upstream. A session without any request in
   flight and no GET stream for :attr:`HttpConfig.session_idle_timeout` seconds is ended
   the same way. ``MCP-Protocol-Version``, when present, must be a handshake-era version or
   the one the session negotiated (else 400). With ``HttpConfig.shared_upstream``

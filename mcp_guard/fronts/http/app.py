@@ -706,6 +706,9 @@ class HttpFront:
         if isinstance(session, str):
             await _refuse(send, 400 if session == "missing" else 404, _SESSION_TEXT[session])
             return
+        # The spec leaves open what becomes of requests in flight (the SDK's server ends their streams): they are
+        # cancelled the MCP way, so their outcome is the client's choice, not a race against the upstream's stop.
+        await session.cancel_in_flight(_DELETED)
         self.end_session(session)
         await _respond(send, 200, headers=session.header)
 
@@ -718,6 +721,9 @@ class HttpFront:
             return "unknown"
         return session
 
+
+_DELETED: Final = "the client ended the session (HTTP DELETE)"
+"""The ``reason`` of the ``notifications/cancelled`` a ``DELETE`` sends upstream for each request in flight."""
 
 _SESSION_TEXT: Final = {
     "missing": "Bad Request: Missing session ID (Mcp-Session-Id)",

@@ -134,19 +134,38 @@ class DirectClientSide(DirectLink):
         while True:
             if self._ended or self._closed:
                 return False
-            if not self._inbound and self._receiving and self._handler is not None and self._failure is None:
-                try:
-                    if self._handler(line):
-                        return True
-                except Exception as exc:  # raised to the relay, as a pipe stream's handler failure is
-                    self._failure = exc
-                    _wake(self._receiving)
-                    return True
+            if self._offered(line):
+                return True
             if len(self._inbound) < INBOUND_BUFFER:
                 self._inbound.append(line)
                 _wake(self._receiving)
                 return True
             await _wait(self._room)
+
+    def put_nowait(self, line: bytes) -> bool:
+        """As :meth:`put`, never waiting: queued beyond :data:`~.config.INBOUND_BUFFER` when need be.
+
+        For the few messages of the guard's own a channel must get in before its end (the
+        cancellations of an ended session's requests), from code that cannot wait. False when
+        the relay no longer reads.
+        """
+        if self._ended or self._closed:
+            return False
+        if not self._offered(line):
+            self._inbound.append(line)
+            _wake(self._receiving)
+        return True
+
+    def _offered(self, line: bytes) -> bool:
+        """Whether the line handler took ``line`` now (only while the relay waits with nothing queued)."""
+        if self._inbound or not self._receiving or self._handler is None or self._failure is not None:
+            return False
+        try:
+            return self._handler(line)
+        except Exception as exc:  # raised to the relay, as a pipe stream's handler failure is
+            self._failure = exc
+            _wake(self._receiving)
+            return True
 
     def end(self) -> None:
         """No more client messages: the relay sees EOF once it has read those queued (the MCP way to end a session)."""

@@ -91,6 +91,21 @@ class Session(Channel):
         if not exchange.offer(Item(data, final=True)):
             exchange.sender.close()  # its stream is full: the handler ends it with a generic error
 
+    async def cancel_in_flight(self, reason: str) -> None:
+        """The client ends the session (``DELETE``): cancel every request in flight but ``initialize``.
+
+        Each is answered -32800 now (as :meth:`cancelled`), and the relay gets the client's
+        ``notifications/cancelled`` for it (with ``reason``) before the session's end: the upstream
+        is told (MCP cancellation) and a ``tools/call`` is journaled ``cancelled``, not left to finish
+        while the upstream is being stopped. MCP: ``initialize`` is never cancelled.
+        """
+        for exchange in [e for e in self.pending.values() if not e.initialize]:
+            params = {"requestId": exchange.client_id, "reason": reason}
+            notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+            await self.cancelled(notice)
+            if not await self.forward(notice, dumps(notice)):
+                return  # the relay is gone: nothing left to tell
+
     def principal_of(self, request_id: Any) -> Principal | None:
         """As ``Channel.principal_of``, and for a request abandoned or cancelled (its tombstone keeps it)."""
         key = map_key(request_id)

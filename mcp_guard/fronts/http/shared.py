@@ -111,6 +111,13 @@ class SharedSession:
         """A client's ``notifications/cancelled``: its stream ends with -32800; the upstream is told its own id."""
         self.channel.cancel(self, message)
 
+    async def cancel_in_flight(self, reason: str) -> None:
+        """The client ends the session (``DELETE``): every request in flight but ``initialize`` is answered
+        -32800 and cancelled upstream with ``reason`` (``Session.cancel_in_flight``)."""
+        for exchange, _key in list(self.pending.values()):
+            params = {"requestId": exchange.client_id, "reason": reason}
+            self.channel.cancel(self, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+
     def abandon(self, exchange: Exchange) -> None:
         """The HTTP request went away unanswered; a late answer is dropped (not a cancellation)."""
         self.channel.abandon(self, exchange)
@@ -551,6 +558,13 @@ class SharedChannel(Channel):
             return
         self._asked[key] = target
         target.deliver(data)
+
+    def stop(self) -> None:
+        """End the channel; the guard's own messages still waiting (the last session's cancellations, its
+        unsubscriptions, errors for what the upstream asked it) go to the relay first, in order."""
+        while self._outbox and self.client.put_nowait(self._outbox.popleft()):
+            pass
+        super().stop()
 
     def _finish(self) -> None:
         self._init_changed.set()
