@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_guard.fronts.http import HttpConfig
-from mcp_guard.fronts.http.app import request_head, request_headers
+from mcp_guard.fronts.http.fields import request_head, request_headers
 from mcp_guard.fronts.http.security import Security, read_host_origin, valid_host
 
 GOOD = "127.0.0.1:8080"

@@ -1,5 +1,5 @@
 """The HTTP front's per-request deadlines without a loop timer each (``fronts.http.fast.Ticker``), its
-one-pass request headers (``fronts.http.app.request_headers``) and its one write per whole response
+one-pass request headers (``fronts.http.fields.request_headers``) and its one write per whole response
 (``fronts.http.parsers.HeadHeld``).
 
 What must hold: a deadline fires once, at the first tick at or after it is due (never before, at
@@ -18,9 +18,9 @@ import anyio
 import pytest
 from starlette.datastructures import Headers
 
-from mcp_guard.fronts.http.app import request_headers
 from mcp_guard.fronts.http.config import HttpConfig
 from mcp_guard.fronts.http.fast import TICK, Ticker, ticker
+from mcp_guard.fronts.http.fields import request_headers
 from mcp_guard.fronts.http.parsers import HeadHeld
 from mcp_guard.fronts.http.security import Security, read_host_origin
 

@@ -42,12 +42,13 @@ from ...wire.messages import parse_error_text, unparsable_reason
 from .channel import Channel, SessionFactory
 from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
 from .fast import PING, answer, respond, sse_event, ticker
+from .fields import RequestHeaders, accepts, request_head, request_headers
 from .handshake import Session
 from .messages import Exchange, envelope_version, error_bytes, message_kind
 from .modern import ModernChannel
 from .oauth import Owner, ResourceServer, owner_of
 from .ops import OPS_PATHS, ops_answer, send_answer
-from .security import REQUEST_TARGET_KEY, HostOrigin, Security, read_host_origin
+from .security import HostOrigin, Security
 from .shared import AnySession, SharedUpstream
 
 if TYPE_CHECKING:
@@ -61,53 +62,6 @@ log = logging.getLogger("mcp_guard")
 _UNPARSABLE_LOGGED: Final = "answered a request body that does not parse with -32700: it %s"
 """The log line (bounded: ``log_counts``) of a body answered 400/-32700, as stdio logs a line
 (``wire.messages.UNPARSABLE_LOGGED``); ``%s`` is ``unparsable_reason``, never the body's text."""
-
-
-RequestHeaders = dict[str, str]
-"""A request's headers by lowercase name (:func:`request_headers`)."""
-
-_LIST_FIELDS: Final = frozenset({"accept", "tracestate"})
-"""Fields defined as lists (``#element``): their lines are one value, joined with ``", "`` (RFC 9110 section 5.3)."""
-
-
-def request_headers(scope: Scope) -> RequestHeaders:
-    """The headers of ``scope`` (ASGI: lowercase names, latin-1 bytes), read in one pass.
-
-    A list field's lines (``Accept``, ``tracestate``) are joined in order into one value (RFC 9110
-    section 5.3: ``Accept: application/json`` and ``Accept: text/event-stream`` accept both). A
-    repeated ``traceparent`` is read as an invalid one (W3C Trace Context: one value, not a list; its
-    test suite expects two to be ignored), so the call starts a trace. Other repeated fields keep
-    their first value: those the front reads are refused 400 before this reading is used
-    (``security.SINGLETON_FIELDS``); others are not read.
-    """
-    headers: RequestHeaders = {}
-    for raw_name, raw_value in scope["headers"]:
-        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
-        first = headers.get(name)
-        if first is None:
-            headers[name] = value
-        elif name in _LIST_FIELDS:
-            headers[name] = f"{first}, {value}"
-        elif name == "traceparent":
-            headers[name] = ""  # (an invalid traceparent: ignored, a new trace)
-    return headers
-
-
-def request_head(scope: Scope) -> HostOrigin:
-    """The request's ``Host``, ``Origin`` and target, read once (:func:`.security.read_host_origin`): every
-    path (the handshake era's, the 2026-07-28 era's, ``/health``...) is judged on this one reading."""
-    target = scope.get("extensions", {}).get(REQUEST_TARGET_KEY) or scope["raw_path"]
-    return read_host_origin(scope["headers"], target, http11=scope.get("http_version") != "1.0")
-
-
-def _accepts(headers: RequestHeaders) -> tuple[bool, bool]:
-    """``(application/json, text/event-stream)`` acceptance of the ``Accept`` header, wildcards included."""
-    types = {part.split(";")[0].strip().lower() for part in headers.get("accept", "").split(",")}
-    wildcard = "*/*" in types
-    return (
-        wildcard or "application/json" in types or "application/*" in types,
-        wildcard or "text/event-stream" in types or "text/*" in types,
-    )
 
 
 def request_origin(headers: RequestHeaders, session_id: str | None) -> Origin | None:
@@ -414,7 +368,7 @@ class HttpFront:
     async def _post(
         self, scope: Scope, receive: Receive, send: Send, headers: RequestHeaders, principal: Principal | None
     ) -> None:
-        has_json, has_sse = _accepts(headers)
+        has_json, has_sse = accepts(headers)
         if not (has_json and has_sse):
             text = "Not Acceptable: the client must accept both application/json and text/event-stream"
             await _refuse(send, 406, text)
@@ -646,7 +600,7 @@ class HttpFront:
         if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no GET stream", [(b"allow", b"POST")])
             return
-        if not _accepts(headers)[1]:
+        if not accepts(headers)[1]:
             await _refuse(send, 406, "Not Acceptable: the client must accept text/event-stream")
             return
         session = self._session_of(headers, principal)

@@ -59,7 +59,8 @@ SINGLETON_FIELDS: Final = {
 """The fields the front (or the SDK's 2026-07-28 header ladder) reads that are not lists, by their ASGI
 (lowercase) names: a request with two lines of one is a 400 (RFC 9110 section 5.3). ``Host`` and
 ``Origin`` have refusals of their own; ``Accept`` and ``tracestate`` are lists (their lines are
-joined: ``app.request_headers``); a repeated ``traceparent`` is ignored (W3C Trace Context: the call starts a trace)."""
+joined: ``fields.request_headers``); a repeated ``traceparent`` is ignored (W3C Trace Context:
+the call starts a trace)."""
 
 Refusal = tuple[int, str, list[tuple[bytes, bytes]]]
 """``(status, message, extra response headers)``."""
