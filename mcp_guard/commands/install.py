@@ -49,6 +49,7 @@ INSTALL_COMMANDS: Final = ("install", "uninstall", "status")
 
 _FLAG_VALUE = re.compile(r'(?<![\w-])(?P<flag>--?[A-Za-z0-9_-]+)(?P<sep>=|"\s*,\s*")(?=[^"])[^"]*')
 _LONE_FLAG = re.compile(r'"(?P<flag>--?[A-Za-z0-9_-]+)",?\s*$')
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 _PAIR = re.compile(r'(?P<q>"?)(?P<name>[A-Za-z0-9_.-]+)(?P=q)(?P<sep>\s*[:=]\s*)"(?:[^"\\]|\\.)*"')
 
 
@@ -111,7 +112,8 @@ def _files(args: argparse.Namespace) -> tuple[Places, list[ClientFile]]:
 def _mask(line: str) -> str:
     """``line`` with every secret-looking value replaced by ``***``: of a key (``"API_KEY": "..."``,
     ``token = "..."``), of a command-line flag (``"--api-key=..."``, ``"--token", "..."``), a URL's
-    password (``postgres://user:...@``) and a ``Bearer``/``Basic`` credential."""
+    password or lone user info (``postgres://user:...@``, ``https://TOKEN@``), its query values
+    (``?apiKey=...``) and fragment, and a ``Bearer``/``Basic`` credential."""
 
     def hide(match: re.Match[str]) -> str:
         name = match["name"]
@@ -121,8 +123,27 @@ def _mask(line: str) -> str:
 
     line = _PAIR.sub(hide, line)
     line = _FLAG_VALUE.sub(lambda m: f"{m['flag']}{m['sep']}***" if is_secret_header(m["flag"]) else m.group(), line)
-    line = re.sub(r"(://[^/@\s\"':]+:)[^/@\s\"']+@", r"\1***@", line)
+    line = _URL.sub(_mask_url, line)
     return re.sub(r"(?i)\b(bearer|basic)\s+[^\s\"']+", r"\1 ***", line)
+
+
+def _mask_url(match: re.Match[str]) -> str:
+    """A URL with its password (or a lone user info, often a token), query values and fragment as ``***``."""
+    url = match.group()
+    scheme, _, rest = url.partition("://")
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    if "@" in authority:
+        info, _, host = authority.rpartition("@")
+        user, colon, _ = info.partition(":")
+        authority = f"{user}:***@{host}" if colon else f"***@{host}"
+    tail, hash_, fragment = tail.partition("#")
+    path, question, query = tail.partition("?")
+    if query:
+        query = "&".join(
+            f"{name}=***" if eq else "***" for name, eq, _ in (part.partition("=") for part in query.split("&"))
+        )
+    return f"{scheme}://{authority}{path}{question}{query}{hash_}{'***' if fragment else ''}"
 
 
 def _diff(plan: FilePlan) -> str:
@@ -318,8 +339,10 @@ def _check(server: dict[str, Any], value: Any, args: argparse.Namespace) -> dict
     if upstream is not None and upstream[0] == "serve":
         return {"ok": False, "error": "a gateway (mcp-guard serve): use mcp-guard check --config on its config"}
     if upstream is not None:
-        if upstream[1][:1] == ["--upstream-url"]:
-            url = upstream[1][1]
+        if upstream[1][:1] in (["--upstream-url"], ["--upstream-url-env"]):
+            url = upstream[1][1] if upstream[1][0] == "--upstream-url" else env.get(upstream[1][1])
+            if not url:
+                return {"ok": False, "error": f"the variable its --upstream-url-env names is not set: {upstream[1][1]}"}
             tokens = [str(a) for a in value.get("args") or []]
             plain = [tokens[i + 1] for i, t in enumerate(tokens[:-1]) if t == "--header"]
             from_env = [tokens[i + 1] for i, t in enumerate(tokens[:-1]) if t == "--header-env"]
