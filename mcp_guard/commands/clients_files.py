@@ -55,6 +55,7 @@ __all__ = [
     "EntryOutcome",
     "FilePlan",
     "Snapshot",
+    "distinct_files",
     "entries_of",
     "plan_install",
     "plan_uninstall",
@@ -129,6 +130,32 @@ def read_snapshot(path: Path) -> Snapshot:
     except UnicodeDecodeError as exc:
         raise _Fault(f"not UTF-8 (byte {exc.start})") from None
     return Snapshot(real, data, text, mode)
+
+
+def distinct_files(files: list[ClientFile]) -> list[ClientFile]:
+    """``files`` with each file on disk once: two paths to one file (a symlinked ``$HOME`` whose
+    project folder is its real path, a client config that is a symlink to a project's file, a
+    hard link) are one file, read, planned and written once. The one kept stands where the first
+    stood and is the user's (``scope == "user"``) when one of them is; order is otherwise kept.
+
+    Files are told apart by device and inode when they exist (``os.stat``, following symlinks;
+    ``os.path.samefile``'s rule), else by their real path (``os.path.realpath``, case-folded where
+    the platform's paths are: ``os.path.normcase``).
+    """
+    kept: dict[object, int] = {}
+    out: list[ClientFile] = []
+    for file in files:
+        try:
+            found = os.stat(file.path)
+            identity: object = (found.st_dev, found.st_ino)
+        except OSError:
+            identity = os.path.normcase(os.path.realpath(file.path))
+        if identity not in kept:
+            kept[identity] = len(out)
+            out.append(file)
+        elif file.scope == "user" and out[kept[identity]].scope != "user":
+            out[kept[identity]] = file
+    return out
 
 
 def _digest(value: Any) -> str:

@@ -33,6 +33,7 @@ from .clients_entries import guarded_upstream, is_secret_header, plan_entry
 from .clients_files import (
     BACKUP_SUFFIX,
     FilePlan,
+    distinct_files,
     plan_install,
     plan_uninstall,
     read_snapshot_or_problem,
@@ -106,7 +107,7 @@ def _guard_command(given: str | None) -> list[str]:
 
 def _files(args: argparse.Namespace) -> tuple[Places, list[ClientFile]]:
     places = Places.of(sys.platform, os.environ, Path(args.project).resolve())
-    return places, client_files(places, tuple(args.client) or CLIENTS)
+    return places, distinct_files(client_files(places, tuple(args.client) or CLIENTS))
 
 
 def _mask(line: str) -> str:

@@ -1,0 +1,59 @@
+"""Red-team faults of ``install`` (stop 32) about the files themselves: one file reached by two
+paths, invalid TOML that tomlkit accepts, a relative ``XDG_CONFIG_HOME``, a read-only config."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.commands.test_install import World
+from tests.commands.test_install import world as world  # the fixture
+
+ENTRY = json.dumps({"mcpServers": {"a": {"command": "x", "args": ["y"]}}}, indent=2)
+
+
+def test_a_symlinked_home_that_is_the_project_is_one_file(
+    world: World, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$HOME`` is a symlink to the folder install runs in (the project): ~/.cursor/mcp.json and
+    ./.cursor/mcp.json are one file, planned and written once, listed once."""
+    link = world.home.parent / "home-link"
+    link.symlink_to(world.home)
+    monkeypatch.setenv("HOME", str(link))
+    monkeypatch.chdir(world.home)
+    config = world.home / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text(ENTRY)
+    status, out, _ = world.run(capsys, "install", "--yes", "--project", str(world.home))
+    assert status == 0, out
+    assert out.count("will be put behind the guard") == 1 and "changed while" not in out
+    assert "cursor (user)" in out and "cursor (project)" not in out
+    status, out, _ = world.run(capsys, "status", "--json", "--project", str(world.home))
+    assert status == 0
+    assert [(c["scope"], len(c["servers"])) for c in json.loads(out)["clients"]] == [("user", 1)]
+    status, out, _ = world.run(capsys, "uninstall", "--yes", "--project", str(world.home))
+    assert status == 0 and out.count("will be restored") == 1, out
+    assert config.read_text() == ENTRY
+
+
+@pytest.mark.parametrize("how", ["symlink", "hardlink"])
+def test_a_user_config_linked_to_the_projects_file_is_one_file(
+    world: World, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    project_file = world.project / ".cursor" / "mcp.json"
+    project_file.parent.mkdir()
+    project_file.write_text(ENTRY)
+    user_file = world.home / ".cursor" / "mcp.json"
+    user_file.parent.mkdir()
+    if how == "symlink":
+        user_file.symlink_to(project_file)
+    else:
+        os.link(project_file, user_file)
+    status, out, _ = world.run(capsys, "status")
+    assert status == 0 and out.count("  a: stdio, NOT guarded") == 1, out
+    status, out, _ = world.run(capsys, "install", "--yes")
+    assert status == 0 and out.count("will be put behind the guard") == 1, out
+    assert world.run(capsys, "uninstall", "--yes")[0] == 0
+    assert project_file.read_text() == ENTRY
