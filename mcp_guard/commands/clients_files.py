@@ -183,12 +183,25 @@ def _lookup(root: Any, path: tuple[str, ...]) -> Any:
 
 
 def _parse(file: ClientFile, text: str) -> Any:
-    """The document as a plain value (JSON: from the JSONC reader; TOML: tomlkit, unwrapped)."""
+    """The document as a plain value (JSON: from the JSONC reader; TOML: tomlkit, unwrapped).
+
+    TOML is first read by :mod:`tomllib`, the reference parser (TOML 1.0, as the clients' own
+    readers): tomlkit, which edits it, accepts documents they refuse (a table declared twice,
+    ``[t]`` after ``t.k = ...``; a trailing comma in an inline table), and its line numbers
+    are off by one in places. A document tomllib refuses is reported with tomllib's reason,
+    line and column, and nothing is written.
+    """
     try:
         if file.format == "toml":
+            import tomllib
+
             import tomlkit
             from tomlkit.exceptions import TOMLKitError
 
+            try:
+                tomllib.loads(_body(text))
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(str(exc).splitlines()[0]) from None
             try:
                 return tomlkit.parse(text).unwrap()
             except TOMLKitError as exc:

@@ -57,3 +57,33 @@ def test_a_user_config_linked_to_the_projects_file_is_one_file(
     assert status == 0 and out.count("will be put behind the guard") == 1, out
     assert world.run(capsys, "uninstall", "--yes")[0] == 0
     assert project_file.read_text() == ENTRY
+
+
+INVALID_TOML = [
+    # tomlkit accepts these; TOML 1.0 (tomllib, Codex's reader) does not
+    'mcp_servers.a.command = "x"\n\n[mcp_servers.b]\ncommand = "y"\n\n[mcp_servers]\nc = { command = "z" }\n',
+    '[mcp_servers]\na = { command = "x", }\n',
+    '[mcp_servers.a]\ncommand = "\\x41"\n',
+    # tomlkit refuses these too, but counts columns from 0
+    '[mcp_servers.a]\ncommand = "x"\nargs = \n',
+    '[mcp_servers.a]\ncommand = "x\n',
+]
+
+
+@pytest.mark.parametrize("text", INVALID_TOML)
+def test_toml_that_tomllib_refuses_is_reported_with_tomllibs_line_and_nothing_is_written(
+    world: World, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    import tomllib
+
+    with pytest.raises(tomllib.TOMLDecodeError) as refused:
+        tomllib.loads(text)
+    path = world.home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(text)
+    for argv in (["install", "--dry-run"], ["install", "--yes"], ["status"]):
+        status, out, _ = world.run(capsys, *argv, "--client", "codex")
+        assert status == 1, (argv, out)
+        assert f"error: not valid TOML: {str(refused.value).splitlines()[0]}" in out, out
+        assert "will be put behind the guard" not in out and "---" not in out
+    assert path.read_text() == text
