@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from mcp_guard.commands.clients_paths import Places, client_files
 from tests.commands.test_install import World
 from tests.commands.test_install import world as world  # the fixture
 
@@ -87,3 +88,19 @@ def test_toml_that_tomllib_refuses_is_reported_with_tomllibs_line_and_nothing_is
         assert f"error: not valid TOML: {str(refused.value).splitlines()[0]}" in out, out
         assert "will be put behind the guard" not in out and "---" not in out
     assert path.read_text() == text
+
+
+@pytest.mark.parametrize("relative", ["cfg", "./cfg", "~/cfg"])
+def test_a_relative_xdg_variable_is_ignored(relative: str) -> None:
+    """XDG Base Directory Specification: a relative path in XDG_CONFIG_HOME or XDG_DATA_HOME is invalid."""
+    from pathlib import PurePosixPath
+
+    from mcp_guard.commands.clients_paths import state_dir
+
+    env = {"HOME": "/home/ada", "XDG_CONFIG_HOME": relative, "XDG_DATA_HOME": relative}
+    places = Places.of("linux", env, "/src")
+    paths = {str(f.path) for f in client_files(places)}
+    assert "/home/ada/.config/Claude/claude_desktop_config.json" in paths
+    assert "/home/ada/.config/Code/User/mcp.json" in paths
+    assert not [p for p in paths if "cfg" in p]
+    assert state_dir(places) == PurePosixPath("/home/ada/.local/share/mcp-guard")
