@@ -3,8 +3,8 @@
 Each row names a client, a scope (``user`` or ``project``), the file's format, the key path
 of the server map inside it, and the file's path on each platform, built from the user's
 home and environment (``HOME``/``USERPROFILE``, ``APPDATA``, ``XDG_CONFIG_HOME`` (ignored when
-relative, as the XDG specification says), ``CODEX_HOME``), never from the real home when a fake one is given, so tests can point
-everything at a temporary folder. Project files are relative to the project folder
+relative, as the XDG specification says), ``CODEX_HOME``), never from the real home when a
+fake one is given, so tests can point everything at a temporary folder. Project files are relative to the project folder
 (``--project``, default the current folder).
 
 Sources (checked when this was written; a comment on each row says which):
