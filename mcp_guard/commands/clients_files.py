@@ -59,6 +59,7 @@ __all__ = [
     "entries_of",
     "plan_install",
     "plan_uninstall",
+    "read_only",
     "read_snapshot",
     "read_snapshot_or_problem",
     "read_state",
@@ -156,6 +157,25 @@ def distinct_files(files: list[ClientFile]) -> list[ClientFile]:
         elif file.scope == "user" and out[kept[identity]].scope != "user":
             out[kept[identity]] = file
     return out
+
+
+def read_only(snapshot: Snapshot) -> str | None:
+    """Why the file must not be written although its folder allows it, or ``None``.
+
+    A write replaces the file (a rename in its folder), which the file's own mode does not
+    stop: a config made read-only (``chmod 0444``, the Windows read-only attribute), or one
+    this user may not write (another user's), would be replaced silently. The file's mode is
+    the owner's word, so such a file is reported and left alone (root included: its own
+    ``access`` check ignores the mode bits).
+    """
+    if snapshot.mode is None:
+        return None
+    if not snapshot.mode & stat.S_IWUSR or not os.access(snapshot.path, os.W_OK):
+        return (
+            f"is read-only for you (mode {snapshot.mode:04o}); nothing written: make it writable "
+            "(chmod u+w) and run again"
+        )
+    return None
 
 
 def _digest(value: Any) -> str:
@@ -428,6 +448,8 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
         if plan.records:
             entries_of(file, text)  # what is written must read back
             plan.new_text = text
+            if (why := read_only(snapshot)) is not None:
+                raise _Fault(why)
     except _Fault as exc:
         plan.problem = str(exc)
         plan.records, plan.new_text = [], None
@@ -480,6 +502,8 @@ def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
         if text != snapshot.text:
             entries_of(file, text)
             plan.new_text = text
+            if (why := read_only(snapshot)) is not None:
+                raise _Fault(why)
     except _Fault as exc:
         plan.problem = str(exc)
         plan.new_text, plan.records = None, []
@@ -526,6 +550,12 @@ def write_plan(plan: FilePlan) -> str | None:
         return f"cannot be read again before writing: {exc.strerror or type(exc).__name__}; nothing written"
     if now != snapshot.data:
         return "changed while mcp-guard was working on it (by another program or editor); nothing written: run again"
+    try:
+        mode = stat.S_IMODE(snapshot.path.stat().st_mode)
+    except OSError as exc:
+        return f"cannot be read again before writing: {exc.strerror or type(exc).__name__}; nothing written"
+    if (why := read_only(Snapshot(snapshot.path, now, None, mode))) is not None:
+        return why
     try:
         _atomic_write(snapshot.path.with_name(snapshot.path.name + BACKUP_SUFFIX), snapshot.data, 0o600)
         _atomic_write(snapshot.path, plan.new_text.encode("utf-8"), snapshot.mode)

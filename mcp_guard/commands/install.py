@@ -8,8 +8,8 @@ when stdin is a terminal, with ``--yes`` otherwise; ``--dry-run`` only shows it.
 ``status`` lists each client, each server, guarded or not; with ``--check`` it also lists
 each server's tools and says what ``mcp-guard check`` says of them.
 
-Exit statuses: 0 done (or nothing to do), 1 a file could not be read, parsed or written (it
-is named, with the reason; nothing is written to it), or, for ``status --check``, a server
+Exit statuses: 0 done (or nothing to do), 1 a file could not be read, parsed or written, or
+is read-only (it is named, with the reason; nothing is written to it), or, for ``status --check``, a server
 whose tools could not be listed or are not all supported; 2 usage errors, and a write
 refused because stdin is not a terminal and ``--yes`` was not given.
 

@@ -104,3 +104,31 @@ def test_a_relative_xdg_variable_is_ignored(relative: str) -> None:
     assert "/home/ada/.config/Code/User/mcp.json" in paths
     assert not [p for p in paths if "cfg" in p]
     assert state_dir(places) == PurePosixPath("/home/ada/.local/share/mcp-guard")
+
+
+def test_a_read_only_config_is_reported_and_left_alone(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rename replaces a 0444 file as easily as any other (the folder is writable): the mode is the
+    owner's word, so install and uninstall report the file, write nothing to it, and exit 1."""
+    from mcp_guard.commands.clients_files import BACKUP_SUFFIX
+
+    path = world.home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(ENTRY)
+    path.chmod(0o444)
+    other = world.home / ".gemini" / "settings.json"
+    other.parent.mkdir()
+    other.write_text(ENTRY)
+    for argv in (["install", "--dry-run"], ["install", "--yes"]):
+        status, out, _ = world.run(capsys, *argv)
+        assert status == 1, out
+        assert f"cursor (user): {path}\n  error: is read-only for you (mode 0444)" in out and "nothing written" in out
+        assert f"--- {path}" not in out
+    assert path.read_text() == ENTRY and path.stat().st_mode & 0o777 == 0o444
+    assert not (path.parent / (path.name + BACKUP_SUFFIX)).exists()
+    assert "mcp-guard" in other.read_text() or "mcp_guard" in other.read_text(), "the other file is still handled"
+    other.chmod(0o444)  # made read-only after install: uninstall leaves it alone too
+    status, out, _ = world.run(capsys, "uninstall", "--yes")
+    assert status == 1 and "is read-only for you (mode 0444)" in out
+    other.chmod(0o644)
+    assert world.run(capsys, "uninstall", "--yes")[0] == 0
+    assert other.read_text() == ENTRY
