@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+import anyio
 import pytest
 
 from mcp_guard.cli import main
@@ -125,6 +126,9 @@ def test_wrap_upstream_url_env_needs_the_variable(capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit):
         main(["wrap", "--upstream-url", "https://h/mcp", "--upstream-url-env", "X"])
     assert "not allowed with" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["check", "--upstream-url-env", "NO_SUCH_VAR_4712"])
+    assert exited.value.code == 2 and "NO_SUCH_VAR_4712 is not set" in capsys.readouterr().err
 
 
 @pytest.mark.e2e
@@ -147,4 +151,11 @@ async def test_an_installed_entry_with_a_query_secret_reaches_its_server(
         argv = [sys.executable, "-m", "mcp_guard", *entry["args"]]
         env = {**os.environ, **entry["env"], "PYTHONPATH": str(ROOT)}
         listing = await list_tools(command=argv, env=env, timeout=60)
+        checked = await anyio.run_process(
+            [sys.executable, "-m", "mcp_guard", "check", "--json", "--upstream-url-env", "MCP_GUARD_UPSTREAM_URL"],
+            env=env,
+            check=False,
+        )
     assert {"bash", "read", "write"} <= {tool["name"] for tool in listing.tools}
+    report = json.loads(checked.stdout)
+    assert report["source"] == "url" and len(report["tools"]) == len(listing.tools), "check takes the flag too"
