@@ -159,3 +159,34 @@ async def test_an_installed_entry_with_a_query_secret_reaches_its_server(
     assert {"bash", "read", "write"} <= {tool["name"] for tool in listing.tools}
     report = json.loads(checked.stdout)
     assert report["source"] == "url" and len(report["tools"]) == len(listing.tools), "check takes the flag too"
+
+
+def test_status_check_reaches_an_entry_guarded_through_the_url_variable(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``status --check`` lists the tools of an entry written with ``--upstream-url-env``: the URL
+    comes from the entry's ``env``."""
+    import subprocess
+
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "e2e" / "sigma_http_server.py")],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        config = world.home / ".cursor" / "mcp.json"
+        config.parent.mkdir()
+        config.write_text(json.dumps({"mcpServers": {"sigma": {"url": url + "?apiKey=SEKRET-q"}}}))
+        assert world.run(capsys, "install", "--yes", "--client", "cursor")[0] == 0
+        _, out, _ = world.run(capsys, "status", "--check", "--json", "--client", "cursor")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    (entry,) = json.loads(out)["clients"][0]["servers"]
+    assert entry["kind"] == "url" and entry["guarded"] is True
+    assert entry["check"]["tools"] > 0, entry["check"]
+    assert "SEKRET" not in out
