@@ -536,11 +536,24 @@ def _atomic_write(path: Path, data: bytes, mode: int | None) -> None:
                 os.close(dir_fd)
 
 
+def _write_in_place(path: Path, data: bytes) -> None:
+    """Overwrite a hard-linked file's bytes in place: a rename would give this name a new file and
+    leave its other names (a project's copy of the config) as they were. Not atomic; the backup
+    beside it holds the previous bytes."""
+    with open(path, "r+b") as out:
+        out.write(data)
+        out.truncate()
+        out.flush()
+        os.fsync(out.fileno())
+
+
 def write_plan(plan: FilePlan) -> str | None:
     """Write ``plan.new_text`` if the file still holds the bytes it was planned on; the problem, or ``None``.
 
     The previous bytes go to ``<file>.mcp-guard.bak`` (mode 0600) first; then the file is
-    replaced atomically, keeping its mode.
+    replaced atomically, keeping its mode, or, when it has other hard links, overwritten in
+    place (:func:`_write_in_place`). A file read-only for the user is not written
+    (:func:`read_only`: checked again here, as it may have changed since the plan).
     """
     snapshot = plan.snapshot
     assert snapshot is not None and plan.new_text is not None
@@ -558,7 +571,10 @@ def write_plan(plan: FilePlan) -> str | None:
         return why
     try:
         _atomic_write(snapshot.path.with_name(snapshot.path.name + BACKUP_SUFFIX), snapshot.data, 0o600)
-        _atomic_write(snapshot.path, plan.new_text.encode("utf-8"), snapshot.mode)
+        if snapshot.path.stat().st_nlink > 1:
+            _write_in_place(snapshot.path, plan.new_text.encode("utf-8"))
+        else:
+            _atomic_write(snapshot.path, plan.new_text.encode("utf-8"), snapshot.mode)
     except OSError as exc:
         return f"cannot be written: {exc.strerror or type(exc).__name__}"
     return None

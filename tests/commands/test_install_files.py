@@ -56,8 +56,11 @@ def test_a_user_config_linked_to_the_projects_file_is_one_file(
     assert status == 0 and out.count("  a: stdio, NOT guarded") == 1, out
     status, out, _ = world.run(capsys, "install", "--yes")
     assert status == 0 and out.count("will be put behind the guard") == 1, out
+    assert "wrap" in project_file.read_text() and user_file.read_text() == project_file.read_text(), (
+        "both names see the change (a rename would have split a hard link)"
+    )
     assert world.run(capsys, "uninstall", "--yes")[0] == 0
-    assert project_file.read_text() == ENTRY
+    assert project_file.read_text() == ENTRY == user_file.read_text()
 
 
 INVALID_TOML = [
