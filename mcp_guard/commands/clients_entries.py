@@ -37,6 +37,13 @@ HEADER_KEYS: Final = ("headers", "http_headers")
 UNGUARDABLE_KEYS: Final = ("oauth", "auth", "bearer_token_env_var", "env_http_headers", "bearer_token")
 """URL entry keys the guard cannot carry over exactly (their meaning depends on the client)."""
 
+EXPOSED: Final = (
+    "its --upstream-url holds a credential (user info or a query string) on the command line, where other "
+    "users can read it: run uninstall, then install, to move it to env (--upstream-url-env)"
+)
+"""The reason given for a guarded entry whose ``--upstream-url`` may hold a secret (written by hand, or
+by an install from before the URL moved to ``env``)."""
+
 _SECRET_WORDS: Final = ("auth", "token", "key", "secret", "password", "passwd", "cookie", "session", "credential")
 
 
@@ -111,6 +118,8 @@ def plan_entry(entry: Any, guard: list[str], options: list[str], *, client: str 
         behind = guarded_upstream(command, args)
         if behind is not None:  # a guarded URL entry is still a URL entry (trial T2)
             kind = "url" if behind[1][:1] and behind[1][0] in URL_FLAGS else "stdio"
+            if behind[1][:1] == ["--upstream-url"] and url_holds_credentials(behind[1][1]):
+                return Plan("guarded", kind, reason=EXPOSED)
             return Plan("guarded", kind, reason="already behind the guard")
         if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
             return Plan("skip", "stdio", reason="'args' is not a list of strings")

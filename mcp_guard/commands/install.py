@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from ..core.profiles import DEFAULT_PROFILE, PROFILES
 from ..safe_text import escape
-from .clients_entries import guarded_upstream, is_secret_header, plan_entry
+from .clients_entries import EXPOSED, guarded_upstream, is_secret_header, plan_entry
 from .clients_files import (
     BACKUP_SUFFIX,
     FilePlan,
@@ -224,6 +224,8 @@ def _report_and_write(args: argparse.Namespace, plans: list[FilePlan], state: di
             project = outcome.location[1] if outcome.location[0] == "projects" and len(outcome.location) > 2 else None
             scope = f" (project {escape(project)})" if project is not None else ""
             text = labels[outcome.action] + (outcome.reason if outcome.action in ("skip", "left", "restore") else "")
+            if outcome.reason == EXPOSED:
+                text += f"; warning: {EXPOSED}"
             _say(f"  {escape(outcome.name)}{scope}: {escape(text)}")
     pending = [p for p in plans if p.problem is None and p.new_text is not None]
     if not pending:
@@ -319,6 +321,8 @@ def _server_status(file: ClientFile, location: tuple[str, ...], value: Any) -> d
         server["project"] = location[1]
     if plan.action == "skip":
         server["reason"] = plan.reason
+    elif plan.reason == EXPOSED:
+        server["warning"] = EXPOSED
     return server
 
 
@@ -400,6 +404,8 @@ def _print_status(report: list[dict[str, Any]], clients: list[str]) -> None:
             state = "guarded" if server["guarded"] else "NOT guarded"
             if "reason" in server:
                 state += f" (cannot be guarded: {escape(server['reason'])})"
+            if "warning" in server:
+                state += f" (warning: {server['warning']})"
             line = f"  {escape(server['name'])}{where}: {server['kind']}, {state}"
             check = server.get("check")
             if check is not None:

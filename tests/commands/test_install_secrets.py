@@ -190,3 +190,21 @@ def test_status_check_reaches_an_entry_guarded_through_the_url_variable(
     assert entry["kind"] == "url" and entry["guarded"] is True
     assert entry["check"]["tools"] > 0, entry["check"]
     assert "SEKRET" not in out
+
+
+def test_an_entry_guarded_with_a_credential_on_its_command_line_is_warned_about(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Written by hand or by an install from before the URL moved to env: left alone, with a warning
+    that says how to move it, by install and status; the warning quotes nothing of the URL."""
+    config = world.home / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    entry = {"command": "mcp-guard", "args": ["wrap", "--upstream-url", SECRET_URLS[0]]}
+    config.write_text(json.dumps({"mcpServers": {"exa": entry, "ok": {**entry, "args": ["wrap", "--", "srv"]}}}))
+    status, out, _ = world.run(capsys, "install", "--dry-run")
+    assert status == 0 and "SEKRET" not in out
+    assert "exa: already behind the guard: left alone; warning: its --upstream-url holds a credential" in out
+    assert out.count("warning") == 1 and "run uninstall, then install" in out
+    status, out, _ = world.run(capsys, "status")
+    assert "exa: url, guarded (warning: its --upstream-url holds a credential" in out and "SEKRET" not in out
+    assert "ok: stdio, guarded\n" in out
