@@ -55,6 +55,9 @@ class Splicer:
         toml: TOML syntax (``key = value``, ``#`` comments) rather than JSON (``"key": value``).
         comments: ``(start, end)`` of every comment of ``text``.
         subtable: TOML: the ``[table]`` at a key path (its node and its ``others``), or None.
+        edits: the ``(start, end, new text)`` edits made so far.
+        note: the comment moving with the command (:meth:`command_note`): ``(start of the args
+            array, comment text)``, written after the command where ``args`` gains its lines.
     """
 
     text: str

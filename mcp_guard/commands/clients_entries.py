@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from ..guarded import URL_FLAGS, guarded_upstream  # the recognition lives below the commands: serve and check too
 
-__all__ = ["Plan", "guarded_upstream", "is_secret_header", "plan_entry", "url_holds_credentials"]
+__all__ = ["EXPOSED", "Plan", "guarded_upstream", "is_secret_header", "plan_entry", "url_holds_credentials"]
 
 URL_KEYS: Final = ("url", "serverUrl", "httpUrl")
 HEADER_KEYS: Final = ("headers", "http_headers")
