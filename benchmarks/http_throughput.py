@@ -34,7 +34,9 @@ spans (three per call: the call, its judgement, the upstream round trip) batched
 ``BatchSpanProcessor`` and exported over OTLP/HTTP protobuf (``OTEL_EXPORTER_OTLP_ENDPOINT``) to a sink on
 loopback in this process (``POST /v1/traces`` answered 200 at once; it counts the spans it got), so the
 guard's CPU per call includes making, batching, serializing and sending the spans. Its CPU per call is
-compared with plain ``wrap --http``'s (issue 27 item 5: at most 1.15). It needs the ``otel`` extra.
+compared with plain ``wrap --http``'s (issue 27 item 5: at most 1.15). It needs the ``otel`` extra. The
+tracer's own CPU per call is also measured in this process (:func:`tracing_cpu`: the calling thread's part
+and the export thread's, a figure the machine's noise does not swamp) and added to plain ``wrap --http``'s.
 
 Usage::
 
@@ -428,6 +430,14 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: Sp
     )
     if sink is not None:
         print(f"  the OTLP sink got {sink.spans} spans in {sink.requests} requests (3 per traced call expected)")
+        calling, exporting = tracing_cpu(sink)
+        plain = cpu_median["mcp-guard"]
+        print(
+            f"  tracing in process (CPU): {calling * 1e6:.1f} µs a call on the calling thread, "
+            f"{exporting * 1e6:.1f} µs exporting its 3 spans (OTLP encoding, POST); over plain wrap --http's "
+            f"{plain * 1e6:.0f} µs per call: "
+            f"{(plain + calling + exporting) / plain:.3f}"
+        )
     if issuer is not None:
         cached, fresh = verification_cpu(issuer)
         plain = cpu_median["mcp-guard"]
@@ -470,6 +480,50 @@ class SpanSink:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def tracing_cpu(sink: SpanSink, calls: int = 6_000) -> tuple[float, float]:
+    """CPU seconds of tracing one call in this process: the tracer's part on the calling thread (a call opened
+    with trace context in ``_meta`` and in its HTTP headers, judged, forwarded, ended: ``telemetry.spans``), and
+    the export thread's (its three spans encoded by the OTLP exporter and POSTed to ``sink``; flushed every
+    150 calls, about one batch of the ``BatchSpanProcessor``, so that none is dropped). The sink's own
+    parsing, in its thread, is not counted."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from mcp_guard.calls.observer import Origin, tracer
+    from mcp_guard.telemetry.setup import start_tracing, stop_tracing
+
+    exported = [0.0]
+
+    class TimedExporter(OTLPSpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            start = time.thread_time()
+            try:
+                return super().export(spans)
+            finally:
+                exported[0] += time.thread_time() - start
+
+    provider = start_tracing(exporter=TimedExporter(endpoint=f"{sink.url}/v1/traces"))
+    try:
+        spans = tracer()
+        assert spans is not None
+        meta = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+        origin = Origin("9f86d081884c7d659a2feaa0c55ad015", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        calling = 0.0
+        for done in range(0, calls, 150):
+            start = time.thread_time()
+            for n in range(done, done + 150):
+                trace = spans.call_started("", "add", n, meta, False, origin)
+                trace.judged(time.time_ns(), None, ())
+                trace.forwarding()
+                trace.ended("ok", None)
+            calling += time.thread_time() - start
+            provider.force_flush()
+    finally:
+        stop_tracing(provider)
+    count = calls // 150 * 150
+    return calling / count, exported[0] / count
 
 
 def verification_cpu(issuer: Any, repeats: int = 20_000, fresh: int = 300) -> tuple[float, float]:

@@ -15,9 +15,20 @@ once (:func:`install_tracer`, by the command), and every pipeline made after tak
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, Protocol
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
 
-__all__ = ["OUTCOMES", "UNKNOWN_TOOL", "CallObserver", "CallTrace", "CallTracer", "install_tracer", "tracer"]
+__all__ = [
+    "OUTCOMES",
+    "UNKNOWN_TOOL",
+    "CallObserver",
+    "CallTrace",
+    "CallTracer",
+    "Origin",
+    "Origins",
+    "install_tracer",
+    "tracer",
+]
 
 UNKNOWN_TOOL: Final = "_unknown"
 """The ``tool`` an observer is told for a call naming a tool no server listed: that name is the client's
@@ -56,6 +67,39 @@ class CallObserver(Protocol):
         """An upstream connection was made again after the first (``server``: ``""`` for ``wrap``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """What the transport knows of one request, for its trace: the HTTP front's (``wrap --http``, ``serve --http``).
+
+    Attributes:
+        session_id: the ``Mcp-Session-Id`` the request came with (a handshake-era session), else None (stdio,
+            2026-07-28 requests: no session).
+        traceparent: the request's HTTP ``traceparent`` header (W3C Trace Context), as sent (None: absent).
+        tracestate: its HTTP ``tracestate`` header, as sent (None: absent).
+
+    The header values are the client's text: only the tracer's W3C propagator reads them, and only the trace
+    context they carry reaches a span (never the text itself).
+    """
+
+    session_id: str | None = None
+    traceparent: str | None = None
+    tracestate: str | None = None
+
+
+@runtime_checkable
+class Origins(Protocol):
+    """A session's client side that knows where each request came from: the HTTP front's (``Origin``).
+
+    The front notes the :class:`Origin` of a request as it passes it on (by the id the session sees), only
+    while a tracer is installed; the session gives its client side to its pipeline (``Pipeline(client=...)``),
+    which asks only for a traced call. A client side without it (stdio) has no origin to give.
+    """
+
+    def origin_of(self, request_id: Any) -> Origin | None:
+        """The origin of the request in flight under ``request_id`` (as the session sees it), or None."""
+        ...
+
+
 class CallTrace(Protocol):
     """The trace of one ``tools/call``, from its arrival to its end; every method is quick and never raises."""
 
@@ -81,7 +125,9 @@ class CallTrace(Protocol):
 class CallTracer(Protocol):
     """What opens a :class:`CallTrace` per ``tools/call`` (``mcp_guard.telemetry.CallSpans``)."""
 
-    def call_started(self, server: str, tool: str, request_id: Any, meta: Any, modern: bool) -> CallTrace:
+    def call_started(
+        self, server: str, tool: str, request_id: Any, meta: Any, modern: bool, origin: Origin | None = None
+    ) -> CallTrace:
         """A ``tools/call`` arrived and was routed.
 
         Args:
@@ -91,8 +137,33 @@ class CallTracer(Protocol):
             meta: the request's ``params._meta`` (any JSON value; its ``traceparent`` and
                 ``tracestate`` members are the caller's trace context), or ``None``.
             modern: a 2026-07-28-era request.
+            origin: what the HTTP front knows of the request (its session, its HTTP trace context
+                headers), or None (stdio).
         """
         ...
+
+    def refused(
+        self,
+        server: str,
+        name: str | None,
+        request_id: Any,
+        meta: Any,
+        origin: Origin | None,
+        kind: str,
+        code: int | None,
+    ) -> None:
+        """A ``tools/call`` was refused before it could be routed (so no :meth:`call_started`): its one span.
+
+        Args:
+            server: where the name would have gone (``""`` when unknown, and for ``wrap``).
+            name: the tool name the client called (its own text: no listing has it), None when it named none.
+            request_id, meta, origin: as for :meth:`call_started`.
+            kind: the refusal kind (``unknown``: no listing has the name; ``invalid``: no tool name, or
+                ``params`` not an object; ``server_unavailable``: its server is down; ``listing_failed``:
+                its server's tools could not be listed to judge it by).
+            code: the JSON-RPC error code answered (-32602, -32603), or None for a tool error result
+                (``isError``: ``guard.presentFor``'s arguments that cannot be mapped back, kind ``validation``).
+        """
 
 
 _installed: list[CallTracer] = []

@@ -58,7 +58,7 @@ import anyio.to_thread
 from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .journal import Journal, Result
-from .observer import UNKNOWN_TOOL, CallObserver, CallTrace, CallTracer, tracer
+from .observer import UNKNOWN_TOOL, CallObserver, CallTrace, CallTracer, Origins, tracer
 from .outputs import OUTPUT_INVALID, judge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
 from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
@@ -73,6 +73,7 @@ if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with thi
 __all__ = [
     "BUDGET_EXCEEDED",
     "INTERNAL",
+    "LISTING_FAILED",
     "NO_CANONICAL_FORM",
     "NO_TOOL_NAME",
     "PINNED_SCHEMA_CHANGED",
@@ -99,6 +100,8 @@ BUDGET_EXCEEDED: Final = "budget_exceeded"
 NO_CANONICAL_FORM: Final = "no_canonical_form"
 SERVER_UNAVAILABLE: Final = "server_unavailable"
 """Journal kind of a call to a tool of a server that is down and not about to start (-32603)."""
+LISTING_FAILED: Final = "listing_failed"
+"""Trace kind of a call answered -32603 because its server's tools could not be listed (to judge it by)."""
 NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 """The -32602 text answering a ``tools/call`` whose ``params`` name no tool (``wrap`` and ``serve``)."""
 INTERNAL: Final = "internal_error"
@@ -314,6 +317,8 @@ class Pipeline:
         principals: the ``guard.principals`` rules (``None``: none; ``wrap`` has none).
         enabled: the names of the steps to run (default: all of :data:`STEP_NAMES`; ``wrap``:
             :data:`WRAP_STEPS`).
+        client: the session's client side: the HTTP front's knows where each request came from
+            (``calls.observer.Origins``), which a traced call is told (its session, its HTTP trace headers).
 
     Attributes:
         checks: ``(name, check)`` of steps 1-6 in the order of :data:`STEP_NAMES`, the enabled
@@ -329,8 +334,10 @@ class Pipeline:
         new_tools: str = "allow",
         principals: PrincipalPolicy | None = None,
         enabled: Collection[str] = STEP_NAMES,
+        client: object = None,
     ) -> None:
         self.budget: Budget | SharedBudget = budget if budget is not None else Budget()
+        self.origins = client if isinstance(client, Origins) else None  # (checked once: a slow isinstance)
         self.journal = journal
         self.new_tools = new_tools
         self.principals = principals
@@ -384,11 +391,13 @@ class Pipeline:
 
     def traced(self, call: Call, request_id: Any, params: dict[str, Any]) -> None:
         """Open ``call``'s trace when a tracer is installed (``request_id``, ``params``: the client's request's;
-        its ``_meta`` holds the caller's trace context). Call it before :meth:`check`; the call's end closes it."""
+        its ``_meta`` holds the caller's trace context; the HTTP front's client side knows the request's session
+        and HTTP trace context headers). Call it before :meth:`check`; the call's end closes it."""
         if self.tracer is not None:
             route = call.route
+            origin = self.origins.origin_of(request_id) if self.origins is not None else None
             call.trace = self.tracer.call_started(
-                route.server, route.tool, request_id, params.get("_meta"), call.modern
+                route.server, route.tool, request_id, params.get("_meta"), call.modern, origin
             )
 
     @staticmethod
@@ -432,11 +441,12 @@ class Pipeline:
         level = logging.INFO if quiet else logging.WARNING
         log.log(level, "rejected tools/call %s (%s): %s", shown(exposed), rejection.kind, rejection.reason)
 
-    def unlisted(self, name: str | None, server: str = "") -> Rejection:
+    def unlisted(self, name: str | None, server: str = "", request: tuple[Any, Any] | None = None) -> Rejection:
         """The prelude's rejection of a call naming no tool (``name`` None: -32602 :data:`NO_TOOL_NAME`) or
         one that no listing has (-32602 ``Unknown tool``, as a hidden tool is answered): logged, and the
         observer told (``server``: where the name would have gone; the tool counted as
-        ``calls.observer.UNKNOWN_TOOL``, a name the client chose)."""
+        ``calls.observer.UNKNOWN_TOOL``, a name the client chose), and traced (``request``: the request's
+        ``(id, params)``, see :meth:`traced`)."""
         if name is None:
             rejection = Rejection("invalid", "no tool name", error=(INVALID_PARAMS, NO_TOOL_NAME))
         else:
@@ -444,7 +454,19 @@ class Pipeline:
         self.refused(name, rejection, loud=True)
         if self.observer is not None and name is not None:
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", rejection.kind, None)
+        self.trace_unrouted(rejection.kind, INVALID_PARAMS, request, server)
         return rejection
+
+    def trace_unrouted(self, kind: str, code: int | None, request: tuple[Any, Any] | None, server: str = "") -> None:
+        """The span of a call answered before routing (``CallTracer.refused``), when a tracer is installed:
+        ``kind`` and the JSON-RPC error ``code`` answered (None: a tool error result); ``request``: its
+        ``(id, params)`` (None: untraced); ``server``: where it would have gone. :meth:`unlisted` and
+        :meth:`refused_unrouted` call it; a session or ``presenting.map_call``, the other such answers."""
+        if self.tracer is not None and request is not None:
+            request_id, params = request
+            meta = params.get("_meta") if type(params) is dict else None
+            origin = self.origins.origin_of(request_id) if self.origins is not None else None
+            self.tracer.refused(server, tool_name(params), request_id, meta, origin, kind, code)
 
     @staticmethod
     def _failed(call: Call, name: str) -> Rejection:
@@ -514,14 +536,17 @@ class Pipeline:
             response = {**response, "result": verdict.result}
         return response, OUTPUT_INVALID if verdict.outcome == OUTPUT_INVALID else None
 
-    async def refused_unrouted(self, server: str, exposed: str, kind: str) -> None:
+    async def refused_unrouted(
+        self, server: str, exposed: str, kind: str, request: tuple[Any, Any] | None = None
+    ) -> None:
         """Journal a call refused before it could be routed (``kind``: :data:`SERVER_UNAVAILABLE`, its
         server down): an outcome record ``rejected`` with ``kind``, its ``tool`` the name the client
         called (the server's own name for it is not at hand while it is down). Every answered call
         leaves a record (docs/gateway.md, The journal). The observer (metrics) counts it too, with no
-        duration (the call was answered at once)."""
+        duration (the call was answered at once), and it is traced as :meth:`unlisted` traces (-32603)."""
         if self.observer is not None:  # (the name is the client's: no server listed it now, calls.observer)
             self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", kind, None)
+        self.trace_unrouted(kind, INTERNAL_ERROR, request, server)
         if self.journal is None:
             return
         try:

@@ -11,9 +11,10 @@ this module puts it between the guard's listings and its call pipeline, the same
   in :attr:`Presentation.withheld`, logged once per listing).
 - :class:`ShownNames`: ``wrap``'s record of what it showed, page by page (the upstream's own pages and
   cursors pass through ``wrap``), keyed by the shown name; emptied when the tools change.
-- :func:`called`: a ``tools/call``'s ``params`` mapped back: the server's (or ``serve``'s exposed) name and
-  the arguments to judge against the server's own schema, exactly as without a host; or the
-  :class:`~.pipeline.Rejection` of a call that cannot be mapped back (a JSON text that does not parse).
+- :func:`called` (and :func:`map_call`, a whole request for either session): a ``tools/call``'s ``params``
+  mapped back: the server's (or ``serve``'s exposed) name and the arguments to judge against the server's
+  own schema, exactly as without a host; or the ``CallToolResult`` refusing a call that cannot be mapped
+  back (a JSON text that does not parse), or None for a name the host was not shown.
 
 A refusal of arguments that break a constraint the model was not shown says so
 (:func:`~.refusals.schema_verdict`'s ``not_shown``). Nothing here logs an argument value.
@@ -261,7 +262,8 @@ def map_call(
     request_id = message["id"]
     mapped = called(params, shown, modern=is_modern(params))
     if mapped is None:
-        return pipeline.unlisted(params["name"]).response(request_id)
+        return pipeline.unlisted(params["name"], request=(request_id, params)).response(request_id)
     if not isinstance(mapped, Mapped):
+        pipeline.trace_unrouted(BACK_ERROR, None, (request_id, params))  # (a tool error: no JSON-RPC error)
         return {"jsonrpc": "2.0", "id": request_id, "result": mapped}
     return ({**message, "params": mapped.params} if mapped.params is not params else message), mapped.shown

@@ -8,6 +8,10 @@
   mirrored from its body, with the SDK's helpers (``mcp.shared.inbound``).
 - The headers of a ``GET`` event stream (:func:`stream_headers`), and the ``x-mcp-header``
   maps learned from ``tools/list`` pages (:func:`learn_header_maps`).
+- While tracing (``--otel``; :func:`propagate_trace_context`), a request's W3C trace context: the
+  ``traceparent`` and ``tracestate`` members of its ``params._meta`` (which the call's trace wrote there,
+  ``calls.pipeline.Pipeline.forwarded_params``) go out as the HTTP headers of the same names too, so a server
+  traced by its HTTP instrumentation alone also sees the guard's round trip as its parent.
 
 A value the guard sends in a header is printable ASCII without white space at its ends
 (RFC 9110, section 5.5); one that is not is left out, never sent. Header values are never
@@ -39,6 +43,7 @@ __all__ = [
     "learn_header_maps",
     "parse_headers",
     "post_headers",
+    "propagate_trace_context",
     "safe_value",
     "stream_headers",
 ]
@@ -73,6 +78,20 @@ _RESERVED = frozenset(
     }
 )
 """Headers the transport sets itself; ``Mcp-Param-*`` too."""
+
+TRACE_CONTEXT_KEYS: Final = ("traceparent", "tracestate")
+"""W3C Trace Context (level 1): the ``params._meta`` members mirrored as headers while tracing (SEP-414: the same
+names, the same value formats, in ``_meta`` and in HTTP)."""
+
+_propagating: list[bool] = [False]
+
+
+def propagate_trace_context(on: bool) -> None:
+    """Mirror each request's ``params._meta`` trace context as HTTP headers from now on (``on``), or stop.
+
+    Turned on with tracing (``mcp_guard.telemetry.setup.start_tracing``), off when it stops: without tracing
+    the requests' headers stay as they were (the guard adds nothing of tracing to a request)."""
+    _propagating[0] = on
 
 
 def safe_value(value: Any) -> bool:
@@ -208,6 +227,11 @@ def post_headers(
                     headers.update(mcp_param_headers(header_map, arguments))
         elif version is None and "id" not in message and modern_version is not None:
             version = modern_version  # a notification in the 2026-07-28 era
+        if _propagating[0] and type(meta) is dict and "id" in message:
+            for key in TRACE_CONTEXT_KEYS:
+                value = meta.get(key)
+                if type(value) is str and safe_value(value):  # (printable ASCII, as the propagator writes it)
+                    headers[key] = value
     if session and session_id is not None:
         headers[SESSION_HEADER] = session_id
     if version is not None and safe_value(version):

@@ -57,7 +57,7 @@ import anyio.abc
 from ..auth.principal import Callers
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
-from ..calls.pipeline import SERVER_UNAVAILABLE, Call, Pipeline, tool_name
+from ..calls.pipeline import LISTING_FAILED, SERVER_UNAVAILABLE, Call, Pipeline, tool_name
 from ..calls.policy import Budget
 from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
@@ -170,7 +170,7 @@ class GatewaySession(ModernEra):
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
         self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
-        self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools)
+        self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools, client=client)
         self.pipeline.principals = self.view.catalog.principals or None  # (guard.principals; the catalog's copy)
         connectors = connectors or {}
         self.links = [
@@ -496,9 +496,9 @@ class GatewaySession(ModernEra):
     async def _tools_call(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
         params = message.get("params")
-        name = tool_name(params)
+        name, request = tool_name(params), (request_id, params)  # (request: the trace of a refusal before routing)
         if name is None:
-            await self.reply(self.pipeline.unlisted(None).response(request_id))
+            await self.reply(self.pipeline.unlisted(None, request=request).response(request_id))
             return
         assert type(params) is dict
         catalog = (await self._view_for(params, "tools")).catalog
@@ -521,6 +521,7 @@ class GatewaySession(ModernEra):
         if link is not None and link.tools_stale:
             # Its server said its tools changed: judged against the new listing, never the replaced one.
             if not await link.tools_current():
+                self.pipeline.trace_unrouted(LISTING_FAILED, INTERNAL_ERROR, request, link.name)
                 text = (
                     f"mcp-guard: the server `{link.name}` said its tools changed and could not be listed again "
                     f"within {self.request_timeout:g} s; the call was not sent"
@@ -535,10 +536,10 @@ class GatewaySession(ModernEra):
         if route is None:
             down = self._down_owner("tool", name)
             if down is not None:
-                await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE)  # (recorded before it is answered)
+                await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE, request)  # (then answered)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
                 return
-            await self.reply(self.pipeline.unlisted(name).response(request_id))
+            await self.reply(self.pipeline.unlisted(name, request=request).response(request_id))
             return
         arguments = params.get("arguments", {})
         call = Call(route, arguments, modern=is_modern(params), principal=principal, shown=shown)

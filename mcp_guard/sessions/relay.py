@@ -105,7 +105,7 @@ import anyio
 import anyio.abc
 
 from ..auth.principal import Callers
-from ..calls.pipeline import WRAP_STEPS, Call, Pipeline, Route, tool_name
+from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.refusals import prejudge
 from ..calls.tool_table import ToolEntry, ToolTable
@@ -207,7 +207,7 @@ class Relay(UpstreamSide):
         # Calls held while the guard lists the tools (True: the client cancelled it meanwhile).
         self._held: dict[tuple[bool, Any], bool] = {}
         # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
-        self.pipeline = Pipeline(enabled=WRAP_STEPS)
+        self.pipeline = Pipeline(enabled=WRAP_STEPS, client=client)
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
         self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
         self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
@@ -676,6 +676,7 @@ class Relay(UpstreamSide):
             try:
                 await self.refresh(era_meta(params), table, not_before=anyio.current_time())
             except ListingFailed as exc:
+                self.pipeline.trace_unrouted(LISTING_FAILED, INTERNAL_ERROR, (message["id"], params))
                 text = f"mcp-guard could not list the upstream's tools: {exc}"
                 return None, error_response(message["id"], INTERNAL_ERROR, text)
         return self._call_verdict(message, table)
@@ -702,7 +703,7 @@ class Relay(UpstreamSide):
             params, shown, name = message["params"], tool, tool.name
         entry = table.get(name) if name is not None else None
         if entry is None:
-            return None, self.pipeline.unlisted(name).response(request_id)
+            return None, self.pipeline.unlisted(name, request=(request_id, params)).response(request_id)
         assert type(params) is dict
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         route = self._route_to(entry, table)

@@ -216,7 +216,9 @@ def guarded(app: App, bearer: str | None, record: Path | None) -> App:
                 "seq": seq,
                 "method": scope["method"],
                 "headers": {
-                    k: v for k, v in headers.items() if k.startswith("mcp-") or k in ("last-event-id", "user-agent")
+                    k: v
+                    for k, v in headers.items()
+                    if k.startswith("mcp-") or k in ("last-event-id", "user-agent", "traceparent", "tracestate")
                 },
                 "authorization": "authorization" in headers,
             }

@@ -22,6 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Scope, Send
 
 from ...auth.principal import Principal
+from ...calls.observer import Origin, tracer
 from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ...errors import GuardError
@@ -87,6 +88,14 @@ def _accepts(headers: RequestHeaders) -> tuple[bool, bool]:
         wildcard or "application/json" in types or "application/*" in types,
         wildcard or "text/event-stream" in types or "text/*" in types,
     )
+
+
+def request_origin(headers: RequestHeaders, session_id: str | None) -> Origin | None:
+    """What a traced call of this request is told of it (``calls.observer.Origin``: the session, the W3C
+    ``traceparent`` and ``tracestate`` headers as sent), or None while no tracer is installed (nothing noted)."""
+    if tracer() is None:
+        return None
+    return Origin(session_id, headers.get("traceparent"), headers.get("tracestate"))
 
 
 _respond = respond  # (the name the handlers use)
@@ -445,7 +454,7 @@ class HttpFront:
             elif not session.version_ok(version):
                 await _refuse(send, 400, "Bad Request: unsupported MCP-Protocol-Version header", session.header)
             else:
-                await self._post_session(receive, send, session, message, kind, body, principal)
+                await self._post_session(receive, send, session, message, kind, body, principal, headers)
 
     async def _initialize(
         self, receive: Receive, send: Send, message: dict[str, Any], body: bytes, principal: Principal | None
@@ -506,6 +515,7 @@ class HttpFront:
         kind: str,
         body: bytes,
         principal: Principal | None,
+        headers: RequestHeaders | None = None,
     ) -> None:
         if kind != "request":
             if message.get("method") == "notifications/cancelled":
@@ -523,6 +533,7 @@ class HttpFront:
             await _refuse(send, 409, text, session.header, request_id=message["id"])
             return
         exchange.principal = principal  # the session asks for it by the request's id (Channel.principal_of)
+        exchange.origin = request_origin(headers or {}, session.session_id)  # (Channel.origin_of)
         session.enter()
         try:
             session.flush_backlog(exchange)
@@ -573,6 +584,7 @@ class HttpFront:
             return
         exchange, key, data = channel.register(message, body)
         exchange.principal = principal  # the relay sees the fresh id `key`; it asks by it (Channel.principal_of)
+        exchange.origin = request_origin(headers, None)  # (no session in this era)
         try:
             if not await channel.submit(data):
                 channel.pending.pop(key, None)

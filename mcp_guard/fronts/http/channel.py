@@ -12,6 +12,7 @@ import anyio
 import anyio.abc
 
 from ...auth.principal import Principal
+from ...calls.observer import Origin
 from ...calls.tool_table import ToolTable
 from ...peer.upstream import UpstreamStartError, stdio_connector
 from ...sessions.relay import Relay
@@ -87,7 +88,7 @@ class Channel:
 
     def __init__(self, front: HttpFront) -> None:
         self.front = front
-        self.client = DirectClientSide(self._deliver, self._deliver_now, self.principal_of)
+        self.client = DirectClientSide(self._deliver, self._deliver_now, self.principal_of, self.origin_of)
         self.pending: dict[Key, Exchange] = {}
         self.closed = False
         self.done = anyio.Event()
@@ -212,6 +213,14 @@ class Channel:
         key = map_key(request_id)
         exchange = self.pending.get(key) if key is not None else None
         return exchange.principal if exchange is not None else None
+
+    def origin_of(self, request_id: Any) -> Origin | None:
+        """Where the request in flight under ``request_id`` (the id the relay sees) came from: its session and its
+        HTTP trace context headers, as the front noted them on its :class:`Exchange` while tracing
+        (``calls.observer.Origins``); None for a request no longer in flight."""
+        key = map_key(request_id)
+        exchange = self.pending.get(key) if key is not None else None
+        return exchange.origin if exchange is not None else None
 
     async def submit(self, data: bytes) -> bool:
         """Give the relay one client message; False when the channel has ended."""

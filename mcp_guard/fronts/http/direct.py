@@ -33,6 +33,7 @@ from typing import Any
 import anyio
 
 from ...auth.principal import Principal
+from ...calls.observer import Origin
 from ...streams.pipes import DirectLink, LineHandler
 from ...wire.jsonrpc import Spliced
 from .config import INBOUND_BUFFER
@@ -66,6 +67,8 @@ class DirectClientSide(DirectLink):
             does nothing (False: it goes to ``deliver``, in order).
         principal_of: who sent a request in flight, by the id the session sees (the front's
             ``Channel.principal_of``); makes this side an ``auth.principal.Callers``.
+        origin_of: where a request in flight came from (its session, its HTTP trace context headers), by
+            the id the session sees (``Channel.origin_of``); makes this side a ``calls.observer.Origins``.
 
     ``receive()`` yields the messages :meth:`put` gave (each a whole JSON text, no framing, so
     any size passes unchanged) that the line handler did not take; ``send(line)`` and
@@ -78,8 +81,10 @@ class DirectClientSide(DirectLink):
         deliver: Callable[[bytes], Awaitable[None]],
         deliver_now: Callable[[bytes], bool],
         principal_of: Callable[[Any], Principal | None] | None = None,
+        origin_of: Callable[[Any], Origin | None] | None = None,
     ) -> None:
         self._principal_of = principal_of
+        self._origin_of = origin_of
         self._deliver = deliver
         self._deliver_now = deliver_now
         self._handler: LineHandler | None = None
@@ -98,6 +103,10 @@ class DirectClientSide(DirectLink):
     def principal_of(self, request_id: Any) -> Principal | None:
         """Who sent the request with this id, as the front's OAuth check said (``auth.principal.Callers``)."""
         return self._principal_of(request_id) if self._principal_of is not None else None
+
+    def origin_of(self, request_id: Any) -> Origin | None:
+        """Where the request with this id came from, as the front noted it (``calls.observer.Origins``)."""
+        return self._origin_of(request_id) if self._origin_of is not None else None
 
     def set_line_handler(self, handler: LineHandler | None) -> None:
         """Offer client messages to ``handler`` as they are put, while the relay waits (None: stop offering)."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...auth.principal import Principal
+from ...calls.observer import Origin
 from ...wire.jsonrpc import NO_ID, Uncarriable, dumps, error_response, id_key, valid_id
 from ...wire.meta import PROTOCOL_VERSION_KEY
 from .config import EXCHANGE_BUFFER
@@ -101,6 +102,7 @@ class Exchange:
     discover: bool = False
     answered: bool = False
     principal: Principal | None = None  # who sent it (OAuth); the session asks (Channel.principal_of)
+    origin: Origin | None = None  # its session and trace headers, while tracing (Channel.origin_of)
     sender: _Closer = field(init=False, repr=False)
     receiver: _Closer = field(init=False, repr=False)
 
