@@ -9,12 +9,15 @@ interleaved and the median of each is compared, so machine noise hits all alike.
 Usage::
 
     python benchmarks/relay_throughput.py [--calls 2000] [--rounds 3] [--era handshake|modern]
-        [--fastmcp-python PATH] [--before DIR]
+        [--fastmcp-python PATH] [--before DIR] [--present-for HOST]
 
 ``--fastmcp-python`` names a Python that has ``fastmcp`` installed (default: this one; the
 FastMCP target is skipped when it cannot import fastmcp). ``--before DIR`` adds ``wrap`` run with DIR
 first on ``PYTHONPATH`` (another checkout of mcp-guard, say the tree before a refactor), in the same
-alternated rounds. Prints calls/s and p50/p99
+alternated rounds. ``--present-for HOST`` adds ``wrap --present-for HOST`` (issue 24: the mapping back
+adds at most 5% to a judged call): every target then calls ``grep`` (five optional properties) with the
+pattern alone, and the present-for target sends it as that host's model does (openai-strict: every optional
+property as ``null``, mapped back to absent). Prints calls/s and p50/p99
 latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2).
 """
 
@@ -78,8 +81,20 @@ MODERN_META = {
 }
 
 
-def run_round(command: list[str], calls: int, era: str) -> tuple[float, list[float]]:
-    """Start ``command``, connect, list tools, make ``calls`` sequential calls.
+CALLS: dict[str, dict[str, object]] = {
+    "add": {"name": "add", "arguments": {"a": 2, "b": 3}},
+    "grep": {"name": "grep", "arguments": {"pattern": "x"}},
+    "grep-strict": {
+        "name": "grep",
+        "arguments": {"pattern": "x", "path": None, "glob": None, "ignore_case": None, "context": None, "limit": None},
+    },
+}
+"""The call each target makes, by name (``--present-for``: ``grep``, and ``grep-strict`` as an OpenAI strict model
+sends it)."""
+
+
+def run_round(command: list[str], calls: int, era: str, call: str = "add") -> tuple[float, list[float]]:
+    """Start ``command``, connect, list tools, make ``calls`` sequential calls of :data:`CALLS` ``[call]``.
 
     Returns:
         calls per second, and each call's latency in seconds.
@@ -102,7 +117,7 @@ def run_round(command: list[str], calls: int, era: str) -> tuple[float, list[flo
             extra = {"_meta": MODERN_META}
         listed = client.request("tools/list", dict(extra))
         assert "result" in listed, listed
-        params = {"name": "add", "arguments": {"a": 2, "b": 3}, **extra}
+        params = {**CALLS[call], **extra}
         for _ in range(50):  # warm-up
             client.request("tools/call", params)
         latencies = []
@@ -137,8 +152,14 @@ def main() -> int:
     parser.add_argument("--era", choices=("handshake", "modern"), default="handshake")
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     parser.add_argument("--before", metavar="DIR", help="also time wrap with DIR first on PYTHONPATH")
+    parser.add_argument("--present-for", metavar="HOST", help="also time wrap --present-for HOST (calls grep)")
     args = parser.parse_args()
     targets = {"direct": SERVER, "mcp-guard": GUARD + SERVER}
+    call = {name: "add" for name in ("direct", "mcp-guard", "before", "fastmcp proxy")}
+    if args.present_for:
+        targets["present-for"] = [*GUARD[:-1], "--present-for", args.present_for, "--", *SERVER]
+        call = {name: "grep" for name in call}
+        call["present-for"] = "grep-strict" if args.present_for == "openai-strict" else "grep"
     if args.before:
         targets["before"] = ["env", f"PYTHONPATH={Path(args.before).resolve()}", *GUARD, *SERVER]
     if has_fastmcp(args.fastmcp_python):
@@ -150,7 +171,7 @@ def main() -> int:
     for i in range(args.rounds):
         line = []
         for name, command in targets.items():
-            rate, lat = run_round(command, args.calls, args.era)
+            rate, lat = run_round(command, args.calls, args.era, call[name])
             rates[name].append(rate)
             latencies[name] += lat
             line.append(f"{name} {rate:7.1f}/s")
@@ -175,6 +196,8 @@ def summarize(title: str, rates: dict[str, list[float]], latencies: dict[str, li
     print(f"  mcp-guard/direct = {median['mcp-guard'] / median['direct']:.2f}", end="")
     if "before" in median:
         print(f";  mcp-guard/before = {median['mcp-guard'] / median['before']:.2f}", end="")
+    if "present-for" in median:
+        print(f";  present-for/mcp-guard = {median['present-for'] / median['mcp-guard']:.3f}", end="")
     if "fastmcp proxy" in median:
         print(f";  mcp-guard/fastmcp proxy = {median['mcp-guard'] / median['fastmcp proxy']:.2f}", end="")
     print()

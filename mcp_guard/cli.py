@@ -95,7 +95,8 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
         "[--present-for HOST] [--log-level LEVEL] "
         "[--request-timeout SECONDS] [--max-message-bytes N] [--http [HOST:]PORT [HTTP OPTIONS]] "
         "-- COMMAND [ARGS...]\n"
-        "       mcp-guard wrap [OPTIONS] --upstream-url URL [--header NAME=VALUE]... [--header-env NAME=ENVVAR]...",
+        "       mcp-guard wrap [OPTIONS] (--upstream-url URL | --upstream-url-env ENVVAR) [--header NAME=VALUE]... "
+        "[--header-env NAME=ENVVAR]...",
         epilog="When the upstream exits or crashes, requests it left unanswered get a JSON-RPC error, and the "
         "guard starts it again as soon as its backoff allows (never re-sending a call).",
     )
@@ -190,10 +191,17 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
 
 def _http_upstream_options(wrap: argparse.ArgumentParser) -> None:
     group = wrap.add_argument_group("upstream over streamable HTTP (instead of -- COMMAND)")
-    group.add_argument(
+    where = group.add_mutually_exclusive_group()
+    where.add_argument(
         "--upstream-url",
         metavar="URL",
         help="the upstream's streamable HTTP MCP endpoint, e.g. https://example.com/mcp",
+    )
+    where.add_argument(
+        "--upstream-url-env",
+        metavar="ENVVAR",
+        help="the same, read from the environment variable ENVVAR: for a URL that holds a secret (a query "
+        "parameter such as ?apiKey=..., or user:password@), which must not appear on a command line",
     )
     group.add_argument(
         "--header",
@@ -291,8 +299,13 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
     parser: argparse.ArgumentParser = args.command_parser
     if command:
         parser.error("give either --upstream-url URL or -- COMMAND, not both")
+    url = args.upstream_url
+    if url is None:  # --upstream-url-env: the URL may hold a secret, so no message quotes it
+        url = os.environ.get(args.upstream_url_env, "").strip()
+        if not url:
+            parser.error(f"--upstream-url-env: the environment variable {args.upstream_url_env} is not set or empty")
     try:
-        check_url(args.upstream_url)
+        check_url(url)
         headers = parse_headers(args.header, args.header_env, os.environ)
     except ValueError as exc:
         parser.error(str(exc))
@@ -303,7 +316,7 @@ def _wrap_http(args: argparse.Namespace, command: list[str]) -> int:
     try:
         return anyio.run(
             lambda: wrap_stdio_http(
-                args.upstream_url,
+                url,
                 headers,
                 profile=args.profile,
                 hide_unsupported=args.hide_unsupported,
@@ -586,7 +599,7 @@ def _main(argv: Sequence[str] | None) -> int:
         command = list(args.upstream)
         if command and command[0] == "--":
             command = command[1:]
-        if args.upstream_url is not None:
+        if args.upstream_url is not None or args.upstream_url_env is not None:
             if args.http is not None:
                 args.command_parser.error("--http with --upstream-url is not supported yet: use one of them")
             with tracing(args.otel) as traced:

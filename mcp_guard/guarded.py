@@ -18,9 +18,12 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-__all__ = ["double_wrapped", "guarded_upstream"]
+__all__ = ["URL_FLAGS", "double_wrapped", "guarded_upstream"]
 
 _RUNNERS: Final = {"uvx": 1, "pipx": 2, "uv": 3}  # uvx X / pipx run X / uv tool run X
+
+URL_FLAGS: Final = ("--upstream-url", "--upstream-url-env")
+"""``wrap``'s flags naming an HTTP upstream: the URL itself, or the environment variable holding it."""
 
 
 def _base(program: str) -> str:
@@ -53,7 +56,8 @@ def _strip_runner(tokens: list[str]) -> list[str]:
 def guarded_upstream(command: Any, args: Any) -> tuple[str, list[str]] | None:
     """For an entry running the guard, ``(how, upstream)``; ``None`` for any other entry.
 
-    ``how`` is ``"wrap"`` (``upstream`` the command after ``--``, or ``["--upstream-url", URL]``)
+    ``how`` is ``"wrap"`` (``upstream`` the command after ``--``, ``["--upstream-url", URL]`` or
+    ``["--upstream-url-env", ENVVAR]``: a URL entry, see :data:`URL_FLAGS`)
     or ``"serve"`` (the gateway: ``upstream`` empty). Recognized: ``mcp-guard`` by name or by any
     path (``/opt/venv/bin/mcp-guard``, ``mcp-guard.exe``), ``python -m mcp_guard``, ``python`` with a
     path to the script or to ``mcp_guard/__main__.py``, and the
@@ -72,8 +76,9 @@ def guarded_upstream(command: Any, args: Any) -> tuple[str, list[str]] | None:
     rest = tokens[2:]
     if "--" in rest:
         return "wrap", rest[rest.index("--") + 1 :]
-    if "--upstream-url" in rest[:-1]:
-        return "wrap", ["--upstream-url", rest[rest.index("--upstream-url") + 1]]
+    for flag in URL_FLAGS:
+        if flag in rest[:-1]:
+            return "wrap", [flag, rest[rest.index(flag) + 1]]
     return "wrap", rest
 
 
@@ -98,6 +103,8 @@ def double_wrapped(command: Any, args: Any) -> str | None:
         )
     if upstream[:1] == ["--upstream-url"]:
         instead = "give its --upstream-url as this entry's `url` instead"
+    elif upstream[:1] == ["--upstream-url-env"]:
+        instead = "give the URL its --upstream-url-env names as this entry's `url` instead"
     elif upstream:
         instead = f"start the upstream (`{_base(upstream[0])} ...`) directly instead"
     else:

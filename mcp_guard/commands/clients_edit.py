@@ -12,7 +12,12 @@ key, on the spans the readers found (:mod:`.clients_jsonc`, :mod:`.clients_toml`
   comment inside what is cut stays, on a line of its own; a line left blank goes;
 - keys that come are written in the place of the first key that goes between the same kept
   neighbours (``url`` becomes ``command`` and ``args``), else after the kept key before them,
-  in the member layout of the entry (one per line at the members' indentation, or inline).
+  in the member layout of the entry (one per line at the members' indentation, or inline);
+- a comment at the end of the ``command`` line (``command = "uvx"  # uv's runner``) annotates
+  the command, which moves into ``args`` behind the guard's words: the comment moves with it,
+  to the end of the line of ``args`` that now holds the command (the same line when ``args``
+  stands on one line), or, where that line has a comment of its own, ``args`` does not follow
+  ``command`` or there is none, onto a line of its own above ``command`` (:meth:`Splicer.command_note`).
 
 Every byte outside the spans cut or replaced stays, so every comment before, inside, after
 the entry and at the end of the file stays where it stands (issue 25 item 2). What the
@@ -50,6 +55,9 @@ class Splicer:
         toml: TOML syntax (``key = value``, ``#`` comments) rather than JSON (``"key": value``).
         comments: ``(start, end)`` of every comment of ``text``.
         subtable: TOML: the ``[table]`` at a key path (its node and its ``others``), or None.
+        edits: the ``(start, end, new text)`` edits made so far.
+        note: the comment moving with the command (:meth:`command_note`): ``(start of the args
+            array, comment text)``, written after the command where ``args`` gains its lines.
     """
 
     text: str
@@ -57,6 +65,7 @@ class Splicer:
     comments: list[tuple[int, int]]
     subtable: Callable[[tuple[str, ...]], tuple[Node, frozenset[str]] | None] | None = None
     edits: list[tuple[int, int, str]] = field(default_factory=list)
+    note: tuple[int, str] | None = None
 
     @property
     def nl(self) -> str:
@@ -171,6 +180,7 @@ class Splicer:
             EditRefused: what cannot be done by span edits.
         """
         names = [name for name, _, _ in node.members]
+        self.command_note(node, old, new)
         for name in others:
             if name in new and new[name] == old.get(name):
                 continue
@@ -225,6 +235,53 @@ class Splicer:
                 else:
                     self.insert_before(node, where[0], come, block, indent)
 
+    def command_note(self, node: Node, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Move the comment at the end of the ``command`` member's line with the command, when the
+        command moves into ``args`` behind new words (``old["command"]`` followed by ``old["args"]``
+        ends ``new["args"]``): see the module's rules. Anything else is left as it is."""
+        names = [name for name, _, _ in node.members]
+        before, after = old.get("args") or [], new.get("args")
+        if "command" not in names or new.get("command") in (None, old.get("command")):
+            return
+        if not isinstance(before, list) or not isinstance(after, list) or len(after) <= len(before):
+            return
+        if after[len(after) - len(before) - 1 :] != [old["command"], *before]:
+            return
+        index = names.index("command")
+        _, key_start, value = node.members[index]
+        line = self.line_start(key_start)
+        if self.text[line:key_start].strip():
+            return  # the member shares its line with what precedes it: the comment is the line's
+        pos = value.end
+        comma = node.commas[index] if index < len(node.commas) else -1
+        if comma >= 0 and self.text[pos:comma].strip() == "":
+            pos = comma + 1
+        cut = pos
+        while pos < len(self.text) and self.text[pos] in " \t":
+            pos += 1
+        span = next((c for c in self.comments if c[0] == pos), None)
+        stop = self.line_end(value.end)
+        if span is None or span[1] > stop or self.text[span[1] : stop].strip():
+            return
+        comment = self.text[span[0] : span[1]]
+        self.splice(cut, span[1], "")
+        args = node.members[index + 1][2] if names[index + 1 : index + 2] == ["args"] and before else None
+        if args is not None and args.kind == "array" and args.items:
+            first = args.items[0].start
+            own_line = self.line_start(first) > args.start and self.text[self.line_start(first) : first].strip() == ""
+            if own_line and not self.comments_in(span[1], first):
+                self.note = (args.start, comment)  # written with the inserted lines (edit_value)
+                return
+            end = self.line_end(first)
+            if (
+                not own_line
+                and not self.comments_in(span[1], end)
+                and not any(c[0] < end < c[1] for c in self.comments)
+            ):
+                self.splice(end, end, f"  {comment}")
+                return
+        self.splice(line, line, f"{self.text[line:key_start]}{comment}{self.nl}")
+
     def edit_value(self, node: Node, old: Any, new: Any) -> None:
         """Replace one value, keeping what it holds where it can (see the module's rules)."""
         if isinstance(old, dict) and isinstance(new, dict) and node.kind == "object":
@@ -243,7 +300,10 @@ class Splicer:
             line = self.line_start(first)
             if line > node.start and self.text[line:first].strip() == "":
                 lead = self.text[line:first]
-                self.splice(line, line, "".join(f"{lead}{v},{self.nl}" for v in front))
+                lines = [f"{lead}{v}," for v in front]
+                if self.note is not None and self.note[0] == node.start:
+                    lines[-1] += f"  {self.note[1]}"
+                self.splice(line, line, "".join(f"{text}{self.nl}" for text in lines))
             else:
                 self.splice(first, first, "".join(f"{v}, " for v in front))
             return

@@ -5,7 +5,10 @@ Pure functions on plain values (the entry as a ``dict``); the files are edited e
 
 - A stdio entry (``command``, ``args``) becomes ``<guard> wrap [options] -- <command> <args>``;
   ``env``, ``cwd`` and every other key stay as they are, in their order.
-- A URL entry becomes ``<guard> wrap [options] --upstream-url URL`` with its headers. A header
+- A URL entry becomes ``<guard> wrap [options] --upstream-url URL`` with its headers; a URL with
+  user info or a query string (:func:`url_holds_credentials`) moves to the entry's ``env`` as
+  ``MCP_GUARD_UPSTREAM_URL``, passed with ``--upstream-url-env`` (every client install knows has
+  ``env`` on stdio entries). A header
   whose name says it holds a secret (:func:`is_secret_header`) never goes on the command line:
   its value moves to the entry's ``env`` under a new variable, passed with ``--header-env``.
   The URL key (``url``, ``serverUrl``, ``httpUrl``) is replaced by ``command`` and ``args`` in its
@@ -23,15 +26,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import urlsplit
 
-from ..guarded import guarded_upstream  # the recognition lives below the commands: serve and check use it too
+from ..guarded import URL_FLAGS, guarded_upstream  # the recognition lives below the commands: serve and check too
 
-__all__ = ["Plan", "guarded_upstream", "is_secret_header", "plan_entry"]
+__all__ = ["EXPOSED", "Plan", "guarded_upstream", "is_secret_header", "plan_entry", "url_holds_credentials"]
 
 URL_KEYS: Final = ("url", "serverUrl", "httpUrl")
 HEADER_KEYS: Final = ("headers", "http_headers")
 UNGUARDABLE_KEYS: Final = ("oauth", "auth", "bearer_token_env_var", "env_http_headers", "bearer_token")
 """URL entry keys the guard cannot carry over exactly (their meaning depends on the client)."""
+
+EXPOSED: Final = (
+    "its --upstream-url holds a credential (user info or a query string) on the command line, where other "
+    "users can read it: run uninstall, then install, to move it to env (--upstream-url-env)"
+)
+"""The reason given for a guarded entry whose ``--upstream-url`` may hold a secret (written by hand, or
+by an install from before the URL moved to ``env``)."""
 
 _SECRET_WORDS: Final = ("auth", "token", "key", "secret", "password", "passwd", "cookie", "session", "credential")
 
@@ -64,8 +75,20 @@ class Plan:
     secret_vars: list[str] = field(default_factory=list)
 
 
-def _env_name(header: str, taken: set[str]) -> str:
-    base = "MCP_GUARD_HEADER_" + re.sub(r"[^A-Z0-9]+", "_", header.upper()).strip("_")
+def url_holds_credentials(url: str) -> bool:
+    """Whether an upstream URL may carry a secret: it has user info (``https://user:pass@host``,
+    ``https://TOKEN@host``) or a query string (``?apiKey=...``; any query, since which parameter
+    names hold secrets is each server's choice). Such a URL is never put on a command line, where
+    other users of the machine can read it (``ps``, ``/proc/PID/cmdline``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL wrap would take; said so elsewhere, but never put on a command line
+        return True
+    return "@" in parts.netloc or bool(parts.query) or "?" in url
+
+
+def _env_name(header: str, taken: set[str], base: str = "") -> str:
+    base = base or "MCP_GUARD_HEADER_" + re.sub(r"[^A-Z0-9]+", "_", header.upper()).strip("_")
     name, n = base, 2
     while name in taken:
         name, n = f"{base}_{n}", n + 1
@@ -94,7 +117,9 @@ def plan_entry(entry: Any, guard: list[str], options: list[str], *, client: str 
     if isinstance(command, str):
         behind = guarded_upstream(command, args)
         if behind is not None:  # a guarded URL entry is still a URL entry (trial T2)
-            kind = "url" if behind[1][:1] == ["--upstream-url"] else "stdio"
+            kind = "url" if behind[1][:1] and behind[1][0] in URL_FLAGS else "stdio"
+            if behind[1][:1] == ["--upstream-url"] and url_holds_credentials(behind[1][1]):
+                return Plan("guarded", kind, reason=EXPOSED)
             return Plan("guarded", kind, reason="already behind the guard")
         if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
             return Plan("skip", "stdio", reason="'args' is not a list of strings")
@@ -134,8 +159,14 @@ def _plan_url(entry: dict[str, Any], url_key: str, guard: list[str], options: li
         return Plan("skip", "url", reason="'env' is not an object")
     env = dict(env)
     taken = set(env)
-    wrap_args = [*guard[1:], "wrap", *options, "--upstream-url", url]
     secret_vars: list[str] = []
+    if url_holds_credentials(url):  # never on a command line: through the entry's env (docs/wrap.md)
+        var = _env_name("", taken, base="MCP_GUARD_UPSTREAM_URL")
+        env[var] = url
+        secret_vars.append(var)
+        wrap_args = [*guard[1:], "wrap", *options, "--upstream-url-env", var]
+    else:
+        wrap_args = [*guard[1:], "wrap", *options, "--upstream-url", url]
     for name, value in headers.items():
         if is_secret_header(name):
             var = _env_name(name, taken)

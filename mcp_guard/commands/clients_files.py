@@ -55,9 +55,11 @@ __all__ = [
     "EntryOutcome",
     "FilePlan",
     "Snapshot",
+    "distinct_files",
     "entries_of",
     "plan_install",
     "plan_uninstall",
+    "read_only",
     "read_snapshot",
     "read_snapshot_or_problem",
     "read_state",
@@ -131,6 +133,51 @@ def read_snapshot(path: Path) -> Snapshot:
     return Snapshot(real, data, text, mode)
 
 
+def distinct_files(files: list[ClientFile]) -> list[ClientFile]:
+    """``files`` with each file on disk once: two paths to one file (a symlinked ``$HOME`` whose
+    project folder is its real path, a client config that is a symlink to a project's file, a
+    hard link) are one file, read, planned and written once. The one kept stands where the first
+    stood and is the user's (``scope == "user"``) when one of them is; order is otherwise kept.
+
+    Files are told apart by device and inode when they exist (``os.stat``, following symlinks;
+    ``os.path.samefile``'s rule), else by their real path (``os.path.realpath``, case-folded where
+    the platform's paths are: ``os.path.normcase``).
+    """
+    kept: dict[object, int] = {}
+    out: list[ClientFile] = []
+    for file in files:
+        try:
+            found = os.stat(file.path)
+            identity: object = (found.st_dev, found.st_ino)
+        except OSError:
+            identity = os.path.normcase(os.path.realpath(file.path))
+        if identity not in kept:
+            kept[identity] = len(out)
+            out.append(file)
+        elif file.scope == "user" and out[kept[identity]].scope != "user":
+            out[kept[identity]] = file
+    return out
+
+
+def read_only(snapshot: Snapshot) -> str | None:
+    """Why the file must not be written although its folder allows it, or ``None``.
+
+    A write replaces the file (a rename in its folder), which the file's own mode does not
+    stop: a config made read-only (``chmod 0444``, the Windows read-only attribute), or one
+    this user may not write (another user's), would be replaced silently. The file's mode is
+    the owner's word, so such a file is reported and left alone (root included: its own
+    ``access`` check ignores the mode bits).
+    """
+    if snapshot.mode is None:
+        return None
+    if not snapshot.mode & stat.S_IWUSR or not os.access(snapshot.path, os.W_OK):
+        return (
+            f"is read-only for you (mode {snapshot.mode:04o}); nothing written: make it writable "
+            "(chmod u+w) and run again"
+        )
+    return None
+
+
 def _digest(value: Any) -> str:
     canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -156,12 +203,25 @@ def _lookup(root: Any, path: tuple[str, ...]) -> Any:
 
 
 def _parse(file: ClientFile, text: str) -> Any:
-    """The document as a plain value (JSON: from the JSONC reader; TOML: tomlkit, unwrapped)."""
+    """The document as a plain value (JSON: from the JSONC reader; TOML: tomlkit, unwrapped).
+
+    TOML is first read by :mod:`tomllib`, the reference parser (TOML 1.0, as the clients' own
+    readers): tomlkit, which edits it, accepts documents they refuse (a table declared twice,
+    ``[t]`` after ``t.k = ...``; a trailing comma in an inline table), and its line numbers
+    are off by one in places. A document tomllib refuses is reported with tomllib's reason,
+    line and column, and nothing is written.
+    """
     try:
         if file.format == "toml":
+            import tomllib
+
             import tomlkit
             from tomlkit.exceptions import TOMLKitError
 
+            try:
+                tomllib.loads(_body(text))
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(str(exc).splitlines()[0]) from None
             try:
                 return tomlkit.parse(text).unwrap()
             except TOMLKitError as exc:
@@ -388,6 +448,8 @@ def plan_install(file: ClientFile, guard: list[str], options: list[str]) -> File
         if plan.records:
             entries_of(file, text)  # what is written must read back
             plan.new_text = text
+            if (why := read_only(snapshot)) is not None:
+                raise _Fault(why)
     except _Fault as exc:
         plan.problem = str(exc)
         plan.records, plan.new_text = [], None
@@ -440,6 +502,8 @@ def plan_uninstall(file: ClientFile, records: list[dict[str, Any]]) -> FilePlan:
         if text != snapshot.text:
             entries_of(file, text)
             plan.new_text = text
+            if (why := read_only(snapshot)) is not None:
+                raise _Fault(why)
     except _Fault as exc:
         plan.problem = str(exc)
         plan.new_text, plan.records = None, []
@@ -472,11 +536,24 @@ def _atomic_write(path: Path, data: bytes, mode: int | None) -> None:
                 os.close(dir_fd)
 
 
+def _write_in_place(path: Path, data: bytes) -> None:
+    """Overwrite a hard-linked file's bytes in place: a rename would give this name a new file and
+    leave its other names (a project's copy of the config) as they were. Not atomic; the backup
+    beside it holds the previous bytes."""
+    with open(path, "r+b") as out:
+        out.write(data)
+        out.truncate()
+        out.flush()
+        os.fsync(out.fileno())
+
+
 def write_plan(plan: FilePlan) -> str | None:
     """Write ``plan.new_text`` if the file still holds the bytes it was planned on; the problem, or ``None``.
 
     The previous bytes go to ``<file>.mcp-guard.bak`` (mode 0600) first; then the file is
-    replaced atomically, keeping its mode.
+    replaced atomically, keeping its mode, or, when it has other hard links, overwritten in
+    place (:func:`_write_in_place`). A file read-only for the user is not written
+    (:func:`read_only`: checked again here, as it may have changed since the plan).
     """
     snapshot = plan.snapshot
     assert snapshot is not None and plan.new_text is not None
@@ -487,8 +564,17 @@ def write_plan(plan: FilePlan) -> str | None:
     if now != snapshot.data:
         return "changed while mcp-guard was working on it (by another program or editor); nothing written: run again"
     try:
+        mode = stat.S_IMODE(snapshot.path.stat().st_mode)
+    except OSError as exc:
+        return f"cannot be read again before writing: {exc.strerror or type(exc).__name__}; nothing written"
+    if (why := read_only(Snapshot(snapshot.path, now, None, mode))) is not None:
+        return why
+    try:
         _atomic_write(snapshot.path.with_name(snapshot.path.name + BACKUP_SUFFIX), snapshot.data, 0o600)
-        _atomic_write(snapshot.path, plan.new_text.encode("utf-8"), snapshot.mode)
+        if snapshot.path.stat().st_nlink > 1:
+            _write_in_place(snapshot.path, plan.new_text.encode("utf-8"))
+        else:
+            _atomic_write(snapshot.path, plan.new_text.encode("utf-8"), snapshot.mode)
     except OSError as exc:
         return f"cannot be written: {exc.strerror or type(exc).__name__}"
     return None

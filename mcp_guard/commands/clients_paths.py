@@ -2,9 +2,9 @@
 
 Each row names a client, a scope (``user`` or ``project``), the file's format, the key path
 of the server map inside it, and the file's path on each platform, built from the user's
-home and environment (``HOME``/``USERPROFILE``, ``APPDATA``, ``XDG_CONFIG_HOME``,
-``CODEX_HOME``), never from the real home when a fake one is given, so tests can point
-everything at a temporary folder. Project files are relative to the project folder
+home and environment (``HOME``/``USERPROFILE``, ``APPDATA``, ``XDG_CONFIG_HOME`` (ignored when
+relative, as the XDG specification says), ``CODEX_HOME``), never from the real home when a
+fake one is given, so tests can point everything at a temporary folder. Project files are relative to the project folder
 (``--project``, default the current folder).
 
 Sources (checked when this was written; a comment on each row says which):
@@ -72,6 +72,14 @@ class Places:
         value = self.env.get(name, "")
         return type(self.home)(value) if value else default
 
+    def xdg(self, name: str, default: PurePath) -> PurePath:
+        """An XDG base directory variable (``XDG_CONFIG_HOME``, ``XDG_DATA_HOME``) as a path, or
+        ``default`` when it is unset, empty or relative: "If an implementation encounters a
+        relative path in any of these variables it should consider the path invalid and ignore
+        it" (XDG Base Directory Specification 0.8)."""
+        value = self.var(name, default)
+        return value if value.is_absolute() else default
+
     @property
     def app_data(self) -> PurePath:
         """Per-user app settings: ``%APPDATA%``, ``~/Library/Application Support``, ``~/.config``."""
@@ -79,7 +87,7 @@ class Places:
             return self.var("APPDATA", self.home / "AppData" / "Roaming")
         if self.platform == "darwin":
             return self.home / "Library" / "Application Support"
-        return self.var("XDG_CONFIG_HOME", self.home / ".config")
+        return self.xdg("XDG_CONFIG_HOME", self.home / ".config")
 
 
 @dataclass(frozen=True)
@@ -162,4 +170,4 @@ def state_dir(places: Places) -> PurePath:
         return places.var("LOCALAPPDATA", places.home / "AppData" / "Local") / "mcp-guard"
     if places.platform == "darwin":
         return places.home / "Library" / "Application Support" / "mcp-guard"
-    return places.var("XDG_DATA_HOME", places.home / ".local" / "share") / "mcp-guard"
+    return places.xdg("XDG_DATA_HOME", places.home / ".local" / "share") / "mcp-guard"

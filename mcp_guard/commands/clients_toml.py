@@ -7,7 +7,7 @@ that table drops the comment (issue 25 item 2), and replacing an array drops the
 inside it. This module finds the spans instead, and the caller (:mod:`.clients_edit`) splices
 new text into exactly the spans it changes, as it does for JSONC (:mod:`.clients_jsonc`).
 
-It reads documents that ``tomlkit`` has already accepted (TOML 1.0): it does not judge
+It reads documents that :mod:`tomllib` and ``tomlkit`` have already accepted (TOML 1.0): it does not judge
 validity, only positions. Values are :class:`.clients_jsonc.Node` s (``object`` for an inline
 table, ``array``, ``string`` and ``scalar``); a scalar's value comes from :mod:`tomllib`, so it
 is exactly what a TOML reader gives.

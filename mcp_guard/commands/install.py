@@ -8,8 +8,8 @@ when stdin is a terminal, with ``--yes`` otherwise; ``--dry-run`` only shows it.
 ``status`` lists each client, each server, guarded or not; with ``--check`` it also lists
 each server's tools and says what ``mcp-guard check`` says of them.
 
-Exit statuses: 0 done (or nothing to do), 1 a file could not be read, parsed or written (it
-is named, with the reason; nothing is written to it), or, for ``status --check``, a server
+Exit statuses: 0 done (or nothing to do), 1 a file could not be read, parsed or written, or
+is read-only (it is named, with the reason; nothing is written to it), or, for ``status --check``, a server
 whose tools could not be listed or are not all supported; 2 usage errors, and a write
 refused because stdin is not a terminal and ``--yes`` was not given.
 
@@ -29,10 +29,11 @@ from typing import Any, Final
 
 from ..core.profiles import DEFAULT_PROFILE, PROFILES
 from ..safe_text import escape
-from .clients_entries import guarded_upstream, is_secret_header, plan_entry
+from .clients_entries import EXPOSED, guarded_upstream, is_secret_header, plan_entry
 from .clients_files import (
     BACKUP_SUFFIX,
     FilePlan,
+    distinct_files,
     plan_install,
     plan_uninstall,
     read_snapshot_or_problem,
@@ -49,6 +50,7 @@ INSTALL_COMMANDS: Final = ("install", "uninstall", "status")
 
 _FLAG_VALUE = re.compile(r'(?<![\w-])(?P<flag>--?[A-Za-z0-9_-]+)(?P<sep>=|"\s*,\s*")(?=[^"])[^"]*')
 _LONE_FLAG = re.compile(r'"(?P<flag>--?[A-Za-z0-9_-]+)",?\s*$')
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 _PAIR = re.compile(r'(?P<q>"?)(?P<name>[A-Za-z0-9_.-]+)(?P=q)(?P<sep>\s*[:=]\s*)"(?:[^"\\]|\\.)*"')
 
 
@@ -105,13 +107,14 @@ def _guard_command(given: str | None) -> list[str]:
 
 def _files(args: argparse.Namespace) -> tuple[Places, list[ClientFile]]:
     places = Places.of(sys.platform, os.environ, Path(args.project).resolve())
-    return places, client_files(places, tuple(args.client) or CLIENTS)
+    return places, distinct_files(client_files(places, tuple(args.client) or CLIENTS))
 
 
 def _mask(line: str) -> str:
     """``line`` with every secret-looking value replaced by ``***``: of a key (``"API_KEY": "..."``,
     ``token = "..."``), of a command-line flag (``"--api-key=..."``, ``"--token", "..."``), a URL's
-    password (``postgres://user:...@``) and a ``Bearer``/``Basic`` credential."""
+    password or lone user info (``postgres://user:...@``, ``https://TOKEN@``), its query values
+    (``?apiKey=...``) and fragment, and a ``Bearer``/``Basic`` credential."""
 
     def hide(match: re.Match[str]) -> str:
         name = match["name"]
@@ -121,8 +124,27 @@ def _mask(line: str) -> str:
 
     line = _PAIR.sub(hide, line)
     line = _FLAG_VALUE.sub(lambda m: f"{m['flag']}{m['sep']}***" if is_secret_header(m["flag"]) else m.group(), line)
-    line = re.sub(r"(://[^/@\s\"':]+:)[^/@\s\"']+@", r"\1***@", line)
+    line = _URL.sub(_mask_url, line)
     return re.sub(r"(?i)\b(bearer|basic)\s+[^\s\"']+", r"\1 ***", line)
+
+
+def _mask_url(match: re.Match[str]) -> str:
+    """A URL with its password (or a lone user info, often a token), query values and fragment as ``***``."""
+    url = match.group()
+    scheme, _, rest = url.partition("://")
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    if "@" in authority:
+        info, _, host = authority.rpartition("@")
+        user, colon, _ = info.partition(":")
+        authority = f"{user}:***@{host}" if colon else f"***@{host}"
+    tail, hash_, fragment = tail.partition("#")
+    path, question, query = tail.partition("?")
+    if query:
+        query = "&".join(
+            f"{name}=***" if eq else "***" for name, eq, _ in (part.partition("=") for part in query.split("&"))
+        )
+    return f"{scheme}://{authority}{path}{question}{query}{hash_}{'***' if fragment else ''}"
 
 
 def _diff(plan: FilePlan) -> str:
@@ -202,6 +224,8 @@ def _report_and_write(args: argparse.Namespace, plans: list[FilePlan], state: di
             project = outcome.location[1] if outcome.location[0] == "projects" and len(outcome.location) > 2 else None
             scope = f" (project {escape(project)})" if project is not None else ""
             text = labels[outcome.action] + (outcome.reason if outcome.action in ("skip", "left", "restore") else "")
+            if outcome.reason == EXPOSED:
+                text += f"; warning: {EXPOSED}"
             _say(f"  {escape(outcome.name)}{scope}: {escape(text)}")
     pending = [p for p in plans if p.problem is None and p.new_text is not None]
     if not pending:
@@ -297,6 +321,8 @@ def _server_status(file: ClientFile, location: tuple[str, ...], value: Any) -> d
         server["project"] = location[1]
     if plan.action == "skip":
         server["reason"] = plan.reason
+    elif plan.reason == EXPOSED:
+        server["warning"] = EXPOSED
     return server
 
 
@@ -318,8 +344,10 @@ def _check(server: dict[str, Any], value: Any, args: argparse.Namespace) -> dict
     if upstream is not None and upstream[0] == "serve":
         return {"ok": False, "error": "a gateway (mcp-guard serve): use mcp-guard check --config on its config"}
     if upstream is not None:
-        if upstream[1][:1] == ["--upstream-url"]:
-            url = upstream[1][1]
+        if upstream[1][:1] in (["--upstream-url"], ["--upstream-url-env"]):
+            url = upstream[1][1] if upstream[1][0] == "--upstream-url" else env.get(upstream[1][1])
+            if not url:
+                return {"ok": False, "error": f"the variable its --upstream-url-env names is not set: {upstream[1][1]}"}
             tokens = [str(a) for a in value.get("args") or []]
             plain = [tokens[i + 1] for i, t in enumerate(tokens[:-1]) if t == "--header"]
             from_env = [tokens[i + 1] for i, t in enumerate(tokens[:-1]) if t == "--header-env"]
@@ -376,6 +404,8 @@ def _print_status(report: list[dict[str, Any]], clients: list[str]) -> None:
             state = "guarded" if server["guarded"] else "NOT guarded"
             if "reason" in server:
                 state += f" (cannot be guarded: {escape(server['reason'])})"
+            if "warning" in server:
+                state += f" (warning: {server['warning']})"
             line = f"  {escape(server['name'])}{where}: {server['kind']}, {state}"
             check = server.get("check")
             if check is not None:

@@ -61,7 +61,8 @@ def add_commands(
         "errors or an upstream that cannot be reached.",
         usage=f"mcp-guard check [--profile {PROFILE_CHOICES}] [--json] [--fail-on unsupported|malformed|never] "
         f"[--host {HOST_CHOICES}] "
-        "[--timeout SECONDS] (--tools-file FILE | --upstream-url URL [--header NAME=VALUE]... "
+        "[--timeout SECONDS] (--tools-file FILE | (--upstream-url URL | --upstream-url-env ENVVAR) "
+        "[--header NAME=VALUE]... "
         "[--header-env NAME=ENVVAR]... "
         "| --config FILE | -- COMMAND [ARGS...])",
     )
@@ -74,6 +75,12 @@ def add_commands(
         "definition (Arcade preview format); `//` and `/* */` comments allowed; `-` reads stdin",
     )
     check.add_argument("--upstream-url", metavar="URL", help="a streamable HTTP MCP endpoint to list")
+    check.add_argument(
+        "--upstream-url-env",
+        metavar="ENVVAR",
+        help="the same, read from the environment variable ENVVAR (for a URL holding a secret: ?apiKey=..., "
+        "user:password@; it is never printed)",
+    )
     check.add_argument(
         "--config",
         metavar="FILE",
@@ -236,17 +243,27 @@ def _check(args: argparse.Namespace) -> int:
     command = list(args.upstream)
     if command and command[0] == "--":
         command = command[1:]
-    sources = [bool(command), args.tools_file is not None, args.upstream_url is not None, args.config is not None]
-    if sum(sources) != 1:
+    url_given = args.upstream_url is not None or args.upstream_url_env is not None
+    sources = [bool(command), args.tools_file is not None, url_given, args.config is not None]
+    if sum(sources) != 1 or (args.upstream_url is not None and args.upstream_url_env is not None):
         args.command_parser.error(
-            "give exactly one of --tools-file FILE, --upstream-url URL, --config FILE, or -- COMMAND [ARGS...], "
-            "e.g. mcp-guard check -- uvx mcp-server-time"
+            "give exactly one of --tools-file FILE, --upstream-url URL (or --upstream-url-env ENVVAR), "
+            "--config FILE, or -- COMMAND [ARGS...], e.g. mcp-guard check -- uvx mcp-server-time"
         )
+    url = args.upstream_url
+    if args.upstream_url_env is not None:
+        import os
+
+        url = os.environ.get(args.upstream_url_env, "").strip() or None
+        if url is None:
+            args.command_parser.error(
+                f"--upstream-url-env: the environment variable {args.upstream_url_env} is not set or empty"
+            )
     if args.config is not None:
         from .gateway import run_check
 
         return run_check(args.config, timeout=args.timeout, as_json=args.json, fail_on=args.fail_on, host=args.host)
-    if (args.header or args.header_env) and args.upstream_url is None:
+    if (args.header or args.header_env) and not url_given:
         args.command_parser.error("--header and --header-env apply only to --upstream-url")
     from ..reports.tools import report_tools, tool_entries
 
@@ -267,7 +284,7 @@ def _check(args: argparse.Namespace) -> int:
             listing = anyio.run(
                 lambda: list_tools(
                     command=command or None,
-                    url=args.upstream_url,
+                    url=url,
                     headers=headers or None,
                     timeout=args.timeout,
                     client_name="mcp-guard-check",

@@ -33,7 +33,7 @@ class HostIssue(NamedTuple):
 
     Attributes:
         rule: a short stable code (``keyword``, ``type-list``, ``open-object``, ``not-required``,
-            ``untyped``, ``items``, ``enum``, ``format``, ``empty-object``, ``property-name``,
+            ``undeclared-required``, ``untyped``, ``items``, ``enum``, ``format``, ``empty-object``, ``property-name``,
             ``root``, ``boolean-schema``, ``ref``, ``limit``, ``name``).
         keyword: the keyword concerned (the unknown key as written; ``""`` for a whole node).
         pointer: JSON Pointer into the schema (``"/name"`` for a tool name).
@@ -201,6 +201,11 @@ class _Walk:
             if names - listed:
                 self.add("not-required", "required", (*path, "required"),
                          f"{host.name} needs every property listed in `required`")  # fmt: skip
+        if host.declared_required and is_object and type(node.get("required")) is list:
+            declared = node.get("properties")
+            if any(type(r) is not str or type(declared) is not dict or r not in declared for r in node["required"]):
+                self.add("undeclared-required", "required", (*path, "required"),
+                         f"{host.name} needs every name in `required` to be a declared property")  # fmt: skip
         if host.array_items and "array" in types and type(node.get("items")) is not dict:
             self.add("items", "items", path, f"{host.name} needs `items` on every array")
         if host.string_enums:

@@ -18,7 +18,7 @@ from .checker import HostIssue
 from .inverse import Map, narrowed, present
 from .plans import UNBUILT, Back, compile_back
 
-__all__ = ["Lowered", "Step", "StepKind"]
+__all__ = ["Lowered", "Step", "StepKind", "unshown"]
 
 StepKind = Literal["widening", "reshaping", "narrowing"]
 
@@ -42,6 +42,19 @@ class Step(NamedTuple):
     def to_json(self) -> dict[str, str]:
         """``{"kind", "code", "pointer", "detail"}``."""
         return self._asdict()
+
+
+def unshown(step: Step) -> bool:
+    """Whether ``step`` leaves constraints out of the keywords the host is shown (the guard enforces them, and
+    a refusal for one says the model was not shown it): a keyword dropped (written as text), ``oneOf`` shown
+    as ``anyOf`` (exactly one is not said), the root's ``anyOf``/``oneOf`` merged into one object, and a
+    value shown as JSON text (its schema is in the description, as text). ``check --host`` lists these as
+    ``not_shown``; a reshaping's inverse and a narrowing are steps of their own."""
+    if step.kind == "reshaping":
+        return step.code == "json-text"
+    if step.kind != "widening":
+        return False
+    return step.code == "dropped" or (step.code in ("anyOf", "root") and step.pointer.endswith(("/oneOf", "/anyOf")))
 
 
 @dataclass(slots=True)
@@ -75,9 +88,9 @@ class Lowered:
 
     @property
     def not_shown(self) -> tuple[Step, ...]:
-        """The constraints the model is not shown as keywords (widening ``dropped`` steps); the guard
+        """The steps that leave constraints out of the shown schema's keywords (:func:`unshown`); the guard
         enforces every one of them."""
-        return tuple(s for s in self.steps if s.kind == "widening" and s.code == "dropped")
+        return tuple(s for s in self.steps if unshown(s))
 
     @property
     def identity(self) -> bool:

@@ -22,6 +22,7 @@ A host profile answers, for a JSON Schema as an MCP client would hand it to the 
 - ``formats``: the ``format`` values accepted (``None``: any);
 - ``nonempty_objects``: a nested object must declare at least one property (Gemini);
 - ``property_names``: the pattern a property name must match (``None``: any);
+- ``declared_required``: every name in ``required`` must be a declared property (Gemini);
 - ``limits``: OpenAI strict's documented sizes;
 - ``name_pattern``: the tool name's pattern (length included).
 
@@ -90,6 +91,7 @@ class HostProfile:
     name_pattern: re.Pattern[str]
     name_rule: str
     property_names: re.Pattern[str] | None = None
+    declared_required: bool = False
     limits: Limits | None = None
     rules: tuple[Rule, ...] = field(default=())
 
@@ -259,10 +261,21 @@ GEMINI: Final = HostProfile(
     name_pattern=_GEMINI_NAME,
     name_rule="^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$",
     property_names=re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}"),
+    declared_required=True,
     rules=(
         Rule(
             "refused: additionalProperties, $schema, $ref/$defs, type lists",
             GEMINI_SCHEMA + "; promptfoo #6902, cherry-studio #3270",
+        ),
+        Rule(
+            "every name in `required` is a declared property (else 400: `required[0]: property is not defined`)",
+            "iBUHub/AIStudioToAPI #154, moltis-org/moltis #849",
+        ),
+        Rule(
+            "a root object without properties: `properties` must be non-empty for an OBJECT, so clients give "
+            "Gemini no `parameters` for a tool without arguments; shown as it is (the model sends none)",
+            "pipecat-flows #110, agno #2112, zeph PR #1674, aichat PR #666 (2024-26: some report it accepted now)",
+            certain=False,
         ),
         Rule("every node has one `type` (a node without one is refused or skipped)", "gemini-cli PR #9574, #4594"),
         Rule(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..hosts import Lowered, Step, check_schema, host_profile, lower
+from ..hosts.lowered import unshown
 from ..hosts.names import host_names
 from ..safe_text import escape
 from .tools import ToolsReport
@@ -52,8 +53,9 @@ class HostToolReport:
 
     @property
     def not_shown(self) -> tuple[Step, ...]:
-        """Constraints the model is not shown as keywords (the guard enforces each)."""
-        return tuple(s for s in self.steps if s.kind == "widening" and s.code == "dropped")
+        """The steps that leave constraints out of what the model is shown (``hosts.lowered.unshown``; the
+        guard enforces each)."""
+        return tuple(s for s in self.steps if unshown(s))
 
     def to_json(self) -> dict[str, Any]:
         """``{"name", "shown_name", "status", "not_shown", "steps", "reasons", "schema"}``."""
@@ -118,13 +120,13 @@ class HostReport:
             shown = escape(tool.shown_name) if tool.shown_name not in (None, tool.name) else ""
             rows.append((name, tool.status, shown))
             lines = [f"not presentable: {escape(r)}" for r in tool.reasons]
-            lines += [
-                f"not shown (the guard enforces it): {escape(s.detail)} at {escape(s.pointer)}" for s in tool.not_shown
-            ]
+            dropped = [s for s in tool.steps if s.kind == "widening" and s.code == "dropped"]
+            lines += [f"not shown (the guard enforces it): {escape(s.detail)} at {escape(s.pointer)}" for s in dropped]
             lines += [
                 f"{s.kind}: {escape(s.detail)} at {escape(s.pointer or '/')}"
+                + (" (not shown: the guard enforces it)" if unshown(s) else "")
                 for s in tool.steps
-                if s.kind in ("reshaping", "narrowing")
+                if s.code not in ("dropped", "annotation")
             ]
             details.append(lines)
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]

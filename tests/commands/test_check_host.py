@@ -116,3 +116,26 @@ def test_check_config_judges_the_offered_names_for_the_host(tmp_path: Path) -> N
     out = io.StringIO()
     assert commands.run_check(str(config), out=out, timeout=30, host="gemini") == 0
     assert "2 tools for gemini: 0 as-is, 2 presentable, 0 not presentable" in out.getvalue()
+
+
+RED_TEAM_32 = [
+    {"name": "req_undeclared", "inputSchema": {"type": "object", "required": ["zz"]}},
+    {"name": "root_any", "inputSchema": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}]}},
+    {"name": "const_obj", "inputSchema": {"type": "object", "properties": {"c": {"const": {"k": 1}}}}},
+]
+
+
+def test_what_a_new_user_found_the_report_left_out(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Red team 32: Gemini refuses a `required` name it is not shown declared (400 `property is not defined`),
+    and `check --host` called it as-is; a merged root `anyOf` and a value shown as JSON text were missing from
+    `not_shown` (JSON) and the merge from the text report."""
+    _, out = check(capsys, tmp_path, RED_TEAM_32, "--host", "gemini", "--json")
+    gemini = {t["name"]: t for t in json.loads(out)["host"]["tools"]}
+    assert gemini["req_undeclared"]["status"] == "presentable"
+    assert "required" not in gemini["req_undeclared"]["schema"] and "/required" in gemini["req_undeclared"]["not_shown"]
+    assert "/anyOf" in gemini["root_any"]["not_shown"]
+    _, out = check(capsys, tmp_path, RED_TEAM_32, "--host", "openai-strict", "--json")
+    strict = {t["name"]: t for t in json.loads(out)["host"]["tools"]}
+    assert strict["const_obj"]["not_shown"] == ["/properties/c"]  # its const is only text in a description
+    _, text = check(capsys, tmp_path, RED_TEAM_32, "--host", "openai-strict")
+    assert "widening: root anyOf merged into one object at /anyOf (not shown: the guard enforces it)" in text

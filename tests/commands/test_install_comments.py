@@ -98,7 +98,69 @@ def test_comments_inside_args_stay_where_they_stand() -> None:
     file = ClientFile("codex", "user", Path("config.toml"), "toml", ("mcp_servers",))
     installed, after = _round_trip(file, text)
     assert '  "--ignore-robots-txt",  # internal wiki only\n' in installed
-    assert 'command = "/opt/bin/mcp-guard"   # uv\'s runner\n' in installed
+    assert 'command = "/opt/bin/mcp-guard"\n' in installed, "the command's comment went with the command"
+    assert '  "uvx",  # uv\'s runner\n' in installed
+    assert after == text
+
+
+GUARDED_ARGS = '"wrap", "--profile", "standard", "--"'
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "expected"),
+    [
+        (  # args on one line: the comment ends the args line, which now holds the command
+            "toml",
+            '[mcp_servers.a]\ncommand = "uvx"  # uv\'s runner\nargs = ["srv"]\n',
+            f'[mcp_servers.a]\ncommand = "/opt/bin/mcp-guard"\nargs = [{GUARDED_ARGS}, "uvx", "srv"]  # uv\'s runner\n',
+        ),
+        (  # no args: on a line of its own above the command
+            "toml",
+            '[mcp_servers.a]\ncommand = "uvx"  # uv\'s runner\nenv = { A = "1" }\n',
+            f'[mcp_servers.a]\n# uv\'s runner\ncommand = "/opt/bin/mcp-guard"\nenv = {{ A = "1" }}\n'
+            f'args = [{GUARDED_ARGS}, "uvx"]\n',
+        ),
+        (  # the args line has a comment of its own: above the command
+            "toml",
+            '[mcp_servers.a]\ncommand = "uvx"  # runner\nargs = ["srv"]  # pinned\n',
+            f'[mcp_servers.a]\n# runner\ncommand = "/opt/bin/mcp-guard"\n'
+            f'args = [{GUARDED_ARGS}, "uvx", "srv"]  # pinned\n',
+        ),
+        (  # args before the command: above the command
+            "toml",
+            '[mcp_servers.a]\nargs = ["srv"]\ncommand = "uvx"  # runner\n',
+            f'[mcp_servers.a]\nargs = [{GUARDED_ARGS}, "uvx", "srv"]\n# runner\ncommand = "/opt/bin/mcp-guard"\n',
+        ),
+        (  # JSONC, args over lines
+            "json",
+            '{"mcpServers": {\n  "a": {\n    "command": "uvx", // uv\'s runner\n'
+            '    "args": [\n      "srv"\n    ]\n  }\n}}\n',
+            '{"mcpServers": {\n  "a": {\n    "command": "/opt/bin/mcp-guard",\n    "args": [\n'
+            + "".join(f"      {w},\n" for w in GUARDED_ARGS.split(", "))
+            + '      "uvx",  // uv\'s runner\n      "srv"\n    ]\n  }\n}}\n',
+        ),
+        (  # JSONC, args on one line, a block comment
+            "json",
+            '{"mcpServers": {\n  "a": {\n    "command": "uvx", /* runner */\n    "args": ["srv"]\n  }\n}}\n',
+            '{"mcpServers": {\n  "a": {\n    "command": "/opt/bin/mcp-guard",\n'
+            f'    "args": [{GUARDED_ARGS}, "uvx", "srv"]  /* runner */\n  }}\n}}}}\n',
+        ),
+        (  # an inline table on one line: the comment is the line's, and stays
+            "toml",
+            '[mcp_servers]\na = { command = "uvx" }  # the a server\n',
+            f'[mcp_servers]\na = {{ command = "/opt/bin/mcp-guard", args = [{GUARDED_ARGS}, "uvx"] }}'
+            "  # the a server\n",
+        ),
+    ],
+)
+def test_a_comment_ending_the_command_line_goes_with_the_command(fmt: str, text: str, expected: str) -> None:
+    """Red team, stop 32: ``command = "uvx"  # uv's runner`` left the comment on the guard's line, where it
+    described mcp-guard. It annotates the command, so it moves with it (docs/install.md, "Writing")."""
+    name = "config.toml" if fmt == "toml" else "mcp.json"
+    key = ("mcp_servers",) if fmt == "toml" else ("mcpServers",)
+    file = ClientFile("codex" if fmt == "toml" else "cursor", "user", Path(name), fmt, key)
+    installed, after = _round_trip(file, text)
+    assert installed == expected
     assert after == text
 
 
