@@ -122,6 +122,10 @@ async def test_a_repeated_singleton_field_is_400_naming_it(parser: str, monkeypa
                 # The front's JSON-RPC error naming the field, or (under a parser that checks it) the parser's 400.
                 if b'"error"' in reply or field != "Content-Length":
                     assert f"more than one {field} header".encode() in reply, (what, reply[:400])
+                    error = json.loads(reply.partition(b"\r\n\r\n")[2])["error"]
+                    # The 2026-07-28 spec's code for its routing headers (as the SDK's ladder answers), else -32600.
+                    routing = field in ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
+                    assert error["code"] == (-32020 if routing else -32600), (what, error)
                 assert TOKEN.encode() not in reply and b"wrong" not in reply, (what, reply[:400])
         finally:
             guard.server.should_exit = True

@@ -155,6 +155,8 @@ def test_the_one_reading_and_its_verdict(
         assert refusal is None
     else:
         assert refusal is not None and refusal[0] == status and check is not None and check in refusal[1], refusal
+        routing = any(name in (b"mcp-protocol-version", b"mcp-method", b"mcp-name") for name, _ in raw)
+        assert refusal.code == (-32020 if routing else -32600)  # (the 2026-07-28 spec's HEADER_MISMATCH)
         for _, value in raw:  # the message names the check, never a value
             assert b"evil" not in value or "evil" not in refusal[1]
 

@@ -15,9 +15,7 @@ from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     InboundLadderRejection,
     classify_inbound_request,
-    find_duplicated_routing_header,
 )
-from mcp_types import HEADER_MISMATCH
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Receive, Scope, Send
 
@@ -258,7 +256,7 @@ class HttpFront:
         if self.oauth is not None and path in self.oauth.paths:  # RFC 9728 metadata: Host/Origin checks, no token
             refusal = self.security.refusal(head, None)
             if refusal is not None:
-                await _refuse(send, refusal[0], refusal[1], refusal[2])
+                await _refuse(send, refusal.status, refusal.text, refusal.headers, code=refusal.code)
             else:
                 await self.oauth.serve_metadata(send, scope["method"])
             return
@@ -271,11 +269,10 @@ class HttpFront:
         headers = request_headers(scope)
         refusal = self.security.refusal(head, headers.get("authorization"))
         if refusal is not None:
-            status, text, extra = refusal
             # The reason names the check (Host, Origin, token), never a header's value (trial3 T6).
-            kind, _, why = text.split(" (")[0].partition(": ")
+            kind, _, why = refusal.text.split(" (")[0].partition(": ")
             log.warning("refused an HTTP request: %s (%s)", kind.lower(), why)
-            await _refuse(send, status, text, extra)
+            await _refuse(send, refusal.status, refusal.text, refusal.headers, code=refusal.code)
             return
         principal: Principal | None = None
         if self.oauth is not None:  # every request verified before any session work
@@ -303,8 +300,7 @@ class HttpFront:
         refusal = self.security.refusal(head, authorization)
         verdict = await self.oauth.check(authorization) if refusal is None and self.oauth is not None else None
         if refusal is not None:
-            status, text, extra = refusal
-            await _refuse(send, status, text, extra)
+            await _refuse(send, refusal.status, refusal.text, refusal.headers, code=refusal.code)
         elif self.oauth is not None and not isinstance(verdict, Principal):
             assert verdict is not None
             await self.oauth.refuse(send, verdict)
@@ -544,7 +540,7 @@ class HttpFront:
                 await channel.submit(body)
             await _respond(send, 202)
             return
-        rejection = _header_rejection(message, scope["headers"], headers)
+        rejection = _header_rejection(message, headers)
         if rejection is not None:
             status = ERROR_CODE_HTTP_STATUS.get(rejection.code, 400)
             await _refuse(send, status, rejection.message, request_id=message["id"], code=rejection.code)
@@ -698,18 +694,14 @@ def _ended(exchange: Exchange) -> bytes:
     return error_bytes(exchange.client_id, INTERNAL_ERROR, text)
 
 
-def _header_rejection(
-    message: dict[str, Any], raw_headers: Iterable[tuple[bytes, bytes]], headers: RequestHeaders
-) -> InboundLadderRejection | None:
+def _header_rejection(message: dict[str, Any], headers: RequestHeaders) -> InboundLadderRejection | None:
     """The spec's header checks for a 2026-07-28 request (the SDK's ladder, any protocol version).
 
     Which versions are supported is the upstream's call (it answers -32022); the front only
-    checks that the routing headers agree with the body and appear once. ``headers``: the
-    request's one reading (:func:`request_headers`, as the handshake era's path reads them).
+    checks that the routing headers agree with the body (that each appears once was checked
+    before the body was read, with the same -32020: ``security.SINGLETON_FIELDS``). ``headers``:
+    the request's one reading (:func:`.fields.request_headers`, as the handshake era's path reads them).
     """
-    duplicated = find_duplicated_routing_header((k.decode("latin-1"), v.decode("latin-1")) for k, v in raw_headers)
-    if duplicated is not None:
-        return InboundLadderRejection(code=HEADER_MISMATCH, message=f"{duplicated} header appears more than once")
     version = envelope_version(message)
     supported = (version,) if type(version) is str else ()
     verdict = classify_inbound_request(message, headers=headers, supported_modern_versions=supported)

@@ -26,8 +26,12 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 from urllib.parse import unquote, urlsplit
+
+from mcp_types import HEADER_MISMATCH
+
+from ...wire.jsonrpc import INVALID_REQUEST
 
 if TYPE_CHECKING:
     from .config import HttpConfig
@@ -36,6 +40,7 @@ __all__ = [
     "REQUEST_TARGET_KEY",
     "SINGLETON_FIELDS",
     "HostOrigin",
+    "Refusal",
     "Security",
     "entry_name_ok",
     "host_entry_problem",
@@ -48,22 +53,32 @@ REQUEST_TARGET_KEY: Final = "mcp_guard.request_target"
 """The ASGI scope's ``extensions`` key of a request target that is not origin-form (set by :mod:`.parsers`)."""
 
 SINGLETON_FIELDS: Final = {
-    b"authorization": "Authorization",
-    b"content-type": "Content-Type",
-    b"content-length": "Content-Length",
-    b"mcp-session-id": "Mcp-Session-Id",
-    b"mcp-protocol-version": "MCP-Protocol-Version",
-    b"mcp-method": "Mcp-Method",
-    b"mcp-name": "Mcp-Name",
+    b"authorization": ("Authorization", INVALID_REQUEST),
+    b"content-type": ("Content-Type", INVALID_REQUEST),
+    b"content-length": ("Content-Length", INVALID_REQUEST),
+    b"mcp-session-id": ("Mcp-Session-Id", INVALID_REQUEST),
+    b"mcp-protocol-version": ("MCP-Protocol-Version", HEADER_MISMATCH),
+    b"mcp-method": ("Mcp-Method", HEADER_MISMATCH),
+    b"mcp-name": ("Mcp-Name", HEADER_MISMATCH),
 }
 """The fields the front (or the SDK's 2026-07-28 header ladder) reads that are not lists, by their ASGI
-(lowercase) names: a request with two lines of one is a 400 (RFC 9110 section 5.3). ``Host`` and
+(lowercase) names, with the JSON-RPC code of the refusal's body: a request with two lines of one is a
+400 (RFC 9110 section 5.3); for the routing headers the 2026-07-28 spec mirrors from the body the code
+is its ``HEADER_MISMATCH`` (-32020, as the SDK's ladder answers a duplicate), else -32600. ``Host`` and
 ``Origin`` have refusals of their own; ``Accept`` and ``tracestate`` are lists (their lines are
 joined: ``fields.request_headers``); a repeated ``traceparent`` is ignored (W3C Trace Context:
 the call starts a trace)."""
 
-Refusal = tuple[int, str, list[tuple[bytes, bytes]]]
-"""``(status, message, extra response headers)``."""
+
+class Refusal(NamedTuple):
+    """A request refused before anything else: its HTTP ``status``, the ``text`` of the JSON-RPC error
+    (``id`` null), extra response ``headers``, and the error's ``code``."""
+
+    status: int
+    text: str
+    headers: list[tuple[bytes, bytes]]
+    code: int = INVALID_REQUEST
+
 
 _REG_NAME: Final = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+"
 _HOST: Final = re.compile(rf"(?:\[(?P<literal>[^\]]*)\]|{_REG_NAME})(?::[0-9]+)?")
@@ -109,13 +124,13 @@ class HostOrigin:
             (without the white space around it); None when there is none.
         origin: the one ``Origin`` value, None when there is none.
         path: the request target's path when the target is absolute-form (route by it), else None.
-        problem: ``(status, message)`` when the request must be refused for its form alone.
+        problem: the :class:`Refusal` when the request must be refused for its form alone.
     """
 
     host: str | None
     origin: str | None
     path: str | None = None
-    problem: tuple[int, str] | None = None
+    problem: Refusal | None = None
 
 
 def read_host_origin(raw: Iterable[tuple[bytes, bytes]], target: bytes, *, http11: bool = True) -> HostOrigin:
@@ -135,7 +150,7 @@ def read_host_origin(raw: Iterable[tuple[bytes, bytes]], target: bytes, *, http1
     hosts: list[bytes] = []
     origins: list[bytes] = []
     seen: set[bytes] = set()
-    repeated: str | None = None
+    repeated: tuple[str, int] | None = None
     for name, value in raw:
         if name == b"host":
             hosts.append(value)
@@ -148,23 +163,23 @@ def read_host_origin(raw: Iterable[tuple[bytes, bytes]], target: bytes, *, http1
     origin = origins[0].decode("latin-1").strip(" \t") if len(origins) == 1 else None
     host = hosts[0].decode("latin-1").strip(" \t") if len(hosts) == 1 else None
     if len(hosts) > 1:
-        return HostOrigin(None, origin, problem=(400, _TWO_HOSTS))
+        return HostOrigin(None, origin, problem=Refusal(400, _TWO_HOSTS, []))
     if host is not None and not valid_host(host):
-        return HostOrigin(None, origin, problem=(400, _BAD_HOST))
+        return HostOrigin(None, origin, problem=Refusal(400, _BAD_HOST, []))
     if host is None and http11:
-        return HostOrigin(None, origin, problem=(400, _NO_HOST))
+        return HostOrigin(None, origin, problem=Refusal(400, _NO_HOST, []))
     if repeated is not None:
-        return HostOrigin(None, origin, problem=(400, _REPEATED.format(repeated)))
+        return HostOrigin(None, origin, problem=Refusal(400, _REPEATED.format(repeated[0]), [], repeated[1]))
     path = None
     if not target.startswith(b"/") and target != b"*":
         absolute = _ABSOLUTE.fullmatch(target)
         authority = absolute.group("authority").decode("latin-1") if absolute is not None else ""
         if absolute is None or not valid_host(authority):
-            return HostOrigin(None, origin, problem=(400, _BAD_TARGET))
+            return HostOrigin(None, origin, problem=Refusal(400, _BAD_TARGET, []))
         host = authority
         path = unquote(urlsplit((absolute.group("rest") or b"/").decode("latin-1")).path) or "/"
     if len(origins) > 1:
-        return HostOrigin(host, None, path, problem=(403, _TWO_ORIGINS))
+        return HostOrigin(host, None, path, problem=Refusal(403, _TWO_ORIGINS, []))
     return HostOrigin(host, origin, path)
 
 
@@ -212,18 +227,18 @@ class Security:
         return self._hosts is not None
 
     def refusal(self, head: HostOrigin, authorization: str | None) -> Refusal | None:
-        """``(status, message, extra headers)`` when the request must be refused, else None.
+        """The :class:`Refusal` when the request must be refused, else None.
 
         ``head``: the request's :func:`read_host_origin`; ``authorization``: its ``Authorization`` value.
         """
         if head.problem is not None:
-            return head.problem[0], head.problem[1], []
+            return head.problem
         if self._hosts is not None and not self._host_ok(head.host):
-            return 403, _NOT_HOST, []
+            return Refusal(403, _NOT_HOST, [])
         if head.origin is not None and not self._origin_ok(head.origin):
-            return 403, _NOT_ORIGIN, []
+            return Refusal(403, _NOT_ORIGIN, [])
         if self._token is not None and not self._token_ok(authorization):
-            return 401, _NO_TOKEN, [(b"www-authenticate", b"Bearer")]
+            return Refusal(401, _NO_TOKEN, [(b"www-authenticate", b"Bearer")])
         return None
 
     def _host_ok(self, host: str | None) -> bool:
