@@ -31,7 +31,7 @@ from ..hosts.inverse import BackError
 from ..hosts.listing import Presentation, ShownTool, present_tools
 from ..hosts.tables import HostProfile
 from ..safe_text import escape
-from ..wire.meta import SCHEMA_KEY, is_modern
+from ..wire.meta import REJECTION_KEY, SCHEMA_KEY, is_modern
 from .refusals import refusal_result
 
 if TYPE_CHECKING:
@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 BACK_ERROR: Final = "validation"
 """The refusal kind of a call whose arguments cannot be mapped back (they do not match the shown schema's
 reshaping: a value shown as JSON text that is not JSON): the arguments do not match, as a schema finding."""
+
+TOO_DEEP: Final = "the arguments nest deeper than the guard maps back"
+"""A refusal's words for arguments whose mapping back ran past Python's recursion limit (red team 32: a crash)."""
 
 MAX_LOGGED_WITHHELD: Final = 10
 """A listing's log line names at most this many withheld tools."""
@@ -234,13 +237,14 @@ def called(params: dict[str, Any], shown: Mapping[str, ShownTool], *, modern: bo
     lowered = tool.lowered
     try:
         back = arguments if lowered is None or lowered.identity else lowered.back(arguments)
-    except BackError as exc:
-        issue = {"kind": BACK_ERROR, "keyword": "inputSchema", "schema_path": "", "instance_path": exc.pointer}
-        issue["message"] = str(exc)
+    except (BackError, RecursionError) as exc:
+        pointer, message = (exc.pointer, str(exc)) if isinstance(exc, BackError) else ("", TOO_DEEP)
+        issue = {"kind": BACK_ERROR, "keyword": "inputSchema", "schema_path": "", "instance_path": pointer}
+        issue["message"] = message
         text = (
             f"mcp-guard refused this call to `{tool.shown_name}`: the arguments do not match the tool's input "
-            f"schema as your model was shown it, so nothing was sent to the server. {str(exc)[:1].upper()}"
-            f"{str(exc)[1:]}. Correct the arguments and call again."
+            f"schema as your model was shown it, so nothing was sent to the server. {message[:1].upper()}"
+            f"{message[1:]}. Correct the arguments and call again."
         )
         return refusal_result(BACK_ERROR, tool.shown_name, text, modern=modern, issues=[issue])
     if tool.name == params["name"] and back is arguments:
@@ -252,18 +256,28 @@ def called(params: dict[str, Any], shown: Mapping[str, ShownTool], *, modern: bo
 
 
 def map_call(
-    pipeline: Pipeline, message: dict[str, Any], shown: Mapping[str, ShownTool]
+    pipeline: Pipeline, message: dict[str, Any], shown: Mapping[str, ShownTool], server: str = ""
 ) -> tuple[dict[str, Any], ShownTool] | dict[str, Any]:
     """A ``tools/call`` request (``params`` with a string ``name``, a valid id) mapped back for ``wrap`` and
     ``serve`` alike (:func:`called`): ``(the request to judge and forward, the tool as shown)``, or the
     response answering it (an unknown tool through ``pipeline.unlisted``, or arguments that cannot be
-    mapped back)."""
+    mapped back: logged, counted by the observer under ``server`` and traced, as every refusal is)."""
     params = message["params"]
     request_id = message["id"]
     mapped = called(params, shown, modern=is_modern(params))
     if mapped is None:
         return pipeline.unlisted(params["name"], request=(request_id, params)).response(request_id)
     if not isinstance(mapped, Mapped):
+        from .pipeline import Rejection  # (the pipeline imports nothing of this module's; kept lazy all the same)
+        from .refusals import logged_pointer
+
+        pointer = mapped["_meta"][REJECTION_KEY]["issues"][0]["instance_path"]
+        reason = (
+            f"not mapped back (a value shown as JSON text, or a name, at {logged_pointer(pointer, '') or '(root)'})"
+        )
+        pipeline.refused(params["name"], Rejection(BACK_ERROR, reason, result=mapped))
+        if pipeline.observer is not None:
+            pipeline.observer.call_ended(server, shown[params["name"]].name, "rejected", BACK_ERROR, None)
         pipeline.trace_unrouted(BACK_ERROR, None, (request_id, params))  # (a tool error: no JSON-RPC error)
         return {"jsonrpc": "2.0", "id": request_id, "result": mapped}
     return ({**message, "params": mapped.params} if mapped.params is not params else message), mapped.shown

@@ -67,6 +67,12 @@ class Obj:
     closed: bool = False
     narrowed_closed: bool = False
 
+    @property
+    def renamed(self) -> dict[str, str]:
+        """Server-side names shown under another name -> that name: a key the model sends under the server's
+        name instead is refused (mapped back, it would meet or replace the shown one's value)."""
+        return {m.original: shown for shown, m in self.members.items() if shown != m.original}
+
     def shown_name(self, original: str) -> str:
         """The shown name of a server-side member name (itself when not renamed)."""
         for shown, member in self.members.items():
@@ -158,9 +164,17 @@ def parse_json_text(text: str) -> Any:
     return json.loads(text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
 
 
+def renamed_text(at: str, key: str, shown: str) -> str:
+    """The refusal of a property sent under the server's name where the model was shown another (names are
+    the schema's, never a value)."""
+    return f"`{at}/{escape_token(key)}` is not a name your model was shown: the property is shown as `{shown}`"
+
+
 def _parse(text: str, at: str) -> Any:
     try:
         return parse_json_text(text)
+    except RecursionError:
+        raise BackError(at, f"`{at or '/'}` holds JSON text nested deeper than the guard maps back") from None
     except ValueError:
         raise BackError(
             at,
@@ -219,6 +233,8 @@ def _back_at(node: Map, value: Any, at: str) -> Any:
         for key, item in value.items():
             member = node.members.get(key)
             if member is None:
+                if key in node.renamed:
+                    raise BackError(f"{at}/{escape_token(key)}", renamed_text(at, key, node.renamed[key]))
                 out[key] = item
                 continue
             if member.null_absent and item is None:

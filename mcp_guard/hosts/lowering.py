@@ -347,6 +347,11 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
         null_absent = narrowed_null = False
         if optional_ones and name in optional_ones:
             null_absent = True
+            if root and "null" in kinds and name in run.required_somewhere:
+                raise NotPresentable(
+                    f"`{where}`: an alternative of the root requires it and takes null, which means absent under the "
+                    "others: no exact inverse"
+                )
             child, narrowed_null = optional(run, child, kinds, where)
         members[shown] = Member(name, mapping, null_absent, narrowed_null)
         shown_props[shown] = child

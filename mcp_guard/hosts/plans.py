@@ -38,7 +38,8 @@ UNBUILT: Final = object()
 
 
 class _Unparsed(Exception):
-    """A JSON text that does not parse (``inverse.back`` then says where)."""
+    """A JSON text that does not parse, or a property sent under a server-side name the model was shown
+    under another (``inverse.back`` then says where, and why)."""
 
 
 def _json_text(value: Any) -> Any:
@@ -46,7 +47,7 @@ def _json_text(value: Any) -> Any:
         return value
     try:
         return parse_json_text(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise _Unparsed from None
 
 
@@ -57,8 +58,8 @@ def compile_back(node: Map) -> Back | None:
     JSON text does not parse, as :func:`.inverse.back` does; it never changes its argument.
     """
     fast = _compile(node, {})
-    if fast is None or not _has_json_text(node, set()):
-        return fast  # nothing to parse: nothing to point at
+    if fast is None:
+        return None
 
     def mapped(value: Any) -> Any:
         try:
@@ -67,21 +68,6 @@ def compile_back(node: Map) -> Back | None:
             return back(node, value)  # the reference walk finds the pointer, and raises
 
     return mapped
-
-
-def _has_json_text(node: Map, seen: set[str]) -> bool:
-    if node is JSON_TEXT:
-        return True
-    if type(node) is Obj:
-        return any(_has_json_text(m.node, seen) for m in node.members.values())
-    if type(node) is Arr:
-        return _has_json_text(node.items, seen)
-    if type(node) is Choice:
-        return any(_has_json_text(m, seen) for _, _, m in node.branches)
-    if type(node) is Ref and node.name not in seen:
-        seen.add(node.name)
-        return _has_json_text(node.table.get(node.name), seen)
-    return False
 
 
 def _compile(node: Map, refs: dict[str, Back | None]) -> Back | None:
@@ -179,6 +165,7 @@ def _object(node: Obj, refs: dict[str, Back | None]) -> Back | None:
 
 def _renaming(node: Obj, refs: dict[str, Back | None]) -> Back:
     plan = {shown: (m.original, _compile(m.node, refs), m.null_absent) for shown, m in node.members.items()}
+    renamed = node.renamed
 
     def renaming(value: Any) -> Any:
         if type(value) is not dict:
@@ -187,6 +174,8 @@ def _renaming(node: Obj, refs: dict[str, Back | None]) -> Back:
         for key, item in value.items():
             member = plan.get(key)
             if member is None:
+                if key in renamed:
+                    raise _Unparsed  # a server-side name the model was not shown: the reference walk refuses it
                 out[key] = item
                 continue
             original, fn, null_absent = member

@@ -148,7 +148,8 @@ class Run:
     """
 
     __slots__ = (
-        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "maps", "nodes", "plain", "schema", "stack",
+        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "maps", "nodes", "plain",
+        "required_somewhere", "schema", "stack",
         "steps",
     )  # fmt: skip
 
@@ -165,6 +166,8 @@ class Run:
         self.leaves = leaf_keys(host) if host.typed_nodes else {}
         self.enum_leaf = self.leaves["string"] | {"enum"} if self.leaves else frozenset()
         self.plain = plain_keys(host)
+        # Names a merged root alternative requires (widening.root_object): a null there is a value, not "absent".
+        self.required_somewhere: frozenset[str] = frozenset()
 
     def step(self, kind: StepKind, code: str, path: Path, detail: str) -> None:
         """Record a step at ``path`` (a JSON Pointer into the server's schema)."""

@@ -182,6 +182,9 @@ def root_object(run: Run, schema: dict[str, Any]) -> dict[str, Any]:
                 branch = resolve(run, branch["$ref"])[1]
             if not isinstance(branch, dict) or not isinstance(branch.get("properties"), dict):
                 continue
+            wanted = branch.get("required")
+            if isinstance(wanted, list):
+                run.required_somewhere |= {r for r in wanted if isinstance(r, str)}
             for name, sub in branch["properties"].items():
                 if name in props and props[name] != sub:
                     props[name] = {"anyOf": [props[name], sub]}

@@ -510,7 +510,9 @@ class GatewaySession(ModernEra):
             # as without a host: hidden and denied ones refused and journaled, a down server's said so)
             from ..calls.presenting import map_call  # (loaded with the lowering, for a host only)
 
-            mapped = map_call(self.pipeline, message, presentation.shown)
+            tool = presentation.shown.get(name)
+            found = catalog.route(tool.name) if tool is not None else None  # (the server, for the metrics)
+            mapped = map_call(self.pipeline, message, presentation.shown, found.server if found is not None else "")
             if isinstance(mapped, dict):
                 await self.reply(mapped)
                 return

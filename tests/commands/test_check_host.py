@@ -139,3 +139,29 @@ def test_what_a_new_user_found_the_report_left_out(capsys: pytest.CaptureFixture
     assert strict["const_obj"]["not_shown"] == ["/properties/c"]  # its const is only text in a description
     _, text = check(capsys, tmp_path, RED_TEAM_32, "--host", "openai-strict")
     assert "widening: root anyOf merged into one object at /anyOf (not shown: the guard enforces it)" in text
+
+
+def test_a_merged_root_null_that_one_alternative_requires_is_not_presentable(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Red team 32: OpenAI strict merges a root ``oneOf`` into one object whose ``a`` is optional, so a ``null``
+    for it meant "absent"; but the second alternative requires ``a`` and takes ``null``: ``{"a": null, "k": 2}``,
+    valid, was refused. No exact inverse: not presentable (gemini, which keeps nulls, shows it)."""
+    tool = {
+        "name": "alt",
+        "inputSchema": {
+            "oneOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}, "k": {"const": 1}}, "required": ["k"]},
+                {
+                    "type": "object",
+                    "properties": {"a": {"type": ["string", "null"]}, "k": {"const": 2}},
+                    "required": ["k", "a"],
+                },
+            ]
+        },
+    }
+    _, out = check(capsys, tmp_path, [tool], "--host", "openai-strict", "--json")
+    (strict,) = json.loads(out)["host"]["tools"]
+    assert strict["status"] == "not presentable" and "no exact inverse" in strict["reasons"][0]
+    _, out = check(capsys, tmp_path, [tool], "--host", "gemini", "--json")
+    assert json.loads(out)["host"]["tools"][0]["status"] == "presentable"

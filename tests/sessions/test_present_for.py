@@ -165,3 +165,50 @@ async def test_a_big_listing_is_shown_and_called_alike(command: str) -> None:
         answer = await client.call(shown_name(command, "fs.read599"), {"path": "/x"})
     assert shown == [shown_name(command, f"fs.read{i}") for i in range(600)]
     assert answer["result"]["content"][0]["text"] == "fs.read599 ok"
+
+
+# --- red team 32 (a new user breaking --present-for) ----------------------------------------------------------
+
+ODD = [
+    {"name": "items", "inputSchema": {"type": "object", "properties": {"arr": {"type": "array"}}}},
+    {
+        "name": "names",
+        "inputSchema": {"type": "object", "properties": {"a.b": {"type": "string"}, "n": {"type": "integer"}}},
+    },
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_json_text_nested_past_the_recursion_limit_is_refused_and_the_guard_goes_on(
+    command: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An array without ``items`` is shown with its elements as JSON text (openai-strict); an element 5,000
+    levels deep crashed the guard (RecursionError out of the mapping back). It is refused, and logged."""
+    upstream = ScriptedUpstream(ODD)
+    deep = "[" * 5000 + "]" * 5000
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        await listed(client)
+        refused = await client.call(name(command, "items"), {"arr": [deep]})
+        after = await client.call(name(command, "items"), {"arr": ["[1]"]})
+    rejection = refused["result"]["_meta"]["mcp-guard/rejection"]
+    assert rejection["kind"] == "validation" and "deeper than the guard" in refused["result"]["content"][0]["text"]
+    assert after["result"]["content"][0]["text"] == "items ok"
+    assert [m["params"]["arguments"] for m in upstream.calls()] == [{"arr": [[1]]}]
+    assert "rejected tools/call" in caplog.text and "not mapped back" in caplog.text  # (it was not logged)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+async def test_a_property_sent_under_its_server_name_instead_of_its_shown_one_is_refused(command: str) -> None:
+    """Gemini is shown ``a.b`` as ``a_b`` in an open object: ``{"a_b": "x", "a.b": "y"}`` reached the server as
+    one of the two values, by key order. A server-side name the model was not shown is refused."""
+    upstream = ScriptedUpstream(ODD)
+    async with running_guard(command, upstream, host="gemini") as client:
+        await listed(client)
+        both = await client.call(name(command, "names"), {"a_b": "x", "a.b": "y"})
+        own = await client.call(name(command, "names"), {"a.b": "y"})
+        shown = await client.call(name(command, "names"), {"a_b": "x", "n": 1})
+    for refused in (both, own):
+        assert refused["result"]["isError"] is True
+        assert "is not a name your model was shown" in refused["result"]["content"][0]["text"]
+    assert shown["result"]["content"][0]["text"] == "names ok"
+    assert [m["params"]["arguments"] for m in upstream.calls()] == [{"a.b": "x", "n": 1}]
