@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from ..hosts.inverse import BackError
-from ..hosts.listing import Presentation, ShownTool, present_tools
+from ..hosts.listing import UNSUPPORTED_TEXT, Presentation, ShownTool, present_tools
 from ..hosts.tables import HostProfile
 from ..safe_text import escape
 from ..wire.meta import REJECTION_KEY, SCHEMA_KEY, is_modern
@@ -37,7 +37,7 @@ from .refusals import refusal_result
 if TYPE_CHECKING:
     from .pipeline import Pipeline
 
-__all__ = ["BACK_ERROR", "UNSUPPORTED_TEXT", "Mapped", "Prepared", "ShownNames", "called", "map_call", "presented"]
+__all__ = ["BACK_ERROR", "Mapped", "Prepared", "ShownNames", "called", "map_call", "presented"]
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +113,6 @@ def _reused(tools: Sequence[Any], prepared: Prepared) -> Presentation | None:
         out.tools.append(copy)
         out.shown[shown.shown_name] = shown
     return out
-
-
-UNSUPPORTED_TEXT: Final = "the guard does not support its schema"
-"""Why a tool the guard does not support is withheld (``hosts.listing.present_tools``' words)."""
 
 
 def presented(

@@ -28,7 +28,10 @@ from .names import host_name, host_names
 from .plans import Back
 from .tables import HostProfile
 
-__all__ = ["KEY_FORMAT", "Presentation", "ShownTool", "present_tools", "schema_key"]
+__all__ = ["KEY_FORMAT", "UNSUPPORTED_TEXT", "Presentation", "ShownTool", "present_tools", "schema_key"]
+
+UNSUPPORTED_TEXT: Final = "the guard does not support its schema"
+"""Why a tool the guard does not support is withheld from a host (:func:`present_tools`)."""
 
 
 class ShownTool(NamedTuple):
@@ -175,7 +178,7 @@ def _present(
         else:
             shown_name = names.get(name)
         if supported is not None and not supported(name):
-            withheld[name] = "the guard does not support its schema"
+            withheld[name] = UNSUPPORTED_TEXT
             continue
         if shown_name is None:
             withheld[name] = f"its name collides with another's once made valid for {host.name}"

@@ -503,8 +503,10 @@ class Catalog:
         """:meth:`presentation_of`, a view of more than :data:`PRESENT_ON_LOOP` tools presented in a worker thread
         (lowering 10,000 tools held the loop 0.45 s on an idle machine: issue 25 item 1)."""
         host = self.config.guard.present_for
+        if host is None:
+            return None  # (every tools/call and tools/list asks: nothing to look up without a host)
         generation, listed = self.view_of(principal)
-        if host is not None and generation not in self._presented and len(listed) > PRESENT_ON_LOOP:
+        if generation not in self._presented and len(listed) > PRESENT_ON_LOOP:
             from ..calls.presenting import presented
             from ..hosts.tables import host_profile
 
