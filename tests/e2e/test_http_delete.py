@@ -20,7 +20,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+
+from tests.e2e.test_http_front import alive, eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -78,22 +80,6 @@ def lines_of(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def alive(pid: int) -> bool:
-    """Whether a process exists (and is not a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-async def eventually(check: Callable[[], bool], what: str) -> None:
-    """Poll ``check`` until it holds (hang guard :data:`TIMEOUT`)."""
-    with anyio.fail_after(TIMEOUT):
-        while not check():
-            await anyio.sleep(0.05)
 
 
 def _wrap(tmp: Path, *options: str) -> list[str]:
