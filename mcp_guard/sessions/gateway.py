@@ -64,6 +64,7 @@ from ..config import GatewayConfig
 from ..core import Compiled
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
+from ..peer.offload import Ordered
 from ..peer.requests import IdMint, RequestFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink
 from ..wire.framing import DEFAULT_MAX_LINE
@@ -170,6 +171,8 @@ class GatewaySession(ModernEra):
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
         self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
+        self.intake = Ordered()  # the client's big lines, parsed and judged off the loop, in order (client_lines)
+        self.received: tuple[Any, bytes | str | None] | None = None  # (a big line while handled: client_lines)
         self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools, client=client)
         self.pipeline.principals = self.view.catalog.principals or None  # (guard.principals; the catalog's copy)
         connectors = connectors or {}

@@ -107,7 +107,6 @@ import anyio.abc
 from ..auth.principal import Callers
 from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
-from ..calls.refusals import prejudge
 from ..calls.tool_table import ToolEntry, ToolTable
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
@@ -119,7 +118,6 @@ from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    NO_ID,
     Uncarriable,
     dumps,
     error_response,
@@ -127,14 +125,12 @@ from ..wire.jsonrpc import (
     invalid_request_text,
     loads_as_received,
     loads_client,
-    recover_id,
     valid_id,
     with_id,
 )
-from ..wire.messages import DUPLICATE_ID, too_long_text
+from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import era_meta, is_modern
-from ..wire.pieces import free_in_pieces
-from ..wire.repeated import collector_paused
+from .client_lines import big_line, read_client_lines
 from .listings import fresh
 from .upstream_side import UpstreamSide, never_started_text
 
@@ -259,12 +255,8 @@ class Relay(UpstreamSide):
                 task_status.started()
                 if self.client_request_timeout is not None:
                     tg.start_soon(self.peer.expire_requests, self._timed_out)
-                async with anyio.create_task_group() as intake:  # the client's big lines (peer.offload)
-                    intake.start_soon(self.intake.run)
-                    try:
-                        await self._from_client()
-                    finally:
-                        self.intake.close()  # (its jobs are done before the drain)
+                # The client's lines (big ones off the loop, all done before the drain; the hot path).
+                await read_client_lines(self, self._client_line_now)
                 await self._drain()
                 tg.cancel_scope.cancel()
         failure = failure or self.start_failure
@@ -356,44 +348,7 @@ class Relay(UpstreamSide):
 
     # --- client → upstream ------------------------------------------------------------------
 
-    async def _from_client(self) -> None:
-        client = self.client
-        if not isinstance(client, DirectLink):
-            await self._client_lines()
-            return
-        client.set_line_handler(self._client_line_now)  # the hot path
-        try:
-            await self._client_lines()
-        finally:
-            client.set_line_handler(None)
-
-    async def _client_lines(self) -> None:
-        while True:
-            try:
-                line = await self.client.receive()
-            except anyio.EndOfStream:
-                log.debug("client closed its side")
-                return
-            except LineTooLong as exc:
-                request_id = recover_id(exc.prefix)
-                self.counted.log(logging.WARNING, "refused a message from the client longer than %d bytes", exc.limit)
-                text = too_long_text(exc.limit)
-                await self._reply(error_response(None if request_id is NO_ID else request_id, INVALID_REQUEST, text))
-                continue
-            if len(line) >= OFFLOAD_MIN:
-                self.intake.submit(partial(self._big_line, line))
-                continue
-            try:
-                message = loads_client(line)
-            except (ValueError, RecursionError) as exc:
-                await self._unparsable(line, exc)
-                continue
-            if self.intake.busy and keeps_place(message):
-                self.intake.submit(partial(self._client_message, message))
-            else:
-                await self._client_message(message)
-
-    async def _client_message(self, message: Any) -> None:
+    async def client_message(self, message: Any) -> None:
         """One parsed client message (or batch), in the order read (after the big lines before it, when it
         must keep its place: ``peer.offload``). While the upstream's end is read but not yet handled (its
         answers judged off the loop still go out first: ``UpstreamPeer._lines``), it waits as when down."""
@@ -404,37 +359,7 @@ class Relay(UpstreamSide):
         else:
             await self._dispatch(message)
 
-    async def _big_line(self, line: bytes | str) -> None:
-        """A big client line (a job of :attr:`intake`): parsed, and a call's arguments checked, in the worker
-        thread (``calls.refusals.prejudge``), then handled as any other message, after those before it.
-        From the hot path it is the text the pipe decoded (``pipes.LineHandler``), forwarded as that text
-        when it may go on as received (no bytes copy of it is made: issue 14's peak memory)."""
-        with collector_paused():  # (until the value is freed, in pieces: as the peer's big lines, peer.connection)
-            try:
-                message, as_received = await self.intake.in_thread(self._parse_judged, line)
-            except (ValueError, RecursionError) as exc:
-                await self._unparsable(line if isinstance(line, bytes) else line.encode("utf-8", "replace"), exc)
-                return
-            self.received = (message, line if as_received else None)
-            try:
-                await self._client_message(message)
-            finally:
-                self.received = None
-            held = [message]
-            del message
-            await self.intake.in_thread(free_in_pieces, held)
-
-    def _parse_judged(self, line: bytes | str) -> tuple[Any, bool]:
-        """(In the worker thread.) The parsed line (``loads_as_received``); a call's arguments checked."""
-        message, as_received = loads_as_received(line)
-        params = message.get("params") if type(message) is dict and message.get("method") == "tools/call" else None
-        if type(params) is dict and type(params.get("name")) is str and type(params.get("arguments")) is dict:
-            compiled = anyio.from_thread.run_sync(self._compiled_for, params)
-            if compiled is not None:
-                prejudge(compiled, params["arguments"])
-        return message, as_received
-
-    def _compiled_for(self, params: dict[str, Any]) -> Compiled | None:
+    def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
         """The schema a call would be judged by now (its table's entry for the name), or None."""
         entry = self.table_for(params).get(params["name"])
         return None if entry is None else entry.compiled
@@ -445,20 +370,20 @@ class Relay(UpstreamSide):
         Takes what needs no waiting: a message (not a batch) while the upstream is ready, the
         upstream's pipe and the client side (a ``DirectLink``) have no output queued, and no
         listing of the guard's own is needed. It is routed and forwarded (or answered) just as
-        :meth:`_client_lines` would, writing without waiting. Anything else is declined (False)
-        before anything is done, and :meth:`_client_lines` takes it as usual, in order. A big
+        :func:`.client_lines.read_client_lines` would, writing without waiting. Anything else is declined (False)
+        before anything is done, and :func:`.client_lines.read_client_lines` takes it as usual, in order. A big
         line comes as its text (``pipes.LineHandler``) and, when safe, goes on as that text
         (``loads_as_received``).
 
         A big line (:data:`~mcp_guard.peer.offload.OFFLOAD_MIN` or more) is made a job of :attr:`intake`
-        here, as :meth:`_client_lines` would make it, but as the text the pipe decoded: declined, the
+        here, as :func:`.client_lines.read_client_lines` would make it, but as the text the pipe decoded: declined, the
         pipe would encode it back to bytes and the job decode them again (a big call then peaked at 5x
         its size, against 2x before the offload). The order is the same: the pipe offers lines only
-        while :meth:`_client_lines` waits in ``receive()``, so every line before this one is handled or
-        is a job already.
+        while :func:`.client_lines.read_client_lines` waits in ``receive()``, so every line before this one is
+        handled or is a job already.
         """
         if len(line) >= OFFLOAD_MIN:
-            self.intake.submit(partial(self._big_line, line))
+            self.intake.submit(partial(big_line, self, line))
             return True
         upstream = self.peer.upstream
         client = self.client
@@ -519,13 +444,13 @@ class Relay(UpstreamSide):
         with anyio.move_on_after(1.0):
             await done.wait()
         for answer in self._undelivered(elements):
-            await self._reply(answer)
+            await self.reply(answer)
 
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
             refusal = self._refused_at_intake(message)
             if refusal is not None:
-                await self._reply(refusal)
+                await self.reply(refusal)
             elif self._needs_listing(message):
                 # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
                 assert self._tg is not None
@@ -536,7 +461,7 @@ class Relay(UpstreamSide):
         elif type(message) is list and message:
             await self._client_batch(message)
         else:
-            await self._reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
+            await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
 
     async def _while_down(self, message: Any) -> None:
         """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
@@ -769,7 +694,7 @@ class Relay(UpstreamSide):
         if forward is not None:
             await self._forward(forward)
         if reply is not None:
-            await self._reply(reply)
+            await self.reply(reply)
 
     # --- sending ---------------------------------------------------------------------------
 

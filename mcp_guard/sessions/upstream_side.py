@@ -52,19 +52,16 @@ from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    NO_ID,
-    PARSE_ERROR,
     Spliced,
     Uncarriable,
     dumps,
     error_response,
     id_key,
     loads_as_received,
-    recover_id,
     valid_id,
     with_id,
 )
-from ..wire.messages import GONE, parse_error_text, unparsable_reason
+from ..wire.messages import GONE
 from ..wire.pieces import dumps_in_pieces
 from .listings import ToolListings
 
@@ -252,7 +249,7 @@ class UpstreamSide:
                     log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
         self.listings.restarted()
         if handshake:
-            await self._reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await self.reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     async def _fail_backlog(self, text: str) -> None:
         backlog, self._backlog = self._backlog, []
@@ -288,11 +285,11 @@ class UpstreamSide:
             text = gone_text(cause)
         for request_id in inflight:
             with contextlib.suppress(Exception):
-                await self._reply(error_response(request_id, INTERNAL_ERROR, text))
+                await self.reply(error_response(request_id, INTERNAL_ERROR, text))
         for request_id in orphans:
             notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
             with contextlib.suppress(Exception):
-                await self._reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+                await self.reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
         """The hot path for a pipe upstream when the client side is a ``pipes.DirectLink`` (``peer.connection``)."""
@@ -314,7 +311,7 @@ class UpstreamSide:
             )
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
-                await self._reply(answer)
+                await self.reply(answer)
             return True
         client = self.client
         try:
@@ -418,7 +415,7 @@ class UpstreamSide:
         key = id_key(client_id)
         self._lists.pop(key, None)
         self._calls.pop(key, None)
-        await self._reply(error_response(client_id, INTERNAL_ERROR, text))
+        await self.reply(error_response(client_id, INTERNAL_ERROR, text))
         return True
 
     # --- client state the upstream half keeps (what a restart replays; the upstream's own requests) --
@@ -470,15 +467,6 @@ class UpstreamSide:
         cursor = params.get("cursor") if type(params) is dict else None
         table = self.listings.table_for(params)
         self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
-
-    async def _unparsable(self, line: bytes, exc: ValueError | RecursionError) -> None:
-        """A client line that does not parse: -32700, for its id when the text shows one."""
-        request_id = recover_id(line)
-        self.counted.log(
-            logging.WARNING, "answered a client line that does not parse with -32700: it %s", unparsable_reason(exc)
-        )
-        text = parse_error_text(exc, "line")
-        await self._reply(error_response(None if request_id is NO_ID else request_id, PARSE_ERROR, text))
 
     async def _forwarded_data(self, message: Any, outgoing: Any) -> bytes | str | Spliced:
         """The line forwarding ``message`` upstream as ``outgoing`` (it, or it under the guard's upstream id):
@@ -597,7 +585,7 @@ class UpstreamSide:
             self.client_request_timeout,
         )
         assert self.client_request_timeout is not None
-        await self._reply(error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout)))
+        await self.reply(error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout)))
 
     # --- client → upstream: the requests forwarded under the guard's own ids --------------------
 
@@ -637,7 +625,7 @@ class UpstreamSide:
             with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
                 await done.wait()
             for answer in self._undelivered(elements):
-                await self._reply(answer)
+                await self.reply(answer)
 
     def _upstream_ids(self, elements: list[Any]) -> tuple[list[Any], list[tuple[str, dict[str, Any]]]]:
         """``elements`` as they go upstream, each request under a fresh id of the guard's own; and the
@@ -678,9 +666,9 @@ class UpstreamSide:
     async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
         for m in messages:
             if type(m) is dict and "id" in m and "method" in m:
-                await self._reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
+                await self.reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
 
-    async def _reply(self, message: dict[str, Any]) -> None:
+    async def reply(self, message: dict[str, Any]) -> None:
         """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
         try:
             await self.client.send(dumps(message))
@@ -688,7 +676,7 @@ class UpstreamSide:
             self._client_gone()
 
     def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
-        """:meth:`_reply` without waiting (the line is queued when the client's pipe is full)."""
+        """:meth:`reply` without waiting (the line is queued when the client's pipe is full)."""
         try:
             client.send_nowait(dumps(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
