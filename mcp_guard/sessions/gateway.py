@@ -65,7 +65,7 @@ from ..core import Compiled
 from ..log_counts import LogCounts
 from ..peer.backoff import HOLD_MAX
 from ..peer.offload import Ordered
-from ..peer.requests import IdMint, RequestFailed
+from ..peer.requests import RequestFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import (
@@ -92,6 +92,7 @@ from .link import Forwarded, Link, connector_for, unavailable
 from .methods import BEFORE_INITIALIZE, LIST_METHODS, ROUTED_METHODS
 from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .naming import CursorCodec, InvalidCursor, could_name
+from .server_requests import ServerRequests
 from .upstream_side import STOPPED_AFTER_CLIENT
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
@@ -187,9 +188,8 @@ class GatewaySession(ModernEra):
         self._era_known = anyio.Event()
         self._started = False
         self._tg: anyio.abc.TaskGroup | None = None
-        self._ids = IdMint()  # for upstreams' requests to the client
         self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
-        self._server_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
+        self.server_requests: ServerRequests[Link] = ServerRequests()  # upstreams' requests to the client
         self._subscriptions: dict[str, str] = {}
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
@@ -389,6 +389,13 @@ class GatewaySession(ModernEra):
                 self._open.discard(id_key(request_id))  # a cancelled stream is not answered
                 listen.scope.cancel()  # its upstream streams are cancelled with it
                 return
+            withdrawn = self.server_requests.withdrawn(request_id)
+            if withdrawn is not None:  # the client gives up an upstream's request: named by that upstream's id
+                link, upstream_id = withdrawn
+                assert type(params) is dict
+                with contextlib.suppress(RequestFailed, Uncarriable):
+                    await link.send({**message, "params": {**params, "requestId": upstream_id}})
+                return
             if id_key(request_id) not in self._open:
                 return  # answered already, or never asked
             self._cancelled.add(id_key(request_id))
@@ -415,14 +422,13 @@ class GatewaySession(ModernEra):
 
     async def _client_answer(self, message: dict[str, Any]) -> None:
         """The client's answer to a request an upstream sent it: back to that upstream, under its id."""
-        request_id = message.get("id")
-        owner = self._server_requests.pop(id_key(request_id), None) if valid_id(request_id) else None
-        if owner is None:
+        found = self.server_requests.answered(message)
+        if found is None:
             log.debug("dropped a client answer to no pending server request")
             return
-        link, upstream_id = owner
+        link, answer = found
         try:
-            await link.send({**message, "id": upstream_id})
+            await link.send(answer)
         except (RequestFailed, Uncarriable):
             log.warning("upstream %s: could not pass on the client's answer", link.name)
 
@@ -706,26 +712,19 @@ class GatewaySession(ModernEra):
     # --- requests from upstreams --------------------------------------------------------------
 
     async def server_request(self, link: Link, message: dict[str, Any]) -> None:
-        """An upstream's request to the client (sampling, elicitation, roots): a session id, then to the client."""
-        session_id = self._ids.new_id()
-        self._server_requests[id_key(session_id)] = (link, message["id"])
-        await self.reply({**message, "id": session_id})
+        """An upstream's request to the client (sampling, elicitation, roots): under an id of the guard's own
+        (``server_requests``), to the client."""
+        await self.reply(self.server_requests.to_client(link, message))
 
     def session_id_of(self, link: Link, upstream_id: Any) -> Any:
-        """The session id under which ``link``'s request ``upstream_id`` went to the client (``None``: none)."""
-        for key, (owner, their_id) in list(self._server_requests.items()):
-            if owner is link and id_key(their_id) == id_key(upstream_id):
-                del self._server_requests[key]
-                return key[1]
-        return None
+        """The id under which ``link``'s request ``upstream_id`` went to the client (``None``: none); forgotten."""
+        return self.server_requests.cancelled(link, upstream_id)
 
     async def server_requests_gone(self, link: Link) -> None:
-        """``link`` went away: its requests to the client are cancelled there."""
-        for key, (owner, _their_id) in list(self._server_requests.items()):
-            if owner is link:
-                del self._server_requests[key]
-                notice = {"requestId": key[1], "reason": "mcp-guard: the upstream server went away"}
-                await self.reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+        """``link`` went away: its requests to the client are cancelled there (their answers dropped)."""
+        for client_id in self.server_requests.gone(link):
+            notice = {"requestId": client_id, "reason": "mcp-guard: the upstream server went away"}
+            await self.reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
 
     # --- merged lists -------------------------------------------------------------------------
 

@@ -475,7 +475,7 @@ class Relay(UpstreamSide):
             if self.upstream is not None:
                 await self._dispatch(message)
             else:
-                self._client_response(message)  # dropped (logged) when it belongs to a gone upstream
+                self._client_answer(message)  # dropped (logged)
             return
         wait = self.peer.wait
         if self.peer.start_failure is not None:  # never started: not started again (``run`` ends)
@@ -588,8 +588,7 @@ class Relay(UpstreamSide):
         elif method == "notifications/cancelled":
             return self._cancelled(message), None
         elif method is None:
-            if not self._client_response(message):
-                return None, None
+            return self._client_answer(message), None  # (under the upstream's own id: server_requests)
         elif type(method) is str and method in _TRACKED and "id" in message:
             self._track(method, message.get("params"))
         return message, None
@@ -670,8 +669,9 @@ class Relay(UpstreamSide):
         A call the guard holds is dropped (neither sent nor answered); a request in flight is given
         up: the upstream may still answer it, and that late answer is passed on under the client's id
         (MCP clients drop it; the HTTP front frees the id with it) unless the client has sent another
-        request under that id meanwhile (``peer.inflight``). A cancellation naming no request in
-        flight is dropped: the upstream was never sent such an id.
+        request under that id meanwhile (``peer.inflight``). A cancellation of a request the upstream
+        sent the client goes to the upstream under that request's own id (``server_requests``). A
+        cancellation naming no request in flight is dropped: the upstream was never sent such an id.
         """
         params = message.get("params")
         if type(params) is not dict or not valid_id(params.get("requestId")):
@@ -683,6 +683,9 @@ class Relay(UpstreamSide):
         inflight = self.peer.inflight
         upstream_key = inflight.upstream_of(key)
         if upstream_key is None:
+            withdrawn = self.server_requests.withdrawn(params["requestId"])
+            if withdrawn is not None:  # the client gives up a request of the upstream's: named by its own id
+                return {**message, "params": {**params, "requestId": withdrawn[1]}}
             log.debug("dropped a cancellation naming no request in flight")
             return None
         # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).

@@ -64,6 +64,7 @@ from ..wire.jsonrpc import (
 from ..wire.messages import GONE
 from ..wire.pieces import dumps_in_pieces
 from .listings import ToolListings
+from .server_requests import ServerRequests
 
 __all__ = ["CONSUMED", "UpstreamSide", "gone_text", "never_started_text"]
 
@@ -72,12 +73,13 @@ log = logging.getLogger("mcp_guard")
 CONSUMED: Final = object()
 """What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
 
-_MISSING: Final = object()
-
 MAX_NOTED_CALLS: Final = 10_000
 """Noted calls (results to judge) past which those no longer in flight are forgotten."""
 
 Key = tuple[bool, Any]
+
+UPSTREAM: Final = "upstream"
+"""``wrap``'s one upstream, as the owner of its requests to the client (``server_requests``)."""
 
 
 STOPPED_AFTER_CLIENT: Final = (
@@ -168,9 +170,8 @@ class UpstreamSide:
         self._init_params: Any = None
         self._log_level: Any = None
         self._subscriptions: dict[str, Any] = {}
-        # Requests the upstream sent the client, not yet answered; those of upstreams that went away.
-        self._server_pending: dict[Key, Any] = {}
-        self._orphaned: set[Key] = set()
+        # Requests the upstream sent the client, under ids of the guard's own (server_requests: as serve's).
+        self.server_requests: ServerRequests[str] = ServerRequests()
         # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
         self.observed: dict[Key, Callable[[str], None]] = {}
         self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
@@ -265,9 +266,7 @@ class UpstreamSide:
         self.observed.clear()
         self._lists.clear()
         self._calls.clear()
-        orphans = list(self._server_pending.values())
-        self._orphaned.update(self._server_pending)
-        self._server_pending.clear()
+        orphans = self.server_requests.gone(UPSTREAM)
         cause, failure = self.peer.cause, self.peer.start_failure
         if ended and not self.client_closed and not self._connecting and failure is None:
             # (a restart that ends while it is set up is logged by peer_failed; a failed first start by the command)
@@ -447,19 +446,20 @@ class UpstreamSide:
             else:
                 self._subscriptions.pop(key, None)
 
-    def _client_response(self, message: dict[str, Any]) -> bool:
-        """Whether to forward the client's answer to a request of the upstream's (not to a gone one's)."""
-        request_id = message.get("id")
-        if not valid_id(request_id):
-            return self.peer.upstream is not None
-        key = id_key(request_id)
-        if self._server_pending.pop(key, _MISSING) is not _MISSING:
-            return True
-        if key in self._orphaned:
-            self._orphaned.discard(key)
+    def _client_answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The client's answer to a request of the upstream's, as it goes upstream (under the upstream's own id),
+        or None: dropped (logged), when it answers a request of an upstream that went away or no request the
+        client was sent; an answer without a valid id goes on as it is (``server_requests``)."""
+        if not valid_id(message.get("id")):
+            return message if self.peer.upstream is not None else None
+        found = self.server_requests.answered(message)
+        if found is not None:
+            return found[1]
+        if self.server_requests.was_gone(message):
             log.info("dropped the client's answer to a request of an upstream that went away")
-            return False
-        return self.peer.upstream is not None
+        else:
+            self.counted.log(logging.INFO, "dropped a client answer to no request the upstream sent")
+        return None
 
     def _note_list(self, message: dict[str, Any]) -> None:
         """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
@@ -548,14 +548,17 @@ class UpstreamSide:
             )
             self.listings.invalidate()
         elif "id" in message:
-            if valid_id(message["id"]):  # a request to the client: its answer may come after the upstream is gone
-                self._server_pending[id_key(message["id"])] = message["id"]
+            if valid_id(message["id"]):  # a request to the client: under an id of the guard's (server_requests)
+                return self.server_requests.to_client(UPSTREAM, message)
         elif method == "notifications/progress":
             self.peer.inflight.progressed(message.get("params"))
         elif method == "notifications/cancelled":
             params = message.get("params")
-            if self._server_pending and type(params) is dict and valid_id(params.get("requestId")):
-                self._server_pending.pop(id_key(params["requestId"]), None)
+            if type(params) is dict and valid_id(params.get("requestId")):
+                client_id = self.server_requests.cancelled(UPSTREAM, params["requestId"])
+                if client_id is None:
+                    return CONSUMED  # it names no request of the upstream's the client holds
+                return {**message, "params": {**params, "requestId": client_id}}
         return message
 
     def _judged(self, key: Key, message: dict[str, Any]) -> Any:
