@@ -156,8 +156,8 @@ def _object(node: Obj, refs: dict[str, Back | None]) -> Back | None:
                     if out is None:
                         out = dict(value)
                     out[key] = mapped
-        if nulls and None in value.values():
-            out = {k: v for k, v in (value if out is None else out).items() if v is not None or k not in nulls}
+        if nulls and None in value.values():  # the model's nulls mean absent (not a JSON text that parsed to null)
+            out = {k: v for k, v in (value if out is None else out).items() if k not in nulls or value[k] is not None}
         return value if out is None else out
 
     return patched

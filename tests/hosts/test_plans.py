@@ -48,7 +48,7 @@ def mangled(w: Any) -> st.SearchStrategy[Any]:
     if not isinstance(w, dict) or not w:
         return st.just(w)
     key = st.sampled_from(sorted(w))
-    swap = st.sampled_from([None, "{not json", '{"a": 1, "a": 2}', "NaN", "[1]"])
+    swap = st.sampled_from([None, "null", "{not json", '{"a": 1, "a": 2}', "NaN", "[1]"])
     return st.one_of(
         st.tuples(key, swap).map(lambda kv: {**w, kv[0]: kv[1]}),
         key.map(lambda k: {m: x for m, x in w.items() if m != k}),
@@ -74,7 +74,22 @@ def test_the_compiled_mapping_back_is_the_reference_walk(host: str, data: st.Dat
     if w is not None:
         agree(result, w)
         agree(result, data.draw(mangled(w), label="mangled"))
+        agree(result, data.draw(mangled(w).flatmap(mangled), label="mangled twice"))  # (a null beside a JSON text)
     agree(result, data.draw(guided(json_schema_view(result.schema), result.schema), label="w"))
+
+
+def test_a_json_text_of_null_beside_a_null_meaning_absent_stays_null() -> None:
+    """Red team 33: the null that means "absent" is the model's, not a JSON text that parses to null."""
+    schema = {"type": "object", "properties": {"v": {}, "arr": {"type": "array"}, "m": {"type": "object"}}}
+    result = lower(schema, HOSTS["openai-strict"])
+    for w, expected in [
+        ({"v": "null", "arr": None, "m": None}, {"v": None}),
+        ({"v": "null"}, {"v": None}),
+        ({"v": None, "arr": None, "m": "{}"}, {"m": {}}),
+        ({"v": "null", "arr": ["null"], "m": None}, {"v": None, "arr": [None]}),  # (array items shown as JSON text)
+    ]:
+        assert back(result.mapping, w) == expected
+        agree(result, w)
 
 
 def test_what_needs_no_change_is_returned_as_it_is() -> None:
