@@ -498,7 +498,9 @@ class Relay(UpstreamSide):
         await self._answer_requests(elements, INTERNAL_ERROR, text)
 
     def _needs_listing(self, message: dict[str, Any]) -> bool:
-        """A tools/call naming a tool the guard has not seen listed (and the table is not complete)."""
+        """A tools/call whose table is not a complete listing: a call is judged only against every page (red
+        team 33: a client that listed the first page alone had a name another page lists again judged by the
+        first page's schema, not refused as listed twice), so the guard lists every page itself first."""
         if message.get("method") != "tools/call" or "id" not in message:
             return False
         params = message.get("params")
@@ -508,7 +510,7 @@ class Relay(UpstreamSide):
         if table.complete:
             return False
         name = params.get("name") if type(params) is dict else None
-        return type(name) is str and not table.listed(name) and valid_id(message["id"])
+        return type(name) is str and valid_id(message["id"])
 
     async def _route_held(self, message: dict[str, Any]) -> None:
         forward, reply = await self._route_call(message)
