@@ -28,7 +28,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from ..core import UNSUPPORTED, VALIDATION, Issue, Report
-from ..core.report import OK_REPORT
+from ..core.report import OK_REPORT, RESULT
 from ..wire.meta import OUTPUT_KEY
 from .refusals import MAX_REPORTED_ISSUES, MAX_TEXT_ISSUES, issue_messages, logged_reason, refusal_result
 
@@ -207,6 +207,7 @@ def _judged(
         return OutputVerdict(_with_output_meta(result, note))
     if report is None:
         report = _findings(compiled, result)
+    report = report.about(RESULT)  # (its root is the structuredContent, not the arguments)
     if report.ok:
         if mode == "report":
             return OutputVerdict(_with_output_meta(result, {"checked": True, "valid": True, "issues": []}))

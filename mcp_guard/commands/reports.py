@@ -366,6 +366,7 @@ def _not_utf8_at(text: str) -> int | None:
 
 def _schema(args: argparse.Namespace) -> int:
     from ..core import Report, compile
+    from ..core.report import RESULT
     from ..reports.tool_definitions import is_tool_definition
     from ..reports.tools import ToolsReport, judge_tool, render_issue_lines, render_table
 
@@ -429,7 +430,11 @@ def _schema(args: argparse.Namespace) -> int:
                 out.write(f"{what}: valid; the guard would {ok}\n")
             else:
                 out.write(f"{what}: invalid; the guard would {bad}:\n")
-                out.write("\n".join(render_issue_lines(checked)) + "\n")
+                if args.output:  # (a result's structuredContent: not "the arguments")
+                    lines = render_issue_lines(checked.about(RESULT), root=RESULT)
+                else:
+                    lines = render_issue_lines(checked)
+                out.write("\n".join(lines) + "\n")
     out.flush()
     return 1 if failed else 0
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal, NamedTuple
 
-__all__ = ["UNCHECKED", "UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Note", "Report"]
+__all__ = ["ARGUMENTS", "RESULT", "UNCHECKED", "UNSUPPORTED", "VALIDATION", "Issue", "Kind", "Note", "Report"]
 
 Kind = Literal["validation", "unsupported_capability"]
 """The two error kinds of the subset contract (spec, "Two error kinds")."""
@@ -26,6 +26,14 @@ UNCHECKED: Final = "they are refused unchecked"
 """How the message of a finding ends when the arguments could not be checked at all (the work
 budget, a pattern the engine cannot run on them): they are refused without a verdict (spec,
 Limits), and :attr:`Report.unchecked` holds."""
+
+
+ARGUMENTS: Final = "the arguments"
+"""How a message names the instance's root (``core.extended.writer.where``): a call's arguments."""
+
+RESULT: Final = "the structured content"
+"""How :meth:`Report.about` names the root when the instance is a result's ``structuredContent`` (an
+``outputSchema`` check): "the arguments must be an object" would blame the caller (red team 33)."""
 
 
 class Issue(NamedTuple):
@@ -131,6 +139,21 @@ class Report:
             if issue.kind == UNSUPPORTED:
                 return UNSUPPORTED
         return VALIDATION
+
+    def about(self, root: str) -> Report:
+        """The report with each message about the instance's root naming it ``root`` (:data:`RESULT`) instead
+        of :data:`ARGUMENTS`; pointers and kinds unchanged. Messages name the root only where the finding is
+        at the root (``instance_path == ""``), and begin with it there."""
+        if not any(i.instance_path == "" and i.message.startswith(ARGUMENTS) for i in self._issues):
+            return self
+        return Report(
+            tuple(
+                i._replace(message=root + i.message[len(ARGUMENTS) :])
+                if i.instance_path == "" and i.message.startswith(ARGUMENTS)
+                else i
+                for i in self._issues
+            )
+        )
 
     @classmethod
     def of(cls, issues: Iterable[Issue]) -> Report:

@@ -428,12 +428,13 @@ def render_table(report: ToolsReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_issue_lines(report: Report, *, indent: str = "  ") -> list[str]:
-    """One line per issue of an arguments check: ``keyword at /instance (schema /path): message``."""
+def render_issue_lines(report: Report, *, indent: str = "  ", root: str = "the arguments object") -> list[str]:
+    """One line per issue of an arguments check: ``keyword at /instance (schema /path): message``; ``root``
+    names the instance's root (``the structured content`` for a result's check)."""
     lines: list[str] = []
     for issue in report.issues:
         at = issue.instance_path
-        where = "" if at is None else f"at {at or 'the arguments object'} "
+        where = "" if at is None else f"at {at or root} "
         lines.append(
             f"{indent}{escape(issue.keyword)} {escape(where)}(schema {escape(issue.schema_path or 'root')}): "
             f"{escape(issue.message)}"

@@ -220,8 +220,12 @@ class Relay(UpstreamSide):
 
     @property
     def closing(self) -> bool:
-        """The client has gone: the upstream is not started again (``peer.connection.PeerEvents``)."""
-        return self.client_closed
+        """The guard is stopping the upstream (the client has gone and what it asked is decided, or it stopped
+        reading): the upstream is not started again, and its end is not a start failure
+        (``peer.connection.PeerEvents``). While the requests the client sent before it closed are still
+        waiting for a first start, an upstream that ends by itself is one that could not start (red team
+        33: it was blamed on the client, and ``wrap`` exited 0)."""
+        return self._stopping
 
     def unready(self) -> list[str]:
         """``["upstream"]`` until the upstream is connected (and, handshake era, initialized), else ``[]``."""
@@ -308,8 +312,9 @@ class Relay(UpstreamSide):
         # an error instead, for a client that pipes its requests and closes (`echo ... | mcp-guard wrap`).
         pending = min(PENDING_DRAIN_SECONDS, self.client_request_timeout or PENDING_DRAIN_SECONDS)
         with anyio.move_on_after(max(self.drain_timeout, pending)):
-            while self._held or self._connecting:
+            while self._held or self._connecting or self._backlog:  # (backlog: a first start under way, red team 33)
                 await anyio.sleep(0.01)
+        self._stopping = True
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
         upstream = self.peer.upstream
         if upstream is not None:

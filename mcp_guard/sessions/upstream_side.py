@@ -153,6 +153,7 @@ class UpstreamSide:
             client_request_timeout=client_request_timeout,
         )
         self.client_closed = False
+        self._stopping = False  # the guard is ending the upstream (``Relay.closing``)
         self.exits = True  # a start failure ends the guard (``wrap``), not only this session (``wrap --http``)
         self.counted = LogCounts()  # per-message log lines a peer can trigger at will, bounded (log_counts)
         self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
@@ -690,6 +691,7 @@ class UpstreamSide:
         if not self.client_closed:
             log.info("the client stopped reading; stopping")
         self.client_closed = True
+        self._stopping = True
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
 

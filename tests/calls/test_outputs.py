@@ -140,6 +140,22 @@ async def test_enforce_withholds_a_result_that_breaks_its_schema(
 
 
 @COMMANDS
+@pytest.mark.parametrize("outputs", ["enforce", "report"])
+@pytest.mark.parametrize("structured", [[1], "text"])
+async def test_a_result_that_is_not_an_object_is_named_as_the_result(
+    command: str, outputs: str, structured: Any
+) -> None:
+    """Red team 33: a result's ``structuredContent`` of the wrong type was said to be "the arguments"."""
+    result = {"content": [{"type": "text", "text": "x"}], "structuredContent": structured}
+    async with wrapped(command, scripted(result), outputs) as client:
+        await client.request("tools/list")
+        answer = (await client.call(name(command, "weather")))["result"]
+    said = json.dumps(answer)
+    assert "arguments must" not in said
+    assert "the structured content must be an object" in said.lower()
+
+
+@COMMANDS
 async def test_enforce_passes_a_conforming_result_unchanged(command: str) -> None:
     good = {"content": [{"type": "text", "text": "22"}], "structuredContent": {"temperature": 22.5, "city": "x"}}
     async with wrapped(command, scripted(good)) as client:

@@ -620,9 +620,10 @@ async def test_upstream_crash_mid_call_is_answered(server_args: list[str], tmp_p
     with http_server(tmp_path, *server_args) as upstream, anyio.fail_after(TIMEOUT):
         async with raw_guard(tmp_path, upstream.url) as guard:
             await guard.initialize()
+            assert "result" in await guard.request(0, "tools/list")  # (the call needs no listing of the guard's own)
             await guard.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hold"}})
-            while [r["method"] for r in upstream.records()].count("POST") < 3:
-                await anyio.sleep(0.05)  # until the call (the third POST) reached the upstream
+            while [r["method"] for r in upstream.records()].count("POST") < 4:
+                await anyio.sleep(0.05)  # until the call (the fourth POST, after the listing) reached the upstream
             upstream.process.kill()
             upstream.process.wait()
             held = await guard.response(1)

@@ -507,11 +507,14 @@ async def test_requests_an_upstream_sent_the_client_are_cancelled_when_it_goes_a
         with anyio.fail_after(PROMPT):
             assert_gone_error(await client.call("c1", "crash"))
             cancelled = await client.notification("notifications/cancelled")
-        assert cancelled["params"]["requestId"] == "server-req-1"
-        await client.send({"jsonrpc": "2.0", "id": "server-req-1", "result": {"role": "assistant", "content": []}})
+        # The client knows the upstream's request under an id of the guard's own (sessions.server_requests).
+        asked = next(m for m in client.received if type(m) is dict and m.get("method") == "sampling/createMessage")
+        assert asked["id"] != "server-req-1"
+        assert cancelled["params"]["requestId"] == asked["id"]
+        await client.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"role": "assistant", "content": []}})
         assert "result" in await client.call("e1", "echo")
         assert "result" in await client.request("ping")
-        assert not any(m.get("id") == "server-req-1" for m in client.sessions()[1][1])
+        assert not any("method" not in m for m in client.sessions()[1][1])  # no answer reached the new upstream
         assert "dropped the client's answer to a request of an upstream that went away" in client.stderr()
 
 
@@ -861,6 +864,27 @@ async def test_every_way_an_upstream_fails_at_start_names_the_cause_and_ends_the
         assert "restarting" not in client.stderr()
         if "API_KEY" in command[2]:
             assert "upstream stderr: error: environment variable API_KEY is not set" in client.stderr()
+
+
+def test_an_upstream_that_cannot_start_is_named_when_the_client_closed_first() -> None:
+    """Red team 33: ``echo INITIALIZE | mcp-guard wrap -- CMD`` (the client's input ends before the upstream
+    fails) was answered "not running (the client closed the connection)" and exited 0: the start failure is
+    the cause, and the guard exits 1, as with a client that stays. (An upstream that ends after the guard
+    closed its input, the client having gone, is not a start failure: its answer names its exit status.)"""
+    script = "exit 2"
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS})
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_guard", "wrap", "--", "sh", "-c", script],
+        input=(line + "\n").encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    answers = [json.loads(out) for out in done.stdout.splitlines()]
+    cause = "it exited with status 2; it wrote nothing to its stderr"
+    assert answers == [
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": f"{NEVER_STARTED}{cause}); mcp-guard exits"}}
+    ]
+    assert done.returncode == 1
 
 
 async def test_a_server_that_worked_and_then_exits_at_once_is_restarted_with_backoff(tmp_path: Path) -> None:

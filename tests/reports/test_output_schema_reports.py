@@ -54,6 +54,9 @@ def test_schema_output_judges_a_tool_s_output_schema_and_a_result(
     assert "type at /t" in out and "warm" not in out
     status, out = run(capsys, "schema", "--output", path, "--arguments", '{"t": 1}')
     assert status == 0 and "structuredContent: valid" in out
+    status, out = run(capsys, "schema", "--output", path, "--arguments", "[1]")  # (red team 33: not "arguments")
+    assert status == 1 and "type at the structured content" in out and "must be an object, not array" in out
+    assert "arguments" not in out.split("withhold this result")[1]
     status, _out = run(capsys, "schema", "--output", write(tmp_path, ODD))
     assert status == 1
 

@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 from ..json_values import Inexact, is_json, json_type_name, pointer
-from ..report import VALIDATION, Issue
+from ..report import ARGUMENTS, VALIDATION, Issue
 from .ir import Emitter, Part, XNode
 from .kw_apply import Ref
 from .kw_object import Members, Required
@@ -117,7 +117,7 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
                 if exact_uncarriable(value):
                     return
             name = ("integer" if type(number_of(value)) is int else "number") if t is Inexact else json_type_name(value)
-    where_ = "`" + ip + "`" if ip else "the arguments"  # as writer.where()
+    where_ = "`" + ip + "`" if ip else ARGUMENTS  # as writer.where()
     message = where_ + " must be " + expected + ", not " + name + " (type)"
     out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
 

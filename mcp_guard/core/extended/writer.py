@@ -18,7 +18,7 @@ from types import CodeType, FunctionType
 from typing import Any, Final
 
 from ..json_values import canonical_once, escape_token, is_json, is_uncarriable, json_once, json_type_name
-from ..report import VALIDATION, Issue
+from ..report import ARGUMENTS, VALIDATION, Issue
 
 __all__ = [
     "CHAIN_LIMIT",
@@ -44,7 +44,7 @@ Collect = Callable[[Any, str, list[Issue], list[Any]], None]
 def where(instance_pointer: str) -> str:
     """How a message names an argument position: ```/a/0``` or "the arguments" (the root; not "the arguments
     object", which made "the arguments object must be an object, not string")."""
-    return f"`{instance_pointer}`" if instance_pointer else "the arguments"
+    return f"`{instance_pointer}`" if instance_pointer else ARGUMENTS
 
 
 class OverBudget(Exception):
@@ -75,7 +75,7 @@ def type_issue(value: Any, ip: str, type_path: str, expected: str, out: list[Iss
                 if is_uncarriable(value):
                     return
             name = json_type_name(value)
-    where_ = "`" + ip + "`" if ip else "the arguments"  # as where()
+    where_ = "`" + ip + "`" if ip else ARGUMENTS  # as where()
     message = where_ + " must be " + expected + ", not " + name + " (type)"
     out.append(tuple.__new__(Issue, (VALIDATION, "type", type_path, ip, message)))
 
