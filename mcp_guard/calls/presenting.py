@@ -32,6 +32,7 @@ from ..hosts.listing import UNSUPPORTED_TEXT, Presentation, ShownTool, present_t
 from ..hosts.tables import HostProfile
 from ..safe_text import escape
 from ..wire.meta import REJECTION_KEY, SCHEMA_KEY, is_modern
+from ..wire.repeated import collector_paused
 from .refusals import refusal_result
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ def presented(
         named = [t for t in tools if type(t) is dict and type(t.get("name")) is str]
         supported = {t["name"] for t in named if _verdict_supported(t)}
         try:
-            out = present_tools(tools, host, supported=supported.__contains__)
+            with collector_paused():  # as ToolTable's listings: a lowering makes many objects (collected after)
+                out = present_tools(tools, host, supported=supported.__contains__)
         except Exception:  # a fault of the lowering: nothing is shown rather than a schema not made right
             log.exception("%sinternal error while lowering the tools for %s; none is shown", label, host.name)
             out = Presentation([], {}, dict.fromkeys((t["name"] for t in named), "internal error"))

@@ -26,6 +26,7 @@ from .checker import accepts
 from .lowering import Lowered, lower
 from .names import host_name, host_names
 from .plans import Back
+from .run import new_tuple
 from .tables import HostProfile
 
 __all__ = ["KEY_FORMAT", "UNSUPPORTED_TEXT", "Presentation", "ShownTool", "present_tools", "schema_key"]
@@ -204,5 +205,5 @@ def _present(
         if lowered is not None:
             copy["inputSchema"] = lowered.schema
         listed.append(copy)
-        shown[shown_name] = ShownTool(name, shown_name, lowered, label)
+        shown[shown_name] = new_tuple(ShownTool, (name, shown_name, lowered, label))  # ShownTool(...), a C call
     return out

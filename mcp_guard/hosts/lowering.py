@@ -47,6 +47,7 @@ from .run import (
     Path,
     Run,
     constraining,
+    new_tuple,
     types_of,
 )
 from .tables import HostProfile
@@ -353,7 +354,7 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
                     "others: no exact inverse"
                 )
             child, narrowed_null = optional(run, child, kinds, where)
-        members[shown] = Member(name, mapping, null_absent, narrowed_null)
+        members[shown] = new_tuple(Member, (name, mapping, null_absent, narrowed_null))
         shown_props[shown] = child
         if mapping is not None or null_absent:
             changed = True
