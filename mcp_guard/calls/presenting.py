@@ -261,6 +261,27 @@ def map_call(
     response answering it (an unknown tool through ``pipeline.unlisted``, or arguments that cannot be
     mapped back: logged, counted by the observer under ``server`` and traced, as every refusal is)."""
     params = message["params"]
+    name = params["name"]
+    tool = shown.get(name)
+    if tool is not None:  # the common call, mapped without the refusal's machinery (called() is its reference)
+        lowered = tool.lowered
+        plan = None if lowered is None else lowered.back_plan
+        if plan is None:
+            if tool.name == name:
+                return message, tool  # nothing to map: the request as it came
+            return {**message, "params": {**params, "name": tool.name}}, tool
+        arguments = params.get("arguments", {})
+        try:
+            back = plan(arguments)
+        except (BackError, RecursionError):
+            pass  # refused below, by called(), which says where
+        else:
+            if back is arguments and tool.name == name:
+                return message, tool
+            out = {**params, "name": tool.name}
+            if back is not arguments or "arguments" in params:
+                out["arguments"] = back
+            return {**message, "params": out}, tool
     request_id = message["id"]
     mapped = called(params, shown, modern=is_modern(params))
     if mapped is None:

@@ -74,3 +74,56 @@ def test_a_fault_of_the_lowering_shows_nothing(monkeypatch: pytest.MonkeyPatch, 
         out = presenting.presented([tool], host_profile("gemini"))
     assert out.tools == [] and out.shown == {} and out.withheld == {"t": "internal error"}
     assert "internal error while lowering" in caplog.text
+
+
+def _reference_map_call(message: dict[str, Any], shown: Any) -> Any:
+    """What ``map_call`` answers, through ``called`` alone (its reference: no fast path)."""
+    params = message["params"]
+    mapped = presenting.called(params, shown, modern=False)
+    if mapped is None or isinstance(mapped, dict):
+        return mapped
+    return (message if mapped.params is params else {**message, "params": mapped.params}), mapped.shown
+
+
+@needs_corpus
+@pytest.mark.parametrize("host", ["openai-strict", "gemini", "openai", "anthropic"])
+def test_map_call_maps_as_called_does(host: str) -> None:
+    """``map_call``'s fast path gives what ``called`` gives (the same request object where nothing changes),
+    for every corpus tool shown, its arguments as the model sends them, with nulls, with texts that are not
+    JSON, without ``arguments``; a call it cannot map goes to ``called``, which refuses it."""
+    from mcp_guard.calls.pipeline import Pipeline
+    from mcp_guard.hosts import present_tools
+
+    tools = [t for t in corpus_listing() if "inputSchema" in t][:-1]
+    presentation = present_tools(tools, host_profile(host))
+    pipeline = Pipeline(enabled={"schema"})
+    compared = refused = 0
+    for tool in tools:
+        entry = presentation.shown.get(tool["name"]) or next(
+            (t for t in presentation.shown.values() if t.name == tool["name"]), None
+        )
+        if entry is None:
+            continue
+        schema = tool["inputSchema"]
+        args = {r: "x" for r in schema.get("required", []) if isinstance(r, str)}
+        shown_args = args if entry.lowered is None else entry.lowered.present(args)
+        variants: list[Any] = [shown_args, {}, {k: None for k in shown_args}, [1], "x"]
+        variants += [{**shown_args, k: "{not json"} for k in list(shown_args)[:3]]
+        for arguments in variants:
+            for params in ({"name": entry.shown_name, "arguments": arguments}, {"name": entry.shown_name}):
+                message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+                got = presenting.map_call(pipeline, message, presentation.shown)
+                expected = _reference_map_call(message, presentation.shown)
+                if isinstance(expected, dict):  # refused: map_call answers with the refusal as a response
+                    assert isinstance(got, dict) and got["result"] == expected
+                    refused += 1
+                    continue
+                assert isinstance(got, tuple)
+                assert got[1] is expected[1]
+                assert json.dumps(got[0]) == json.dumps(expected[0])  # equal, key order included
+                assert (got[0] is message) == (expected[0] is message)
+                assert (got[0]["params"] is params) == (expected[0]["params"] is params)
+                compared += 1
+    assert compared > 1000
+    if host in ("openai-strict", "gemini"):
+        assert refused > 0
