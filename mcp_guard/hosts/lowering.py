@@ -330,10 +330,18 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
     changed = False
     below = path + "/properties/"
     run.depth += 1
+    leaves = run.leaves
     try:
-        lowered = []
+        lowered: list[tuple[str, Path, Lowering]] = []
         for name, sub in props.items():
             where = below + (name if "/" not in name and "~" not in name else escape_token(name))
+            if leaves and type(sub) is dict and run.nodes < MAX_NODES:  # node()'s common leaf, without the call
+                t = sub.get("type")
+                keys = leaves.get(t) if type(t) is str else None
+                if keys is not None and keys.issuperset(sub) and type(sub.get("description", "")) is str:
+                    run.nodes += 1
+                    lowered.append((name, where, (sub, None, KIND_SETS[t])))  # type: ignore[index]
+                    continue
             lowered.append((name, where, node(run, sub, where)))
     finally:
         run.depth -= 1
