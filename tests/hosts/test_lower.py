@@ -208,3 +208,22 @@ def test_objects_nested_past_openai_strict_limit_are_shown_as_json_text() -> Non
         value = {"a": value}
     assert result.back(result.present(value)) == value
     assert any("nested past" in s.detail for s in result.steps)
+
+
+def test_gemini_long_property_names_are_cut_with_a_hash_and_stay_apart() -> None:
+    head = "x" * 70
+    long_a, long_b = head + "-a", head + "-b"  # alike for their first 70 characters
+    schema = {"type": "object", "properties": {long_a: {"type": "string"}, long_b: {"type": "integer"}}}
+    result = lowered(schema, "gemini")
+    shown = list(result.schema["properties"])
+    assert len(shown) == 2 and shown[0] != shown[1]
+    assert all(len(n) == 64 and n.startswith("x" * 55 + "_") for n in shown)
+    assert result.back({shown[0]: "v", shown[1]: 1}) == {long_a: "v", long_b: 1}
+    assert lower(schema, HOSTS["gemini"]).schema == result.schema  # the same name each time
+    fits = "a-" + "b" * 62  # 64 characters once made valid: no hash
+    assert list(lowered({"type": "object", "properties": {fits: {}}}, "gemini").schema["properties"]) == [
+        "a_" + "b" * 62
+    ]
+    first_digit = "1" + "b" * 63  # the `_` put before it makes 65: cut, with a hash
+    (name,) = lowered({"type": "object", "properties": {first_digit: {}}}, "gemini").schema["properties"]
+    assert len(name) == 64 and name.startswith("_1" + "b" * 53 + "_")
