@@ -637,7 +637,12 @@ class Pipeline:
             verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
         else:
             verdict = schema_verdict(
-                shown.shown_name, compiled, call.arguments, modern=call.modern, not_shown=shown.not_shown_at
+                shown.shown_name,
+                compiled,
+                call.arguments,
+                modern=call.modern,
+                not_shown=shown.not_shown_at,
+                shown_at=shown.shown_pointer,
             )
         if verdict.forward:
             output = call.route.output

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from .checker import accepts
+from .inverse import shown_pointer
 from .lowering import Lowered, lower
 from .names import host_name, host_names
 from .plans import Back
@@ -56,6 +57,13 @@ class ShownTool(NamedTuple):
         (``lowering``: the steps, ``[]`` when the schema is shown as it is; ``name``: the server's)."""
         steps = [] if self.lowered is None else [s.to_json() for s in self.lowered.steps]
         return {"host": self.host, "name": self.name, "lowering": steps}
+
+    def shown_pointer(self, instance_path: str) -> str:
+        """``instance_path`` (a pointer into the server-side arguments) as it is in the arguments the model
+        sent: each property under the name it was shown by (``inverse.shown_pointer``)."""
+        if self.lowered is None or self.lowered.mapping is None:
+            return instance_path
+        return shown_pointer(self.lowered.mapping, instance_path)
 
     def not_shown_at(self, schema_path: str) -> bool:
         """Whether a finding at ``schema_path`` (a pointer into the server's schema) concerns a

@@ -127,3 +127,39 @@ def test_map_call_maps_as_called_does(host: str) -> None:
     assert compared > 1000
     if host in ("openai-strict", "gemini"):
         assert refused > 0
+
+
+def test_a_refusal_for_gemini_names_the_properties_as_the_model_was_shown_them() -> None:
+    """Gemini is shown `x_loc` for the server's `x-loc`: the refusal's text says `/x_loc` (the JSON keeps the
+    server's pointers), below a renamed object too, and an unknown key's hint offers the shown names."""
+    from mcp_guard.calls.pipeline import WRAP_STEPS, Call, Pipeline, Route
+    from mcp_guard.calls.policy import ToolPolicy
+    from mcp_guard.core import compile as compile_schema
+    from mcp_guard.hosts import present_tools
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "x-loc": {"type": "string"},
+            "a.b": {"type": "object", "properties": {"c-d": {"type": "integer"}}, "additionalProperties": False},
+        },
+        "required": ["x-loc"],
+    }
+    presentation = present_tools([{"name": "t x", "inputSchema": schema}], host_profile("gemini"))
+    pipeline = Pipeline(enabled=WRAP_STEPS)
+    route = Route("t x", "", "t x", compile_schema(schema), ToolPolicy("allow", "", "reject", None, None))
+    texts: list[str] = []
+    paths: list[list[str]] = []
+    for arguments in ({"a_b": {"c_d": "no"}}, {"x_loc": "v", "a_b": {"c_dd": 1}}):
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t_x", "arguments": arguments}}
+        mapped = presenting.map_call(pipeline, message, presentation.shown)
+        assert isinstance(mapped, tuple)
+        rejection = pipeline.check(Call(route, mapped[0]["params"]["arguments"], shown=mapped[1]))
+        assert rejection is not None and rejection.result is not None
+        texts.append(rejection.result["content"][0]["text"])
+        issues = rejection.result["_meta"]["mcp-guard/rejection"]["issues"]
+        paths.append([i["instance_path"] for i in issues])
+    assert "`t_x`" in texts[0] and "`/x_loc` is required" in texts[0] and "`/a_b/c_d` must be an integer" in texts[0]
+    assert "x-loc" not in texts[0] and "a.b" not in texts[0]
+    assert paths == [["", "/a.b/c-d"], ["/a.b/c_dd"]]  # the JSON: the server's pointers
+    assert "`/a_b/c_dd` is not allowed" in texts[1] and "did you mean `c_d`?" in texts[1]
