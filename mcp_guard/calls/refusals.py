@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..core import UNSUPPORTED, Issue, Report
 from ..core.json_values import escape_token
@@ -98,6 +98,18 @@ class ToolIssue(Issue):
     """
 
     __slots__ = ()
+
+
+class ShownLike(Protocol):
+    """A tool as a model's host was shown it (``hosts.listing.ShownTool``), as a refusal reads it."""
+
+    def not_shown_at(self, schema_path: str) -> bool:
+        """Whether a finding at ``schema_path`` concerns a constraint the model was not shown."""
+        ...  # pragma: no cover
+
+    def shown_pointer(self, instance_path: str) -> str:
+        """``instance_path`` as it is in the arguments the model sent."""
+        ...  # pragma: no cover
 
 
 NOT_SHOWN: Final = "not in the schema your model was shown"
@@ -321,12 +333,13 @@ def schema_verdict(
     arguments: Any,
     *,
     modern: bool,
-    not_shown: Callable[[str], bool] | None = None,
-    shown_at: Callable[[str], str] | None = None,
+    shown: ShownLike | None = None,
 ) -> CallVerdict:
     """The schema step of a call to ``tool`` (``arguments``: the call's, as the JSON-RPC decoder
-    returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none). ``not_shown``, ``shown_at``:
-    see :func:`rejection_result` (a call through ``--present-for``).
+    returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none). ``shown``: the tool as
+    the model's host was shown it (a call through ``--present-for``): a refusal's ``not_shown`` and
+    ``shown_at`` (:func:`rejection_result`) are its ``not_shown_at`` and ``shown_pointer``, read only
+    for a refusal.
 
     Returns:
         :data:`FORWARD` when the arguments satisfy a supported schema; otherwise a verdict
@@ -350,7 +363,13 @@ def schema_verdict(
     hints = () if report.unchecked else compiled.hints(report.issues[:MAX_REPORTED_ISSUES], arguments)
     return CallVerdict(
         result=rejection_result(
-            tool, report, schema_broken=False, modern=modern, hints=hints, not_shown=not_shown, shown_at=shown_at
+            tool,
+            report,
+            schema_broken=False,
+            modern=modern,
+            hints=hints,
+            not_shown=None if shown is None else shown.not_shown_at,
+            shown_at=None if shown is None else shown.shown_pointer,
         ),
         kind=report.kind,
         report=report,
