@@ -3,19 +3,32 @@
 A ``tools/list`` of 10,000 tools (the MCP tool corpus at ``../shared/data/mcp-tool-corpus`` repeated,
 each with a distinct name) is
 
-- classified as ``wrap`` classifies a listing it has not seen: ``core.compile(schema, defer=True,
-  known_json=True)`` per tool (the reference: the listing's classification time);
+- classified two ways, the references: the core's (``core.compile(schema, defer=True,
+  known_json=True)`` once per distinct schema, keyed with ``marshal``: the stricter reference) and
+  ``wrap``'s (``ToolTable.annotate`` of the ``tools/list`` result on a new table, as ``wrap`` does with
+  a listing it has not seen: the verdicts written into each entry's ``_meta``);
 - shown to each host: ``hosts.present_tools(tools, host)`` (the checker, the lowering, the names),
   on the same parsed tools.
 
-The goal is a lowering no slower than 1.5x the classification. Then the mapping back of a call
-(``Presentation.call``) is timed against the judged call it precedes (``Compiled.check`` of the
-server-side arguments): the goal is at most 5% more. Rounds alternate the variants; medians are
-reported, and ratios against the reference of the same round. Times are the process's CPU time
-(``time.process_time``): on a shared machine, wall-clock time also counts the other processes'
-turns, which made ratios of the same code swing by a factor of two between runs. Still, read the
-ratios, not the times. First it prints, per host, the share of the corpus's tools shown as-is,
-presentable and not presentable (the figures of docs/hosts.md). Usage::
+Every side runs with the garbage collector paused, as the guard runs them (``ToolTable`` and
+``calls.presenting`` pause it: a listing makes many objects and no cycle worth a pass). The goal is a
+listing no slower than 1.5x its classification; both ratios are printed.
+
+Then the mapping back of a call, against the judged call it precedes (the goal: at most 5% more),
+for the corpus tools whose small valid arguments the guard forwards (every required string member
+``"x"``, shown as the host's model sends them):
+
+(a) the judged call is ``wrap``'s handling of a ``tools/call`` up to forwarding it, in process
+    (:class:`Judge`: the prelude of ``sessions.relay``'s ``_call_verdict`` and ``Pipeline.check`` with
+    ``wrap``'s steps), without and with ``calls.presenting.map_call`` first;
+(b) stricter: the generated validator alone (``Compiled.check``), without and with
+    ``Presentation.call`` first.
+
+Rounds alternate the variants; medians are reported, and ratios against the reference of the same
+round. Times are the process's CPU time (``time.process_time``): on a shared machine, wall-clock time
+also counts the other processes' turns, which made ratios of the same code swing by a factor of two
+between runs. Still, read the ratios, not the times. First it prints, per host, the share of the
+corpus's tools shown as-is, presentable and not presentable (the figures of docs/hosts.md). Usage::
 
     python benchmarks/host_lowering.py [--rounds 5] [--tools 10000] [--corpus PATH]
 """
