@@ -633,12 +633,8 @@ class Pipeline:
         """The core's verdict on the arguments (or on the schema, when it is unsupported or malformed)."""
         compiled = call.route.compiled
         shown = call.shown
-        if shown is None:
-            verdict = schema_verdict(call.route.exposed, compiled, call.arguments, modern=call.modern)
-        else:
-            verdict = schema_verdict(
-                shown.shown_name, compiled, call.arguments, modern=call.modern, not_shown=shown.not_shown_at
-            )
+        name = call.route.exposed if shown is None else shown.shown_name
+        verdict = schema_verdict(name, compiled, call.arguments, modern=call.modern, shown=shown)
         if verdict.forward:
             output = call.route.output
             if output is None or output.supported or call.route.outputs != "enforce":

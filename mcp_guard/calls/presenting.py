@@ -32,6 +32,7 @@ from ..hosts.listing import UNSUPPORTED_TEXT, Presentation, ShownTool, present_t
 from ..hosts.tables import HostProfile
 from ..safe_text import escape
 from ..wire.meta import REJECTION_KEY, SCHEMA_KEY, is_modern
+from ..wire.repeated import collector_paused
 from .refusals import refusal_result
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ def presented(
         named = [t for t in tools if type(t) is dict and type(t.get("name")) is str]
         supported = {t["name"] for t in named if _verdict_supported(t)}
         try:
-            out = present_tools(tools, host, supported=supported.__contains__)
+            with collector_paused():  # as ToolTable's listings: a lowering makes many objects (collected after)
+                out = present_tools(tools, host, supported=supported.__contains__)
         except Exception:  # a fault of the lowering: nothing is shown rather than a schema not made right
             log.exception("%sinternal error while lowering the tools for %s; none is shown", label, host.name)
             out = Presentation([], {}, dict.fromkeys((t["name"] for t in named), "internal error"))
@@ -259,6 +261,27 @@ def map_call(
     response answering it (an unknown tool through ``pipeline.unlisted``, or arguments that cannot be
     mapped back: logged, counted by the observer under ``server`` and traced, as every refusal is)."""
     params = message["params"]
+    name = params["name"]
+    tool = shown.get(name)
+    if tool is not None:  # the common call, mapped without the refusal's machinery (called() is its reference)
+        lowered = tool.lowered
+        plan = None if lowered is None else lowered.back_plan
+        if plan is None:
+            if tool.name == name:
+                return message, tool  # nothing to map: the request as it came
+            return {**message, "params": {**params, "name": tool.name}}, tool
+        arguments = params.get("arguments", {})
+        try:
+            back = plan(arguments)
+        except (BackError, RecursionError):
+            pass  # refused below, by called(), which says where
+        else:
+            if back is arguments and tool.name == name:
+                return message, tool
+            out = {**params, "name": tool.name}
+            if back is not arguments or "arguments" in params:
+                out["arguments"] = back
+            return {**message, "params": out}, tool
     request_id = message["id"]
     mapped = called(params, shown, modern=is_modern(params))
     if mapped is None:

@@ -20,13 +20,15 @@ No I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..core import UNSUPPORTED, Issue, Report
+from ..core.json_values import escape_token
 from ..core.report import UNCHECKED
 from ..wire.jsonrpc import INVALID_PARAMS
 from ..wire.meta import REJECTION_KEY
@@ -98,6 +100,18 @@ class ToolIssue(Issue):
     __slots__ = ()
 
 
+class ShownLike(Protocol):
+    """A tool as a model's host was shown it (``hosts.listing.ShownTool``), as a refusal reads it."""
+
+    def not_shown_at(self, schema_path: str) -> bool:
+        """Whether a finding at ``schema_path`` concerns a constraint the model was not shown."""
+        ...  # pragma: no cover
+
+    def shown_pointer(self, instance_path: str) -> str:
+        """``instance_path`` as it is in the arguments the model sent."""
+        ...  # pragma: no cover
+
+
 NOT_SHOWN: Final = "not in the schema your model was shown"
 """Said of a finding whose constraint the model's host was not shown (``--present-for``, issue 24 item 3)."""
 
@@ -110,21 +124,68 @@ def _not_shown(message: str) -> str:
     return f"{message} ({NOT_SHOWN})"
 
 
+_POINTER: Final = re.compile(r"`(/[^`]*)`")
+"""A backquoted instance pointer in an issue's message (``core`` writes them so: `` `/a/b` is required``)."""
+_NAME: Final = re.compile(r"`([^`]*)`")
+"""A backquoted property name in a hint's text (`` — did you mean `a`?``)."""
+
+
+def _as_shown(message: str, at: str, shown_at: Callable[[str], str]) -> str:
+    """``message`` with each backquoted instance pointer at or below ``at`` (the issue's) as the model's
+    arguments have it (``shown_at``: ``ShownTool.shown_pointer``)."""
+
+    def swap(found: re.Match[str]) -> str:
+        token = found.group(1)
+        return f"`{shown_at(token)}`" if token == at or token.startswith(at + "/") else found.group(0)
+
+    return _POINTER.sub(swap, message)
+
+
+def _hint_as_shown(text: str, at: str, shown_at: Callable[[str], str]) -> str:
+    """An unknown key's hint (at ``at``) naming the properties of its object as the model was shown them."""
+    parent = at.rsplit("/", 1)[0]
+
+    def swap(found: re.Match[str]) -> str:
+        name = found.group(1)
+        shown = shown_at(f"{parent}/{escape_token(name)}").rsplit("/", 1)[-1]
+        return "`" + shown.replace("~1", "/").replace("~0", "~") + "`"
+
+    return _NAME.sub(swap, text)
+
+
+def _issue_text(
+    issue: Issue | ToolIssue,
+    hint: Hint | None,
+    not_shown: Callable[[str], bool] | None,
+    shown_at: Callable[[str], str] | None,
+) -> str:
+    message = _not_shown(issue.message) if not_shown is not None and not_shown(issue.schema_path) else issue.message
+    text = hint.text if hint is not None else ""
+    at = getattr(issue, "instance_path", None)
+    if shown_at is not None and type(at) is str:
+        message = _as_shown(message, at, shown_at)
+        if text and hint is not None and hint.did_you_mean is not None:
+            text = _hint_as_shown(text, at, shown_at)
+    return message + text
+
+
 def issue_messages(
-    report: Report, hints: Sequence[Hint | None] = (), not_shown: Callable[[str], bool] | None = None
+    report: Report,
+    hints: Sequence[Hint | None] = (),
+    not_shown: Callable[[str], bool] | None = None,
+    shown_at: Callable[[str], str] | None = None,
 ) -> str:
     """The first :data:`MAX_TEXT_ISSUES` issue messages of ``report`` joined by ``"; "``, and how many more
     (``"; and N more"``): a sentence of the text of a refusal or a withheld result (messages hold no
     values), so its first letter is upper case (the messages begin lower case). ``hints``: the issues'
     hints, in order (``Compiled.hints``); each one's ``text`` follows its issue's message. ``not_shown``:
     whether a finding's schema pointer is a constraint the model was not shown (its message then says
-    so, :data:`NOT_SHOWN`)."""
+    so, :data:`NOT_SHOWN`). ``shown_at``: an instance pointer of the server's arguments as the model's
+    arguments have it (``wrap --present-for`` with a host that renames properties: the text then names
+    what the model sent, its pointers and an unknown key's declared neighbours; the JSON keeps the
+    server's)."""
     shown = report.issues[:MAX_TEXT_ISSUES]
-    details = "; ".join(
-        (_not_shown(i.message) if not_shown is not None and not_shown(i.schema_path) else i.message)
-        + (h.text if h is not None else "")
-        for i, h in zip_longest(shown, hints[: len(shown)])
-    )
+    details = "; ".join(_issue_text(i, h, not_shown, shown_at) for i, h in zip_longest(shown, hints[: len(shown)]))
     if len(report.issues) > MAX_TEXT_ISSUES:
         details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
     return details[:1].upper() + details[1:]
@@ -139,6 +200,7 @@ def rejection_result(
     judged_by: str | None = None,
     hints: Sequence[Hint | None] = (),
     not_shown: Callable[[str], bool] | None = None,
+    shown_at: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
@@ -156,6 +218,7 @@ def rejection_result(
             ``did_you_mean``, for an unknown key) join the issue's JSON.
         not_shown: whether a finding's schema pointer is a constraint the model was not shown (``wrap
             --present-for``): its message says so, and its JSON gains ``"shown": false``.
+        shown_at: an instance pointer as the model's arguments have it (:func:`issue_messages`).
     """
     kind = report.kind
     shown = report.issues[:MAX_REPORTED_ISSUES]
@@ -181,7 +244,7 @@ def rejection_result(
             "arguments can be checked and are judged as usual."
         )
     elif not schema_broken:
-        details = issue_messages(report, hints, not_shown)
+        details = issue_messages(report, hints, not_shown, shown_at)
         text = (
             f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
             f"so nothing was sent to the server. {details}{'' if details.endswith('?') else '.'} Correct the "
@@ -270,11 +333,13 @@ def schema_verdict(
     arguments: Any,
     *,
     modern: bool,
-    not_shown: Callable[[str], bool] | None = None,
+    shown: ShownLike | None = None,
 ) -> CallVerdict:
     """The schema step of a call to ``tool`` (``arguments``: the call's, as the JSON-RPC decoder
-    returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none). ``not_shown``: see
-    :func:`rejection_result` (a call through ``--present-for``).
+    returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none). ``shown``: the tool as
+    the model's host was shown it (a call through ``--present-for``): a refusal's ``not_shown`` and
+    ``shown_at`` (:func:`rejection_result`) are its ``not_shown_at`` and ``shown_pointer``, read only
+    for a refusal.
 
     Returns:
         :data:`FORWARD` when the arguments satisfy a supported schema; otherwise a verdict
@@ -297,7 +362,15 @@ def schema_verdict(
         return FORWARD
     hints = () if report.unchecked else compiled.hints(report.issues[:MAX_REPORTED_ISSUES], arguments)
     return CallVerdict(
-        result=rejection_result(tool, report, schema_broken=False, modern=modern, hints=hints, not_shown=not_shown),
+        result=rejection_result(
+            tool,
+            report,
+            schema_broken=False,
+            modern=modern,
+            hints=hints,
+            not_shown=None if shown is None else shown.not_shown_at,
+            shown_at=None if shown is None else shown.shown_pointer,
+        ),
         kind=report.kind,
         report=report,
     )

@@ -155,6 +155,17 @@ class _Walk:
             if self.enum_values > limits.enum_values:
                 self.add("limit", "enum", (), f"more than {limits.enum_values} enum values in all ({host.name})")
 
+    def leaf(self, node: Any) -> bool:
+        """Whether :meth:`node` would return at once on ``node``, finding and counting nothing (a scalar
+        node of allowed keys that no rule looks at): the walk skips the call."""
+        if type(node) is not dict:
+            return False
+        t = node.get("type")
+        if type(t) is not str:
+            return False
+        keys = self.leaves.get(t)
+        return keys is not None and keys.issuperset(node)
+
     def node(self, node: Any, path: tuple[str | int, ...], depth: int, *, root: bool = False) -> None:
         host = self.host
         if type(node) is not dict:
@@ -170,7 +181,12 @@ class _Walk:
             if leaf is not None and leaf.issuperset(node):
                 return  # a scalar node of allowed keys that no rule below looks at: nothing to find
         elif t is None and self.union and _UNION.issuperset(node) and type(node.get("anyOf")) is list:
+            leaves = self.leaves
             for i, sub in enumerate(node["anyOf"]):  # a union and its text: only its branches to look at
+                if type(sub) is dict:
+                    t = sub.get("type")  # (self.leaf, inline: OpenAI strict's optional ones are unions with null)
+                    if type(t) is str and (keys := leaves.get(t)) is not None and keys.issuperset(sub):
+                        continue
                 self.node(sub, (*path, "anyOf", i), depth)
             return
         if not self.allowed.issuperset(node):
@@ -251,15 +267,23 @@ class _Walk:
             if key not in _SUBSCHEMAS:
                 continue
             kind = type(value)
+            is_leaf = self.leaf  # (a leaf's walk would return at once: not called, no path built)
             if kind is dict or kind is bool:
-                if key in SCHEMA_VALUES:
+                if key in SCHEMA_VALUES and not is_leaf(value):
                     self.node(value, (*path, key), inner)
             elif kind is list and (key in SCHEMA_LISTS or key == "items"):
                 for i, sub in enumerate(value):
-                    self.node(sub, (*path, key, i), inner)
+                    if not is_leaf(sub):
+                        self.node(sub, (*path, key, i), inner)
             if kind is dict and key not in SCHEMA_VALUES:  # a map of names to schemas
+                leaves = self.leaves
                 for name, sub in value.items():
-                    if type(sub) in (dict, bool):
+                    if type(sub) is dict:
+                        t = sub.get("type")  # (self.leaf, inline: most properties are leaves)
+                        if type(t) is str and (keys := leaves.get(t)) is not None and keys.issuperset(sub):
+                            continue
+                        self.node(sub, (*path, key, name), inner)
+                    elif type(sub) is bool:
                         self.node(sub, (*path, key, name), inner)
 
 

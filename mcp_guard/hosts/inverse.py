@@ -33,7 +33,7 @@ from typing import Any, Final, NamedTuple
 from ..core.json_values import escape_token, literal_float
 
 __all__ = ["JSON_TEXT", "Arr", "BackError", "Choice", "JsonText", "Map", "Member", "Obj", "Ref", "back", "kind_of",
-           "narrowed", "parse_json_text", "pick", "present"]  # fmt: skip
+           "narrowed", "parse_json_text", "pick", "present", "shown_pointer"]  # fmt: skip
 
 
 class JsonText:
@@ -326,3 +326,54 @@ def narrowed(node: Map, value: Any, at: str = "") -> str | None:
         return None
     assert type(node) is Choice
     return narrowed(_pick_present(node, value), value, at)
+
+
+def _member_node(node: Map, original: str) -> Obj | None:
+    """The object node under ``node`` (through references and choices) that declares the server-side member
+    ``original``; None when there is none (a choice's branches all show a server-side name alike)."""
+    for _ in range(MAX_REF_HOPS):
+        if type(node) is Ref:
+            node = node.table.get(node.name)
+        elif type(node) is Choice:
+            found = [m for _, _, m in node.branches if _member_node(m, original) is not None]
+            return _member_node(found[0], original) if found else None
+        else:
+            break
+    if type(node) is Obj and any(m.original == original for m in node.members.values()):
+        return node
+    return None
+
+
+MAX_REF_HOPS: Final = 64
+"""References followed in a row before :func:`shown_pointer` gives up (a reference to a reference...)."""
+
+
+def shown_pointer(node: Map, pointer: str) -> str:
+    """The instance pointer, in the arguments the model sent, of the server-side instance ``pointer`` (each
+    member under the name it was shown by); from a value shown as JSON text down, or where the mapping tree
+    does not say (an array's element, a choice among branches that do not declare the member), the rest of
+    the pointer as it is. ``""`` (the root) is itself."""
+    if not pointer.startswith("/"):
+        return pointer
+    tokens = pointer[1:].split("/")
+    out: list[str] = []
+    for i, raw in enumerate(tokens):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        owner = _member_node(node, token) if node is not None and node is not JSON_TEXT else None
+        if owner is not None:
+            shown = owner.shown_name(token)
+            out.append(escape_token(shown))
+            node = owner.members[shown].node
+            continue
+        items = node
+        for _ in range(MAX_REF_HOPS):
+            if type(items) is not Ref:
+                break
+            items = items.table.get(items.name)
+        if type(items) is Arr and (token.isdigit() or token == "-"):
+            out.append(raw)
+            node = items.items
+            continue
+        out += tokens[i:]
+        break
+    return "/" + "/".join(out)

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from .checker import accepts
+from .inverse import shown_pointer
 from .lowering import Lowered, lower
 from .names import host_name, host_names
 from .plans import Back
+from .run import new_tuple
 from .tables import HostProfile
 
 __all__ = ["KEY_FORMAT", "UNSUPPORTED_TEXT", "Presentation", "ShownTool", "present_tools", "schema_key"]
@@ -55,6 +57,13 @@ class ShownTool(NamedTuple):
         (``lowering``: the steps, ``[]`` when the schema is shown as it is; ``name``: the server's)."""
         steps = [] if self.lowered is None else [s.to_json() for s in self.lowered.steps]
         return {"host": self.host, "name": self.name, "lowering": steps}
+
+    def shown_pointer(self, instance_path: str) -> str:
+        """``instance_path`` (a pointer into the server-side arguments) as it is in the arguments the model
+        sent: each property under the name it was shown by (``inverse.shown_pointer``)."""
+        if self.lowered is None or self.lowered.mapping is None:
+            return instance_path
+        return shown_pointer(self.lowered.mapping, instance_path)
 
     def not_shown_at(self, schema_path: str) -> bool:
         """Whether a finding at ``schema_path`` (a pointer into the server's schema) concerns a
@@ -204,5 +213,5 @@ def _present(
         if lowered is not None:
             copy["inputSchema"] = lowered.schema
         listed.append(copy)
-        shown[shown_name] = ShownTool(name, shown_name, lowered, label)
+        shown[shown_name] = new_tuple(ShownTool, (name, shown_name, lowered, label))  # ShownTool(...), a C call
     return out

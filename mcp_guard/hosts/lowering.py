@@ -47,6 +47,7 @@ from .run import (
     Path,
     Run,
     constraining,
+    new_tuple,
     types_of,
 )
 from .tables import HostProfile
@@ -329,10 +330,18 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
     changed = False
     below = path + "/properties/"
     run.depth += 1
+    leaves = run.leaves
     try:
-        lowered = []
+        lowered: list[tuple[str, Path, Lowering]] = []
         for name, sub in props.items():
             where = below + (name if "/" not in name and "~" not in name else escape_token(name))
+            if leaves and type(sub) is dict and run.nodes < MAX_NODES:  # node()'s common leaf, without the call
+                t = sub.get("type")
+                keys = leaves.get(t) if type(t) is str else None
+                if keys is not None and keys.issuperset(sub) and type(sub.get("description", "")) is str:
+                    run.nodes += 1
+                    lowered.append((name, where, (sub, None, KIND_SETS[t])))  # type: ignore[index]
+                    continue
             lowered.append((name, where, node(run, sub, where)))
     finally:
         run.depth -= 1
@@ -353,7 +362,7 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
                     "others: no exact inverse"
                 )
             child, narrowed_null = optional(run, child, kinds, where)
-        members[shown] = Member(name, mapping, null_absent, narrowed_null)
+        members[shown] = new_tuple(Member, (name, mapping, null_absent, narrowed_null))
         shown_props[shown] = child
         if mapping is not None or null_absent:
             changed = True

@@ -8,7 +8,8 @@ model's arguments back to the server's form exactly:
   string of JSON text, parsed back (``inverse.JSON_TEXT``);
 - :func:`nullable`: OpenAI strict's optional property, shown required and nullable; its ``null``
   maps back to "absent" (``inverse.Member.null_absent``; the driver records the step);
-- :func:`shown_name`: a property name the host refuses, renamed (``inverse.Obj``);
+- :func:`shown_name`: a property name the host refuses, renamed (``inverse.Obj``; a long one cut, with a
+  short hash of the server's name);
 - :func:`union`: an ``anyOf`` of lowered branches, with the :class:`~.inverse.Choice` that picks
   the branch of a value exactly (by its JSON kind, its key set, or a tag member).
 
@@ -19,7 +20,8 @@ approximated. Pure: imports neither ``mcp`` nor ``anyio``.
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+from typing import Any, Final
 
 from ..core.json_values import escape_token
 from .inverse import JSON_TEXT, Choice, Map, Obj, Tag
@@ -85,14 +87,25 @@ def optional(run: Run, child: dict[str, Any], kinds: frozenset[str], path: Path)
     return nullable(child), also_null
 
 
+MAX_PROPERTY_NAME: Final = 64
+"""The longest property name Gemini takes (``hosts.tables``: ``[a-zA-Z_][a-zA-Z0-9_]{0,63}``)."""
+
+
 def shown_name(run: Run, name: str, path: Path) -> str:
-    """The name a property is shown under (itself when the host takes it; else renamed, a step)."""
+    """The name a property is shown under (itself when the host takes it; else renamed, a step): a
+    character the host refuses becomes ``_``, a first one it refuses gets a ``_`` before it, and a name
+    past :data:`MAX_PROPERTY_NAME` keeps its head and ends with ``_`` and 8 hex digits of the SHA-256 of
+    the server's name (as ``hosts.names`` makes tool names). Two names shown alike make the tool not
+    presentable (``lowering.object_``): never merged."""
     pattern = run.host.property_names
     if pattern is None or pattern.fullmatch(name):
         return name
-    shown = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)[:64]
+    shown = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)
     if not shown or not (shown[0].isalpha() or shown[0] == "_"):
-        shown = ("_" + shown)[:64]
+        shown = "_" + shown
+    if len(shown) > MAX_PROPERTY_NAME:  # its head, and 8 hex digits of its SHA-256: two long names stay apart
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        shown = f"{shown[: MAX_PROPERTY_NAME - 9]}_{digest}"
     run.step("reshaping", "renamed", f"{path}/properties/{escape_token(name)}", f"property shown as `{shown}`")
     return shown
 

@@ -35,6 +35,7 @@ __all__ = [
     "Path",
     "Run",
     "constraining",
+    "new_tuple",
     "of_kind",
     "plain_keys",
     "short",
@@ -171,7 +172,12 @@ class Run:
 
     def step(self, kind: StepKind, code: str, path: Path, detail: str) -> None:
         """Record a step at ``path`` (a JSON Pointer into the server's schema)."""
-        self.steps.append(Step(kind, code, path, detail))
+        self.steps.append(new_tuple(Step, (kind, code, path, detail)))  # Step(...) without its Python-level __new__
+
+
+new_tuple: Final = tuple.__new__
+"""Builds a named tuple from a tuple of all its fields (``new_tuple(Step, fields)``): a C call, where
+the named tuple's own ``__new__`` is a Python function (a lowering builds one per step and per property)."""
 
 
 _COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)

@@ -208,3 +208,50 @@ def test_objects_nested_past_openai_strict_limit_are_shown_as_json_text() -> Non
         value = {"a": value}
     assert result.back(result.present(value)) == value
     assert any("nested past" in s.detail for s in result.steps)
+
+
+def test_gemini_long_property_names_are_cut_with_a_hash_and_stay_apart() -> None:
+    head = "x" * 70
+    long_a, long_b = head + "-a", head + "-b"  # alike for their first 70 characters
+    schema = {"type": "object", "properties": {long_a: {"type": "string"}, long_b: {"type": "integer"}}}
+    result = lowered(schema, "gemini")
+    shown = list(result.schema["properties"])
+    assert len(shown) == 2 and shown[0] != shown[1]
+    assert all(len(n) == 64 and n.startswith("x" * 55 + "_") for n in shown)
+    assert result.back({shown[0]: "v", shown[1]: 1}) == {long_a: "v", long_b: 1}
+    assert lower(schema, HOSTS["gemini"]).schema == result.schema  # the same name each time
+    fits = "a-" + "b" * 62  # 64 characters once made valid: no hash
+    assert list(lowered({"type": "object", "properties": {fits: {}}}, "gemini").schema["properties"]) == [
+        "a_" + "b" * 62
+    ]
+    first_digit = "1" + "b" * 63  # the `_` put before it makes 65: cut, with a hash
+    (name,) = lowered({"type": "object", "properties": {first_digit: {}}}, "gemini").schema["properties"]
+    assert len(name) == 64 and name.startswith("_1" + "b" * 53 + "_")
+
+
+def test_shown_pointer_follows_renamed_members_through_objects_arrays_and_choices() -> None:
+    from mcp_guard.hosts.inverse import shown_pointer
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "x-loc": {"type": "string"},
+            "a.b": {"type": "object", "properties": {"c/d": {"type": "integer"}}},
+            "arr": {"type": "array", "items": {"type": "object", "properties": {"e.f": {"type": "string"}}}},
+            "u": {"anyOf": [{"type": "object", "properties": {"g-h": {"type": "string"}}}, {"type": "string"}]},
+            "blob": {},
+        },
+    }
+    mapping = lowered(schema, "gemini").mapping
+    cases = {
+        "": "",
+        "/x-loc": "/x_loc",
+        "/a.b/c~1d": "/a_b/c_d",
+        "/arr/3/e.f": "/arr/3/e_f",
+        "/u/g-h": "/u/g_h",
+        "/blob/a.b": "/blob/a.b",  # inside a value shown as JSON text: as it is
+        "/zz/a.b": "/zz/a.b",  # an undeclared key: as it is, and below it
+    }
+    for server, shown in cases.items():
+        assert shown_pointer(mapping, server) == shown, server
+    assert shown_pointer(None, "/a.b") == "/a.b"
