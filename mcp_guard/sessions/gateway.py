@@ -185,6 +185,7 @@ class GatewaySession(ModernEra):
         self.log_level: Any = None
         self.closing = False
         self._announced = False
+        self._init_answered = anyio.Event()  # (requests after initialize are answered after it: red team 33)
         self._era_known = anyio.Event()
         self._started = False
         self._tg: anyio.abc.TaskGroup | None = None
@@ -373,7 +374,10 @@ class GatewaySession(ModernEra):
             "serverInfo": gateway_info(),
             "instructions": gateway_instructions(self.links),
         }
-        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+        try:
+            await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+        finally:
+            self._init_answered.set()
         self._announced = True
 
     async def _client_notification(self, method: str, message: dict[str, Any]) -> None:
@@ -445,6 +449,8 @@ class GatewaySession(ModernEra):
         if self.init_params is None and method not in BEFORE_INITIALIZE and not is_modern(params):
             await self.reply(error_response(request_id, INTERNAL_ERROR, NOT_INITIALIZED))
             return
+        if self.init_params is not None:
+            await self._init_answered.wait()  # a request sent after initialize is not answered before it
         try:
             if method == "ping":
                 await self._result(request_id, {}, params)
