@@ -221,13 +221,16 @@ def typed(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
         return free(run, schema, path)
     if len(types) == 1:
         return one_type(run, schema, types[0], path)
-    run.step("widening", "anyOf", path + "/type", "a list of types shown as anyOf")
+    with_null = "null" in types and not run.host.null_type
+    if with_null and len(types) == 2:  # (red team 33: `check --host gemini` said anyOf for what it shows nullable)
+        run.step("widening", "nullable", path + "/type", "a type or null shown as nullable")
+    else:
+        run.step("widening", "anyOf", path + "/type", "a list of types shown as anyOf")
     notes: list[str] = []
     for key in constraining(schema):
         if key not in _TYPE_RULES and not any(key in keys for keys in FOR_TYPE.values()):
             drop(run, schema, key, path, notes)
     schema = write_notes(dict(schema), notes)
-    with_null = "null" in types and not run.host.null_type
     branches = [one_type(run, schema, t, path, quiet=True) for t in types if not (with_null and t == "null")]
     return union(run, branches, schema, path, with_null=with_null)
 

@@ -165,3 +165,16 @@ def test_a_merged_root_null_that_one_alternative_requires_is_not_presentable(
     assert strict["status"] == "not presentable" and "no exact inverse" in strict["reasons"][0]
     _, out = check(capsys, tmp_path, [tool], "--host", "gemini", "--json")
     assert json.loads(out)["host"]["tools"][0]["status"] == "presentable"
+
+
+def test_a_type_or_null_is_said_to_be_shown_as_gemini_shows_it(tmp_path: Path) -> None:
+    """Red team 33: ``["string", "null"]`` was said to be "a list of types shown as anyOf" while Gemini is
+    shown ``{"type": "string", "nullable": true}``."""
+    from mcp_guard.hosts import HOSTS, lower
+
+    schema = {"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {"type": ["string", "integer"]}}}
+    result = lower(schema, HOSTS["gemini"])
+    assert result.schema["properties"]["a"] == {"type": "string", "nullable": True}
+    texts = {step.pointer: step.detail for step in result.steps}
+    assert texts["/properties/a/type"] == "a type or null shown as nullable"
+    assert texts["/properties/b/type"] == "a list of types shown as anyOf"
