@@ -63,7 +63,6 @@ from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
 from ..core import Compiled
 from ..log_counts import LogCounts
-from ..peer.backoff import HOLD_MAX
 from ..peer.offload import Ordered
 from ..peer.requests import RequestFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink
@@ -82,7 +81,7 @@ from ..wire.jsonrpc import (
 )
 from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import is_modern
-from .catalog import KINDS, ORIGIN_KEY, Catalog, MergedLists
+from .catalog import KINDS, Catalog, MergedLists
 from .client_lines import read_client_lines
 from .client_writer import ClientWriter
 from .envelopes import (
@@ -91,9 +90,10 @@ from .envelopes import (
 from .link import Forwarded, Link, connector_for, unavailable
 from .methods import BEFORE_INITIALIZE, LIST_METHODS, ROUTED_METHODS
 from .modern_era import ModernEra, gateway_info, gateway_instructions
-from .naming import CursorCodec, InvalidCursor, could_name
+from .naming import CursorCodec, InvalidCursor
 from .server_requests import ServerRequests
 from .upstream_side import STOPPED_AFTER_CLIENT
+from .whereabouts import Whereabouts
 
 __all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
 
@@ -194,7 +194,7 @@ class GatewaySession(ModernEra):
         self._subscriptions: dict[str, str] = {}
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
-        self._known: dict[str, dict[str, str]] = {"tool": {}, "prompt": {}, "resource": {}}
+        self.whereabouts = Whereabouts(self.links, config.guard.name_format, request_timeout)
         # Client requests not answered yet, and those of them the client cancelled (never answered).
         self._open: set[tuple[bool, Any]] = set()
         self._cancelled: set[tuple[bool, Any]] = set()
@@ -547,11 +547,15 @@ class GatewaySession(ModernEra):
                 return
             catalog = (await self._view_for(params, "tools")).catalog
             route = catalog.route(name)
-        if route is None and (down := self._down_owner("tool", name)) is not None and await self._restarted(down):
+        if (
+            route is None
+            and (down := self.whereabouts.down_owner("tool", name)) is not None
+            and await self.whereabouts.restarted(down)
+        ):
             catalog = (await self._view_for(params, "tools")).catalog
             route = catalog.route(name)
         if route is None:
-            down = self._down_owner("tool", name)
+            down = self.whereabouts.down_owner("tool", name)
             if down is not None:
                 await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE, request)  # (then answered)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
@@ -641,12 +645,12 @@ class GatewaySession(ModernEra):
         request_id = message["id"]
         view = await self._view_for(message.get("params"), "prompts")
         origin = view.prompt_names.origin(name) if type(name) is str else None
-        down = self._down_owner("prompt", name) if origin is None and type(name) is str else None
-        if down and await self._restarted(down):
+        down = self.whereabouts.down_owner("prompt", name) if origin is None and type(name) is str else None
+        if down and await self.whereabouts.restarted(down):
             view = await self._view_for(message.get("params"), "prompts")
             origin = view.prompt_names.origin(name)
         if origin is None:
-            down = self._down_owner("prompt", name) if type(name) is str else None
+            down = self.whereabouts.down_owner("prompt", name) if type(name) is str else None
             if down is not None:
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "prompt")))
                 return
@@ -666,11 +670,15 @@ class GatewaySession(ModernEra):
             return
         view = await self._view_for(message.get("params"), "resources")
         route = view.resources.route(uri)
-        if route.server is None and (down := self._down_owner("resource", uri)) and await self._restarted(down):
+        if (
+            route.server is None
+            and (down := self.whereabouts.down_owner("resource", uri))
+            and await self.whereabouts.restarted(down)
+        ):
             view = await self._view_for(message.get("params"), "resources")
             route = view.resources.route(uri)
         if route.server is None:
-            down = self._down_owner("resource", uri)
+            down = self.whereabouts.down_owner("resource", uri)
             if down is not None:
                 await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "resource")))
                 return
@@ -749,7 +757,7 @@ class GatewaySession(ModernEra):
                 changed |= self.view.set_prompts(link.name, link.prompts)
             if kind in (None, "resources"):
                 changed |= self.view.set_resources(link.name, link.resources, link.templates)
-        self._remember(self.view)
+        self.whereabouts.remember(self.view)
         if kind is None and not link.initialized:
             await self._modern_link_changed(link)
         if not self._announced:
@@ -757,42 +765,3 @@ class GatewaySession(ModernEra):
         for k in KINDS:
             if k in changed:
                 await self.reply({"jsonrpc": "2.0", "method": f"notifications/{k}/list_changed"})
-
-    def _remember(self, view: MergedLists) -> None:
-        """Note the names and URIs the client can see now in ``view``, with their servers (see :meth:`_down_owner`)."""
-        for tool in view.catalog.tools:
-            self._known["tool"][tool["name"]] = tool["_meta"][ORIGIN_KEY]["server"]
-        for prompt in view.prompts:
-            self._known["prompt"][prompt["name"]] = prompt["_meta"][ORIGIN_KEY]["server"]
-        for server, resource in view.resources.resources:
-            self._known["resource"][resource["uri"]] = server
-
-    async def _restarted(self, server: str) -> bool:
-        """``wrap``'s rule (``peer.backoff.HOLD_MAX``) for a request to ``server``, now down: when its next
-        start is at most HOLD_MAX s away (or under way), wait for it to be ready (at most HOLD_MAX s plus
-        ``--request-timeout``); True once it is. False at once when the start is further away (the
-        request is answered "not running right now" then), or when that start fails."""
-        link = self._by_name.get(server)
-        if link is None or link.peer.wait > HOLD_MAX:
-            return False
-        with anyio.move_on_after(HOLD_MAX + self.request_timeout):
-            while not link.ready:
-                if link.peer.wait > HOLD_MAX or link.closing:
-                    return False
-                await anyio.sleep(0.02)
-            return True
-        return False
-
-    def _down_owner(self, kind: str, name: str) -> str | None:
-        """The server, now down, that a tool, prompt (exposed name) or resource (URI) the guard
-        cannot route belongs to: the client was shown it from that server, or (a tool or prompt
-        of a server that never listed) its name has that server's prefix. ``None``: unknown."""
-        server = self._known[kind].get(name)
-        link = self._by_name.get(server) if server is not None else None
-        if link is not None:
-            return None if link.ready else link.name
-        if kind == "resource":
-            return None
-        name_format = self.config.guard.name_format
-        owners = [link.name for link in self.links if not link.ready and could_name(name, link.name, name_format)]
-        return owners[0] if len(owners) == 1 else None

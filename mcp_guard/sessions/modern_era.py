@@ -60,6 +60,7 @@ from .envelopes import (
 )
 from .link import Link, failure_reason
 from .naming import CursorCodec
+from .whereabouts import Whereabouts
 
 __all__ = ["ModernEra", "gateway_info", "gateway_instructions"]
 
@@ -98,6 +99,7 @@ class ModernEra:
     _by_name: dict[str, Link]
     _subscriptions: dict[str, str]
     _open: set[tuple[bool, Any]]
+    whereabouts: Whereabouts
     _cancelled: set[tuple[bool, Any]]
 
     def __init__(self) -> None:
@@ -111,8 +113,6 @@ class ModernEra:
         def spawn(self, func: Any, *args: Any) -> None: ...
 
         async def _settled(self) -> None: ...
-
-        def _remember(self, view: MergedLists) -> None: ...
 
     def _envelope_of(self, params: dict[str, Any]) -> Envelope:
         """The envelope of a 2026-07-28 request (made on first use; the least recently used of more
@@ -175,7 +175,7 @@ class ModernEra:
                 for link in self.links:
                     if link.ready:
                         tg.start_soon(one, link)
-            self._remember(envelope.view)
+            self.whereabouts.remember(envelope.view)
         if changed:
             await self._notify_listens(changed)
 
