@@ -488,15 +488,15 @@ def tracing_cpu(sink: SpanSink, calls: int = 6_000) -> tuple[float, float]:
     the export thread's (its three spans encoded by the OTLP exporter and POSTed to ``sink``; flushed every
     150 calls, about one batch of the ``BatchSpanProcessor``, so that none is dropped). The sink's own
     parsing, in its thread, is not counted."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     from mcp_guard.calls.observer import Origin, tracer
+    from mcp_guard.telemetry.export import CallSpanExporter
     from mcp_guard.telemetry.setup import start_tracing, stop_tracing
 
     exported = [0.0]
 
-    class TimedExporter(OTLPSpanExporter):
+    class TimedExporter(CallSpanExporter):
         def export(self, spans: Any) -> SpanExportResult:
             start = time.thread_time()
             try:

@@ -69,12 +69,12 @@ def start_tracing(settings: OtelSettings | None = None, exporter: SpanExporter |
     if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return provider  # (the SDK's switch: its tracers trace nothing; neither does the guard)
     if exporter is None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from .export import CallSpanExporter
 
         endpoint = None
         if settings is not None and settings.endpoint and not any(os.environ.get(v) for v in _ENDPOINT_VARIABLES):
             endpoint = settings.endpoint
-        exporter = OTLPSpanExporter(endpoint=endpoint)
+        exporter = CallSpanExporter(endpoint=endpoint)
     processor = BatchSpanProcessor(exporter)
     provider.add_span_processor(processor)
     install_tracer(CallSpans(provider, processor))
