@@ -55,7 +55,7 @@ sampled: flags ``00``). The context sent upstream is written as the SDK's propag
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry.context import Context
@@ -208,7 +208,7 @@ class CallSpan(ReadableSpan):
         start, end: nanoseconds since the epoch.
     """
 
-    __slots__ = ("call", "own", "shape", "span_id")
+    __slots__ = ("call", "made", "own", "shape", "span_id")
 
     def __init__(
         self,
@@ -239,12 +239,16 @@ class CallSpan(ReadableSpan):
         self.call = call
         self.span_id = span_id
         self.own = own
+        self.made: SpanContext | None = None  # (a child's context while it is handed over: see emit)
 
     @property
     def _context(self) -> SpanContext:  # type: ignore[override]  # (read by ReadableSpan.context...)
         call = self.call
         if self.span_id == call.span_id:
             return call
+        made = self.made
+        if made is not None:
+            return made
         return SpanContext(call.trace_id, self.span_id, False, call.trace_flags, call.trace_state)
 
     @property
@@ -317,6 +321,14 @@ class _Route:
         return shapes[0]
 
 
+def _emit(emit: Callable[[ReadableSpan], None], span: CallSpan, context: SpanContext) -> None:
+    """Hand a child span to the processor (``emit``: its ``on_end``), its context ready while it is asked for
+    (the SDK's processors ask for it, twice), then dropped: the span waits in the batch without it."""
+    span.made = context
+    emit(span)
+    span.made = None
+
+
 class _Unsampled:
     """The trace of a call the sampler dropped: no span, only the context for the upstream (not sampled)."""
 
@@ -359,7 +371,7 @@ class _Trace:
         self._extra = extra  # (what a sampler added to the SERVER span's attributes: rare)
         self._start = time.time_ns()
         self._judge: tuple[int, int, str | None, dict[str, Any]] | None = None
-        self._client: tuple[int, int] | None = None
+        self._client: tuple[SpanContext, int] | None = None
 
     def judged(self, started_ns: int, kind: str | None, pointers: Sequence[str]) -> None:
         own = _pointers(pointers) if kind is not None else {}
@@ -370,8 +382,9 @@ class _Trace:
     def forwarding(self) -> dict[str, str]:
         own = self._context
         span_id = self._spans.ids.generate_span_id()
-        self._client = (span_id, time.time_ns())
-        return carrier(SpanContext(own.trace_id, span_id, False, own.trace_flags, own.trace_state))
+        context = SpanContext(own.trace_id, span_id, False, own.trace_flags, own.trace_state)
+        self._client = (context, time.time_ns())
+        return carrier(context)
 
     def ended(self, outcome: str, kind: str | None) -> None:
         end = time.time_ns()
@@ -381,10 +394,11 @@ class _Trace:
         if self._judge is not None:
             started, judged, refused, pointers = self._judge
             shape = route.judged(refused)
-            emit(CallSpan(shape, own, spans.ids.generate_span_id(), own, pointers, started, judged, resource, scope))
+            judge = spans.child(own)
+            _emit(emit, CallSpan(shape, own, judge.span_id, own, pointers, started, judged, resource, scope), judge)
         if self._client is not None:
-            span_id, sent = self._client
-            emit(CallSpan(client, own, span_id, own, {}, sent, end, resource, scope))
+            context, sent = self._client
+            _emit(emit, CallSpan(client, own, context.span_id, own, {}, sent, end, resource, scope), context)
         attributes = self._own
         if self._extra:  # (a sampler's attributes win, and may name the shape's: a shape of their own)
             whole = {**server.attributes, **attributes, **self._extra}
