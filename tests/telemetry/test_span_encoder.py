@@ -36,7 +36,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from mcp_guard.calls.observer import Origin
 from mcp_guard.telemetry import export
 from mcp_guard.telemetry.export import SpanEncoder
-from mcp_guard.telemetry.spans import CallSpan, CallSpans, carrier
+from mcp_guard.telemetry.spans import CallSpan, CallSpans, carrier, local_context
 
 META = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "vendor=1,b=2"}
 HEADERS = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -182,3 +182,21 @@ def test_the_context_sent_upstream_is_what_the_sdks_propagator_writes(context: S
     injected: dict[str, str] = {}
     TraceContextTextMapPropagator().inject(injected, set_span_in_context(NonRecordingSpan(context), Context()))
     assert carrier(context) == injected
+
+
+@pytest.mark.parametrize(
+    ("trace_id", "span_id", "flags", "state"),
+    [
+        (0x0AF7651916CD43DD8448EB211C80319C, 0xB7AD6B7169203331, 1, None),
+        (1, 2**64 - 1, 3, TraceState([("a", "1")])),
+        (2**128 - 1, 1, 0, None),
+        (0, 5, 1, None),  # (not valid: as the SDK's own says)
+        (5, 0, 1, None),
+        (2**128, 5, 1, None),
+    ],
+)
+def test_a_local_context_is_the_sdks_span_context(trace_id: int, span_id: int, flags: int, state: Any) -> None:
+    made = local_context(trace_id, span_id, TraceFlags(flags), state)
+    sdks = SpanContext(trace_id, span_id, False, TraceFlags(flags), state)
+    assert type(made) is SpanContext and made == sdks and made.is_valid is sdks.is_valid
+    assert made.trace_state == sdks.trace_state and made.is_remote is False
