@@ -1,5 +1,8 @@
 """The guard's OTLP encoding and its shortcuts write what the OpenTelemetry libraries write (issue 27 items 3, 5).
 
+``CallSpanExporter`` (the library's exporter, its encoding replaced) posts those bytes and reports failures
+as the library's does.
+
 ``telemetry.export.SpanEncoder`` caches the encoded pieces that repeat; its request must be the library's
 (``encode_spans(spans).SerializePartialToString()``, ``opentelemetry-exporter-otlp-proto-common``) byte for byte,
 for the guard's spans of every shape and for any other span (events, links with attributes, every attribute
@@ -10,7 +13,9 @@ sampler, decided without asking it, decides as it does.
 
 from __future__ import annotations
 
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -19,7 +24,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, Decision, ParentBased, Sampler, SamplingResult
 from opentelemetry.trace import (
@@ -35,7 +40,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from mcp_guard.calls.observer import Origin
 from mcp_guard.telemetry import export
-from mcp_guard.telemetry.export import SpanEncoder
+from mcp_guard.telemetry.export import CallSpanExporter, SpanEncoder
 from mcp_guard.telemetry.spans import CallSpan, CallSpans, carrier, local_context
 
 META = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "vendor=1,b=2"}
@@ -200,3 +205,53 @@ def test_a_local_context_is_the_sdks_span_context(trace_id: int, span_id: int, f
     sdks = SpanContext(trace_id, span_id, False, TraceFlags(flags), state)
     assert type(made) is SpanContext and made == sdks and made.is_valid is sdks.is_valid
     assert made.trace_state == sdks.trace_state and made.is_remote is False
+
+
+class Collector:
+    """A loopback OTLP/HTTP receiver answering every POST with ``status``; the bodies it got."""
+
+    def __init__(self, status: int) -> None:
+        self.bodies: list[bytes] = []
+        got = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                got.bodies.append(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.mark.parametrize("status", [200, 400])
+def test_the_exporter_posts_what_the_library_encodes_and_says_how_it_went(status: int) -> None:
+    collector = Collector(status)
+    try:
+        exporter = CallSpanExporter(endpoint=collector.url, timeout=5)
+        spans = guard_spans()
+        result = exporter.export(spans)
+        assert result is (SpanExportResult.SUCCESS if status == 200 else SpanExportResult.FAILURE)
+        assert collector.bodies == [encode_spans(spans).SerializePartialToString()]
+        exporter.shutdown()
+        assert exporter.export(spans) is SpanExportResult.FAILURE  # (shut down: nothing sent)
+        assert len(collector.bodies) == 1
+    finally:
+        collector.server.shutdown()
+        collector.server.server_close()
+
+
+def test_a_batch_over_the_request_size_limit_is_dropped_unsent() -> None:
+    collector = Collector(200)
+    try:
+        exporter = CallSpanExporter(endpoint=collector.url, max_request_size=100)
+        assert exporter.export(guard_spans()) is SpanExportResult.FAILURE
+        assert collector.bodies == []
+    finally:
+        collector.server.shutdown()
+        collector.server.server_close()
