@@ -107,6 +107,9 @@ _UNSET: Final = Status(StatusCode.UNSET)
 _NO_LINKS: Final[tuple[Link, ...]] = ()
 
 
+_HEX: Final = tuple(f"{value:02x}" for value in range(256))
+"""A byte's two lower-case hex digits, by its value (the trace flags')."""
+
 _TRACE_ID_MAX: Final = 2**128 - 1
 _SPAN_ID_MAX: Final = 2**64 - 1
 
@@ -160,7 +163,7 @@ def carrier(context: SpanContext) -> dict[str, str]:
     hex, the flags' byte; tests/telemetry/test_span_encoder.py compares them), without making a ``Context`` and
     a ``NonRecordingSpan`` to hand it over."""
     trace_id, span_id = context.trace_id.to_bytes(16, "big").hex(), context.span_id.to_bytes(8, "big").hex()
-    fields = {"traceparent": f"00-{trace_id}-{span_id}-{context.trace_flags:02x}"}
+    fields = {"traceparent": f"00-{trace_id}-{span_id}-{_HEX[context.trace_flags]}"}
     state = context.trace_state
     if state:
         fields["tracestate"] = state.to_header()
