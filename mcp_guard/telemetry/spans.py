@@ -102,6 +102,9 @@ does not change what the guard reads from ``_meta`` or the headers, or writes in
 _ROOT: Final = Context()
 """The context a call without trace context is sampled in: none (a root), whatever the ambient context holds."""
 
+_MISSING: Final = object()
+"""An attribute the span does not have yet (what a sampler returns beyond the attributes it was given)."""
+
 _ERROR: Final = Status(StatusCode.ERROR)
 _UNSET: Final = Status(StatusCode.UNSET)
 _NO_LINKS: Final[tuple[Link, ...]] = ()
@@ -486,7 +489,7 @@ class CallSpans:
             )
             sampled = result.decision is Decision.RECORD_AND_SAMPLE
             state = result.trace_state
-            added = {k: v for k, v in result.attributes.items() if attributes.get(k, _ROOT) != v} or None
+            added = {k: v for k, v in result.attributes.items() if attributes.get(k, _MISSING) != v} or None
         flags = TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT
         if random:
             flags |= TraceFlags.RANDOM_TRACE_ID
