@@ -425,19 +425,22 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: Sp
             f"   p99 {percentile(lat, 0.99) * 1e3:6.2f} ms   server CPU {cpu_median[name] * 1e6:5.0f} µs/call"
         )
     print(
-        "  ratios, median of the rounds' own: "
-        + ";  ".join(f"{name} = {statistics.median(values):.2f}" for name, values in round_ratios.items())
+        "  ratios, median of the rounds' own (and their spread, lowest-highest): "
+        + ";  ".join(
+            f"{name} = {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+            for name, values in round_ratios.items()
+        )
     )
     if sink is not None:
         print(f"  the OTLP sink got {sink.spans} spans in {sink.requests} requests (3 per traced call expected)")
-        calling, exporting = tracing_cpu(sink)
         plain = cpu_median["mcp-guard"]
-        print(
-            f"  tracing in process (CPU): {calling * 1e6:.1f} µs a call on the calling thread, "
-            f"{exporting * 1e6:.1f} µs exporting its 3 spans (OTLP encoding, POST); over plain wrap --http's "
-            f"{plain * 1e6:.0f} µs per call: "
-            f"{(plain + calling + exporting) / plain:.3f}"
-        )
+        for shape, context in (("as the rounds' calls (no trace context)", False), ("with trace context", True)):
+            calling, exporting = tracing_cpu(sink, context=context)
+            print(
+                f"  tracing in process (CPU), {shape}: {calling * 1e6:.1f} µs a call on the calling thread, "
+                f"{exporting * 1e6:.1f} µs exporting its 3 spans (OTLP encoding, POST); over plain wrap --http's "
+                f"{plain * 1e6:.0f} µs per call: {(plain + calling + exporting) / plain:.3f}"
+            )
     if issuer is not None:
         cached, fresh = verification_cpu(issuer)
         plain = cpu_median["mcp-guard"]
@@ -482,21 +485,22 @@ class SpanSink:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-def tracing_cpu(sink: SpanSink, calls: int = 6_000) -> tuple[float, float]:
+def tracing_cpu(sink: SpanSink, calls: int = 6_000, context: bool = True) -> tuple[float, float]:
     """CPU seconds of tracing one call in this process: the tracer's part on the calling thread (a call opened
-    with trace context in ``_meta`` and in its HTTP headers, judged, forwarded, ended: ``telemetry.spans``), and
+    in its HTTP session, with trace context in ``_meta`` and in its HTTP headers when ``context``, else none as
+    the rounds' calls, judged, forwarded, ended: ``telemetry.spans``), and
     the export thread's (its three spans encoded by the OTLP exporter and POSTed to ``sink``; flushed every
     150 calls, about one batch of the ``BatchSpanProcessor``, so that none is dropped). The sink's own
     parsing, in its thread, is not counted."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     from mcp_guard.calls.observer import Origin, tracer
+    from mcp_guard.telemetry.export import CallSpanExporter
     from mcp_guard.telemetry.setup import start_tracing, stop_tracing
 
     exported = [0.0]
 
-    class TimedExporter(OTLPSpanExporter):
+    class TimedExporter(CallSpanExporter):
         def export(self, spans: Any) -> SpanExportResult:
             start = time.thread_time()
             try:
@@ -508,8 +512,9 @@ def tracing_cpu(sink: SpanSink, calls: int = 6_000) -> tuple[float, float]:
     try:
         spans = tracer()
         assert spans is not None
-        meta = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-        origin = Origin("9f86d081884c7d659a2feaa0c55ad015", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        meta = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"} if context else None
+        header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" if context else None
+        origin = Origin("9f86d081884c7d659a2feaa0c55ad015", header)
         calling = 0.0
         for done in range(0, calls, 150):
             start = time.thread_time()

@@ -3,7 +3,9 @@
 - :mod:`.spans`: :class:`~.spans.CallSpans`, the pipeline's :class:`~mcp_guard.calls.observer.CallTracer`
   over an OpenTelemetry ``Tracer``: one SERVER span per call, children for the judgement and the
   upstream round trip.
-- :mod:`.setup`: :func:`~.setup.start_tracing`, the SDK's provider and OTLP/HTTP exporter (the
+- :mod:`.export`: :class:`~.export.CallSpanExporter`, the library's OTLP/HTTP exporter whose batches are
+  encoded with the pieces that repeat (span shapes, attributes, resource and scope) encoded once.
+- :mod:`.setup`: :func:`~.setup.start_tracing`, the SDK's provider and the OTLP/HTTP exporter (the
   standard ``OTEL_*`` variables), installed for the process.
 
 Nothing here is imported unless tracing is turned on (``--otel``, ``guard.otel``): ``wrap`` on stdio

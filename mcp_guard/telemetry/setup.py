@@ -3,7 +3,8 @@
 :func:`start_tracing` builds a provider of the guard's own (``opentelemetry-sdk``; the process-wide
 default provider is left alone, so the mcp SDK's own instrumentation stays a no-op), its spans
 batched (``BatchSpanProcessor``) to an ``OTLPSpanExporter`` (``opentelemetry-exporter-otlp-proto-http``,
-protobuf over HTTP, the collector's port 4318), and installs :class:`~.spans.CallSpans` over it as the
+protobuf over HTTP, the collector's port 4318; :class:`~.export.CallSpanExporter`, its encoding made cheaper),
+and installs :class:`~.spans.CallSpans` over it as the
 pipelines' tracer (``calls.observer.install_tracer``).
 
 The standard variables are read by the SDK itself (OpenTelemetry specification, "Environment Variable
@@ -60,8 +61,8 @@ def start_tracing(settings: OtelSettings | None = None, exporter: SpanExporter |
 
     Args:
         settings: ``guard.otel`` (or ``None``: the variables and the defaults only).
-        exporter: where spans go (default: ``OTLPSpanExporter``, configured by the variables; tests give
-            an ``InMemorySpanExporter``).
+        exporter: where spans go (default: :class:`~.export.CallSpanExporter`, the library's ``OTLPSpanExporter``
+            configured by the variables; tests give an ``InMemorySpanExporter``).
     """
     service = os.environ.get("OTEL_SERVICE_NAME") or (settings.service_name if settings else None)
     resource = _Resource(Resource.create({SERVICE_NAME: service or DEFAULT_SERVICE_NAME}))
@@ -69,12 +70,12 @@ def start_tracing(settings: OtelSettings | None = None, exporter: SpanExporter |
     if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return provider  # (the SDK's switch: its tracers trace nothing; neither does the guard)
     if exporter is None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from .export import CallSpanExporter
 
         endpoint = None
         if settings is not None and settings.endpoint and not any(os.environ.get(v) for v in _ENDPOINT_VARIABLES):
             endpoint = settings.endpoint
-        exporter = OTLPSpanExporter(endpoint=endpoint)
+        exporter = CallSpanExporter(endpoint=endpoint)
     processor = BatchSpanProcessor(exporter)
     provider.add_span_processor(processor)
     install_tracer(CallSpans(provider, processor))

@@ -40,41 +40,45 @@ a header's text. A refused or failed call's spans have status ERROR.
 Cost (docs/tracing.md, "Cost"): the SDK's ``Tracer.start_span`` makes a mutable, locked ``Span`` per span,
 copies and checks every attribute through ``BoundedAttributes``, and asks the sampler each time: about
 30 µs per span on the calling thread, three spans per call. A call's spans here are made once, when it ends,
-as the SDK's own ``ReadableSpan`` (what a ``Span`` hands to its processors when it ends), with attribute
-dicts made once per tool, and handed to the span processor (the ``BatchSpanProcessor``: exported on its own
-thread). The sampler is asked once per call, for the SERVER span; its children follow its decision, as every
-sampler the SDK offers decides for the child of a local sampled parent (``parentbased_*``; ``always_*`` and
-``traceidratio`` decide on the trace id, the same for the whole call). A call the sampler drops costs no span
-at all, only its context for the upstream (not sampled: flags ``00``).
+as :class:`CallSpan`, the SDK's own ``ReadableSpan`` (what a ``Span`` hands to its processors when it ends)
+whose name, kind, status and constant attributes are a :class:`_Shape` made once per tool and ending, shared by
+every call's spans (its attributes are the shape's, then the call's own: the request id, the session, a
+refusal's pointers), and handed to the span processor (the ``BatchSpanProcessor``: exported on its own thread,
+where ``telemetry.export`` encodes each shape once). The sampler is asked once per call, for the SERVER span
+(the SDK's default, ``parentbased_always_on``, is decided here as it decides: a root is sampled, a child follows
+its parent's flag); its children follow its decision, as every sampler the SDK offers decides for the child of
+a local sampled parent (``parentbased_*``; ``always_*`` and ``traceidratio`` decide on the trace id, the same
+for the whole call). A call the sampler drops costs no span at all, only its context for the upstream (not
+sampled: flags ``00``). The context sent upstream is written as the SDK's propagator writes it (:func:`carrier`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.sampling import Decision
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.sampling import DEFAULT_ON, Decision
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import (
     Link,
-    NonRecordingSpan,
     SpanContext,
     SpanKind,
     Status,
     StatusCode,
     TraceFlags,
     get_current_span,
-    set_span_in_context,
 )
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.trace.span import DEFAULT_TRACE_STATE, TraceState
 
 from ..calls.observer import CallTrace, Origin
 from ..safe_text import escape
 
-__all__ = ["MAX_POINTERS", "OK_OUTCOMES", "CallSpans", "trace_context"]
+__all__ = ["MAX_POINTERS", "OK_OUTCOMES", "CallSpan", "CallSpans", "carrier", "trace_context"]
 
 OK_OUTCOMES: Final = frozenset({"ok"})
 """Outcomes whose spans keep status UNSET; every other one (refused, ``is_error``, died...) is ERROR."""
@@ -86,14 +90,41 @@ MAX_POINTERS: Final = 32
 """At most this many JSON Pointers of a refusal's findings go in ``mcp_guard.rejection.pointers``."""
 
 MAX_ROUTES: Final = 4096
-"""Tools whose span names and attribute dicts are kept made (more: all are made again, as needed)."""
+"""Tools whose span names and shapes are kept made (more: all are made again, as needed)."""
+
+MAX_SHAPES: Final = 256
+"""Shapes kept per tool (one per ending: outcome and refusal kind, both from the guard's own short lists)."""
 
 _PROPAGATOR: Final = TraceContextTextMapPropagator()
 """W3C Trace Context (``traceparent``, ``tracestate``) only: a process-wide ``OTEL_PROPAGATORS`` setting
 does not change what the guard reads from ``_meta`` or the headers, or writes in ``_meta``."""
 
+_ROOT: Final = Context()
+"""The context a call without trace context is sampled in: none (a root), whatever the ambient context holds."""
+
+_MISSING: Final = object()
+"""An attribute the span does not have yet (what a sampler returns beyond the attributes it was given)."""
+
 _ERROR: Final = Status(StatusCode.ERROR)
 _UNSET: Final = Status(StatusCode.UNSET)
+_NO_LINKS: Final[tuple[Link, ...]] = ()
+
+
+_HEX: Final = tuple(f"{value:02x}" for value in range(256))
+"""A byte's two lower-case hex digits, by its value (the trace flags')."""
+
+_TRACE_ID_MAX: Final = 2**128 - 1
+_SPAN_ID_MAX: Final = 2**64 - 1
+
+_FLAGS: Final[dict[int, TraceFlags]] = {}
+"""The ``TraceFlags`` made so far, by value (one object each, shared by the spans that have them)."""
+
+
+def _flags(value: int) -> TraceFlags:
+    flags = _FLAGS.get(value)
+    if flags is None:
+        flags = _FLAGS[value] = TraceFlags(value)
+    return flags
 
 
 def _name(text: str) -> str:
@@ -119,22 +150,45 @@ def trace_context(carrier: Any) -> Context | None:
     return context
 
 
+def local_context(trace_id: int, span_id: int, flags: TraceFlags, state: TraceState | None) -> SpanContext:
+    """``SpanContext(trace_id, span_id, False, flags, state)``, made as its ``__new__`` makes it (the tuple of
+    those fields, the empty ``TraceState`` for none, and whether both ids are in range: ``opentelemetry-api``
+    1.45, ``trace/span.py``; tests/telemetry/test_span_encoder.py compares them) in a fifth of its time: four
+    a call."""
+    valid = 0 < trace_id <= _TRACE_ID_MAX and 0 < span_id <= _SPAN_ID_MAX
+    fields = (trace_id, span_id, False, flags, state if state is not None else DEFAULT_TRACE_STATE, valid)
+    return tuple.__new__(SpanContext, fields)
+
+
+def carrier(context: SpanContext) -> dict[str, str]:
+    """``context`` as W3C Trace Context fields (``traceparent``, and ``tracestate`` when it has one): what the
+    SDK's ``TraceContextTextMapPropagator.inject`` writes for it (1.45: version ``00``, the ids in lower-case
+    hex, the flags' byte; tests/telemetry/test_span_encoder.py compares them), without making a ``Context`` and
+    a ``NonRecordingSpan`` to hand it over."""
+    trace_id, span_id = context.trace_id.to_bytes(16, "big").hex(), context.span_id.to_bytes(8, "big").hex()
+    fields = {"traceparent": f"00-{trace_id}-{span_id}-{_HEX[context.trace_flags]}"}
+    state = context.trace_state
+    if state:
+        fields["tracestate"] = state.to_header()
+    return fields
+
+
 def _parent(meta: Any, origin: Origin | None) -> tuple[Context | None, tuple[Link, ...]]:
     """The SERVER span's parent and links (see the module: ``_meta`` wins, the header's context is linked)."""
-    context = trace_context(meta)
+    context = trace_context(meta) if meta is not None else None
     if origin is None or origin.traceparent is None:
-        return context, ()
+        return context, _NO_LINKS
     headers = {"traceparent": origin.traceparent}
     if origin.tracestate is not None:
         headers["tracestate"] = origin.tracestate
     transport = trace_context(headers)
     if transport is None:
-        return context, ()
+        return context, _NO_LINKS
     if context is None:
-        return transport, ()
+        return transport, _NO_LINKS
     linked = get_current_span(transport).get_span_context()
     if linked == get_current_span(context).get_span_context():
-        return context, ()
+        return context, _NO_LINKS
     return context, (Link(linked),)
 
 
@@ -142,19 +196,89 @@ def _request_id(request_id: Any) -> str:
     return str(request_id) if type(request_id) is int else _name(str(request_id))
 
 
-class _Route:
-    """What every span of one tool's calls shares: names and the constant attributes (made once per tool)."""
+class _Shape:
+    """What the spans of one role (the call, its judgement, its round trip), one tool and one ending share:
+    the name, the kind, the status and the constant attributes (never changed once made)."""
 
-    __slots__ = ("client", "client_name", "judge_name", "server", "server_name")
+    __slots__ = ("attributes", "kind", "name", "status")
 
-    def __init__(self, server: str, tool: str) -> None:
-        name = _name(tool)
-        self.client: dict[str, Any] = {"mcp.method.name": "tools/call", "gen_ai.tool.name": name}
-        if server:  # (wrap has one server and no names: no attribute, rather than one always "")
-            self.client["mcp_guard.server"] = _name(server)
-        self.server: dict[str, Any] = {**self.client, "gen_ai.operation.name": "execute_tool"}
-        self.server_name = self.client_name = f"tools/call {name}"
-        self.judge_name = f"mcp_guard.judge {name}"
+    def __init__(self, name: str, kind: SpanKind, status: Status, attributes: Mapping[str, Any]) -> None:
+        self.name = name
+        self.kind = kind
+        self.status = status
+        self.attributes = attributes
+
+
+class CallSpan(ReadableSpan):
+    """A finished span of a call: the SDK's ``ReadableSpan`` (what processors and exporters take), made at once
+    from its :class:`_Shape` and what is its own. Its attributes are the shape's, then its own (``own``: keys
+    the shape does not have); ``telemetry.export`` encodes the shape's once. No events; links only on a SERVER
+    span whose caller sent trace context both in ``_meta`` and in the HTTP headers.
+
+    Few objects are kept per span while it waits in the batch processor's queue (the garbage collector walks
+    every one of them, and more of them promoted to its oldest generation make it walk the whole heap more
+    often): the call's context is the SERVER span's ``SpanContext``, shared by its three spans; a child keeps
+    only its span id (its context is made when asked for), and its parent is that shared context.
+
+    Args:
+        shape: the span's name, kind, status and constant attributes.
+        call: the SERVER span's context (the call's: trace id, flags, state).
+        span_id: this span's id (``call.span_id`` for the SERVER span).
+        parent: the parent's context (for a child: ``call``; for the SERVER span, the caller's or None).
+        own: the attributes that are this span's only (none of the shape's keys).
+        start, end: nanoseconds since the epoch.
+    """
+
+    __slots__ = ("call", "made", "own", "shape", "span_id")
+    _events: Sequence[Event] = ()
+    _links: Sequence[Link] = _NO_LINKS
+    _instrumentation_info = None
+
+    def __init__(
+        self,
+        shape: _Shape,
+        call: SpanContext,
+        span_id: int,
+        parent: SpanContext | None,
+        own: Mapping[str, Any],
+        start: int,
+        end: int,
+        resource: Resource,
+        scope: InstrumentationScope,
+        links: Sequence[Link] = _NO_LINKS,
+    ) -> None:
+        # (ReadableSpan.__init__'s fields, set as it sets them, but _context and _attributes: properties below;
+        # _events, _instrumentation_info and, mostly, _links: the class's)
+        self._name = shape.name
+        self._kind = shape.kind
+        self._instrumentation_scope = scope
+        self._parent = parent
+        self._start_time = start
+        self._end_time = end
+        if links:
+            self._links = links
+        self._resource = resource
+        self._status = shape.status
+        self.shape = shape
+        self.call = call
+        self.span_id = span_id
+        self.own = own
+        self.made: SpanContext | None = None  # (a child's context while it is handed over: see emit)
+
+    @property
+    def _context(self) -> SpanContext:  # type: ignore[override]  # (read by ReadableSpan.context...)
+        call = self.call
+        if self.span_id == call.span_id:
+            return call
+        made = self.made
+        if made is not None:
+            return made
+        return local_context(call.trace_id, self.span_id, call.trace_flags, call.trace_state)
+
+    @property
+    def _attributes(self) -> Mapping[str, Any]:  # type: ignore[override]  # (read by ReadableSpan.attributes...)
+        own = self.own
+        return {**self.shape.attributes, **own} if own else self.shape.attributes
 
 
 def _ending(outcome: str, kind: str | None) -> tuple[dict[str, Any], Status]:
@@ -169,11 +293,64 @@ def _ending(outcome: str, kind: str | None) -> tuple[dict[str, Any], Status]:
     return attributes, _ERROR
 
 
-def _refusal(kind: str, pointers: Sequence[str]) -> dict[str, Any]:
-    attributes: dict[str, Any] = {"mcp_guard.rejection.kind": _name(kind), "error.type": _name(kind)}
-    if pointers:
-        attributes["mcp_guard.rejection.pointers"] = [_name(p) for p in pointers[:MAX_POINTERS]]
-    return attributes
+def _pointers(pointers: Sequence[str]) -> dict[str, Any]:
+    """A refusal's own attribute: its findings' JSON Pointers (none: nothing)."""
+    if not pointers:
+        return {}
+    return {"mcp_guard.rejection.pointers": [_name(p) for p in pointers[:MAX_POINTERS]]}
+
+
+class _Route:
+    """What every span of one tool's calls shares: names and the constant attributes (made once per tool),
+    and the shapes of its spans (made once per ending)."""
+
+    __slots__ = ("client", "client_name", "judge_name", "server", "server_name", "shapes")
+
+    def __init__(self, server: str, tool: str) -> None:
+        name = _name(tool)
+        self.client: dict[str, Any] = {"mcp.method.name": "tools/call", "gen_ai.tool.name": name}
+        if server:  # (wrap has one server and no names: no attribute, rather than one always "")
+            self.client["mcp_guard.server"] = _name(server)
+        self.server: dict[str, Any] = {**self.client, "gen_ai.operation.name": "execute_tool"}
+        self.server_name = self.client_name = f"tools/call {name}"
+        self.judge_name = f"mcp_guard.judge {name}"
+        self.shapes: dict[tuple[str, str | None], tuple[_Shape, _Shape]] = {}
+
+    def ending(self, outcome: str, kind: str | None) -> tuple[_Shape, _Shape]:
+        """The SERVER and CLIENT spans' shapes of a call that ended with ``outcome`` (and ``kind``)."""
+        key = (outcome, kind)
+        shapes = self.shapes.get(key)
+        if shapes is None:
+            if len(self.shapes) >= MAX_SHAPES:
+                self.shapes.clear()
+            ending, status = _ending(outcome, kind)
+            server = _Shape(self.server_name, SpanKind.SERVER, status, {**self.server, **ending})
+            client = _Shape(self.client_name, SpanKind.CLIENT, status, {**self.client, **ending})
+            shapes = self.shapes[key] = (server, client)
+        return shapes
+
+    def judged(self, kind: str | None) -> _Shape:
+        """The judgement span's shape: passed (``kind`` None), or refused with ``kind``."""
+        key = ("", kind)  # (no outcome is "": kept apart from ending()'s)
+        shapes = self.shapes.get(key)
+        if shapes is None:
+            if len(self.shapes) >= MAX_SHAPES:
+                self.shapes.clear()
+            if kind is None:
+                shape = _Shape(self.judge_name, SpanKind.INTERNAL, _UNSET, {})
+            else:
+                refusal = {"mcp_guard.rejection.kind": _name(kind), "error.type": _name(kind)}
+                shape = _Shape(self.judge_name, SpanKind.INTERNAL, _ERROR, refusal)
+            shapes = self.shapes[key] = (shape, shape)
+        return shapes[0]
+
+
+def _emit(emit: Callable[[ReadableSpan], None], span: CallSpan, context: SpanContext) -> None:
+    """Hand a child span to the processor (``emit``: its ``on_end``), its context ready while it is asked for
+    (the SDK's processors ask for it, twice), then dropped: the span waits in the batch without it."""
+    span.made = context
+    emit(span)
+    span.made = None
 
 
 class _Unsampled:
@@ -188,10 +365,7 @@ class _Unsampled:
         return None
 
     def forwarding(self) -> dict[str, str]:
-        context = self._spans.child(self._context)
-        carrier: dict[str, str] = {}
-        _PROPAGATOR.inject(carrier, set_span_in_context(NonRecordingSpan(context)))
-        return carrier
+        return carrier(self._spans.child(self._context))
 
     def ended(self, outcome: str, kind: str | None) -> None:
         return None
@@ -200,7 +374,7 @@ class _Unsampled:
 class _Trace:
     """The spans of one sampled call (:class:`~mcp_guard.calls.observer.CallTrace`), made when it ends."""
 
-    __slots__ = ("_attributes", "_client", "_context", "_judge", "_links", "_parent", "_route", "_spans", "_start")
+    __slots__ = ("_client", "_context", "_extra", "_judge", "_links", "_own", "_parent", "_route", "_spans", "_start")
 
     def __init__(
         self,
@@ -209,84 +383,52 @@ class _Trace:
         context: SpanContext,
         parent: SpanContext | None,
         links: tuple[Link, ...],
-        attributes: dict[str, Any],
+        own: dict[str, Any],
+        extra: Mapping[str, Any] | None,
     ) -> None:
         self._spans = spans
         self._route = route
         self._context = context
         self._parent = parent
         self._links = links
-        self._attributes = attributes
+        self._own = own
+        self._extra = extra  # (what a sampler added to the SERVER span's attributes: rare)
         self._start = time.time_ns()
-        self._judge: tuple[int, int, dict[str, Any] | None] | None = None
+        self._judge: tuple[int, int, str | None, dict[str, Any]] | None = None
         self._client: tuple[SpanContext, int] | None = None
 
     def judged(self, started_ns: int, kind: str | None, pointers: Sequence[str]) -> None:
-        refusal = _refusal(kind, pointers) if kind is not None else None
-        self._judge = (started_ns, time.time_ns(), refusal)
-        if refusal is not None:
-            self._attributes.update(refusal)
+        own = _pointers(pointers) if kind is not None else {}
+        self._judge = (started_ns, time.time_ns(), kind, own)
+        if own:
+            self._own.update(own)
 
     def forwarding(self) -> dict[str, str]:
         own = self._context
-        context = SpanContext(own.trace_id, self._spans.ids.generate_span_id(), False, own.trace_flags, own.trace_state)
+        span_id = self._spans.ids.generate_span_id()
+        context = local_context(own.trace_id, span_id, own.trace_flags, own.trace_state)
         self._client = (context, time.time_ns())
-        carrier: dict[str, str] = {}
-        _PROPAGATOR.inject(carrier, set_span_in_context(NonRecordingSpan(context)))
-        return carrier
+        return carrier(context)
 
     def ended(self, outcome: str, kind: str | None) -> None:
         end = time.time_ns()
-        ending, status = _ending(outcome, kind)
         spans, route, own = self._spans, self._route, self._context
         emit, resource, scope = spans.processor.on_end, spans.resource, spans.scope
+        server, client = route.ending(outcome, kind)
         if self._judge is not None:
-            started, judged, refusal = self._judge
-            emit(
-                ReadableSpan(
-                    route.judge_name,
-                    spans.child(own),
-                    own,
-                    resource,
-                    refusal or {},
-                    kind=SpanKind.INTERNAL,
-                    status=_ERROR if refusal is not None else _UNSET,
-                    start_time=started,
-                    end_time=judged,
-                    instrumentation_scope=scope,
-                )
-            )
+            started, judged, refused, pointers = self._judge
+            shape = route.judged(refused)
+            judge = spans.child(own)
+            _emit(emit, CallSpan(shape, own, judge.span_id, own, pointers, started, judged, resource, scope), judge)
         if self._client is not None:
             context, sent = self._client
-            emit(
-                ReadableSpan(
-                    route.client_name,
-                    context,
-                    own,
-                    resource,
-                    {**route.client, **ending},
-                    kind=SpanKind.CLIENT,
-                    status=status,
-                    start_time=sent,
-                    end_time=end,
-                    instrumentation_scope=scope,
-                )
-            )
-        self._attributes.update(ending)
+            _emit(emit, CallSpan(client, own, context.span_id, own, {}, sent, end, resource, scope), context)
+        attributes = self._own
+        if self._extra:  # (a sampler's attributes win, and may name the shape's: a shape of their own)
+            whole = {**server.attributes, **attributes, **self._extra}
+            server, attributes = _Shape(server.name, server.kind, server.status, whole), {}
         emit(
-            ReadableSpan(
-                route.server_name,
-                own,
-                self._parent,
-                resource,
-                self._attributes,
-                links=self._links,
-                kind=SpanKind.SERVER,
-                status=status,
-                start_time=self._start,
-                end_time=end,
-                instrumentation_scope=scope,
-            )
+            CallSpan(server, own, own.span_id, self._parent, attributes, self._start, end, resource, scope, self._links)
         )
 
 
@@ -309,6 +451,7 @@ class CallSpans:
         self.resource = provider.resource
         self.scope = InstrumentationScope("mcp-guard")
         self._routes: dict[tuple[str, str], _Route] = {}
+        self._default = self.sampler is DEFAULT_ON  # (parentbased_always_on, decided in _root as it decides)
 
     def _route(self, server: str, tool: str) -> _Route:
         route = self._routes.get((server, tool))
@@ -320,13 +463,14 @@ class CallSpans:
 
     def child(self, parent: SpanContext) -> SpanContext:
         """A new span's context in ``parent``'s trace, with its flags and state (a child that follows it)."""
-        return SpanContext(parent.trace_id, self.ids.generate_span_id(), False, parent.trace_flags, parent.trace_state)
+        return local_context(parent.trace_id, self.ids.generate_span_id(), parent.trace_flags, parent.trace_state)
 
     def _root(
-        self, name: str, attributes: dict[str, Any], meta: Any, origin: Origin | None
-    ) -> tuple[SpanContext, SpanContext | None, tuple[Link, ...], bool]:
-        """The SERVER span's context, its parent's, its links and whether it is sampled (the sampler asked once,
-        as ``Tracer.start_span`` asks it: ``opentelemetry.sdk.trace``, 1.45)."""
+        self, name: str, attributes: Mapping[str, Any], meta: Any, origin: Origin | None
+    ) -> tuple[SpanContext, SpanContext | None, tuple[Link, ...], bool, Mapping[str, Any] | None]:
+        """The SERVER span's context, its parent's, its links, whether it is sampled and the attributes the
+        sampler added (the sampler asked once, as ``Tracer.start_span`` asks it: ``opentelemetry.sdk.trace``,
+        1.45; ``attributes``: the span's so far, for the sampler)."""
         context, links = _parent(meta, origin)
         parent = get_current_span(context).get_span_context() if context is not None else None
         if parent is None:
@@ -335,28 +479,36 @@ class CallSpans:
         else:
             trace_id = parent.trace_id
             random = parent.trace_flags.random_trace_id
-        result = self.sampler.should_sample(context, trace_id, name, SpanKind.SERVER, attributes, links)
-        sampled = result.decision is Decision.RECORD_AND_SAMPLE
+        added: Mapping[str, Any] | None = None
+        if self._default:  # ParentBased(ALWAYS_ON): a root sampled; a child as its parent, in its state
+            sampled = parent is None or parent.trace_flags.sampled
+            state = parent.trace_state if parent is not None else None
+        else:
+            result = self.sampler.should_sample(
+                context if context is not None else _ROOT, trace_id, name, SpanKind.SERVER, attributes, links
+            )
+            sampled = result.decision is Decision.RECORD_AND_SAMPLE
+            state = result.trace_state
+            added = {k: v for k, v in result.attributes.items() if attributes.get(k, _MISSING) != v} or None
         flags = TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT
         if random:
             flags |= TraceFlags.RANDOM_TRACE_ID
-        own = SpanContext(trace_id, self.ids.generate_span_id(), False, TraceFlags(flags), result.trace_state)
-        if result.attributes:
-            attributes.update(result.attributes)
-        return own, parent, links, sampled
+        own = local_context(trace_id, self.ids.generate_span_id(), _flags(flags), state)
+        return own, parent, links, sampled, added
 
     def call_started(
         self, server: str, tool: str, request_id: Any, meta: Any, modern: bool, origin: Origin | None = None
     ) -> CallTrace:
         """Open the call's trace: the SERVER span's context, a child of the caller's (see the module)."""
         route = self._route(server, tool)
-        attributes = {**route.server, "jsonrpc.request.id": _request_id(request_id)}
+        own: dict[str, Any] = {"jsonrpc.request.id": _request_id(request_id)}
         if origin is not None and origin.session_id is not None:
-            attributes["mcp.session.id"] = origin.session_id
-        own, parent, links, recorded = self._root(route.server_name, attributes, meta, origin)
+            own["mcp.session.id"] = origin.session_id
+        attributes = own if self._default else {**route.server, **own}
+        context, parent, links, recorded, added = self._root(route.server_name, attributes, meta, origin)
         if not recorded:
-            return _Unsampled(self, own)
-        return _Trace(self, route, own, parent, links, attributes)
+            return _Unsampled(self, context)
+        return _Trace(self, route, context, parent, links, own, added)
 
     def refused(
         self,
@@ -382,10 +534,12 @@ class CallSpans:
             attributes["gen_ai.tool.name"] = escape(name[:64] + ("…" if len(name) > 64 else ""))
         if origin is not None and origin.session_id is not None:
             attributes["mcp.session.id"] = origin.session_id
-        own, parent, links, recorded = self._root("tools/call", attributes, meta, origin)
+        own, parent, links, recorded, added = self._root("tools/call", attributes, meta, origin)
         if not recorded:
             return
         now = time.time_ns()
+        if added:
+            attributes.update(added)
         attributes.update(
             {"mcp_guard.outcome": "rejected", "error.type": _name(kind), "mcp_guard.rejection.kind": _name(kind)}
         )
