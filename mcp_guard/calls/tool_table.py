@@ -457,8 +457,12 @@ class ToolTable:
             return _refused(UNSUPPORTED, "schema", "mcp-guard could not classify this schema (internal error)")
 
     def replace(self, tools: list[Any]) -> None:
-        """Replace the table with a complete listing the guard fetched itself (all pages)."""
+        """Replace the table with a complete listing the guard fetched itself (all pages). Under a host, the
+        tools are shown as that whole listing (what earlier pages showed is forgotten: two tools whose shown
+        names collide anywhere in it are both left out, as ``check --host`` and ``serve`` do; red team 33)."""
         self._entries.clear()
+        if self.presented is not None:
+            self.presented.clear()
         self.annotate({"tools": tools}, cache=True, first_page=True)
         self.complete = True
 

@@ -4,6 +4,7 @@ paginated server alone must not have a name that another page lists again judged
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -64,3 +65,23 @@ async def test_a_listing_of_one_page_needs_no_listing_of_the_guards_own() -> Non
         await client.request("tools/list")
         assert "error" not in await client.call("b", {"x": 1})
         assert upstream.listings() == 1
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_names_that_collide_across_pages_once_shown_are_both_left_out(
+    command: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Red team 33: with ``--present-for openai-strict``, ``t.a`` (page 1, shown as ``t_a``) and ``t_a`` (page 2)
+    were both logged as not shown while a call to ``t_a`` still reached ``t.a``: the whole listing decides,
+    as ``check --host`` and ``serve`` do, and the log says what is done."""
+    first = [{"name": "t.a", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}]
+    second = [{"name": "t_a", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}]
+    upstream = Paged([first, second])
+    caplog.set_level(logging.INFO, "mcp_guard")
+    async with running_guard(command, upstream, host="openai-strict") as client:
+        await client.request("tools/list")
+        answer = await client.call(name(command, "t_a").replace(".", "_"), {"x": "s"})
+        assert "error" in answer or answer["result"].get("isError") is True
+        assert upstream.calls() == []
+    if command == "wrap":  # (serve withholds the two by its own collision rule first: s__t_a)
+        assert "t.a" in caplog.text and "not shown to openai-strict" in caplog.text
