@@ -132,7 +132,7 @@ def ref(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
     if key in run.stack:  # recursion
         if not run.host.refs:
             run.step("reshaping", "json-text", path, "a recursive reference, shown as JSON text")
-            return json_text(schema)
+            return json_text(schema, run.schema)
         name = run.def_names.setdefault(key, f"d{len(run.def_names)}")
         run.step("widening", "ref", path, f"a recursive reference, kept as #/$defs/{name}")
         return {"$ref": f"#/$defs/{name}"}, Ref(name, run.maps), ALL_KINDS

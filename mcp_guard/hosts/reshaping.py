@@ -31,15 +31,48 @@ from .run import ALL_KINDS, ANNOTATIONS, Lowering, NotPresentable, Path, Run, sh
 __all__ = ["free", "json_text", "nullable", "optional", "shown_name", "union"]
 
 
-def json_text(node: Any) -> Lowering:
+def json_text(node: Any, root: Any = None) -> Lowering:
     """A value the host cannot describe, shown as a string of JSON text (the server's schema of it
-    written into the description)."""
+    written into the description). ``root``: the server's whole schema, whose ``$defs``/``definitions``
+    entries the node refers to (a recursive reference) are written in with it, so the text names no
+    definition the model was not given (red team 33)."""
     said = node.get("description") if isinstance(node, dict) else None
     bare = {k: v for k, v in node.items() if k not in ANNOTATIONS} if isinstance(node, dict) else {}
-    shape = f" matching the JSON Schema {short(bare, 300)}" if bare else ""
+    defs = _definitions(bare, root) if root is not None else {}
+    shape = (
+        f" matching the JSON Schema {short({**bare, **defs} if defs else bare, 1200 if defs else 300)}" if bare else ""
+    )
     text = f"Write this value as JSON text (a JSON value{shape})."
     out = {"type": "string", "description": f"{said}\n{text}" if isinstance(said, str) and said else text}
     return out, JSON_TEXT, frozenset({"string"})
+
+
+def _definitions(node: Any, root: Any) -> dict[str, dict[str, Any]]:
+    """The ``$defs``/``definitions`` entries of ``root`` that ``node`` refers to, directly or through one
+    another (``{"$defs": {name: schema}}``); references of another form are left as they are."""
+    found: dict[str, dict[str, Any]] = {}
+    todo = [node]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, list):
+            todo.extend(value)
+            continue
+        if not isinstance(value, dict):
+            continue
+        todo.extend(v for k, v in value.items() if k != "$ref")
+        ref = value.get("$ref")
+        if not isinstance(ref, str):
+            continue
+        for container in ("$defs", "definitions"):
+            prefix = f"#/{container}/"
+            name = ref[len(prefix) :] if ref.startswith(prefix) else None
+            if name is None or "/" in name or name in found.get(container, {}):
+                continue
+            defs = root.get(container) if isinstance(root, dict) else None
+            if isinstance(defs, dict) and name in defs:
+                found.setdefault(container, {})[name] = defs[name]
+                todo.append(defs[name])
+    return found
 
 
 def free(run: Run, node: Any, path: Path, what: str = "a value of any JSON type") -> Lowering:

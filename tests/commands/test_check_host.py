@@ -178,3 +178,20 @@ def test_a_type_or_null_is_said_to_be_shown_as_gemini_shows_it(tmp_path: Path) -
     texts = {step.pointer: step.detail for step in result.steps}
     assert texts["/properties/a/type"] == "a type or null shown as nullable"
     assert texts["/properties/b/type"] == "a list of types shown as anyOf"
+
+
+def test_a_recursive_reference_shown_as_json_text_carries_its_definitions() -> None:
+    """Red team 33: Gemini was told to write JSON text matching ``{"$ref": "#/$defs/Node"}`` and never shown
+    ``Node``; the text now carries every definition the value refers to (``$defs`` and ``definitions``)."""
+    from mcp_guard.hosts import HOSTS, lower
+
+    node = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+        "required": ["name"],
+    }
+    schema = {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}}, "$defs": {"Node": node}}
+    shown = lower(schema, HOSTS["gemini"]).schema
+    text = shown["properties"]["root"]["properties"]["children"]["items"]["description"]
+    described = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    assert described == {"$ref": "#/$defs/Node", "$defs": {"Node": node}}
