@@ -57,7 +57,7 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     pin.add_argument("--config", required=True, metavar="FILE", help="the gateway config (mcpServers format)")
     pin.add_argument("--lock", metavar="PATH", help="the lock file (default: guard.lock, else FILE.lock)")
-    pin.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per upstream (default 30)")
+    pin.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, help="seconds per upstream (default 30)")
     pin.add_argument("--log-level", choices=log_levels, default="warning", help="stderr log level (default warning)")
     pin.set_defaults(command_parser=pin)
 

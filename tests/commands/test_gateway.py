@@ -318,6 +318,16 @@ def test_serve_on_stdio_that_cannot_start_answers_the_client_with_the_cause(tmp_
     assert words in done.stderr
 
 
+def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_a_usage_error(tmp_path: Path) -> None:
+    """`pin --timeout -1` once listed every server with a deadline in the past (and `nan` crashed the listing)."""
+    config = write_config(tmp_path, {"a": {"command": sys.executable, "args": [str(SIGMA)]}})
+    for value in ("-1", "nan"):
+        done = run_cli("pin", "--config", str(config), "--timeout", value)
+        assert done.returncode == 2
+        assert f"argument --timeout: must be a positive number of seconds: '{value}'" in done.stderr
+    assert not Path(f"{config}.lock").exists()
+
+
 def test_journal_command(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     with Journal(path) as j:
