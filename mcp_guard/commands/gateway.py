@@ -33,6 +33,7 @@ __all__ = [
     "add_gateway_commands",
     "list_server",
     "list_servers",
+    "positive_seconds",
     "run_check",
     "run_gateway_command",
     "run_journal",
@@ -57,7 +58,9 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     pin.add_argument("--config", required=True, metavar="FILE", help="the gateway config (mcpServers format)")
     pin.add_argument("--lock", metavar="PATH", help="the lock file (default: guard.lock, else FILE.lock)")
-    pin.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, help="seconds per upstream (default 30)")
+    pin.add_argument(
+        "--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, help="seconds per upstream (default 30)"
+    )
     pin.add_argument("--log-level", choices=log_levels, default="warning", help="stderr log level (default warning)")
     pin.set_defaults(command_parser=pin)
 
@@ -93,7 +96,7 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     serve.add_argument("--journal", metavar="FILE", help="append-only JSONL journal (overrides guard.journal)")
     serve.add_argument(
         "--request-timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="as for wrap: answer a request a server has not answered within SECONDS (counted again from each "
@@ -170,7 +173,7 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     """A positive, finite number of seconds (argparse type)."""
     try:
         value = float(text)
@@ -529,13 +532,16 @@ def run_check(
                 info = x.server_info or {}
                 who = escape(f"{info.get('name', '?')} {info.get('version', '')}".strip())
                 print(f"{escape(x.server)}: reachable ({x.transport}, {who}, protocol {x.protocol_version})", file=out)
+                said: set[str] = set()  # (tools sharing a name share their note: said under the first)
                 for tool in reports[x.server].tools:
                     name = escape(tool.name) if tool.name is not None else "(no name)"
                     print(f"  {name}{_standing(catalog, x.server, tool.name, tool.status)}", file=out)
                     for keyword, where, detail in _finding_rows(tool):
                         print(f"      {escape(keyword)} at {escape(where)}: {escape(detail)}", file=out)
                     for note in tool.notes:
-                        print(f"      note: {escape(note.message)}", file=out)
+                        if note.message not in said:
+                            said.add(note.message)
+                            print(f"      note: {escape(note.message)}", file=out)
                     _print_pin_change(catalog, x.server, tool.name, out)
             elif x.status == "disabled":
                 print(f"{escape(x.server)}: disabled", file=out)

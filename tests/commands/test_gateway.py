@@ -196,6 +196,21 @@ async def test_a_stdio_upstream_with_a_missing_working_folder_says_so(tmp_path: 
             pass
 
 
+def test_check_config_says_a_shared_name_once_with_a_finding_per_tool(tmp_path: Path) -> None:
+    """Red team, stop 33: the duplicate-name note came under each tool, whose findings were empty."""
+    tools_file = tmp_path / "tools.json"
+    tools_file.write_text(json.dumps([TOOLS[0], TOOLS[0], TOOLS[1]]), encoding="utf-8")
+    config = write_config(tmp_path, {"r": recording(tools_file)})
+    out = io.StringIO()
+    commands.run_check(str(config), out=out, fail_on="never")
+    text = out.getvalue()
+    assert text.count("name at /name: unsupported: another tool is listed under this name (see the note)") == 2
+    assert text.count("note: 2 tools are listed under the name `read`") == 1
+    out = io.StringIO()
+    commands.run_check(str(config), out=out, fail_on="never", as_json=True)
+    assert json.loads(out.getvalue())["findings"].count("r/read: unsupported: name at /name") == 2
+
+
 def test_check_config_reports_a_journal_serve_could_not_open(tmp_path: Path) -> None:
     """Red team, stop 33: `"journal": "/nonexistent/dir/j.jsonl"` passed the check; serve then exited 1."""
     folder = tmp_path / "nonexistent" / "dir"
