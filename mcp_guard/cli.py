@@ -402,7 +402,7 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
     )
     http.add_argument(
         "--session-idle-timeout",
-        type=float,
+        type=_idle_seconds,
         default=1800.0,
         metavar="SECONDS",
         help="end a session (and stop its upstream) after this long without a request in flight or a GET "
@@ -542,7 +542,10 @@ def _option_problem(error: Any) -> str:
     if kind == "value_error" and "error" in ctx:
         message = str(ctx["error"])
     elif kind in _BOUNDS and _BOUNDS[kind][0] in ctx:
-        message = f"must be {_BOUNDS[kind][1]} {ctx[_BOUNDS[kind][0]]}"
+        bound = ctx[_BOUNDS[kind][0]]
+        message = (
+            f"must be {_BOUNDS[kind][1]} {bound:g}" if type(bound) is float else f"must be {_BOUNDS[kind][1]} {bound}"
+        )
     else:
         message = str(error["msg"])
     return f"{option}: {message}"
@@ -565,6 +568,17 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not (0 < value < float("inf")):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
+def _idle_seconds(text: str) -> float:
+    """A positive, finite number of seconds, or 0 for never (argparse type of ``--session-idle-timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (0 <= value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, or 0 for never: {text!r}")
     return value
 
 

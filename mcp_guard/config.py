@@ -571,28 +571,36 @@ def _server_entry(
     }
     if "command" in fields and "url" in fields:
         del fields["command"]  # reported above; the entry is checked as an HTTP one
+    # With neither `command` nor `url` the entry is of no kind yet (reported above): its keys of
+    # the other kind are not called out of place, and both its mappings' variables are checked.
+    undecided = "command" not in entry and "url" not in entry
     mapping_key = "headers" if is_http else "env"
     stray = "env" if is_http else "headers"
-    if stray in fields:
+    stray_values = fields.pop(stray, None)
+    if stray in entry and not undecided:
         errors.append(
             f"{json_path((*where, stray))}: `{stray}` belongs to {'stdio' if is_http else 'HTTP'} servers, "
             f"this one is {'HTTP' if is_http else 'stdio'}"
         )
-        del fields[stray]
     for bad in ("cwd", "args"):
         if bad in fields and is_http:
-            errors.append(f"{json_path((*where, bad))}: `{bad}` belongs to stdio servers, this one is HTTP")
+            if not undecided:
+                errors.append(f"{json_path((*where, bad))}: `{bad}` belongs to stdio servers, this one is HTTP")
             del fields[bad]
-    values = fields.get(mapping_key)
-    if type(values) is dict and fields.get("disabled") is not True:
-        expanded: dict[str, Any] = {}
-        for k, v in values.items():
-            try:
-                expanded[k] = expand_variables(v, environ, json_path((*where, mapping_key, k))) if type(v) is str else v
-            except ValueError as exc:
-                errors.append(str(exc))
-                expanded[k] = ""
-        fields[mapping_key] = expanded
+    if fields.get("disabled") is not True:
+        mappings = [(mapping_key, fields.get(mapping_key))] + ([(stray, stray_values)] if undecided else [])
+        for mapping, values in mappings:
+            if type(values) is not dict:
+                continue
+            expanded: dict[str, Any] = {}
+            for k, v in values.items():
+                try:
+                    expanded[k] = expand_variables(v, environ, json_path((*where, mapping, k))) if type(v) is str else v
+                except ValueError as exc:
+                    errors.append(str(exc))
+                    expanded[k] = ""
+            if mapping == mapping_key:
+                fields[mapping_key] = expanded
     missing = None if "command" in fields or "url" in fields else ("url" if is_http else "command")
     if missing is not None:
         fields[missing] = "http://placeholder" if missing == "url" else "placeholder"  # to check the other keys

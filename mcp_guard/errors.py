@@ -13,6 +13,7 @@ error. Every such exception derives from :class:`GuardError`::
      ├── MessageTooLarge        peer.http_upstream  an HTTP body over --max-message-bytes
      ├── _Disconnected          fronts.http         (private) the client left while its body was read
      ├── _BodyTimeout           fronts.http         (private) a body slower than --http-body-timeout
+     ├── _HeadTooLarge          fronts.http.parsers (private) a request head over 16 KiB (answered 431)
      ├── Uncarriable            wire.jsonrpc        a number JSON cannot carry exactly (also ValueError)
      ├── ConfigError            config              the gateway config cannot be used
      ├── LockError              calls.pinning       the lock file cannot be read or written

@@ -58,6 +58,7 @@ __all__ = [
     "Result",
     "ToolSummary",
     "format_summary",
+    "journal_path_problem",
     "principal_record",
     "read_records",
     "rfc3339",
@@ -97,6 +98,30 @@ def principal_record(principal: Principal) -> dict[str, str | None]:
     """The ``principal`` field of a record: ``{"subject", "issuer", "client_id"}`` (``client_id`` null when the
     token has none). Scopes and groups are not journaled: the rules they matched are the config's."""
     return {"subject": principal.subject, "issuer": principal.issuer, "client_id": principal.client_id}
+
+
+def journal_path_problem(path: Path) -> str | None:
+    """Why :class:`Journal` could not open ``path``, or ``None`` when it looks as if it could (``check --config``).
+
+    Looked at without creating anything: the folder must exist, be a folder, and be writable
+    and searchable; a file already there must be a regular file, readable and writable (its
+    torn tail is mended on opening). The answer names the path and the cause, e.g.
+    ``the folder /x does not exist``; a race with another process is not excluded.
+    """
+    folder = path.parent
+    if not folder.exists():
+        return f"the folder {folder} does not exist (the journal's folder is not created)"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            return f"{path} is not a regular file"
+        if not os.access(path, os.R_OK | os.W_OK):
+            return f"{path} cannot be read and written by this user"
+        return None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable by this user"
+    return None
 
 
 class Journal:

@@ -1,4 +1,4 @@
-"""The gateway's subcommands: ``pin``, ``journal``, ``serve``, and ``check --config``'s body.
+"""The gateway's subcommands: ``pin``, ``journal``, ``serve`` (run by :mod:`.serving`), ``check --config``'s body.
 
 They print to stdout (none of them is an MCP server on stdio) and log to stderr. Exit
 status: 0 success, 1 failure (``pin``: the lock file could not be written), 2 usage or
@@ -18,13 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from .tracing import add_otel_option, tracing
+from .tracing import add_otel_option
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
-    from ..calls.pinning import LockFile
     from ..config import GatewayConfig, HttpServer, StdioServer
-    from ..fronts.http import HttpConfig
-    from ..oauth_config import OAuthSettings
     from ..reports.tools import ToolReport
     from ..sessions.catalog import Catalog
 
@@ -36,11 +33,11 @@ __all__ = [
     "add_gateway_commands",
     "list_server",
     "list_servers",
+    "positive_seconds",
     "run_check",
     "run_gateway_command",
     "run_journal",
     "run_pin",
-    "run_serve",
 ]
 
 log = logging.getLogger("mcp_guard")
@@ -61,7 +58,9 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     pin.add_argument("--config", required=True, metavar="FILE", help="the gateway config (mcpServers format)")
     pin.add_argument("--lock", metavar="PATH", help="the lock file (default: guard.lock, else FILE.lock)")
-    pin.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per upstream (default 30)")
+    pin.add_argument(
+        "--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, help="seconds per upstream (default 30)"
+    )
     pin.add_argument("--log-level", choices=log_levels, default="warning", help="stderr log level (default warning)")
     pin.set_defaults(command_parser=pin)
 
@@ -97,7 +96,7 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     serve.add_argument("--journal", metavar="FILE", help="append-only JSONL journal (overrides guard.journal)")
     serve.add_argument(
         "--request-timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="as for wrap: answer a request a server has not answered within SECONDS (counted again from each "
@@ -149,6 +148,8 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             return run_journal_database(args.file, config_path=args.config, as_json=args.json)
         return run_journal(args.file, as_json=args.json)
     if args.command == "serve":
+        from .serving import run_serve
+
         return run_serve(
             args.config,
             lock=args.lock,
@@ -165,137 +166,6 @@ def run_gateway_command(args: argparse.Namespace) -> int:
     raise ValueError(f"not a gateway command: {args.command}")
 
 
-def run_serve(
-    config_path: str,
-    *,
-    lock: str | None = None,
-    journal: str | None = None,
-    request_timeout: float | None = None,
-    http: HttpConfig | None = None,
-    max_message_bytes: int | None = None,
-    metrics_port: int | None = None,
-    metrics_host: str = "127.0.0.1",
-    replica: str | None = None,
-    otel: bool = False,
-    present_for: str | None = None,
-) -> int:
-    """``mcp-guard serve``: the gateway on stdio until the client closes its side (or, with
-    ``http``, over streamable HTTP until SIGINT/SIGTERM). ``max_message_bytes`` caps one message
-    from the client or an upstream on stdio (``None``: 32 MiB); with ``http`` the front's setting applies.
-    ``request_timeout`` (``--request-timeout``, as for ``wrap``) bounds every forwarded request and
-    the guard's own; ``None``: forwarded requests have no limit, the guard's own 30 s.
-    ``metrics_port``/``metrics_host`` (stdio only): where ``/metrics``, ``/health`` and ``/ready`` are served.
-    ``replica``: this process's id in a database journal (``None``: ``HOST-PID``).
-    ``otel`` (``--otel``) or ``guard.otel``: OpenTelemetry traces of every ``tools/call`` (``commands.tracing``).
-    ``present_for`` (``--present-for``) overrides ``guard.presentFor`` (a name not in ``hosts.HOST_NAMES``: 2).
-
-    Returns:
-        0 the client closed (or a signal stopped the guard); 1 the lock file is unreadable or
-        the journal cannot be opened; 2 the config is wrong.
-    """
-    from ..calls.pinning import LockError, LockFile
-
-    config = _load(config_path, sys.stderr)
-    if config is None:
-        return 2
-    if present_for is not None:
-        from ..hosts.tables import HOST_NAMES
-
-        if present_for not in HOST_NAMES:
-            print(f"mcp-guard: --present-for: unknown host {present_for!r} ({'|'.join(HOST_NAMES)})", file=sys.stderr)
-            return 2
-        guard = config.guard.model_copy(update={"present_for": present_for})
-        config = config.model_copy(update={"guard": guard})
-    lock_path = Path(lock).expanduser() if lock is not None else config.lock_path
-    try:
-        lock_file = LockFile.read_optional(lock_path)
-    except LockError as exc:
-        print(f"mcp-guard: {exc}", file=sys.stderr)
-        return 1
-    if lock is not None and lock_file is None:
-        print(f"mcp-guard: {lock}: no such lock file", file=sys.stderr)
-        return 1
-    journal_path = Path(journal).expanduser() if journal is not None else config.journal_path
-    own_timeout = request_timeout if request_timeout is not None else DEFAULT_TIMEOUT
-    if config.guard.auth is not None:
-        if http is None:
-            log.warning(
-                "guard.auth applies to serve --http only: on stdio the client is the process that started the guard"
-            )
-        else:
-            http = _with_auth(http, config.guard.auth)
-            if http is None:
-                return 2
-    from ..allocator import one_arena
-
-    one_arena()  # a big message freed in a worker thread is reused by the next (peak memory: allocator)
-    with tracing(otel, config.guard.otel) as traced:
-        if not traced:
-            return 2
-        return _run_serve(
-            config,
-            http,
-            lock_file,
-            journal_path,
-            own_timeout,
-            request_timeout,
-            max_message_bytes,
-            (metrics_port, metrics_host),
-            replica,
-        )
-
-
-def _run_serve(
-    config: GatewayConfig,
-    http: HttpConfig | None,
-    lock_file: LockFile | None,
-    journal_path: Path | None,
-    own_timeout: float,
-    request_timeout: float | None,
-    max_message_bytes: int | None,
-    metrics: tuple[int | None, str],
-    replica: str | None,
-) -> int:
-    """:func:`run_serve` once its config, lock and journal are read: the gateway until it ends."""
-    import anyio
-
-    from ..fronts.serve import serve_http, serve_stdio
-
-    metrics_port, metrics_host = metrics
-    try:
-        if http is not None:
-            front = http
-            return anyio.run(
-                lambda: serve_http(
-                    config,
-                    front,
-                    lock=lock_file,
-                    journal_path=journal_path,
-                    request_timeout=own_timeout,
-                    client_request_timeout=request_timeout,
-                    replica=replica,
-                )
-            )
-        from ..wire.framing import DEFAULT_MAX_LINE
-
-        cap = max_message_bytes or DEFAULT_MAX_LINE
-        return anyio.run(
-            lambda: serve_stdio(
-                config,
-                lock=lock_file,
-                journal_path=journal_path,
-                request_timeout=own_timeout,
-                client_request_timeout=request_timeout,
-                max_message_bytes=cap,
-                metrics_port=metrics_port,
-                metrics_host=metrics_host,
-                replica=replica,
-            )
-        )
-    except KeyboardInterrupt:
-        return 130
-
-
 def _port(text: str) -> int:
     """A TCP port number, 0-65535 (argparse type; 0: any free port)."""
     if not text.isdigit() or int(text) > 65535:
@@ -303,7 +173,7 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     """A positive, finite number of seconds (argparse type)."""
     try:
         value = float(text)
@@ -574,7 +444,8 @@ def run_check(
         As ``check -- COMMAND``: 0 nothing hits ``fail_on`` (``unsupported``, ``malformed``,
         ``never``), 1 something does or (unless ``never``) a tool changed since it was pinned,
         2 an enabled upstream could not be reached or listed
-        (the others are reported all the same), or the config (or its lock) is wrong.
+        (the others are reported all the same), or the config (or its lock) is wrong, or its
+        ``guard.journal`` file could not be opened (its folder missing or not writable: a finding).
     """
     import anyio
 
@@ -605,6 +476,9 @@ def run_check(
     findings = catalog.report.lines() + [
         f"{name}: double-wrapped: {why}" for name, why in double_wrapped_servers(config)
     ]
+    journal_problem = _journal_problem(config)
+    if journal_problem is not None:
+        findings.append(journal_problem)
     tool_findings = [
         f"{server}/{t.name if t.name is not None else f'(tool #{t.index}, no name)'}: {t.status}: "
         + "; ".join(f"{keyword} at {where}" for keyword, where, _detail in _finding_rows(t))
@@ -658,13 +532,16 @@ def run_check(
                 info = x.server_info or {}
                 who = escape(f"{info.get('name', '?')} {info.get('version', '')}".strip())
                 print(f"{escape(x.server)}: reachable ({x.transport}, {who}, protocol {x.protocol_version})", file=out)
+                said: set[str] = set()  # (tools sharing a name share their note: said under the first)
                 for tool in reports[x.server].tools:
                     name = escape(tool.name) if tool.name is not None else "(no name)"
                     print(f"  {name}{_standing(catalog, x.server, tool.name, tool.status)}", file=out)
                     for keyword, where, detail in _finding_rows(tool):
                         print(f"      {escape(keyword)} at {escape(where)}: {escape(detail)}", file=out)
                     for note in tool.notes:
-                        print(f"      note: {escape(note.message)}", file=out)
+                        if note.message not in said:
+                            said.add(note.message)
+                            print(f"      note: {escape(note.message)}", file=out)
                     _print_pin_change(catalog, x.server, tool.name, out)
             elif x.status == "disabled":
                 print(f"{escape(x.server)}: disabled", file=out)
@@ -682,9 +559,18 @@ def run_check(
         if host_report is not None:
             print("", file=out)
             print(host_report.render(), end="", file=out)
-    if unreachable:
+    if unreachable or journal_problem is not None:
         return 2
     return 1 if failed else 0
+
+
+def _journal_problem(config: GatewayConfig) -> str | None:
+    """``guard.journal: ...; serve would not start`` when the journal file cannot be opened, else ``None``."""
+    from ..calls.journal import journal_path_problem
+
+    path = config.journal_path
+    problem = journal_path_problem(path) if path is not None else None
+    return None if problem is None else f"guard.journal: {problem}; serve would not start"
 
 
 def _print_pin_change(catalog: Catalog, server: str, name: str | None, out: TextIO) -> None:
@@ -748,28 +634,3 @@ def _standing(catalog: Catalog, server: str, name: object, status: str = "suppor
     elif route.pin == "unpinned" and catalog.config.guard.new_tools == "reject":
         notes.append("refused: no lock file and newTools is reject")
     return f" → {route.exposed}" + (f" [{'; '.join(notes)}]" if notes else "")
-
-
-def _with_auth(http: HttpConfig, auth: OAuthSettings) -> HttpConfig | None:
-    """``http`` with the config's ``guard.auth``; None (the problem printed) when it cannot be combined."""
-    from pydantic import SecretStr, ValidationError
-
-    from ..fronts.http import HttpConfig
-    from ..oauth_config import client_secret
-
-    if http.oauth is not None:
-        print(
-            "mcp-guard: OAuth is set both by --oauth-issuer and by guard.auth in the config: give one", file=sys.stderr
-        )
-        return None
-    try:
-        secret = client_secret(auth, os.environ)
-        return HttpConfig.model_validate(
-            {**dict(http), "oauth": auth, "oauth_client_secret": SecretStr(secret) if secret is not None else None}
-        )
-    except ValidationError as exc:
-        problems = "; ".join(str(e["ctx"]["error"]) if "error" in e.get("ctx", {}) else e["msg"] for e in exc.errors())
-        print(f"mcp-guard: guard.auth: {problems}", file=sys.stderr)
-    except ValueError as exc:
-        print(f"mcp-guard: guard.auth.clientSecretEnv: {exc}", file=sys.stderr)
-    return None

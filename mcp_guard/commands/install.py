@@ -43,6 +43,7 @@ from .clients_files import (
     write_plan,
 )
 from .clients_paths import CLIENTS, ClientFile, Places, client_files, state_dir
+from .gateway import positive_seconds
 
 __all__ = ["INSTALL_COMMANDS", "add_install_commands", "run_install_command"]
 
@@ -82,7 +83,9 @@ def add_install_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
             parser.add_argument("--check", action="store_true", help="also list each server's tools and judge them")
             parser.add_argument("--json", action="store_true", help="print the status as one JSON document")
             parser.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE, help="profile for --check")
-            parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per server (--check)")
+            parser.add_argument(
+                "--timeout", type=positive_seconds, default=30.0, metavar="SECONDS", help="per server (--check)"
+            )
             continue
         parser.add_argument("--dry-run", action="store_true", help="print the change as a diff and write nothing")
         parser.add_argument("--yes", "-y", action="store_true", help="write without asking")

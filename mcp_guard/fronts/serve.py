@@ -24,6 +24,7 @@ from ..sessions.gateway import GatewaySession
 from ..state.opening import StateError, opened_stores
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..wire.framing import DEFAULT_MAX_LINE
+from .start_refusal import refuse_stdio_client
 from .stop_signals import held_stop_signals
 
 __all__ = ["double_wrapped_servers", "serve_http", "serve_stdio", "warn_double_wrapped"]
@@ -87,7 +88,8 @@ async def serve_stdio(
     Returns:
         0 (the client closed the connection, or SIGTERM or SIGHUP stopped the guard), 130 after
         SIGINT; 1 when the journal (or another store of ``mcp_guard.state``) cannot be opened or
-        the metrics address cannot be bound.
+        the metrics address cannot be bound: the client's first requests are then answered with
+        the cause first (``start_refusal``).
     """
     try:
         async with opened_stores(config, journal_path=journal_path, replica=replica) as stores:
@@ -105,6 +107,12 @@ async def serve_stdio(
             )
     except StateError as exc:
         log.error("%s", exc)
+        with claim_stdio() as (read_fd, write_fd):
+            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_message_bytes)
+            try:
+                await refuse_stdio_client(client, str(exc))
+            finally:
+                await client.aclose()
         return 1
 
 
@@ -149,15 +157,16 @@ async def _serve_stdio(
                 with stopped:
                     if metrics_port is None:
                         await session.run()
-                    elif not await _run_with_metrics(session, metrics_host, metrics_port):
+                    elif (failure := await _run_with_metrics(session, metrics_host, metrics_port)) is not None:
+                        await refuse_stdio_client(client, failure)
                         return 1
         finally:
             await client.aclose()
     return signals.exit_status
 
 
-async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> bool:
-    """Run ``session`` with its metrics served at ``host:port``; False when that cannot be bound."""
+async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> str | None:
+    """Run ``session`` with its metrics served at ``host:port``; why not (logged) when that cannot be bound."""
     from ..calls.metrics import Metrics
     from .http.ops import OpsApp, serve_ops
 
@@ -167,8 +176,9 @@ async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> bo
         try:
             url = await tg.start(serve_ops, OpsApp(metrics, session.unready), host, port)
         except OSError as exc:
-            log.error("cannot listen on %s:%d for metrics: %s", host, port, exc.strerror or exc)
-            return False
+            why = f"cannot listen on {host}:{port} for metrics: {exc.strerror or exc}"
+            log.error("%s", why)
+            return why
         log.info("metrics: serving /metrics, /health and /ready at %s", url)
         metrics.session_opened()
         try:
@@ -176,7 +186,7 @@ async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> bo
         finally:
             metrics.session_closed()
             tg.cancel_scope.cancel()
-    return True
+    return None
 
 
 class _GatewayRunner:

@@ -40,6 +40,7 @@ from .tool_definitions import (
 )
 
 __all__ = [
+    "DUPLICATE_NAME",
     "FAIL_ON",
     "Status",
     "ToolReport",
@@ -136,9 +137,13 @@ def _status(issues: Iterable[Issue], definition_errors: Sequence[FieldError]) ->
     return status_of([i.kind for i in issues], broken=bool(definition_errors))
 
 
+DUPLICATE_NAME: Final = "duplicate_name"
+"""The note of a tool listed under a name another tool has too (shown as a finding row, :func:`finding_rows`)."""
+
+
 def _duplicate_note(name: str, count: int) -> DefinitionNote:
     return DefinitionNote(
-        "duplicate_name",
+        DUPLICATE_NAME,
         "",
         "/name",
         "",
@@ -364,6 +369,8 @@ def finding_rows(tool: ToolReport) -> list[tuple[str, str, str]]:
     for issue in tool.issues:
         kind = "malformed" if issue.kind == VALIDATION else "unsupported"
         rows.append((issue.keyword, issue.schema_path or "(root)", f"{kind}: {issue.message}"))
+    if any(note.note == DUPLICATE_NAME for note in tool.notes):  # what makes the tool unsupported: a row too
+        rows.append(("name", "/name", "unsupported: another tool is listed under this name (see the note)"))
     return rows
 
 
@@ -412,7 +419,9 @@ def render_table(report: ToolsReport) -> str:
                     )
                 )
         for note in tool.notes:
-            notes.append(f"note: {name}: {escape(note.message)}")
+            line = f"note: {name}: {escape(note.message)}"
+            if line not in notes:  # (tools sharing a name share their note: said once)
+                notes.append(line)
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(4)]
 
     def fmt(row: tuple[str, str, str, str, str]) -> str:

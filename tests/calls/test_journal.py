@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcp_guard.calls import journal as journal_module
-from mcp_guard.calls.journal import Journal, format_summary, read_records, rfc3339, summarize
+from mcp_guard.calls.journal import Journal, format_summary, journal_path_problem, read_records, rfc3339, summarize
 
 FIXED = datetime(2026, 11, 20, 10, 0, 0, 123456, tzinfo=UTC)
 SHA = "a" * 64
@@ -213,3 +213,29 @@ def test_summary(tmp_path: Path) -> None:
 
 def test_empty_summary() -> None:
     assert "(no calls recorded)" in format_summary(summarize([]))
+
+
+def test_a_journal_path_that_cannot_be_opened_is_named_without_creating_anything(tmp_path: Path) -> None:
+    """``check --config`` asks this (red team, stop 33: a journal in a missing folder passed the check)."""
+    assert journal_path_problem(tmp_path / "j.jsonl") is None
+    (tmp_path / "old.jsonl").write_text("")
+    assert journal_path_problem(tmp_path / "old.jsonl") is None
+    missing = tmp_path / "nonexistent" / "dir"
+    assert (
+        journal_path_problem(missing / "j.jsonl")
+        == f"the folder {missing} does not exist (the journal's folder is not created)"
+    )
+    assert not missing.exists()
+    (tmp_path / "file").write_text("")
+    assert journal_path_problem(tmp_path / "file" / "j.jsonl") == f"{tmp_path / 'file'} is not a folder"
+    (tmp_path / "adir").mkdir()
+    assert journal_path_problem(tmp_path / "adir") == f"{tmp_path / 'adir'} is not a regular file"
+    with pytest.raises(OSError):
+        Journal(tmp_path / "adir")  # (what the check foresees)
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        try:
+            assert journal_path_problem(locked / "j.jsonl") == f"the folder {locked} is not writable by this user"
+        finally:
+            locked.chmod(0o700)

@@ -24,9 +24,15 @@ EXAMPLE = ROOT / "config" / "gateway.example.jsonc"
 HAS_TIME = importlib.util.find_spec("mcp_server_time") is not None
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI with ``args``, ``stdin`` as its input (``None``: none, closed at once)."""
     return subprocess.run(
-        [sys.executable, "-m", "mcp_guard", *args], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "mcp_guard", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}),
     )
 
 
@@ -190,6 +196,42 @@ async def test_a_stdio_upstream_with_a_missing_working_folder_says_so(tmp_path: 
             pass
 
 
+def test_check_config_says_a_shared_name_once_with_a_finding_per_tool(tmp_path: Path) -> None:
+    """Red team, stop 33: the duplicate-name note came under each tool, whose findings were empty."""
+    tools_file = tmp_path / "tools.json"
+    tools_file.write_text(json.dumps([TOOLS[0], TOOLS[0], TOOLS[1]]), encoding="utf-8")
+    config = write_config(tmp_path, {"r": recording(tools_file)})
+    out = io.StringIO()
+    commands.run_check(str(config), out=out, fail_on="never")
+    text = out.getvalue()
+    assert text.count("name at /name: unsupported: another tool is listed under this name (see the note)") == 2
+    assert text.count("note: 2 tools are listed under the name `read`") == 1
+    out = io.StringIO()
+    commands.run_check(str(config), out=out, fail_on="never", as_json=True)
+    assert json.loads(out.getvalue())["findings"].count("r/read: unsupported: name at /name") == 2
+
+
+def test_check_config_reports_a_journal_serve_could_not_open(tmp_path: Path) -> None:
+    """Red team, stop 33: `"journal": "/nonexistent/dir/j.jsonl"` passed the check; serve then exited 1."""
+    folder = tmp_path / "nonexistent" / "dir"
+    config = write_config(
+        tmp_path, {"sigma": {"command": sys.executable, "args": [str(SIGMA)]}}, {"journal": str(folder / "j.jsonl")}
+    )
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, fail_on="never") == 2
+    line = (
+        f"guard.journal: the folder {folder} does not exist (the journal's folder is not created); "
+        "serve would not start"
+    )
+    assert line in out.getvalue().splitlines()
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, fail_on="never", as_json=True) == 2
+    assert line in json.loads(out.getvalue())["findings"]
+    assert not folder.parent.exists()
+    fine = write_config(tmp_path, {"sigma": {"command": sys.executable, "args": [str(SIGMA)]}}, {"journal": "j.jsonl"})
+    assert commands.run_check(str(fine), out=io.StringIO(), fail_on="never") == 0
+
+
 @pytest.mark.e2e
 def test_check_config_reports_and_exits_as_check_does(tmp_path: Path) -> None:
     """Sigma lists unsupported and malformed tools: the same verdicts, findings and exit codes as check -- CMD."""
@@ -241,6 +283,64 @@ def test_serve_refuses_a_bad_config_or_lock_before_serving(tmp_path: Path) -> No
     assert done.returncode == 1 and done.stdout == ""
     missing = run_cli("serve", "--config", str(config), "--lock", str(tmp_path / "none.lock"))
     assert missing.returncode == 1 and "no such lock file" in missing.stderr
+
+
+CLIENT_LINES = "\n".join(
+    json.dumps(m)
+    for m in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        [{"jsonrpc": "2.0", "id": "b", "method": "tools/list"}],
+    )
+)
+
+
+@pytest.mark.parametrize("cause", ["journal folder", "config", "lock", "present-for", "metrics port"])
+def test_serve_on_stdio_that_cannot_start_answers_the_client_with_the_cause(tmp_path: Path, cause: str) -> None:
+    """Red team, stop 33: `serve` with a journal in a missing folder exited 1 and the client saw only
+    "connection closed"; every start failure on stdio now answers each request with -32603 naming it."""
+    import socket
+
+    server = {"a": {"command": sys.executable, "args": [str(SIGMA)]}}
+    args = ["serve", "--config"]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        if cause == "journal folder":
+            args += [str(write_config(tmp_path, server, {"journal": str(tmp_path / "nonexistent" / "j.jsonl")}))]
+            status, words = 1, f"cannot open the journal {tmp_path / 'nonexistent' / 'j.jsonl'}: No such file"
+        elif cause == "config":
+            args += [str(write_config(tmp_path, {"a": {"comand": "x", "env": {"K": "${MCP_GUARD_NOPE_VAR}"}}}))]
+            status, words = 2, "the environment variable MCP_GUARD_NOPE_VAR is not set"
+        elif cause == "lock":
+            args += [str(write_config(tmp_path, server)), "--lock", str(tmp_path / "none.lock")]
+            status, words = 1, "none.lock: no such lock file"
+        elif cause == "present-for":
+            args += [str(write_config(tmp_path, server)), "--present-for", "nohost"]
+            status, words = 2, "--present-for: unknown host 'nohost'"
+        else:
+            args += [str(write_config(tmp_path, server)), "--metrics-port", str(busy.getsockname()[1])]
+            status, words = 1, f"cannot listen on 127.0.0.1:{busy.getsockname()[1]} for metrics"
+        done = run_cli(*args, stdin=CLIENT_LINES)
+    assert done.returncode == status, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, "b"], done.stdout
+    for answer in answers:
+        assert answer["error"]["code"] == -32603
+        message = answer["error"]["message"]
+        assert message.startswith("mcp-guard: the gateway could not be started (") and words in message, message
+        assert message.endswith("); mcp-guard exits")
+    assert words in done.stderr
+
+
+def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_a_usage_error(tmp_path: Path) -> None:
+    """`pin --timeout -1` once listed every server with a deadline in the past (and `nan` crashed the listing)."""
+    config = write_config(tmp_path, {"a": {"command": sys.executable, "args": [str(SIGMA)]}})
+    for value in ("-1", "nan"):
+        done = run_cli("pin", "--config", str(config), "--timeout", value)
+        assert done.returncode == 2
+        assert f"argument --timeout: must be a positive number of seconds: '{value}'" in done.stderr
+    assert not Path(f"{config}.lock").exists()
 
 
 def test_journal_command(tmp_path: Path) -> None:

@@ -315,6 +315,30 @@ def test_a_mistyped_command_key_is_named() -> None:
 
 
 @pytest.mark.parametrize(
+    "entry",
+    [
+        {"comand": "x", "env": {"K": "${NOPE_VAR}"}, "type": "http"},
+        {"comand": "x", "env": {"K": "${NOPE_VAR}"}, "headers": {}, "cwd": "/", "args": ["a"]},
+        {"comand": "x", "headers": {"K": "${NOPE_VAR}"}, "type": "stdio"},
+    ],
+    ids=["type http", "headers", "headers under type stdio"],
+)
+def test_an_entry_with_neither_command_nor_url_is_of_no_kind(entry: dict[str, Any]) -> None:
+    """Red team, stop 33: such an entry was judged HTTP by its `type` or `headers`, its `env` called out of
+    place, and the unset variable in it never named; it is of no kind: its one fault is said, with the hint,
+    and every ``${VAR}`` in its `env` and `headers` is checked."""
+    with pytest.raises(ConfigError) as info:
+        parse({"mcpServers": {"t": entry}})
+    mapping = "env" if "env" in entry else "headers"
+    lines = [line.strip() for line in str(info.value).splitlines()[1:]]
+    assert lines == [
+        "mcpServers.t: needs `command` (a stdio server) or `url` (a streamable HTTP server); `comand` is not a "
+        "key the guard knows: did you mean `command`?",
+        f"mcpServers.t.{mapping}.K: the environment variable NOPE_VAR is not set",
+    ]
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("{", "not valid JSON at line 1 column 2"),

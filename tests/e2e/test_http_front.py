@@ -1230,6 +1230,11 @@ def test_missing_upstream_command_fails_at_start() -> None:
         (["--http", "0", "--http-token-env", "MCP_GUARD_SURELY_UNSET"], "MCP_GUARD_SURELY_UNSET"),
         (["--http", "0", "--max-message-bytes", "10"], "error: --max-message-bytes: must be at least 1024"),
         (["--http", "0", "--max-sessions", "0"], "error: --max-sessions: must be at least 1"),
+        (  # red team, stop 33: it said "must be more than 0.0", and 0 (never) is accepted
+            ["--http", "0", "--session-idle-timeout", "-1"],
+            "--session-idle-timeout: must be a positive number of seconds, or 0 for never: '-1'",
+        ),
+        (["--http", "0", "--session-idle-timeout", "inf"], "or 0 for never: 'inf'"),
         (["--http", "0", "--allowed-origin", "app.test:*"], "error: --allowed-origin: 'app.test:*' is not an origin"),
     ],
 )

@@ -1,6 +1,6 @@
 """The HTTP front's parsers end to end (an in-process front over the Sigma server): httptools where
-installed, h11 otherwise, each with the deadline on request heads, and httptools with the 16 KiB
-cap on them that h11 has of its own (``fronts.http.parsers``)."""
+installed, h11 otherwise, each with the deadline and the 16 KiB cap on request heads
+(``fronts.http.parsers``)."""
 
 from __future__ import annotations
 
@@ -91,5 +91,57 @@ async def test_a_trickled_request_head_is_cut_off_under_either_parser(
         head = (f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n" + "X-Pad: x\r\n" * 40).encode()
         reply = await exchange(host, port, head, pause=0.05)
         assert reply.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), reply[:80]
+        served = await exchange(host, port, health(host, port))
+        assert served.startswith(b"HTTP/1.1 200 "), served[:80]
+
+
+def use_parser(parser: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the front parse with ``parser`` (h11: as if httptools were not installed)."""
+    if parser == "httptools":
+        pytest.importorskip("httptools")
+    else:
+        monkeypatch.setitem(sys.modules, "httptools", None)
+
+
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+)
+
+
+def post_initialize(host: str, port: int, extra: str) -> bytes:
+    """A whole ``initialize`` POST with ``extra`` header lines (each ending in CRLF) in its head."""
+    return (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: {len(INITIALIZE)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode() + INITIALIZE
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
+async def test_a_whole_request_head_over_16_kib_is_answered_431_under_either_parser(
+    parser: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One long header, or many headers together, past 16 KiB: 431 and no session, even when the whole
+    request arrives at once (red team, stop 33: 17,000 to 100,000 bytes in one header opened a session)."""
+    use_parser(parser, monkeypatch)
+    async with front(HttpConfig(port=0)) as (host, port, _protocol):
+        for size in (17_000, 70_000, 100_000):
+            reply = await exchange(host, port, post_initialize(host, port, f"X-Big: {'b' * size}\r\n"))
+            assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), (size, reply[:80])
+            assert b"connection: close" in reply.lower()
+            assert b"16 KiB (16384 bytes)" in reply
+            assert b"mcp-session-id" not in reply.lower()
+        many = "".join(f"X-Pad-{i}: {'p' * 500}\r\n" for i in range(34))  # 34 * 512 bytes: 17 KiB together
+        reply = await exchange(host, port, post_initialize(host, port, many))
+        assert reply.startswith(b"HTTP/1.1 431 "), reply[:80]
+        under = "".join(f"X-Pad-{i}: {'p' * 500}\r\n" for i in range(30))  # 15 KiB: served
+        reply = await exchange(host, port, post_initialize(host, port, under))
+        assert reply.startswith(b"HTTP/1.1 200 "), reply[:80]
+        assert b"mcp-session-id" in reply.lower()
+        pad = "X-Pad: " + "x" * 1000 + "\r\n"  # and an incomplete head past the cap (still arriving)
+        head = f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n" + pad * (MAX_HEAD_BYTES // len(pad) + 4)
+        reply = await exchange(host, port, head.encode())
+        assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), reply[:80]
         served = await exchange(host, port, health(host, port))
         assert served.startswith(b"HTTP/1.1 200 "), served[:80]

@@ -179,6 +179,19 @@ def test_table_lists_every_finding_with_pointer_and_a_summary() -> None:
     assert lines[-1] == "4 tools: 2 supported, 0 unsupported, 2 malformed (profile standard)"
 
 
+def test_tools_sharing_a_name_have_a_finding_row_each_and_their_note_once() -> None:
+    """Red team, stop 33: the note was printed once per tool, and their rows had empty KEYWORD and POINTER."""
+    text = render_table(report_tools([OK_TOOL, OK_TOOL, UNSUPPORTED_TOOL], profile="standard"))
+    lines = text.splitlines()
+    row = ["ok", "unsupported", "name", "/name", "unsupported:", "another", "tool", "is", "listed", "under", "this"]
+    assert [line.split()[:11] for line in lines[1:3]] == [row, row]
+    notes = [line for line in lines if line.startswith("note: ")]
+    assert notes == [
+        "note: ok: 2 tools are listed under the name `ok`: the guard refuses calls to all of them, since it "
+        "cannot know which one the server would run"
+    ]
+
+
 def test_table_escapes_control_characters() -> None:
     evil = {"name": "x\x1b[31m\nFAKE supported", "inputSchema": {"type": "object", "\x07bell": 1}}
     text = render_table(report_tools([evil], profile="standard"))

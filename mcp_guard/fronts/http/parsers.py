@@ -7,14 +7,18 @@ otherwise (:func:`header_deadline_protocol`).
 
 Neither bounds a request's headers in time: uvicorn's keep-alive timer stops at a connection's
 first byte, so a client sending its headers a byte a second would hold the connection for
-ever, and enough such clients every descriptor. h11 bounds them in size (16 KiB, answered 400
-by uvicorn); httptools does not (llhttp buffers a header line of any length). So both protocols
+ever, and enough such clients every descriptor. Neither bounds them in size either: httptools
+(llhttp) buffers a header line of any length, and h11 bounds only a head still incomplete in its
+buffer (16 KiB), so a whole head of any size that arrives in one read passes. So both protocols
 here put a deadline on each request head (``HttpConfig.header_timeout``): it runs from the
 connection's start, and again from the end of each response (the next request on a
 kept-alive connection), until the whole request head is in; when it passes first, the client
-gets a 408 and the connection is closed (logged at warning, without the client's bytes). The
-httptools one also caps the head at :data:`MAX_HEAD_BYTES`: a longer one is answered 431 and
-the connection closed. The body has its own deadline in the ASGI app (``HttpConfig.body_timeout``).
+gets a 408 and the connection is closed (logged at warning, without the client's bytes). Both
+also cap the head (request line, headers and the blank line) at :data:`MAX_HEAD_BYTES`: a
+longer one, whole or still arriving, is answered 431 and the connection closed, before the app
+sees it (its size is counted from the parsed request line and headers, each header as
+``name: value`` and CRLF: whitespace the parser drops is not counted). The body has its own
+deadline in the ASGI app (``HttpConfig.body_timeout``).
 
 httptools gives the app a request target's path only; a target that is not a path (absolute
 form, ``http://app.test/mcp``) is handed on whole in the scope's ``extensions``
@@ -26,27 +30,51 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Final
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ...errors import GuardError
 from .fast import ticker
 from .security import REQUEST_TARGET_KEY
 
-__all__ = ["MAX_HEAD_BYTES", "HeadHeld", "header_deadline_protocol", "httptools_available"]
+__all__ = ["MAX_HEAD_BYTES", "HeadHeld", "head_bytes", "header_deadline_protocol", "httptools_available"]
 
 log = logging.getLogger("mcp_guard")
 
 MAX_HEAD_BYTES: Final = 16 * 1024
-"""The cap on one request's head (request line and headers), in bytes: h11's default, kept for httptools."""
+"""The cap on one request's head (request line, headers, blank line), in bytes (docs/http-front.md, 16 KiB)."""
+
+_REQUEST_LINE_EXTRA: Final = len(b"  HTTP/1.1\r\n\r\n")
+"""The bytes of a head besides its method, target and header lines: two spaces, the version, two CRLFs."""
 
 _HEADERS_TIMED_OUT: Final = (
     "Request Timeout: the request headers did not arrive within {limit:g} s; the connection is closed\n"
 )
 _HEAD_TOO_LARGE: Final = (
-    f"Request Header Fields Too Large: a request head may hold up to {MAX_HEAD_BYTES} bytes; the connection is closed\n"
+    f"Request Header Fields Too Large: a request head (request line and headers) may hold up to "
+    f"{MAX_HEAD_BYTES // 1024} KiB ({MAX_HEAD_BYTES} bytes); the connection is closed\n"
 )
+
+
+class _HeadTooLarge(GuardError):
+    """Raised in a parser's callback to stop parsing a request whose head is over :data:`MAX_HEAD_BYTES`."""
+
+
+def head_bytes(method: bytes, target: bytes, headers: Iterable[tuple[bytes, bytes]]) -> int:
+    """The size in bytes of a request head with these parts: ``METHOD SP target SP HTTP/1.1 CRLF``, a
+    ``name: value CRLF`` per header and the blank line's CRLF (whitespace a parser dropped is not counted)."""
+    size = len(method) + len(target) + _REQUEST_LINE_EXTRA
+    for name, value in headers:
+        size += len(name) + len(value) + 4
+    return size
+
+
+def _head_too_large(transport: asyncio.BaseTransport) -> None:
+    log.warning("closed a connection whose request head exceeds %d bytes", MAX_HEAD_BYTES)
+    _close_with(transport, b"431 Request Header Fields Too Large", _HEAD_TOO_LARGE)
 
 
 def _close_with(transport: asyncio.BaseTransport, status: bytes, text: str) -> None:
@@ -68,15 +96,43 @@ def _headers_too_slow(transport: asyncio.BaseTransport, limit: float) -> None:
     _close_with(transport, b"408 Request Timeout", _HEADERS_TIMED_OUT.format(limit=limit))
 
 
+class _HeadCapped(h11.Connection):
+    """h11's server connection that refuses a whole request head over :data:`MAX_HEAD_BYTES` too (h11
+    itself refuses only an incomplete one that long); ``too_large`` tells either refusal from others."""
+
+    too_large = False
+
+    def next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        """h11's next event; raises ``h11.RemoteProtocolError`` for a head over the cap (``too_large`` set)."""
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as exc:
+            self.too_large = exc.error_status_hint == 431  # h11's "Receive buffer too long"
+            raise
+        if type(event) is h11.Request and head_bytes(event.method, event.target, event.headers) > MAX_HEAD_BYTES:
+            self.too_large = True
+            raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+        return event
+
+
 class _HeaderDeadline(H11Protocol):
-    """uvicorn's h11 protocol, with a deadline on each request's headers (see the module docstring)."""
+    """uvicorn's h11 protocol, with a deadline and a size cap on each request's head (see the module docstring)."""
 
     header_timeout: float = 30.0
     _header_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.conn = _HeadCapped(h11.SERVER, MAX_HEAD_BYTES)
         self._arm_header_deadline()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's 400 for a request h11 refuses; a 431 for a head over the cap."""
+        conn = self.conn
+        if isinstance(conn, _HeadCapped) and conn.too_large:
+            _head_too_large(self.transport)
+        else:
+            super().send_400_response(msg)
 
     def handle_events(self) -> None:
         super().handle_events()
@@ -182,6 +238,7 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
 
         _armed = False  # the head deadline is set (from the connection's start or a response's end)
         _head_bytes = 0  # bytes received since the current request head began (while it is not whole)
+        _too_large = False  # the current request's whole head is over the cap (on_headers_complete)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -194,13 +251,22 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
             if waiting and self._armed and not self.transport.is_closing():
                 # The head is still not whole after this chunk (on_headers_complete disarms the timer).
                 self._head_bytes += len(data)
-                if self._head_bytes > MAX_HEAD_BYTES:
+                if self._head_bytes > MAX_HEAD_BYTES:  # an incomplete head, already too large
                     self._disarm()
-                    log.warning("closed a connection whose request head exceeds %d bytes", MAX_HEAD_BYTES)
-                    _close_with(self.transport, b"431 Request Header Fields Too Large", _HEAD_TOO_LARGE)
+                    _head_too_large(self.transport)
+
+        def send_400_response(self, msg: str) -> None:
+            """uvicorn's 400 for a request llhttp refuses; a 431 for a whole head over the cap."""
+            if self._too_large:
+                _head_too_large(self.transport)
+            else:
+                super().send_400_response(msg)
 
         def on_headers_complete(self) -> None:
             self._disarm()  # the request head is in: the body has its own deadline
+            if head_bytes(self.parser.get_method(), self.url, self.headers) > MAX_HEAD_BYTES:
+                self._too_large = True  # (uvicorn answers the parser's error with send_400_response)
+                raise _HeadTooLarge
             if not self.url.startswith(b"/"):  # absolute form: the app judges its authority (security.py)
                 self.scope.setdefault("extensions", {})[REQUEST_TARGET_KEY] = bytes(self.url)  # type: ignore[assignment]
             before = self.cycle

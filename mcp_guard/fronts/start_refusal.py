@@ -1,0 +1,74 @@
+"""``serve`` on stdio that cannot start: the client's first requests answered with the cause, then exit.
+
+A gateway that exits at start (a config error, an unreadable lock file, a journal that cannot
+be opened, a metrics address that cannot be bound) would leave its client with nothing but
+"connection closed", the cause only in the guard's stderr, which few clients show. So, as
+``wrap`` does when its upstream cannot be started (``sessions.relay``, issue 13 item 3), for up
+to :data:`~mcp_guard.sessions.relay.START_FAILURE_GRACE` seconds, or until the client closes its
+side, every request the client sends (its ``initialize`` first; each member of a batch) is
+answered with a JSON-RPC error -32603 whose message names the cause (:func:`start_failure_text`);
+notifications and unparsable lines are dropped. The exit status is the caller's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from ..sessions.relay import START_FAILURE_GRACE
+from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from ..wire.framing import LineTooLong
+from ..wire.jsonrpc import INTERNAL_ERROR, dumps, error_response, loads_client, valid_id
+
+__all__ = ["refuse_stdio_client", "refuse_stdio_client_now", "start_failure_text"]
+
+
+def start_failure_text(cause: str) -> str:
+    """The -32603 message for a request to a ``serve`` that could not start (``cause``: what went wrong, as logged)."""
+    return f"mcp-guard: the gateway could not be started ({cause.strip()}); mcp-guard exits"
+
+
+async def refuse_stdio_client(client: LineStream, cause: str, *, grace: float = START_FAILURE_GRACE) -> None:
+    """Answer every request read from ``client`` with -32603 :func:`start_failure_text` for up to ``grace``
+    seconds, or until the client closes its side or stops reading (see the module docstring)."""
+    text = start_failure_text(cause)
+    with anyio.move_on_after(grace):
+        while True:
+            try:
+                line = await client.receive()
+            except anyio.EndOfStream:
+                return
+            except LineTooLong:
+                continue
+            try:
+                message = loads_client(line)
+            except (ValueError, RecursionError):
+                continue
+            for m in message if type(message) is list else [message]:
+                if _is_request(m):
+                    try:
+                        await client.send(
+                            dumps(error_response(m["id"] if valid_id(m["id"]) else None, INTERNAL_ERROR, text))
+                        )
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        return
+
+
+def refuse_stdio_client_now(cause: str, *, grace: float = START_FAILURE_GRACE) -> None:
+    """:func:`refuse_stdio_client` on this process's stdin and stdout, from outside an event loop (the
+    ``serve`` command's own start failures, before the gateway's loop runs)."""
+
+    async def refuse() -> None:
+        with claim_stdio() as (read_fd, write_fd):
+            client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd))
+            try:
+                await refuse_stdio_client(client, cause, grace=grace)
+            finally:
+                await client.aclose()
+
+    anyio.run(refuse)
+
+
+def _is_request(message: Any) -> bool:
+    return type(message) is dict and "id" in message and "method" in message
