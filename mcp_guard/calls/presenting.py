@@ -184,6 +184,13 @@ class ShownNames:
         """Forget what was shown (the upstream's tools changed)."""
         self.shown.clear()
 
+    def map_call(
+        self, pipeline: Pipeline, message: dict[str, Any]
+    ) -> tuple[dict[str, Any], ShownTool] | dict[str, Any]:
+        """:func:`map_call` against what this table's host was shown (``wrap``: no import on the call's path,
+        which cost ~1.7 us a call, measure24)."""
+        return map_call(pipeline, message, self.shown)
+
     def show(self, tools: Sequence[Any], *, label: str = "") -> list[Any]:
         """The entries of one page as the host is shown them (see :func:`presented`; made ahead by
         :meth:`prepare` when it was called for this page); recorded."""

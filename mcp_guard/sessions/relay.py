@@ -625,9 +625,7 @@ class Relay(UpstreamSide):
         name = tool_name(params)
         shown = None
         if name is not None and table.presented is not None:  # --present-for: mapped back first
-            from ..calls.presenting import map_call  # (loaded with the lowering, for a table shown to a host)
-
-            mapped = map_call(self.pipeline, message, table.presented.shown)
+            mapped = table.presented.map_call(self.pipeline, message)
             if isinstance(mapped, dict):
                 return None, mapped
             message, tool = mapped
