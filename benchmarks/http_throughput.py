@@ -62,7 +62,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from relay_throughput import RawClient, percentile  # (this script's folder is on sys.path when it runs)
+from relay_throughput import RawClient, cpu_seconds, percentile  # (this script's folder is on sys.path when it runs)
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMA = [sys.executable, str(ROOT / "fixtures" / "sigma" / "server.py")]
@@ -88,22 +88,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of process ``pid`` itself (all its threads, not its children), in seconds.
-
-    From ``/proc/PID/task/*/schedstat`` (nanoseconds on the CPU), finer than the clock ticks of
-    ``/proc/PID/stat``.
-    """
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as stat:
-                total += int(stat.read().split()[0])
-        except FileNotFoundError:  # a thread that ended meanwhile
-            continue
-    return total / 1e9
 
 
 class RawHttp:

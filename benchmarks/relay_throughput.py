@@ -18,7 +18,9 @@ alternated rounds. ``--present-for HOST`` adds ``wrap --present-for HOST`` (issu
 adds at most 5% to a judged call): every target then calls ``grep`` (five optional properties) with the
 pattern alone, and the present-for target sends it as that host's model does (openai-strict: every optional
 property as ``null``, mapped back to absent). Prints calls/s and p50/p99
-latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2).
+latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2); and each target's own
+process CPU per call, with the ratios present-for/mcp-guard and before/mcp-guard of each round's CPU (median and
+spread): how much the mapping back adds to a judged call's CPU (issue 24 item 6), and a refactor's cost.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -35,6 +38,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = [sys.executable, str(ROOT / "fixtures" / "sigma" / "server.py")]
 GUARD = [sys.executable, "-m", "mcp_guard", "wrap", "--log-level", "warning", "--"]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of process ``pid`` itself (all its threads, not its children), in seconds.
+
+    From ``/proc/PID/task/*/schedstat`` (nanoseconds on the CPU), finer than the clock ticks of
+    ``/proc/PID/stat``.
+    """
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as stat:
+                total += int(stat.read().split()[0])
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+    return total / 1e9
 
 
 class RawClient:
@@ -93,11 +112,12 @@ CALLS: dict[str, dict[str, object]] = {
 sends it)."""
 
 
-def run_round(command: list[str], calls: int, era: str, call: str = "add") -> tuple[float, list[float]]:
+def run_round(command: list[str], calls: int, era: str, call: str = "add") -> tuple[float, list[float], float]:
     """Start ``command``, connect, list tools, make ``calls`` sequential calls of :data:`CALLS` ``[call]``.
 
     Returns:
-        calls per second, and each call's latency in seconds.
+        calls per second, each call's latency in seconds, and the CPU seconds per call of ``command``'s own
+        process (:func:`cpu_seconds`: the guard's, not its upstream's) over the timed calls.
     """
     client = RawClient(command)
     try:
@@ -122,14 +142,16 @@ def run_round(command: list[str], calls: int, era: str, call: str = "add") -> tu
             client.request("tools/call", params)
         latencies = []
         clock = time.perf_counter
+        cpu_before = cpu_seconds(client.process.pid)
         start = clock()
         for _ in range(calls):
             before = clock()
             response = client.request("tools/call", params)
             latencies.append(clock() - before)
         elapsed = clock() - start
+        cpu = (cpu_seconds(client.process.pid) - cpu_before) / calls
         assert "result" in response and not response["result"].get("isError"), response  # type: ignore[union-attr]
-        return calls / elapsed, latencies
+        return calls / elapsed, latencies, cpu
     finally:
         client.close()
 
@@ -168,16 +190,27 @@ def main() -> int:
         print(f"(fastmcp not importable by {args.fastmcp_python}: FastMCP proxy target skipped)")
     rates: dict[str, list[float]] = {name: [] for name in targets}
     latencies: dict[str, list[float]] = {name: [] for name in targets}
+    cpus: dict[str, list[float]] = {name: [] for name in targets}
     for i in range(args.rounds):
         line = []
         for name, command in targets.items():
-            rate, lat = run_round(command, args.calls, args.era, call[name])
+            rate, lat, cpu = run_round(command, args.calls, args.era, call[name])
             rates[name].append(rate)
             latencies[name] += lat
-            line.append(f"{name} {rate:7.1f}/s")
+            cpus[name].append(cpu)
+            line.append(f"{name} {rate:7.1f}/s {cpu * 1e6:5.0f} µs CPU")
         print(f"round {i + 1}: " + "   ".join(line))
     title = f"median over {args.rounds} rounds of {args.calls} sequential tools/call on stdio ({args.era} era):"
     summarize(title, rates, latencies, "µs")
+    for name, values in cpus.items():  # the process's own CPU per call (the guard's, or the direct server's)
+        print(f"  {name:<14} CPU {statistics.median(values) * 1e6:6.0f} µs/call (its process, not its upstream)")
+    for other in ("present-for", "before"):
+        if other in cpus:  # (the ratio of each round's own, its median and spread: the rounds alternate)
+            ratios = [a / b for a, b in zip(cpus[other], cpus["mcp-guard"], strict=True)]
+            print(
+                f"  CPU per call, {other}/mcp-guard = {statistics.median(ratios):.3f} "
+                f"({min(ratios):.3f}-{max(ratios):.3f})"
+            )
     return 0
 
 
