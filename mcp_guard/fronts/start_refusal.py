@@ -12,14 +12,11 @@ notifications and unparsable lines are dropped. The exit status is the caller's.
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
+from ..sessions.client_lines import answer_every_request
 from ..sessions.relay import START_FAILURE_GRACE
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
-from ..wire.framing import LineTooLong
-from ..wire.jsonrpc import INTERNAL_ERROR, dumps, error_response, loads_client, valid_id
 
 __all__ = ["refuse_stdio_client", "refuse_stdio_client_now", "start_failure_text"]
 
@@ -32,27 +29,7 @@ def start_failure_text(cause: str) -> str:
 async def refuse_stdio_client(client: LineStream, cause: str, *, grace: float = START_FAILURE_GRACE) -> None:
     """Answer every request read from ``client`` with -32603 :func:`start_failure_text` for up to ``grace``
     seconds, or until the client closes its side or stops reading (see the module docstring)."""
-    text = start_failure_text(cause)
-    with anyio.move_on_after(grace):
-        while True:
-            try:
-                line = await client.receive()
-            except anyio.EndOfStream:
-                return
-            except LineTooLong:
-                continue
-            try:
-                message = loads_client(line)
-            except (ValueError, RecursionError):
-                continue
-            for m in message if type(message) is list else [message]:
-                if _is_request(m):
-                    try:
-                        await client.send(
-                            dumps(error_response(m["id"] if valid_id(m["id"]) else None, INTERNAL_ERROR, text))
-                        )
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        return
+    await answer_every_request(client, start_failure_text(cause), grace)
 
 
 def refuse_stdio_client_now(cause: str, *, grace: float = START_FAILURE_GRACE) -> None:
@@ -68,7 +45,3 @@ def refuse_stdio_client_now(cause: str, *, grace: float = START_FAILURE_GRACE) -
                 await client.aclose()
 
     anyio.run(refuse)
-
-
-def _is_request(message: Any) -> bool:
-    return type(message) is dict and "id" in message and "method" in message

@@ -114,7 +114,6 @@ from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.requests import ListingFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink, UpstreamStartError
 from ..streams.pipes import DirectLink, PipeLineStream
-from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -124,13 +123,12 @@ from ..wire.jsonrpc import (
     id_key,
     invalid_request_text,
     loads_as_received,
-    loads_client,
     valid_id,
     with_id,
 )
 from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import era_meta, is_modern
-from .client_lines import big_line, read_client_lines
+from .client_lines import answer_every_request, big_line, read_client_lines
 from .listings import fresh
 from .upstream_side import UpstreamSide, never_started_text
 
@@ -285,20 +283,9 @@ class Relay(UpstreamSide):
         until the client closes), every client request (its ``initialize`` first) is answered with
         -32603 naming the cause, so the client shows why instead of "connection closed" (issue 13
         item 3); then :meth:`run` raises ``failure`` (``wrap`` exits with status 1)."""
-        text = never_started_text(failure_reason(failure), self.exits)
-        with anyio.move_on_after(START_FAILURE_GRACE):
-            while not self.client_closed:
-                try:
-                    line = await self.client.receive()
-                except anyio.EndOfStream:
-                    return
-                except LineTooLong:
-                    continue
-                try:
-                    message = loads_client(line)
-                except (ValueError, RecursionError):
-                    continue
-                await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+        await answer_every_request(
+            self.client, never_started_text(failure_reason(failure), self.exits), START_FAILURE_GRACE
+        )
 
     async def _drain(self) -> None:
         """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the
