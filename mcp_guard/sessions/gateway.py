@@ -83,6 +83,7 @@ from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import is_modern
 from .catalog import KINDS, Catalog, MergedLists
 from .client_lines import read_client_lines
+from .client_requests import NOT_OPEN, WAITING, ClientRequests
 from .client_writer import ClientWriter
 from .envelopes import (
     merged_capabilities,
@@ -189,15 +190,13 @@ class GatewaySession(ModernEra):
         self._era_known = anyio.Event()
         self._started = False
         self._tg: anyio.abc.TaskGroup | None = None
-        self._client_requests: dict[tuple[bool, Any], tuple[Link, Any]] = {}
         self.server_requests: ServerRequests[Link] = ServerRequests()  # upstreams' requests to the client
         self._subscriptions: dict[str, str] = {}
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
         self.whereabouts = Whereabouts(self.links, config.guard.name_format, request_timeout)
-        # Client requests not answered yet, and those of them the client cancelled (never answered).
-        self._open: set[tuple[bool, Any]] = set()
-        self._cancelled: set[tuple[bool, Any]] = set()
+        # The client's requests from intake to answer: waiting, sent to a link, or withdrawn (client_requests).
+        self.requests: ClientRequests[tuple[Link, Any]] = ClientRequests()
 
     @property
     def catalog(self) -> Catalog:
@@ -228,11 +227,11 @@ class GatewaySession(ModernEra):
             # reading; a slow server may be starting); the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped
             # (SIGTERM at once). What is still open is answered with an error, never dropped.
             with anyio.move_on_after(min(self.drain_timeout, self.client_request_timeout or self.drain_timeout)):
-                while self._open:
+                while self.requests:
                     await anyio.sleep(0.02)
             self.closing = True
             await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
-            for _is_text, request_id in list(self._open):  # (valid ids only: id_key keeps them as they are)
+            for request_id in self.requests.open_ids():  # (valid ids only: id_key keeps them as they are)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, STOPPED_AFTER_CLIENT))
             tg.cancel_scope.cancel()
 
@@ -274,21 +273,16 @@ class GatewaySession(ModernEra):
 
         The answer to a request the client cancelled is dropped (MCP: it is not answered).
         """
-        if "method" not in message and self._unwanted(message.get("id")):
+        if "method" not in message and not self._answering(message.get("id")):
             return
         await self.writer.write(message)  # (a big one made in the worker thread: client_writer)
 
-    def _unwanted(self, request_id: Any) -> bool:
-        """An answer to the client's request ``request_id`` is going out: it is no longer open;
-        ``True`` when the client cancelled it (the answer is dropped then)."""
-        if not self._open:
-            return False
-        key = id_key(request_id)
-        self._open.discard(key)
-        if key in self._cancelled:
-            self._cancelled.discard(key)
-            log.debug("dropped the answer to a request the client cancelled")
+    def _answering(self, request_id: Any) -> bool:
+        """An answer to the client's request ``request_id`` is going out: it is closed (``client_requests``);
+        ``False`` when the client cancelled it (the answer is dropped then)."""
+        if self.requests.close(request_id):
             return True
+        log.debug("dropped the answer to a request the client cancelled")
         return False
 
     # --- the client side ----------------------------------------------------------------------
@@ -322,10 +316,10 @@ class GatewaySession(ModernEra):
                 await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
                 return
             if method == "initialize":
-                self._open.add(id_key(message["id"]))  # (answered once the upstreams settled, or at the drain)
+                self.requests.admit(message["id"])  # (answered once the upstreams settled, or at the drain)
                 await self._initialize(message)
             else:
-                if id_key(message["id"]) in self._open:
+                if not self.requests.admit(message["id"]):
                     # Two open requests under one id: their answers could not be told apart.
                     log.warning("refused a client request whose id is that of a request still in flight")
                     # (sent as is: the answer does not close the open request of that id)
@@ -334,7 +328,6 @@ class GatewaySession(ModernEra):
                 if not self._era_known.is_set():
                     self._start_links()
                     self._era_known.set()
-                self._open.add(id_key(message["id"]))
                 self.spawn(self._request, message)
         else:
             await self._client_notification(method, message)
@@ -390,7 +383,7 @@ class GatewaySession(ModernEra):
                 return
             listen = self._client_listens.get(id_key(request_id))
             if listen is not None:
-                self._open.discard(id_key(request_id))  # a cancelled stream is not answered
+                self.requests.close(request_id)  # a cancelled stream is not answered
                 listen.scope.cancel()  # its upstream streams are cancelled with it
                 return
             withdrawn = self.server_requests.withdrawn(request_id)
@@ -400,16 +393,11 @@ class GatewaySession(ModernEra):
                 with contextlib.suppress(RequestFailed, Uncarriable):
                     await link.send({**message, "params": {**params, "requestId": upstream_id}})
                 return
-            if id_key(request_id) not in self._open:
-                return  # answered already, or never asked
-            self._cancelled.add(id_key(request_id))
-            owner = self._client_requests.pop(id_key(request_id), None)
-            if owner is None:
-                return  # not forwarded yet: it will not be (see _forward)
+            owner = self.requests.withdraw(request_id)
+            if owner is NOT_OPEN or owner is WAITING:
+                return  # answered already or never asked; or not forwarded yet: it will not be (see _forward)
             link, upstream_id = owner
             await link.cancelled(upstream_id)  # its late answer is dropped by the link: the id is the client's again
-            self._cancelled.discard(id_key(request_id))
-            self._open.discard(id_key(request_id))
             assert type(params) is dict
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({**message, "params": {**params, "requestId": upstream_id}})
@@ -575,9 +563,8 @@ class GatewaySession(ModernEra):
 
     async def _forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
         request_id = forwarded.client_id
-        if id_key(request_id) in self._cancelled:  # cancelled while it was being checked: never sent
-            self._cancelled.discard(id_key(request_id))
-            self._open.discard(id_key(request_id))
+        if self.requests.withdrawn(request_id):  # cancelled while it was being checked: never sent
+            self.requests.close(request_id)
             if forwarded.call is not None:
                 await self.pipeline.finish(forwarded.call, None, "cancelled")
             return
@@ -596,15 +583,12 @@ class GatewaySession(ModernEra):
             return
         if not link.holds(upstream_id):
             return
-        if id_key(request_id) in self._cancelled:  # cancelled while it was being sent
+        if not self.requests.sent(request_id, (link, upstream_id)):  # cancelled while it was being sent
             await link.cancelled(upstream_id)
-            self._cancelled.discard(id_key(request_id))
-            self._open.discard(id_key(request_id))
             notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
             with contextlib.suppress(RequestFailed, Uncarriable):
                 await link.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
             return
-        self._client_requests[id_key(request_id)] = (link, upstream_id)
 
     async def answer(self, link: Link, forwarded: Forwarded, response: dict[str, Any]) -> None:
         """An upstream answered a forwarded request: journal it (calls), restore the client's id, pass it on.
@@ -634,12 +618,12 @@ class GatewaySession(ModernEra):
                 data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
             if forwarded.call is not None:
                 await self.pipeline.finish(forwarded.call, response, outcome)
-            if not self._unwanted(forwarded.client_id):
+            if self._answering(forwarded.client_id):
                 await self.writer.send(data)
 
     def forget_client_request(self, client_id: Any) -> None:
-        """The client's request ``client_id`` is no longer held by any upstream."""
-        self._client_requests.pop(id_key(client_id), None)
+        """The client's request ``client_id`` is no longer held by any upstream (its answer is going out)."""
+        self.requests.unsent(client_id)
 
     async def _by_prompt(self, message: dict[str, Any], name: Any, path: tuple[str, ...]) -> None:
         request_id = message["id"]

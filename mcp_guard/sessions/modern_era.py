@@ -48,6 +48,7 @@ from ..wire.meta import (
     SUBSCRIPTION_ID_KEY,
 )
 from .catalog import KINDS, MergedLists
+from .client_requests import ClientRequests
 from .envelopes import (
     ACKNOWLEDGED,
     ENVELOPE_KEYS,
@@ -98,9 +99,8 @@ class ModernEra:
     links: list[Link]
     _by_name: dict[str, Link]
     _subscriptions: dict[str, str]
-    _open: set[tuple[bool, Any]]
+    requests: ClientRequests[tuple[Link, Any]]
     whereabouts: Whereabouts
-    _cancelled: set[tuple[bool, Any]]
 
     def __init__(self) -> None:
         self._envelopes: dict[str, Envelope] = {}
@@ -318,9 +318,8 @@ class ModernEra:
             await self.reply(error_response(request_id, INVALID_PARAMS, text))
             return
         key = id_key(request_id)
-        if key in self._cancelled:  # cancelled before it was opened: never opened, never answered
-            self._cancelled.discard(key)
-            self._open.discard(key)
+        if self.requests.withdrawn(request_id):  # cancelled before it was opened: never opened, never answered
+            self.requests.close(request_id)
             return
         if key in self._client_listens:
             text = "Invalid Request: a listen stream with this id is already open"

@@ -129,6 +129,7 @@ from ..wire.jsonrpc import (
 from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import era_meta, is_modern
 from .client_lines import answer_every_request, big_line, read_client_lines
+from .client_requests import NOT_OPEN, WAITING
 from .listings import fresh
 from .upstream_side import UpstreamSide, never_started_text
 
@@ -198,8 +199,6 @@ class Relay(UpstreamSide):
             backoff=backoff,
             stable_after=stable_after,
         )
-        # Calls held while the guard lists the tools (True: the client cancelled it meanwhile).
-        self._held: dict[tuple[bool, Any], bool] = {}
         # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
         self.pipeline = Pipeline(enabled=WRAP_STEPS, client=client)
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
@@ -299,7 +298,7 @@ class Relay(UpstreamSide):
         # an error instead, for a client that pipes its requests and closes (`echo ... | mcp-guard wrap`).
         pending = min(PENDING_DRAIN_SECONDS, self.client_request_timeout or PENDING_DRAIN_SECONDS)
         with anyio.move_on_after(max(self.drain_timeout, pending)):
-            while self._held or self._connecting or self._backlog:  # (backlog: a first start under way, red team 33)
+            while self.requests.waiting() or self._connecting or self._backlog:  # (backlog: a first start, red team 33)
                 await anyio.sleep(0.01)
         self._stopping = True
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
@@ -444,12 +443,12 @@ class Relay(UpstreamSide):
             if refusal is not None:
                 await self.reply(refusal)
             elif self._needs_listing(message):
-                # Decided once the guard has listed the tools; other messages keep flowing meanwhile.
+                # Decided once the guard has listed the tools (waiting: client_requests); other messages keep
+                # flowing meanwhile.
                 assert self._tg is not None
-                self._held[id_key(message["id"])] = False
                 self._tg.start_soon(self._route_held, message)
             else:
-                await self._act(*await self._route(message))
+                await self._act(*await self._route_admitted(message))
         elif type(message) is list and message:
             await self._client_batch(message)
         else:
@@ -506,7 +505,8 @@ class Relay(UpstreamSide):
 
     async def _route_held(self, message: dict[str, Any]) -> None:
         forward, reply = await self._route_call(message)
-        if self._held.pop(id_key(message["id"]), False):
+        if self.requests.withdrawn(message["id"]):
+            self.requests.close(message["id"])
             return  # the client cancelled it while the guard was listing: neither sent nor answered
         await self._act(forward, reply)
 
@@ -530,31 +530,35 @@ class Relay(UpstreamSide):
 
         A ``tools/call`` is judged here (after the guard's own listing when it needs one).
         """
+        refusal = self._refused_at_intake(message)
+        if refusal is not None:
+            return None, refusal
+        return await self._route_admitted(message)
+
+    async def _route_admitted(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        """:meth:`_route` for a message past :meth:`_refused_at_intake`."""
         if "id" in message and message.get("method") == "tools/call":
-            refusal = self._refused_at_intake(message)
-            if refusal is not None:
-                return None, refusal
             return await self._route_call(message)
-        return self._route_now(message)
+        return self._admitted_now(message)
 
     def _refused_at_intake(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The error answering a client request that cannot be relayed as it is, or None.
 
         A request whose id is not a string or an integer (its answer could not be told apart),
-        or whose id is that of a request still in flight or held (the upstream would see two
-        requests under one id, and one answer could not be told from the other) is refused with
-        -32600 and not forwarded: every request gets exactly one answer, its own.
+        or whose id is that of a request still open (in flight, or held: ``client_requests``; one
+        answer could not be told from the other) is refused with -32600 and not forwarded: every
+        request gets exactly one answer, its own. Any other request is admitted (open from now on).
         """
-        if "id" not in message or "method" not in message:
+        if "id" not in message or message.get("method") is None:
             return None
         request_id = message["id"]
         if not valid_id(request_id):
             return error_response(None, INVALID_REQUEST, invalid_request_text(message))
-        key = id_key(request_id)
-        if self.peer.inflight.upstream_of(key) is not None or key in self._held:
+        if not self.requests.admit(request_id):
             self.counted.log(logging.WARNING, "refused a client request whose id is that of a request still in flight")
             return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
         if self._lists or self._calls or self.observed:  # notes of an earlier request under this id (given up)
+            key = id_key(request_id)
             self._lists.pop(key, None)
             self._calls.pop(key, None)
             self.observed.pop(key, None)
@@ -565,11 +569,15 @@ class Relay(UpstreamSide):
 
         What is forwarded is always ``message`` itself, as parsed.
         """
-        method = message.get("method")
-        if "id" in message and method is not None:
+        if "id" in message and message.get("method") is not None:
             refusal = self._refused_at_intake(message)
             if refusal is not None:
                 return None, refusal
+        return self._admitted_now(message)
+
+    def _admitted_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
+        """:meth:`_route_now` for a message past :meth:`_refused_at_intake`."""
+        method = message.get("method")
         if method == "tools/call":
             if "id" not in message:
                 self.counted.log(
@@ -668,22 +676,21 @@ class Relay(UpstreamSide):
         params = message.get("params")
         if type(params) is not dict or not valid_id(params.get("requestId")):
             return message
-        key = id_key(params["requestId"])
-        if key in self._held:
-            self._held[key] = True
-            return None
-        inflight = self.peer.inflight
-        upstream_key = inflight.upstream_of(key)
-        if upstream_key is None:
+        state = self.requests.withdraw(params["requestId"])
+        if state is WAITING:
+            return None  # held while the guard lists the tools: neither sent nor answered
+        if state is NOT_OPEN:
             withdrawn = self.server_requests.withdrawn(params["requestId"])
             if withdrawn is not None:  # the client gives up a request of the upstream's: named by its own id
                 return {**message, "params": {**params, "requestId": withdrawn[1]}}
             log.debug("dropped a cancellation naming no request in flight")
             return None
-        # A cancelled tools/list stays noted: a late answer must still be annotated (and cleaned).
+        # Sent under the upstream id ``state``. A cancelled tools/list stays noted: a late answer must still be
+        # annotated (and cleaned).
+        inflight, upstream_key, key = self.peer.inflight, id_key(state), id_key(params["requestId"])
         inflight.give_up(upstream_key, late=inflight.take(upstream_key), client=key)
         self.ended_call(key, "cancelled")
-        return {**message, "params": {**params, "requestId": upstream_key[1]}}
+        return {**message, "params": {**params, "requestId": state}}
 
     async def _act(self, forward: Any, reply: Any) -> None:
         if forward is not None:

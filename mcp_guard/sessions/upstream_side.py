@@ -63,6 +63,7 @@ from ..wire.jsonrpc import (
 )
 from ..wire.messages import GONE
 from ..wire.pieces import dumps_in_pieces
+from .client_requests import ClientRequests
 from .listings import ToolListings
 from .server_requests import ServerRequests
 
@@ -171,6 +172,8 @@ class UpstreamSide:
         self._init_params: Any = None
         self._log_level: Any = None
         self._subscriptions: dict[str, Any] = {}
+        # The client's requests from intake to answer: waiting (held for a listing), or sent (client_requests).
+        self.requests: ClientRequests[str] = ClientRequests()
         # Requests the upstream sent the client, under ids of the guard's own (server_requests: as serve's).
         self.server_requests: ServerRequests[str] = ServerRequests()
         # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
@@ -519,7 +522,13 @@ class UpstreamSide:
                 # answer to a request the client cancelled is passed on (unless the client reused its
                 # id), annotated if a listing.
                 return CONSUMED
-            client_id = record.record if type(record) is Late else record
+            if type(record) is Late:  # (the client may send a new request under that id meanwhile)
+                client_id = record.record
+                if client_id in self.requests:
+                    return CONSUMED  # dropped: it would answer the new request (peer.inflight drops it once sent)
+            else:
+                client_id = record
+                self.requests.close(client_id)
             message = {**message, "id": client_id}  # the client's id again
             key = id_key(client_id)
             if self.observed and key in self.observed:  # a forwarded tools/call (metrics are on)
@@ -648,9 +657,10 @@ class UpstreamSide:
     def _mark_inflight(self, started: list[tuple[str, dict[str, Any]]]) -> None:
         """The requests of ``started`` (upstream id, the client's request) are in flight (and timed),
         before they are sent: should the upstream go away meanwhile, they are answered."""
-        inflight = self.peer.inflight
+        inflight, requests = self.peer.inflight, self.requests
         for upstream_id, m in started:
             inflight.start(id_key(upstream_id), m["id"], m["method"], m.get("params"), client=id_key(m["id"]))
+            requests.sent(m["id"], upstream_id)
 
     def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
@@ -673,7 +683,12 @@ class UpstreamSide:
                 await self.reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
 
     async def reply(self, message: dict[str, Any]) -> None:
-        """Send the client a message of the guard's own; a client that stopped reading ends the relay."""
+        """Send the client a message of the guard's own; a client that stopped reading ends the relay.
+
+        An answer closes its request (``client_requests``); one to a request the client withdrew is dropped.
+        """
+        if "method" not in message and not self.requests.close(message.get("id")):
+            return
         try:
             await self.client.send(dumps(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -681,6 +696,8 @@ class UpstreamSide:
 
     def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
         """:meth:`reply` without waiting (the line is queued when the client's pipe is full)."""
+        if "method" not in message and not self.requests.close(message.get("id")):
+            return
         try:
             client.send_nowait(dumps(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):

@@ -1,0 +1,152 @@
+"""The client's requests from intake to answer (``sessions.client_requests``, issue 23): one object for ``wrap`` and
+``serve``. A second request under the id of an open one is refused; a cancelled request frees its id at once; the
+upstream's late answer to it never reaches the request the client sends next under that id, even while that one
+waits for the guard's own listing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+
+from mcp_guard.sessions.client_requests import NOT_OPEN, WAITING, ClientRequests
+from tests.harness import MemoryLink, ScriptedUpstream, name, running_guard
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("slow", "fast")]
+
+
+class Gated(ScriptedUpstream):
+    """``slow`` is answered once :attr:`call_gate` is set; with :attr:`list_gate` cleared, ``tools/list`` waits
+    for it too. Everything else is answered at once."""
+
+    def __init__(self) -> None:
+        super().__init__(TOOLS)
+        self.call_gate = anyio.Event()
+        self.list_gate: anyio.Event | None = None
+        self.links_seen: list[MemoryLink] = []
+
+    async def handle(self, link: MemoryLink, message: dict[str, Any]) -> bool:
+        self.links_seen.append(link)
+        method = message["method"]
+        if method == "tools/call" and message["params"]["name"] == "slow":
+
+            async def later() -> None:
+                await self.call_gate.wait()
+                await self.answer_call(link, message)
+
+            self.spawn(later)
+            return True
+        if method == "tools/list" and self.list_gate is not None:
+            gate = self.list_gate
+
+            async def listed() -> None:
+                await gate.wait()
+                await super(Gated, self).handle(link, message)
+
+            self.spawn(listed)
+            return True
+        return await super().handle(link, message)
+
+    def spawn(self, func: Any) -> None:
+        assert self.group is not None
+        self.group.start_soon(func)
+
+    def count(self, method: str) -> int:
+        return sum(1 for m in self.received if m.get("method") == method)
+
+    group: anyio.abc.TaskGroup | None = None
+
+
+async def until(predicate: Any) -> None:
+    with anyio.fail_after(5):
+        while not predicate():
+            await anyio.sleep(0.005)
+
+
+def text_of(answer: dict[str, Any]) -> str:
+    return str(answer["result"]["content"][0]["text"])
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_a_second_request_under_an_open_id_is_refused_and_the_first_gets_its_own_answer(command: str) -> None:
+    upstream = Gated()
+    async with anyio.create_task_group() as group:
+        upstream.group = group
+        async with running_guard(command, upstream) as client:
+            slow = {"name": name(command, "slow"), "arguments": {}}
+            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+            await until(lambda: len(upstream.calls()) == 1)
+            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+            refused = await client.answer(5)
+            assert refused["error"]["code"] == -32600
+            assert len(upstream.calls()) == 1  # the second never went upstream
+            upstream.call_gate.set()
+            assert text_of(await client.answer(5)) == "slow ok"
+            # Answered: the id is free again.
+            assert text_of(await client.call(name(command, "fast"), request_id=5)) == "fast ok"
+            assert len(client.answers_to(5)) == 3
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("command", ["wrap", "serve"])
+async def test_a_cancelled_calls_late_answer_never_reaches_the_next_request_under_its_id(command: str) -> None:
+    upstream = Gated()
+    async with anyio.create_task_group() as group:
+        upstream.group = group
+        async with running_guard(command, upstream) as client:
+            slow = {"name": name(command, "slow"), "arguments": {}}
+            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+            await until(lambda: len(upstream.calls()) == 1)
+            await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
+            await until(lambda: upstream.count("notifications/cancelled") == 1)
+            # The server's tools changed: the next call waits for the guard's own listing, which waits here
+            # (serve lists at the notice, wrap at the call).
+            upstream.list_gate = anyio.Event()
+            listed = upstream.count("tools/list")
+            notice = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            await upstream.send(upstream.links_seen[-1], notice)
+            if command == "serve":
+                await until(lambda: upstream.count("tools/list") > listed)
+            fast = {"name": name(command, "fast"), "arguments": {}}
+            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": fast})
+            await until(lambda: upstream.count("tools/list") > listed)  # the new request 5 waits for this listing
+            upstream.call_gate.set()  # the late answer to the cancelled 5 comes now
+            await anyio.sleep(0.1)
+            upstream.list_gate.set()
+            assert text_of(await client.answer(5)) == "fast ok"
+            await client.request("ping")
+            assert [text_of(m) for m in client.answers_to(5)] == ["fast ok"]
+        group.cancel_scope.cancel()
+
+
+def test_the_states_of_one_request() -> None:
+    requests: ClientRequests[str] = ClientRequests()
+    assert requests.admit(1) and requests.admit("1")  # 1 and "1" are two ids
+    assert not requests.admit(1)  # open: a second is refused
+    assert requests.waiting() == [1, "1"] and len(requests) == 2
+    assert requests.sent(1, "up-1")
+    assert requests.waiting() == ["1"] and requests.open_ids() == [1, "1"]
+    assert requests.withdraw(1) == "up-1"  # sent: closed, cancelled at its owner
+    assert 1 not in requests and requests.admit(1)  # the id is free at once
+    assert requests.withdraw(1) is WAITING  # not sent: withdrawn, never sent ...
+    assert requests.withdrawn(1) and requests.open_ids() == ["1"] and requests.waiting() == ["1"]
+    assert not requests.admit(1)  # (still open until its fate is settled)
+    assert not requests.sent(1, "up-2") and 1 not in requests  # ... the sender learns it, and it is closed
+    assert requests.withdraw(1) is NOT_OPEN and requests.withdraw("other") is NOT_OPEN
+
+
+def test_an_answer_closes_its_request_and_one_to_a_withdrawn_request_is_dropped() -> None:
+    requests: ClientRequests[str] = ClientRequests()
+    requests.admit(7)
+    assert requests.close(7) and 7 not in requests
+    assert requests.close(7)  # an id no open request has is answered (the guard's own error, a late answer)
+    requests.admit(8)
+    requests.sent(8, "up")
+    requests.unsent(8)  # its answer is going out: a cancellation now withdraws it instead
+    assert requests.withdraw(8) is WAITING
+    assert not requests.close(8) and 8 not in requests  # the answer is dropped, the id freed
+    assert len(requests) == 0
