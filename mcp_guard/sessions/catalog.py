@@ -21,9 +21,8 @@ and its calls are checked against the pinned ``inputSchema`` before being refuse
 it is left out of the list and its calls are refused the same way. The log and
 :attr:`CatalogReport.pin_changes` say what changed, field by field.
 
-:class:`MergedLists` holds everything one client view sees: the tool :class:`Catalog`, the
-prompts (named like tools) and the resources and resource templates (routed by URI). The
-gateway keeps one for the handshake era and one per 2026-07-28 envelope.
+:class:`~.merged_lists.MergedLists` (its own module) holds everything one client view sees: this
+tool list, the prompts and the resources.
 
 Generations (of the tool list and of the other lists) come from one process-wide counter
 and change only when a list is rebuilt from a listing that differs from the one before: a
@@ -36,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -60,16 +59,24 @@ from ..calls.principals import PrincipalPolicy
 from ..calls.tool_table import ToolTable
 from ..config import GatewayConfig
 from ..wire.jsonrpc import Uncarriable, dumps
-from ..wire.meta import META_PREFIX
-from ..wire.pieces import count_nodes, dumps_in_pieces
+from ..wire.pieces import dumps_in_pieces
 from ..wire.repeated import collector_paused
 
 if TYPE_CHECKING:
     from ..hosts.listing import Presentation
-from .client_writer import BIG_NODES
-from .naming import Collision, CursorCodec, NameMap, ResourceMap
+from .naming import Collision, CursorCodec, NameMap
 
-__all__ = ["KINDS", "ORIGIN_KEY", "PIN_KEY", "Catalog", "CatalogReport", "MergedLists", "PinChange", "expose_prompts"]
+__all__ = [
+    "KINDS",
+    "ORIGIN_KEY",
+    "PIN_KEY",
+    "Catalog",
+    "CatalogReport",
+    "PinChange",
+    "exposed_item",
+    "listing_text",
+    "next_generation",
+]
 
 log = logging.getLogger("mcp_guard")
 
@@ -78,16 +85,23 @@ PIN_KEY = "mcp-guard/pin"
 """A tool listed with its pinned definition: ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``."""
 
 KINDS: Final = ("tools", "prompts", "resources")
+"""The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
 PRESENT_ON_LOOP: Final = 500
 """Tools of a view past which ``guard.presentFor``'s presentation is made in a worker thread (a few ms below)."""
-"""The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
 
 _GENERATIONS = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A generation no list of this process had (one process-wide counter: see the module docstring)."""
+    return next(_GENERATIONS)
+
+
 _TEXT_NOT_MADE: Final = object()
 """``Catalog.update``'s ``text`` when the caller did not make it (``None`` is a listing without exact text)."""
 
 
-def _text(listing: Any) -> bytes | None:
+def listing_text(listing: Any) -> bytes | None:
     """The exact JSON text of a listing, to tell an unchanged one (``None``: it has no exact text)."""
     try:
         return dumps(listing)
@@ -183,7 +197,7 @@ class CatalogReport:
         return out
 
 
-def _exposed_item(item: dict[str, Any], exposed: str, server: str, kind: str = "tool") -> dict[str, Any]:
+def exposed_item(item: dict[str, Any], exposed: str, server: str, kind: str = "tool") -> dict[str, Any]:
     """``item`` renamed to ``exposed``, with ``_meta["mcp-guard/origin"] = {"server", kind: original name}``."""
     out = dict(item)
     out["name"] = exposed
@@ -222,7 +236,7 @@ class Catalog:
         self.policy = Policy(config.guard)
         self.principals = PrincipalPolicy(config.guard.principals)
         self.cursors = cursors if cursors is not None else CursorCodec()
-        self.generation = next(_GENERATIONS)
+        self.generation = next_generation()
         self.report = CatalogReport()
         self._listings: dict[str, list[Any]] = {}
         self._texts: dict[str, bytes | None] = {}
@@ -282,7 +296,7 @@ class Catalog:
             self._pinned_tables.pop(server, None)
             self._status.pop(server, None)
         else:
-            made = _text(tools) if text is _TEXT_NOT_MADE else text if type(text) is bytes else None
+            made = listing_text(tools) if text is _TEXT_NOT_MADE else text if type(text) is bytes else None
             if server in self._listings and made is not None and self._texts.get(server) == made:
                 return False
             self._listings[server] = list(tools)
@@ -400,7 +414,7 @@ class Catalog:
                 if route.policy.access == "allow" and route.policy.unsupported == "hide":
                     report.hidden.append(exposed)
             if route.visible and (change is None or change.listed == "pinned"):
-                listed.append(_exposed_item(tool, exposed, origin.server))
+                listed.append(exposed_item(tool, exposed, origin.server))
         listed_names = {
             server: [t["name"] for t in tools if type(t) is dict and type(t.get("name")) is str]
             for server, tools in listings
@@ -423,7 +437,7 @@ class Catalog:
         self._presented = {}
         self._owned = {}
         self.report = report
-        self.generation = next(_GENERATIONS)
+        self.generation = next_generation()
         lines = report.lines()
         if not self.quiet:
             for line in lines:
@@ -464,7 +478,7 @@ class Catalog:
                 origin = item["_meta"][ORIGIN_KEY]
                 if self.principals.verdict_of(matched, origin["server"], origin["tool"]).access == "allow":
                     shown.append(item)
-            found = self._views[matched] = (next(_GENERATIONS), shown)
+            found = self._views[matched] = (next_generation(), shown)
         return found
 
     def presentation_of(self, principal: Principal | None) -> Presentation | None:
@@ -529,178 +543,6 @@ class Catalog:
             listed = shown.tools
         items, next_cursor = self.cursors.page(listed, cursor, "tools", generation, self.config.guard.page_size)
         result: dict[str, Any] = {"tools": items}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
-
-
-def expose_prompts(
-    listings: Mapping[str, Sequence[Any]], name_format: str, order: Sequence[str]
-) -> tuple[NameMap[Any], list[dict[str, Any]]]:
-    """Prompts of every upstream, named like tools: the name map and the prompts to list.
-
-    Each listed prompt is the upstream's object with ``name`` exposed and
-    ``_meta["mcp-guard/origin"] = {"server", "prompt"}``; guard-owned ``_meta`` keys from the
-    upstream are dropped. ``prompts/get`` is routed by ``names.origin(exposed)``.
-    """
-    names: NameMap[Any] = NameMap.build([(s, listings[s]) for s in order if s in listings], name_format)
-    listed = []
-    for exposed, (origin, prompt) in names.items.items():
-        cleaned = dict(prompt)
-        if type(cleaned.get("_meta")) is dict:
-            cleaned["_meta"] = {k: v for k, v in cleaned["_meta"].items() if not str(k).startswith(META_PREFIX)}
-        listed.append(_exposed_item(cleaned, exposed, origin.server, "prompt"))
-    return names, listed
-
-
-class MergedLists:
-    """Every list one client view sees, merged over the upstreams (handshake era, or one 2026-07-28 envelope).
-
-    Args:
-        config, lock, cursors: as for :class:`Catalog` (one codec per session: its cursors
-            are refused by every other list, see the module docstring).
-
-    Attributes:
-        catalog: the tool list and the routes of ``tools/call``.
-        prompt_names: exposed prompt name → origin (``prompts/get``, ``completion/complete``).
-        prompts: the prompts listed, each renamed (see :func:`expose_prompts`).
-        resources: the URI → server table, with the resources and templates listed.
-    """
-
-    def __init__(self, config: GatewayConfig, lock: LockFile | None, cursors: CursorCodec) -> None:
-        self.config = config
-        self.cursors = cursors
-        self.catalog = Catalog(config, lock, cursors)
-        self.prompt_names: NameMap[Any] = NameMap()
-        self.prompts: list[dict[str, Any]] = []
-        self.resources = ResourceMap()
-        self._generations = {"prompts": next(_GENERATIONS), "resources": next(_GENERATIONS)}
-        self._prompts: dict[str, list[Any]] = {}
-        self._resources: dict[str, tuple[list[Any], list[Any]]] = {}
-        self._texts: dict[tuple[str, str], bytes | None] = {}
-        self._notes: dict[str, set[str]] = {"prompts": set(), "resources": set()}
-        self._limiter = anyio.CapacityLimiter(1)  # one listing prepared at a time (put_tools)
-        self._preparing = 0  # listings being prepared (put_tools)
-        self._idle = anyio.Event()
-
-    def config_order(self) -> list[str]:
-        """Server names in config order."""
-        return [s.name for s in self.config.servers]
-
-    def set_tools(self, server: str, tools: Sequence[Any] | None) -> set[str]:
-        """Replace ``server``'s tools (``None``: none); returns ``{"tools"}`` when what the client sees changed."""
-        before = self.catalog.tools
-        if not self.catalog.update(server, tools):
-            return set()
-        return {"tools"} if self.catalog.tools != before else set()
-
-    async def put_tools(self, server: str, tools: Sequence[Any] | None, still: Callable[[], bool]) -> set[str]:
-        """:meth:`set_tools`, a big listing (more than ``BIG_NODES`` JSON values) prepared in a worker thread
-        first (``Catalog.prepare``: no message waits behind its classification, issue 25 item 1). When
-        ``still()`` is false after that, the listing is no longer the server's (it went down, or listed
-        again): nothing is changed, and ``set()`` returned (the later change makes its own call)."""
-        if tools is None or count_nodes(tools, BIG_NODES) <= BIG_NODES:
-            return self.set_tools(server, tools)
-        if not self._preparing:
-            self._idle = anyio.Event()
-        self._preparing += 1
-        try:
-            text = await anyio.to_thread.run_sync(self.catalog.prepare, server, tools, limiter=self._limiter)
-            if not still():
-                return set()
-            before = self.catalog.tools
-            if not self.catalog.update(server, tools, text):
-                return set()
-            return {"tools"} if self.catalog.tools != before else set()
-        finally:
-            self._preparing -= 1
-            if not self._preparing:
-                self._idle.set()
-
-    async def prepared(self) -> None:
-        """Wait until no listing is being prepared (:meth:`put_tools`): the view then holds every listing
-        put so far (a ``tools/list`` after an upstream came up is answered with its tools)."""
-        while self._preparing:
-            await self._idle.wait()
-
-    def set_prompts(self, server: str, prompts: Sequence[Any] | None) -> set[str]:
-        """Replace ``server``'s prompts (``None``: it offers none, or is down); returns ``{"prompts"}`` on a change."""
-        if not self._replace(self._prompts, server, "prompts", None if prompts is None else list(prompts)):
-            return set()
-        before = self.prompts
-        order = self.config_order()
-        self.prompt_names, self.prompts = expose_prompts(self._prompts, self.config.guard.name_format, order)
-        self._note("prompts", [f"prompt name collision: {c.describe()}" for c in self.prompt_names.collisions])
-        self._generations["prompts"] = next(_GENERATIONS)
-        return {"prompts"} if self.prompts != before else set()
-
-    def set_resources(self, server: str, resources: Sequence[Any] | None, templates: Sequence[Any] | None) -> set[str]:
-        """Replace ``server``'s resources and templates (both ``None``: none); returns ``{"resources"}`` on a change."""
-        pair = None if resources is None and templates is None else (list(resources or []), list(templates or []))
-        if not self._replace(self._resources, server, "resources", pair):
-            return set()
-        before = (self.resources.resources, self.resources.templates)
-        order = [s for s in self.config_order() if s in self._resources]
-        self.resources = ResourceMap.build(
-            {s: self._resources[s][0] for s in order}, {s: self._resources[s][1] for s in order}
-        )
-        notes = [
-            f"resource listed by several servers, withheld: {uri[:200]} ({', '.join(servers)})"
-            for uri, servers in self.resources.withheld_uris.items()
-        ]
-        notes += [
-            f"resource template listed by several servers, withheld: {text[:200]} ({', '.join(servers)})"
-            for text, servers in self.resources.withheld_templates.items()
-        ]
-        self._note("resources", notes)
-        self._generations["resources"] = next(_GENERATIONS)
-        return {"resources"} if (self.resources.resources, self.resources.templates) != before else set()
-
-    def _note(self, kind: str, lines: list[str]) -> None:
-        """Log each finding about the ``kind`` list once, until it changes."""
-        for line in lines:
-            if line not in self._notes[kind]:
-                log.warning("%s", line)
-        self._notes[kind] = set(lines)
-
-    def remove(self, server: str) -> set[str]:
-        """``server`` is down: its listings leave every list; returns the kinds whose visible list changed."""
-        return self.set_tools(server, None) | self.set_prompts(server, None) | self.set_resources(server, None, None)
-
-    def _replace(self, store: dict[str, Any], server: str, kind: str, value: Any) -> bool:
-        key = (server, kind)
-        if value is None:
-            if server not in store:
-                return False
-            del store[server]
-            self._texts.pop(key, None)
-            return True
-        text = _text(value)
-        if server in store and text is not None and self._texts.get(key) == text:
-            return False
-        store[server] = value
-        self._texts[key] = text
-        return True
-
-    def page(self, member: str, cursor: Any, principal: Principal | None = None) -> dict[str, Any]:
-        """One page of a merged list: ``member`` is ``tools``, ``prompts``, ``resources`` or
-        ``resourceTemplates``; the result holds that member and, when more remain, ``nextCursor``.
-        ``principal``: who asks (the tools it is shown, :meth:`Catalog.view_of`).
-
-        Raises:
-            InvalidCursor: a cursor this view did not issue for the list as it is now (-32602).
-        """
-        if member == "tools":
-            return self.catalog.page(cursor, principal)
-        if member == "prompts":
-            items: list[Any] = self.prompts
-            generation = self._generations["prompts"]
-        else:
-            pairs = self.resources.resources if member == "resources" else self.resources.templates
-            items = [item for _, item in pairs]
-            generation = self._generations["resources"]
-        page, next_cursor = self.cursors.page(items, cursor, member, generation, self.config.guard.page_size)
-        result: dict[str, Any] = {member: page}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result

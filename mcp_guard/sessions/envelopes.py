@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from ..wire.meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY
-from .catalog import KINDS, MergedLists
+from .catalog import KINDS
+from .merged_lists import MergedLists
 
 if TYPE_CHECKING:
     from .link import Link

@@ -81,7 +81,7 @@ from ..wire.jsonrpc import (
 )
 from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import is_modern
-from .catalog import KINDS, Catalog, MergedLists
+from .catalog import KINDS, Catalog
 from .client_lines import read_client_lines
 from .client_requests import NOT_OPEN, WAITING, ClientRequests
 from .client_writer import ClientWriter
@@ -89,6 +89,7 @@ from .envelopes import (
     merged_capabilities,
 )
 from .link import Forwarded, Link, connector_for, unavailable
+from .merged_lists import MergedLists
 from .methods import BEFORE_INITIALIZE, LIST_METHODS, ROUTED_METHODS
 from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .naming import CursorCodec, InvalidCursor

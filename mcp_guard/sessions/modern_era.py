@@ -47,7 +47,7 @@ from ..wire.meta import (
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
 )
-from .catalog import KINDS, MergedLists
+from .catalog import KINDS
 from .client_requests import ClientRequests
 from .envelopes import (
     ACKNOWLEDGED,
@@ -60,6 +60,7 @@ from .envelopes import (
     merged_capabilities,
 )
 from .link import Link, failure_reason
+from .merged_lists import MergedLists
 from .naming import CursorCodec
 from .whereabouts import Whereabouts
 

@@ -13,8 +13,8 @@ from .catalog import ORIGIN_KEY
 from .naming import could_name
 
 if TYPE_CHECKING:
-    from .catalog import MergedLists
     from .link import Link
+    from .merged_lists import MergedLists
 
 __all__ = ["Whereabouts"]
 

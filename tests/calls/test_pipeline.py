@@ -14,7 +14,8 @@ from mcp_guard.calls.pinning import LockFile
 from mcp_guard.calls.pipeline import STEP_NAMES, WRAP_STEPS, Call, Pipeline, Rejection, outcome_of
 from mcp_guard.calls.policy import Budget
 from mcp_guard.config import GatewayConfig, parse_config
-from mcp_guard.sessions.catalog import ORIGIN_KEY, Catalog, MergedLists, expose_prompts
+from mcp_guard.sessions.catalog import ORIGIN_KEY, Catalog
+from mcp_guard.sessions.merged_lists import MergedLists, expose_prompts
 from mcp_guard.sessions.naming import CursorCodec, InvalidCursor, Origin
 
 pytestmark = pytest.mark.anyio
