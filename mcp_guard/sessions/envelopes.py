@@ -29,15 +29,11 @@ __all__ = [
     "ACKNOWLEDGED",
     "ENVELOPE_KEYS",
     "LISTEN_FLAGS",
-    "MAX_ENVELOPES",
     "ClientListen",
     "Envelope",
     "Listed",
     "merged_capabilities",
 ]
-
-MAX_ENVELOPES: Final = 16
-"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep merged lists of their own."""
 
 ENVELOPE_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_INFO_KEY, CAPABILITIES_KEY)
 """The ``_meta`` keys of a client's envelope that the guard's own 2026-07-28 requests carry (not its log level)."""

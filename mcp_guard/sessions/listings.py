@@ -12,12 +12,11 @@ send requests of the guard's own; nothing here reads or writes a line.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import anyio
 
@@ -25,14 +24,11 @@ from ..calls.tool_table import ToolTable
 from ..log_counts import LogCounts
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
 from ..wire.jsonrpc import id_key, valid_id
-from ..wire.meta import CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY
+from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY, envelope_key
 
-__all__ = ["MAX_ENVELOPES", "ToolListings", "fresh"]
+__all__ = ["ToolListings", "fresh"]
 
 log = logging.getLogger("mcp_guard")
-
-MAX_ENVELOPES: Final = 16
-"""How many 2026-07-28 envelopes (protocol version, client capabilities) keep a tool table of their own."""
 
 
 def fresh(table: ToolTable) -> bool:
@@ -109,7 +105,7 @@ class ToolListings:
             return self.table
         if meta is self._last_envelope[0]:  # the same message asks again (routing looks up more than once)
             return self._last_envelope[1]
-        key = json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
+        key = envelope_key(meta)
         table = self.tables.pop(key, None)
         if table is None:
             base = self.table

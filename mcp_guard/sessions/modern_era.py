@@ -7,7 +7,7 @@ carries its envelope (protocol version, client capabilities) in ``_meta``, and i
 the merged lists that envelope sees:
 
 - tools, prompts, resources and resource templates are listed per envelope (at most
-  :data:`~.envelopes.MAX_ENVELOPES` kept, least recently used dropped), and listed again before
+  :data:`~mcp_guard.wire.meta.MAX_ENVELOPES` kept, least recently used dropped), and listed again before
   use once a listing's ``ttlMs`` has passed (absent: at once), unless a ``subscriptions/listen``
   stream of the guard's own at that upstream (opened after the first listing, for the kinds the
   upstream acknowledges) says when it changed. A call is never judged against a schema the
@@ -23,7 +23,6 @@ the merged lists that envelope sees:
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -42,10 +41,10 @@ from ..wire.jsonrpc import (
     id_key,
 )
 from ..wire.meta import (
-    CAPABILITIES_KEY,
-    PROTOCOL_VERSION_KEY,
+    MAX_ENVELOPES,
     SERVER_INFO_KEY,
     SUBSCRIPTION_ID_KEY,
+    envelope_key,
 )
 from .catalog import KINDS
 from .client_requests import ClientRequests
@@ -53,7 +52,6 @@ from .envelopes import (
     ACKNOWLEDGED,
     ENVELOPE_KEYS,
     LISTEN_FLAGS,
-    MAX_ENVELOPES,
     ClientListen,
     Envelope,
     Listed,
@@ -120,7 +118,7 @@ class ModernEra:
         than :data:`MAX_ENVELOPES` is dropped)."""
         meta = params["_meta"]
         era = {k: meta[k] for k in ENVELOPE_KEYS if k in meta}
-        key = json.dumps([era.get(PROTOCOL_VERSION_KEY), era.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
+        key = envelope_key(era)
         envelope = self._envelopes.pop(key, None)
         if envelope is None:
             if len(self._envelopes) >= MAX_ENVELOPES:

@@ -8,12 +8,14 @@ carries its envelope in ``params._meta`` (``io.modelcontextprotocol/protocolVers
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 __all__ = [
     "CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
     "ENVELOPE_PREFIX",
+    "MAX_ENVELOPES",
     "META_PREFIX",
     "OUTPUT_KEY",
     "PROTOCOL_VERSION_KEY",
@@ -23,6 +25,7 @@ __all__ = [
     "SUBSCRIPTION_ID_KEY",
     "TOOL_DATA",
     "UNTIMED",
+    "envelope_key",
     "era_meta",
     "is_modern",
     "without_guard_keys",
@@ -55,6 +58,18 @@ def is_modern(params: Any) -> bool:
     """Whether a request belongs to the 2026-07-28 era: its ``_meta`` names its protocol version."""
     meta = params.get("_meta") if type(params) is dict else None
     return type(meta) is dict and PROTOCOL_VERSION_KEY in meta
+
+
+MAX_ENVELOPES: Final = 16
+"""How many 2026-07-28 envelopes one session keeps lists of its own for: ``wrap`` a tool table each, ``serve``
+merged lists each (the least recently used goes first)."""
+
+
+def envelope_key(meta: dict[str, Any]) -> str:
+    """The key of a 2026-07-28 request's envelope (its ``_meta``): its protocol version and client capabilities,
+    what an upstream may list differently for (MCP 2026-07-28, stateless requests). Key order inside the
+    capabilities does not matter; a value JSON cannot hold is keyed by its ``repr``."""
+    return json.dumps([meta.get(PROTOCOL_VERSION_KEY), meta.get(CAPABILITIES_KEY)], sort_keys=True, default=repr)
 
 
 def era_meta(params: Any) -> dict[str, Any] | None:
