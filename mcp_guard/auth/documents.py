@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote, urlsplit, urlunsplit
 
-import httpx
+import httpx2
 
 from ..errors import GuardError
 from ..safe_text import escape
@@ -43,7 +43,7 @@ class AuthServerError(GuardError):
 
 
 async def fetch_json(
-    client: httpx.AsyncClient,
+    client: httpx2.AsyncClient,
     url: str,
     *,
     form: dict[str, str] | None = None,
@@ -63,7 +63,7 @@ async def fetch_json(
         else:
             request = client.build_request("POST", url, data=form, headers={"accept": "application/json"})
         # RFC 6749 section 2.3.1: the client id and secret are form-urlencoded before HTTP Basic.
-        basic = None if auth is None else httpx.BasicAuth(quote(auth[0], safe=""), quote(auth[1], safe=""))
+        basic = None if auth is None else httpx2.BasicAuth(quote(auth[0], safe=""), quote(auth[1], safe=""))
         response = await client.send(request, stream=True, auth=basic, follow_redirects=False)
         try:
             if response.status_code != 200:
@@ -75,7 +75,7 @@ async def fetch_json(
                     raise AuthServerError(f"{where} sent more than {cap} bytes")
         finally:
             await response.aclose()
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         raise AuthServerError(f"{where} could not be fetched ({type(exc).__name__})") from None
     try:
         document = json.loads(body)
@@ -126,7 +126,7 @@ def _url_or_none(document: dict[str, Any], key: str) -> str | None:
     return value if scheme in ("https", "http") else None
 
 
-async def discover(client: httpx.AsyncClient, issuer: str) -> Metadata:
+async def discover(client: httpx2.AsyncClient, issuer: str) -> Metadata:
     """Fetch and check ``issuer``'s metadata from the first of :func:`metadata_urls` that answers with it.
 
     Raises:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeGuard
 
-import httpx
+import httpx2
 
 from ..oauth_config import OAuthSettings
 from .documents import fetch_json
@@ -54,7 +54,7 @@ class Introspector:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: httpx2.AsyncClient,
         settings: OAuthSettings,
         credentials: tuple[str, str] | None,
         endpoint: Callable[[], Awaitable[str | None]],

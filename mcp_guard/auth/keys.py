@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import anyio
-import httpx
+import httpx2
 from joserfc.errors import JoseError
 from joserfc.jwk import JWKRegistry, Key
 
@@ -52,7 +52,7 @@ class KeyRing:
     """
 
     def __init__(
-        self, client: httpx.AsyncClient, settings: OAuthSettings, jwks_uri: Callable[[], Awaitable[str]]
+        self, client: httpx2.AsyncClient, settings: OAuthSettings, jwks_uri: Callable[[], Awaitable[str]]
     ) -> None:
         self._client = client
         self._settings = settings

@@ -32,7 +32,7 @@ import time
 from typing import Any, Final
 
 import anyio
-import httpx
+import httpx2
 from joserfc.errors import ClaimError, ExpiredTokenError, JoseError
 from joserfc.jws import JWSRegistry, extract_compact, validate_compact
 from joserfc.jwt import JWTClaimsRegistry
@@ -79,11 +79,11 @@ class TokenVerifier:
     """
 
     def __init__(
-        self, settings: OAuthSettings, *, client_secret: str | None = None, client: httpx.AsyncClient | None = None
+        self, settings: OAuthSettings, *, client_secret: str | None = None, client: httpx2.AsyncClient | None = None
     ) -> None:
         self.settings = settings
         self._own_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient(timeout=FETCH_TIMEOUT)
+        self._client = client if client is not None else httpx2.AsyncClient(timeout=FETCH_TIMEOUT)
         self._metadata: Metadata | None = None
         self._metadata_failed = -float("inf")
         self._discovering = anyio.Lock()
