@@ -48,10 +48,11 @@ class ClientRequests(Generic[O]):
     module docstring). Not thread-safe: the event loop owns it.
     """
 
-    __slots__ = ("_open",)
+    __slots__ = ("_open", "_owed")
 
     def __init__(self) -> None:
         self._open: dict[Key, Any] = {}
+        self._owed: dict[Key, int] = {}  # refusals owed under the id of an open request (admit)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -60,10 +61,11 @@ class ClientRequests(Generic[O]):
         return id_key(request_id) in self._open
 
     def admit(self, request_id: Any) -> bool:
-        """Open the request ``request_id`` (waiting); False when a request under that id is open already
-        (the new one is refused, and the open one keeps its state)."""
+        """Open the request ``request_id`` (waiting); False when a request under that id is open already: the new
+        one is refused, its refusal goes out under that id and does not close the open one (:meth:`close`)."""
         key = id_key(request_id)
         if key in self._open:
+            self._owed[key] = self._owed.get(key, 0) + 1
             return False
         self._open[key] = _WAITING
         return True
@@ -108,8 +110,18 @@ class ClientRequests(Generic[O]):
     def close(self, request_id: Any) -> bool:
         """An answer to ``request_id`` is going out: the request is closed. False when the client withdrew it
         (the answer is dropped). An id no open request has is answered (True): the guard's own error for an
-        id it could not admit, or a late answer the owner passes on."""
-        state = self._open.pop(id_key(request_id), None)
+        id it could not admit, or a late answer the owner passes on. The refusal of a second request under an
+        open request's id (:meth:`admit`) leaves that request open."""
+        key = id_key(request_id)
+        if self._owed:
+            owed = self._owed.get(key)
+            if owed is not None:
+                if owed > 1:
+                    self._owed[key] = owed - 1
+                else:
+                    del self._owed[key]
+                return True
+        state = self._open.pop(key, None)
         return state is not _WITHDRAWN
 
     def waiting(self) -> list[Any]:

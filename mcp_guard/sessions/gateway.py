@@ -323,8 +323,8 @@ class GatewaySession(ModernEra):
                 if not self.requests.admit(message["id"]):
                     # Two open requests under one id: their answers could not be told apart.
                     log.warning("refused a client request whose id is that of a request still in flight")
-                    # (sent as is: the answer does not close the open request of that id)
-                    await self.writer.send(dumps(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID)))
+                    # (its refusal does not close the open request of that id: ClientRequests.admit)
+                    await self.reply(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID))
                     return
                 if not self._era_known.is_set():
                     self._start_links()

@@ -12,6 +12,7 @@ send requests of the guard's own; nothing here reads or writes a line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -77,6 +78,7 @@ class ToolListings:
         self._refreshing: dict[int, _Listing] = {}
         self._listen_tried: set[int] = set()
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
+        self._streams: dict[int, anyio.CancelScope] = {}  # id(table) -> its listen stream's scope
         self._counted = LogCounts()
 
     def invalidate(self) -> None:
@@ -114,7 +116,11 @@ class ToolListings:
             )
             if len(self.tables) > MAX_ENVELOPES:
                 oldest = next(k for k in self.tables if k != "")
-                self._listen_tried.discard(id(self.tables.pop(oldest)))
+                evicted = id(self.tables.pop(oldest))
+                self._listen_tried.discard(evicted)
+                stream = self._streams.pop(evicted, None)
+                if stream is not None:
+                    stream.cancel()  # its listen stream ends too (red team 34: 200 envelopes held 200 streams)
         self.tables[key] = table
         self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
         return table
@@ -192,17 +198,25 @@ class ToolListings:
         key = id_key(request_id)
         pending = self._own.open(request_id)
         self.listens[key] = table
+        scope = self._streams[id(table)] = anyio.CancelScope()
         try:
-            params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
-            await self._send_own(
-                {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
-            )
-            await pending.event.wait()
+            with scope:
+                params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
+                await self._send_own(
+                    {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
+                )
+                await pending.event.wait()
         except RequestFailed:
             pass
         finally:
             self._own.close(request_id)
             self.listens.pop(key, None)
+            if self._streams.get(id(table)) is scope:
+                del self._streams[id(table)]
+            if scope.cancel_called and pending.response is None:  # the envelope was dropped: the upstream is told
+                notice = {"requestId": request_id, "reason": "mcp-guard no longer needs this stream"}
+                with anyio.CancelScope(shield=True), contextlib.suppress(RequestFailed):
+                    await self._send_own({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
             if table.listening:
                 table.listening = False
                 table.expires_at = -math.inf  # changes may have been missed: list again before judging

@@ -62,6 +62,7 @@ from ..wire.jsonrpc import (
     with_id,
 )
 from ..wire.messages import GONE
+from ..wire.meta import SUBSCRIPTION_ID_KEY
 from ..wire.pieces import dumps_in_pieces
 from .client_requests import ClientRequests
 from .listings import ToolListings
@@ -550,8 +551,13 @@ class UpstreamSide:
                 return self._judged(key, message)
             return message
         method = message["method"]
-        if self.listings.listens and "id" not in message and self.listings.listen_frame(message):
-            return CONSUMED
+        if "id" not in message:
+            params = message.get("params")
+            meta = params.get("_meta") if type(params) is dict else None
+            if type(meta) is dict and SUBSCRIPTION_ID_KEY in meta:  # a frame of a listen stream (2026-07-28)
+                if self.listings.listens and self.listings.listen_frame(message):
+                    return CONSUMED  # the guard's own
+                return self._client_frame(message, meta)
         if method == "notifications/tools/list_changed":
             self.counted.log(
                 logging.INFO, "upstream tools changed; schemas will be listed again before the next judgement"
@@ -570,6 +576,20 @@ class UpstreamSide:
                     return CONSUMED  # it names no request of the upstream's the client holds
                 return {**message, "params": {**params, "requestId": client_id}}
         return message
+
+    def _client_frame(self, message: dict[str, Any], meta: dict[str, Any]) -> Any:
+        """A frame of a client's ``subscriptions/listen`` stream (2026-07-28: a notification whose ``_meta``
+        ``subscriptionId`` is the listen request's id), stamped by the upstream with the upstream id the
+        guard gave that request: stamped again with the client's id, which the client matches it by
+        (red team 34: the guard's id reached the client, whose stream never saw its acknowledgement).
+        A frame naming no stream of the client's in flight (cancelled, answered, never opened) is dropped."""
+        subscription = meta[SUBSCRIPTION_ID_KEY]
+        client_id = self.peer.inflight.pending.get(id_key(subscription)) if valid_id(subscription) else None
+        if client_id is None:
+            self.counted.log(logging.INFO, "dropped a listen stream frame naming no stream of the client's")
+            return CONSUMED
+        params = message["params"]
+        return {**message, "params": {**params, "_meta": {**meta, SUBSCRIPTION_ID_KEY: client_id}}}
 
     def _judged(self, key: Key, message: dict[str, Any]) -> Any:
         """The answer to a forwarded ``tools/call``, its result judged against the noted call's
@@ -682,12 +702,18 @@ class UpstreamSide:
             if type(m) is dict and "id" in m and "method" in m:
                 await self.reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
 
-    async def reply(self, message: dict[str, Any]) -> None:
-        """Send the client a message of the guard's own; a client that stopped reading ends the relay.
+    async def reply(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
+        """Send the client a message (or a batch's answers) of the guard's own; a client that stopped reading ends
+        the relay.
 
         An answer closes its request (``client_requests``); one to a request the client withdrew is dropped.
         """
-        if "method" not in message and not self.requests.close(message.get("id")):
+        if isinstance(message, list):  # (a batch's answers: client_batch)
+            kept = [m for m in message if "method" in m or self.requests.close(m.get("id"))]
+            if not kept:
+                return
+            message = kept
+        elif "method" not in message and not self.requests.close(message.get("id")):
             return
         try:
             await self.client.send(dumps(message))

@@ -5,6 +5,7 @@ waits for the guard's own listing."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -150,3 +151,24 @@ def test_an_answer_closes_its_request_and_one_to_a_withdrawn_request_is_dropped(
     assert requests.withdraw(8) is WAITING
     assert not requests.close(8) and 8 not in requests  # the answer is dropped, the id freed
     assert len(requests) == 0
+
+
+async def test_two_requests_under_one_id_in_one_batch_are_one_forwarded_and_one_refused() -> None:
+    """Red team 34: both elements of ``[call 6, call 6]`` went upstream and both were answered under id 6."""
+    upstream = Gated()
+    async with anyio.create_task_group() as group:
+        upstream.group = group
+        async with running_guard("wrap", upstream) as client:
+            call = {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "fast", "arguments": {}}}
+            await client.send([call, call])
+            answers: list[dict[str, Any]] = []
+            with anyio.fail_after(5):
+                while len(answers) < 2:  # (batches: read as lines, the harness reads single messages)
+                    line = json.loads(await client.link.receive())
+                    answers += line if type(line) is list else [line]
+            await client.request("ping")
+            assert len(upstream.calls()) == 1  # one went upstream (the harness answers a batch {})
+            assert sorted("error" in a for a in answers) == [False, True]
+            assert next(a for a in answers if "error" in a)["error"]["code"] == -32600
+            assert client.answers_to(6) == []  # and nothing more under id 6
+        group.cancel_scope.cancel()
