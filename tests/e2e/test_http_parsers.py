@@ -4,6 +4,7 @@ installed, h11 otherwise, each with the deadline and the 16 KiB cap on request h
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -145,3 +146,47 @@ async def test_a_whole_request_head_over_16_kib_is_answered_431_under_either_par
         assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), reply[:80]
         served = await exchange(host, port, health(host, port))
         assert served.startswith(b"HTTP/1.1 200 "), served[:80]
+
+
+class Kept(logging.Handler):
+    """A log handler that keeps every record it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
+async def test_a_431_is_logged_once_by_the_guard_and_not_by_uvicorn(
+    parser: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """uvicorn logged its own "Invalid HTTP request received." beside the guard's line for each head refused
+    as too large (a second line per refusal, in uvicorn's words, outside the guard's escaping; to stderr
+    through the guard's handlers, which the front gives uvicorn's loggers): the guard's line is the only
+    one, and it holds none of the request's bytes."""
+    use_parser(parser, monkeypatch)
+    kept = Kept()
+    ours = logging.getLogger("mcp_guard")
+    ours.addHandler(kept)  # (before the front starts: it gives uvicorn's loggers the guard's handlers)
+    try:
+        async with front(HttpConfig(port=0)) as (host, port, _protocol):
+            secret = "s3cr3t-header-value"
+            heads = [
+                post_initialize(host, port, f"X-Big: {secret}{'b' * 17_000}\r\n"),  # whole, one long header
+                post_initialize(host, port, "".join(f"X-{secret}-{i}: {'p' * 500}\r\n" for i in range(34))),
+                (f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n" + f"X-Pad: {secret}{'x' * 1000}\r\n" * 20).encode(),
+            ]  # (the last: a head still arriving when it passes the cap)
+            capfd.readouterr()
+            del kept.records[:]
+            for head in heads:
+                reply = await exchange(host, port, head)
+                assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), reply[:80]
+            records = [(r.name, r.getMessage()) for r in kept.records if r.levelno >= logging.WARNING]
+    finally:
+        ours.removeHandler(kept)
+    assert records == [("mcp_guard", f"closed a connection whose request head exceeds {MAX_HEAD_BYTES} bytes")] * 3
+    stderr = capfd.readouterr().err
+    assert "Invalid HTTP request" not in stderr and secret not in stderr, stderr
