@@ -36,7 +36,6 @@ from mcp_guard.fronts.http import (
     is_loopback,
     parse_listen_address,
     parse_origin,
-    serve_front,
 )
 from mcp_guard.fronts.http.security import read_host_origin
 from tests.e2e.http_guard import (
@@ -51,6 +50,7 @@ from tests.e2e.http_guard import (
     children,
     eventually,
     http_client,
+    in_process_front,
     messages_of,
     modern,
     needs_proc,
@@ -1071,16 +1071,8 @@ def test_command_line_usage_errors(arguments: list[str], complaint: str) -> None
 @asynccontextmanager
 async def front_in_process(config: HttpConfig) -> AsyncIterator[str]:
     """Serve an :class:`HttpFront` over the Sigma server with ``serve_front`` in this process; yield ``HOST:PORT``."""
-    front = HttpFront([sys.executable, str(SIGMA_SERVER)], config, profile="standard")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_front, front, "in-process front")
-        with anyio.fail_after(TIMEOUT):
-            while front.server is None or not front.server.started:
-                await anyio.sleep(0.02)
-        try:
-            yield front.address.split("/")[2]
-        finally:
-            front.server.should_exit = True
+    async with in_process_front(config) as (host, port, _protocol):
+        yield f"{host}:{port}"
 
 
 async def trickled(host: str, head: bytes, *, after: bytes = b"", pause: float = 0.05) -> tuple[bytes, int]:
