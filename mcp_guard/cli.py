@@ -21,6 +21,7 @@ import anyio
 
 from . import __version__
 from .calls.outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
+from .commands.arguments import positive_seconds, seconds_or_never
 from .commands.tracing import add_otel_option, tracing
 from .core.profiles import DEFAULT_PROFILE, PROFILE_CHOICES, PROFILES, SUMMARIES
 from .safe_text import escape
@@ -143,7 +144,7 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
     )
     wrap.add_argument(
         "--request-timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="answer a request the upstream has not answered within SECONDS (counted again from each progress "
@@ -402,7 +403,7 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
     )
     http.add_argument(
         "--session-idle-timeout",
-        type=_idle_seconds,
+        type=seconds_or_never,
         default=1800.0,
         metavar="SECONDS",
         help="end a session (and stop its upstream) after this long without a request in flight or a GET "
@@ -418,7 +419,7 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
     )
     http.add_argument(
         "--http-body-timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="a request body must arrive in full within this long after its headers, else 408 (default 30)",
@@ -558,28 +559,6 @@ _BOUNDS: Final = {
     "less_than": ("lt", "less than"),
 }
 """pydantic's bound errors → (their ``ctx`` key, the words of a usage error)."""
-
-
-def _seconds(text: str) -> float:
-    """A positive, finite number of seconds (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (0 < value < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
-
-
-def _idle_seconds(text: str) -> float:
-    """A positive, finite number of seconds, or 0 for never (argparse type of ``--session-idle-timeout``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (0 <= value < float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, or 0 for never: {text!r}")
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -46,6 +46,7 @@ __all__ = [
     "NOT_SHOWN",
     "CallVerdict",
     "ToolIssue",
+    "in_json_text",
     "issue_messages",
     "logged_pointer",
     "logged_pointers",
@@ -103,12 +104,18 @@ class ToolIssue(Issue):
 class ShownLike(Protocol):
     """A tool as a model's host was shown it (``hosts.listing.ShownTool``), as a refusal reads it."""
 
-    def not_shown_at(self, schema_path: str) -> bool:
-        """Whether a finding at ``schema_path`` concerns a constraint the model was not shown."""
+    def not_shown_at(self, schema_path: str, instance_path: str | None = None) -> bool:
+        """Whether a finding at ``schema_path`` (on the value at ``instance_path``) concerns a constraint the
+        model was not shown."""
         ...  # pragma: no cover
 
     def shown_pointer(self, instance_path: str) -> str:
         """``instance_path`` as it is in the arguments the model sent."""
+        ...  # pragma: no cover
+
+    def json_text_at(self, instance_path: str) -> tuple[str, str] | None:
+        """``(the pointer of the string of JSON text the model sent that holds instance_path, the rest of
+        the pointer within that JSON)``, or None."""
         ...  # pragma: no cover
 
 
@@ -130,13 +137,26 @@ _NAME: Final = re.compile(r"`([^`]*)`")
 """A backquoted property name in a hint's text (`` — did you mean `a`?``)."""
 
 
-def _as_shown(message: str, at: str, shown_at: Callable[[str], str]) -> str:
+def in_json_text(shown: str, rest: str) -> str:
+    """The words for a place inside a value the model sent as a string of JSON text: the JSON's value itself
+    (``rest`` ``""``: ``the JSON written in `/meta```) or a place within it (```/a` of the JSON written in
+    `/meta```); ``shown``: the string's pointer in the model's arguments. A refusal then says what the JSON
+    inside must be, in the terms of what the model sent (a string), not the server's type of that place."""
+    where = f"the JSON written in `{shown or '/'}`"
+    return f"`{rest}` of {where}" if rest else where
+
+
+def _as_shown(message: str, at: str, shown: ShownLike) -> str:
     """``message`` with each backquoted instance pointer at or below ``at`` (the issue's) as the model's
-    arguments have it (``shown_at``: ``ShownTool.shown_pointer``)."""
+    arguments have it (``ShownTool.shown_pointer``), or, inside a value the model sent as JSON text, as a
+    place in that JSON (:func:`in_json_text`)."""
 
     def swap(found: re.Match[str]) -> str:
         token = found.group(1)
-        return f"`{shown_at(token)}`" if token == at or token.startswith(at + "/") else found.group(0)
+        if token != at and not token.startswith(at + "/"):
+            return found.group(0)
+        inside = shown.json_text_at(token)
+        return f"`{shown.shown_pointer(token)}`" if inside is None else in_json_text(*inside)
 
     return _POINTER.sub(swap, message)
 
@@ -153,39 +173,32 @@ def _hint_as_shown(text: str, at: str, shown_at: Callable[[str], str]) -> str:
     return _NAME.sub(swap, text)
 
 
-def _issue_text(
-    issue: Issue | ToolIssue,
-    hint: Hint | None,
-    not_shown: Callable[[str], bool] | None,
-    shown_at: Callable[[str], str] | None,
-) -> str:
-    message = _not_shown(issue.message) if not_shown is not None and not_shown(issue.schema_path) else issue.message
-    text = hint.text if hint is not None else ""
+def _issue_text(issue: Issue | ToolIssue, hint: Hint | None, shown: ShownLike | None) -> str:
     at = getattr(issue, "instance_path", None)
-    if shown_at is not None and type(at) is str:
-        message = _as_shown(message, at, shown_at)
+    message = issue.message
+    text = hint.text if hint is not None else ""
+    if shown is None:
+        return message + text
+    if shown.not_shown_at(issue.schema_path, at if type(at) is str else None):
+        message = _not_shown(message)
+    if type(at) is str:
+        message = _as_shown(message, at, shown)
         if text and hint is not None and hint.did_you_mean is not None:
-            text = _hint_as_shown(text, at, shown_at)
+            text = _hint_as_shown(text, at, shown.shown_pointer)
     return message + text
 
 
-def issue_messages(
-    report: Report,
-    hints: Sequence[Hint | None] = (),
-    not_shown: Callable[[str], bool] | None = None,
-    shown_at: Callable[[str], str] | None = None,
-) -> str:
+def issue_messages(report: Report, hints: Sequence[Hint | None] = (), shown: ShownLike | None = None) -> str:
     """The first :data:`MAX_TEXT_ISSUES` issue messages of ``report`` joined by ``"; "``, and how many more
     (``"; and N more"``): a sentence of the text of a refusal or a withheld result (messages hold no
     values), so its first letter is upper case (the messages begin lower case). ``hints``: the issues'
-    hints, in order (``Compiled.hints``); each one's ``text`` follows its issue's message. ``not_shown``:
-    whether a finding's schema pointer is a constraint the model was not shown (its message then says
-    so, :data:`NOT_SHOWN`). ``shown_at``: an instance pointer of the server's arguments as the model's
-    arguments have it (``wrap --present-for`` with a host that renames properties: the text then names
-    what the model sent, its pointers and an unknown key's declared neighbours; the JSON keeps the
-    server's)."""
-    shown = report.issues[:MAX_TEXT_ISSUES]
-    details = "; ".join(_issue_text(i, h, not_shown, shown_at) for i, h in zip_longest(shown, hints[: len(shown)]))
+    hints, in order (``Compiled.hints``); each one's ``text`` follows its issue's message. ``shown``: the
+    tool as the model's host was shown it (``--present-for``): a finding about a constraint the model was
+    not shown says so (:data:`NOT_SHOWN`), and the text names what the model sent: its pointers (a host
+    that renames properties), an unknown key's declared neighbours, and a place inside a value sent as JSON
+    text as a place in that JSON (:func:`in_json_text`); the JSON keeps the server's pointers."""
+    issues = report.issues[:MAX_TEXT_ISSUES]
+    details = "; ".join(_issue_text(i, h, shown) for i, h in zip_longest(issues, hints[: len(issues)]))
     if len(report.issues) > MAX_TEXT_ISSUES:
         details += f"; and {len(report.issues) - MAX_TEXT_ISSUES} more"
     return details[:1].upper() + details[1:]
@@ -199,8 +212,7 @@ def rejection_result(
     modern: bool = False,
     judged_by: str | None = None,
     hints: Sequence[Hint | None] = (),
-    not_shown: Callable[[str], bool] | None = None,
-    shown_at: Callable[[str], str] | None = None,
+    shown: ShownLike | None = None,
 ) -> dict[str, Any]:
     """The ``CallToolResult`` for a refused call (design.md, "What the client sees").
 
@@ -216,18 +228,17 @@ def rejection_result(
         hints: what the schema expects at each issue, in order (``Compiled.hints``; issue 24, item 5):
             its ``text`` follows the issue's message in the text, and its ``expected`` (and
             ``did_you_mean``, for an unknown key) join the issue's JSON.
-        not_shown: whether a finding's schema pointer is a constraint the model was not shown (``wrap
-            --present-for``): its message says so, and its JSON gains ``"shown": false``.
-        shown_at: an instance pointer as the model's arguments have it (:func:`issue_messages`).
+        shown: the tool as the model's host was shown it (``--present-for``; :func:`issue_messages`): a
+            finding about a constraint the model was not shown says so, and its JSON gains ``"shown": false``.
     """
     kind = report.kind
-    shown = report.issues[:MAX_REPORTED_ISSUES]
-    issues = [_with_hint(i.to_json(), h) for i, h in zip_longest(shown, hints[: len(shown)])]
-    if not_shown is not None and not schema_broken:
+    reported = report.issues[:MAX_REPORTED_ISSUES]
+    issues = [_with_hint(i.to_json(), h) for i, h in zip_longest(reported, hints[: len(reported)])]
+    if shown is not None and not schema_broken:
         for issue in issues:
-            if not_shown(issue["schema_path"]):
+            if shown.not_shown_at(issue["schema_path"], issue.get("instance_path")):
                 issue["shown"] = False
-    more = len(report.issues) - len(shown)
+    more = len(report.issues) - len(reported)
     tool_level = [i for i in report.issues if isinstance(i, ToolIssue)]
     if schema_broken and tool_level:
         # Refused for what the tool is (listed twice, no inputSchema), not for a keyword of its schema.
@@ -244,7 +255,7 @@ def rejection_result(
             "arguments can be checked and are judged as usual."
         )
     elif not schema_broken:
-        details = issue_messages(report, hints, not_shown, shown_at)
+        details = issue_messages(report, hints, shown)
         text = (
             f"mcp-guard refused this call to `{tool}`: the arguments do not match the tool's input schema, "
             f"so nothing was sent to the server. {details}{'' if details.endswith('?') else '.'} Correct the "
@@ -337,9 +348,8 @@ def schema_verdict(
 ) -> CallVerdict:
     """The schema step of a call to ``tool`` (``arguments``: the call's, as the JSON-RPC decoder
     returned them, so ``Compiled.check``'s ``parsed``; ``{}`` when it has none). ``shown``: the tool as
-    the model's host was shown it (a call through ``--present-for``): a refusal's ``not_shown`` and
-    ``shown_at`` (:func:`rejection_result`) are its ``not_shown_at`` and ``shown_pointer``, read only
-    for a refusal.
+    the model's host was shown it (a call through ``--present-for``), read only for a refusal's text
+    (:func:`rejection_result`).
 
     Returns:
         :data:`FORWARD` when the arguments satisfy a supported schema; otherwise a verdict
@@ -368,8 +378,7 @@ def schema_verdict(
             schema_broken=False,
             modern=modern,
             hints=hints,
-            not_shown=None if shown is None else shown.not_shown_at,
-            shown_at=None if shown is None else shown.shown_pointer,
+            shown=shown,
         ),
         kind=report.kind,
         report=report,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from .arguments import positive_seconds
 from .tracing import add_otel_option
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
@@ -33,7 +34,6 @@ __all__ = [
     "add_gateway_commands",
     "list_server",
     "list_servers",
-    "positive_seconds",
     "run_check",
     "run_gateway_command",
     "run_journal",
@@ -171,17 +171,6 @@ def _port(text: str) -> int:
     if not text.isdigit() or int(text) > 65535:
         raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text!r}")
     return int(text)
-
-
-def positive_seconds(text: str) -> float:
-    """A positive, finite number of seconds (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
 
 
 def _load(path: str, out: TextIO) -> GatewayConfig | None:

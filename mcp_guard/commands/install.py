@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from ..core.profiles import DEFAULT_PROFILE, PROFILES
 from ..safe_text import escape
+from .arguments import positive_seconds
 from .clients_entries import EXPOSED, guarded_upstream, is_secret_header, plan_entry
 from .clients_files import (
     BACKUP_SUFFIX,
@@ -43,7 +44,6 @@ from .clients_files import (
     write_plan,
 )
 from .clients_paths import CLIENTS, ClientFile, Places, client_files, state_dir
-from .gateway import positive_seconds
 
 __all__ = ["INSTALL_COMMANDS", "add_install_commands", "run_install_command"]
 

@@ -21,6 +21,7 @@ from ..core.profiles import PROFILE_CHOICES
 from ..errors import GuardError
 from ..hosts.tables import HOST_NAMES
 from ..reports.documents import DocumentError, loads, read_text, source_name
+from .arguments import positive_seconds
 
 if TYPE_CHECKING:
     from ..reports.tools import ToolsReport
@@ -121,7 +122,7 @@ def add_commands(
     )
     check.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=30.0,
         metavar="SECONDS",
         help="time limit for listing a live server (default 30)",
@@ -163,16 +164,6 @@ def add_commands(
     verify.set_defaults(command_parser=verify)
     verify.add_argument("file", metavar="FILE", help="the document file (`-` for stdin)")
     verify.add_argument("--json", action="store_true", help="one JSON object per document (JSONL)")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("the timeout must be a positive number of seconds")
-    return value
 
 
 def _out() -> Any:

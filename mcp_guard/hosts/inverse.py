@@ -32,8 +32,8 @@ from typing import Any, Final, NamedTuple
 
 from ..core.json_values import escape_token, literal_float
 
-__all__ = ["JSON_TEXT", "Arr", "BackError", "Choice", "JsonText", "Map", "Member", "Obj", "Ref", "back", "kind_of",
-           "narrowed", "parse_json_text", "pick", "present", "shown_pointer"]  # fmt: skip
+__all__ = ["JSON_TEXT", "Arr", "BackError", "Choice", "JsonText", "Map", "Member", "Obj", "Ref", "back", "json_text_at",
+           "kind_of", "narrowed", "parse_json_text", "pick", "present", "shown_pointer"]  # fmt: skip
 
 
 class JsonText:
@@ -377,3 +377,44 @@ def shown_pointer(node: Map, pointer: str) -> str:
         out += tokens[i:]
         break
     return "/" + "/".join(out)
+
+
+def _resolved(node: Map) -> Map:
+    """``node`` past the references it is (at most :data:`MAX_REF_HOPS` in a row)."""
+    for _ in range(MAX_REF_HOPS):
+        if type(node) is not Ref:
+            break
+        node = node.table.get(node.name)
+    return node
+
+
+def json_text_at(node: Map, pointer: str) -> tuple[str, str] | None:
+    """Where the server-side instance ``pointer`` lies inside a value shown as JSON text: ``(the instance
+    pointer of that value, the rest of ``pointer`` within its JSON)`` (the rest ``""`` when ``pointer`` is that
+    value itself); None when no JSON text holds it, or where the mapping tree does not say (a key the schema
+    does not declare, a choice without such a member). Members are followed by their server-side names (as
+    ``pointer`` has them), an array's elements by index (in a choice, its first array branch, as :func:`pick`
+    takes the first branch of a value's kind); both pointers are server-side."""
+    if pointer and not pointer.startswith("/"):
+        return None
+    tokens = pointer[1:].split("/") if pointer else []
+    for i in range(len(tokens) + 1):
+        node = _resolved(node)
+        if node is JSON_TEXT:
+            return "".join("/" + t for t in tokens[:i]), "".join("/" + t for t in tokens[i:])
+        if node is None or i == len(tokens):
+            return None
+        token = tokens[i].replace("~1", "/").replace("~0", "~")
+        owner = _member_node(node, token)
+        if owner is not None:
+            node = owner.members[owner.shown_name(token)].node
+            continue
+        if not token.isdigit():
+            return None
+        if type(node) is Choice:
+            node = next((m for kinds, _, m in node.branches if "array" in kinds), None)
+            node = _resolved(node)
+        if type(node) is not Arr:
+            return None
+        node = node.items
+    return None  # (not reached: the loop returns at its last round)

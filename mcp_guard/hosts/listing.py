@@ -9,8 +9,9 @@ The API a session calls (``wrap --present-for NAME``, ``serve``'s ``guard.presen
   model's arguments: the server's name and the arguments to judge against the server's own
   schema, exactly as without a host (or a :class:`~.inverse.BackError` to refuse with);
 - for ``_meta["mcp-guard/schema"]``, :meth:`ShownTool.meta`; for a refusal's text,
-  :meth:`ShownTool.not_shown_at` tells whether a finding's schema pointer is a constraint the
-  model was not shown.
+  :meth:`ShownTool.not_shown_at` tells whether a finding is about a constraint the model was not
+  shown, :meth:`ShownTool.shown_pointer` names its place as the model sent it, and
+  :meth:`ShownTool.json_text_at` whether that place is inside a value sent as JSON text.
 
 Pure: imports neither ``mcp`` nor ``anyio``; keeps no state beyond the one listing it describes.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from .checker import accepts
-from .inverse import shown_pointer
+from .inverse import json_text_at, shown_pointer
 from .lowering import Lowered, lower
 from .names import host_name, host_names
 from .plans import Back
@@ -65,13 +66,33 @@ class ShownTool(NamedTuple):
             return instance_path
         return shown_pointer(self.lowered.mapping, instance_path)
 
-    def not_shown_at(self, schema_path: str) -> bool:
-        """Whether a finding at ``schema_path`` (a pointer into the server's schema) concerns a
-        constraint the model was not shown (a refusal then says so). Pointers through an inlined
-        ``$ref`` follow the reference's position, not its ``$defs`` entry."""
-        if self.lowered is None:
+    def json_text_at(self, instance_path: str) -> tuple[str, str] | None:
+        """Where ``instance_path`` (a pointer into the server-side arguments) lies inside a value the model was
+        shown as a string of JSON text: ``(that string's pointer in the arguments the model sent, the rest of
+        the pointer within its JSON)``, the rest ``""`` for the JSON's value itself; None when no JSON text
+        holds it (``inverse.json_text_at``)."""
+        if self.lowered is None or self.lowered.mapping is None:
+            return None
+        found = json_text_at(self.lowered.mapping, instance_path)
+        if found is None:
+            return None
+        return shown_pointer(self.lowered.mapping, found[0]), found[1]
+
+    def not_shown_at(self, schema_path: str, instance_path: str | None = None) -> bool:
+        """Whether a finding at ``schema_path`` (a pointer into the server's schema) concerns a constraint the
+        model was not shown (a refusal then says so): a step's that leaves it out, by the step's position or,
+        through an inlined ``$ref``, by the target's place in the document (``/$defs/...``, as the guard's
+        findings name it: :attr:`~.lowered.Lowered.located`); or, given the finding's ``instance_path``, any
+        constraint on a value inside one shown as JSON text (a recursive ``$ref`` among them, whose findings
+        point into ``$defs``)."""
+        lowered = self.lowered
+        if lowered is None:
             return False
-        return any(schema_path == s.pointer or schema_path.startswith(s.pointer + "/") for s in self.lowered.not_shown)
+        pointers = [s.pointer for s in lowered.not_shown]
+        pointers += lowered.located
+        if any(schema_path == p or schema_path.startswith(p + "/") for p in pointers):
+            return True
+        return instance_path is not None and self.json_text_at(instance_path) is not None
 
 
 @dataclass(slots=True)

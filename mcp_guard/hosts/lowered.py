@@ -70,6 +70,11 @@ class Lowered:
         reasons: why the tool is not presentable (``()`` when it is).
         mapping: the mapping tree (``hosts.inverse``); None is the identity.
         issues: what the host's checker says of :attr:`schema` (``()`` when presentable).
+        located: where in the server's schema document (``/$defs/...``) the constraints of :attr:`not_shown`
+            that were reached through an inlined ``$ref`` are: a finding's schema pointer names a keyword
+            reached through a reference by its place in the document, not by the reference's position (a
+            value shown as JSON text is not among them: one place may be shown as JSON text at one position
+            and as a schema at another; a refusal tells those apart by the instance pointer).
     """
 
     host: str
@@ -80,6 +85,7 @@ class Lowered:
     issues: tuple[HostIssue, ...] = ()
     _defs: dict[str, Map] = field(default_factory=dict, repr=False)
     _plan: Any = field(default=UNBUILT, repr=False, compare=False)
+    located: tuple[str, ...] = ()
 
     @property
     def presentable(self) -> bool:

@@ -31,7 +31,7 @@ from typing import Any, Final
 from ..core.json_values import escape_token, is_integer
 from .checker import KEYWORD_BOOLEANS, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, accepts, check_schema
 from .inverse import Arr, Map, Member, Obj, Ref, kind_of
-from .lowered import Lowered, Step, StepKind
+from .lowered import Lowered, Step, StepKind, unshown
 from .narrowing import closable, close
 from .reshaping import free, json_text, optional, shown_name, union
 from .run import (
@@ -51,7 +51,17 @@ from .run import (
     types_of,
 )
 from .tables import HostProfile
-from .widening import accepted, choices, combinators, drop, reshaped_choices, resolve, root_object, write_notes
+from .widening import (
+    accepted,
+    choices,
+    combinators,
+    drop,
+    located,
+    reshaped_choices,
+    resolve,
+    root_object,
+    write_notes,
+)
 
 __all__ = ["Lowered", "Step", "StepKind", "lower"]
 
@@ -84,7 +94,18 @@ def lower(schema: Any, host: HostProfile) -> Lowered:
     out["type"] = "object"
     issues = () if accepts(out, host) else check_schema(out, host)  # the full walk only to say why
     reasons = tuple(f"{i.pointer or '/'}: {i.message}" for i in issues)
-    return Lowered(host.name, None if reasons else out, tuple(run.steps), reasons, mapping, issues, run.maps)
+    steps = tuple(run.steps)
+    return Lowered(
+        host.name, None if reasons else out, steps, reasons, mapping, issues, run.maps, located=_located(run, steps)
+    )
+
+
+def _located(run: Run, steps: tuple[Step, ...]) -> tuple[str, ...]:
+    """The places in the server's document of the steps inside an inlined ``$ref`` that leave a constraint
+    unshown (:attr:`Lowered.located`); a value shown as JSON text is told by the instance pointer instead."""
+    if not run.located:
+        return ()
+    return tuple(where for i, where in run.located.items() if unshown(steps[i]) and steps[i].code != "json-text")
 
 
 def node(run: Run, schema: Any, path: Path) -> Lowering:
@@ -138,10 +159,17 @@ def ref(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
         return {"$ref": f"#/$defs/{name}"}, Ref(name, run.maps), ALL_KINDS
     run.stack.append(key)
     run.step("widening", "inlined", path + "/$ref", schema["$ref"])
+    first = len(run.steps)
     try:
         out, mapping, kinds = node(run, target, path)
     finally:
         run.stack.pop()
+    where = located(run, schema["$ref"])
+    if where is not None:  # the steps inside, by their place in the document (an inner reference's: its own)
+        for i in range(first, len(run.steps)):
+            pointer = run.steps[i].pointer
+            if i not in run.located and (pointer == path or pointer.startswith(path + "/")):
+                run.located[i] = where + pointer[len(path) :]
     if key in run.def_names and run.def_names[key] not in run.defs:
         name = run.def_names[key]
         run.defs[name] = out

@@ -139,6 +139,8 @@ class Run:
         steps: every step recorded so far.
         nodes: schema nodes lowered so far (``MAX_NODES`` bounds them).
         stack: the ``$ref`` targets being inlined (one met again is a recursion).
+        located: index in :attr:`steps` -> the step's pointer as a place in the server's schema document, for the
+            steps taken inside an inlined ``$ref`` (the innermost reference's target: ``/$defs/node/...``).
         defs: lowered recursive targets, by their name in the shown ``$defs`` (hosts with ``$ref``).
         maps: the mapping node of each of :attr:`defs` (``inverse.Ref`` looks them up).
         def_names: reference → its name in the shown ``$defs``.
@@ -149,7 +151,7 @@ class Run:
     """
 
     __slots__ = (
-        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "maps", "nodes", "plain",
+        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "located", "maps", "nodes", "plain",
         "required_somewhere", "schema", "stack",
         "steps",
     )  # fmt: skip
@@ -160,6 +162,7 @@ class Run:
         self.steps: list[Step] = []
         self.nodes = 0
         self.stack: list[str] = []
+        self.located: dict[int, str] = {}
         self.defs: dict[str, Any] = {}
         self.maps: dict[str, Map] = {}
         self.def_names: dict[str, str] = {}

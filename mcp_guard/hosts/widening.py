@@ -27,6 +27,7 @@ __all__ = [
     "choices",
     "combinators",
     "drop",
+    "located",
     "merge_all_of",
     "plain_pattern",
     "reshaped_choices",
@@ -77,6 +78,34 @@ def resolve(run: Run, ref: str) -> tuple[str, Any]:
     if found is None:
         raise NotPresentable(f"the reference {ref} could not be followed by the lowering")
     return ref, found
+
+
+def located(run: Run, ref: str) -> str | None:
+    """Where the target of a local reference is in the server's schema document, as the JSON Pointer the
+    guard's findings name it by (``#/$defs/a%20b`` -> ``/$defs/a b``, ``#`` -> ``""``, an anchor -> the
+    place of the node that declares it); None when it is nowhere (``resolve`` raises for it)."""
+    if ref == "#" or ref == "":
+        return ""
+    if ref.startswith("#/"):
+        return "".join("/" + escape_token(unquote(t.replace("~1", "/").replace("~0", "~"))) for t in ref[2:].split("/"))
+    return _anchor_at(ref.lstrip("#"), run.schema, "")
+
+
+def _anchor_at(name: str, node: Any, at: str) -> str | None:
+    """The pointer of the node under ``node`` (at ``at``) that declares the anchor ``name`` (as :func:`_anchor`)."""
+    if isinstance(node, dict):
+        if node.get("$anchor") == name or node.get("$id") == "#" + name:
+            return at
+        items: Any = ((escape_token(k), v) for k, v in node.items())
+    elif isinstance(node, list):
+        items = ((str(i), v) for i, v in enumerate(node))
+    else:
+        return None
+    for token, value in items:
+        found = _anchor_at(name, value, f"{at}/{token}")
+        if found is not None:
+            return found
+    return None
 
 
 def _anchor(name: str, node: Any) -> Any:

@@ -18,17 +18,8 @@ from typing import Any
 import pytest
 
 from mcp_guard.wire.meta import OUTPUT_KEY, REJECTION_KEY
-from tests.e2e.test_http_front import (
-    Guard,
-    anyio_backend,
-    call,
-    http_client,
-    messages_of,
-    modern,
-    open_guard,
-    open_session,
-    post,
-)
+from tests.e2e.http_guard import Guard, call, http_client, messages_of, modern, open_guard, open_session, post
+from tests.e2e.test_http_front import anyio_backend
 
 __all__ = ["anyio_backend"]  # module scope (one guard per test here; imported for its scope only)
 

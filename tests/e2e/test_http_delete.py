@@ -15,10 +15,6 @@ and which records every line it receives and its pid.
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,7 +25,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.e2e.test_http_front import alive, eventually
+from tests.e2e.http_guard import alive, eventually, guard_process
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -46,33 +42,8 @@ DELETED = "the client ended the session (HTTP DELETE)"
 @asynccontextmanager
 async def guard(tmp: Path, argv: list[str], record: Path) -> AsyncIterator[str]:
     """Run ``argv`` (a guard with ``--http 127.0.0.1:0``, the faulty server recording to ``record``); yield its URL."""
-    log_path = tmp / "guard.log"
-    with log_path.open("wb") as sink:
-        process = await anyio.open_process(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
-            cwd=ROOT,
-            env={**os.environ, "RECORD_FILE": str(record)},
-        )
-    try:
-        found = None
-        with anyio.fail_after(TIMEOUT):
-            while found is None:
-                found = re.search(r"serving MCP streamable HTTP at (\S+)", log_path.read_text())
-                if found is None:
-                    assert process.returncode is None, log_path.read_text()
-                    await anyio.sleep(0.05)
-        yield found.group(1)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        with anyio.move_on_after(TIMEOUT):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
+    async with guard_process(argv, tmp / "guard.log", env={"RECORD_FILE": str(record)}) as (_process, url):
+        yield url
 
 
 def lines_of(path: Path) -> list[dict[str, Any]]:

@@ -19,9 +19,8 @@ import resource
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +28,6 @@ import anyio
 import httpx
 import mcp_types as types
 import pytest
-from anyio.abc import Process
 from mcp import Client, MCPError
 
 from mcp_guard.fronts.http import (
@@ -38,30 +36,42 @@ from mcp_guard.fronts.http import (
     is_loopback,
     parse_listen_address,
     parse_origin,
-    serve_front,
 )
 from mcp_guard.fronts.http.security import read_host_origin
+from tests.e2e.http_guard import (
+    ACCEPT,
+    INIT,
+    MODERN,
+    SIGMA_SERVER,
+    TIMEOUT,
+    Guard,
+    alive,
+    call,
+    children,
+    eventually,
+    http_client,
+    in_process_front,
+    messages_of,
+    modern,
+    needs_proc,
+    open_guard,
+    open_session,
+    post,
+    request,
+    sse_events,
+    text_of,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-SIGMA_SERVER = ROOT / "fixtures" / "sigma" / "server.py"
 PEER_SERVER = HERE / "http_peer_server.py"
 FORGING_SERVER = HERE / "forging_server.py"
 FAULTY_SERVER = HERE / "faulty_server.py"
 
-TIMEOUT = 60.0
-"""Hang guard for one test step (generous: the machine is shared)."""
 PROMPT = 10.0
 """Hang guard for answers that must come without waiting for a timeout (the guard's own is 30 s)."""
-
-MODERN = "2026-07-28"
-PV_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
-INFO_KEY = "io.modelcontextprotocol/clientInfo"
-ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}
 
 
 def _raise_fd_limit() -> None:
@@ -82,77 +92,7 @@ def anyio_backend() -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The guard process
-
-
-@dataclass
-class Guard:
-    """A running guard: its process, endpoint URL and stderr file."""
-
-    process: Process
-    url: str
-    log_path: Path
-
-    @property
-    def log(self) -> str:
-        """Everything the guard wrote on stderr so far."""
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-    @property
-    def host(self) -> str:
-        """``127.0.0.1:PORT``."""
-        return self.url.split("/")[2]
-
-
-@asynccontextmanager
-async def open_guard(
-    tmp: Path, *options: str, upstream: Path = SIGMA_SERVER, env: dict[str, str] | None = None
-) -> AsyncIterator[Guard]:
-    """Start ``mcp-guard wrap --http 127.0.0.1:0 OPTIONS -- python UPSTREAM``; stop it (SIGTERM) on exit."""
-    log_path = tmp / f"guard-{os.urandom(4).hex()}.log"
-    command = [
-        sys.executable,
-        "-m",
-        "mcp_guard",
-        "wrap",
-        "--profile",
-        "standard",
-        "--http",
-        "127.0.0.1:0",
-        *options,
-        "--",
-        sys.executable,
-        str(upstream),
-    ]
-    with log_path.open("wb") as log_file:
-        process = await anyio.open_process(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log_file,
-            env={**os.environ, **(env or {})},
-            cwd=ROOT,
-        )
-    try:
-        url = None
-        with anyio.fail_after(TIMEOUT):
-            while url is None:
-                for line in log_path.read_text(errors="replace").splitlines():
-                    if "serving MCP streamable HTTP at " in line:
-                        url = line.rsplit(" ", 1)[1]
-                if url is None:
-                    assert process.returncode is None, log_path.read_text()
-                    await anyio.sleep(0.05)
-        yield Guard(process, url, log_path)
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-        with anyio.move_on_after(TIMEOUT):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
+# The shared guards
 
 
 @pytest.fixture(scope="module")
@@ -169,148 +109,6 @@ async def peer(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[
     record = tmp / "record.jsonl"
     async with open_guard(tmp, upstream=PEER_SERVER, env={"RECORD_FILE": str(record)}) as guard:
         yield guard, record
-
-
-def children(pid: int) -> set[int]:
-    """The pids of ``pid``'s child processes (from ``/proc``)."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.add(int(entry))
-    return found
-
-
-def alive(pid: int) -> bool:
-    """Whether a process exists (and is not a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-async def eventually(check: Callable[[], bool], what: str) -> None:
-    """Poll ``check`` until it holds (hang guard :data:`TIMEOUT`)."""
-    with anyio.fail_after(TIMEOUT):
-        while not check():
-            await anyio.sleep(0.05)
-
-
-needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counting processes needs /proc")
-
-
-# ---------------------------------------------------------------------------------------------
-# Raw HTTP helpers
-
-
-def request(request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A JSON-RPC request."""
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
-def call(request_id: Any, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A ``tools/call`` request."""
-    params: dict[str, Any] = {"name": name, "arguments": arguments}
-    if meta is not None:
-        params["_meta"] = meta
-    return request(request_id, "tools/call", params)
-
-
-def modern(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """``message`` as a 2026-07-28 request: its ``_meta`` envelope and routing headers."""
-    params = dict(message.get("params") or {})
-    params["_meta"] = {
-        **params.get("_meta", {}),
-        PV_KEY: MODERN,
-        CAPS_KEY: {},
-        INFO_KEY: {"name": "http-test", "version": "0"},
-    }
-    headers = {"mcp-protocol-version": MODERN, "mcp-method": message["method"]}
-    if "name" in params:
-        headers["mcp-name"] = params["name"]
-    return {**message, "params": params}, headers
-
-
-async def post(
-    client: httpx.AsyncClient,
-    guard: Guard,
-    message: Any,
-    session: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> httpx.Response:
-    """POST one message (any JSON value, or raw bytes) to the guard's endpoint; the whole answer is read."""
-    merged = dict(ACCEPT)
-    if session is not None:
-        merged["mcp-session-id"] = session
-    merged.update(headers or {})
-    body = message if isinstance(message, bytes) else json.dumps(message).encode()
-    return await client.post(guard.url, content=body, headers=merged)
-
-
-def messages_of(response: httpx.Response) -> list[dict[str, Any]]:
-    """The JSON-RPC messages of an answer: one JSON body, or the events of an SSE stream."""
-    kind = response.headers.get("content-type", "")
-    if kind.startswith("application/json"):
-        return [response.json()]
-    assert kind.startswith("text/event-stream"), kind
-    return parse_sse(response.text)
-
-
-def parse_sse(text: str) -> list[dict[str, Any]]:
-    """The ``data`` payloads of an SSE text, parsed (comments skipped)."""
-    found = []
-    data: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-        elif line == "" and data:
-            found.append(json.loads("\n".join(data)))
-            data = []
-    return found
-
-
-async def sse_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """The messages of a streamed SSE answer, as they arrive."""
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-        elif line == "" and data:
-            yield json.loads("\n".join(data))
-            data = []
-
-
-async def open_session(client: httpx.AsyncClient, guard: Guard) -> str:
-    """Initialize a handshake-era session; return its id."""
-    answer = await post(client, guard, request(0, "initialize", INIT))
-    assert answer.status_code == 200, answer.text
-    session = answer.headers["mcp-session-id"]
-    assert answer.json()["result"]["protocolVersion"] == "2025-11-25"
-    done = await post(client, guard, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-    assert done.status_code == 202
-    return session
-
-
-def text_of(message: dict[str, Any]) -> str:
-    """The text of a ``tools/call`` result made of one text content."""
-    content = message["result"]["content"]
-    assert len(content) == 1
-    text: str = content[0]["text"]
-    return text
-
-
-def http_client(**kwargs: Any) -> httpx.AsyncClient:
-    """An httpx client with generous timeouts (hang guards only)."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT), **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1273,16 +1071,8 @@ def test_command_line_usage_errors(arguments: list[str], complaint: str) -> None
 @asynccontextmanager
 async def front_in_process(config: HttpConfig) -> AsyncIterator[str]:
     """Serve an :class:`HttpFront` over the Sigma server with ``serve_front`` in this process; yield ``HOST:PORT``."""
-    front = HttpFront([sys.executable, str(SIGMA_SERVER)], config, profile="standard")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_front, front, "in-process front")
-        with anyio.fail_after(TIMEOUT):
-            while front.server is None or not front.server.started:
-                await anyio.sleep(0.02)
-        try:
-            yield front.address.split("/")[2]
-        finally:
-            front.server.should_exit = True
+    async with in_process_front(config) as (host, port, _protocol):
+        yield f"{host}:{port}"
 
 
 async def trickled(host: str, head: bytes, *, after: bytes = b"", pause: float = 0.05) -> tuple[bytes, int]:

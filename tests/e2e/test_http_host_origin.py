@@ -16,26 +16,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from mcp_guard.fronts.http import HttpConfig, HttpFront, serve_front
+from mcp_guard.fronts.http import HttpConfig
+from tests.e2e.http_guard import SIGMA_SERVER, exchange, guard_process, in_process_front, status_of, use_parser
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
-ROOT = Path(__file__).resolve().parents[2]
-SIGMA = ROOT / "fixtures" / "sigma" / "server.py"
-TIMEOUT = 60.0
-"""Hang guard for one step (generous: the machine is shared)."""
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -98,7 +92,7 @@ LOG_LINES = (
 
 
 async def send_raw(host: str, port: int, case: Case, era: str) -> tuple[int, bytes]:
-    """Send ``case`` as raw HTTP/1.1 bytes; the status and everything the guard sent until it closed."""
+    """Send ``case`` as raw HTTP/1.1 bytes; the status and the response (an SSE stream: its head)."""
     hp = f"{host}:{port}"
     body, extra = body_of(era)
     lines = [(name, value.format(hp=hp, port=port)) for name, value in case.lines]
@@ -111,23 +105,8 @@ async def send_raw(host: str, port: int, case: Case, era: str) -> tuple[int, byt
     ]
     head = f"POST {case.target.format(hp=hp, port=port)} HTTP/1.1\r\n"
     data = (head + "".join(f"{n}: {v}\r\n" for n, v in lines) + "\r\n").encode("latin-1") + body
-    reply = b""
-    async with await anyio.connect_tcp(host, port) as stream:
-        with anyio.fail_after(TIMEOUT):
-            await stream.send(data)
-            with suppress(anyio.EndOfStream, anyio.BrokenResourceError):
-                while b"\r\n\r\n" not in reply or not _whole(reply):
-                    reply += await stream.receive()
-    match = re.match(rb"HTTP/1\.1 (\d{3}) ", reply)
-    assert match is not None, reply[:200]
-    return int(match.group(1)), reply
-
-
-def _whole(reply: bytes) -> bool:
-    """Whether a response with a Content-Length is all in (an SSE stream is cut after its head)."""
-    head, _, rest = reply.partition(b"\r\n\r\n")
-    length = re.search(rb"(?i)\r\ncontent-length: (\d+)", head)
-    return length is None or len(rest) >= int(length.group(1))
+    reply = await exchange(host, port, data, whole=True)
+    return status_of(reply), reply
 
 
 async def judge_all(host: str, port: int, era: str) -> None:
@@ -144,44 +123,37 @@ async def judge_all(host: str, port: int, era: str) -> None:
 
 
 @asynccontextmanager
-async def guard_process(tmp: Path, argv: list[str]) -> AsyncIterator[tuple[str, int, Path]]:
+async def guard_at(tmp: Path, argv: list[str]) -> AsyncIterator[tuple[str, int, Path]]:
     """Run ``argv`` (a guard with ``--http 127.0.0.1:0``); yield its host, port and stderr file."""
     log_path = tmp / f"guard-{os.urandom(4).hex()}.log"
-    with log_path.open("wb") as sink:
-        process = await anyio.open_process(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, cwd=ROOT
-        )
-    try:
-        found = None
-        with anyio.fail_after(TIMEOUT):
-            while found is None:
-                found = re.search(r"serving MCP streamable HTTP at http://([\d.]+):(\d+)/mcp", log_path.read_text())
-                if found is None:
-                    assert process.returncode is None, log_path.read_text()
-                    await anyio.sleep(0.05)
+    async with guard_process(argv, log_path) as (_process, url):
+        found = re.fullmatch(r"http://([\d.]+):(\d+)/mcp", url)
+        assert found is not None, url
         yield found.group(1), int(found.group(2)), log_path
-    finally:
-        process.send_signal(signal.SIGTERM)
-        with anyio.move_on_after(TIMEOUT):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
 
 
 def _argv(front: str, tmp: Path) -> list[str]:
     if front == "wrap":
-        return [sys.executable, "-m", "mcp_guard", "wrap", "--http", "127.0.0.1:0", "--", sys.executable, str(SIGMA)]
+        return [
+            sys.executable,
+            "-m",
+            "mcp_guard",
+            "wrap",
+            "--http",
+            "127.0.0.1:0",
+            "--",
+            sys.executable,
+            str(SIGMA_SERVER),
+        ]
     config = tmp / "gateway.json"
-    servers: dict[str, Any] = {"sigma": {"command": sys.executable, "args": [str(SIGMA)]}}
+    servers: dict[str, Any] = {"sigma": {"command": sys.executable, "args": [str(SIGMA_SERVER)]}}
     config.write_text(json.dumps({"mcpServers": servers, "guard": {"profile": "standard"}}))
     return [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config), "--http", "127.0.0.1:0"]
 
 
 @pytest.mark.parametrize("front", ["wrap", "serve"])
 async def test_each_bad_host_or_origin_is_refused_in_each_era(front: str, tmp_path: Path) -> None:
-    async with guard_process(tmp_path, _argv(front, tmp_path)) as (host, port, log_path):
+    async with guard_at(tmp_path, _argv(front, tmp_path)) as (host, port, log_path):
         for era in ("handshake", "modern"):
             await judge_all(host, port, era)
         log = log_path.read_text()
@@ -192,22 +164,10 @@ async def test_each_bad_host_or_origin_is_refused_in_each_era(front: str, tmp_pa
 
 @pytest.mark.parametrize("parser", ["httptools", "h11"])
 async def test_either_parser_gives_the_same_verdicts(parser: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if parser == "httptools":
-        pytest.importorskip("httptools")
-    else:
-        monkeypatch.setitem(sys.modules, "httptools", None)  # as if not installed: the front falls back to h11
-    guard = HttpFront([sys.executable, str(SIGMA)], HttpConfig(port=0), profile="standard")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_front, guard, "in-process front")
-        with anyio.fail_after(TIMEOUT):
-            while guard.server is None or not guard.server.started:
-                await anyio.sleep(0.02)
+    use_parser(parser, monkeypatch)
+    async with in_process_front(HttpConfig(port=0)) as (host, port, protocol):
         from uvicorn.protocols.http.h11_impl import H11Protocol
 
-        assert issubclass(guard.server.config.http_protocol_class, H11Protocol) is (parser == "h11")
-        host, port = guard.address.split("/")[2].rsplit(":", 1)
-        try:
-            for era in ("handshake", "modern"):
-                await judge_all(host, int(port), era)
-        finally:
-            guard.server.should_exit = True
+        assert issubclass(protocol, H11Protocol) is (parser == "h11")
+        for era in ("handshake", "modern"):
+            await judge_all(host, port, era)

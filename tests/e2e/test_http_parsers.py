@@ -4,58 +4,15 @@ installed, h11 otherwise, each with the deadline and the 16 KiB cap on request h
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
-from pathlib import Path
+import logging
 
-import anyio
 import pytest
 
-from mcp_guard.fronts.http import HttpConfig, HttpFront, serve_front
+from mcp_guard.fronts.http import HttpConfig
 from mcp_guard.fronts.http.parsers import MAX_HEAD_BYTES
+from tests.e2e.http_guard import exchange, in_process_front, use_parser
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
-
-ROOT = Path(__file__).resolve().parents[2]
-SIGMA_SERVER = ROOT / "fixtures" / "sigma" / "server.py"
-TIMEOUT = 60.0
-
-
-@asynccontextmanager
-async def front(config: HttpConfig) -> AsyncIterator[tuple[str, int, type]]:
-    """Serve an :class:`HttpFront` over the Sigma server in this process; yield its host, port and protocol class."""
-    guard = HttpFront([sys.executable, str(SIGMA_SERVER)], config, profile="standard")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_front, guard, "in-process front")
-        with anyio.fail_after(TIMEOUT):
-            while guard.server is None or not guard.server.started:
-                await anyio.sleep(0.02)
-        host, port = guard.address.split("/")[2].rsplit(":", 1)
-        try:
-            yield host, int(port), guard.server.config.http_protocol_class
-        finally:
-            guard.server.should_exit = True
-
-
-async def exchange(host: str, port: int, data: bytes, *, pause: float = 0.0) -> bytes:
-    """Send ``data`` (a byte per ``pause`` seconds when given); everything the front sends until it closes."""
-    reply = b""
-    async with await anyio.connect_tcp(host, port) as stream:
-        with anyio.fail_after(TIMEOUT):
-            if pause:
-                for i in range(len(data)):
-                    await stream.send(data[i : i + 1])
-                    with anyio.move_on_after(pause):
-                        reply += await stream.receive()
-                        break
-            else:
-                with suppress(anyio.BrokenResourceError):
-                    await stream.send(data)
-            with suppress(anyio.EndOfStream, anyio.BrokenResourceError):
-                while True:
-                    reply += await stream.receive()
-    return reply
 
 
 def health(host: str, port: int) -> bytes:
@@ -64,7 +21,7 @@ def health(host: str, port: int) -> bytes:
 
 async def test_a_request_head_over_16_kib_is_answered_431_and_others_are_served() -> None:
     pytest.importorskip("httptools")
-    async with front(HttpConfig(port=0)) as (host, port, _protocol):
+    async with in_process_front(HttpConfig(port=0)) as (host, port, _protocol):
         pad = "X-Pad: " + "x" * 1000 + "\r\n"
         head = f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n" + pad * (MAX_HEAD_BYTES // len(pad) + 4)
         reply = await exchange(host, port, head.encode())  # never ended: the head is still coming
@@ -80,11 +37,8 @@ async def test_a_request_head_over_16_kib_is_answered_431_and_others_are_served(
 async def test_a_trickled_request_head_is_cut_off_under_either_parser(
     parser: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if parser == "httptools":
-        pytest.importorskip("httptools")
-    else:
-        monkeypatch.setitem(sys.modules, "httptools", None)  # as if not installed: the front falls back to h11
-    async with front(HttpConfig(port=0, header_timeout=1.0)) as (host, port, protocol):
+    use_parser(parser, monkeypatch)
+    async with in_process_front(HttpConfig(port=0, header_timeout=1.0)) as (host, port, protocol):
         from uvicorn.protocols.http.h11_impl import H11Protocol
 
         assert issubclass(protocol, H11Protocol) is (parser == "h11")
@@ -93,14 +47,6 @@ async def test_a_trickled_request_head_is_cut_off_under_either_parser(
         assert reply.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), reply[:80]
         served = await exchange(host, port, health(host, port))
         assert served.startswith(b"HTTP/1.1 200 "), served[:80]
-
-
-def use_parser(parser: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the front parse with ``parser`` (h11: as if httptools were not installed)."""
-    if parser == "httptools":
-        pytest.importorskip("httptools")
-    else:
-        monkeypatch.setitem(sys.modules, "httptools", None)
 
 
 INITIALIZE = (
@@ -125,7 +71,7 @@ async def test_a_whole_request_head_over_16_kib_is_answered_431_under_either_par
     """One long header, or many headers together, past 16 KiB: 431 and no session, even when the whole
     request arrives at once (red team, stop 33: 17,000 to 100,000 bytes in one header opened a session)."""
     use_parser(parser, monkeypatch)
-    async with front(HttpConfig(port=0)) as (host, port, _protocol):
+    async with in_process_front(HttpConfig(port=0)) as (host, port, _protocol):
         for size in (17_000, 70_000, 100_000):
             reply = await exchange(host, port, post_initialize(host, port, f"X-Big: {'b' * size}\r\n"))
             assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), (size, reply[:80])
@@ -145,3 +91,47 @@ async def test_a_whole_request_head_over_16_kib_is_answered_431_under_either_par
         assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), reply[:80]
         served = await exchange(host, port, health(host, port))
         assert served.startswith(b"HTTP/1.1 200 "), served[:80]
+
+
+class Kept(logging.Handler):
+    """A log handler that keeps every record it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
+async def test_a_431_is_logged_once_by_the_guard_and_not_by_uvicorn(
+    parser: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """uvicorn logged its own "Invalid HTTP request received." beside the guard's line for each head refused
+    as too large (a second line per refusal, in uvicorn's words, outside the guard's escaping; to stderr
+    through the guard's handlers, which the front gives uvicorn's loggers): the guard's line is the only
+    one, and it holds none of the request's bytes."""
+    use_parser(parser, monkeypatch)
+    kept = Kept()
+    ours = logging.getLogger("mcp_guard")
+    ours.addHandler(kept)  # (before the front starts: it gives uvicorn's loggers the guard's handlers)
+    try:
+        async with in_process_front(HttpConfig(port=0)) as (host, port, _protocol):
+            secret = "s3cr3t-header-value"
+            heads = [
+                post_initialize(host, port, f"X-Big: {secret}{'b' * 17_000}\r\n"),  # whole, one long header
+                post_initialize(host, port, "".join(f"X-{secret}-{i}: {'p' * 500}\r\n" for i in range(34))),
+                (f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n" + f"X-Pad: {secret}{'x' * 1000}\r\n" * 20).encode(),
+            ]  # (the last: a head still arriving when it passes the cap)
+            capfd.readouterr()
+            del kept.records[:]
+            for head in heads:
+                reply = await exchange(host, port, head)
+                assert reply.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), reply[:80]
+            records = [(r.name, r.getMessage()) for r in kept.records if r.levelno >= logging.WARNING]
+    finally:
+        ours.removeHandler(kept)
+    assert records == [("mcp_guard", f"closed a connection whose request head exceeds {MAX_HEAD_BYTES} bytes")] * 3
+    stderr = capfd.readouterr().err
+    assert "Invalid HTTP request" not in stderr and secret not in stderr, stderr

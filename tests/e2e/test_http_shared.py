@@ -18,7 +18,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.e2e.test_http_front import (
+from tests.e2e.http_guard import (
     ACCEPT,
     INIT,
     TIMEOUT,

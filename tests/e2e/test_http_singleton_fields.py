@@ -12,23 +12,15 @@ requests) to an in-process front with a bearer token, under either HTTP parser.
 from __future__ import annotations
 
 import json
-import re
-import sys
-from contextlib import suppress
-from pathlib import Path
 
-import anyio
 import pytest
 from pydantic import SecretStr
 
-from mcp_guard.fronts.http import HttpConfig, HttpFront, serve_front
+from mcp_guard.fronts.http import HttpConfig
+from tests.e2e.http_guard import exchange, in_process_front, status_of, use_parser
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
-ROOT = Path(__file__).resolve().parents[2]
-SIGMA = ROOT / "fixtures" / "sigma" / "server.py"
-TIMEOUT = 60.0
-"""Hang guard for one step (generous: the machine is shared)."""
 
 TOKEN = "s3cret-token"
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fields-test", "version": "0"}}
@@ -82,50 +74,30 @@ async def send_raw(host: str, port: int, lines: tuple[tuple[str, str], ...]) -> 
     """POST the ``initialize`` body with exactly ``lines`` (plus Host, Connection); the status and reply."""
     head = [("Host", f"{host}:{port}"), *lines, ("Connection", "close")]
     data = ("POST /mcp HTTP/1.1\r\n" + "".join(f"{n}: {v}\r\n" for n, v in head) + "\r\n").encode("latin-1") + BODY
-    reply = b""
-    async with await anyio.connect_tcp(host, port) as stream:
-        with anyio.fail_after(TIMEOUT):
-            await stream.send(data)
-            with suppress(anyio.EndOfStream, anyio.BrokenResourceError):
-                while True:
-                    reply += await stream.receive()
-    match = re.match(rb"HTTP/1\.1 (\d{3}) ", reply)
-    assert match is not None, reply[:200]
-    return int(match.group(1)), reply
+    reply = await exchange(host, port, data)
+    return status_of(reply), reply
 
 
 @pytest.mark.parametrize("parser", ["httptools", "h11"])
 async def test_a_repeated_singleton_field_is_400_naming_it(parser: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if parser == "httptools":
-        pytest.importorskip("httptools")
-    else:
-        monkeypatch.setitem(sys.modules, "httptools", None)  # as if not installed: the front falls back to h11
+    use_parser(parser, monkeypatch)
     config = HttpConfig(port=0, token=SecretStr(TOKEN), session_idle_timeout=5)
-    guard = HttpFront([sys.executable, str(SIGMA)], config, profile="standard")
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_front, guard, "in-process front")
-        with anyio.fail_after(TIMEOUT):
-            while guard.server is None or not guard.server.started:
-                await anyio.sleep(0.02)
-        host, port = guard.address.split("/")[2].rsplit(":", 1)
-        try:
-            for what, lines, field in CASES:
-                status, reply = await send_raw(host, int(port), lines)
-                if field is None:
-                    assert status == 200 and b'"result"' in reply, (what, reply[:400])
-                    continue
-                if parser == "h11" and what == "two equal Content-Length lines":
-                    # h11 takes identical values as one field (RFC 9110 section 8.6 lets a recipient do so).
-                    assert status in (200, 400), (what, reply[:400])
-                    continue
-                assert status == 400, (what, reply[:400])
-                # The front's JSON-RPC error naming the field, or (under a parser that checks it) the parser's 400.
-                if b'"error"' in reply or field != "Content-Length":
-                    assert f"more than one {field} header".encode() in reply, (what, reply[:400])
-                    error = json.loads(reply.partition(b"\r\n\r\n")[2])["error"]
-                    # The 2026-07-28 spec's code for its routing headers (as the SDK's ladder answers), else -32600.
-                    routing = field in ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
-                    assert error["code"] == (-32020 if routing else -32600), (what, error)
-                assert TOKEN.encode() not in reply and b"wrong" not in reply, (what, reply[:400])
-        finally:
-            guard.server.should_exit = True
+    async with in_process_front(config) as (host, port, _protocol):
+        for what, lines, field in CASES:
+            status, reply = await send_raw(host, port, lines)
+            if field is None:
+                assert status == 200 and b'"result"' in reply, (what, reply[:400])
+                continue
+            if parser == "h11" and what == "two equal Content-Length lines":
+                # h11 takes identical values as one field (RFC 9110 section 8.6 lets a recipient do so).
+                assert status in (200, 400), (what, reply[:400])
+                continue
+            assert status == 400, (what, reply[:400])
+            # The front's JSON-RPC error naming the field, or (under a parser that checks it) the parser's 400.
+            if b'"error"' in reply or field != "Content-Length":
+                assert f"more than one {field} header".encode() in reply, (what, reply[:400])
+                error = json.loads(reply.partition(b"\r\n\r\n")[2])["error"]
+                # The 2026-07-28 spec's code for its routing headers (as the SDK's ladder answers), else -32600.
+                routing = field in ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
+                assert error["code"] == (-32020 if routing else -32600), (what, error)
+            assert TOKEN.encode() not in reply and b"wrong" not in reply, (what, reply[:400])

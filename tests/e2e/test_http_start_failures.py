@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.e2e.test_http_front import INIT, TIMEOUT, http_client, open_guard, post, request
+from tests.e2e.http_guard import INIT, TIMEOUT, http_client, open_guard, post, request
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -29,9 +28,10 @@ import pytest
 from anyio.abc import Process
 
 from mcp_guard.calls.pinning import LockFile, tool_digest
-from tests.e2e.test_http_front import (
+from tests.e2e.http_guard import (
     ACCEPT,
     Guard,
+    guard_process,
     http_client,
     open_guard,
     open_session,
@@ -340,28 +340,8 @@ async def http_guard(command: str, tmp_path: Path, env: dict[str, str]) -> Async
     config.write_text(json.dumps({"mcpServers": {"h": server}, "guard": {"profile": "extended"}}))
     argv = [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config), "--http", "127.0.0.1:0"]
     log_path = tmp_path / "serve.log"
-    with log_path.open("wb") as sink:
-        process = await anyio.open_process(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink, cwd=ROOT
-        )
-    try:
-        found = None
-        with anyio.fail_after(60):
-            while found is None:
-                found = re.search(r"serving MCP streamable HTTP at (http://\S+)", log_path.read_text())
-                if found is None:
-                    assert process.returncode is None, log_path.read_text()
-                    await anyio.sleep(0.05)
-        yield Guard(process, found.group(1), log_path)
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
+    async with guard_process(argv, log_path) as (process, url):
+        yield Guard(process, url, log_path)
 
 
 async def pings_of_two_sessions(

@@ -403,9 +403,9 @@ async def test_prompts_and_resources_routed_to_server_everything(tmp_path: Path)
 async def test_serve_over_streamable_http(tmp_path: Path) -> None:
     """``serve --http``: the gateway behind the same front as ``wrap --http``; each SDK client session
     gets its own gateway session (its own upstreams), tools namespaced and checked, calls journaled."""
-    import re
-
     from mcp import Client
+
+    from tests.e2e.http_guard import guard_process
 
     journal = tmp_path / "journal.jsonl"
     config = write_config(
@@ -415,34 +415,18 @@ async def test_serve_over_streamable_http(tmp_path: Path) -> None:
     )
     stderr_path = tmp_path / "serve-stderr.log"
     argv = [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config), "--http", "127.0.0.1:0"]
-    with stderr_path.open("wb") as sink:
-        process = await anyio.open_process(argv, stderr=sink, cwd=str(ROOT))
-    async with process:
-        try:
-            with anyio.fail_after(60):
-                url = None
-                while url is None:
-                    found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", stderr_path.read_text())
-                    url = found.group(1) if found else None
-                    if url is None:
-                        assert process.returncode is None, stderr_path.read_text()
-                        await anyio.sleep(0.1)
-                for _session in range(2):
-                    async with Client(url, mode="legacy") as client:
-                        listed = await client.list_tools()
-                        names = {tool.name for tool in listed.tools}
-                        assert "sigma__read" in names and "sigma__write" not in names
-                        done = await client.call_tool("sigma__ls", {"path": "."})
-                        assert not done.is_error
-                        refused = await client.call_tool("sigma__ls", {"path": 3})
-                        assert refused.is_error
-                        assert (refused.meta or {})["mcp-guard/rejection"]["kind"] == "validation"
-        finally:
-            process.send_signal(signal.SIGTERM)
-            with anyio.move_on_after(20):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
+    async with guard_process(argv, stderr_path) as (process, url):
+        with anyio.fail_after(60):
+            for _session in range(2):
+                async with Client(url, mode="legacy") as client:
+                    listed = await client.list_tools()
+                    names = {tool.name for tool in listed.tools}
+                    assert "sigma__read" in names and "sigma__write" not in names
+                    done = await client.call_tool("sigma__ls", {"path": "."})
+                    assert not done.is_error
+                    refused = await client.call_tool("sigma__ls", {"path": 3})
+                    assert refused.is_error
+                    assert (refused.meta or {})["mcp-guard/rejection"]["kind"] == "validation"
     assert process.returncode == 0, stderr_path.read_text()
     records = journal_records(journal)
     intents = [r for r in records if r["event"] == "intent"]

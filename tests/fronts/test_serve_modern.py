@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +26,7 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
+from tests.e2e.http_guard import guard_process
 from tests.fronts.test_serve import MODERN_META, READ_TIMEOUT, ROOT, SIGMA, rejection_kind, serve, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -232,25 +231,8 @@ async def test_a_replaced_schema_is_never_the_one_a_call_is_judged_by(tmp_path: 
 async def serve_http(config: Path, stderr_path: Path) -> AsyncIterator[str]:
     """``serve --http 127.0.0.1:0``; yields the URL; SIGTERM at the end (exit status 0)."""
     argv = [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config), "--http", "127.0.0.1:0"]
-    with stderr_path.open("wb") as sink:
-        process = await anyio.open_process(argv, stderr=sink, cwd=str(ROOT))
-    async with process:
-        try:
-            with anyio.fail_after(TIMEOUT):
-                url = None
-                while url is None:
-                    found = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", stderr_path.read_text())
-                    url = found.group(1) if found else None
-                    if url is None:
-                        assert process.returncode is None, stderr_path.read_text()
-                        await anyio.sleep(0.1)
-            yield url
-        finally:
-            process.send_signal(signal.SIGTERM)
-            with anyio.move_on_after(20):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
+    async with guard_process(argv, stderr_path) as (process, url):
+        yield url
     assert process.returncode == 0, stderr_path.read_text()
 
 

@@ -55,3 +55,34 @@ def test_not_shown_constraints_are_known_for_the_refusal_text() -> None:
     tool = shown.shown["fs.search"]  # Gemini takes dots in names
     assert tool.not_shown_at("/properties/limit/maximum")
     assert not tool.not_shown_at("/properties/q/type")
+
+
+def test_places_inside_json_text_and_behind_a_ref_are_known_not_shown() -> None:
+    """A recursive `$ref` shown to Gemini as JSON text: findings in it point into `$defs`, so the instance
+    pointer tells (`json_text_at`); a keyword dropped in an inlined `$ref` is known by its `$defs` place."""
+    node = {
+        "type": "object",
+        "properties": {
+            "v": {"type": "integer", "maximum": 9},
+            "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}},
+        },
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "tree": {"$ref": "#/$defs/n"},
+            "a-b": {"anyOf": [{"type": "array", "items": {}}, {"type": "integer"}]},
+        },
+        "$defs": {"n": node},
+    }
+    tool = present_tools([{"name": "t", "inputSchema": schema}], HOSTS["gemini"]).shown["t"]
+    assert tool.lowered is not None and tool.lowered.located == ("/$defs/n/properties/v/maximum",)
+    assert tool.json_text_at("/tree/kids/3/kids/0/v") == ("/tree/kids/3", "/kids/0/v")
+    assert tool.json_text_at("/tree/kids/3") == ("/tree/kids/3", "")
+    assert tool.json_text_at("/a-b/2/x") == ("/a_b/2", "/x")  # an array branch of a choice; the shown name
+    for outside in ("", "/tree", "/tree/kids", "/tree/v", "/a-b", "/zz/0", "/tree/kids/x"):
+        assert tool.json_text_at(outside) is None, outside
+    assert tool.not_shown_at("/$defs/n/properties/v/type", "/tree/kids/0/v")
+    assert not tool.not_shown_at("/$defs/n/properties/v/type", "/tree/v")
+    assert tool.not_shown_at("/$defs/n/properties/v/maximum", "/tree/v")
+    assert tool.not_shown_at("/$defs/n/properties/v/maximum")

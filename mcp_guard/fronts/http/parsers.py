@@ -17,8 +17,9 @@ gets a 408 and the connection is closed (logged at warning, without the client's
 also cap the head (request line, headers and the blank line) at :data:`MAX_HEAD_BYTES`: a
 longer one, whole or still arriving, is answered 431 and the connection closed, before the app
 sees it (its size is counted from the parsed request line and headers, each header as
-``name: value`` and CRLF: whitespace the parser drops is not counted). The body has its own
-deadline in the ASGI app (``HttpConfig.body_timeout``).
+``name: value`` and CRLF: whitespace the parser drops is not counted), and logged once, by the
+guard, without the request's bytes (uvicorn's own line for it is left out: :class:`_UvicornLog`).
+The body has its own deadline in the ASGI app (``HttpConfig.body_timeout``).
 
 httptools gives the app a request target's path only; a target that is not a path (absolute
 form, ``http://app.test/mcp``) is handed on whole in the scope's ``extensions``
@@ -30,8 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Callable, Iterable
+from typing import Any, Final
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -96,6 +97,28 @@ def _headers_too_slow(transport: asyncio.BaseTransport, limit: float) -> None:
     _close_with(transport, b"408 Request Timeout", _HEADERS_TIMED_OUT.format(limit=limit))
 
 
+class _UvicornLog:
+    """uvicorn's logger (``uvicorn.error``) as one connection's protocol sees it, without uvicorn's own line
+    for a request head the guard refuses as too large: uvicorn logs "Invalid HTTP request received." for
+    every request its parser refuses, the guard's cap among them, before it answers (with the guard's
+    431); the guard's line (:func:`_head_too_large`: no request bytes) is then the only one. Every other
+    line, and every other method, is uvicorn's logger's own."""
+
+    __slots__ = ("_logger", "_too_large")
+
+    def __init__(self, logger: logging.Logger, too_large: Callable[[], bool]) -> None:
+        self._logger = logger
+        self._too_large = too_large
+
+    def warning(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        """uvicorn's warning, unless the request being refused is a head over the cap."""
+        if not self._too_large():
+            self._logger.warning(msg, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._logger, name)
+
+
 class _HeadCapped(h11.Connection):
     """h11's server connection that refuses a whole request head over :data:`MAX_HEAD_BYTES` too (h11
     itself refuses only an incomplete one that long); ``too_large`` tells either refusal from others."""
@@ -124,6 +147,7 @@ class _HeaderDeadline(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.conn = _HeadCapped(h11.SERVER, MAX_HEAD_BYTES)
+        self.logger = _UvicornLog(self.logger, lambda: getattr(self.conn, "too_large", False))  # type: ignore[assignment]
         self._arm_header_deadline()
 
     def send_400_response(self, msg: str) -> None:
@@ -242,6 +266,7 @@ def _httptools_protocol(header_timeout: float) -> type[asyncio.Protocol] | None:
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self.logger = _UvicornLog(self.logger, lambda: self._too_large)  # type: ignore[assignment]
             self._ticks = ticker(self.loop)
             self._arm()
 
