@@ -68,9 +68,9 @@ def user_installed() -> set[str]:
     for text in metadata.requires("mcp-guard") or []:
         requirement = Requirement(text)
         marker = requirement.marker
-        if marker is None or any(marker.evaluate({"extra": extra}) for extra in ("", *USER_EXTRAS)):
-            if canonical(requirement.name) != "mcp-guard":
-                roots.append(Requirement(str(requirement).split(";")[0]))
+        wanted = marker is None or any(marker.evaluate({"extra": extra}) for extra in ("", *USER_EXTRAS))
+        if wanted and canonical(requirement.name) != "mcp-guard":
+            roots.append(Requirement(str(requirement).split(";")[0]))
     return closure(roots)
 
 
