@@ -12,7 +12,6 @@ into it otherwise; :class:`~mcp_guard.sessions.gateway.GatewaySession` is that o
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -25,18 +24,22 @@ from ..config import HttpServer, StdioServer
 from ..peer.backoff import Backoff
 from ..peer.connection import UpstreamPeer, failure_reason
 from ..peer.inflight import timed_out_text
+from ..peer.listens import OwnListens
 from ..peer.requests import RequestFailed, list_pages
 from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
-from ..wire.jsonrpc import INTERNAL_ERROR, Uncarriable, error_response, id_key, valid_id
-from ..wire.meta import SUBSCRIPTION_ID_KEY
+from ..wire.jsonrpc import INTERNAL_ERROR, error_response, id_key, valid_id
 from .catalog import KINDS
 from .upstream_side import gone_text
 
 __all__ = ["Forwarded", "Link", "LinkOwner", "connector_for", "failure_reason", "unavailable"]
 
 log = logging.getLogger("mcp_guard")
+
+
+FrameHandler = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""What a frame of one of the guard's own listen streams goes to: ``handler(method, params)``."""
 
 
 class LinkOwner(Protocol):
@@ -168,7 +171,10 @@ class Link:
         self.server_info: Any = None
         self.initialized = False
         self.offers: frozenset[str] | None = None
-        self._listens: dict[tuple[bool, Any], Callable[[str, dict[str, Any]], Awaitable[None]]] = {}
+        # The guard's own listen streams here (2026-07-28), each with its frames' handler (peer.listens).
+        self.listens: OwnListens[Callable[[str, dict[str, Any]], Awaitable[None]]] = OwnListens(
+            self.peer.own, self.send
+        )
         self._discover_lock = anyio.Lock()
         self._sweeping = False  # the peer expires forwarded requests (--request-timeout), started on first use
         self._relisting = False
@@ -434,31 +440,11 @@ class Link:
     async def listen(
         self, params: dict[str, Any], on_frame: Callable[[str, dict[str, Any]], Awaitable[None]]
     ) -> dict[str, Any] | None:
-        """A ``subscriptions/listen`` stream of the guard's own, open until the upstream ends it.
-
-        Every notification stamped with this request's id (``_meta`` ``subscriptionId``) goes
-        to ``on_frame(method, params)`` and nowhere else. Returns the response that ended the
-        stream (a result, or an error when the upstream does not offer the method), or ``None``
-        when the upstream went away. Cancelling the caller cancels the stream upstream
-        (``notifications/cancelled``).
-        """
-        request_id = self.new_id()
-        key = id_key(request_id)
-        own = self.peer.own.open(request_id)
-        self._listens[key] = on_frame
-        try:
-            await self.send({"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params})
-            await own.event.wait()
-        except (RequestFailed, Uncarriable):
-            return None
-        finally:
-            self.peer.own.close(request_id)
-            self._listens.pop(key, None)
-            if own.response is None and self.upstream is not None:
-                notice = {"requestId": request_id, "reason": "mcp-guard no longer needs this stream"}
-                with anyio.CancelScope(shield=True), contextlib.suppress(RequestFailed, Uncarriable):
-                    await self.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
-        return own.response
+        """A ``subscriptions/listen`` stream of the guard's own, open until the upstream ends it
+        (``peer.listens.OwnListens.listen``): every notification stamped with this stream's id goes to
+        ``on_frame(method, params)`` and nowhere else. Returns the response that ended the stream, or
+        ``None`` when the upstream went away; cancelling the caller cancels the stream upstream."""
+        return await self.listens.listen(params, on_frame)
 
     async def peer_down(self, ended: bool) -> None:
         """The connection ended (``peer.connection``): answer everything that waited on it; leave the merged lists."""
@@ -516,13 +502,11 @@ class Link:
         if "id" in message:
             await self.session.server_request(self, message)
             return
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is dict and valid_id(meta.get(SUBSCRIPTION_ID_KEY)):
-            handler = self._listens.get(id_key(meta[SUBSCRIPTION_ID_KEY]))
-            if handler is not None:
-                assert type(params) is dict
-                await handler(method, params)
+        if self.listens:
+            found = self.listens.handler_of(message)
+            if found is not None:  # a frame of a stream of the guard's own
+                handler, _method, frame = found
+                await handler(method, frame)
                 return
         if method.endswith("/list_changed") and method.startswith("notifications/"):
             kind = method.removeprefix("notifications/").removesuffix("/list_changed")

@@ -12,7 +12,6 @@ send requests of the guard's own; nothing here reads or writes a line.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -23,9 +22,9 @@ import anyio
 
 from ..calls.tool_table import ToolTable
 from ..log_counts import LogCounts
+from ..peer.listens import OwnListens
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
-from ..wire.jsonrpc import id_key, valid_id
-from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY, envelope_key
+from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, envelope_key
 
 __all__ = ["ToolListings", "fresh"]
 
@@ -57,7 +56,7 @@ class ToolListings:
 
     Attributes:
         tables: envelope key → table (``""``: the handshake era's).
-        listens: the guard's open listen streams: request key → table.
+        listens: the guard's open listen streams (``peer.listens``), each with its table.
         spawn: starts a task (the relay's task group); ``None`` until the relay runs.
     """
 
@@ -69,11 +68,9 @@ class ToolListings:
         send_own: Callable[[dict[str, Any]], Awaitable[None]],
     ) -> None:
         self.table = table
-        self._own = own
         self._request = request
-        self._send_own = send_own
         self.tables: dict[str, ToolTable] = {"": table}
-        self.listens: dict[tuple[bool, Any], ToolTable] = {}
+        self.listens: OwnListens[ToolTable] = OwnListens(own, send_own)  # each stream's handler: its table
         self.spawn: Callable[..., Any] | None = None
         self._refreshing: dict[int, _Listing] = {}
         self._listen_tried: set[int] = set()
@@ -194,52 +191,30 @@ class ToolListings:
         away leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the
         guard's request id) are the guard's and never reach the client.
         """
-        request_id = self._own.new_id()
-        key = id_key(request_id)
-        pending = self._own.open(request_id)
-        self.listens[key] = table
         scope = self._streams[id(table)] = anyio.CancelScope()
+        response = None
         try:
-            with scope:
+            with scope:  # (cancelled when the envelope is dropped: the upstream is told, OwnListens.listen)
                 params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
-                await self._send_own(
-                    {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
-                )
-                await pending.event.wait()
-        except RequestFailed:
-            pass
+                response = await self.listens.listen(params, table)
         finally:
-            self._own.close(request_id)
-            self.listens.pop(key, None)
             if self._streams.get(id(table)) is scope:
                 del self._streams[id(table)]
-            if scope.cancel_called and pending.response is None:  # the envelope was dropped: the upstream is told
-                notice = {"requestId": request_id, "reason": "mcp-guard no longer needs this stream"}
-                with anyio.CancelScope(shield=True), contextlib.suppress(RequestFailed):
-                    await self._send_own({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
             if table.listening:
                 table.listening = False
                 table.expires_at = -math.inf  # changes may have been missed: list again before judging
                 log.info("the upstream's subscriptions/listen stream ended; tool lists are refreshed by ttlMs again")
-        response = pending.response
         if response is not None and "error" in response:
             log.debug("the upstream offers no subscriptions/listen; tool lists are refreshed by their ttlMs")
 
     def listen_frame(self, message: dict[str, Any]) -> bool:
         """Whether ``message`` is a notification on one of the guard's own listen streams (then handled here)."""
-        params = message.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        if type(meta) is not dict or SUBSCRIPTION_ID_KEY not in meta:
+        found = self.listens.handler_of(message)
+        if found is None:
             return False
-        subscription = meta[SUBSCRIPTION_ID_KEY]
-        if not valid_id(subscription):
-            return False
-        table = self.listens.get(id_key(subscription))
-        if table is None:
-            return False
-        method = message.get("method")
+        table, method, params = found
         if method == "notifications/subscriptions/acknowledged":
-            honored = params.get("notifications") if type(params) is dict else None
+            honored = params.get("notifications")
             if type(honored) is dict and honored.get("toolsListChanged") is True:
                 table.listening = True
                 table.expires_at = None
