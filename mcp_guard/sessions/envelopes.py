@@ -58,6 +58,8 @@ class Listed:
         ttl_ms: per kind, the ``ttlMs`` the upstream gave (0 when it gave none).
         changes: per kind, bumped by each change the upstream reported (a listing that a
             change overtook is made again).
+        failed: per kind, when its last listing failed (``anyio.current_time()``; a request that
+            waited for that listing is not held up by another try).
         listening: the kinds the guard's own listen stream at this upstream acknowledged.
         listen_scope: that stream's cancel scope (``None``: none opened on this connection).
     """
@@ -67,6 +69,7 @@ class Listed:
         self.expires: dict[str, float] = {}
         self.ttl_ms: dict[str, int] = {}
         self.changes: dict[str, int] = dict.fromkeys(KINDS, 0)
+        self.failed: dict[str, float] = {}
         self.listening: set[str] = set()
         self.listen_scope: anyio.CancelScope | None = None
 
@@ -98,14 +101,13 @@ class Envelope:
         meta: the envelope keys (:data:`ENVELOPE_KEYS`) the guard's own requests for it carry.
         view: the merged lists its requests are served from.
         listed: per link name, what the view holds of that upstream.
-        lock: one listing at a time.
     """
 
     def __init__(self, view: MergedLists, meta: dict[str, Any]) -> None:
         self.view = view
         self.meta = meta
         self.listed: dict[str, Listed] = {}
-        self.lock = anyio.Lock()
+        self._locks: dict[tuple[str, str], anyio.Lock] = {}
 
     def of(self, link: Link) -> Listed:
         """What the envelope holds of ``link``'s current connection (a fresh record for a new connection)."""
@@ -115,6 +117,10 @@ class Envelope:
                 listed.listen_scope.cancel()
             listed = self.listed[link.name] = Listed(link.connection)
         return listed
+
+    def lock_of(self, server: str, kind: str) -> anyio.Lock:
+        """One listing of ``server``'s ``kind`` at a time (another upstream's listing is not waited for)."""
+        return self._locks.setdefault((server, kind), anyio.Lock())
 
     def ttl_ms(self, kind: str) -> int:
         """The ``ttlMs`` of a merged list: the shortest of its upstreams' (0 when none gave one)."""

@@ -226,11 +226,15 @@ class GatewaySession(ModernEra):
             # Requests the client sent just before it closed its side are still answered if they can be
             # within drain_timeout (PENDING_DRAIN_SECONDS, as wrap's are, trial T4: the client may be
             # reading; a slow server may be starting); the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped
-            # (SIGTERM at once). What is still open is answered with an error, never dropped.
+            # (SIGTERM at once). What is still open is answered with an error, never dropped. The client's own
+            # listen streams are the session's: they end with it, unanswered (red team 34), and hold nothing up.
             with anyio.move_on_after(min(self.drain_timeout, self.client_request_timeout or self.drain_timeout)):
-                while self.requests:
+                while len(self.requests) > sum(x.request_id in self.requests for x in self._client_listens.values()):
                     await anyio.sleep(0.02)
             self.closing = True
+            for listen in list(self._client_listens.values()):
+                self.requests.close(listen.request_id)  # (as when the client cancels one: no answer, no more frames)
+                listen.scope.cancel()
             await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
             for request_id in self.requests.open_ids():  # (valid ids only: id_key keeps them as they are)
                 await self.reply(error_response(request_id, INTERNAL_ERROR, STOPPED_AFTER_CLIENT))
@@ -473,9 +477,15 @@ class GatewaySession(ModernEra):
             result = {**result, "resultType": "complete"}
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    async def _view_for(self, params: Any, kind: str) -> MergedLists:
-        """The merged lists a request is served from: its envelope's (fresh for ``kind``), or the handshake era's."""
+    async def _view_for(self, params: Any, kind: str, server_of: ModernEra.ServerOf | None = None) -> MergedLists:
+        """The merged lists a request is served from: its envelope's (fresh for ``kind``), or the handshake era's.
+
+        ``server_of``: the server a view routes the request's one name to (or None); then only that
+        server's listing needs to be fresh, unless the name routes nowhere (``ModernEra._modern_routed``).
+        """
         if self._modern(params):
+            if server_of is not None:
+                return (await self._modern_routed(params, kind, server_of)).view
             return (await self._modern_view(params, {kind})).view
         await self._settled()
         return self.view
@@ -505,7 +515,13 @@ class GatewaySession(ModernEra):
             await self.reply(self.pipeline.unlisted(None, request=request).response(request_id))
             return
         assert type(params) is dict
-        catalog = (await self._view_for(params, "tools")).catalog
+        called = name
+
+        def server_of(view: MergedLists) -> str | None:
+            route = view.catalog.route(called)
+            return route.server if route is not None else None
+
+        catalog = (await self._view_for(params, "tools", server_of)).catalog
         shown = None
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         presentation = await catalog.presented_for(principal)
@@ -534,14 +550,14 @@ class GatewaySession(ModernEra):
                 )
                 await self.reply(error_response(request_id, INTERNAL_ERROR, text))
                 return
-            catalog = (await self._view_for(params, "tools")).catalog
+            catalog = (await self._view_for(params, "tools", server_of)).catalog
             route = catalog.route(name)
         if (
             route is None
             and (down := self.whereabouts.down_owner("tool", name)) is not None
             and await self.whereabouts.restarted(down)
         ):
-            catalog = (await self._view_for(params, "tools")).catalog
+            catalog = (await self._view_for(params, "tools", server_of)).catalog
             route = catalog.route(name)
         if route is None:
             down = self.whereabouts.down_owner("tool", name)
@@ -628,11 +644,16 @@ class GatewaySession(ModernEra):
 
     async def _by_prompt(self, message: dict[str, Any], name: Any, path: tuple[str, ...]) -> None:
         request_id = message["id"]
-        view = await self._view_for(message.get("params"), "prompts")
+
+        def server_of(view: MergedLists) -> str | None:
+            origin = view.prompt_names.origin(name) if type(name) is str else None
+            return origin.server if origin is not None else None
+
+        view = await self._view_for(message.get("params"), "prompts", server_of)
         origin = view.prompt_names.origin(name) if type(name) is str else None
         down = self.whereabouts.down_owner("prompt", name) if origin is None and type(name) is str else None
         if down and await self.whereabouts.restarted(down):
-            view = await self._view_for(message.get("params"), "prompts")
+            view = await self._view_for(message.get("params"), "prompts", server_of)
             origin = view.prompt_names.origin(name)
         if origin is None:
             down = self.whereabouts.down_owner("prompt", name) if type(name) is str else None
@@ -653,14 +674,18 @@ class GatewaySession(ModernEra):
         if type(uri) is not str:
             await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: a string `uri` is needed"))
             return
-        view = await self._view_for(message.get("params"), "resources")
+
+        def server_of(view: MergedLists) -> str | None:
+            return view.resources.route(uri).server
+
+        view = await self._view_for(message.get("params"), "resources", server_of)
         route = view.resources.route(uri)
         if (
             route.server is None
             and (down := self.whereabouts.down_owner("resource", uri))
             and await self.whereabouts.restarted(down)
         ):
-            view = await self._view_for(message.get("params"), "resources")
+            view = await self._view_for(message.get("params"), "resources", server_of)
             route = view.resources.route(uri)
         if route.server is None:
             down = self.whereabouts.down_owner("resource", uri)

@@ -11,7 +11,9 @@ the merged lists that envelope sees:
   use once a listing's ``ttlMs`` has passed (absent: at once), unless a ``subscriptions/listen``
   stream of the guard's own at that upstream (opened after the first listing, for the kinds the
   upstream acknowledges) says when it changed. A call is never judged against a schema the
-  upstream has replaced;
+  upstream has replaced. Each upstream is listed on its own: a request naming a tool, prompt or
+  resource its envelope routes to a running upstream waits for that upstream's listing alone, so a
+  slow or hung one delays only the requests that need its list;
 - the client's own ``subscriptions/listen`` is answered by the session: ``list_changed`` for the
   merged lists, and each URI of ``resourceSubscriptions`` subscribed at the upstream that serves
   it (a listen stream per upstream, whose ``resources/updated`` frames reach the client's stream
@@ -24,11 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 import anyio.abc
+from anyio.streams.memory import MemoryObjectSendStream
 
 from ..calls.pinning import LockFile
 from ..config import GatewayConfig
@@ -91,6 +96,9 @@ class ModernEra:
     Its state is the session's: the attributes and methods declared here are set and defined there.
     """
 
+    ServerOf: TypeAlias = Callable[[MergedLists], str | None]
+    """The server a view routes a request's one tool, prompt or resource to (None: none)."""
+
     config: GatewayConfig
     lock: LockFile | None
     cursors: CursorCodec
@@ -128,55 +136,128 @@ class ModernEra:
         return envelope
 
     async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> Envelope:
-        """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh."""
+        """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh at every running upstream."""
         envelope = self._envelope_of(params)
         await self._refresh(envelope, kinds)
         return envelope
 
-    async def _refresh(self, envelope: Envelope, kinds: set[str]) -> None:
-        """List again, at every running upstream, each of ``kinds`` whose listing is stale in
-        ``envelope`` (concurrently; one refresh per envelope at a time); tell the client's
-        listen streams what changed.
+    async def _modern_routed(self, params: dict[str, Any], kind: str, server_of: ServerOf) -> Envelope:
+        """The envelope of a 2026-07-28 request naming one tool, prompt or resource of ``kind``,
+        fresh where that name is concerned (``server_of``: the server a view routes it to, or None).
+
+        A name that routes to a running server is served once that server's listing of ``kind`` is
+        fresh; the other servers' listings are not waited for (a slow or hung one delays only the
+        requests that need its list: docs/gateway.md, "the others are not affected"). A name that
+        routes nowhere, or no longer routes there, waits for every server's listing until one that is
+        fresh routes it (or all are in). Either way the name is judged by a fresh listing of its own server.
+        """
+        since = anyio.current_time()
+        envelope = self._envelope_of(params)
+        await self._settled()
+        server = server_of(envelope.view)
+        link = self._by_name.get(server) if server is not None else None
+        if link is not None and link.ready:
+            await self._refresh(envelope, {kind}, [link], since=since)
+            if server_of(envelope.view) == server:
+                return envelope
+        await self._refresh(envelope, {kind}, since=since, enough=lambda done: server_of(envelope.view) in done)
+        return envelope
+
+    async def _refresh(
+        self,
+        envelope: Envelope,
+        kinds: set[str],
+        links: list[Link] | None = None,
+        *,
+        since: float | None = None,
+        enough: Callable[[set[str]], bool] | None = None,
+    ) -> None:
+        """List again, at each running upstream of ``links`` (default: every one), each of ``kinds``
+        whose listing is stale in ``envelope`` (concurrently, each upstream in a task of the session's);
+        tell the client's listen streams what changed.
+
+        One listing of an upstream's kind at a time (:meth:`Envelope.lock_of`), per upstream, so a
+        hung one holds up only the requests waiting for its list. A request that waited for another's
+        listing takes its outcome: a fresh listing, or one that failed after ``since``
+        (``anyio.current_time()``; default: now), which is not tried again for it. With ``enough``
+        (given the names of the upstreams whose listing is in), returns once it holds; the listings
+        still under way go on and tell the listen streams themselves.
 
         A listing that fails leaves that upstream's list of that kind out of the merged one
         (logged): nothing is served from a listing the guard could not renew.
         """
-        async with envelope.lock:
-            await self._settled()
-            changed: set[str] = set()
-            for link in self.links:
-                if not link.ready and link.name in envelope.listed:
-                    del envelope.listed[link.name]
-                    changed |= envelope.view.remove(link.name)
-
-            async def one(link: Link) -> None:
-                nonlocal changed
-                offers = await link.discover(envelope.meta)
-                listed = envelope.of(link)
-                for kind in sorted(kinds):
-                    if kind not in offers:
-                        changed |= self._put(envelope.view, link.name, kind, None)
-                        continue
-                    if listed.fresh(kind, anyio.current_time()):
-                        continue
-                    try:
-                        changed |= await self._list_kind(envelope, link, listed, kind)
-                    except RequestFailed as exc:
-                        log.error("upstream %s: could not list its %s: %s", link.name, kind, exc)
-                        listed.expires.pop(kind, None)
-                        listed.ttl_ms.pop(kind, None)
-                        changed |= self._put(envelope.view, link.name, kind, None)
-                if listed.listen_scope is None and link.ready and listed.expires:
-                    listed.listen_scope = anyio.CancelScope()
-                    self.spawn(self._keep_listening, envelope, link, listed, offers)
-
-            async with anyio.create_task_group() as tg:
-                for link in self.links:
-                    if link.ready:
-                        tg.start_soon(one, link)
-            self.whereabouts.remember(envelope.view)
+        since = anyio.current_time() if since is None else since
+        await self._settled()
+        changed: set[str] = set()
+        for link in self.links:
+            if not link.ready and link.name in envelope.listed:
+                del envelope.listed[link.name]
+                changed |= envelope.view.remove(link.name)
+        targets = [link for link in (self.links if links is None else links) if link.ready]
+        send, receive = anyio.create_memory_object_stream[tuple[str, set[str]]](max(len(targets), 1))
+        for link in targets:
+            self.spawn(self._refresh_link, envelope, link, kinds, since, send)
+        done: set[str] = set()
+        with receive:
+            while len(done) < len(targets) and not (enough is not None and enough(done)):
+                name, got = await receive.receive()
+                done.add(name)
+                changed |= got
+        self.whereabouts.remember(envelope.view)
         if changed:
             await self._notify_listens(changed)
+
+    async def _refresh_link(
+        self,
+        envelope: Envelope,
+        link: Link,
+        kinds: set[str],
+        since: float,
+        report: MemoryObjectSendStream[tuple[str, set[str]]],
+    ) -> None:
+        """One upstream's part of :meth:`_refresh`: its stale listings of ``kinds`` made, the kinds
+        that changed sent on ``report``; when nobody waits for them any more, told to the listen streams."""
+        changed: set[str] = set()
+        try:
+            changed = await self._list_link(envelope, link, kinds, since)
+        except Exception as exc:  # a listing in a task of the session's must not end the session
+            log.error("upstream %s: could not list it: %s", link.name, failure_reason(exc))
+        try:
+            report.send_nowait((link.name, changed))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.whereabouts.remember(envelope.view)
+            if changed:
+                await self._notify_listens(changed)
+
+    async def _list_link(self, envelope: Envelope, link: Link, kinds: set[str], since: float) -> set[str]:
+        """List at ``link`` each of ``kinds`` that is stale in ``envelope`` (one listing of a kind at a
+        time; see :meth:`_refresh` for ``since``); open the guard's listen stream there after the first.
+        Returns the kinds whose merged list changed."""
+        offers = await link.discover(envelope.meta)
+        changed: set[str] = set()
+        for kind in sorted(kinds):
+            if kind not in offers:
+                changed |= self._put(envelope.view, link.name, kind, None)
+                continue
+            async with envelope.lock_of(link.name, kind):
+                if not link.ready:
+                    break
+                listed = envelope.of(link)  # (after the wait: the connection may have changed meanwhile)
+                if listed.fresh(kind, anyio.current_time()) or listed.failed.get(kind, -math.inf) >= since:
+                    continue
+                try:
+                    changed |= await self._list_kind(envelope, link, listed, kind)
+                except RequestFailed as exc:
+                    log.error("upstream %s: could not list its %s: %s", link.name, kind, exc)
+                    listed.expires.pop(kind, None)
+                    listed.ttl_ms.pop(kind, None)
+                    listed.failed[kind] = anyio.current_time()
+                    changed |= self._put(envelope.view, link.name, kind, None)
+        now = envelope.of(link) if link.ready else None
+        if now is not None and now.listen_scope is None and now.expires:
+            now.listen_scope = anyio.CancelScope()
+            self.spawn(self._keep_listening, envelope, link, now, offers)
+        return changed
 
     @staticmethod
     def _put(view: MergedLists, server: str, kind: str, listing: Any) -> set[str]:
