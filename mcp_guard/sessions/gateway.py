@@ -24,7 +24,7 @@ seam, ``upstream.stdio_connector``, ``http_upstream.http_connector``; eager rest
 Routing (client → upstream): ``tools/list`` from the merged :class:`~.catalog.Catalog` with
 the guard's cursors; ``tools/call`` → :meth:`Catalog.route` → :meth:`Pipeline.admit` →
 forwarded with ``params.name`` the upstream's own name → :meth:`Pipeline.finish`;
-``prompts/get`` and ``completion/complete`` (``ref/prompt``) by namespaced prompt name;
+``prompts/get`` and ``completion/complete`` (``ref/prompt``) by namespaced prompt name (:mod:`.named_routes`);
 ``resources/read``, ``subscribe``, ``unsubscribe`` and ``completion/complete``
 (``ref/resource``) by the URI table; ``logging/setLevel`` and
 ``notifications/roots/list_changed`` to every link; ``ping`` is answered by the session.
@@ -92,6 +92,7 @@ from .link import Forwarded, Link, connector_for, unavailable
 from .merged_lists import MergedLists
 from .methods import BEFORE_INITIALIZE, LIST_METHODS, ROUTED_METHODS
 from .modern_era import ModernEra, gateway_info, gateway_instructions
+from .named_routes import DOWN, NamedRoutes
 from .naming import CursorCodec, InvalidCursor
 from .server_requests import ServerRequests
 from .upstream_side import STOPPED_AFTER_CLIENT
@@ -104,7 +105,6 @@ log = logging.getLogger("mcp_guard")
 RELIST_INTERVAL: Final = 1.0
 """A link lists again at most once per this many seconds after ``list_changed`` (notifications meanwhile coalesce)."""
 
-DOWN: Final = "mcp-guard: the upstream server of this request is not running right now; the guard is restarting it"
 NOT_INITIALIZED: Final = (
     "mcp-guard: the client has not sent initialize, so the gateway has not set up its servers for it: in the "
     "handshake era every request but ping comes after initialize (a 2026-07-28 request carries its protocol "
@@ -192,10 +192,10 @@ class GatewaySession(ModernEra):
         self._started = False
         self._tg: anyio.abc.TaskGroup | None = None
         self.server_requests: ServerRequests[Link] = ServerRequests()  # upstreams' requests to the client
-        self._subscriptions: dict[str, str] = {}
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
         self.whereabouts = Whereabouts(self.links, config.guard.name_format, request_timeout)
+        self.named = NamedRoutes(self, self._by_name)  # prompts/get, resources/*, completion/complete
         # The client's requests from intake to answer: waiting, sent to a link, or withdrawn (client_requests).
         self.requests: ClientRequests[tuple[Link, Any]] = ClientRequests()
 
@@ -400,7 +400,7 @@ class GatewaySession(ModernEra):
                 return
             owner = self.requests.withdraw(request_id)
             if owner is NOT_OPEN or owner is WAITING:
-                return  # answered already or never asked; or not forwarded yet: it will not be (see _forward)
+                return  # answered already or never asked; or not forwarded yet: it will not be (see forward)
             link, upstream_id = owner
             await link.cancelled(upstream_id)  # its late answer is dropped by the link: the id is the client's again
             assert type(params) is dict
@@ -454,14 +454,14 @@ class GatewaySession(ModernEra):
             elif method in LIST_METHODS:
                 await self._list(request_id, params, LIST_METHODS[method])
             elif method == "prompts/get":
-                await self._by_prompt(message, params.get("name") if type(params) is dict else None, ("name",))
+                await self.named.prompt(message, params.get("name") if type(params) is dict else None, ("name",))
             elif method in ("resources/subscribe", "resources/unsubscribe") and self._modern(params):
                 text = f"Method not found: {method} is not in the 2026-07-28 era; use subscriptions/listen"
                 await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
             elif method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
-                await self._by_uri(message, params.get("uri") if type(params) is dict else None)
+                await self.named.resource(message, params.get("uri") if type(params) is dict else None)
             elif method == "completion/complete":
-                await self._complete(message)
+                await self.named.complete(message)
             elif method == "logging/setLevel":
                 await self._set_level(message)
             elif method == "subscriptions/listen" and self._modern(params):
@@ -477,7 +477,7 @@ class GatewaySession(ModernEra):
             result = {**result, "resultType": "complete"}
         await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    async def _view_for(self, params: Any, kind: str, server_of: ModernEra.ServerOf | None = None) -> MergedLists:
+    async def view_for(self, params: Any, kind: str, server_of: ModernEra.ServerOf | None = None) -> MergedLists:
         """The merged lists a request is served from: its envelope's (fresh for ``kind``), or the handshake era's.
 
         ``server_of``: the server a view routes the request's one name to (or None); then only that
@@ -521,7 +521,7 @@ class GatewaySession(ModernEra):
             route = view.catalog.route(called)
             return route.server if route is not None else None
 
-        catalog = (await self._view_for(params, "tools", server_of)).catalog
+        catalog = (await self.view_for(params, "tools", server_of)).catalog
         shown = None
         principal = self.callers.principal_of(request_id) if self.callers is not None else None
         presentation = await catalog.presented_for(principal)
@@ -550,14 +550,14 @@ class GatewaySession(ModernEra):
                 )
                 await self.reply(error_response(request_id, INTERNAL_ERROR, text))
                 return
-            catalog = (await self._view_for(params, "tools", server_of)).catalog
+            catalog = (await self.view_for(params, "tools", server_of)).catalog
             route = catalog.route(name)
         if (
             route is None
             and (down := self.whereabouts.down_owner("tool", name)) is not None
             and await self.whereabouts.restarted(down)
         ):
-            catalog = (await self._view_for(params, "tools", server_of)).catalog
+            catalog = (await self.view_for(params, "tools", server_of)).catalog
             route = catalog.route(name)
         if route is None:
             down = self.whereabouts.down_owner("tool", name)
@@ -576,9 +576,9 @@ class GatewaySession(ModernEra):
             return
         link = self._by_name[route.server]
         outgoing = {**message, "params": {**self.pipeline.forwarded_params(call, params), "name": route.tool}}
-        await self._forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
+        await self.forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
 
-    async def _forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
+    async def forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
         request_id = forwarded.client_id
         if self.requests.withdrawn(request_id):  # cancelled while it was being checked: never sent
             self.requests.close(request_id)
@@ -642,83 +642,6 @@ class GatewaySession(ModernEra):
         """The client's request ``client_id`` is no longer held by any upstream (its answer is going out)."""
         self.requests.unsent(client_id)
 
-    async def _by_prompt(self, message: dict[str, Any], name: Any, path: tuple[str, ...]) -> None:
-        request_id = message["id"]
-
-        def server_of(view: MergedLists) -> str | None:
-            origin = view.prompt_names.origin(name) if type(name) is str else None
-            return origin.server if origin is not None else None
-
-        view = await self._view_for(message.get("params"), "prompts", server_of)
-        origin = view.prompt_names.origin(name) if type(name) is str else None
-        down = self.whereabouts.down_owner("prompt", name) if origin is None and type(name) is str else None
-        if down and await self.whereabouts.restarted(down):
-            view = await self._view_for(message.get("params"), "prompts", server_of)
-            origin = view.prompt_names.origin(name)
-        if origin is None:
-            down = self.whereabouts.down_owner("prompt", name) if type(name) is str else None
-            if down is not None:
-                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "prompt")))
-                return
-            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown prompt"))
-            return
-        params = dict(message["params"])
-        if path == ("name",):
-            params["name"] = origin.name
-        else:
-            params["ref"] = {**params["ref"], "name": origin.name}
-        await self._to_link(self._by_name[origin.server], {**message, "params": params})
-
-    async def _by_uri(self, message: dict[str, Any], uri: Any) -> None:
-        request_id = message["id"]
-        if type(uri) is not str:
-            await self.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: a string `uri` is needed"))
-            return
-
-        def server_of(view: MergedLists) -> str | None:
-            return view.resources.route(uri).server
-
-        view = await self._view_for(message.get("params"), "resources", server_of)
-        route = view.resources.route(uri)
-        if (
-            route.server is None
-            and (down := self.whereabouts.down_owner("resource", uri))
-            and await self.whereabouts.restarted(down)
-        ):
-            view = await self._view_for(message.get("params"), "resources", server_of)
-            route = view.resources.route(uri)
-        if route.server is None:
-            down = self.whereabouts.down_owner("resource", uri)
-            if down is not None:
-                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "resource")))
-                return
-            await self.reply(error_response(request_id, INVALID_PARAMS, f"Invalid params: {route.reason}"))
-            return
-        method = message["method"]
-        if method == "resources/subscribe":
-            self._subscriptions[uri] = route.server
-        elif method == "resources/unsubscribe":
-            self._subscriptions.pop(uri, None)
-        await self._to_link(self._by_name[route.server], message)
-
-    async def _to_link(self, link: Link, message: dict[str, Any]) -> None:
-        if not link.ready:
-            await self.reply(error_response(message["id"], INTERNAL_ERROR, DOWN))
-            return
-        modern = is_modern(message.get("params"))
-        await self._forward(link, message, Forwarded(message["id"], message["method"], modern=modern))
-
-    async def _complete(self, message: dict[str, Any]) -> None:
-        params = message.get("params")
-        ref = params.get("ref") if type(params) is dict else None
-        if type(ref) is dict and ref.get("type") == "ref/prompt":
-            await self._by_prompt(message, ref.get("name"), ("ref", "name"))
-        elif type(ref) is dict and ref.get("type") == "ref/resource":
-            await self._by_uri(message, ref.get("uri"))
-        else:
-            text = "Invalid params: completion/complete needs a ref/prompt or ref/resource"
-            await self.reply(error_response(message["id"], INVALID_PARAMS, text))
-
     async def _set_level(self, message: dict[str, Any]) -> None:
         self.log_level = message.get("params")
         for link in self.links:
@@ -731,7 +654,7 @@ class GatewaySession(ModernEra):
 
     def subscriptions_of(self, link: Link) -> list[str]:
         """The resource URIs the client subscribed to at ``link`` (replayed after a restart)."""
-        return [uri for uri, server in self._subscriptions.items() if server == link.name]
+        return self.named.subscriptions_of(link)
 
     # --- requests from upstreams --------------------------------------------------------------
 

@@ -105,7 +105,6 @@ class ModernEra:
     request_timeout: float
     links: list[Link]
     _by_name: dict[str, Link]
-    _subscriptions: dict[str, str]
     requests: ClientRequests[tuple[Link, Any]]
     whereabouts: Whereabouts
 
