@@ -23,6 +23,7 @@ from ..calls.pipeline import Call, Pipeline
 from ..config import HttpServer, StdioServer
 from ..peer.backoff import Backoff
 from ..peer.connection import UpstreamPeer, failure_reason
+from ..peer.handshake import handshake
 from ..peer.inflight import timed_out_text
 from ..peer.listens import OwnListens
 from ..peer.requests import RequestFailed, list_pages
@@ -285,29 +286,28 @@ class Link:
                 self.tools = self.prompts = self.resources = self.templates = None
 
     async def handshake(self) -> None:
-        """``initialize`` with the client's params, ``notifications/initialized``, log level, subscriptions, listings.
+        """``initialize`` with the client's params, ``notifications/initialized``, log level, subscriptions
+        (``peer.handshake``), then the listings.
 
         Raises:
             RequestFailed: the upstream did not accept ``initialize`` or could not be listed.
         """
-        result = await self.request("initialize", self.session.init_params)
+        session = self.session
+        subscriptions = [{"uri": uri} for uri in session.subscriptions_of(self)]
+        result = await handshake(
+            self.request,
+            self.send,
+            session.init_params,
+            log_level=session.log_level,
+            subscriptions=subscriptions,
+            label=f"upstream {self.name}",
+        )
         caps = result.get("capabilities")
         self.capabilities = caps if type(caps) is dict else {}
         self.protocol_version = result.get("protocolVersion")
         self.server_info = result.get("serverInfo")
-        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         self.initialized = True
-        if self.session.log_level is not None and "logging" in self.capabilities:
-            try:
-                await self.request("logging/setLevel", self.session.log_level)
-            except RequestFailed as exc:
-                log.warning("upstream %s: could not set the log level: %s", self.name, exc)
         await self.list_everything()
-        for uri in self.session.subscriptions_of(self):
-            try:
-                await self.request("resources/subscribe", {"uri": uri})
-            except RequestFailed as exc:
-                log.warning("upstream %s: could not restore a resource subscription: %s", self.name, exc)
 
     async def list_everything(self) -> None:
         """List tools, prompts, resources and resource templates (each as the capabilities say)."""

@@ -44,9 +44,9 @@ from ..calls.tool_table import ToolTable
 from ..log_counts import LogCounts
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
+from ..peer.handshake import handshake as handshake_again
 from ..peer.inflight import Late, timed_out_text
 from ..peer.offload import OFFLOAD_MIN, Ordered, keeps_place
-from ..peer.requests import RequestFailed
 from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
@@ -237,22 +237,13 @@ class UpstreamSide:
         handshake = self._init_params is not None and not any(
             type(m) is dict and m.get("method") == "initialize" for m in self._backlog
         )
-        peer = self.peer
         if handshake:
-            result = await peer.request("initialize", self._init_params)
+            peer, subscriptions = self.peer, list(self._subscriptions.values())
+            result = await handshake_again(
+                peer.request, peer.send_own, self._init_params, log_level=self._log_level, subscriptions=subscriptions
+            )
             version = result.get("protocolVersion")
             log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
-            await peer.send_own({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            if self._log_level is not None:
-                try:
-                    await peer.request("logging/setLevel", self._log_level)
-                except RequestFailed as exc:
-                    log.warning("could not restore the log level on the restarted upstream: %s", exc)
-            for params in list(self._subscriptions.values()):
-                try:
-                    await peer.request("resources/subscribe", params)
-                except RequestFailed as exc:
-                    log.warning("could not restore a resource subscription on the restarted upstream: %s", exc)
         self.listings.restarted()
         if handshake:
             await self.reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
