@@ -561,6 +561,13 @@ _BOUNDS: Final = {
 """pydantic's bound errors → (their ``ctx`` key, the words of a usage error)."""
 
 
+def _only_with_http(flags: list[str]) -> str:
+    """The usage error for options given without ``--http``: ``--x only applies with --http`` (one flag),
+    ``--x, --y only apply with --http`` (several)."""
+    verb = "applies" if len(flags) == 1 else "apply"
+    return f"{', '.join(flags)} only {verb} with --http"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-guard`` console script; returns the exit status.
 
@@ -616,7 +623,7 @@ def _main(argv: Sequence[str] | None) -> int:
             if given
         ]
         if args.http is None and http_only:
-            args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
+            args.command_parser.error(_only_with_http(http_only))
         from .allocator import one_arena
 
         one_arena()  # a big message freed in a worker thread is reused by the next (peak memory: allocator)
@@ -643,7 +650,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 if given
             ]
             if args.http is None and http_only:
-                args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
+                args.command_parser.error(_only_with_http(http_only))
             args.http_config = _http_config(args, args.command_parser) if args.http is not None else None
         return run_gateway_command(args)
     if args.command in ("install", "uninstall", "status"):
