@@ -478,8 +478,10 @@ def format_summary(summary: JournalSummary, *, show_unfinished: int = 10) -> str
         errors = ", ".join(f"{k} {v}" for k, v in sorted(s.errors.items())) or "0"
         rejected = ", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0"
         rows.append((server, tool, str(s.calls), str(s.ok), errors, rejected, str(s.cancelled), str(len(s.unfinished))))
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    from ..safe_text import display_width, pad
+
+    widths = [max(display_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
     if not rows:
         lines.append("(no calls recorded)")
     unfinished = [(s, t, c) for (s, t), v in sorted(summary.tools.items()) for c in v.unfinished]
@@ -511,5 +513,7 @@ def _principal_table(summary: JournalSummary) -> list[str]:
         rejected = ", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0"
         counts = (str(s.calls), str(s.ok), str(s.errors), rejected, str(s.cancelled), str(s.unfinished))
         rows.append((subject, issuer, clients, *counts))
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    from ..safe_text import display_width, pad
+
+    widths = [max(display_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
