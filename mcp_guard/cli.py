@@ -576,9 +576,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
     ``check``, an upstream that cannot be reached). A reader of stdout that stops early
     (``mcp-guard journal FILE --json | head``) ends the command quietly, with status 1.
+    ``wrap`` and ``serve`` hold the stop signals from here on (``start_signals``): one that comes
+    while they start stops them as soon as their front runs (130 after SIGINT, else 0).
     """
+    arguments = sys.argv[1:] if argv is None else list(argv)
     try:
-        return _main(argv)
+        if arguments[:1] in (["wrap"], ["serve"]):  # a front: stop signals held until it runs (start_signals)
+            from .start_signals import held_until_front
+
+            with held_until_front():
+                return _main(arguments)
+        return _main(arguments)
     except BrokenPipeError:
         # Python's own recipe: no traceback, and no second error when stdout is flushed at exit.
         with contextlib.suppress(OSError, ValueError):
@@ -587,8 +595,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    arguments = sys.argv[1:] if argv is None else list(argv)
+def _main(arguments: list[str]) -> int:
     parser = _parser(only_wrap=arguments[:1] == ["wrap"])
     args = parser.parse_args(arguments)
     if args.command is None:
