@@ -561,6 +561,13 @@ _BOUNDS: Final = {
 """pydantic's bound errors → (their ``ctx`` key, the words of a usage error)."""
 
 
+def _only_with_http(flags: list[str]) -> str:
+    """The usage error for options given without ``--http``: ``--x only applies with --http`` (one flag),
+    ``--x, --y only apply with --http`` (several)."""
+    verb = "applies" if len(flags) == 1 else "apply"
+    return f"{', '.join(flags)} only {verb} with --http"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-guard`` console script; returns the exit status.
 
@@ -569,9 +576,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``schema`` and ``verify``: something hit the threshold), 2 usage errors (and, for
     ``check``, an upstream that cannot be reached). A reader of stdout that stops early
     (``mcp-guard journal FILE --json | head``) ends the command quietly, with status 1.
+    ``wrap`` and ``serve`` hold the stop signals from here on (``start_signals``): one that comes
+    while they start stops them as soon as their front runs (130 after SIGINT, else 0).
     """
+    arguments = sys.argv[1:] if argv is None else list(argv)
     try:
-        return _main(argv)
+        if arguments[:1] in (["wrap"], ["serve"]):  # a front: stop signals held until it runs (start_signals)
+            from .start_signals import held_until_front
+
+            with held_until_front():
+                return _main(arguments)
+        return _main(arguments)
     except BrokenPipeError:
         # Python's own recipe: no traceback, and no second error when stdout is flushed at exit.
         with contextlib.suppress(OSError, ValueError):
@@ -580,8 +595,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    arguments = sys.argv[1:] if argv is None else list(argv)
+def _main(arguments: list[str]) -> int:
     parser = _parser(only_wrap=arguments[:1] == ["wrap"])
     args = parser.parse_args(arguments)
     if args.command is None:
@@ -616,7 +630,7 @@ def _main(argv: Sequence[str] | None) -> int:
             if given
         ]
         if args.http is None and http_only:
-            args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
+            args.command_parser.error(_only_with_http(http_only))
         from .allocator import one_arena
 
         one_arena()  # a big message freed in a worker thread is reused by the next (peak memory: allocator)
@@ -643,7 +657,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 if given
             ]
             if args.http is None and http_only:
-                args.command_parser.error(f"{', '.join(http_only)} only apply with --http")
+                args.command_parser.error(_only_with_http(http_only))
             args.http_config = _http_config(args, args.command_parser) if args.http is not None else None
         return run_gateway_command(args)
     if args.command in ("install", "uninstall", "status"):

@@ -472,14 +472,17 @@ def summarize(records: Iterable[dict[str, Any]], damaged: int = 0) -> JournalSum
 
 def format_summary(summary: JournalSummary, *, show_unfinished: int = 10) -> str:
     """A text table of the summary (one row per tool), then the unfinished calls by id."""
+    from ..safe_text import display_width, escape, pad
+
     header = ("server", "tool", "calls", "ok", "errors", "rejected", "cancelled", "unfinished")
     rows: list[tuple[str, ...]] = []
-    for (server, tool), s in sorted(summary.tools.items()):
-        errors = ", ".join(f"{k} {v}" for k, v in sorted(s.errors.items())) or "0"
-        rejected = ", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0"
+    for (raw_server, raw_tool), s in sorted(summary.tools.items()):
+        server, tool = escape(raw_server), escape(raw_tool)  # (a client's or server's text: no terminal control)
+        errors = escape(", ".join(f"{k} {v}" for k, v in sorted(s.errors.items())) or "0")
+        rejected = escape(", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0")
         rows.append((server, tool, str(s.calls), str(s.ok), errors, rejected, str(s.cancelled), str(len(s.unfinished))))
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    widths = [max(display_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
     if not rows:
         lines.append("(no calls recorded)")
     unfinished = [(s, t, c) for (s, t), v in sorted(summary.tools.items()) for c in v.unfinished]
@@ -487,7 +490,7 @@ def format_summary(summary: JournalSummary, *, show_unfinished: int = 10) -> str
         lines.append("")
         lines.append(f"{len(unfinished)} call(s) without an outcome (in flight, or cut off by a crash):")
         for server, tool, call_id in unfinished[:show_unfinished]:
-            lines.append(f"  {call_id}  {server}/{tool}")
+            lines.append(f"  {escape(call_id)}  {escape(server)}/{escape(tool)}")
         if len(unfinished) > show_unfinished:
             lines.append(f"  … and {len(unfinished) - show_unfinished} more")
     if summary.principals:
@@ -511,5 +514,7 @@ def _principal_table(summary: JournalSummary) -> list[str]:
         rejected = ", ".join(f"{k} {v}" for k, v in sorted(s.rejections.items())) or "0"
         counts = (str(s.calls), str(s.ok), str(s.errors), rejected, str(s.cancelled), str(s.unfinished))
         rows.append((subject, issuer, clients, *counts))
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]
+    from ..safe_text import display_width, pad
+
+    widths = [max(display_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]]

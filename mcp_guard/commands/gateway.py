@@ -420,6 +420,10 @@ def run_check(
     With ``host`` (``check --config FILE --host NAME``), the tools the gateway offers, under the
     names it offers them, are also judged for that model host (``reports.hosts``): a table (or a
     ``"host"`` member of the JSON document); a tool not presentable fails ``--fail-on unsupported``.
+    Without ``host``, the config's ``guard.presentFor`` is that host, as for ``serve`` (``host``
+    overrides it, as ``serve --present-for`` does): the count of tools offered to clients (``exposed``
+    in JSON) is then what ``serve`` lists to the host, not presentable tools left out, and the line
+    (``shown_to`` in JSON) says which host and where it came from.
 
     Each reachable upstream's tools are judged as ``check -- COMMAND`` judges them (under the
     config's ``guard.profile``): status, keyword and JSON Pointer of every finding; text or,
@@ -453,6 +457,10 @@ def run_check(
     except LockError as exc:
         print(f"mcp-guard: {exc}", file=sys.stderr)
         return 2
+    host_from = "--host" if host is not None else "guard.presentFor"
+    host = host if host is not None else config.guard.present_for  # as serve: --present-for overrides the config
+    if host is not None and host != config.guard.present_for:
+        config = config.model_copy(update={"guard": config.guard.model_copy(update={"present_for": host})})
     listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
     catalog = Catalog(config, lock, quiet=True)  # the report is printed, not logged
     profile = config.guard.profile
@@ -487,8 +495,12 @@ def run_check(
         ]
     unreachable = [x for x in listings if x.status == "failed"]
     failed = everything.fails(fail_on, outputs=outputs) or (fail_on != "never" and bool(catalog.report.changed))
+    offered = [t["name"] for t in catalog.tools]
     host_report = None
     if host is not None:
+        presentation = catalog.presentation_of(None)  # what serve lists to the host: not presentable tools left out
+        assert presentation is not None
+        offered = [t["name"] for t in presentation.tools]
         from ..reports.hosts import report_for_host
 
         host_report = report_for_host(report_tools(catalog.tools, profile=profile, source="config"), host)
@@ -505,7 +517,8 @@ def run_check(
         data = {
             "profile": profile,
             "servers": servers,
-            "exposed": [t["name"] for t in catalog.tools],
+            "exposed": offered,
+            "shown_to": None if host is None else {"host": host, "from": host_from},
             "findings": findings + tool_findings,
             "summary": everything.counts(outputs),
             "fail_on": fail_on,
@@ -542,7 +555,7 @@ def run_check(
                 print(escape(line), file=out)
         print("", file=out)
         print(everything.summary(outputs), file=out)
-        print(f"{len(catalog.tools)} tool(s) offered to clients", file=out)
+        print(_offered_line(len(offered), len(catalog.tools), host, host_from), file=out)
         if unreachable:
             print(f"{len(unreachable)} server(s) could not be reached or listed", file=out)
         if host_report is not None:
@@ -551,6 +564,16 @@ def run_check(
     if unreachable or journal_problem is not None:
         return 2
     return 1 if failed else 0
+
+
+def _offered_line(offered: int, listed: int, host: str | None, host_from: str) -> str:
+    """The summary's count of what ``serve`` with the config offers: ``7 tool(s) offered to clients (shown to
+    gemini, from guard.presentFor; 1 left out for it)``; ``host_from``: ``--host`` or ``guard.presentFor``."""
+    line = f"{offered} tool(s) offered to clients"
+    if host is None:
+        return line
+    left_out = listed - offered
+    return line + f" (shown to {host}, from {host_from}" + (f"; {left_out} left out for it)" if left_out else ")")
 
 
 def _journal_problem(config: GatewayConfig) -> str | None:

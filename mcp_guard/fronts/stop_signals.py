@@ -9,8 +9,9 @@ later). Any further one is logged, and changes nothing: with the signals' defaul
 actions a second SIGTERM from a supervisor, or a double Ctrl-C, used to kill the guard at once
 and leave the server and its group running as orphans (new-user trial F3). Once the block is
 left, the upstreams are stopped, and the signals have their default actions again, or (the
-CLI's fronts) stay ignored while the process exits. The guard killed with SIGKILL still
-cleans up nothing.
+CLI's fronts) stay ignored while the process exits. One that came while the command was still
+starting (held by ``start_signals``) is raised again as the block begins, and stops the front at
+once. The guard killed with SIGKILL still cleans up nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import anyio
 
 from ..peer.spawn import STOP_SIGNALS
 from ..peer.upstream import KILL_GRACE_SECONDS
+from ..start_signals import release
 
 __all__ = ["STOP_SIGNALS", "StopSignals", "held_stop_signals"]
 
@@ -89,6 +91,7 @@ async def held_stop_signals(stop: Callable[[], None], *, then_ignore: bool = Fal
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(watch, signals)
+                    release()  # the ones that came while the command started (``start_signals``): caught now
                     try:
                         yield received
                     finally:

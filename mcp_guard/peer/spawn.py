@@ -19,13 +19,14 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 
+from ..start_signals import STOP_SIGNALS
 from ..streams.ends import UpstreamStartError
 
 __all__ = ["STOP_SIGNALS", "StartedProcess", "UpstreamStartError", "start_early", "start_process"]
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-"""The signals that stop a front: a supervisor's or MCP client's SIGTERM, a closed terminal's SIGHUP, Ctrl-C
-(``stop_signals`` holds them while a front runs; :func:`start_early` from the upstream's start until then)."""
+# The signals that stop a front: a supervisor's or MCP client's SIGTERM, a closed terminal's SIGHUP, Ctrl-C
+# (``start_signals`` holds them from the CLI's start, :func:`start_early` from the upstream's start, and
+# ``stop_signals`` while a front runs).
 
 
 class StartedProcess:

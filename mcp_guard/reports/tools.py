@@ -28,7 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..core import DEFAULT_PROFILE, VALIDATION, Issue, Report, compile
-from ..safe_text import escape  # names and keys come from servers and files: no forged lines, no terminal control
+from ..safe_text import (
+    display_width,
+    escape,
+    pad,
+)  # names and keys come from servers and files: no forged lines, no terminal control
 from .documents import FieldError
 from .status import Status, listed_status, status_of
 from .tool_definitions import (
@@ -422,10 +426,10 @@ def render_table(report: ToolsReport) -> str:
             line = f"note: {name}: {escape(note.message)}"
             if line not in notes:  # (tools sharing a name share their note: said once)
                 notes.append(line)
-    widths = [max(len(row[i]) for row in [header, *lines]) for i in range(4)]
+    widths = [max(display_width(row[i]) for row in [header, *lines]) for i in range(4)]
 
     def fmt(row: tuple[str, str, str, str, str]) -> str:
-        return "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + ("  " + row[4] if row[4] else "")
+        return "  ".join(pad(cell, widths[i]) for i, cell in enumerate(row[:4])) + ("  " + row[4] if row[4] else "")
 
     out = [fmt(header).rstrip()]
     out += [fmt(row).rstrip() for row in lines]

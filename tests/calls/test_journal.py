@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -239,3 +240,24 @@ def test_a_journal_path_that_cannot_be_opened_is_named_without_creating_anything
             assert journal_path_problem(locked / "j.jsonl") == f"the folder {locked} is not writable by this user"
         finally:
             locked.chmod(0o700)
+
+
+def test_the_text_summary_escapes_what_the_journal_holds(tmp_path: Path) -> None:
+    """Red team 34 (noticed with item 4): a tool name from a client or server reached the terminal raw in
+    ``mcp-guard journal FILE`` (ESC, newlines): each cell is now escaped, and the columns counted as shown."""
+    from mcp_guard.calls.journal import format_summary, read_records, summarize
+
+    path = tmp_path / "j.jsonl"
+    intent = {"event": "intent", "call_id": "c1", "time": "2026-12-04T11:59:25.301Z", "server": "s"}
+    rows = [{**intent, "tool": "evil\x1b[2J\nname"}, {**intent, "call_id": "c2", "tool": "検索"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    text = format_summary(summarize(*read_records(path)))
+    assert "\x1b" not in text and "evil\\x1b[2J\\x0aname" in text
+    from mcp_guard.safe_text import display_width
+
+    starts = set()
+    for line in text.splitlines()[:3]:  # the header and both rows: the third column starts at one terminal column
+        found = re.match(r"(\S+ {2,}\S+ {2,})\S", line)
+        assert found is not None, line
+        starts.add(display_width(found.group(1)))
+    assert len(starts) == 1

@@ -195,3 +195,32 @@ def test_a_recursive_reference_shown_as_json_text_carries_its_definitions() -> N
     text = shown["properties"]["root"]["properties"]["children"]["items"]["description"]
     described = json.loads(text[text.index("{") : text.rindex("}") + 1])
     assert described == {"$ref": "#/$defs/Node", "$defs": {"Node": node}}
+
+
+@pytest.mark.e2e
+def test_check_config_counts_what_serve_offers_under_present_for(tmp_path: Path) -> None:
+    """Red team 34: ``guard.presentFor: gemini`` and a tool gemini cannot be shown (two properties both
+    becoming ``x_loc``); ``serve`` left it out of tools/list but ``check --config`` said every tool was
+    offered. The config's host is now judged as ``--host`` would be, and ``--host`` overrides it."""
+    server = tmp_path / "server.py"
+    server.write_text(SERVER, encoding="utf-8")
+    clash = {
+        "name": "clash",
+        "inputSchema": {"type": "object", "properties": {"x-loc": {"type": "string"}, "x_loc": {"type": "integer"}}},
+    }
+    config = tmp_path / "gateway.json"
+    servers = {"s": {"command": sys.executable, "args": [str(server), json.dumps([*TOOLS[:2], clash])]}}
+    config.write_text(json.dumps({"mcpServers": servers, "guard": {"presentFor": "gemini"}}), encoding="utf-8")
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, timeout=30, fail_on="never") == 0
+    text = out.getvalue()
+    assert "2 tool(s) offered to clients (shown to gemini, from guard.presentFor; 1 left out for it)" in text
+    assert "3 tools for gemini: 0 as-is, 2 presentable, 1 not presentable" in text
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, as_json=True, timeout=30) == 1  # not presentable: unsupported
+    data = json.loads(out.getvalue())
+    assert data["exposed"] == ["s__search", "s__plain"]
+    assert data["shown_to"] == {"host": "gemini", "from": "guard.presentFor"}
+    out = io.StringIO()
+    assert commands.run_check(str(config), out=out, timeout=30, host="anthropic") == 0
+    assert "3 tool(s) offered to clients (shown to anthropic, from --host)" in out.getvalue()

@@ -1024,7 +1024,7 @@ def test_missing_upstream_command_fails_at_start() -> None:
     [
         (["--http", "nonsense"], "--http"),
         (["--http", "99999"], "--http"),
-        (["--allowed-host", "example.com"], "only apply with --http"),
+        (["--allowed-host", "example.com"], "--allowed-host only applies with --http"),
         (["--http", "0", "--http-token-env", "MCP_GUARD_SURELY_UNSET"], "MCP_GUARD_SURELY_UNSET"),
         (["--http", "0", "--max-message-bytes", "10"], "error: --max-message-bytes: must be at least 1024"),
         (["--http", "0", "--max-sessions", "0"], "error: --max-sessions: must be at least 1"),

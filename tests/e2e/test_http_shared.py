@@ -396,4 +396,4 @@ def test_shared_upstream_needs_http() -> None:
         text=True,
         timeout=TIMEOUT,
     )
-    assert done.returncode == 2 and "--shared-upstream only apply with --http" in done.stderr
+    assert done.returncode == 2 and "--shared-upstream only applies with --http" in done.stderr
