@@ -10,6 +10,15 @@ Targets, each started fresh per round, over the Sigma fixture server:
 - mcp-guard stdio: ``mcp-guard wrap -- python fixtures/sigma/server.py`` with a raw newline-delimited
   client, for the CPU-per-call reference (the same upstream, the same calls, no HTTP).
 
+With ``--oauth`` or ``--otel`` and ``--clients 1``, the ratios' figures are paired: each variant (the otel
+target; the two oauth targets together) serves at the same time as a plain ``wrap --http`` of its own, their
+calls in interleaved blocks of 64 (:func:`run_paired_round`), each target's CPU read over its own blocks; the
+ratio of a round is the variant's CPU per call over its neighbour's, and the figure is the median of the
+rounds' ratios, with their spread. The otel target's window counts the export of exactly its own calls' spans
+(its calls rounded up to whole batches of 512 spans; every batch they fill waited for at the sink). Each
+CPU figure is the guard process's own (``/proc/PID/task/*``: its threads, the export thread included; not
+its upstream, a child process; not the OTLP sink or the clients, threads of this process).
+
 ``--clients N`` clients run at once, each on its own connection and session, each making
 ``--calls`` sequential calls (``--clients 1``: latency; ``--clients 8``: throughput under load).
 The clients are raw HTTP/1.1 over sockets in threads (keep-alive, JSON or SSE answers), so the
@@ -264,6 +273,99 @@ def run_http_round(
     return total / elapsed, [x for each in latencies for x in each], cpu / total
 
 
+def run_paired_round(
+    group: list[tuple[str, str, int]],
+    calls: int,
+    tokens: dict[str, list[str]],
+    sink: SpanSink | None = None,
+    traced: frozenset[str] = frozenset(),
+    block: int = 64,
+) -> dict[str, tuple[float, list[float], float]]:
+    """The targets of ``group`` (``(name, url, pid)``, all serving at once), one client each, their calls in
+    interleaved blocks: ``block`` sequential calls to one target, then as many to the next (the first target
+    rotating from turn to turn), so that what else the machine runs meanwhile weighs on each alike, while each
+    serves its calls back to back as in :func:`run_http_round`. A target's CPU is its own process's (its
+    threads, not its upstream's, not this process's sink), read before and after each of its blocks.
+
+    ``tokens``: per target, its bearer tokens (the session's, then one per call, warm-up included, or none
+    more: the session's on every call). ``traced``: the targets that export spans to ``sink``. Their calls
+    start with the batch processor's queue empty (after the warm-up, once the sink has its spans), and each
+    of their blocks ends once the sink has every batch that block filled (sent at once when full): a
+    target's CPU counts the export of its own calls' spans, all of them when ``3 * calls`` is a multiple of
+    the batch size (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``, 512).
+
+    Returns, per target: calls/s over its own calls' time, each call's latency (s), its CPU seconds a call.
+    """
+    connections: dict[str, RawHttp] = {}
+    for name, url, _ in group:  # (each session opened on a connection of its own, closed after: run_http_round)
+        opener = RawHttp(url)
+        if name in tokens:
+            opener.headers["Authorization"] = f"Bearer {tokens[name][0]}"
+        opener.open_session()
+        opener.close()
+        connections[name] = RawHttp(url)
+        connections[name].headers.update(opener.headers)
+    sent = dict.fromkeys(connections, 0)
+    batch = int(os.environ.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512"))
+
+    def call(name: str) -> float:
+        connection, request_id = connections[name], sent[name] + 1
+        fresh = tokens.get(name, [])
+        if len(fresh) > 1:
+            connection.headers["Authorization"] = f"Bearer {fresh[request_id]}"
+        before = time.perf_counter()
+        status, _, answer = connection.post(
+            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": CALL}
+        )
+        latency = time.perf_counter() - before
+        assert status == 200 and answer[-1]["id"] == request_id, (status, answer)
+        assert answer[-1]["result"]["isError"] is False, answer
+        sent[name] = request_id
+        return latency
+
+    def at_sink(expected: int) -> float:  # wait (bounded) until the sink got ``expected`` spans: seconds waited
+        start = time.monotonic()
+        assert sink is not None
+        while sink.spans < expected and time.monotonic() < start + 20:
+            time.sleep(0.002)
+        if sink.spans < expected:
+            print(f"(the sink got {sink.spans} spans, not {expected})", flush=True)
+        return time.monotonic() - start
+
+    names = list(connections)
+    spans_before = sink.spans if sink is not None else 0
+    for _ in range(WARM_UP):
+        for name in names:
+            call(name)
+    if traced and at_sink(spans_before + 3 * WARM_UP * len(traced)) > 1:
+        # (the batch processor's timer, up to OTEL_BSP_SCHEDULE_DELAY: idle connections may have been closed
+        # meanwhile, keep-alive timeout: new ones, in the same sessions)
+        for name, url, _ in group:
+            headers = connections[name].headers
+            connections[name].close()
+            connections[name] = RawHttp(url)
+            connections[name].headers.update(headers)
+    window_start = sink.spans if sink is not None else 0
+    pids = {name: pid for name, _, pid in group}
+    cpu = dict.fromkeys(names, 0.0)
+    latencies: dict[str, list[float]] = {name: [] for name in names}
+    for turn in range(-(-calls // block)):
+        first = turn % len(names)
+        for name in names[first:] + names[:first]:
+            before = cpu_seconds(pids[name])
+            for _ in range(min(block, calls - turn * block)):
+                latencies[name].append(call(name))
+            if name in traced:  # the batches this block filled, exported (by this target's export thread)
+                made = 3 * (sent[name] - WARM_UP)
+                at_sink(window_start + made // batch * batch)
+            cpu[name] += cpu_seconds(pids[name]) - before
+    if traced and sink is not None and sink.spans != window_start + 3 * calls * len(traced):
+        print(f"(the sink got {sink.spans - window_start} of the timed calls' spans: a window's export counts)")
+    for connection in connections.values():
+        connection.close()
+    return {name: (calls / sum(latencies[name]), latencies[name], cpu[name] / calls) for name in names}
+
+
 def run_stdio_round(calls: int, guard: list[str]) -> tuple[float, list[float], float]:
     """``wrap`` on stdio (``guard``), one client: calls/s, latencies, and the guard's CPU seconds per call."""
     client = RawClient(guard + SIGMA)
@@ -335,6 +437,12 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: Sp
     latencies: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     round_ratios: dict[str, list[float]] = {}
+    paired_calls = args.calls
+    if sink is not None and args.clients == 1:  # the calls' spans fill whole batches (see run_paired_round)
+        batch = int(os.environ.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512"))
+        paired_calls = -(-args.calls // batch) * batch
+        if paired_calls != args.calls:
+            print(f"(the interleaved targets make {paired_calls} calls a round: whole batches of {batch} spans)")
     for i in range(args.rounds):
         targets: list[tuple[str, list[str], str, int | None, dict[str, str] | None]] = []
         if not args.no_direct:
@@ -348,7 +456,7 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: Sp
                 resource = f"http://127.0.0.1:{port}/mcp"
                 oauth = ("--oauth-issuer", issuer.url, "--oauth-resource", resource, "--oauth-scope", "mcp:tools")
                 targets.append((name, guard(args.log_level, port, *oauth) + SIGMA, "stderr", port, None))
-                per_client = WARM_UP + args.calls if fresh else 0
+                per_client = WARM_UP + paired_calls if fresh else 0  # (paired_calls >= --calls)
                 round_tokens[name] = [
                     [issuer.token(resource, jti=f"{c}-{n}") for n in range(1 + per_client)] for c in range(args.clients)
                 ]
@@ -365,11 +473,37 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: Sp
             proxy = [args.fastmcp_python, str(ROOT / "benchmarks" / "fastmcp_proxy.py"), "--http", f"127.0.0.1:{port}"]
             targets.append(("fastmcp proxy", [*proxy, "--", *SIGMA], "stderr", port, None))
         line = []
+        results: dict[str, tuple[float, list[float], float]] = {}
+        # Each variant (--otel; the two --oauth targets together) is measured beside a plain wrap --http of its
+        # own, serving at once, their calls interleaved (run_paired_round; one client each: --clients 1 only).
+        # versus[variant]: its CPU per call over its plain neighbour's, this round.
+        versus: dict[str, float] = {}
+        by_name = {t[0]: t for t in targets}
+        groups = [["mcp-guard otel"], ["mcp-guard oauth", "mcp-guard oauth, new token per call"]]
+        for variants in (g for g in groups if g[0] in by_name) if args.clients == 1 else ():
+            if "mcp-guard" in results:  # (the first group's plain target is the round's "mcp-guard")
+                port = free_port()
+                plain = ("mcp-guard beside " + variants[0], guard(args.log_level, port) + SIGMA, "stderr", port, None)
+            else:
+                plain = by_name["mcp-guard"]
+            with contextlib.ExitStack() as group:
+                started = [
+                    (t[0], *group.enter_context(serving(*t[1:]))) for t in [plain, *(by_name[n] for n in variants)]
+                ]
+                tokens = {name: each[0] for name, each in round_tokens.items()}
+                traced = frozenset(n for n in variants if n == "mcp-guard otel")
+                measured = run_paired_round(started, paired_calls, tokens, sink, traced)
+            results.update((name, measured[name]) for name in ("mcp-guard", *variants) if name in measured)
+            versus.update((name, measured[name][2] / measured[plain[0]][2]) for name in variants)
         for name, command, url_from, port_given, env in targets:
+            if name in results:
+                continue
             # The baseline runs in its own folder: ``python -m`` puts the working folder first on sys.path.
             cwd = args.baseline if name == "baseline" else None
             with serving(command, url_from, port_given, env, cwd) as (url, pid):
-                rate, lat, cpu = run_http_round(url, pid, args.calls, args.clients, round_tokens.get(name))
+                results[name] = run_http_round(url, pid, args.calls, args.clients, round_tokens.get(name))
+        for name, *_ in targets:
+            rate, lat, cpu = results[name]
             rates.setdefault(name, []).append(rate)
             latencies.setdefault(name, []).extend(lat)
             cpus.setdefault(name, []).append(cpu)
@@ -382,13 +516,17 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: Sp
         print(f"round {i + 1}: " + "   ".join(line), flush=True)
         ratio = round_ratios.setdefault
         ratio("guard CPU per call, HTTP/stdio", []).append(cpus["mcp-guard"][-1] / cpu)
+
+        def beside(name: str, versus: dict[str, float] = versus) -> float:
+            """``name``'s CPU per call over its plain neighbour's (else the round's plain target's)."""
+            return versus[name] if name in versus else cpus[name][-1] / cpus["mcp-guard"][-1]
+
         if issuer is not None:
-            plain = cpus["mcp-guard"][-1]
-            ratio("CPU per call, oauth/plain HTTP", []).append(cpus["mcp-guard oauth"][-1] / plain)
-            fresh_cpu = cpus["mcp-guard oauth, new token per call"][-1]
-            ratio("CPU per call, oauth new token per call/plain HTTP", []).append(fresh_cpu / plain)
+            ratio("CPU per call, oauth/plain HTTP", []).append(beside("mcp-guard oauth"))
+            fresh = beside("mcp-guard oauth, new token per call")
+            ratio("CPU per call, oauth new token per call/plain HTTP", []).append(fresh)
         if sink is not None:
-            ratio("CPU per call, otel/plain HTTP", []).append(cpus["mcp-guard otel"][-1] / cpus["mcp-guard"][-1])
+            ratio("CPU per call, otel/plain HTTP", []).append(beside("mcp-guard otel"))
         if args.baseline:
             ratio("baseline CPU per call, HTTP/stdio", []).append(cpus["baseline"][-1] / cpu)
             ratio("mcp-guard/baseline throughput", []).append(rates["mcp-guard"][-1] / rates["baseline"][-1])

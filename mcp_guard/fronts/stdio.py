@@ -29,6 +29,7 @@ from ..sessions.relay import Relay
 from ..streams.framing import claim_stdio
 from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
+from .heap import settle_heap
 from .stop_signals import held_stop_signals
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ async def _relay_stdio(
             client_request_timeout=request_timeout,
         )
         session = anyio.CancelScope()
+        settle_heap()  # (the start-up heap out of every later full collection: fronts.heap)
         try:
             async with held_stop_signals(session.cancel, then_ignore=True) as signals:
                 with session:

@@ -21,6 +21,7 @@ import uvicorn
 from ...calls.outputs import DEFAULT_OUTPUTS
 from ...core import DEFAULT_PROFILE
 from ...safe_text import escape
+from ..heap import settle_heap
 from ..stop_signals import held_stop_signals
 from .app import HttpFront
 from .config import ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
@@ -170,6 +171,7 @@ async def serve_front(front: HttpFront, banner: str) -> int:
     )
     front.server = server
     log.info("%s", banner)
+    settle_heap()  # (the start-up heap out of every later full collection: fronts.heap)
     async with held_stop_signals(server.stop, then_ignore=True) as signals:
         try:
             await server.serve(sockets=[sock])
