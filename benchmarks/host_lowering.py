@@ -8,7 +8,9 @@ each with a distinct name) is
   ``wrap``'s (``ToolTable.annotate`` of the ``tools/list`` result on a new table, as ``wrap`` does with
   a listing it has not seen: the verdicts written into each entry's ``_meta``);
 - shown to each host: ``hosts.present_tools(tools, host)`` (the checker, the lowering, the names),
-  on the same parsed tools.
+  on the same parsed tools; and, as ``ToolTable.prepare`` runs it under ``--present-for``, right after the
+  core's classification of the same parsed listing, given its keys (``present_tools(..., keys=...)``: the
+  schemas are not keyed twice), the ratio taken to that round's classification.
 
 Every side runs with the garbage collector paused, as the guard runs them (``ToolTable`` and
 ``calls.presenting`` pause it: a listing makes many objects and no cycle worth a pass). The goal is a
@@ -93,6 +95,26 @@ def classify(tools: list[dict[str, Any]]) -> float:
             if key not in seen:
                 seen[key] = compile_schema(tool["inputSchema"], defer=True, known_json=True)
         return clock() - started
+
+
+def classify_then_show(tools: list[dict[str, Any]], host: str) -> tuple[float, float]:
+    """The core's classification of the listing (:func:`classify`) keeping its keys, then ``present_tools`` of
+    the same parsed listing given those keys (``keys=``), as ``ToolTable.prepare`` runs the two under
+    ``--present-for``: the lowering on top of a classification that has keyed every schema already. Returns
+    the seconds of each."""
+    with collector_paused():
+        started = clock()
+        seen: dict[bytes, Any] = {}
+        keys: dict[int, bytes] = {}
+        for tool in tools:
+            schema = tool["inputSchema"]
+            key = keys[id(schema)] = marshal.dumps(schema, 2)
+            if key not in seen:
+                seen[key] = compile_schema(schema, defer=True, known_json=True)
+        classified = clock() - started
+        started = clock()
+        present_tools(tools, HOSTS[host], keys=keys)  # type: ignore[index]
+        return classified, clock() - started
 
 
 def classify_table(tools: list[dict[str, Any]]) -> float:
@@ -262,6 +284,8 @@ def main() -> None:
     base: list[float] = []
     tables: list[float] = []
     spent: dict[str, list[float]] = {h: [] for h in HOST_NAMES}
+    keyed: dict[str, list[float]] = {h: [] for h in HOST_NAMES}
+    keyed_spent: dict[str, list[float]] = {h: [] for h in HOST_NAMES}
     for _ in range(args.rounds):
         reference = classify(fresh(tools))
         base.append(reference)
@@ -272,6 +296,9 @@ def main() -> None:
             spent[host].append(took)
             ratios[host].append(took / reference)
             table_ratios[host].append(took / annotated)
+            classified, shown = classify_then_show(fresh(tools), host)
+            keyed[host].append(shown / classified)
+            keyed_spent[host].append(shown)
     print(f"{args.tools} tools, {args.rounds} alternated rounds (medians; goal <= 1.5x the classification)")
     print(f"  classification, core (a deferred compile per distinct schema)   {statistics.median(base) * 1e3:8.1f} ms")
     print(
@@ -281,6 +308,13 @@ def main() -> None:
         print(
             f"  present_tools {host:14} {statistics.median(spent[host]) * 1e3:8.1f} ms   "
             f"{statistics.median(ratios[host]):.2f}x the core's   {statistics.median(table_ratios[host]):.2f}x wrap's"
+        )
+    print("  given the classification's keys (present_tools(keys=...), as ToolTable.prepare runs it), same listing:")
+    for host in HOST_NAMES:
+        ratios = sorted(keyed[host])
+        print(
+            f"  present_tools {host:14} {statistics.median(keyed_spent[host]) * 1e3:8.1f} ms   "
+            f"{statistics.median(ratios):.2f}x the round's core classification ({ratios[0]:.2f}-{ratios[-1]:.2f})"
         )
     corpus = tools[: min(len(tools), 894)]  # each corpus tool once
     each_base: list[float] = []

@@ -27,7 +27,9 @@ outside the timed spans); the collector runs as it does in ``wrap`` for a small 
 that goes first swaps each chunk and round). Printed per host, for all its forwarded tools and for
 those it reshapes (lowered or renamed): the ratio host/plain of each round's CPU time (median,
 quartiles, min-max), each arm's CPU per call (per chunk the median over rounds, summed) and their
-ratio, and the ratio of the chunks' fastest times (the least disturbed figure on a shared machine).
+ratio, and the ratio of the chunks' fastest times (the least disturbed figure on a shared machine). A last
+row, ``(control)``, times the plain lines through a second plain relay against the first: the comparison's
+own floor (two identical relays differ by a few percent: memory layout, the order of the arms).
 Usage::
 
     python benchmarks/present_for_call.py [--rounds 15] [--hosts openai-strict,gemini,...]
@@ -247,8 +249,9 @@ async def run(args: argparse.Namespace) -> None:
     hosts = args.hosts.split(",") if args.hosts else list(HOST_NAMES)
     async with anyio.create_task_group() as tg:
         plain = Rig(tools, None)
+        control = Rig(tools, None)  # a second plain relay: the floor of the comparison (two identical relays)
         rigs = {h: Rig(tools, h) for h in hosts}
-        for rig in [plain, *rigs.values()]:
+        for rig in [plain, control, *rigs.values()]:
             tg.start_soon(rig.relay.run)
             await rig.start()
         print(f"{len(tools)} corpus tools; {args.rounds} rounds, the arms alternated chunk by chunk; CPU time")
@@ -256,8 +259,10 @@ async def run(args: argparse.Namespace) -> None:
             "host           tools   ratio host/plain: median [quartiles] (min-max)   plain us  host us"
             "  (ratio)  fastest"
         )
+        floor: list[Any] = []
         for host in hosts:
             every, reshaped = await cases(plain, rigs[host], tools, host)
+            floor = floor or [(c[0], c[0], c[2]) for c in every]
             for label, chosen in (("all", every), ("reshaped", reshaped)):
                 if not chosen:
                     print(f"{host:14} {label:8}   0   -")
@@ -269,7 +274,15 @@ async def run(args: argparse.Namespace) -> None:
                     f"({min(ratios):.3f}-{max(ratios):.3f})   {plain_us:6.2f}   {host_us:6.2f}   "
                     f"({host_us / plain_us:.3f}x)  {fastest:.3f}x"
                 )
-        for rig in [plain, *rigs.values()]:
+        if floor:  # the control: the plain lines through a second plain relay (no host)
+            plain_us, host_us, fastest, ratios = await compare(plain, control, floor, args.rounds)
+            low, _, high = statistics.quantiles(ratios, n=4)
+            print(
+                f"{'(control)':14} {'plain':8} {len(floor):3}  {statistics.median(ratios):.3f}x [{low:.3f}-{high:.3f}] "
+                f"({min(ratios):.3f}-{max(ratios):.3f})   {plain_us:6.2f}   {host_us:6.2f}   "
+                f"({host_us / plain_us:.3f}x)  {fastest:.3f}x"
+            )
+        for rig in [plain, control, *rigs.values()]:
             await rig.client.close_send()
         tg.cancel_scope.cancel()
 

@@ -21,6 +21,15 @@ property as ``null``, mapped back to absent). Prints calls/s and p50/p99
 latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2); and each target's own
 process CPU per call, with the ratios present-for/mcp-guard and before/mcp-guard of each round's CPU (median and
 spread): how much the mapping back adds to a judged call's CPU (issue 24 item 6), and a refactor's cost.
+
+``--paired`` (with ``--present-for``) measures that last figure with less noise: each round starts three guards
+at once over their own upstreams, ``wrap`` twice (the reference and a control) and ``wrap --present-for HOST``,
+connects and warms each, then gives each in turn a block of :data:`BLOCK` calls (the order rotated each block),
+summing each guard's own CPU over its blocks: the three share every slow spell of the machine. Printed: the
+median over rounds of the paired ratios present-for/wrap and control/wrap (the latter is the measurement's own
+floor: two identical guards), their spreads, and the CPU microseconds per call each adds. Usage::
+
+    python benchmarks/relay_throughput.py --present-for openai-strict --paired [--calls 2000] [--rounds 15]
 """
 
 from __future__ import annotations
@@ -156,6 +165,81 @@ def run_round(command: list[str], calls: int, era: str, call: str = "add") -> tu
         client.close()
 
 
+BLOCK = 50
+"""Calls a guard gets in a row in ``--paired`` mode before the next guard's turn."""
+
+
+def connected(command: list[str], era: str, call: str) -> tuple[RawClient, dict[str, object]]:
+    """A client of ``command``, initialized (or with the modern era's ``_meta``), its tools listed and 50 calls of
+    :data:`CALLS` ``[call]`` made (warm-up); with the params to call it with."""
+    client = RawClient(command)
+    extra: dict[str, object] = {}
+    if era == "handshake":
+        init = client.request(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        )
+        assert "result" in init, init
+        client.notify("notifications/initialized")
+    else:
+        extra = {"_meta": MODERN_META}
+    listed = client.request("tools/list", dict(extra))
+    assert "result" in listed, listed
+    params = {**CALLS[call], **extra}
+    for _ in range(50):
+        client.request("tools/call", params)
+    return client, params
+
+
+def paired_round(targets: dict[str, tuple[list[str], str]], calls: int, era: str) -> dict[str, float]:
+    """One ``--paired`` round: every target (name -> (command, call)) started and warmed, then ``calls`` calls
+    each, given in blocks of :data:`BLOCK` in turn (the order rotated each block). Returns each target's own
+    process CPU seconds per call (:func:`cpu_seconds`, summed over its blocks only)."""
+    clients = {name: connected(command, era, call) for name, (command, call) in targets.items()}
+    try:
+        spent = dict.fromkeys(targets, 0.0)
+        names = list(targets)
+        for block in range(calls // BLOCK):
+            turn = block % len(names)
+            for name in names[turn:] + names[:turn]:
+                client, params = clients[name]
+                before = cpu_seconds(client.process.pid)
+                for _ in range(BLOCK):
+                    response = client.request("tools/call", params)
+                spent[name] += cpu_seconds(client.process.pid) - before
+                assert "result" in response and not response["result"].get("isError"), response  # type: ignore[union-attr]
+        return {name: total / (calls // BLOCK * BLOCK) for name, total in spent.items()}
+    finally:
+        for client, _ in clients.values():
+            client.close()
+
+
+def paired(host: str, calls: int, rounds: int, era: str) -> None:
+    """``--paired``: the module docstring's last paragraph."""
+    strict = "grep-strict" if host == "openai-strict" else "grep"
+    targets = {
+        "wrap": (GUARD + SERVER, "grep"),
+        "control": (GUARD + SERVER, "grep"),
+        "present-for": ([*GUARD[:-1], "--present-for", host, "--", *SERVER], strict),
+    }
+    found: list[dict[str, float]] = []
+    for i in range(rounds):
+        cpu = paired_round(targets, calls, era)
+        found.append(cpu)
+        print(f"round {i + 1}: " + "   ".join(f"{name} {value * 1e6:6.1f} µs CPU/call" for name, value in cpu.items()))
+    print(f"{rounds} rounds of {calls} calls per guard, blocks of {BLOCK} alternated ({era} era), each guard's CPU:")
+    for name in targets:
+        print(f"  {name:<12} {statistics.median(r[name] for r in found) * 1e6:6.1f} µs/call (median)")
+    for name in ("present-for", "control"):
+        ratios = sorted(r[name] / r["wrap"] for r in found)
+        added = statistics.median((r[name] - r["wrap"]) * 1e6 for r in found)
+        quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+        print(
+            f"  {name}/wrap = {statistics.median(ratios):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
+            f"range {ratios[0]:.3f}-{ratios[-1]:.3f}), {added:+.1f} µs/call"
+        )
+
+
 def percentile(values: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of ``values``, nearest rank."""
     ordered = sorted(values)
@@ -175,7 +259,13 @@ def main() -> int:
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     parser.add_argument("--before", metavar="DIR", help="also time wrap with DIR first on PYTHONPATH")
     parser.add_argument("--present-for", metavar="HOST", help="also time wrap --present-for HOST (calls grep)")
+    parser.add_argument("--paired", action="store_true", help="with --present-for: paired blocks, see the docstring")
     args = parser.parse_args()
+    if args.paired:
+        if not args.present_for:
+            parser.error("--paired needs --present-for HOST")
+        paired(args.present_for, args.calls, args.rounds, args.era)
+        return 0
     targets = {"direct": SERVER, "mcp-guard": GUARD + SERVER}
     call = {name: "add" for name in ("direct", "mcp-guard", "before", "fastmcp proxy")}
     if args.present_for:

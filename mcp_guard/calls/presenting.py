@@ -171,13 +171,17 @@ class ShownNames:
         self.shown: dict[str, ShownTool] = {}
         self._prepared: Prepared | None = None
 
-    def prepare(self, tools: Sequence[Any], supported: Callable[[str], bool]) -> None:
+    def prepare(
+        self, tools: Sequence[Any], supported: Callable[[str], bool], keys: Mapping[int, bytes | None] | None = None
+    ) -> None:
         """(In a worker thread, with ``ToolTable.prepare``.) Present a page of tools, as the upstream listed
         them, ahead of :meth:`show`, which then only copies entries: lowering a big listing held the loop
         (10,000 tools: 0.45 s on an idle machine; issue 25 item 1). ``supported``: the guard's verdict by
-        name, from the schemas classified ahead. Only the loop reads what this writes, once it returned."""
+        name, from the schemas classified ahead; ``keys``: their exact keys by ``id()`` of the schema object, as
+        the classification made them (``present_tools``: not made again). Only the loop reads what this writes,
+        once it returned."""
         named = [t for t in tools if type(t) is dict and type(t.get("name")) is str]
-        presentation = present_tools(named, self.host, supported=supported)
+        presentation = present_tools(named, self.host, supported=supported, keys=keys)
         self._prepared = Prepared(presentation, {t["name"]: t.get("inputSchema") for t in named})
 
     def clear(self) -> None:
@@ -260,6 +264,18 @@ def called(params: dict[str, Any], shown: Mapping[str, ShownTool], *, modern: bo
     return Mapped(out, tool)
 
 
+def _with_params(message: dict[str, Any], params: dict[str, Any], name: str, arguments: Any) -> dict[str, Any]:
+    """A copy of the request ``message`` whose ``params`` are a copy of ``params`` with ``name`` and, unless
+    None, ``arguments`` set (copies and item sets: a third cheaper than ``{**a, k: v}`` on a call's hot path)."""
+    out = params.copy()
+    out["name"] = name
+    if arguments is not None:
+        out["arguments"] = arguments
+    request = message.copy()
+    request["params"] = out
+    return request
+
+
 def map_call(
     pipeline: Pipeline, message: dict[str, Any], shown: Mapping[str, ShownTool], server: str = ""
 ) -> tuple[dict[str, Any], ShownTool] | dict[str, Any]:
@@ -276,7 +292,7 @@ def map_call(
         if plan is None:
             if tool.name == name:
                 return message, tool  # nothing to map: the request as it came
-            return {**message, "params": {**params, "name": tool.name}}, tool
+            return _with_params(message, params, tool.name, None), tool
         arguments = params.get("arguments", {})
         try:
             back = plan(arguments)
@@ -285,10 +301,9 @@ def map_call(
         else:
             if back is arguments and tool.name == name:
                 return message, tool
-            out = {**params, "name": tool.name}
-            if back is not arguments or "arguments" in params:
-                out["arguments"] = back
-            return {**message, "params": out}, tool
+            return _with_params(
+                message, params, tool.name, back if back is not arguments or "arguments" in params else None
+            ), tool
     request_id = message["id"]
     mapped = called(params, shown, modern=is_modern(params))
     if mapped is None:

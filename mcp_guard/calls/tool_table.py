@@ -312,7 +312,8 @@ class ToolTable:
                         _build(compiled)
                     prepared[id(schema)] = (schema, key, compiled)
             if self.presented is not None:  # --present-for: the page's lowering made here too (calls.presenting)
-                self.presented.prepare(tools, self._prepared_callable(tools, prepared).__contains__)
+                keys = {id_: found[1] for id_, found in prepared.items()}  # (the schemas stay alive in `prepared`)
+                self.presented.prepare(tools, self._prepared_callable(tools, prepared).__contains__, keys)
         self._prepared = prepared
 
     def _prepared_callable(self, tools: list[Any], prepared: dict[int, tuple[Any, bytes | None, Compiled]]) -> set[str]:

@@ -19,7 +19,7 @@ Pure: imports neither ``mcp`` nor ``anyio``; keeps no state beyond the one listi
 from __future__ import annotations
 
 import marshal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
@@ -153,11 +153,12 @@ def present_tools(
     host: HostProfile,
     *,
     supported: Callable[[str], bool] | None = None,
+    keys: Mapping[int, bytes | None] | None = None,
 ) -> Presentation:
     """Show ``tools`` (``tools/list`` entries) to ``host``.
 
-    One check and, where needed, one lowering per distinct schema (:func:`schema_key`), as the
-    guard classifies one verdict per distinct schema.
+    One check and, where needed, one lowering per distinct schema (:func:`schema_key`, or the caller's
+    ``keys``), as the guard classifies one verdict per distinct schema.
 
     Args:
         tools: the server's tool entries (dicts with ``name`` and ``inputSchema``); entries
@@ -165,15 +166,19 @@ def present_tools(
         host: a profile of ``hosts.tables.HOSTS``.
         supported: whether the guard supports a tool, by server name (the session's verdicts);
             a tool it does not support is withheld (its calls are refused anyway). Default: all.
+        keys: exact keys the caller made of the ``inputSchema`` objects, by ``id()`` of the object (the
+            guard's classification, ``calls.tool_table``: ``marshal`` bytes, ``equal keys mean equal
+            schemas``), for objects it keeps alive during the call; a schema without one (absent or None)
+            is keyed here. Spares a second ``marshal`` walk of every schema (a third of a listing's cost).
 
     Returns:
         The :class:`Presentation`.
     """
     try:
-        return _present(tools, host, supported, None)
+        return _present(tools, host, supported, None, keys)
     except _Collided:  # rare: names made alike; every name first, then the listing
         named = [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
-        return _present(tools, host, supported, host_names(named, host).shown)
+        return _present(tools, host, supported, host_names(named, host).shown, keys)
 
 
 class _Collided(Exception):
@@ -181,11 +186,18 @@ class _Collided(Exception):
 
 
 def _present(
-    tools: Sequence[Any], host: HostProfile, supported: Callable[[str], bool] | None, names: dict[str, str] | None
+    tools: Sequence[Any],
+    host: HostProfile,
+    supported: Callable[[str], bool] | None,
+    names: dict[str, str] | None,
+    keys: Mapping[int, bytes | None] | None,
 ) -> Presentation:
     """:func:`present_tools` in one pass over the listing (each entry is read once, from memory the
     pass has not touched yet on a long listing: the cost is there); ``names``: the shown name of each
-    server name, or None to make them here, raising :class:`_Collided` where two become one."""
+    server name, or None to make them here, raising :class:`_Collided` where two become one.
+
+    The caller's ``keys`` and this function's (``marshal`` formats 2 and 4) may meet in one ``seen``: bytes
+    ``marshal`` wrote decode to one value whatever the format, so equal bytes are still equal schemas."""
     label = f"{host.name}@{host.version}"
     out = Presentation([], {})
     listed, shown, withheld = out.tools, out.shown, out.withheld
@@ -217,10 +229,12 @@ def _present(
         if not isinstance(schema, dict):
             withheld[name] = "it has no object inputSchema"
             continue
-        try:
-            key: bytes | None = dumps(schema, KEY_FORMAT)  # schema_key, inline: once per tool
-        except (ValueError, RecursionError):
-            key = None
+        key = None if keys is None else keys.get(id(schema))
+        if key is None:
+            try:
+                key = dumps(schema, KEY_FORMAT)  # schema_key, inline: once per tool
+            except (ValueError, RecursionError):
+                key = None
         lowered = _UNSEEN if key is None else seen.get(key, _UNSEEN)
         if lowered is _UNSEEN:
             lowered = None if accepts(schema, host) else lower(schema, host)

@@ -29,7 +29,16 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..core.json_values import escape_token, is_integer
-from .checker import KEYWORD_BOOLEANS, SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUES, accepts, check_schema
+from .checker import (
+    KEYWORD_BOOLEANS,
+    SCHEMA_LISTS,
+    SCHEMA_MAPS,
+    SCHEMA_VALUES,
+    accepts,
+    check_schema,
+    fitting_names,
+    name_fits,
+)
 from .inverse import Arr, Map, Member, Obj, Ref, kind_of
 from .lowered import Lowered, Step, StepKind, unshown
 from .narrowing import closable, close
@@ -376,10 +385,10 @@ def object_(run: Run, schema: dict[str, Any], out: dict[str, Any], path: Path, n
             lowered.append((name, where, node(run, sub, where)))
     finally:
         run.depth -= 1
-    pattern = host.property_names
+    fitting = None if host.property_names is None or (known := fitting_names(host)).issuperset(props) else known
     optional_ones = host.closed_objects and (set(props) - set(required))
     for name, where, (child, mapping, kinds) in lowered:
-        shown = name if pattern is None or pattern.fullmatch(name) else shown_name(run, name, path)
+        shown = name if fitting is None or name_fits(host, fitting, name) else shown_name(run, name, path)
         if shown != name:
             changed = True
         if shown in members:

@@ -86,3 +86,24 @@ def test_places_inside_json_text_and_behind_a_ref_are_known_not_shown() -> None:
     assert not tool.not_shown_at("/$defs/n/properties/v/type", "/tree/v")
     assert tool.not_shown_at("/$defs/n/properties/v/maximum", "/tree/v")
     assert tool.not_shown_at("/$defs/n/properties/v/maximum")
+
+
+@pytest.mark.parametrize("host", ["openai-strict", "gemini", "anthropic"])
+def test_the_callers_keys_give_the_same_presentation(host: str) -> None:
+    """``present_tools(keys=...)`` (the classification's exact keys, ``marshal`` format 2, by ``id()`` of the
+    schema; some missing or None: keyed there, format 4) shows what it shows without them (issue 24 item 6)."""
+    import json
+    import marshal
+
+    tools = json.loads(json.dumps(TOOLS * 3))  # equal schemas, distinct objects
+    for i, tool in enumerate(tools):
+        tool["name"] = f"{tool['name']}{i}"
+    keys: dict[int, bytes | None] = {id(t["inputSchema"]): marshal.dumps(t["inputSchema"], 2) for t in tools[::2]}
+    keys[id(tools[1]["inputSchema"])] = None
+    plain = present_tools(tools, HOSTS[host])
+    keyed = present_tools(tools, HOSTS[host], keys=keys)
+    assert keyed.tools == plain.tools
+    assert keyed.withheld == plain.withheld
+    assert {n: (t.name, t.lowered and t.lowered.schema) for n, t in keyed.shown.items()} == {
+        n: (t.name, t.lowered and t.lowered.schema) for n, t in plain.shown.items()
+    }

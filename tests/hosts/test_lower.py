@@ -255,3 +255,21 @@ def test_shown_pointer_follows_renamed_members_through_objects_arrays_and_choice
     for server, shown in cases.items():
         assert shown_pointer(mapping, server) == shown, server
     assert shown_pointer(None, "/a.b") == "/a.b"
+
+
+def test_property_names_kept_as_fitting_match_the_pattern() -> None:
+    """``checker.fitting_names``: a name is kept only once the host's pattern matched it, and a refused one is
+    renamed however often it is met (issue 24 item 6: the pattern is not matched again for a kept name)."""
+    from mcp_guard.hosts.checker import fitting_names
+
+    host = HOSTS["gemini"]
+    schema = {"type": "object", "properties": {"ok_name": {"type": "string"}, "bad-name": {"type": "string"}}}
+    for _ in range(2):
+        result = lower(schema, host)  # type: ignore[arg-type]
+        assert result.presentable
+        assert set(result.schema["properties"]) == {"ok_name", "bad_name"}
+        assert check_schema(result.schema, host) == ()  # type: ignore[arg-type]
+    kept = fitting_names(host)  # type: ignore[arg-type]
+    assert "ok_name" in kept and "bad-name" not in kept
+    assert all(host.property_names.fullmatch(n) for n in kept)  # type: ignore[union-attr]
+    assert check_schema({"type": "object", "properties": {"bad-name": {"type": "string"}}}, host)  # type: ignore[arg-type]
