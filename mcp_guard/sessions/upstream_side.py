@@ -700,11 +700,11 @@ class UpstreamSide:
         An answer closes its request (``client_requests``); one to a request the client withdrew is dropped.
         """
         if isinstance(message, list):  # (a batch's answers: client_batch)
-            kept = [m for m in message if "method" in m or self.requests.close(m.get("id"))]
+            kept = [m for m in message if self._goes_out(m)]
             if not kept:
                 return
             message = kept
-        elif "method" not in message and not self.requests.close(message.get("id")):
+        elif not self._goes_out(message):
             return
         try:
             await self.client.send(dumps(message))
@@ -713,12 +713,17 @@ class UpstreamSide:
 
     def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
         """:meth:`reply` without waiting (the line is queued when the client's pipe is full)."""
-        if "method" not in message and not self.requests.close(message.get("id")):
+        if not self._goes_out(message):
             return
         try:
             client.send_nowait(dumps(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._client_gone()
+
+    def _goes_out(self, message: dict[str, Any]) -> bool:
+        """Whether a message of the guard's own goes to the client: an answer closes its request
+        (``client_requests``) and is dropped when the client withdrew that request; anything else goes."""
+        return "method" in message or self.requests.close(message.get("id"))
 
     def _client_gone(self) -> None:
         """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
