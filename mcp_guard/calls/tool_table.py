@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import marshal
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -173,11 +172,6 @@ class ToolTable:
             generation is annotated but not cached (it may describe replaced tools).
         complete: the table holds a whole listing of the current generation, so a name
             not in it is unknown without asking the upstream again.
-        listed_at: ``anyio.current_time()`` when the guard requested the listing that filled
-            the table (``-inf`` before any); see ``sessions.relay`` on the 2026-07-28 era.
-        expires_at: when that listing stops being fresh (its ``ttlMs``); ``None`` while a
-            ``subscriptions/listen`` stream tells the guard of every change instead.
-        listening: such a stream is open and acknowledged ``toolsListChanged``.
         host: the model host the listings are shown to (``wrap --present-for``), or None.
         presented: what that host was shown, page by page (``calls.presenting.ShownNames``: every
             page this table annotates is shown through it); None without a host.
@@ -208,9 +202,6 @@ class ToolTable:
             self.presented = ShownNames(host)
         self.generation = 0
         self.complete = False
-        self.listed_at = -math.inf
-        self.expires_at: float | None = -math.inf
-        self.listening = False
         self._entries: dict[str, ToolEntry] = {}
         # Compiled schemas by their exact key (schema_key): a listing that repeats a schema reuses its
         # validator (2026-07-28 servers without listen streams are listed again before each call).

@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 from .naming import Collision, CursorCodec, NameMap
 
 __all__ = [
-    "KINDS",
     "ORIGIN_KEY",
     "PIN_KEY",
     "Catalog",
@@ -84,8 +83,6 @@ ORIGIN_KEY = "mcp-guard/origin"
 PIN_KEY = "mcp-guard/pin"
 """A tool listed with its pinned definition: ``_meta["mcp-guard/pin"] = {"status": "changed", "listed": "pinned"}``."""
 
-KINDS: Final = ("tools", "prompts", "resources")
-"""The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
 PRESENT_ON_LOOP: Final = 500
 """Tools of a view past which ``guard.presentFor``'s presentation is made in a worker thread (a few ms below)."""
 

@@ -2,7 +2,7 @@
 
 In that era every request carries its envelope (protocol version, client capabilities), and an
 upstream may list differently per envelope: an :class:`Envelope` holds the merged lists its
-requests are served from, and per upstream connection a :class:`Listed` record of when each
+requests are served from, and per upstream connection a :class:`~.freshness.Listed` record of when each
 listing goes stale (``ttlMs``, or a listen stream of the guard's own reporting changes). A
 :class:`ClientListen` is a client's own ``subscriptions/listen`` stream, served by the session.
 :func:`merged_capabilities` is the capability merge of ``initialize`` and ``server/discover``
@@ -11,7 +11,6 @@ answers (both eras). No I/O; :mod:`.session` drives them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from ..wire.meta import CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY, SUBSCRIPTION_ID_KEY
-from .catalog import KINDS
+from .freshness import Listed
 from .merged_lists import MergedLists
 
 if TYPE_CHECKING:
@@ -31,7 +30,6 @@ __all__ = [
     "LISTEN_FLAGS",
     "ClientListen",
     "Envelope",
-    "Listed",
     "merged_capabilities",
 ]
 
@@ -46,52 +44,6 @@ LISTEN_FLAGS: Final = {
 """The ``subscriptions/listen`` filter flag of each list kind."""
 
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-
-
-class Listed:
-    """What one 2026-07-28 envelope holds of one upstream connection: when each listing goes stale.
-
-    Attributes:
-        connection: the link's connection these listings came from.
-        expires: per kind, when its listing stops being fresh (``anyio.current_time()``;
-            ``inf`` while a listen stream reports its changes; absent: never listed).
-        ttl_ms: per kind, the ``ttlMs`` the upstream gave (0 when it gave none).
-        changes: per kind, bumped by each change the upstream reported (a listing that a
-            change overtook is made again).
-        failed: per kind, when its last listing failed (``anyio.current_time()``; a request that
-            waited for that listing is not held up by another try).
-        listening: the kinds the guard's own listen stream at this upstream acknowledged.
-        listen_scope: that stream's cancel scope (``None``: none opened on this connection).
-    """
-
-    def __init__(self, connection: int) -> None:
-        self.connection = connection
-        self.expires: dict[str, float] = {}
-        self.ttl_ms: dict[str, int] = {}
-        self.changes: dict[str, int] = dict.fromkeys(KINDS, 0)
-        self.failed: dict[str, float] = {}
-        self.listening: set[str] = set()
-        self.listen_scope: anyio.CancelScope | None = None
-
-    def fresh(self, kind: str, now: float) -> bool:
-        """Whether the listing of ``kind`` may still be used."""
-        return self.expires.get(kind, -math.inf) > now
-
-    def listed(self, kind: str, started: float, ttl: float | None) -> None:
-        """A listing of ``kind`` requested at ``started`` (``ttl`` seconds, or None: not given) is in."""
-        self.ttl_ms[kind] = round(ttl * 1000) if ttl is not None else 0
-        self.expires[kind] = math.inf if kind in self.listening else started + (ttl or 0.0)
-
-    def changed(self, kind: str) -> None:
-        """The upstream said ``kind`` changed: list it again before use."""
-        self.changes[kind] += 1
-        self.expires[kind] = -math.inf
-
-    def deaf(self) -> None:
-        """The listen stream ended: changes may have been missed, so everything is listed again."""
-        self.listening.clear()
-        for kind in self.expires:
-            self.expires[kind] = -math.inf
 
 
 class Envelope:
@@ -113,8 +65,8 @@ class Envelope:
         """What the envelope holds of ``link``'s current connection (a fresh record for a new connection)."""
         listed = self.listed.get(link.name)
         if listed is None or listed.connection != link.connection:
-            if listed is not None and listed.listen_scope is not None:
-                listed.listen_scope.cancel()
+            if listed is not None:
+                listed.silence()
             listed = self.listed[link.name] = Listed(link.connection)
         return listed
 
@@ -130,8 +82,7 @@ class Envelope:
     def close(self) -> None:
         """The envelope is dropped: its listen streams are cancelled."""
         for listed in self.listed.values():
-            if listed.listen_scope is not None:
-                listed.listen_scope.cancel()
+            listed.silence()
 
 
 @dataclass

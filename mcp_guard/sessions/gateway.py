@@ -81,13 +81,14 @@ from ..wire.jsonrpc import (
 )
 from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import is_modern
-from .catalog import KINDS, Catalog
+from .catalog import Catalog
 from .client_lines import read_client_lines
 from .client_requests import NOT_OPEN, WAITING, ClientRequests
 from .client_writer import ClientWriter
 from .envelopes import (
     merged_capabilities,
 )
+from .freshness import KINDS
 from .link import Forwarded, Link, connector_for, unavailable
 from .merged_lists import MergedLists
 from .methods import BEFORE_INITIALIZE, LIST_METHODS, ROUTED_METHODS

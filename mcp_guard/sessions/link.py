@@ -31,7 +31,7 @@ from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import INTERNAL_ERROR, error_response, id_key, valid_id
-from .catalog import KINDS
+from .freshness import KINDS
 from .upstream_side import gone_text
 
 __all__ = ["Forwarded", "Link", "LinkOwner", "connector_for", "failure_reason", "unavailable"]

@@ -4,7 +4,8 @@ The handshake era has one table (:attr:`ToolListings.table`), emptied on
 ``notifications/tools/list_changed``. In the 2026-07-28 era each request's envelope (protocol
 version, client capabilities) gets a table of its own (at most :data:`MAX_ENVELOPES`), fresh
 while one of the guard's own ``subscriptions/listen`` streams reports its changes, or until its
-listing's ``ttlMs`` has passed. :meth:`ToolListings.refresh` lists every page (one listing per
+listing's ``ttlMs`` has passed: each table's :class:`~.freshness.Listed` record, as ``serve``
+keeps per envelope and upstream. :meth:`ToolListings.refresh` lists every page (one listing per
 table at a time; a listing a change overtook is made again); a listen stream is opened after an
 envelope's first listing. The relay owns one :class:`ToolListings` and gives it the means to
 send requests of the guard's own; nothing here reads or writes a line.
@@ -25,16 +26,11 @@ from ..log_counts import LogCounts
 from ..peer.listens import OwnListens
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
 from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, envelope_key
+from .freshness import Listed
 
-__all__ = ["ToolListings", "fresh"]
+__all__ = ["ToolListings"]
 
 log = logging.getLogger("mcp_guard")
-
-
-def fresh(table: ToolTable) -> bool:
-    """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
-    changes, or its listing's ``ttlMs`` has not passed."""
-    return table.expires_at is None or anyio.current_time() < table.expires_at
 
 
 @dataclass
@@ -70,12 +66,12 @@ class ToolListings:
         self.table = table
         self._request = request
         self.tables: dict[str, ToolTable] = {"": table}
-        self.listens: OwnListens[ToolTable] = OwnListens(own, send_own)  # each stream's handler: its table
+        self.listens: OwnListens[tuple[ToolTable, Listed]] = OwnListens(own, send_own)  # handler: table, record
         self.spawn: Callable[..., Any] | None = None
         self._refreshing: dict[int, _Listing] = {}
-        self._listen_tried: set[int] = set()
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
-        self._streams: dict[int, anyio.CancelScope] = {}  # id(table) -> its listen stream's scope
+        # id(table) -> when its listing goes stale, and its listen stream (for the tables in ``tables`` only).
+        self._listed: dict[int, Listed] = {id(table): Listed()}
         self._counted = LogCounts()
 
     def invalidate(self) -> None:
@@ -85,10 +81,15 @@ class ToolListings:
 
     def restarted(self) -> None:
         """A new upstream: every table is emptied and stale, and gets a listen stream of its own again."""
-        self._listen_tried.clear()
         for table in self.tables.values():
             table.invalidate()
-            table.listening, table.expires_at = False, -math.inf
+            self._listed.pop(id(table)).silence()  # (the stream of the gone upstream's: already ended)
+            self._listed[id(table)] = Listed()
+
+    def fresh(self, table: ToolTable) -> bool:
+        """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
+        changes, or its listing's ``ttlMs`` has not passed (:meth:`.freshness.Listed.fresh`)."""
+        return self._listed[id(table)].fresh("tools", anyio.current_time())
 
     def table_for(self, params: Any) -> ToolTable:
         """The tool table for a request's protocol-era envelope.
@@ -111,13 +112,11 @@ class ToolListings:
             table = ToolTable(
                 base.profile, hide_unsupported=base.hide_unsupported, outputs=base.outputs, host=base.host
             )
+            self._listed[id(table)] = Listed()
             if len(self.tables) > MAX_ENVELOPES:
                 oldest = next(k for k in self.tables if k != "")
-                evicted = id(self.tables.pop(oldest))
-                self._listen_tried.discard(evicted)
-                stream = self._streams.pop(evicted, None)
-                if stream is not None:
-                    stream.cancel()  # its listen stream ends too (red team 34: 200 envelopes held 200 streams)
+                # Its listen stream ends too (red team 34: 200 envelopes held 200 streams).
+                self._listed.pop(id(self.tables.pop(oldest))).silence()
         self.tables[key] = table
         self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
         return table
@@ -145,6 +144,7 @@ class ToolListings:
             ListingFailed: the listing could not be completed.
         """
         table = table if table is not None else self.table
+        listed = self._listed[id(table)]
         while True:
             running = self._refreshing.get(id(table))
             if running is None:
@@ -152,7 +152,8 @@ class ToolListings:
             await running.done.wait()
             if not table.complete:
                 raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
-            if not_before is None or table.listed_at >= not_before:
+            requested = self._listed.get(id(table), listed).requested.get("tools", -math.inf)
+            if not_before is None or requested >= not_before:
                 return
         listing = self._refreshing[id(table)] = _Listing()
         try:
@@ -168,13 +169,11 @@ class ToolListings:
                     raise ListingFailed(str(exc)) from exc
                 if generation == table.generation:
                     table.replace(tools)
-                    table.listed_at = started
-                    if not table.listening:
-                        table.expires_at = started + (ttl if ttl is not None else 0.0)
-                    if meta and table is not self.table and id(table) not in self._listen_tried:
-                        self._listen_tried.add(id(table))
-                        if self.spawn is not None:
-                            self.spawn(self._listen, table, meta)
+                    listed = self._listed.get(id(table), listed)  # (a restart meanwhile made a new record)
+                    listed.listed("tools", started, ttl)
+                    if meta and table is not self.table and listed.listen_scope is None and self.spawn is not None:
+                        listed.listen_scope = anyio.CancelScope()
+                        self.spawn(self._listen, table, listed, meta)
                     return
                 # list_changed arrived meanwhile: this listing may already be stale; list again.
             listing.failure = "the upstream's tools kept changing while the guard listed them"
@@ -182,28 +181,27 @@ class ToolListings:
         finally:
             self._refreshing.pop(id(table)).done.set()
 
-    async def _listen(self, table: ToolTable, meta: dict[str, Any]) -> None:
+    async def _listen(self, table: ToolTable, listed: Listed, meta: dict[str, Any]) -> None:
         """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.
 
-        While the upstream honours ``toolsListChanged`` on it, the table needs no ``ttlMs``:
-        each ``notifications/tools/list_changed`` on the stream empties it. An upstream that
-        does not offer the method (an error), a stream that ends, or an upstream that goes
-        away leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the
-        guard's request id) are the guard's and never reach the client.
+        While the upstream honours ``toolsListChanged`` on it, the listings requested after its
+        acknowledgement need no ``ttlMs`` (:class:`~.freshness.Listed`): each
+        ``notifications/tools/list_changed`` on the stream empties the table. An upstream that
+        does not offer the method (an error), a stream that ends, or an upstream that goes away
+        leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the guard's
+        request id) are the guard's and never reach the client.
         """
-        scope = self._streams[id(table)] = anyio.CancelScope()
+        scope = listed.listen_scope
+        assert scope is not None
         response = None
         try:
             with scope:  # (cancelled when the envelope is dropped: the upstream is told, OwnListens.listen)
                 params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
-                response = await self.listens.listen(params, table)
+                response = await self.listens.listen(params, (table, listed))
         finally:
-            if self._streams.get(id(table)) is scope:
-                del self._streams[id(table)]
-            if table.listening:
-                table.listening = False
-                table.expires_at = -math.inf  # changes may have been missed: list again before judging
+            if listed.listening:
                 log.info("the upstream's subscriptions/listen stream ended; tool lists are refreshed by ttlMs again")
+            listed.deaf()  # changes may have been missed: list again before judging
         if response is not None and "error" in response:
             log.debug("the upstream offers no subscriptions/listen; tool lists are refreshed by their ttlMs")
 
@@ -212,12 +210,11 @@ class ToolListings:
         found = self.listens.handler_of(message)
         if found is None:
             return False
-        table, method, params = found
+        (table, listed), method, params = found
         if method == "notifications/subscriptions/acknowledged":
             honored = params.get("notifications")
             if type(honored) is dict and honored.get("toolsListChanged") is True:
-                table.listening = True
-                table.expires_at = None
+                listed.acknowledged({"tools"})
                 log.info("listening to the upstream's tool list changes (subscriptions/listen)")
         elif method == "notifications/tools/list_changed":
             self._counted.log(
@@ -225,4 +222,5 @@ class ToolListings:
                 "upstream tools changed (listen stream); schemas will be listed again before the next judgement",
             )
             table.invalidate()
+            listed.changed("tools")
         return True

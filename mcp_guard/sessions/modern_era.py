@@ -51,7 +51,6 @@ from ..wire.meta import (
     SUBSCRIPTION_ID_KEY,
     envelope_key,
 )
-from .catalog import KINDS
 from .client_requests import ClientRequests
 from .envelopes import (
     ACKNOWLEDGED,
@@ -59,9 +58,9 @@ from .envelopes import (
     LISTEN_FLAGS,
     ClientListen,
     Envelope,
-    Listed,
     merged_capabilities,
 )
+from .freshness import KINDS, Listed
 from .link import Link, failure_reason
 from .merged_lists import MergedLists
 from .naming import CursorCodec
@@ -317,7 +316,7 @@ class ModernEra:
             if method == ACKNOWLEDGED:
                 honored = params.get("notifications")
                 if type(honored) is dict:
-                    listed.listening |= {k for k, flag in LISTEN_FLAGS.items() if honored.get(flag) is True}
+                    listed.acknowledged({k for k, flag in LISTEN_FLAGS.items() if honored.get(flag) is True})
                 shown = ", ".join(sorted(listed.listening)) or "nothing"
                 log.info("upstream %s: listening to its list changes (%s) on a listen stream", link.name, shown)
             elif method.startswith("notifications/") and method.endswith("/list_changed"):

@@ -130,7 +130,6 @@ from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import era_meta, is_modern
 from .client_lines import answer_every_request, big_line, read_client_lines
 from .client_requests import NOT_OPEN, WAITING
-from .listings import fresh
 from .upstream_side import UpstreamSide, never_started_text
 
 if TYPE_CHECKING:
@@ -496,7 +495,7 @@ class Relay(UpstreamSide):
             return False
         params = message.get("params")
         table = self.table_for(params)
-        if table is not self.table and valid_id(message["id"]) and not fresh(table):
+        if table is not self.table and valid_id(message["id"]) and not self.listings.fresh(table):
             return True  # 2026-07-28 era: the listing's ttlMs has passed and no listen stream tells of changes
         if table.complete:
             return False

@@ -1769,8 +1769,10 @@ async def test_modern_listing_with_a_ttl_is_reused_until_it_expires(tmp_path: Pa
 
 
 async def test_modern_listen_stream_replaces_the_ttl_and_reports_changes(tmp_path: Path) -> None:
-    """Where the upstream offers subscriptions/listen, the guard keeps its own stream: no listing per call,
-    a change on the stream empties the table, and the stream's frames never reach the client."""
+    """Where the upstream offers subscriptions/listen, the guard keeps its own stream: no listing per call
+    once a listing made after its acknowledgement is in (the one before may have missed a change that came
+    between the two: sessions.freshness), a change on the stream empties the table, and the stream's frames
+    never reach the client."""
     env = {
         "TOOLS_FILE": str(write_tools(tmp_path / "tools.json", [LOOSE_T])),
         "FLIP_TOOLS_FILE": str(write_tools(tmp_path / "flip.json", [STRICT_T])),
@@ -1788,7 +1790,7 @@ async def test_modern_listen_stream_replaces_the_ttl_and_reports_changes(tmp_pat
         for i in range(3):
             answer = await guard.request("tools/call", {"name": "t", "arguments": {"n": i}, "_meta": meta})
             assert answer["result"]["isError"] is False
-        assert listings(guard) == before  # the stream stands for freshness
+        assert listings(guard) == before + 1  # one listing after the acknowledgement; then the stream stands for it
         await guard.send({"jsonrpc": "2.0", "method": "test/flip"})
         await guard.request("ping", {"_meta": meta})  # the stream's list_changed has been read by now
         refused = await guard.request("tools/call", {"name": "t", "arguments": {"n": 0}, "_meta": meta})

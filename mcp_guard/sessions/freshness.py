@@ -1,0 +1,87 @@
+"""When an upstream's listings go stale: one record per upstream connection and 2026-07-28 envelope.
+
+In the 2026-07-28 era ``notifications/*/list_changed`` reaches only ``subscriptions/listen``
+streams, so a listing is fresh until its ``ttlMs`` has passed (absent: 0, stale at once), or for
+as long as a listen stream of the guard's own reports the changes of its kind. Both commands keep
+their listings' freshness in a :class:`Listed`: ``wrap`` one per tool table (kind ``tools``),
+``serve`` one per envelope and upstream connection (every kind). No I/O.
+
+A listen stream's acknowledgement makes only the listings requested *after* it last for ever: a
+listing made before it (the stream is opened after the first listing) may have missed a change
+that came between the listing and the acknowledgement, so it still lasts its ``ttlMs``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import anyio
+
+__all__ = ["KINDS", "Listed"]
+
+KINDS: Final = ("tools", "prompts", "resources")
+"""The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
+
+
+class Listed:
+    """When each listing of one upstream connection (for one 2026-07-28 envelope) goes stale.
+
+    Args:
+        connection: the upstream connection these listings came from (``UpstreamPeer.connection``).
+
+    Attributes:
+        connection: as given.
+        expires: per kind, when its listing stops being fresh (``anyio.current_time()``;
+            ``inf`` while a listen stream reports its changes; absent: never listed).
+        requested: per kind, when the listing now in force was requested (``anyio.current_time()``).
+        ttl_ms: per kind, the ``ttlMs`` the upstream gave (0 when it gave none).
+        changes: per kind, bumped by each change the upstream reported (a listing that a
+            change overtook is made again).
+        failed: per kind, when its last listing failed (``anyio.current_time()``; a request that
+            waited for that listing is not held up by another try).
+        listening: the kinds the guard's own listen stream at this upstream acknowledged.
+        listen_scope: that stream's cancel scope (``None``: none opened on this connection).
+    """
+
+    def __init__(self, connection: int = 0) -> None:
+        self.connection = connection
+        self.expires: dict[str, float] = {}
+        self.requested: dict[str, float] = {}
+        self.ttl_ms: dict[str, int] = {}
+        self.changes: dict[str, int] = dict.fromkeys(KINDS, 0)
+        self.failed: dict[str, float] = {}
+        self.listening: set[str] = set()
+        self.listen_scope: anyio.CancelScope | None = None
+
+    def fresh(self, kind: str, now: float) -> bool:
+        """Whether the listing of ``kind`` may still be used at ``now`` (``anyio.current_time()``)."""
+        return self.expires.get(kind, -math.inf) > now
+
+    def listed(self, kind: str, started: float, ttl: float | None) -> None:
+        """A listing of ``kind`` requested at ``started`` (``ttl`` seconds, or None: not given) is in."""
+        self.requested[kind] = started
+        self.ttl_ms[kind] = round(ttl * 1000) if ttl is not None else 0
+        self.expires[kind] = math.inf if kind in self.listening else started + (ttl or 0.0)
+
+    def acknowledged(self, kinds: set[str]) -> None:
+        """The guard's listen stream acknowledged ``kinds``: their next listings last until a change."""
+        self.listening |= kinds
+
+    def changed(self, kind: str) -> None:
+        """The upstream said ``kind`` changed: list it again before use."""
+        self.changes[kind] += 1
+        self.expires[kind] = -math.inf
+
+    def silence(self) -> None:
+        """The record is dropped (its envelope or table is): its listen stream, if any, is cancelled."""
+        if self.listen_scope is not None:
+            self.listen_scope.cancel()
+
+    def deaf(self) -> None:
+        """The listen stream ended: the kinds it reported may have missed changes, and are listed again (the
+        others kept their ``ttlMs`` all along)."""
+        for kind in self.listening:
+            if kind in self.expires:
+                self.expires[kind] = -math.inf
+        self.listening.clear()

@@ -1,0 +1,44 @@
+"""When a 2026-07-28 listing goes stale (sessions.freshness.Listed), the one record of both commands."""
+
+from __future__ import annotations
+
+import math
+
+from mcp_guard.sessions.freshness import Listed
+
+
+def test_a_listing_lasts_its_ttl_and_none_without_one() -> None:
+    listed = Listed()
+    assert not listed.fresh("tools", 0.0)  # never listed
+    listed.listed("tools", 10.0, 5.0)
+    assert listed.fresh("tools", 14.9) and not listed.fresh("tools", 15.0)
+    assert listed.ttl_ms["tools"] == 5000 and listed.requested["tools"] == 10.0
+    listed.listed("tools", 20.0, None)
+    assert not listed.fresh("tools", 20.0) and listed.ttl_ms["tools"] == 0
+
+
+def test_an_acknowledgement_makes_only_later_listings_last() -> None:
+    """A change between a listing and the listen stream's acknowledgement reaches no stream: the listing
+    made before the acknowledgement keeps its ttlMs; the next one lasts until a change."""
+    listed = Listed()
+    listed.listed("tools", 0.0, 0.0)
+    listed.acknowledged({"tools"})
+    assert not listed.fresh("tools", 0.0)
+    listed.listed("tools", 1.0, 0.0)
+    assert listed.fresh("tools", 1e9) and listed.expires["tools"] == math.inf
+    before = listed.changes["tools"]
+    listed.changed("tools")
+    assert not listed.fresh("tools", 2.0) and listed.changes["tools"] == before + 1
+
+
+def test_a_stream_that_ends_stales_only_the_kinds_it_reported() -> None:
+    listed = Listed()
+    listed.acknowledged({"tools"})
+    listed.listed("tools", 0.0, None)
+    listed.listed("prompts", 0.0, 60.0)
+    listed.deaf()
+    assert not listed.fresh("tools", 1.0)  # changes may have been missed
+    assert listed.fresh("prompts", 1.0)  # it was on its ttlMs all along
+    assert listed.listening == set()
+    listed.listed("tools", 2.0, 30.0)
+    assert listed.fresh("tools", 31.0) and not listed.fresh("tools", 32.0)  # back on its ttlMs
