@@ -5,8 +5,9 @@ Every request the client sends under a valid id (a string or an integer, ``wire.
 
 - **waiting**: admitted and not sent upstream yet (being judged, held while the guard lists the tools,
   waiting for an upstream to start, or answered by the guard itself);
-- **sent**: forwarded to an upstream (``wrap``: its one upstream; ``serve``: a ``Link``), which holds it
-  in its ``peer.inflight`` under an upstream id of the guard's own (``InFlight.upstream_of``);
+- **sent**: forwarded to an upstream, its *owner* (``wrap``: its one upstream; ``serve``: a ``Link``), which
+  holds it in its ``peer.inflight`` under an upstream id of the guard's own (``InFlight.upstream_of``: kept
+  there only);
 - **withdrawn**: the client cancelled it while it was waiting: it is never sent, and never answered
   (MCP, cancellation: "receivers ... SHOULD NOT send a response for the cancelled request").
 

@@ -198,7 +198,7 @@ class GatewaySession(ModernEra):
         self.whereabouts = Whereabouts(self.links, config.guard.name_format, request_timeout)
         self.named = NamedRoutes(self, self._by_name)  # prompts/get, resources/*, completion/complete
         # The client's requests from intake to answer: waiting, sent to a link, or withdrawn (client_requests).
-        self.requests: ClientRequests[tuple[Link, Any]] = ClientRequests()
+        self.requests: ClientRequests[Link] = ClientRequests()  # (sent: in the link's peer.inflight)
 
     @property
     def catalog(self) -> Catalog:
@@ -402,11 +402,15 @@ class GatewaySession(ModernEra):
             owner = self.requests.withdraw(request_id)
             if owner is NOT_OPEN or owner is WAITING:
                 return  # answered already or never asked; or not forwarded yet: it will not be (see forward)
-            link, upstream_id = owner
-            await link.cancelled(upstream_id)  # its late answer is dropped by the link: the id is the client's again
+            sent_to: Link = owner
+            upstream_key = sent_to.peer.inflight.upstream_of(id_key(request_id))
+            if upstream_key is None:
+                return  # answered meanwhile (its answer closes it before it goes out)
+            upstream_id = upstream_key[1]
+            await sent_to.cancelled(upstream_id)  # its late answer is dropped by the link: the id is the client's again
             assert type(params) is dict
             with contextlib.suppress(RequestFailed, Uncarriable):
-                await link.send({**message, "params": {**params, "requestId": upstream_id}})
+                await sent_to.send({**message, "params": {**params, "requestId": upstream_id}})
             return
         if method in ROUTED_METHODS or method in LIST_METHODS:  # (red team 32: every upstream ran an unchecked call)
             self.counted.log(
@@ -601,7 +605,7 @@ class GatewaySession(ModernEra):
             return
         if not link.holds(upstream_id):
             return
-        if not self.requests.sent(request_id, (link, upstream_id)):  # cancelled while it was being sent
+        if not self.requests.sent(request_id, link):  # cancelled while it was being sent
             await link.cancelled(upstream_id)
             notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
             with contextlib.suppress(RequestFailed, Uncarriable):

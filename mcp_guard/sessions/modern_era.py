@@ -104,7 +104,7 @@ class ModernEra:
     request_timeout: float
     links: list[Link]
     _by_name: dict[str, Link]
-    requests: ClientRequests[tuple[Link, Any]]
+    requests: ClientRequests[Link]
     whereabouts: Whereabouts
 
     def __init__(self) -> None:

@@ -684,12 +684,15 @@ class Relay(UpstreamSide):
                 return {**message, "params": {**params, "requestId": withdrawn[1]}}
             log.debug("dropped a cancellation naming no request in flight")
             return None
-        # Sent under the upstream id ``state``. A cancelled tools/list stays noted: a late answer must still be
-        # annotated (and cleaned).
-        inflight, upstream_key, key = self.peer.inflight, id_key(state), id_key(params["requestId"])
+        # Sent: in flight under an upstream id of the guard's own (peer.inflight). A cancelled tools/list stays
+        # noted: a late answer must still be annotated (and cleaned).
+        inflight, key = self.peer.inflight, id_key(params["requestId"])
+        upstream_key = inflight.upstream_of(key)
+        if upstream_key is None:  # (answered meanwhile: its answer closes it before it goes out)
+            return None
         inflight.give_up(upstream_key, late=inflight.take(upstream_key), client=key)
         self.ended_call(key, "cancelled")
-        return {**message, "params": {**params, "requestId": state}}
+        return {**message, "params": {**params, "requestId": upstream_key[1]}}
 
     async def _act(self, forward: Any, reply: Any) -> None:
         if forward is not None:

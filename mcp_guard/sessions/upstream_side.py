@@ -174,7 +174,7 @@ class UpstreamSide:
         self._log_level: Any = None
         self._subscriptions: dict[str, Any] = {}
         # The client's requests from intake to answer: waiting (held for a listing), or sent (client_requests).
-        self.requests: ClientRequests[str] = ClientRequests()
+        self.requests: ClientRequests[str] = ClientRequests()  # (sent: to UPSTREAM, under peer.inflight's id)
         # Requests the upstream sent the client, under ids of the guard's own (server_requests: as serve's).
         self.server_requests: ServerRequests[str] = ServerRequests()
         # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
@@ -671,7 +671,7 @@ class UpstreamSide:
         inflight, requests = self.peer.inflight, self.requests
         for upstream_id, m in started:
             inflight.start(id_key(upstream_id), m["id"], m["method"], m.get("params"), client=id_key(m["id"]))
-            requests.sent(m["id"], upstream_id)
+            requests.sent(m["id"], UPSTREAM)
 
     def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""

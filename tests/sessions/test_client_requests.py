@@ -6,6 +6,8 @@ waits for the guard's own listing."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -62,6 +64,17 @@ class Gated(ScriptedUpstream):
     group: anyio.abc.TaskGroup | None = None
 
 
+@asynccontextmanager
+async def gated_guard(command: str) -> AsyncIterator[tuple[Gated, Any]]:
+    """A :class:`Gated` upstream behind ``command``: ``(upstream, client)``; its tasks cancelled at the end."""
+    upstream = Gated()
+    async with anyio.create_task_group() as group:
+        upstream.group = group
+        async with running_guard(command, upstream) as client:
+            yield upstream, client
+        group.cancel_scope.cancel()
+
+
 async def until(predicate: Any) -> None:
     with anyio.fail_after(5):
         while not predicate():
@@ -74,54 +87,48 @@ def text_of(answer: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("command", ["wrap", "serve"])
 async def test_a_second_request_under_an_open_id_is_refused_and_the_first_gets_its_own_answer(command: str) -> None:
-    upstream = Gated()
-    async with anyio.create_task_group() as group:
-        upstream.group = group
-        async with running_guard(command, upstream) as client:
-            slow = {"name": name(command, "slow"), "arguments": {}}
-            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
-            await until(lambda: len(upstream.calls()) == 1)
-            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
-            refused = await client.answer(5)
-            assert refused["error"]["code"] == -32600
-            assert len(upstream.calls()) == 1  # the second never went upstream
-            upstream.call_gate.set()
-            assert text_of(await client.answer(5)) == "slow ok"
-            # Answered: the id is free again.
-            assert text_of(await client.call(name(command, "fast"), request_id=5)) == "fast ok"
-            assert len(client.answers_to(5)) == 3
-        group.cancel_scope.cancel()
+    async with gated_guard(command) as (upstream, client):
+        slow = {"name": name(command, "slow"), "arguments": {}}
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+        await until(lambda: len(upstream.calls()) == 1)
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+        refused = await client.answer(5)
+        assert refused["error"]["code"] == -32600
+        assert len(upstream.calls()) == 1  # the second never went upstream
+        upstream.call_gate.set()
+        assert text_of(await client.answer(5)) == "slow ok"
+        # Answered: the id is free again.
+        assert text_of(await client.call(name(command, "fast"), request_id=5)) == "fast ok"
+        assert len(client.answers_to(5)) == 3
 
 
 @pytest.mark.parametrize("command", ["wrap", "serve"])
 async def test_a_cancelled_calls_late_answer_never_reaches_the_next_request_under_its_id(command: str) -> None:
-    upstream = Gated()
-    async with anyio.create_task_group() as group:
-        upstream.group = group
-        async with running_guard(command, upstream) as client:
-            slow = {"name": name(command, "slow"), "arguments": {}}
-            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
-            await until(lambda: len(upstream.calls()) == 1)
-            await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
-            await until(lambda: upstream.count("notifications/cancelled") == 1)
-            # The server's tools changed: the next call waits for the guard's own listing, which waits here
-            # (serve lists at the notice, wrap at the call).
-            upstream.list_gate = anyio.Event()
-            listed = upstream.count("tools/list")
-            notice = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-            await upstream.send(upstream.links_seen[-1], notice)
-            if command == "serve":
-                await until(lambda: upstream.count("tools/list") > listed)
-            fast = {"name": name(command, "fast"), "arguments": {}}
-            await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": fast})
-            await until(lambda: upstream.count("tools/list") > listed)  # the new request 5 waits for this listing
-            upstream.call_gate.set()  # the late answer to the cancelled 5 comes now
-            await anyio.sleep(0.1)
-            upstream.list_gate.set()
-            assert text_of(await client.answer(5)) == "fast ok"
-            await client.request("ping")
-            assert [text_of(m) for m in client.answers_to(5)] == ["fast ok"]
-        group.cancel_scope.cancel()
+    async with gated_guard(command) as (upstream, client):
+        slow = {"name": name(command, "slow"), "arguments": {}}
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": slow})
+        await until(lambda: len(upstream.calls()) == 1)
+        await client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})
+        await until(lambda: upstream.count("notifications/cancelled") == 1)
+        (notice,) = [m for m in upstream.received if m.get("method") == "notifications/cancelled"]
+        assert notice["params"]["requestId"] == upstream.calls()[0]["id"] != 5  # named by its upstream id
+        # The server's tools changed: the next call waits for the guard's own listing, which waits here
+        # (serve lists at the notice, wrap at the call).
+        upstream.list_gate = anyio.Event()
+        listed = upstream.count("tools/list")
+        notice = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        await upstream.send(upstream.links_seen[-1], notice)
+        if command == "serve":
+            await until(lambda: upstream.count("tools/list") > listed)
+        fast = {"name": name(command, "fast"), "arguments": {}}
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": fast})
+        await until(lambda: upstream.count("tools/list") > listed)  # the new request 5 waits for this listing
+        upstream.call_gate.set()  # the late answer to the cancelled 5 comes now
+        await anyio.sleep(0.1)
+        upstream.list_gate.set()
+        assert text_of(await client.answer(5)) == "fast ok"
+        await client.request("ping")
+        assert [text_of(m) for m in client.answers_to(5)] == ["fast ok"]
 
 
 def test_the_states_of_one_request() -> None:
@@ -155,20 +162,16 @@ def test_an_answer_closes_its_request_and_one_to_a_withdrawn_request_is_dropped(
 
 async def test_two_requests_under_one_id_in_one_batch_are_one_forwarded_and_one_refused() -> None:
     """Red team 34: both elements of ``[call 6, call 6]`` went upstream and both were answered under id 6."""
-    upstream = Gated()
-    async with anyio.create_task_group() as group:
-        upstream.group = group
-        async with running_guard("wrap", upstream) as client:
-            call = {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "fast", "arguments": {}}}
-            await client.send([call, call])
-            answers: list[dict[str, Any]] = []
-            with anyio.fail_after(5):
-                while len(answers) < 2:  # (batches: read as lines, the harness reads single messages)
-                    line = json.loads(await client.link.receive())
-                    answers += line if type(line) is list else [line]
-            await client.request("ping")
-            assert len(upstream.calls()) == 1  # one went upstream (the harness answers a batch {})
-            assert sorted("error" in a for a in answers) == [False, True]
-            assert next(a for a in answers if "error" in a)["error"]["code"] == -32600
-            assert client.answers_to(6) == []  # and nothing more under id 6
-        group.cancel_scope.cancel()
+    async with gated_guard("wrap") as (upstream, client):
+        call = {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "fast", "arguments": {}}}
+        await client.send([call, call])
+        answers: list[dict[str, Any]] = []
+        with anyio.fail_after(5):
+            while len(answers) < 2:  # (batches: read as lines, the harness reads single messages)
+                line = json.loads(await client.link.receive())
+                answers += line if type(line) is list else [line]
+        await client.request("ping")
+        assert len(upstream.calls()) == 1  # one went upstream (the harness answers a batch {})
+        assert sorted("error" in a for a in answers) == [False, True]
+        assert next(a for a in answers if "error" in a)["error"]["code"] == -32600
+        assert client.answers_to(6) == []  # and nothing more under id 6
