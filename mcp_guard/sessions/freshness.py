@@ -14,11 +14,20 @@ that came between the listing and the acknowledgement, so it still lasts its ``t
 from __future__ import annotations
 
 import math
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeVar
 
 import anyio
 
-__all__ = ["KINDS", "Listed"]
+from ..peer.requests import ListingFailed
+
+__all__ = ["KINDS", "TRIES", "Listed", "renew"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+TRIES: Final = 3
+"""Listings of one kind a change may overtake in a row before :func:`renew` gives up."""
 
 KINDS: Final = ("tools", "prompts", "resources")
 """The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
@@ -85,3 +94,36 @@ class Listed:
             if kind in self.expires:
                 self.expires[kind] = -math.inf
         self.listening.clear()
+
+
+async def renew(
+    listed: Listed,
+    kind: str,
+    fetch: Callable[[], Awaitable[tuple[T, float | None]]],
+    put: Callable[[T, int], Awaitable[R]],
+) -> R:
+    """List ``kind`` into ``listed`` until no change the upstream reports overtakes the listing.
+
+    ``fetch()`` makes one listing (every page: ``peer.requests.list_pages``) and returns it with its
+    ``ttlMs`` in seconds (None: not given); ``put(listing, mark)`` puts it in force (it may wait: a big
+    tool listing is classified in the worker thread) and returns what the caller wants back; ``mark``
+    is :attr:`Listed.changes` of ``kind`` when the listing was requested (a ``put`` that waits can tell
+    whether a change came meanwhile). A listing that a change overtook, before or while it was put in
+    force, may describe what the upstream has replaced: it is made again, at most :data:`TRIES` times.
+    ``wrap`` (sessions.listings) and ``serve`` (sessions.modern_era) list through this one procedure.
+
+    Raises:
+        ListingFailed: the upstream kept changing (``TRIES`` listings overtaken in a row).
+        Whatever ``fetch`` and ``put`` raise.
+    """
+    for _attempt in range(TRIES):
+        mark = listed.changes[kind]
+        started = anyio.current_time()
+        listing, ttl = await fetch()
+        if listed.changes[kind] != mark:
+            continue  # the upstream said it changed meanwhile: this listing may be stale already
+        listed.listed(kind, started, ttl)
+        result = await put(listing, mark)
+        if listed.changes[kind] == mark:
+            return result
+    raise ListingFailed(f"the upstream's {kind} kept changing while the guard listed them")

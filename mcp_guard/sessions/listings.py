@@ -26,7 +26,7 @@ from ..log_counts import LogCounts
 from ..peer.listens import OwnListens
 from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
 from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, envelope_key
-from .freshness import Listed
+from .freshness import Listed, renew
 
 __all__ = ["ToolListings"]
 
@@ -75,16 +75,19 @@ class ToolListings:
         self._counted = LogCounts()
 
     def invalidate(self) -> None:
-        """``notifications/tools/list_changed``: every table is listed again before its next judgement."""
+        """``notifications/tools/list_changed``: every table is listed again before its next judgement (a listing
+        under way is made again: :func:`.freshness.renew`)."""
         for table in self.tables.values():
             table.invalidate()
+            self._listed[id(table)].changed("tools")
 
     def restarted(self) -> None:
         """A new upstream: every table is emptied and stale, and gets a listen stream of its own again."""
-        for table in self.tables.values():
-            table.invalidate()
-            self._listed.pop(id(table)).silence()  # (the stream of the gone upstream's: already ended)
-            self._listed[id(table)] = Listed()
+        self.invalidate()
+        for listed in self._listed.values():
+            listed.silence()  # (the gone upstream's stream: ended already)
+            listed.listening.clear()
+            listed.listen_scope = None
 
     def fresh(self, table: ToolTable) -> bool:
         """A 2026-07-28-era table may be judged against without listing again: a listen stream reports
@@ -152,34 +155,28 @@ class ToolListings:
             await running.done.wait()
             if not table.complete:
                 raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
-            requested = self._listed.get(id(table), listed).requested.get("tools", -math.inf)
-            if not_before is None or requested >= not_before:
+            if not_before is None or listed.requested.get("tools", -math.inf) >= not_before:
                 return
         listing = self._refreshing[id(table)] = _Listing()
+
+        async def fetch() -> tuple[list[Any], float | None]:
+            return await list_pages(self._request, "tools/list", "tools", meta)
+
+        async def put(tools: list[Any], mark: int) -> None:
+            table.replace(tools)
+
         try:
-            for _attempt in range(3):
-                generation = table.generation
-                started = anyio.current_time()
-                try:
-                    tools, ttl = await list_pages(self._request, "tools/list", "tools", meta)
-                except RequestFailed as exc:
-                    listing.failure = str(exc)
-                    if isinstance(exc, ListingFailed):
-                        raise
-                    raise ListingFailed(str(exc)) from exc
-                if generation == table.generation:
-                    table.replace(tools)
-                    listed = self._listed.get(id(table), listed)  # (a restart meanwhile made a new record)
-                    listed.listed("tools", started, ttl)
-                    if meta and table is not self.table and listed.listen_scope is None and self.spawn is not None:
-                        listed.listen_scope = anyio.CancelScope()
-                        self.spawn(self._listen, table, listed, meta)
-                    return
-                # list_changed arrived meanwhile: this listing may already be stale; list again.
-            listing.failure = "the upstream's tools kept changing while the guard listed them"
-            raise ListingFailed(listing.failure)
+            await renew(listed, "tools", fetch, put)
+        except RequestFailed as exc:
+            listing.failure = str(exc)
+            if isinstance(exc, ListingFailed):
+                raise
+            raise ListingFailed(str(exc)) from exc
         finally:
             self._refreshing.pop(id(table)).done.set()
+        if meta and table is not self.table and listed.listen_scope is None and self.spawn is not None:
+            listed.listen_scope = anyio.CancelScope()
+            self.spawn(self._listen, table, listed, meta)
 
     async def _listen(self, table: ToolTable, listed: Listed, meta: dict[str, Any]) -> None:
         """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.

@@ -60,7 +60,7 @@ from .envelopes import (
     Envelope,
     merged_capabilities,
 )
-from .freshness import KINDS, Listed
+from .freshness import KINDS, Listed, renew
 from .link import Link, failure_reason
 from .merged_lists import MergedLists
 from .naming import CursorCodec
@@ -268,41 +268,34 @@ class ModernEra:
         return view.set_resources(server, resources, templates)
 
     async def _list_kind(self, envelope: Envelope, link: Link, listed: Listed, kind: str) -> set[str]:
-        """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing).
+        """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing:
+        :func:`.freshness.renew`). Returns the kinds whose merged list changed.
 
         Raises:
             RequestFailed: the listing failed, or kept being overtaken by changes.
         """
         meta = envelope.meta
-        for _attempt in range(3):
-            mark = listed.changes[kind]
-            started = anyio.current_time()
-            listing: Any
-            if kind == "resources":
-                resources, ttl = await list_pages(
-                    link.request, "resources/list", "resources", meta, failure=RequestFailed
+
+        async def fetch() -> tuple[Any, float | None]:
+            if kind != "resources":
+                return await list_pages(link.request, f"{kind}/list", kind, meta, failure=RequestFailed)
+            resources, ttl = await list_pages(link.request, "resources/list", "resources", meta, failure=RequestFailed)
+            try:
+                templates, ttl2 = await list_pages(
+                    link.request, "resources/templates/list", "resourceTemplates", meta, failure=RequestFailed
                 )
-                try:
-                    templates, ttl2 = await list_pages(
-                        link.request, "resources/templates/list", "resourceTemplates", meta, failure=RequestFailed
-                    )
-                except RequestFailed as exc:
-                    log.debug("upstream %s: no resource templates (%s)", link.name, exc)
-                    templates, ttl2 = [], None
-                listing = (resources, templates)
-                ttl = min((t for t in (ttl, ttl2) if t is not None), default=None)
-            else:
-                listing, ttl = await list_pages(link.request, f"{kind}/list", kind, meta, failure=RequestFailed)
-            if listed.changes[kind] != mark:
-                continue  # the upstream said it changed meanwhile: this listing may be stale already
-            listed.listed(kind, started, ttl)
+            except RequestFailed as exc:
+                log.debug("upstream %s: no resource templates (%s)", link.name, exc)
+                templates, ttl2 = [], None
+            return (resources, templates), min((t for t in (ttl, ttl2) if t is not None), default=None)
+
+        async def put(listing: Any, mark: int) -> set[str]:
             if kind != "tools":
                 return self._put(envelope.view, link.name, kind, listing)
             # A big listing is classified in the worker thread (MergedLists.put_tools: issue 25 item 1).
-            changed = await envelope.view.put_tools(link.name, listing, partial(_still, link, listed, mark))
-            if listed.changes[kind] == mark:
-                return changed
-        raise RequestFailed(f"its {kind} kept changing while the guard listed them")
+            return await envelope.view.put_tools(link.name, listing, partial(_still, link, listed, mark))
+
+        return await renew(listed, kind, fetch, put)
 
     async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
         """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import math
 
-from mcp_guard.sessions.freshness import Listed
+import pytest
+
+from mcp_guard.peer.requests import ListingFailed
+from mcp_guard.sessions.freshness import Listed, renew
+
+pytestmark = pytest.mark.anyio
 
 
 def test_a_listing_lasts_its_ttl_and_none_without_one() -> None:
@@ -42,3 +47,38 @@ def test_a_stream_that_ends_stales_only_the_kinds_it_reported() -> None:
     assert listed.listening == set()
     listed.listed("tools", 2.0, 30.0)
     assert listed.fresh("tools", 31.0) and not listed.fresh("tools", 32.0)  # back on its ttlMs
+
+
+async def test_renew_lists_again_when_a_change_overtakes_the_listing() -> None:
+    """A change reported while a listing is fetched, or while it is put in force, makes it again (at most TRIES)."""
+    listed = Listed()
+    fetched: list[int] = []
+
+    async def fetch() -> tuple[int, float | None]:
+        fetched.append(len(fetched))
+        if len(fetched) == 1:
+            listed.changed("tools")  # during the first fetch
+        return len(fetched), 60.0
+
+    async def put(listing: int, mark: int) -> int:
+        if listing == 2:
+            listed.changed("tools")  # while the second is put in force
+        return listing
+
+    assert await renew(listed, "tools", fetch, put) == 3
+    assert listed.fresh("tools", listed.requested["tools"] + 1)
+
+
+async def test_renew_gives_up_on_an_upstream_that_keeps_changing() -> None:
+    listed = Listed()
+
+    async def fetch() -> tuple[None, float | None]:
+        listed.changed("prompts")
+        return None, None
+
+    async def put(listing: None, mark: int) -> None:
+        raise AssertionError("never put in force")
+
+    with pytest.raises(ListingFailed, match="prompts kept changing"):
+        await renew(listed, "prompts", fetch, put)
+    assert not listed.fresh("prompts", 0.0)
