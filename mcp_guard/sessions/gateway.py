@@ -668,10 +668,6 @@ class GatewaySession(ModernEra):
         (``server_requests``), to the client."""
         await self.reply(self.server_requests.to_client(link, message))
 
-    def session_id_of(self, link: Link, upstream_id: Any) -> Any:
-        """The id under which ``link``'s request ``upstream_id`` went to the client (``None``: none); forgotten."""
-        return self.server_requests.cancelled(link, upstream_id)
-
     async def server_requests_gone(self, link: Link) -> None:
         """``link`` went away: its requests to the client are cancelled there (their answers dropped)."""
         for client_id in self.server_requests.gone(link):

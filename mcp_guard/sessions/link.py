@@ -32,6 +32,7 @@ from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import INTERNAL_ERROR, error_response, id_key, valid_id
 from .freshness import KINDS
+from .server_requests import ServerRequests
 from .upstream_side import gone_text
 
 __all__ = ["Forwarded", "Link", "LinkOwner", "connector_for", "failure_reason", "unavailable"]
@@ -89,8 +90,9 @@ class LinkOwner(Protocol):
     async def server_requests_gone(self, link: Link) -> None:
         """Event: ``link`` went away; its requests to the client are void."""
 
-    def session_id_of(self, link: Link, upstream_id: Any) -> Any:
-        """The id under which ``link``'s request ``upstream_id`` went to the client (``None``: none)."""
+    @property
+    def server_requests(self) -> ServerRequests[Link]:
+        """The upstreams' requests to the client, under ids of the session's own."""
 
 
 def unavailable(server: str, what: str) -> str:
@@ -519,12 +521,10 @@ class Link:
         if method == "notifications/progress":
             self.peer.inflight.progressed(message.get("params"))
         if method == "notifications/cancelled":
-            params = message.get("params")
-            if type(params) is dict and valid_id(params.get("requestId")):
-                session_id = self.session.session_id_of(self, params["requestId"])
-                if session_id is None:
-                    return
-                message = {**message, "params": {**params, "requestId": session_id}}
+            notice = self.session.server_requests.cancellation(self, message)
+            if notice is None:
+                return  # it names no request of this upstream's that the client holds
+            message = notice
         await self.session.reply(message)
 
     # --- writing ------------------------------------------------------------------------------

@@ -83,6 +83,16 @@ class ServerRequests(Generic[Owner]):
                 return key[1]
         return None
 
+    def cancellation(self, owner: Owner, message: dict[str, Any]) -> dict[str, Any] | None:
+        """``owner``'s ``notifications/cancelled`` as it goes to the client: naming the request by the id the
+        client knows it by (no longer pending); None when it names no request of ``owner``'s that the client
+        holds (dropped). A notice without a valid ``requestId`` goes on as it is."""
+        params = message.get("params")
+        if type(params) is not dict or not valid_id(params.get("requestId")):
+            return message
+        client_id = self.cancelled(owner, params["requestId"])
+        return None if client_id is None else {**message, "params": {**params, "requestId": client_id}}
+
     def gone(self, owner: Owner) -> list[Any]:
         """``owner`` went away: the ids the client knows its pending requests by (to cancel them there); their
         answers are dropped from now on."""

@@ -560,12 +560,8 @@ class UpstreamSide:
         elif method == "notifications/progress":
             self.peer.inflight.progressed(message.get("params"))
         elif method == "notifications/cancelled":
-            params = message.get("params")
-            if type(params) is dict and valid_id(params.get("requestId")):
-                client_id = self.server_requests.cancelled(UPSTREAM, params["requestId"])
-                if client_id is None:
-                    return CONSUMED  # it names no request of the upstream's the client holds
-                return {**message, "params": {**params, "requestId": client_id}}
+            notice = self.server_requests.cancellation(UPSTREAM, message)
+            return CONSUMED if notice is None else notice  # (None: it names no request of the upstream's)
         return message
 
     def _client_frame(self, message: dict[str, Any], meta: dict[str, Any]) -> Any:

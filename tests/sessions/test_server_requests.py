@@ -136,3 +136,15 @@ def test_the_ids_of_gone_upstreams_are_bounded() -> None:
     other = requests.to_client("b", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert requests.cancelled("a", 1) is None and requests.cancelled("b", 1) == other["id"]
     assert requests.answered({"jsonrpc": "2.0", "id": other["id"], "result": {}}) is None  # (cancelled: forgotten)
+
+
+def test_an_upstreams_cancellation_goes_to_the_client_under_the_id_it_knows() -> None:
+    requests: ServerRequests[str] = ServerRequests()
+    asked = requests.to_client("a", {"jsonrpc": "2.0", "id": 7, "method": "sampling/createMessage"})
+    notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "r"}}
+    assert requests.cancellation("b", notice) is None  # not b's request
+    relayed = requests.cancellation("a", notice)
+    assert relayed == {**notice, "params": {"requestId": asked["id"], "reason": "r"}}
+    assert requests.cancellation("a", notice) is None and len(requests) == 0  # no longer pending
+    odd = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}}
+    assert requests.cancellation("a", odd) is odd  # no valid requestId: goes on as it is
