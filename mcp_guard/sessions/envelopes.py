@@ -59,7 +59,6 @@ class Envelope:
         self.view = view
         self.meta = meta
         self.listed: dict[str, Listed] = {}
-        self._locks: dict[tuple[str, str], anyio.Lock] = {}
 
     def of(self, link: Link) -> Listed:
         """What the envelope holds of ``link``'s current connection (a fresh record for a new connection)."""
@@ -69,10 +68,6 @@ class Envelope:
                 listed.silence()
             listed = self.listed[link.name] = Listed(link.connection)
         return listed
-
-    def lock_of(self, server: str, kind: str) -> anyio.Lock:
-        """One listing of ``server``'s ``kind`` at a time (another upstream's listing is not waited for)."""
-        return self._locks.setdefault((server, kind), anyio.Lock())
 
     def ttl_ms(self, kind: str) -> int:
         """The ``ttlMs`` of a merged list: the shortest of its upstreams' (0 when none gave one)."""

@@ -19,9 +19,9 @@ from typing import Final, TypeVar
 
 import anyio
 
-from ..peer.requests import ListingFailed
+from ..peer.requests import ListingFailed, RequestFailed
 
-__all__ = ["KINDS", "TRIES", "Listed", "renew"]
+__all__ = ["KINDS", "TRIES", "FailedBefore", "Listed", "list_unless_current", "renew"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,12 +43,13 @@ class Listed:
         connection: as given.
         expires: per kind, when its listing stops being fresh (``anyio.current_time()``;
             ``inf`` while a listen stream reports its changes; absent: never listed).
-        requested: per kind, when the listing now in force was requested (``anyio.current_time()``).
+        requested: per kind, when the listing now in force was requested (``anyio.current_time()``;
+            absent once a change made it stale).
         ttl_ms: per kind, the ``ttlMs`` the upstream gave (0 when it gave none).
         changes: per kind, bumped by each change the upstream reported (a listing that a
             change overtook is made again).
         failed: per kind, when its last listing failed (``anyio.current_time()``; a request that
-            waited for that listing is not held up by another try).
+            waited for that listing is not held up by another try), and ``failure``, why.
         listening: the kinds the guard's own listen stream at this upstream acknowledged.
         listen_scope: that stream's cancel scope (``None``: none opened on this connection).
     """
@@ -60,12 +61,33 @@ class Listed:
         self.ttl_ms: dict[str, int] = {}
         self.changes: dict[str, int] = dict.fromkeys(KINDS, 0)
         self.failed: dict[str, float] = {}
+        self.failure: dict[str, str] = {}
+        self._locks: dict[str, anyio.Lock] = {}
         self.listening: set[str] = set()
         self.listen_scope: anyio.CancelScope | None = None
 
     def fresh(self, kind: str, now: float) -> bool:
         """Whether the listing of ``kind`` may still be used at ``now`` (``anyio.current_time()``)."""
         return self.expires.get(kind, -math.inf) > now
+
+    def current(self, kind: str, since: float, now: float) -> bool:
+        """Whether the listing of ``kind`` may serve a request that arrived at ``since``: it is fresh, or it
+        was requested after the request arrived (and no change came since), as good as one of its own."""
+        return self.fresh(kind, now) or self.requested.get(kind, -math.inf) >= since
+
+    def lock(self, kind: str) -> anyio.Lock:
+        """One listing of ``kind`` at a time: a request that needs one waits for the one under way."""
+        lock = self._locks.get(kind)
+        if lock is None:
+            lock = self._locks[kind] = anyio.Lock()
+        return lock
+
+    def failed_now(self, kind: str, reason: str) -> None:
+        """A listing of ``kind`` failed (``reason``): nothing is served from the one before."""
+        self.failed[kind], self.failure[kind] = anyio.current_time(), reason
+        self.expires.pop(kind, None)
+        self.requested.pop(kind, None)
+        self.ttl_ms.pop(kind, None)
 
     def listed(self, kind: str, started: float, ttl: float | None) -> None:
         """A listing of ``kind`` requested at ``started`` (``ttl`` seconds, or None: not given) is in."""
@@ -81,6 +103,7 @@ class Listed:
         """The upstream said ``kind`` changed: list it again before use."""
         self.changes[kind] += 1
         self.expires[kind] = -math.inf
+        self.requested.pop(kind, None)
 
     def silence(self) -> None:
         """The record is dropped (its envelope or table is): its listen stream, if any, is cancelled."""
@@ -93,6 +116,7 @@ class Listed:
         for kind in self.listening:
             if kind in self.expires:
                 self.expires[kind] = -math.inf
+                self.requested.pop(kind, None)
         self.listening.clear()
 
 
@@ -127,3 +151,41 @@ async def renew(
         if listed.changes[kind] == mark:
             return result
     raise ListingFailed(f"the upstream's {kind} kept changing while the guard listed them")
+
+
+class FailedBefore(ListingFailed):
+    """The listing a request waited for (requested after it arrived) failed: it is not tried again for it."""
+
+
+async def list_unless_current(
+    listed: Listed,
+    kind: str,
+    since: float,
+    fetch: Callable[[], Awaitable[tuple[T, float | None]]],
+    put: Callable[[T, int], Awaitable[R]],
+) -> R | None:
+    """List ``kind`` into ``listed`` for a request that arrived at ``since`` (``anyio.current_time()``),
+    unless a listing that serves it is in: ``put``'s result, or None when none was made.
+
+    One listing of a kind at a time (:meth:`Listed.lock`): a request that finds one under way waits
+    for it and takes its outcome, when it was requested after the request arrived
+    (:meth:`Listed.current`): its listing, or its failure (:class:`FailedBefore`, not tried again for
+    it, so a hung upstream holds each request up once). Otherwise it lists (:func:`renew`). ``wrap``'s
+    tool tables and ``serve``'s envelopes wait for each other's listings through this one function.
+
+    Raises:
+        FailedBefore: a listing requested after ``since`` failed (its reason).
+        ListingFailed: this listing failed (:func:`renew`; ``fetch``'s ``RequestFailed`` is one).
+    """
+    async with listed.lock(kind):
+        if listed.current(kind, since, anyio.current_time()):
+            return None
+        if listed.failed.get(kind, -math.inf) >= since:
+            raise FailedBefore(listed.failure.get(kind, "the listing the guard was waiting for did not complete"))
+        try:
+            return await renew(listed, kind, fetch, put)
+        except RequestFailed as exc:
+            listed.failed_now(kind, str(exc))
+            if isinstance(exc, ListingFailed):
+                raise
+            raise ListingFailed(str(exc)) from exc

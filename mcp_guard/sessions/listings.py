@@ -14,9 +14,7 @@ send requests of the guard's own; nothing here reads or writes a line.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -24,21 +22,13 @@ import anyio
 from ..calls.tool_table import ToolTable
 from ..log_counts import LogCounts
 from ..peer.listens import OwnListens
-from ..peer.requests import ListingFailed, OwnRequests, RequestFailed, list_pages
+from ..peer.requests import OwnRequests, list_pages
 from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, envelope_key
-from .freshness import Listed, renew
+from .freshness import Listed, list_unless_current
 
 __all__ = ["ToolListings"]
 
 log = logging.getLogger("mcp_guard")
-
-
-@dataclass
-class _Listing:
-    """A listing of the guard's own in progress: calls needing the same table wait for it, and learn why it failed."""
-
-    done: anyio.Event = field(default_factory=anyio.Event)
-    failure: str | None = None
 
 
 class ToolListings:
@@ -68,7 +58,6 @@ class ToolListings:
         self.tables: dict[str, ToolTable] = {"": table}
         self.listens: OwnListens[tuple[ToolTable, Listed]] = OwnListens(own, send_own)  # handler: table, record
         self.spawn: Callable[..., Any] | None = None
-        self._refreshing: dict[int, _Listing] = {}
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
         # id(table) -> when its listing goes stale, and its listen stream (for the tables in ``tables`` only).
         self._listed: dict[int, Listed] = {id(table): Listed()}
@@ -124,40 +113,24 @@ class ToolListings:
         self._last_envelope = (meta, table)  # holds the dict, so its identity cannot be reused meanwhile
         return table
 
-    async def refresh(
-        self,
-        meta: dict[str, Any] | None = None,
-        table: ToolTable | None = None,
-        *,
-        not_before: float | None = None,
-    ) -> None:
-        """List every page of the upstream's tools and replace ``table`` (one listing per table at a time).
+    async def refresh(self, meta: dict[str, Any] | None, table: ToolTable, *, not_before: float) -> None:
+        """List every page of the upstream's tools into ``table``, for a call that arrived at ``not_before``
+        (``anyio.current_time()``), unless a listing requested since then is in (one listing per table at a
+        time: :func:`.freshness.list_unless_current`, as ``serve``'s envelopes).
 
         Args:
             meta: ``_meta`` to put on each ``tools/list`` request: the protocol-era
                 envelope of the client call that needed the listing (2026-07-28 era
                 requests carry their protocol version and client capabilities there).
-            table: the table to fill, default :attr:`table`.
-            not_before: a listing requested before this ``anyio.current_time()`` does not
-                do (a call that arrived then must be judged against a listing requested
-                after it); a listing already under way that started earlier is waited
-                for, then another is made.
+            table: the table to fill.
+            not_before: a listing requested before this does not do (a call that arrived then
+                must be judged against a listing requested after it); one already under way is
+                waited for, and its failure is the call's.
 
         Raises:
             ListingFailed: the listing could not be completed.
         """
-        table = table if table is not None else self.table
         listed = self._listed[id(table)]
-        while True:
-            running = self._refreshing.get(id(table))
-            if running is None:
-                break
-            await running.done.wait()
-            if not table.complete:
-                raise ListingFailed(running.failure or "the listing the guard was waiting for did not complete")
-            if not_before is None or listed.requested.get("tools", -math.inf) >= not_before:
-                return
-        listing = self._refreshing[id(table)] = _Listing()
 
         async def fetch() -> tuple[list[Any], float | None]:
             return await list_pages(self._request, "tools/list", "tools", meta)
@@ -165,15 +138,7 @@ class ToolListings:
         async def put(tools: list[Any], mark: int) -> None:
             table.replace(tools)
 
-        try:
-            await renew(listed, "tools", fetch, put)
-        except RequestFailed as exc:
-            listing.failure = str(exc)
-            if isinstance(exc, ListingFailed):
-                raise
-            raise ListingFailed(str(exc)) from exc
-        finally:
-            self._refreshing.pop(id(table)).done.set()
+        await list_unless_current(listed, "tools", not_before, fetch, put)
         if meta and table is not self.table and listed.listen_scope is None and self.spawn is not None:
             listed.listen_scope = anyio.CancelScope()
             self.spawn(self._listen, table, listed, meta)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -60,7 +59,7 @@ from .envelopes import (
     Envelope,
     merged_capabilities,
 )
-from .freshness import KINDS, Listed, renew
+from .freshness import KINDS, FailedBefore, Listed, list_unless_current
 from .link import Link, failure_reason
 from .merged_lists import MergedLists
 from .naming import CursorCodec
@@ -174,7 +173,7 @@ class ModernEra:
         whose listing is stale in ``envelope`` (concurrently, each upstream in a task of the session's);
         tell the client's listen streams what changed.
 
-        One listing of an upstream's kind at a time (:meth:`Envelope.lock_of`), per upstream, so a
+        One listing of an upstream's kind at a time (:meth:`.freshness.Listed.lock`), per upstream, so a
         hung one holds up only the requests waiting for its list. A request that waited for another's
         listing takes its outcome: a fresh listing, or one that failed after ``since``
         (``anyio.current_time()``; default: now), which is not tried again for it. With ``enough``
@@ -237,20 +236,15 @@ class ModernEra:
             if kind not in offers:
                 changed |= self._put(envelope.view, link.name, kind, None)
                 continue
-            async with envelope.lock_of(link.name, kind):
-                if not link.ready:
-                    break
-                listed = envelope.of(link)  # (after the wait: the connection may have changed meanwhile)
-                if listed.fresh(kind, anyio.current_time()) or listed.failed.get(kind, -math.inf) >= since:
-                    continue
-                try:
-                    changed |= await self._list_kind(envelope, link, listed, kind)
-                except RequestFailed as exc:
-                    log.error("upstream %s: could not list its %s: %s", link.name, kind, exc)
-                    listed.expires.pop(kind, None)
-                    listed.ttl_ms.pop(kind, None)
-                    listed.failed[kind] = anyio.current_time()
-                    changed |= self._put(envelope.view, link.name, kind, None)
+            if not link.ready:
+                break
+            try:
+                changed |= await self._list_kind(envelope, link, envelope.of(link), kind, since)
+            except FailedBefore:
+                continue  # the listing this request waited for failed (logged, and its list left out, then)
+            except RequestFailed as exc:
+                log.error("upstream %s: could not list its %s: %s", link.name, kind, exc)
+                changed |= self._put(envelope.view, link.name, kind, None)
         now = envelope.of(link) if link.ready else None
         if now is not None and now.listen_scope is None and now.expires:
             now.listen_scope = anyio.CancelScope()
@@ -267,11 +261,13 @@ class ModernEra:
         resources, templates = listing if listing is not None else (None, None)
         return view.set_resources(server, resources, templates)
 
-    async def _list_kind(self, envelope: Envelope, link: Link, listed: Listed, kind: str) -> set[str]:
-        """List ``kind`` at ``link`` for ``envelope`` (again, when a change overtook the listing:
-        :func:`.freshness.renew`). Returns the kinds whose merged list changed.
+    async def _list_kind(self, envelope: Envelope, link: Link, listed: Listed, kind: str, since: float) -> set[str]:
+        """List ``kind`` at ``link`` for ``envelope`` for a request that arrived at ``since``, unless a listing
+        that serves it is in (one at a time; again when a change overtook it: :func:`.freshness.list_unless_current`).
+        Returns the kinds whose merged list changed.
 
         Raises:
+            FailedBefore: the listing made for it meanwhile failed.
             RequestFailed: the listing failed, or kept being overtaken by changes.
         """
         meta = envelope.meta
@@ -295,7 +291,7 @@ class ModernEra:
             # A big listing is classified in the worker thread (MergedLists.put_tools: issue 25 item 1).
             return await envelope.view.put_tools(link.name, listing, partial(_still, link, listed, mark))
 
-        return await renew(listed, kind, fetch, put)
+        return await list_unless_current(listed, kind, since, fetch, put) or set()
 
     async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
         """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its

@@ -708,9 +708,7 @@ class Relay(UpstreamSide):
         """The tool table for a request's protocol-era envelope (see :meth:`.listings.ToolListings.table_for`)."""
         return self.listings.table_for(params)
 
-    async def refresh(
-        self, meta: dict[str, Any] | None = None, table: ToolTable | None = None, *, not_before: float | None = None
-    ) -> None:
+    async def refresh(self, meta: dict[str, Any] | None, table: ToolTable, *, not_before: float) -> None:
         """List the upstream's tools into ``table`` (see :meth:`.listings.ToolListings.refresh`).
 
         Raises:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+import anyio
 import pytest
 
-from mcp_guard.peer.requests import ListingFailed
-from mcp_guard.sessions.freshness import Listed, renew
+from mcp_guard.peer.requests import ListingFailed, RequestFailed
+from mcp_guard.sessions.freshness import FailedBefore, Listed, list_unless_current, renew
 
 pytestmark = pytest.mark.anyio
 
@@ -82,3 +83,61 @@ async def test_renew_gives_up_on_an_upstream_that_keeps_changing() -> None:
     with pytest.raises(ListingFailed, match="prompts kept changing"):
         await renew(listed, "prompts", fetch, put)
     assert not listed.fresh("prompts", 0.0)
+
+
+async def test_a_request_takes_a_listing_requested_after_it_arrived() -> None:
+    """Two requests at once, no ttlMs: one listing serves both (the second waits for it); one that arrives
+    after it was requested, or after a change, gets a listing of its own."""
+    listed = Listed()
+    gate = anyio.Event()
+    fetches = 0
+
+    async def fetch() -> tuple[int, float | None]:
+        nonlocal fetches
+        fetches += 1
+        await gate.wait()
+        return fetches, None
+
+    async def put(listing: int, mark: int) -> int:
+        return listing
+
+    results: list[int | None] = []
+
+    async def request(since: float) -> None:
+        results.append(await list_unless_current(listed, "tools", since, fetch, put))
+
+    async with anyio.create_task_group() as tg:
+        since = anyio.current_time()
+        tg.start_soon(request, since)
+        tg.start_soon(request, since)
+        await anyio.sleep(0.01)
+        gate.set()
+    assert fetches == 1 and sorted(results, key=str) == [1, None]  # the second took the first's listing
+    await anyio.sleep(0.001)
+    since = anyio.current_time()
+    await anyio.sleep(0.001)
+    assert await list_unless_current(listed, "tools", anyio.current_time(), fetch, put) == 2  # arrived later
+    assert await list_unless_current(listed, "tools", since, fetch, put) is None  # listing 2 came after it
+    listed.changed("tools")
+    assert await list_unless_current(listed, "tools", since, fetch, put) == 3  # a change: listed again
+
+
+async def test_a_failed_listing_fails_the_requests_that_waited_for_it_once() -> None:
+    listed = Listed()
+
+    async def fetch() -> tuple[int, float | None]:
+        raise RequestFailed("the upstream did not answer within 3 s")
+
+    async def put(listing: int, mark: int) -> int:
+        return listing
+
+    since = anyio.current_time()
+    with pytest.raises(ListingFailed, match="did not answer") as first:
+        await list_unless_current(listed, "tools", since, fetch, put)
+    assert not isinstance(first.value, FailedBefore)
+    with pytest.raises(FailedBefore, match="did not answer"):  # it waited for that one: not tried again
+        await list_unless_current(listed, "tools", since, fetch, put)
+    await anyio.sleep(0.001)
+    with pytest.raises(ListingFailed) as later:  # a later request tries again
+        await list_unless_current(listed, "tools", anyio.current_time(), fetch, put)
+    assert not isinstance(later.value, FailedBefore)
