@@ -25,9 +25,7 @@ if TYPE_CHECKING:
     from .link import Link
 
 __all__ = [
-    "ACKNOWLEDGED",
     "ENVELOPE_KEYS",
-    "LISTEN_FLAGS",
     "ClientListen",
     "Envelope",
     "merged_capabilities",
@@ -35,15 +33,6 @@ __all__ = [
 
 ENVELOPE_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_INFO_KEY, CAPABILITIES_KEY)
 """The ``_meta`` keys of a client's envelope that the guard's own 2026-07-28 requests carry (not its log level)."""
-
-LISTEN_FLAGS: Final = {
-    "tools": "toolsListChanged",
-    "prompts": "promptsListChanged",
-    "resources": "resourcesListChanged",
-}
-"""The ``subscriptions/listen`` filter flag of each list kind."""
-
-ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 
 
 class Envelope:

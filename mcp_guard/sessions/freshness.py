@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 
 from ..peer.requests import ListingFailed, RequestFailed
 
-__all__ = ["KINDS", "TRIES", "FailedBefore", "Listed", "list_unless_current", "renew"]
+__all__ = ["ACKNOWLEDGED", "KINDS", "LISTEN_FLAGS", "TRIES", "FailedBefore", "Listed", "list_unless_current", "renew"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -31,6 +31,16 @@ TRIES: Final = 3
 
 KINDS: Final = ("tools", "prompts", "resources")
 """The list kinds of ``notifications/{kind}/list_changed``; ``resources`` covers resource templates too."""
+
+LISTEN_FLAGS: Final = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+"""The ``subscriptions/listen`` filter flag of each list kind (MCP 2026-07-28, subscriptions)."""
+
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+"""The first frame of a listen stream: the filter flags the server honours, under ``notifications``."""
 
 
 class Listed:
@@ -98,6 +108,21 @@ class Listed:
     def acknowledged(self, kinds: set[str]) -> None:
         """The guard's listen stream acknowledged ``kinds``: their next listings last until a change."""
         self.listening |= kinds
+
+    def heard(self, method: str, params: dict[str, Any]) -> str | None:
+        """A frame of the guard's own listen stream at this upstream: its acknowledgement (the kinds whose
+        flags it honours are listened to from now on: :meth:`acknowledged`), or a ``list_changed`` of a
+        kind (:meth:`changed`). Returns that kind, stale now, or None."""
+        if method == ACKNOWLEDGED:
+            honored = params.get("notifications")
+            if type(honored) is dict:
+                self.acknowledged({k for k, flag in LISTEN_FLAGS.items() if honored.get(flag) is True})
+            return None
+        kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+        if kind not in KINDS or method != f"notifications/{kind}/list_changed":
+            return None
+        self.changed(kind)
+        return kind
 
     def changed(self, kind: str) -> None:
         """The upstream said ``kind`` changed: list it again before use."""

@@ -24,7 +24,7 @@ from ..log_counts import LogCounts
 from ..peer.listens import OwnListens
 from ..peer.requests import OwnRequests, list_pages
 from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, envelope_key
-from .freshness import Listed, list_unless_current
+from .freshness import ACKNOWLEDGED, Listed, list_unless_current
 
 __all__ = ["ToolListings"]
 
@@ -173,16 +173,13 @@ class ToolListings:
         if found is None:
             return False
         (table, listed), method, params = found
-        if method == "notifications/subscriptions/acknowledged":
-            honored = params.get("notifications")
-            if type(honored) is dict and honored.get("toolsListChanged") is True:
-                listed.acknowledged({"tools"})
-                log.info("listening to the upstream's tool list changes (subscriptions/listen)")
-        elif method == "notifications/tools/list_changed":
+        kind = listed.heard(method, params)
+        if kind == "tools":
             self._counted.log(
                 logging.INFO,
                 "upstream tools changed (listen stream); schemas will be listed again before the next judgement",
             )
             table.invalidate()
-            listed.changed("tools")
+        elif method == ACKNOWLEDGED and "tools" in listed.listening:
+            log.info("listening to the upstream's tool list changes (subscriptions/listen)")
         return True

@@ -52,14 +52,12 @@ from ..wire.meta import (
 )
 from .client_requests import ClientRequests
 from .envelopes import (
-    ACKNOWLEDGED,
     ENVELOPE_KEYS,
-    LISTEN_FLAGS,
     ClientListen,
     Envelope,
     merged_capabilities,
 )
-from .freshness import KINDS, FailedBefore, Listed, list_unless_current
+from .freshness import ACKNOWLEDGED, KINDS, LISTEN_FLAGS, FailedBefore, Listed, list_unless_current
 from .link import Link, failure_reason
 from .merged_lists import MergedLists
 from .naming import CursorCodec
@@ -302,17 +300,12 @@ class ModernEra:
         flags = {LISTEN_FLAGS[k]: True for k in KINDS if k in offers}
 
         async def frame(method: str, params: dict[str, Any]) -> None:
-            if method == ACKNOWLEDGED:
-                honored = params.get("notifications")
-                if type(honored) is dict:
-                    listed.acknowledged({k for k, flag in LISTEN_FLAGS.items() if honored.get(flag) is True})
+            kind = listed.heard(method, params)
+            if kind is not None:
+                self.spawn(self._refresh_quietly, envelope, {kind})
+            elif method == ACKNOWLEDGED:
                 shown = ", ".join(sorted(listed.listening)) or "nothing"
                 log.info("upstream %s: listening to its list changes (%s) on a listen stream", link.name, shown)
-            elif method.startswith("notifications/") and method.endswith("/list_changed"):
-                kind = method.removeprefix("notifications/").removesuffix("/list_changed")
-                if kind in KINDS:
-                    listed.changed(kind)
-                    self.spawn(self._refresh_quietly, envelope, {kind})
 
         response: dict[str, Any] | None = None
         with scope:

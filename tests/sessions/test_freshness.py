@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from mcp_guard.peer.requests import ListingFailed, RequestFailed
-from mcp_guard.sessions.freshness import FailedBefore, Listed, list_unless_current, renew
+from mcp_guard.sessions.freshness import ACKNOWLEDGED, FailedBefore, Listed, list_unless_current, renew
 
 pytestmark = pytest.mark.anyio
 
@@ -141,3 +141,19 @@ async def test_a_failed_listing_fails_the_requests_that_waited_for_it_once() -> 
     with pytest.raises(ListingFailed) as later:  # a later request tries again
         await list_unless_current(listed, "tools", anyio.current_time(), fetch, put)
     assert not isinstance(later.value, FailedBefore)
+
+
+def test_a_listen_streams_frames_are_heard_by_the_record() -> None:
+    """The acknowledgement's flags become the kinds listened to; a list_changed stales its kind; anything
+    else (a resource update, an unknown kind, a look-alike method) changes nothing."""
+    listed = Listed()
+    flags = {"toolsListChanged": True, "promptsListChanged": False, "resourceSubscriptions": ["x"]}
+    assert listed.heard(ACKNOWLEDGED, {"notifications": flags}) is None
+    assert listed.listening == {"tools"}
+    listed.listed("tools", 0.0, None)
+    assert listed.fresh("tools", 1e9)
+    for method in ("notifications/resources/updated", "notifications/roots/list_changed", "tools/list_changed"):
+        assert listed.heard(method, {}) is None
+    assert listed.fresh("tools", 1e9)
+    assert listed.heard("notifications/tools/list_changed", {}) == "tools"
+    assert not listed.fresh("tools", 0.0)
