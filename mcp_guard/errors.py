@@ -9,6 +9,7 @@ error. Every such exception derives from :class:`GuardError`::
      ├── UpstreamStartError     streams.ends        the upstream cannot be started or connected
      ├── RequestFailed          peer                a request of the guard's own got no usable answer
      │    └── ListingFailed     peer                ... the guard's own tools/list
+     │         └── FailedBefore sessions.freshness  ... one a request waited for (not tried again for it)
      ├── LineTooLong            wire.framing        a line over --max-message-bytes (its prefix kept)
      ├── MessageTooLarge        peer.http_upstream  an HTTP body over --max-message-bytes
      ├── _Disconnected          fronts.http         (private) the client left while its body was read
@@ -17,10 +18,10 @@ error. Every such exception derives from :class:`GuardError`::
      ├── Uncarriable            wire.jsonrpc        a number JSON cannot carry exactly (also ValueError)
      ├── ConfigError            config              the gateway config cannot be used
      ├── LockError              calls.pinning       the lock file cannot be read or written
- ├── StoreUnavailable       calls.stores        Redis or PostgreSQL cannot be reached (a call refused)
- ├── UrlError               state.urls          a store's URL variable is unset, or not the store's scheme
- ├── JournalDatabaseError   state.pg_schema     the journal's database cannot be used (journal init/read)
- ├── StateError             state.opening       a store of the config cannot be used at start
+     ├── StoreUnavailable       calls.stores        Redis or PostgreSQL cannot be reached (a call refused)
+     ├── UrlError               state.urls          a store's URL variable is unset, or not the store's scheme
+     ├── JournalDatabaseError   state.pg_schema     the journal's database cannot be used (journal init/read)
+     ├── StateError             state.opening       a store of the config cannot be used at start
      ├── AuthServerError        auth.documents      the OAuth issuer's metadata, JWKS or introspection cannot be had
      ├── InvalidCursor          sessions.naming     a cursor the guard did not issue (also ValueError)
      ├── ListingError           reports.listing     ``check`` cannot list a server
