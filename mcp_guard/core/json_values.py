@@ -34,6 +34,7 @@ __all__ = [
     "canonical_sized",
     "escape_token",
     "exact_float",
+    "in_double_range",
     "inexact_value",
     "is_integer",
     "is_json",
@@ -131,6 +132,26 @@ def inexact_value(value: Inexact) -> int | Decimal | None:
     if d == d.to_integral_value():
         return int(d)
     return d
+
+
+def in_double_range(value: Inexact) -> bool:
+    """Whether a literal lies within the range of an IEEE 754 double: it does not overflow to an infinity
+    (``1e400``), and it is zero or does not underflow to zero (``1e-400``).
+
+    A literal outside that range is a number JSON cannot carry between the guard and a server: RFC 8259
+    section 6 gives interoperability only within the range of binary64, and the parsers of nearly every
+    server (Python, JavaScript, Go) read ``1e400`` as an infinity and ``1e-400`` as 0, which can break the
+    very constraint the guard approved (``exclusiveMinimum: 0``). So it is refused in every profile (spec
+    decision 12, which names ``1e400``); a literal within the range that no double holds exactly
+    (``0.1000000000000000000001``) is judged by its exact value under ``extended`` (E1).
+    """
+    try:
+        nearest = float(value.text)
+    except ValueError:
+        return False
+    if not _isfinite(nearest):
+        return False
+    return nearest != 0.0 or Decimal(value.text) == 0
 
 
 def is_uncarriable(value: Any) -> bool:

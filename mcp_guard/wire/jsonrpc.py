@@ -195,9 +195,9 @@ def loads_client(line: bytes | str) -> Any:
     ``1e400``) becomes an ``Inexact`` (``json_values.literal_float``), as in
     :func:`loads_upstream`. Every profile sees it for what it is: ``extended`` judges it by its
     exact value and, when the call is forwarded, :func:`dumps` writes it back digit for digit
-    (spec decision E1); ``standard`` and ``strict`` refuse it in arguments (keyword ``json``),
-    never rounded. Elsewhere in a message it is relayed as written. (Until 2026-12 a literal
-    beyond the double range parsed to an infinity here, which ``extended`` had to refuse.)
+    (spec decision E1), but refuses one beyond the range of a double (``1e400``, ``1e-400``:
+    ``json_values.in_double_range``, decision 12); ``standard`` and ``strict`` refuse it in
+    arguments (keyword ``json``), never rounded. Elsewhere in a message it is relayed as written.
 
     Raises:
         ValueError: not JSON (including invalid UTF-8).

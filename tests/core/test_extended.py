@@ -393,6 +393,26 @@ def test_argument_literals_no_double_holds_are_exact(schema: dict[str, Any], lit
     assert report.ok is ok, report
 
 
+@pytest.mark.parametrize(
+    ("schema", "literal"),
+    [
+        ({"type": "number", "exclusiveMinimum": 0}, "1e-400"),  # a server reads 0 (red team 35: 1/d crashed)
+        ({"type": "integer", "minimum": 1}, "1e400"),  # a server reads inf
+        ({"type": "number", "maximum": 0}, "-1E+400"),
+        ({}, "-2.5e-330"),
+    ],
+)
+def test_argument_literals_beyond_the_double_range_are_numbers_json_cannot_carry(
+    schema: dict[str, Any], literal: str
+) -> None:
+    """Decision 12 (which names ``1e400``) in every profile: exact or not, a literal a server's parser reads
+    as an infinity or as zero is refused (keyword ``json``), never forwarded (RFC 8259 section 6)."""
+    from mcp_guard.wire.jsonrpc import loads_client
+
+    report = check(obj(v=schema), loads_client('{"v": ' + literal + "}"), profile="extended")
+    assert [(i.keyword, i.instance_path) for i in report.issues] == [("json", "/v")], report
+
+
 def test_unique_items_past_the_depth_refuses_never_decides() -> None:
     deep_a: Any = 0
     for _ in range(300):
@@ -679,3 +699,15 @@ def test_quick_refs_decide_pydantic_shapes_and_leave_bombs_to_the_classifier() -
         "$defs": {"T": {"allOf": [{"$ref": "#/$defs/T"}]}},
     }
     assert not Quick().root(cycle) and compile(cycle, profile="extended", defer=True).report.kind == U
+
+
+@given(st.integers(-(10**25), 10**25), st.integers(0, 10**6), st.integers(-420, 420))
+@settings(max_examples=300, deadline=None)
+def test_in_double_range_agrees_with_the_nearest_double(whole: int, fraction: int, exponent: int) -> None:
+    """Oracle: Python's own ``float``: in range exactly when the nearest double is finite, and zero only for zero."""
+    from mcp_guard.core.json_values import in_double_range
+
+    text = f"{whole}.{fraction}e{exponent}"
+    nearest = float(text)
+    expected = nearest not in (float("inf"), float("-inf")) and (nearest != 0.0 or Decimal(text) == 0)
+    assert in_double_range(Inexact(text)) is expected

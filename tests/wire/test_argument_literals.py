@@ -135,7 +135,12 @@ ERAS = pytest.mark.parametrize("era", ["handshake", "modern"])
 @ERAS
 @pytest.mark.parametrize(
     "literal",
-    ["1e400", "-1E+400", "0.1000000000000000000001", "123456789012345678901234.5", "1e-400"],
+    [
+        "0.1000000000000000000001",
+        "123456789012345678901234.5",
+        "-0.30000000000000000001",
+        "2.00000000000000000001e-300",
+    ],
 )
 async def test_extended_forwards_a_literal_no_double_holds_as_written(command: str, era: str, literal: str) -> None:
     upstream = RawUpstream()
@@ -150,7 +155,12 @@ async def test_extended_forwards_a_literal_no_double_holds_as_written(command: s
 @ERAS
 @pytest.mark.parametrize(
     ("literal", "forwarded"),
-    [("1e400", False), ("1.0000000000000000000001", False), ("-1e400", True), ("0.9999999999999999999999", True)],
+    [
+        ("1.0000000000000000000001", False),
+        ("1.00000000000000000001e300", False),
+        ("-1.00000000000000000001e300", True),
+        ("0.9999999999999999999999", True),
+    ],
 )
 async def test_extended_judges_such_a_literal_by_its_exact_value(
     command: str, era: str, literal: str, forwarded: bool
@@ -185,8 +195,10 @@ async def test_standard_and_strict_refuse_it(command: str, profile: str, literal
 
 
 @COMMANDS
-@pytest.mark.parametrize("literal", ["1e5000", "-1e-4400", "NaN"])
+@pytest.mark.parametrize("literal", ["1e5000", "-1e-4400", "NaN", "1e400", "-1E+400", "1e-400", "-2.5e-330"])
 async def test_extended_refuses_what_has_no_exact_value_within_the_digit_limit(command: str, literal: str) -> None:
+    """Past the digit limit, or beyond the range of a double (spec decision 12 names ``1e400``; red team 35: a
+    server read ``1e-400`` as 0 past ``exclusiveMinimum: 0`` and ``1e400`` as inf for an "integer >= 1")."""
     upstream = RawUpstream()
     async with guard(command, "extended", upstream) as client:
         answer = await call(client, command, "far", f'{{"x":{literal}}}', "handshake")
@@ -197,7 +209,7 @@ async def test_extended_refuses_what_has_no_exact_value_within_the_digit_limit(c
 
 
 @pytest.mark.parametrize(
-    "literal", ["1e23", "1e308", "1e25", "1e-400", "0.1000000000000000000001", "0.30000000000000000001"]
+    "literal", ["1e23", "1e308", "1e25", "5e-324", "0.1000000000000000000001", "0.30000000000000000001"]
 )
 async def test_serve_journals_such_a_literal_as_its_double_and_forwards_the_call(tmp_path: Path, literal: str) -> None:
     """Trial F6: with a journal, serve crashed in RFC 8785 (TypeError on an Inexact) and refused the call -32603.
@@ -214,12 +226,12 @@ async def test_serve_journals_such_a_literal_as_its_double_and_forwards_the_call
 
 
 async def test_serve_with_a_journal_refuses_a_literal_beyond_the_double_range(tmp_path: Path) -> None:
-    """No double, so no RFC 8785 form: the call is refused (``no_canonical_form``), never forwarded unjournaled."""
+    """A number JSON cannot carry (decision 12): refused before the journal, never forwarded."""
     journal = tmp_path / "journal.jsonl"
     upstream = RawUpstream()
     async with guard("serve", "extended", upstream, journal=journal) as client:
         answer = await call(client, "serve", "far", '{"x":1e400}', "handshake")
         calls = upstream.raw_calls()
     assert answer["result"]["isError"] is True
-    assert answer["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "no_canonical_form"
+    assert answer["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
     assert calls == []

@@ -13,7 +13,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final
 
-from ..json_values import Inexact, inexact_value, is_json, is_uncarriable, json_once
+from ..json_values import Inexact, in_double_range, inexact_value, is_json, is_uncarriable, json_once
 
 __all__ = [
     "UNREACHABLE",
@@ -102,7 +102,7 @@ def exact_json(value: Any) -> bool:
         item = stack.pop()
         t = type(item)
         if t is Inexact:
-            if inexact_value(item) is None:
+            if argument_number(item) is None:
                 return False
         elif t is dict or t is list:
             if id(item) in seen:
@@ -125,22 +125,31 @@ def exact_json_once(value: Any, w: list[Any]) -> bool:
         return True
     t = type(value)
     if t is Inexact:
-        return inexact_value(value) is not None
+        return argument_number(value) is not None
     if t is not dict and t is not list:
         return False
     return exact_json(value)
 
 
 def exact_uncarriable(value: Any) -> bool:
-    """A number the extended profile cannot carry: NaN, ±inf, or a literal past the digit limit."""
+    """A number the extended profile cannot carry: NaN, ±inf, or a literal beyond the range of a double or
+    past the digit limit (:func:`argument_number`)."""
     if type(value) is Inexact:
-        return inexact_value(value) is None
+        return argument_number(value) is None
     return is_uncarriable(value)
 
 
 def number_of(value: Any) -> int | Decimal | None:
-    """An :class:`Inexact` argument's exact value (``None`` past the digit limit)."""
-    return inexact_value(value)
+    """An :class:`Inexact` argument's exact value (``None``: one JSON cannot carry, :func:`argument_number`)."""
+    return argument_number(value)
+
+
+def argument_number(value: Inexact) -> int | Decimal | None:
+    """The exact value of an argument literal no double holds (E1), or ``None`` for one JSON cannot carry to a
+    server: beyond the range of a double (``1e400``, ``1e-400``: ``json_values.in_double_range``) or past the
+    digit limit (spec decision 12). Schema literals are not bound by the range (``exact_number``): a bound no
+    double holds is enforced exactly."""
+    return inexact_value(value) if in_double_range(value) else None
 
 
 def literal(value: int | float | Decimal) -> int | float | Decimal:
