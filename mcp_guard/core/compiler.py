@@ -231,8 +231,8 @@ class Compiled:
             # Somewhere sits a value that is not JSON (TypeError with its pointer) or a number JSON
             # cannot carry: only now is the path-tracking scan worth its cost.
             why = (
-                " is a number JSON cannot carry to a server (NaN, Infinity, beyond the range of a double such as "
-                "1e400 or 1e-400, or past the guard's digit limit); it is refused"
+                " is a number JSON cannot carry (NaN, Infinity, beyond the range of a double, which parsers read "
+                "as an infinity or as 0, or past the guard's digit limit); it is refused"
                 if self.profile == "extended"
                 else " is a number JSON cannot carry exactly (NaN, Infinity, beyond the double range, or more digits "
                 "than a double holds); it is refused rather than rounded"

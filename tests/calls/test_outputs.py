@@ -234,9 +234,14 @@ async def test_an_error_response_is_relayed_as_is(command: str) -> None:
 
 
 @COMMANDS
-async def test_big_numbers_follow_the_argument_rules(command: str) -> None:
-    """1e400 is judged by its exact value (extended) as arguments are: it is a number ≥ -100."""
-    line = '{"content":[],"structuredContent":{"temperature":1e400}}'
+@pytest.mark.parametrize(
+    ("literal", "extended_ok"), [("1.00000000000000000001e300", True), ("1e400", False), ("1e-400", False)]
+)
+async def test_big_numbers_follow_the_argument_rules(command: str, literal: str, extended_ok: bool) -> None:
+    """A literal no double holds within the range of a double is judged by its exact value (extended) as
+    arguments are, and relayed digit for digit; one beyond that range (read by clients as an infinity or
+    as 0) is a number JSON cannot carry in every profile (decision 12): the result is withheld."""
+    line = f'{{"content":[],"structuredContent":{{"temperature":{literal}}}}}'
 
     async def on_call(_up: ScriptedUpstream, link: MemoryLink, message: dict[str, Any]) -> None:
         await link.send(f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{line}}}'.encode())
@@ -248,7 +253,13 @@ async def test_big_numbers_follow_the_argument_rules(command: str) -> None:
         )
         with anyio.fail_after(TIMEOUT):
             raw = await client.link.receive()
-    assert b"1e400" in raw and b"isError" not in raw
+    if extended_ok:
+        assert literal.encode() in raw and b"isError" not in raw
+    else:
+        assert (
+            literal.encode() not in raw
+            and json.loads(raw)["result"]["_meta"][REJECTION_KEY]["kind"] == "output_invalid"
+        )
     async with wrapped(command, ScriptedUpstream(TOOLS, on_call), profile="strict") as client:
         await client.request("tools/list")
         answer = (await client.call(name(command, "weather")))["result"]
