@@ -24,7 +24,7 @@ from .budget import MAX_SCHEMA_DEPTH, MAX_WORK
 from .ecma_regex import Undecidable, UnsearchableText
 from .extended import XNode, classify_extended, generate
 from .extended.classify import Walker
-from .extended.kw_object import Members, Properties
+from .extended.kw_members import Members, Properties
 from .extended.subset import SubsetWalker
 from .extended.values import exact_uncarriable
 from .extended.writer import Collect, OverBudget, Valid, where

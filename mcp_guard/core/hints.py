@@ -33,7 +33,8 @@ from typing import Any, Final, NamedTuple
 from .extended.ir import Part, XNode
 from .extended.kw_any import Choices, show_value
 from .extended.kw_apply import AllOf, AnyOf, OneOf, Ref
-from .extended.kw_object import Members, Required
+from .extended.kw_members import Members
+from .extended.kw_object import Required
 from .json_values import escape_token, is_json, pointer
 from .report import VALIDATION, Issue
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.core.extended import kw_array, kw_object
+from mcp_guard.core.extended import kw_array, kw_members
 from mcp_guard.core.extended.classify import Walker
 from mcp_guard.core.extended.ir import Part
 from mcp_guard.core.extended.table import _MODULES, KEYWORDS
@@ -96,7 +96,7 @@ def _subclasses(cls: type[Part]) -> set[type[Part]]:
 
 def test_every_part_of_the_keyword_modules_is_a_rows_emitter_or_a_fold() -> None:
     emitted = {cls for row in KEYWORDS.values() for cls in row.emits}
-    folds = {kw_object.Members, kw_array.Elements}  # a node's ``finish`` folds several rows' parts into one loop
+    folds = {kw_members.Members, kw_array.Elements}  # a node's ``finish`` folds several rows' parts into one loop
     parts = {c for c in _subclasses(Part) if c.__module__.startswith("mcp_guard.core.extended.kw_")}
     concrete = {c for c in parts if not c.__name__.startswith("_")}
     assert concrete == emitted | folds

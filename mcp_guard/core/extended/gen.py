@@ -41,7 +41,8 @@ from ..json_values import Inexact, is_json, json_type_name, pointer
 from ..report import ARGUMENTS, VALIDATION, Issue
 from .ir import Emitter, Part, XNode
 from .kw_apply import Ref
-from .kw_object import Members, Required
+from .kw_members import Members
+from .kw_object import Required
 from .table import holder
 from .values import exact_json, exact_json_once, exact_uncarriable, number_of
 from .writer import Collect, Valid, base_namespace
@@ -510,7 +511,7 @@ class Gen(Emitter):
 
     def _required_taken(self, node: XNode) -> tuple[list[Part], frozenset[str]]:
         """The object parts of a node's fast path, and the names of a plain ``required`` that the
-        object's lookups test instead (``kw_object.Members.takes_required``), left out."""
+        object's lookups test instead (``kw_members.Members.takes_required``), left out."""
         parts = node.of("object")
         plain = [p for p in parts if type(p) is Required and p.plain is not None]
         takers = [p for p in parts if type(p) is Members]

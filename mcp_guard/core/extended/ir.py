@@ -164,7 +164,7 @@ class Emitter(ModuleWriter):
         decimals: E1's exact literals (``extended``); False for ``standard``/``strict`` (doubles).
         exact: generating the branch of an argument literal no double holds (E1).
         known: the ``type`` of the node being generated, for its ``any`` parts; ``None``: untyped.
-        required: names an object's lookups test (``kw_object.Members.takes_required``).
+        required: names an object's lookups test (``kw_members.Members.takes_required``).
         ints_first: an enum/const's int choices were tested before the node (``Choice.int_guard``).
     """
 

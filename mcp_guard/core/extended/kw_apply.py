@@ -14,7 +14,7 @@ from typing import Any, Final
 from ..report import UNSUPPORTED, VALIDATION, Issue
 from .ir import ALL, BOTH, SINCE_07, Ctx, Emitter, Keyword, Part, Path, XNode
 from .kw_array import quick_schema_list, schema_list
-from .kw_object import quick_schema
+from .kw_members import quick_schema
 from .writer import CHAIN_LIMIT
 
 __all__ = ["AllOf", "AnyOf", "IfThenElse", "Not", "OneOf", "Ref", "alternatives"]

@@ -15,7 +15,8 @@ from typing import Any, Final
 from ..json_values import TooLarge, canonical_sized, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import ALL, ARRAY, BOTH, NEW, TUPLE_ITEMS, Ctx, Emitter, Keyword, Part, Path, Walk, XNode
-from .kw_object import Count, kw_count, quick_schema
+from .kw_members import quick_schema
+from .kw_object import Count, kw_count
 from .kw_string import count_of, non_negative, quick_count
 from .writer import OverBudget
 

@@ -10,7 +10,7 @@ from typing import Any, Final
 from ..json_values import is_json
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import ALL, BOTH, NEW, STANDARD, Ctx, Keyword, Part, Path, Quick, Rule, Walk
-from .kw_object import quick_schemas
+from .kw_members import quick_schemas
 
 __all__ = [
     "SCHEMA_DIALECTS",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar, Final
 
 from .ir import NEW, Ctx, Emitter, Keyword, Part, Path, XNode
-from .kw_object import quick_schema
+from .kw_members import quick_schema
 
 __all__ = ["UnevaluatedItems", "UnevaluatedProperties", "kw_unevaluated_items", "kw_unevaluated_properties"]
 

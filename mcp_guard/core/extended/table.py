@@ -16,13 +16,23 @@ from __future__ import annotations
 
 from typing import Final
 
-from . import kw_any, kw_apply, kw_array, kw_core, kw_number, kw_object, kw_string, kw_unevaluated
+from . import kw_any, kw_apply, kw_array, kw_core, kw_members, kw_number, kw_object, kw_string, kw_unevaluated
 from .ir import ALL, Keyword
 
 __all__ = ["ALL", "ELSEWHERE", "FINISHERS", "KEYWORDS", "holder"]
 
-_MODULES: Final = (kw_any, kw_number, kw_string, kw_object, kw_array, kw_unevaluated, kw_apply, kw_core)
-"""The keyword modules, in the table's order (any type, numbers, strings, objects, arrays, in place,
+_MODULES: Final = (
+    kw_any,
+    kw_number,
+    kw_string,
+    kw_members,
+    kw_object,
+    kw_array,
+    kw_unevaluated,
+    kw_apply,
+    kw_core,
+)
+"""The keyword modules, in the table's order (any type, numbers, strings, objects' members, objects, arrays, in place,
 identifiers and annotations)."""
 
 KEYWORDS: dict[str, Keyword] = {row.name: row for module in _MODULES for row in module.ROWS}
@@ -36,7 +46,7 @@ ELSEWHERE: Final = {
 }
 """Why a keyword the dialect does define is refused there (its meaning differs from the one enforced)."""
 
-FINISHERS: Final = (kw_object.finish, kw_array.finish)
+FINISHERS: Final = (kw_members.finish, kw_array.finish)
 """Functions that fold a node's parts which share one loop (members, items) into one part."""
 
 
