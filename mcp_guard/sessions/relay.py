@@ -126,7 +126,7 @@ from ..wire.jsonrpc import (
     valid_id,
     with_id,
 )
-from ..wire.messages import DUPLICATE_ID
+from ..wire.messages import BATCH_VERSION, DUPLICATE_ID, refused_batch
 from ..wire.meta import era_meta, is_modern
 from .client_lines import answer_every_request, big_line, read_client_lines
 from .client_requests import NOT_OPEN, WAITING
@@ -342,12 +342,21 @@ class Relay(UpstreamSide):
         """One parsed client message (or batch), in the order read (after the big lines before it, when it
         must keep its place: ``peer.offload``). While the upstream's end is read but not yet handled (its
         answers judged off the loop still go out first: ``UpstreamPeer._lines``), it waits as when down."""
-        if not self._ready or self.peer.upstream is None:
+        if type(message) is list and message and not self._batches():
+            await self.reply(refused_batch(message))
+        elif not self._ready or self.peer.upstream is None:
             await self._while_down(message)
         elif type(message) is dict and not self._needs_listing(message):
             await self._act(*await self._route(message))  # the hot path, without a call more
         else:
             await self._dispatch(message)
+
+    def _batches(self) -> bool:
+        """Whether the client may send JSON-RPC batches: only protocol 2025-03-26 has them (2025-06-18 removed
+        them, and the 2026-07-28 era has none), so only a client whose ``initialize`` asked for that version.
+        Red team 35: an SDK server of a later version ignored a forwarded batch, and its calls hung."""
+        params = self._init_params
+        return type(params) is dict and params.get("protocolVersion") == BATCH_VERSION
 
     def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
         """The schema a call would be judged by now (its table's entry for the name), or None."""

@@ -10,9 +10,10 @@ import json
 from typing import Any, Final
 
 from ..core.budget import integer_digit_limit, is_integer_too_long
-from .jsonrpc import loads_upstream
+from .jsonrpc import INVALID_REQUEST, error_response, loads_upstream, valid_id
 
 __all__ = [
+    "BATCH_VERSION",
     "DUPLICATE_ID",
     "GONE",
     "TRANSPORT_PREFIX",
@@ -20,6 +21,7 @@ __all__ = [
     "UNPARSABLE_LOGGED",
     "error_reason",
     "parse_error_text",
+    "refused_batch",
     "too_long_text",
     "unparsable_reason",
     "unreadable_answer_text",
@@ -37,6 +39,27 @@ DUPLICATE_ID: Final = (
     "client's open requests); it was not forwarded"
 )
 """The JSON-RPC error message (code -32600) for a request reusing the id of one not answered yet."""
+
+BATCH_VERSION: Final = "2025-03-26"
+"""The one MCP protocol version with JSON-RPC batches (added there, removed in 2025-06-18)."""
+
+NO_BATCHES: Final = (
+    "Invalid Request: JSON-RPC batches are only in MCP protocol 2025-03-26, and this session did not "
+    "initialize with it; send one message object per line. Nothing of the batch was sent"
+)
+
+
+def refused_batch(batch: list[Any]) -> Any:
+    """The answer to a batch a session does not take (:data:`BATCH_VERSION`): a batch of -32600 errors, one
+    per request of ``batch`` under its id, or one error with a null id when it holds no request with a
+    valid id (JSON-RPC 2.0 section 6: the client still learns why)."""
+    answers = [
+        error_response(m["id"], INVALID_REQUEST, NO_BATCHES)
+        for m in batch
+        if type(m) is dict and "method" in m and "id" in m and valid_id(m["id"])
+    ]
+    return answers or error_response(None, INVALID_REQUEST, NO_BATCHES)
+
 
 UNANSWERED_DROPPED: Final = (
     "dropped an answer from the upstream to an id the guard has no request open for (never sent to it, "

@@ -15,7 +15,8 @@ import anyio.abc
 import pytest
 
 from mcp_guard.sessions.client_requests import NOT_OPEN, WAITING, ClientRequests
-from tests.harness import MemoryLink, ScriptedUpstream, name, running_guard
+from mcp_guard.wire.messages import BATCH_VERSION
+from tests.harness import INIT, MemoryLink, ScriptedUpstream, name, running_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -65,12 +66,16 @@ class Gated(ScriptedUpstream):
 
 
 @asynccontextmanager
-async def gated_guard(command: str) -> AsyncIterator[tuple[Gated, Any]]:
-    """A :class:`Gated` upstream behind ``command``: ``(upstream, client)``; its tasks cancelled at the end."""
+async def gated_guard(command: str, version: str | None = None) -> AsyncIterator[tuple[Gated, Any]]:
+    """A :class:`Gated` upstream behind ``command``: ``(upstream, client)``; its tasks cancelled at the end.
+    ``version``: the protocol version the client initializes with (default: the harness's)."""
     upstream = Gated()
     async with anyio.create_task_group() as group:
         upstream.group = group
-        async with running_guard(command, upstream) as client:
+        async with running_guard(command, upstream, initialize=version is None) as client:
+            if version is not None:
+                assert "result" in await client.request("initialize", {**INIT, "protocolVersion": version})
+                await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             yield upstream, client
         group.cancel_scope.cancel()
 
@@ -162,7 +167,7 @@ def test_an_answer_closes_its_request_and_one_to_a_withdrawn_request_is_dropped(
 
 async def test_two_requests_under_one_id_in_one_batch_are_one_forwarded_and_one_refused() -> None:
     """Red team 34: both elements of ``[call 6, call 6]`` went upstream and both were answered under id 6."""
-    async with gated_guard("wrap") as (upstream, client):
+    async with gated_guard("wrap", BATCH_VERSION) as (upstream, client):
         call = {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "fast", "arguments": {}}}
         await client.send([call, call])
         answers: list[dict[str, Any]] = []
@@ -175,3 +180,23 @@ async def test_two_requests_under_one_id_in_one_batch_are_one_forwarded_and_one_
         assert sorted("error" in a for a in answers) == [False, True]
         assert next(a for a in answers if "error" in a)["error"]["code"] == -32600
         assert client.answers_to(6) == []  # and nothing more under id 6
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", None])
+async def test_a_batch_is_refused_unless_the_session_speaks_2025_03_26(version: str | None) -> None:
+    """Red team 35: wrap forwarded a batch to an SDK server of 2025-06-18, which ignored it: the valid call in it
+    was never answered. Only 2025-03-26 has batches: each request of one is refused under its id, nothing sent."""
+    async with gated_guard("wrap", version) as (upstream, client):
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "fast", "arguments": {}}}
+        note = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+        await client.send([call, {**call, "id": "eight"}, note])
+        with anyio.fail_after(5):
+            answer = json.loads(await client.link.receive())
+        assert [a["id"] for a in answer] == [7, "eight"]
+        assert {a["error"]["code"] for a in answer} == {-32600} and "2025-03-26" in answer[0]["error"]["message"]
+        await client.send([note])
+        with anyio.fail_after(5):
+            alone = json.loads(await client.link.receive())
+        assert alone["id"] is None and alone["error"]["code"] == -32600
+        await client.request("ping")
+        assert upstream.calls() == [] and upstream.count("notifications/roots/list_changed") == 0

@@ -16,7 +16,7 @@ import pytest
 from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.peer.upstream import UpstreamStartError
 from mcp_guard.sessions.relay import Relay
-from mcp_guard.wire.messages import GONE
+from mcp_guard.wire.messages import BATCH_VERSION, GONE
 from tests.harness import INIT, TIMEOUT, Client, MemoryLink, ScriptedUpstream, running_guard
 
 pytestmark = pytest.mark.anyio
@@ -116,6 +116,7 @@ async def test_a_batch_sent_while_the_upstream_restarts_waits_for_it() -> None:
     """A JSON-RPC batch arriving while the upstream is being started again is queued like any message."""
     upstream = Upstream()
     async with running_guard("wrap", upstream, initialize=False, backoff=(0.3, 0.3)) as client:
+        assert "result" in await client.request("initialize", {**INIT, "protocolVersion": BATCH_VERSION})
         assert "result" in await client.request("tools/list")
         await client.call("die")
         await client.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
