@@ -96,7 +96,6 @@ Upstream faults
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -120,11 +119,11 @@ from ..wire.jsonrpc import (
     Uncarriable,
     dumps,
     error_response,
+    forwarded_line,
     id_key,
     invalid_request_text,
     loads_as_received,
     valid_id,
-    with_id,
 )
 from ..wire.messages import BATCH_VERSION, DUPLICATE_ID, refused_batch
 from ..wire.meta import era_meta, is_modern
@@ -400,29 +399,35 @@ class Relay(UpstreamSide):
             return False
         if type(message) is not dict or self._needs_listing(message) or (self.intake.busy and keeps_place(message)):
             return False
-        # What is forwarded is always the message as parsed (a request under an upstream id of the guard's
-        # own, made now: unused when it is not forwarded); a big line, when safe, as received.
+        # What is forwarded is the line as received when safe, else the message as parsed, serialized (a request
+        # under an upstream id of the guard's own, made now: unused when it is not forwarded). A call is
+        # serialized once routed, once: mapped back (--present-for) or traced, what goes is its forward.
         request = "id" in message and "method" in message
         upstream_id = self.peer.inflight.new_id() if request else None
-        try:
-            if as_received:
-                data = line if not request else with_id(line, message["id"], upstream_id)
-            else:
-                data = dumps({**message, "id": upstream_id} if request else message)
-            if data is None:
-                data = dumps({**message, "id": upstream_id})
-        except Uncarriable:
-            return False
+        call = request and message["method"] == "tools/call"
+        if not call:
+            try:
+                data = forwarded_line(line, message, as_received, upstream_id)
+            except Uncarriable:
+                return False
         forward, reply = self._route_now(message)
         if forward is not None:
-            if forward is not message and upstream_id is not None:  # a traced call: _meta with its trace context
-                with contextlib.suppress(Uncarriable):  # (else it goes as received, without the context)
-                    data = dumps({**forward, "id": upstream_id})
-                self._mark_inflight([(upstream_id, forward)])
+            if call and upstream_id is not None:  # the call as it came, mapped back, or traced (_meta)
+                try:
+                    if forward is message:
+                        data = forwarded_line(line, message, as_received, upstream_id)
+                    else:
+                        data = dumps({**forward, "id": upstream_id})
+                except Uncarriable:  # judged already: _forward refuses it, saying why (as when declined)
+                    self.intake.submit(partial(self._forward, forward))
+                    forward = None
+                else:
+                    self._mark_inflight([(upstream_id, forward)])
             elif forward is not message:  # a cancellation, naming the request's upstream id
                 data = dumps(forward)
             elif upstream_id is not None:
                 self._mark_inflight([(upstream_id, message)])
+        if forward is not None:
             try:
                 upstream.send_nowait(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):

@@ -35,6 +35,7 @@ __all__ = [
     "Uncarriable",
     "dumps",
     "error_response",
+    "forwarded_line",
     "id_key",
     "invalid_request_text",
     "loads_as_received",
@@ -397,6 +398,22 @@ def with_id(data: bytes | str, old: Any, new: Any) -> bytes | Spliced | None:
     if hit is None or hit.group("id") != old_text.encode():
         return None
     return b"".join((data[: hit.start("id")], new_text.encode(), memoryview(data)[hit.end("id") :]))  # one copy
+
+
+def forwarded_line(line: bytes | str, message: Any, as_received: bool, new_id: Any) -> bytes | str | Spliced:
+    """The line that forwards ``message`` (parsed from ``line`` by :func:`loads_as_received`, which said
+    ``as_received``) unchanged but for its id: ``new_id`` in place of its ``id`` (None: as it is, not a
+    request). ``line`` itself when :func:`loads_as_received` allows it (:func:`with_id` replacing the id),
+    else :func:`dumps` of the message (under ``new_id``).
+
+    Raises:
+        Uncarriable: as :func:`dumps`.
+    """
+    if as_received:
+        data = line if new_id is None else with_id(line, message["id"], new_id)
+        if data is not None:
+            return data
+    return dumps(message if new_id is None else {**message, "id": new_id})
 
 
 def valid_id(request_id: Any) -> bool:

@@ -218,3 +218,20 @@ def test_a_leading_bom_is_tolerated_from_either_side() -> None:
             "result": {"content": []},
         }
     )
+
+
+def test_forwarded_line_is_the_line_when_it_may_go_as_received_else_its_message_serialized() -> None:
+    big = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "t", "arguments": {"s": "x" * 70000}}}
+    line = json.dumps(big, separators=(",", ":")).encode()
+    message, as_received = jsonrpc.loads_as_received(line)
+    assert as_received
+    assert jsonrpc.forwarded_line(line, message, as_received, None) is line
+    assert jsonrpc.forwarded_line(line, message, as_received, "g-1") == line.replace(b'"id":5', b'"id":"g-1"')
+    small = b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}'
+    message, as_received = jsonrpc.loads_as_received(small)
+    assert not as_received
+    assert jsonrpc.forwarded_line(small, message, as_received, "g-1") == b'{"jsonrpc":"2.0","id":"g-1","method":"ping"}'
+    assert jsonrpc.forwarded_line(small, message, as_received, None) == b'{"jsonrpc":"2.0","id":5,"method":"ping"}'
+    nan = b'{"jsonrpc":"2.0","method":"n","params":{"x":NaN}}'
+    with pytest.raises(jsonrpc.Uncarriable):
+        jsonrpc.forwarded_line(nan, *jsonrpc.loads_as_received(nan), None)
