@@ -568,7 +568,9 @@ class GatewaySession(ModernEra):
             down = self.whereabouts.down_owner("tool", name)
             if down is not None:
                 await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE, request)  # (then answered)
-                await self.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool")))
+                await self.reply(
+                    error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool", self._by_name[down].failure))
+                )
                 return
             await self.reply(self.pipeline.unlisted(name, request=request).response(request_id))
             return

@@ -95,11 +95,13 @@ class LinkOwner(Protocol):
         """The upstreams' requests to the client, under ids of the session's own."""
 
 
-def unavailable(server: str, what: str) -> str:
-    """The -32603 message for a request to ``what`` (a tool, prompt, resource) of a server that is down."""
+def unavailable(server: str, what: str, failure: str | None = None) -> str:
+    """The -32603 message for a request to ``what`` (a tool, prompt, resource) of a server that is down;
+    ``failure``: why its last start failed (``Link.failure``: the guard's own text), when it did."""
+    why = f"its last start failed: {failure}" if failure else "it went away or could not start"
     return (
-        f"mcp-guard: the server `{server}` of this {what} is not running right now (it went away or could not "
-        "start; the guard keeps starting it again, with backoff); the request was not sent. Try again later."
+        f"mcp-guard: the server `{server}` of this {what} is not running right now ({why}; the guard keeps "
+        "starting it again, with backoff); the request was not sent. Try again later."
     )
 
 
@@ -164,6 +166,7 @@ class Link:
             client_request_timeout=session.client_request_timeout,
         )
         self.ready = False
+        self.failure: str | None = None  # why its last start failed (said in "not running" answers), or None
         self.settled = anyio.Event()
         self.tools: list[Any] | None = None
         self.prompts: list[Any] | None = None
@@ -237,6 +240,7 @@ class Link:
             self.session.pipeline.observer.upstream_restarted(self.name)
         await self._setup()
         self.ready = True
+        self.failure = None
         self.settled.set()
         if self.initialized:
             log.info("upstream %s: ready (%s)", self.name, self._counts())
@@ -252,6 +256,7 @@ class Link:
             log.error("upstream %s: could not set it up: %s", self.name, reason)
         else:
             log.error("upstream %s: %s", self.name, reason)
+        self.failure = reason
         self.settled.set()
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:

@@ -82,7 +82,9 @@ class NamedRoutes:
         if origin is None:
             down = self.session.whereabouts.down_owner("prompt", name) if type(name) is str else None
             if down is not None:
-                await self.session.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "prompt")))
+                await self.session.reply(
+                    error_response(request_id, INTERNAL_ERROR, unavailable(down, "prompt", self.by_name[down].failure))
+                )
                 return
             await self.session.reply(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown prompt"))
             return
@@ -118,7 +120,11 @@ class NamedRoutes:
         if route.server is None:
             down = self.session.whereabouts.down_owner("resource", uri)
             if down is not None:
-                await self.session.reply(error_response(request_id, INTERNAL_ERROR, unavailable(down, "resource")))
+                await self.session.reply(
+                    error_response(
+                        request_id, INTERNAL_ERROR, unavailable(down, "resource", self.by_name[down].failure)
+                    )
+                )
                 return
             await self.session.reply(error_response(request_id, INVALID_PARAMS, f"Invalid params: {route.reason}"))
             return

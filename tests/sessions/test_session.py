@@ -273,6 +273,9 @@ async def test_a_call_while_a_server_restarts_waits_for_it_and_a_refusal_is_jour
             await wait_for(lambda: not session.links[0].ready)
             refused = await client.call("f__echo", {"text": "x"})
             assert "is not running right now" in refused["error"]["message"]
+            # Why, in the guard's words (red team 35: "went away or could not start" for a hung initialize).
+            failure = session.links[0].failure
+            assert failure and f"its last start failed: {failure}" in refused["error"]["message"]
     outcomes = [json.loads(x) for x in (tmp_path / "j.jsonl").read_text().splitlines()]
     results = [(r["tool"], r["result"], r.get("kind")) for r in outcomes if r["event"] == "outcome"]
     assert results == [
