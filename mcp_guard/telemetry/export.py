@@ -45,7 +45,7 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.semconv.attributes.http_attributes import HTTP_RESPONSE_STATUS_CODE
 
-from .spans import CallSpan
+from .spans import CallSpan, SampledCall
 
 __all__ = ["CallSpanExporter", "SpanEncoder"]
 
@@ -77,20 +77,31 @@ class SpanEncoder:
         self._attributes: dict[tuple[str, type, Any], bytes] = {}
         self._groups: dict[tuple[Resource, InstrumentationScope | None], tuple[Any, Any]] = {}
 
-    def encode(self, spans: Sequence[ReadableSpan]) -> bytes:
+    def encode(self, spans: Sequence[ReadableSpan | SampledCall]) -> bytes:
         """The serialized ``ExportTraceServiceRequest`` of ``spans`` (grouped by resource, then scope, in the
-        order they first come, as the library groups them)."""
+        order they first come, as the library groups them); a call's record (:class:`~.spans.SampledCall`, from
+        ``telemetry.batch``) stands for its spans (:meth:`~.spans.SampledCall.made_spans`), encoded without
+        making them."""
         request = ExportTraceServiceRequest()
         by_resource: dict[Resource, tuple[ResourceSpans, dict[InstrumentationScope | None, Any]]] = {}
         last: tuple[Resource | None, InstrumentationScope | None, Any] = (None, None, None)
         for span in spans:
-            resource, scope = span.resource, span.instrumentation_scope or None
+            scope: InstrumentationScope | None
+            call = span if type(span) is SampledCall else None
+            if call is not None:
+                resource, scope = call.spans.resource, call.spans.scope
+            else:
+                assert isinstance(span, ReadableSpan)
+                resource, scope = span.resource, span.instrumentation_scope or None
             if resource is last[0] and scope is last[1]:
                 target = last[2]
             else:
                 target = self._target(request, by_resource, span, resource, scope)
                 last = (resource, scope, target)
-            self._span(target.add(), span)
+            if call is not None:
+                self._call(target.add, call)
+            else:
+                self._span(target.add(), span)  # type: ignore[arg-type]
         serialized: bytes = request.SerializePartialToString()
         return serialized
 
@@ -98,7 +109,7 @@ class SpanEncoder:
         self,
         request: ExportTraceServiceRequest,
         by_resource: dict[Resource, tuple[ResourceSpans, dict[InstrumentationScope | None, Any]]],
-        span: ReadableSpan,
+        span: ReadableSpan | SampledCall,
         resource: Resource,
         scope: InstrumentationScope | None,
     ) -> Any:
@@ -117,7 +128,9 @@ class SpanEncoder:
             target = scopes[scope] = resource_spans.scope_spans.add(scope=encoded_scope, schema_url=schema).spans
         return target
 
-    def _group(self, span: ReadableSpan, resource: Resource, scope: InstrumentationScope | None) -> tuple[Any, Any]:
+    def _group(
+        self, span: ReadableSpan | SampledCall, resource: Resource, scope: InstrumentationScope | None
+    ) -> tuple[Any, Any]:
         """The ``Resource`` and ``InstrumentationScope`` messages of ``span``'s group, as the library's
         ``encode_spans`` writes them (asked once per group)."""
         key = (resource, scope)
@@ -125,17 +138,54 @@ class SpanEncoder:
         if found is None:
             if len(self._groups) >= 64:
                 self._groups.clear()
-            resource_spans = encode_spans([span]).resource_spans[0]
+            one = span.made_spans()[-1] if type(span) is SampledCall else span
+            resource_spans = encode_spans([one]).resource_spans[0]  # type: ignore[list-item]
             found = self._groups[key] = (resource_spans.resource, resource_spans.scope_spans[0].scope)
         return found
+
+    def _call(self, add: Any, call: SampledCall) -> None:
+        """Add a call's spans (its record, ended) to the spans of a ``ScopeSpans`` (``add``: its ``add``), as
+        the library's ``_encode_span`` would write :meth:`~.spans.SampledCall.made_spans`, in their order."""
+        context = call.context
+        trace_id, own_id = context.trace_id.to_bytes(16, "big"), context.span_id.to_bytes(8, "big")
+        state = context.trace_state
+        text = ",".join(f"{key}={value}" for key, value in state.items()) if state else ""
+        server, client, judge = call.shapes
+        if call.judge is not None:
+            started, judged, _, pointers = call.judge
+            span_id = call.judge_id.to_bytes(8, "big")
+            self._fill(
+                add(), [self._piece(judge)], trace_id, span_id, text, own_id, _HAS_IS_REMOTE, started, judged, pointers
+            )
+        if call.client is not None:
+            sent = call.client
+            span_id = sent[0].to_bytes(8, "big")
+            self._fill(
+                add(), [self._piece(client)], trace_id, span_id, text, own_id, _HAS_IS_REMOTE, sent[1], call.end, None
+            )
+        parent = call.parent
+        if parent is None:
+            parent_id, flags = None, _HAS_IS_REMOTE
+        else:
+            parent_id = parent.span_id.to_bytes(8, "big")
+            flags = _HAS_IS_REMOTE | _IS_REMOTE if parent.is_remote else _HAS_IS_REMOTE
+        message = add()
+        self._fill(
+            message, [self._piece(server)], trace_id, own_id, text, parent_id, flags, call.start, call.end, call.own
+        )
+        if call.links:
+            message.links.extend(_encode_links(call.links))
+
+    def _piece(self, shape: Any) -> bytes:
+        piece = self._shapes.get(shape)
+        return piece if piece is not None else self._shape(shape)
 
     def _span(self, message: Span, span: ReadableSpan) -> None:
         """Fill ``message`` (new, empty) with ``span``, as the library's ``_encode_span`` would."""
         if type(span) is CallSpan:  # (its own fields, as it set them: no events, nothing dropped)
             call = span.call
             trace_id, span_id, state, parent = call.trace_id, span.span_id, call.trace_state, span._parent
-            piece = self._shapes.get(span.shape)
-            pieces = [piece if piece is not None else self._shape(span.shape)]
+            pieces = [self._piece(span.shape)]
             attributes: Mapping[str, Any] | None = span.own
             start, end = span._start_time, span._end_time
             events: Sequence[Any] = ()
@@ -148,17 +198,56 @@ class SpanEncoder:
             start, end = span.start_time, span.end_time
             events, links = span.events, span.links
             dropped = (span.dropped_attributes, span.dropped_events, span.dropped_links)
-        message.trace_id = trace_id.to_bytes(16, "big")
-        message.span_id = span_id.to_bytes(8, "big")
-        if state:  # (the library joins its pairs, "" for none: not written)
-            message.trace_state = ",".join(f"{key}={value}" for key, value in state.items())
+        # (the library joins the state's pairs, "" for none: not written)
+        text = ",".join(f"{key}={value}" for key, value in state.items()) if state else ""
         if parent is not None:
-            message.parent_span_id = parent.span_id.to_bytes(8, "big")
-            message.flags = _HAS_IS_REMOTE | _IS_REMOTE if parent.is_remote else _HAS_IS_REMOTE
+            parent_id: bytes | None = parent.span_id.to_bytes(8, "big")
+            flags = _HAS_IS_REMOTE | _IS_REMOTE if parent.is_remote else _HAS_IS_REMOTE
         else:
-            message.flags = _HAS_IS_REMOTE
-        message.start_time_unix_nano = start or 0
-        message.end_time_unix_nano = end or 0
+            parent_id, flags = None, _HAS_IS_REMOTE
+        self._fill(
+            message,
+            pieces,
+            trace_id.to_bytes(16, "big"),
+            span_id.to_bytes(8, "big"),
+            text,
+            parent_id,
+            flags,
+            start or 0,
+            end or 0,
+            attributes,
+        )
+        if events:
+            message.events.extend(_encode_events(events))
+        if links:
+            message.links.extend(_encode_links(links))
+        if dropped is not None and any(dropped):
+            message.dropped_attributes_count, message.dropped_events_count, message.dropped_links_count = dropped
+
+    def _fill(
+        self,
+        message: Span,
+        pieces: list[bytes],
+        trace_id: bytes,
+        span_id: bytes,
+        state: str,
+        parent_id: bytes | None,
+        flags: int,
+        start: int,
+        end: int,
+        attributes: Mapping[str, Any] | None,
+    ) -> None:
+        """Set ``message``'s ids, state, flags and times, then merge ``pieces`` (its name, kind, status and
+        first attributes, serialized) and ``attributes`` (each value's piece cached, but the unique ones')."""
+        message.trace_id = trace_id
+        message.span_id = span_id
+        if state:
+            message.trace_state = state
+        if parent_id is not None:
+            message.parent_span_id = parent_id
+        message.flags = flags
+        message.start_time_unix_nano = start
+        message.end_time_unix_nano = end
         if attributes:
             cache = self._attributes
             for key, value in attributes.items():
@@ -180,13 +269,7 @@ class SpanEncoder:
                         piece = cache[cached] = _encoded_attribute(key, value)
                     pieces.append(piece)
         if pieces:
-            message.MergeFromString(b"".join(pieces))
-        if events:
-            message.events.extend(_encode_events(events))
-        if links:
-            message.links.extend(_encode_links(links))
-        if dropped is not None and any(dropped):
-            message.dropped_attributes_count, message.dropped_events_count, message.dropped_links_count = dropped
+            message.MergeFromString(b"".join(pieces) if len(pieces) > 1 else pieces[0])
 
     def _shape(self, shape: Any) -> bytes:
         """The serialized ``Span`` holding a :class:`~.spans.CallSpan`'s shape: its name, kind, status and the
@@ -222,6 +305,13 @@ class SpanEncoder:
         return head
 
 
+def _count(spans: Sequence[ReadableSpan | SampledCall]) -> int:
+    """How many spans ``spans`` holds (a call's record: its spans)."""
+    return sum(
+        (span.judge is not None) + (span.client is not None) + 1 if type(span) is SampledCall else 1 for span in spans
+    )
+
+
 def _status(status: Any) -> Status:
     """A span's ``Status`` message, as the library's ``_encode_status`` makes it."""
     return Status(code=status.status_code.value, message=status.description)
@@ -239,15 +329,18 @@ class CallSpanExporter(OTLPSpanExporter):
     and error handling), encoding with :class:`SpanEncoder`. ``export`` is the library's (1.45.2), its one
     ``encode_spans(spans).SerializePartialToString()`` replaced."""
 
+    takes_records: Final = True
+    """Batches may hold calls' records (``telemetry.batch``): encoded as their spans."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.encoder = SpanEncoder()
 
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+    def export(self, spans: Sequence[ReadableSpan | SampledCall]) -> SpanExportResult:
         if self._shutdown:
             _log.warning("Exporter already shutdown, ignoring batch")
             return SpanExportResult.FAILURE
-        with self._metrics.export_operation(len(spans)) as result:
+        with self._metrics.export_operation(_count(spans)) as result:
             try:
                 serialized = self.encoder.encode(spans)
             except Exception as error:
