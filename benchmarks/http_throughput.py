@@ -15,7 +15,7 @@ target; the two oauth targets together) serves at the same time as a plain ``wra
 calls in interleaved blocks of 64 (:func:`run_paired_round`), each target's CPU read over its own blocks; the
 ratio of a round is the variant's CPU per call over its neighbour's, and the figure is the median of the
 rounds' ratios, with their spread. The otel target's window counts the export of exactly its own calls' spans
-(its calls rounded up to whole batches of 512 spans; every batch they fill waited for at the sink). Each
+(its calls rounded up to whole batches: 170 calls, 510 spans; every batch they fill waited for at the sink). Each
 CPU figure is the guard process's own (``/proc/PID/task/*``: its threads, the export thread included; not
 its upstream, a child process; not the OTLP sink or the clients, threads of this process).
 
@@ -273,6 +273,13 @@ def run_http_round(
     return total / elapsed, [x for each in latencies for x in each], cpu / total
 
 
+def calls_per_batch() -> int:
+    """The calls whose spans fill one batch of the traced guard: its batch processor queues a call's three spans
+    as one entry, and batches ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE`` (512) divided by three entries
+    (``mcp_guard.telemetry.batch``): 170 calls, 510 spans."""
+    return max(1, int(os.environ.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512")) // 3)
+
+
 def run_paired_round(
     group: list[tuple[str, str, int]],
     calls: int,
@@ -291,8 +298,8 @@ def run_paired_round(
     more: the session's on every call). ``traced``: the targets that export spans to ``sink``. Their calls
     start with the batch processor's queue empty (after the warm-up, once the sink has its spans), and each
     of their blocks ends once the sink has every batch that block filled (sent at once when full): a
-    target's CPU counts the export of its own calls' spans, all of them when ``3 * calls`` is a multiple of
-    the batch size (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``, 512).
+    target's CPU counts the export of its own calls' spans, all of them when ``calls`` is a multiple of
+    :func:`calls_per_batch` (170 calls, 510 spans).
 
     Returns, per target: calls/s over its own calls' time, each call's latency (s), its CPU seconds a call.
     """
@@ -306,7 +313,7 @@ def run_paired_round(
         connections[name] = RawHttp(url)
         connections[name].headers.update(opener.headers)
     sent = dict.fromkeys(connections, 0)
-    batch = int(os.environ.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512"))
+    batch = calls_per_batch()
 
     def call(name: str) -> float:
         connection, request_id = connections[name], sent[name] + 1
@@ -356,8 +363,8 @@ def run_paired_round(
             for _ in range(min(block, calls - turn * block)):
                 latencies[name].append(call(name))
             if name in traced:  # the batches this block filled, exported (by this target's export thread)
-                made = 3 * (sent[name] - WARM_UP)
-                at_sink(window_start + made // batch * batch)
+                made = sent[name] - WARM_UP
+                at_sink(window_start + made // batch * batch * 3)
             cpu[name] += cpu_seconds(pids[name]) - before
     if traced and sink is not None and sink.spans != window_start + 3 * calls * len(traced):
         print(f"(the sink got {sink.spans - window_start} of the timed calls' spans: a window's export counts)")
@@ -439,10 +446,10 @@ def _run(args: argparse.Namespace, stdio_guard: list[str], issuer: Any, sink: Sp
     round_ratios: dict[str, list[float]] = {}
     paired_calls = args.calls
     if sink is not None and args.clients == 1:  # the calls' spans fill whole batches (see run_paired_round)
-        batch = int(os.environ.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512"))
+        batch = calls_per_batch()
         paired_calls = -(-args.calls // batch) * batch
         if paired_calls != args.calls:
-            print(f"(the interleaved targets make {paired_calls} calls a round: whole batches of {batch} spans)")
+            print(f"(the interleaved targets make {paired_calls} calls a round: whole batches of {batch} calls)")
     for i in range(args.rounds):
         targets: list[tuple[str, list[str], str, int | None, dict[str, str] | None]] = []
         if not args.no_direct:
@@ -612,7 +619,7 @@ def tracing_cpu(sink: SpanSink, calls: int = 6_000, context: bool = True) -> tup
     in its HTTP session, with trace context in ``_meta`` and in its HTTP headers when ``context``, else none as
     the rounds' calls, judged, forwarded, ended: ``telemetry.spans``), and
     the export thread's (its three spans encoded by the OTLP exporter and POSTed to ``sink``; flushed every
-    150 calls, about one batch of the ``BatchSpanProcessor``, so that none is dropped). The sink's own
+    150 calls, less than one batch of the batch processor, 170, so that none is dropped). The sink's own
     parsing, in its thread, is not counted."""
     from opentelemetry.sdk.trace.export import SpanExportResult
 

@@ -1,11 +1,11 @@
 """Turning tracing on for the process: the SDK's ``TracerProvider`` and the OTLP/HTTP exporter.
 
 :func:`start_tracing` builds a provider of the guard's own (``opentelemetry-sdk``; the process-wide
-default provider is left alone, so the mcp SDK's own instrumentation stays a no-op), its spans
-batched (``BatchSpanProcessor``) to an ``OTLPSpanExporter`` (``opentelemetry-exporter-otlp-proto-http``,
-protobuf over HTTP, the collector's port 4318; :class:`~.export.CallSpanExporter`, its encoding made cheaper),
-and installs :class:`~.spans.CallSpans` over it as the
-pipelines' tracer (``calls.observer.install_tracer``).
+default provider is left alone, so the mcp SDK's own instrumentation stays a no-op), its spans batched (the
+SDK's ``BatchSpanProcessor``, a call's spans one entry: :class:`~.batch.CallBatchSpanProcessor`) to an
+``OTLPSpanExporter`` (``opentelemetry-exporter-otlp-proto-http``, protobuf over HTTP, the collector's port 4318;
+:class:`~.export.CallSpanExporter`, its encoding made cheaper), and installs :class:`~.spans.CallSpans` over it
+as the pipelines' tracer (``calls.observer.install_tracer``).
 
 The standard variables are read by the SDK itself (OpenTelemetry specification, "Environment Variable
 Specification" and "OTLP Exporter Configuration", read 2026-12-04): ``OTEL_EXPORTER_OTLP_ENDPOINT``
@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Final
 
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import SpanExporter
 
 from ..calls.observer import install_tracer
 from ..peer.http_headers import propagate_trace_context
+from .batch import CallBatchSpanProcessor
 from .spans import CallSpans
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def start_tracing(settings: OtelSettings | None = None, exporter: SpanExporter |
         if settings is not None and settings.endpoint and not any(os.environ.get(v) for v in _ENDPOINT_VARIABLES):
             endpoint = settings.endpoint
         exporter = CallSpanExporter(endpoint=endpoint)
-    processor = BatchSpanProcessor(exporter)
+    processor = CallBatchSpanProcessor(exporter)
     provider.add_span_processor(processor)
     install_tracer(CallSpans(provider, processor))
     propagate_trace_context(True)

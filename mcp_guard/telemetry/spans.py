@@ -165,9 +165,14 @@ def carrier(context: SpanContext) -> dict[str, str]:
     SDK's ``TraceContextTextMapPropagator.inject`` writes for it (1.45: version ``00``, the ids in lower-case
     hex, the flags' byte; tests/telemetry/test_span_encoder.py compares them), without making a ``Context`` and
     a ``NonRecordingSpan`` to hand it over."""
-    trace_id, span_id = context.trace_id.to_bytes(16, "big").hex(), context.span_id.to_bytes(8, "big").hex()
-    fields = {"traceparent": f"00-{trace_id}-{span_id}-{_HEX[context.trace_flags]}"}
-    state = context.trace_state
+    return _carrier(context.trace_id, context.span_id, context.trace_flags, context.trace_state)
+
+
+def _carrier(trace_id: int, span_id: int, flags: int, state: TraceState | None) -> dict[str, str]:
+    """:func:`carrier` of a context with these fields (none made for it)."""
+    fields = {
+        "traceparent": f"00-{trace_id.to_bytes(16, 'big').hex()}-{span_id.to_bytes(8, 'big').hex()}-{_HEX[flags]}"
+    }
     if state:
         fields["tracestate"] = state.to_header()
     return fields
@@ -345,14 +350,6 @@ class _Route:
         return shapes[0]
 
 
-def _emit(emit: Callable[[ReadableSpan], None], span: CallSpan, context: SpanContext) -> None:
-    """Hand a child span to the processor (``emit``: its ``on_end``), its context ready while it is asked for
-    (the SDK's processors ask for it, twice), then dropped: the span waits in the batch without it."""
-    span.made = context
-    emit(span)
-    span.made = None
-
-
 class _Unsampled:
     """The trace of a call the sampler dropped: no span, only the context for the upstream (not sampled)."""
 
@@ -365,16 +362,46 @@ class _Unsampled:
         return None
 
     def forwarding(self) -> dict[str, str]:
-        return carrier(self._spans.child(self._context))
+        context = self._context
+        span_id = self._spans.ids.generate_span_id()
+        return _carrier(context.trace_id, span_id, context.trace_flags, context.trace_state)
 
     def ended(self, outcome: str, kind: str | None) -> None:
         return None
 
 
-class _Trace:
-    """The spans of one sampled call (:class:`~mcp_guard.calls.observer.CallTrace`), made when it ends."""
+class SampledCall:
+    """One sampled call's trace (:class:`~mcp_guard.calls.observer.CallTrace`) and, once it has ended, the record
+    of its spans: what they share (the call's context, its tool's shapes) and what is theirs (ids, times, the
+    call's own attributes), no span made yet.
 
-    __slots__ = ("_client", "_context", "_extra", "_judge", "_links", "_own", "_parent", "_route", "_spans", "_start")
+    A processor that takes whole calls (one with ``call_ended``: ``telemetry.batch.CallBatchSpanProcessor``, the
+    one tracing installs) is handed the record itself, one entry a call in its queue, and ``telemetry.export``
+    encodes it as its spans; any other processor is handed the spans (:meth:`made_spans`), one by one.
+
+    Fields (read by ``telemetry.export`` once the call has ended): ``context``, the SERVER span's (the call's)
+    ``SpanContext``; ``parent``, its parent's (the caller's) or None; ``links``; ``own``, the SERVER span's own
+    attributes; ``start`` and ``end``, the call's (nanoseconds since the epoch); ``judge``, the judgement's
+    ``(start, end, refusal kind or None, its own attributes)`` or None, and ``judge_id``, its span id;
+    ``client``, the round trip's ``(span id, start)`` or None (it ends with the call); ``shapes``, the SERVER,
+    CLIENT and judgement spans' :class:`_Shape` (set when the call ends); ``spans``, the tracer (resource, scope).
+    """
+
+    __slots__ = (
+        "client",
+        "context",
+        "end",
+        "extra",
+        "judge",
+        "judge_id",
+        "links",
+        "own",
+        "parent",
+        "route",
+        "shapes",
+        "spans",
+        "start",
+    )
 
     def __init__(
         self,
@@ -386,50 +413,73 @@ class _Trace:
         own: dict[str, Any],
         extra: Mapping[str, Any] | None,
     ) -> None:
-        self._spans = spans
-        self._route = route
-        self._context = context
-        self._parent = parent
-        self._links = links
-        self._own = own
-        self._extra = extra  # (what a sampler added to the SERVER span's attributes: rare)
-        self._start = time.time_ns()
-        self._judge: tuple[int, int, str | None, dict[str, Any]] | None = None
-        self._client: tuple[SpanContext, int] | None = None
+        self.spans = spans
+        self.route = route
+        self.context = context
+        self.parent = parent
+        self.links = links
+        self.own = own
+        self.extra = extra  # (what a sampler added to the SERVER span's attributes: rare)
+        self.start = time.time_ns()
+        self.judge: tuple[int, int, str | None, dict[str, Any]] | None = None
+        self.client: tuple[int, int] | None = None
 
     def judged(self, started_ns: int, kind: str | None, pointers: Sequence[str]) -> None:
         own = _pointers(pointers) if kind is not None else {}
-        self._judge = (started_ns, time.time_ns(), kind, own)
+        self.judge = (started_ns, time.time_ns(), kind, own)
         if own:
-            self._own.update(own)
+            self.own.update(own)
 
     def forwarding(self) -> dict[str, str]:
-        own = self._context
-        span_id = self._spans.ids.generate_span_id()
-        context = local_context(own.trace_id, span_id, own.trace_flags, own.trace_state)
-        self._client = (context, time.time_ns())
-        return carrier(context)
+        context = self.context
+        span_id = self.spans.ids.generate_span_id()
+        self.client = (span_id, time.time_ns())
+        return _carrier(context.trace_id, span_id, context.trace_flags, context.trace_state)
 
     def ended(self, outcome: str, kind: str | None) -> None:
-        end = time.time_ns()
-        spans, route, own = self._spans, self._route, self._context
-        emit, resource, scope = spans.processor.on_end, spans.resource, spans.scope
+        self.end = time.time_ns()
+        spans, route = self.spans, self.route
         server, client = route.ending(outcome, kind)
-        if self._judge is not None:
-            started, judged, refused, pointers = self._judge
-            shape = route.judged(refused)
-            judge = spans.child(own)
-            _emit(emit, CallSpan(shape, own, judge.span_id, own, pointers, started, judged, resource, scope), judge)
-        if self._client is not None:
-            context, sent = self._client
-            _emit(emit, CallSpan(client, own, context.span_id, own, {}, sent, end, resource, scope), context)
-        attributes = self._own
-        if self._extra:  # (a sampler's attributes win, and may name the shape's: a shape of their own)
-            whole = {**server.attributes, **attributes, **self._extra}
-            server, attributes = _Shape(server.name, server.kind, server.status, whole), {}
-        emit(
-            CallSpan(server, own, own.span_id, self._parent, attributes, self._start, end, resource, scope, self._links)
+        judge = server  # (unused: no judgement)
+        if self.judge is not None:
+            judge = route.judged(self.judge[2])
+            self.judge_id = spans.ids.generate_span_id()
+        if self.extra:  # (a sampler's attributes win, and may name the shape's: a shape of their own)
+            whole = {**server.attributes, **self.own, **self.extra}
+            server, self.own = _Shape(server.name, server.kind, server.status, whole), {}
+        self.shapes = (server, client, judge)
+        if spans.take_call is not None:
+            spans.take_call(self)
+            return
+        emit = spans.processor.on_end
+        call = self.context
+        for span in self.made_spans():
+            if span.span_id == call.span_id:
+                emit(span)
+            else:  # (a child's context ready while it is asked for, twice by the SDK's processors, then dropped:
+                # the span waits in a batch without it)
+                span.made = local_context(call.trace_id, span.span_id, call.trace_flags, call.trace_state)
+                emit(span)
+                span.made = None
+
+    def made_spans(self) -> list[CallSpan]:
+        """The call's spans, as the SDK's processors and exporters take them (once it has ended): the
+        judgement's, the round trip's, then the call's (the order they end in)."""
+        spans, call, made = self.spans, self.context, []
+        resource, scope = spans.resource, spans.scope
+        server, client, judge = self.shapes
+        if self.judge is not None:
+            started, judged, _, pointers = self.judge
+            made.append(CallSpan(judge, call, self.judge_id, call, pointers, started, judged, resource, scope))
+        if self.client is not None:
+            span_id, sent = self.client
+            made.append(CallSpan(client, call, span_id, call, {}, sent, self.end, resource, scope))
+        made.append(
+            CallSpan(
+                server, call, call.span_id, self.parent, self.own, self.start, self.end, resource, scope, self.links
+            )
         )
+        return made
 
 
 class CallSpans:
@@ -439,13 +489,15 @@ class CallSpans:
         provider: the guard's ``TracerProvider``: its sampler (``OTEL_TRACES_SAMPLER``), id generator and
             resource (``service.name``...) are the spans'.
         processor: where finished spans go (``on_end`` only: the SDK's batch and simple processors do
-            nothing on start): the provider's ``BatchSpanProcessor`` (tests: a ``SimpleSpanProcessor``
-            over an in-memory exporter). Add it to ``provider`` too, so that flushing and shutting down
-            the provider reach it.
+            nothing on start): the provider's ``telemetry.batch.CallBatchSpanProcessor``, which also takes a
+            sampled call whole (its ``call_ended``: :class:`SampledCall`, one queue entry a call), or any other
+            (tests: a ``SimpleSpanProcessor`` over an in-memory exporter), handed the spans one by one. Add it to
+            ``provider`` too, so that flushing and shutting down the provider reach it.
     """
 
     def __init__(self, provider: TracerProvider, processor: SpanProcessor) -> None:
         self.processor = processor
+        self.take_call: Callable[[SampledCall], None] | None = getattr(processor, "call_ended", None)
         self.sampler = provider.sampler
         self.ids = provider.id_generator
         self.resource = provider.resource
@@ -460,10 +512,6 @@ class CallSpans:
                 self._routes.clear()
             route = self._routes[(server, tool)] = _Route(server, tool)
         return route
-
-    def child(self, parent: SpanContext) -> SpanContext:
-        """A new span's context in ``parent``'s trace, with its flags and state (a child that follows it)."""
-        return local_context(parent.trace_id, self.ids.generate_span_id(), parent.trace_flags, parent.trace_state)
 
     def _root(
         self, name: str, attributes: Mapping[str, Any], meta: Any, origin: Origin | None
@@ -508,7 +556,7 @@ class CallSpans:
         context, parent, links, recorded, added = self._root(route.server_name, attributes, meta, origin)
         if not recorded:
             return _Unsampled(self, context)
-        return _Trace(self, route, context, parent, links, own, added)
+        return SampledCall(self, route, context, parent, links, own, added)
 
     def refused(
         self,

@@ -41,7 +41,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from mcp_guard.calls.observer import Origin
 from mcp_guard.telemetry import export
 from mcp_guard.telemetry.export import CallSpanExporter, SpanEncoder
-from mcp_guard.telemetry.spans import CallSpan, CallSpans, carrier, local_context
+from mcp_guard.telemetry.spans import CallSpan, CallSpans, SampledCall, carrier, local_context
 
 META = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "vendor=1,b=2"}
 HEADERS = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -58,12 +58,22 @@ class Kept(SpanProcessor):
         self.spans.append(span)
 
 
-def guard_spans(sampler: Sampler | None = None, resource: Resource | None = None) -> list[ReadableSpan]:
+class KeptCalls(Kept):
+    """Every span and every call's record handed over (``call_ended``: a processor that takes calls whole)."""
+
+    def call_ended(self, call: SampledCall) -> None:
+        self.spans.append(call)  # type: ignore[arg-type]
+
+
+def guard_spans(
+    sampler: Sampler | None = None, resource: Resource | None = None, whole: bool = False
+) -> list[ReadableSpan]:
     """The spans of calls of every shape ``CallSpans`` makes: forwarded or refused (with pointers), a tool
     error, calls that died, with and without trace context (``_meta``, headers, both: a link), a session, a
-    string id, a server name or none, a name to escape, refusals before routing."""
+    string id, a server name or none, a name to escape, refusals before routing. ``whole``: a call's spans
+    handed over as its record (:class:`~mcp_guard.telemetry.spans.SampledCall`), in their place."""
     provider = TracerProvider(sampler=sampler, resource=resource or Resource.create({"service.name": "t"}))
-    kept = Kept()
+    kept = KeptCalls() if whole else Kept()
     tracer = CallSpans(provider, kept)
     for n in range(60):
         meta = (None, META, UNSAMPLED, {"traceparent": "junk"})[n % 4]
@@ -120,6 +130,44 @@ def test_the_guards_spans_encode_as_the_library_encodes_them() -> None:
     same_as_the_library(spans)
     same_as_the_library(spans[:1])
     same_as_the_library([])
+
+
+def made(entries: list[Any]) -> list[ReadableSpan]:
+    """The spans of ``entries`` (a call's record: its spans, as ``telemetry.batch`` makes them for an exporter)."""
+    return [span for entry in entries for span in (entry.made_spans() if type(entry) is SampledCall else [entry])]
+
+
+def test_a_calls_record_encodes_as_the_library_encodes_its_spans() -> None:
+    entries: list[Any] = guard_spans(whole=True)
+    assert {type(e) for e in entries} == {SampledCall, ReadableSpan}
+    spans = made(entries)
+    assert {type(s) for s in spans} == {CallSpan, ReadableSpan}
+    encoder = SpanEncoder()
+    for _ in range(2):  # cold caches, then warm
+        expected = encode_spans(spans)
+        assert encoder.encode(entries) == expected.SerializePartialToString()
+        assert encoder.encode(entries[:1]) == encode_spans(made(entries[:1])).SerializePartialToString()
+    mixed = other_spans() + entries + other_spans()[:1]
+    assert encoder.encode(mixed) == encode_spans(made(mixed)).SerializePartialToString()
+    with_sampler: list[Any] = guard_spans(Adding(), whole=True)
+    assert encoder.encode(with_sampler) == encode_spans(made(with_sampler)).SerializePartialToString()
+
+
+def test_a_calls_record_makes_the_spans_a_span_processor_is_handed() -> None:
+    """Handed whole or span by span, a call's spans are the same (ids and times aside), in the same order."""
+
+    def shown(spans: list[ReadableSpan]) -> list[Any]:
+        return [
+            (s.name, s.kind, s.status.status_code, dict(s.attributes or {}), s.parent is None, len(s.links))
+            for s in spans
+        ]
+
+    by_span, whole = guard_spans(), made(guard_spans(whole=True))
+    assert shown(by_span) == shown(whole)
+    for span in whole:
+        if span.kind is not SpanKind.SERVER:  # (a child: in its call's trace, its parent the call's span)
+            assert span.parent is not None and span.context.trace_id == span.parent.trace_id
+            assert span.context.span_id != span.parent.span_id and span.context.is_valid
 
 
 def test_any_other_span_encodes_as_the_library_encodes_it() -> None:
