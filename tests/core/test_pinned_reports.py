@@ -143,7 +143,10 @@ def test_exact_literals_are_refused_under_the_subset() -> None:
         for literal in ("1e400", "12345678901234567890.5"):
             report = compile_schema(schema, profile=profile).check({"n": literal_float(literal)})
             assert [(i.keyword, i.instance_path) for i in report.issues] == [("json", "/n")], literal
-    assert compile_schema(schema, profile="extended").check({"n": literal_float("1e400")}).ok
+    extended = compile_schema(schema, profile="extended")
+    assert extended.check({"n": literal_float("123456789012345678901234")}).ok  # exact (E1)
+    refused = extended.check({"n": literal_float("1e400")})  # beyond the double range: decision 12
+    assert [(i.keyword, i.instance_path) for i in refused.issues] == [("json", "/n")]
 
 
 def test_an_untyped_enum_node_is_worded_truthfully() -> None:

@@ -86,15 +86,18 @@ def test_exact_floats_mark_what_a_double_cannot_hold() -> None:
 def test_an_argument_beyond_the_double_range_is_judged_as_the_relay_judges_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Under extended, 1e400 is an exact number (E1): valid for `type: number`, over a `maximum`."""
+    """Under extended, a literal no double holds is an exact number (E1), but one beyond the range of a double
+    (1e400) is a number JSON cannot carry (decision 12), as the relay judges them."""
     from mcp_guard.cli import main
 
     schema = tmp_path / "v.json"
     schema.write_text('{"type": "object", "properties": {"v": {"type": "number", "maximum": 1e300}}}')
-    assert main(["schema", str(schema), "--arguments", '{"v": -1e400}']) == 0
+    assert main(["schema", str(schema), "--arguments", '{"v": -1.00000000000000000001e300}']) == 0
     assert "arguments: valid" in capsys.readouterr().out
-    assert main(["schema", str(schema), "--arguments", '{"v": 1e400}']) == 1
+    assert main(["schema", str(schema), "--arguments", '{"v": 1.00000000000000000001e300}']) == 1
     assert "(maximum)" in capsys.readouterr().out
+    assert main(["schema", str(schema), "--arguments", '{"v": -1e400}']) == 1
+    assert "beyond the range of a double" in capsys.readouterr().out
 
 
 def test_a_schema_literal_no_double_holds_is_not_enforced_rounded() -> None:
