@@ -74,7 +74,12 @@ class Lowered:
             that were reached through an inlined ``$ref`` are: a finding's schema pointer names a keyword
             reached through a reference by its place in the document, not by the reference's position (a
             value shown as JSON text is not among them: one place may be shown as JSON text at one position
-            and as a schema at another; a refusal tells those apart by the instance pointer).
+            and as a schema at another; a refusal tells those apart by the instance pointer). The same for the
+            constraints of a node the lowering built from elsewhere: a merged ``allOf`` branch's
+            (``/properties/a/allOf/0/maxLength``), a root alternative's (``/anyOf/1/properties/b/...``).
+        unshown_at: where every constraint of :attr:`not_shown` is in the server's schema, as the guard's
+            findings name it: the step's pointer, or its :attr:`located` places where the lowering walked it
+            elsewhere (None: not worked out, :attr:`not_shown`'s pointers and :attr:`located` stand).
     """
 
     host: str
@@ -86,6 +91,7 @@ class Lowered:
     _defs: dict[str, Map] = field(default_factory=dict, repr=False)
     _plan: Any = field(default=UNBUILT, repr=False, compare=False)
     located: tuple[str, ...] = ()
+    unshown_at: tuple[str, ...] | None = None
 
     @property
     def presentable(self) -> bool:
