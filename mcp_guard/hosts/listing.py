@@ -91,8 +91,6 @@ class ShownTool(NamedTuple):
         if lowered is None:
             return False
         pointers = lowered.unshown_at
-        if pointers is None:
-            pointers = (*(s.pointer for s in lowered.not_shown), *lowered.located)
         if any(schema_path == p or schema_path.startswith(p + "/") for p in pointers):
             return True
         return instance_path is not None and self.json_text_at(instance_path) is not None

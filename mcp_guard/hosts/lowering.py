@@ -113,7 +113,7 @@ def lower(schema: Any, host: HostProfile) -> Lowered:
         issues,
         run.maps,
         located=_located(run, steps),
-        unshown_at=_unshown_at(run, steps),
+        moved=run.located,
     )
 
 
@@ -124,21 +124,6 @@ def _located(run: Run, steps: tuple[Step, ...]) -> tuple[str, ...]:
     if not run.located:
         return ()
     return tuple(where for i, wheres in run.located.items() if unshown(steps[i]) for where in wheres)
-
-
-def _unshown_at(run: Run, steps: tuple[Step, ...]) -> tuple[str, ...]:
-    """Where the constraints the host is not shown are in the server's schema (:attr:`Lowered.unshown_at`): each
-    unshown step's pointer, or its places in the document where the pass walked it elsewhere (``_located``)."""
-    located = run.located
-    out: list[str] = []
-    for i, step in enumerate(steps):
-        if unshown(step):
-            wheres = located.get(i)
-            if wheres is None:
-                out.append(step.pointer)
-            else:
-                out += wheres
-    return tuple(out)
 
 
 def node(run: Run, schema: Any, path: Path) -> Lowering:
@@ -197,7 +182,7 @@ def ref(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
     where = located(run, schema["$ref"])
     depth = len(run.moves)
     if where is not None:  # the steps inside, by their place in the document (an inner reference's: its own)
-        run.moves.append((path, ("#" + where,)))
+        run.moves.append({path: ("#" + where,)})
     try:
         out, mapping, kinds = node(run, target, path)
     finally:

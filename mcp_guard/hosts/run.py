@@ -143,10 +143,11 @@ class Run:
         located: index in :attr:`steps` -> the step's pointer as the places in the server's schema document the
             guard's findings name (:func:`moved`), for the steps taken where :attr:`moves` hold (an inlined
             ``$ref``'s target, ``/$defs/node/...``; a merged ``allOf`` branch, ``/allOf/0/...``); JSON text excepted.
-        moves: the relocations in force while the pass lowers a node built from elsewhere, outermost first:
-            ``(prefix, targets)``, a step pointer at or below ``prefix`` (where the pass walks) is the same
-            below each target (where the keyword is in the server's schema, relative to the enclosing
-            relocation's coordinates; a target marked ``#`` is a place in the document, relocated no further).
+        moves: the relocations in force while the pass lowers a node built from elsewhere, outermost first, a
+            group per step that moved keywords: ``{prefix: targets}``, a step pointer at or below ``prefix``
+            (where the pass walks) is the same below each target (where the keyword is in the server's
+            schema, in the coordinates of the groups before; a target marked ``#`` is a place in the
+            document, relocated no further).
         defs: lowered recursive targets, by their name in the shown ``$defs`` (hosts with ``$ref``).
         maps: the mapping node of each of :attr:`defs` (``inverse.Ref`` looks them up).
         def_names: reference → its name in the shown ``$defs``.
@@ -169,7 +170,7 @@ class Run:
         self.nodes = 0
         self.stack: list[str] = []
         self.located: dict[int, tuple[str, ...]] = {}
-        self.moves: list[tuple[str, tuple[str, ...]]] = []
+        self.moves: list[dict[str, tuple[str, ...]]] = []
         self.defs: dict[str, Any] = {}
         self.maps: dict[str, Map] = {}
         self.def_names: dict[str, str] = {}
@@ -190,26 +191,36 @@ class Run:
         self.steps.append(new_tuple(Step, (kind, code, path, detail)))  # Step(...) without its Python-level __new__
 
 
-def moved(moves: list[tuple[str, tuple[str, ...]]], pointer: str) -> tuple[str, ...]:
-    """The places in the server's schema of a keyword the pass walked at ``pointer``: each relocation of
-    ``moves`` (:attr:`Run.moves`), innermost first, rewrites a pointer at or below its prefix to the same
-    below each of its targets; a target marked ``#`` (a place in the document: a ``$ref``'s) ends there.
+def moved(moves: list[dict[str, tuple[str, ...]]], pointer: str) -> tuple[str, ...]:
+    """The places in the server's schema of a keyword the pass walked at ``pointer``: each group of relocations
+    of ``moves`` (:attr:`Run.moves`), innermost first, rewrites a pointer at or below one of its prefixes to the
+    same below each of that prefix's targets (every prefix of the group that holds it: one looked up per
+    segment of the pointer, so a merge of many properties costs no more per step than one); a target marked
+    ``#`` (a place in the document: a ``$ref``'s) is relocated no further.
 
     Returns:
         The JSON Pointers, in order, without repeats (``(pointer,)`` when nothing relocates it)."""
     pending = [pointer]
     done: list[str] = []
-    for prefix, targets in reversed(moves):
+    for group in reversed(moves):
         out = []
         for at in pending:
-            if at == prefix or at.startswith(prefix + "/"):
-                rest = at[len(prefix) :]
-                for target in targets:
-                    if target.startswith("#"):
-                        done.append(target[1:] + rest)
-                    else:
-                        out.append(target + rest)
-            else:
+            hit = False
+            prefix = at
+            while True:
+                targets = group.get(prefix)
+                if targets is not None:
+                    hit = True
+                    rest = at[len(prefix) :]
+                    for target in targets:
+                        if target.startswith("#"):
+                            done.append(target[1:] + rest)
+                        else:
+                            out.append(target + rest)
+                if not prefix:
+                    break
+                prefix = prefix[: prefix.rindex("/")]
+            if not hit:
                 out.append(at)
         pending = out
     return tuple(dict.fromkeys(done + pending))

@@ -140,7 +140,7 @@ def combinators(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
         else:
             run.step("widening", "anyOf", path + "/oneOf", "oneOf shown as anyOf (the guard enforces exactly one)")
             node["anyOf"] = branches
-            run.moves.append((path + "/anyOf", (path + "/oneOf",)))
+            run.moves.append({path + "/anyOf": (path + "/oneOf",)})
     if "allOf" in node:
         node = merge_all_of(run, node, path)
     if "anyOf" in node and [k for k in constraining(node) if k != "anyOf"]:
@@ -203,7 +203,8 @@ def merge_all_of(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
         drop(run, node, "allOf", path, notes)
         return write_notes({k: v for k, v in node.items() if k != "allOf"}, notes)
     run.step("widening", "merged", path + "/allOf", "allOf merged into its node")
-    run.moves += [(walked, tuple(places)) for walked, places in origins.items()]
+    if origins:
+        run.moves.append({walked: tuple(places) for walked, places in origins.items()})
     return merged
 
 
@@ -257,9 +258,14 @@ def root_object(run: Run, schema: dict[str, Any]) -> dict[str, Any]:
                     origins[name].append(("", place))
         if props:
             node["properties"] = props
+        group: dict[str, list[str]] = {}
         for name, places in origins.items():
             token = "/properties/" + escape_token(name)
-            run.moves += [(token + below, (place,)) for below, place in places if place != token + below]
+            for below, place in places:
+                group.setdefault(token + below, []).append(place)
+        moves = {walked: tuple(places) for walked, places in group.items() if places != [walked]}
+        if moves:
+            run.moves.append(moves)
         notes = [f"the arguments match {'one' if key == 'oneOf' else 'at least one'} of {len(branches)} alternatives"]
         run.step("widening", "root", "/" + key, f"root {key} merged into one object")
         node = write_notes(node, notes)

@@ -190,3 +190,20 @@ def test_every_finding_on_a_keyword_not_shown_is_marked_and_no_other(case: tuple
         merged = issue.schema_path in ("/anyOf", "/oneOf")  # the root's alternatives, shown as one object
         expected = merged or issue.keyword not in HOSTS[host].keywords
         assert marked is expected, (issue.keyword, issue.schema_path, host, schema)
+
+
+def test_a_property_equal_in_several_alternatives_is_located_in_each() -> None:
+    """One schema shown once for the root's own property and two alternatives' equal ones: its dropped keyword
+    is at the three places (a group of relocations applies every prefix it holds for a pointer)."""
+    s = {"type": "string", "maxLength": 2}
+    schema = {
+        "type": "object",
+        "properties": {"s": s},
+        "oneOf": [{"properties": {"s": s}}, {"properties": {"s": s, "n": {"type": "integer"}}}],
+    }
+    tool = shown_tool(schema, "openai-strict")
+    assert tool.lowered is not None and tool.lowered.unshown_at is not None
+    assert {"/properties/s/maxLength", "/oneOf/0/properties/s/maxLength", "/oneOf/1/properties/s/maxLength"} <= set(
+        tool.lowered.unshown_at
+    )
+    assert marks(schema, {"s": "sss"}) == [("/properties/s/maxLength", True), ("/oneOf", True)]
