@@ -1,7 +1,7 @@
-"""``python -m mcp_guard``: the same as the ``mcp-guard`` command."""
+"""``python -m mcp_guard``: the same as the ``mcp-guard`` command (``entry``: stop signals held first)."""
 
 import sys
 
-from .cli import main
+from .entry import main
 
 sys.exit(main())

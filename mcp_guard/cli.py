@@ -21,7 +21,7 @@ import anyio
 
 from . import __version__
 from .calls.outputs import DEFAULT_OUTPUTS, OUTPUT_MODES
-from .commands.arguments import positive_seconds, seconds_or_never
+from .commands.arguments import positive_int, positive_seconds, seconds_or_never
 from .commands.tracing import add_otel_option, tracing
 from .core.profiles import DEFAULT_PROFILE, PROFILE_CHOICES, PROFILES, SUMMARIES
 from .safe_text import escape
@@ -136,7 +136,7 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
     _http_upstream_options(wrap)
     wrap.add_argument(
         "--max-message-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="the largest message accepted from the client or the upstream, on any transport, in bytes "
@@ -181,7 +181,7 @@ def _parser(*, only_wrap: bool = False) -> argparse.ArgumentParser:
     _http_options(serve)  # serve --http: the same front as wrap --http
     serve.add_argument(
         "--max-message-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="the largest message accepted from the client or an upstream, on any transport, in bytes "
@@ -239,13 +239,6 @@ def _host(args: argparse.Namespace) -> HostProfile | None:
             f"argument --present-for: invalid choice: {name!r} (choose from {PRESENT_FOR_CHOICES})"
         )
     return host_profile(name)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
-    return value
 
 
 def _wrap(args: argparse.Namespace, command: list[str]) -> int:

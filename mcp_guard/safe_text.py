@@ -64,27 +64,57 @@ def escape_json(text: str) -> str:
 def display_width(text: str) -> int:
     """The columns ``text`` takes on a terminal (for tables of escaped names: :func:`escape` first).
 
-    Rules (Unicode's East Asian Width, UAX #11, as ``wcwidth`` applies it): East Asian wide and
-    fullwidth characters (``W``, ``F``: CJK, most emoji) take 2; combining marks (``Mn``, ``Me``),
-    format characters (``Cf``: zero-width space and joiner...; not the soft hyphen, shown) and controls take 0;
-    a lone surrogate takes 6 (a stream writes it ``\\udXXX``); everything else 1. Grapheme
-    clusters are not joined (an emoji sequence counts each of its parts).
+    Rules (Unicode's East Asian Width, UAX #11, as ``wcwidth`` applies it, with the standard library's
+    ``unicodedata`` only): East Asian wide and fullwidth characters (``W``, ``F``: CJK, most emoji) take 2;
+    combining marks (``Mn``, ``Me``), format characters (``Cf``: zero-width space and joiner, tags...; not
+    the soft hyphen, shown), controls, Hangul's conjoining vowels and final consonants take 0; a lone
+    surrogate takes 6 (a stream writes it ``\\udXXX``); everything else 1. What a terminal draws as one
+    glyph counts once (grapheme clusters, UAX #29, as far as they change columns): a pair of regional
+    indicators is one flag (2; a lone one takes 1), VARIATION SELECTOR-16 makes its narrow base an emoji
+    (2: ``❤️``, the keycap ``1️⃣``), an emoji modifier (skin tone) after an emoji takes 0, and a ZERO
+    WIDTH JOINER between an emoji and a symbol joins them into the one emoji (``👨‍👩‍👧``: 2).
     """
     import unicodedata  # (here: wrap starts without it)
 
     width = 0
+    cluster = 0  # the columns of the glyph being measured (0: none, or one that nothing joins)
+    joiner = False  # that glyph, an emoji, ends in a ZERO WIDTH JOINER: a symbol next joins it
+    flag = False  # that glyph is one regional indicator, waiting for its pair
     for char in text:
         code = ord(char)
         if 0x20 <= code < 0x7F:  # (ASCII: the common case, no look-up)
             width += 1
-        elif 0xD800 <= code < 0xE000:
+            cluster, joiner, flag = 1, False, False
+            continue
+        if 0xD800 <= code < 0xE000:
             width += 6
-        elif unicodedata.category(char) in ("Mn", "Me", "Cf", "Cc") and code != 0xAD:
-            width += 0  # (SOFT HYPHEN, Cf, is shown as a hyphen)
-        elif unicodedata.east_asian_width(char) in ("W", "F"):
-            width += 2
-        else:
+            cluster, joiner, flag = 0, False, False
+            continue
+        if code == 0x200D:  # ZERO WIDTH JOINER
+            joiner = cluster == 2
+            continue
+        if code == 0xFE0F:  # VARIATION SELECTOR-16: emoji presentation, 2 columns
+            if cluster == 1:
+                width += 1
+                cluster = 2
+            continue
+        category = unicodedata.category(char)
+        if (
+            (category in ("Mn", "Me", "Cf", "Cc") and code != 0xAD)
+            or 0x1160 <= code < 0x1200
+            or 0xD7B0 <= code < 0xD800
+        ):
+            continue  # (SOFT HYPHEN, Cf, is shown as a hyphen; Hangul jamo vowels and finals join their syllable)
+        if cluster == 2 and (0x1F3FB <= code < 0x1F400 or (joiner and category == "So")):
+            joiner = False  # a skin tone, or an emoji joined to the one before: one glyph
+            continue
+        if 0x1F1E6 <= code < 0x1F200:  # REGIONAL INDICATOR SYMBOL LETTER: two make a flag
             width += 1
+            cluster, joiner, flag = (2, False, False) if flag else (1, False, True)
+            continue
+        columns = 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+        width += columns
+        cluster, joiner, flag = columns, False, False
     return width
 
 

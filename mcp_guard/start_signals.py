@@ -8,8 +8,9 @@ with death by the signal (exit status -15). The CLI now runs ``wrap`` and ``serv
 front raises it again once it holds the signals (:func:`release`), where it stops the guard as
 one that comes later does: exit status 130 after SIGINT, 0 after SIGTERM or SIGHUP, no traceback,
 every upstream stopped. ``wrap``'s early upstream start (``peer.spawn.start_early``) holds them
-the same way from its start on. A signal that comes before the CLI's first line (the
-interpreter's own start, the import of ``mcp_guard.cli``) still gets Python's default.
+the same way from its start on. The console script and ``python -m mcp_guard`` (``mcp_guard.entry``)
+hold them before they import ``mcp_guard.cli`` (the CLI's hold, inside, then changes nothing); a signal
+that comes before (the interpreter's own start) still gets Python's default.
 
 This module imports nothing of the package (the CLI imports it before anything else).
 """
@@ -44,9 +45,13 @@ def held_until_front() -> Iterator[None]:
     :func:`release` once it holds them. On leaving the block, a handler still this module's gets back
     the one it replaced (a front's, installed meanwhile, is left: the CLI's fronts leave them ignored);
     signals never released (the command ended before any front ran: a usage or configuration error)
-    are dropped, the command's exit status standing. Off the main thread nothing is held.
+    are dropped, the command's exit status standing. Off the main thread nothing is held. Inside a
+    hold (``entry`` holds them before it imports the CLI, whose ``main`` holds them again) nothing changes:
+    the outer one keeps what it recorded and gives the handlers back.
     """
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or all(
+        signal.getsignal(signum) is _hold for signum in STOP_SIGNALS
+    ):
         yield
         return
     _held.clear()

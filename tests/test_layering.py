@@ -3,9 +3,9 @@
 Every module of ``mcp_guard`` is read with ``ast`` (imports inside functions and under
 ``TYPE_CHECKING`` count: they are dependencies all the same). A module's layer is its *room*: the
 folder of ``mcp_guard`` it lives in (``mcp_guard.fronts.http.app`` is in ``fronts``), or ``root``
-for the modules directly in the package (``errors``, ``config``, ...), except ``cli`` and
-``__main__``, rooms of one module on top. :data:`LAYERS` lists the rooms, lowest first. A module
-may import from its own room and from lower rooms; never upward, and the graph of imports between
+for the modules directly in the package (``errors``, ``config``, ...), except ``cli``,
+``entry`` and ``__main__``, rooms of one module on top. :data:`LAYERS` lists the rooms, lowest
+first. A module may import from its own room and from lower rooms; never upward, and the graph of imports between
 rooms has no cycle (checked on the graph itself, not only through the order). A name starting
 with ``_`` is never taken from another module, neither by ``from x import _y`` nor by ``import
 x`` then ``x._y``. The schema core imports nothing of the rest of the package and none of the I/O
@@ -49,10 +49,11 @@ LAYERS: list[str] = [
     "fronts",  # stdio, streamable HTTP (fronts.http), serve's entry
     "commands",  # the CLI's commands
     "cli",
+    "entry",  # the console script's: stop signals held before it imports the CLI
     "__main__",
 ]
 """Rooms, lowest first: each a folder of ``mcp_guard``, but ``root`` (the modules directly in the
-package) and ``cli`` and ``__main__`` (one module each)."""
+package) and ``cli``, ``entry`` and ``__main__`` (one module each)."""
 
 IO_LIBRARIES = ("mcp", "mcp_types", "anyio", "httpx", "httpx2", "starlette", "uvicorn", "sniffio", "asyncio")
 """What the schema core (and the pure wire vocabulary, ``mcp_guard.wire``) never imports."""
@@ -108,7 +109,7 @@ class Tree:
 
 def room_of(module: str) -> str:
     """The room of a module of the package: the folder under it, ``root`` for a module directly in it
-    (but ``cli`` and ``__main__``, rooms of their own)."""
+    (but ``cli``, ``entry`` and ``__main__``, rooms of their own)."""
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in LAYERS:
         return parts[1]

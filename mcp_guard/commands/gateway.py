@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from .arguments import positive_seconds
+from .arguments import port, positive_seconds
 from .tracing import add_otel_option
 
 if TYPE_CHECKING:  # the commands import their modules when they run: `wrap` starts without them
@@ -106,7 +106,7 @@ def add_gateway_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     serve.add_argument(
         "--metrics-port",
-        type=_port,
+        type=port,
         default=None,
         metavar="N",
         help="on stdio: serve /metrics (Prometheus text format), /health and /ready over HTTP on port N "
@@ -164,13 +164,6 @@ def run_gateway_command(args: argparse.Namespace) -> int:
             present_for=args.present_for,
         )
     raise ValueError(f"not a gateway command: {args.command}")
-
-
-def _port(text: str) -> int:
-    """A TCP port number, 0-65535 (argparse type; 0: any free port)."""
-    if not text.isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text!r}")
-    return int(text)
 
 
 def _load(path: str, out: TextIO) -> GatewayConfig | None:

@@ -80,16 +80,17 @@ class ShownTool(NamedTuple):
 
     def not_shown_at(self, schema_path: str, instance_path: str | None = None) -> bool:
         """Whether a finding at ``schema_path`` (a pointer into the server's schema) concerns a constraint the
-        model was not shown (a refusal then says so): a step's that leaves it out, by the step's position or,
-        through an inlined ``$ref``, by the target's place in the document (``/$defs/...``, as the guard's
-        findings name it: :attr:`~.lowered.Lowered.located`); or, given the finding's ``instance_path``, any
+        model was not shown (a refusal then says so): a step's that leaves it out, at the keyword's place as the
+        guard's findings name it (:attr:`~.lowered.Lowered.unshown_at`): the step's position, or, where the
+        lowering walked the keyword elsewhere, its place in the document (an inlined ``$ref``'s target,
+        ``/$defs/...``; a merged ``allOf`` branch, ``/a/allOf/0/...``; a root alternative merged into one
+        object, ``/anyOf/1/...``: :attr:`~.lowered.Lowered.located`); or, given the finding's ``instance_path``, any
         constraint on a value inside one shown as JSON text (a recursive ``$ref`` among them, whose findings
         point into ``$defs``)."""
         lowered = self.lowered
         if lowered is None:
             return False
-        pointers = [s.pointer for s in lowered.not_shown]
-        pointers += lowered.located
+        pointers = lowered.unshown_at
         if any(schema_path == p or schema_path.startswith(p + "/") for p in pointers):
             return True
         return instance_path is not None and self.json_text_at(instance_path) is not None

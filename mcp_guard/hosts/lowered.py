@@ -74,7 +74,11 @@ class Lowered:
             that were reached through an inlined ``$ref`` are: a finding's schema pointer names a keyword
             reached through a reference by its place in the document, not by the reference's position (a
             value shown as JSON text is not among them: one place may be shown as JSON text at one position
-            and as a schema at another; a refusal tells those apart by the instance pointer).
+            and as a schema at another; a refusal tells those apart by the instance pointer). The same for the
+            constraints of a node the lowering built from elsewhere: a merged ``allOf`` branch's
+            (``/properties/a/allOf/0/maxLength``), a root alternative's (``/anyOf/1/properties/b/...``).
+        moved: index in :attr:`steps` -> the step's places in the server's schema, for the steps the lowering
+            walked elsewhere (``Run.located``; JSON text excepted); None: not known, :attr:`located` stands.
     """
 
     host: str
@@ -86,6 +90,8 @@ class Lowered:
     _defs: dict[str, Map] = field(default_factory=dict, repr=False)
     _plan: Any = field(default=UNBUILT, repr=False, compare=False)
     located: tuple[str, ...] = ()
+    moved: dict[int, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
+    _unshown: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def presentable(self) -> bool:
@@ -97,6 +103,21 @@ class Lowered:
         """The steps that leave constraints out of the shown schema's keywords (:func:`unshown`); the guard
         enforces every one of them."""
         return tuple(s for s in self.steps if unshown(s))
+
+    @property
+    def unshown_at(self) -> tuple[str, ...]:
+        """Where every constraint of :attr:`not_shown` is in the server's schema, as the guard's findings name it:
+        the step's pointer, or its places where the lowering walked it elsewhere (:attr:`moved`). Worked out
+        on first use (a refusal's), not for every lowering."""
+        found = self._unshown
+        if found is None:
+            moved = self.moved
+            if moved is None:
+                found = (*(s.pointer for s in self.not_shown), *self.located)
+            else:
+                found = tuple(p for i, s in enumerate(self.steps) if unshown(s) for p in moved.get(i, (s.pointer,)))
+            self._unshown = found
+        return found
 
     @property
     def identity(self) -> bool:

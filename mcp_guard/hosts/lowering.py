@@ -105,16 +105,25 @@ def lower(schema: Any, host: HostProfile) -> Lowered:
     reasons = tuple(f"{i.pointer or '/'}: {i.message}" for i in issues)
     steps = tuple(run.steps)
     return Lowered(
-        host.name, None if reasons else out, steps, reasons, mapping, issues, run.maps, located=_located(run, steps)
+        host.name,
+        None if reasons else out,
+        steps,
+        reasons,
+        mapping,
+        issues,
+        run.maps,
+        located=_located(run, steps),
+        moved=run.located,
     )
 
 
 def _located(run: Run, steps: tuple[Step, ...]) -> tuple[str, ...]:
-    """The places in the server's document of the steps inside an inlined ``$ref`` that leave a constraint
-    unshown (:attr:`Lowered.located`); a value shown as JSON text is told by the instance pointer instead."""
+    """The places in the server's document of the steps that leave a constraint unshown where the pass walked
+    a node built from elsewhere (an inlined ``$ref``, a merged ``allOf`` or root alternative: :attr:`Run.moves`):
+    :attr:`Lowered.located`; a value shown as JSON text is told by the instance pointer instead."""
     if not run.located:
         return ()
-    return tuple(where for i, where in run.located.items() if unshown(steps[i]) and steps[i].code != "json-text")
+    return tuple(where for i, wheres in run.located.items() if unshown(steps[i]) for where in wheres)
 
 
 def node(run: Run, schema: Any, path: Path) -> Lowering:
@@ -138,6 +147,8 @@ def node(run: Run, schema: Any, path: Path) -> Lowering:
                 return schema, None, KIND_SETS[t]
             if t == "string" and _string_choices(run, schema):
                 return schema, None, KIND_SETS[t]
+    if not _COMBINATORS.isdisjoint(schema):
+        return combined(run, schema, path)
     return typed(run, schema, path)
 
 
@@ -168,17 +179,15 @@ def ref(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
         return {"$ref": f"#/$defs/{name}"}, Ref(name, run.maps), ALL_KINDS
     run.stack.append(key)
     run.step("widening", "inlined", path + "/$ref", schema["$ref"])
-    first = len(run.steps)
+    where = located(run, schema["$ref"])
+    depth = len(run.moves)
+    if where is not None:  # the steps inside, by their place in the document (an inner reference's: its own)
+        run.moves.append({path: ("#" + where,)})
     try:
         out, mapping, kinds = node(run, target, path)
     finally:
         run.stack.pop()
-    where = located(run, schema["$ref"])
-    if where is not None:  # the steps inside, by their place in the document (an inner reference's: its own)
-        for i in range(first, len(run.steps)):
-            pointer = run.steps[i].pointer
-            if i not in run.located and (pointer == path or pointer.startswith(path + "/")):
-                run.located[i] = where + pointer[len(path) :]
+        del run.moves[depth:]
     if key in run.def_names and run.def_names[key] not in run.defs:
         name = run.def_names[key]
         run.defs[name] = out
@@ -234,13 +243,20 @@ def _generic_value(run: Run, key: str, value: Any, path: Path) -> Any:
 # --- the typed hosts (OpenAI strict, Gemini) --------------------------------------------------------
 
 
+def combined(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
+    """A node with combinators for a host that needs every node typed: the combinators first
+    (``widening.combinators``), then an ``anyOf`` or the node's type rule (:func:`typed`). The places a
+    merged ``allOf`` or a ``oneOf`` shown as ``anyOf`` relocate (:attr:`Run.moves`) hold for this node only."""
+    depth = len(run.moves)
+    schema = combinators(run, schema, path)
+    out = any_of(run, schema, path) if "anyOf" in schema else typed(run, schema, path)
+    del run.moves[depth:]
+    return out
+
+
 def typed(run: Run, schema: dict[str, Any], path: Path) -> Lowering:
-    """A node for a host that needs every node typed: combinators first, then one rule per type
-    (a type list as ``anyOf`` of one node per type: widening)."""
-    if not _COMBINATORS.isdisjoint(schema):
-        schema = combinators(run, schema, path)
-        if "anyOf" in schema:
-            return any_of(run, schema, path)
+    """A node for a host that needs every node typed, past its combinators (:func:`combined`): one rule per
+    type (a type list as ``anyOf`` of one node per type: widening)."""
     t = schema.get("type")
     if type(t) is str:
         return one_type(run, schema, t, path)

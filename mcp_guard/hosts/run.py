@@ -35,6 +35,7 @@ __all__ = [
     "Path",
     "Run",
     "constraining",
+    "moved",
     "new_tuple",
     "of_kind",
     "plain_keys",
@@ -139,8 +140,14 @@ class Run:
         steps: every step recorded so far.
         nodes: schema nodes lowered so far (``MAX_NODES`` bounds them).
         stack: the ``$ref`` targets being inlined (one met again is a recursion).
-        located: index in :attr:`steps` -> the step's pointer as a place in the server's schema document, for the
-            steps taken inside an inlined ``$ref`` (the innermost reference's target: ``/$defs/node/...``).
+        located: index in :attr:`steps` -> the step's pointer as the places in the server's schema document the
+            guard's findings name (:func:`moved`), for the steps taken where :attr:`moves` hold (an inlined
+            ``$ref``'s target, ``/$defs/node/...``; a merged ``allOf`` branch, ``/allOf/0/...``); JSON text excepted.
+        moves: the relocations in force while the pass lowers a node built from elsewhere, outermost first, a
+            group per step that moved keywords: ``{prefix: targets}``, a step pointer at or below ``prefix``
+            (where the pass walks) is the same below each target (where the keyword is in the server's
+            schema, in the coordinates of the groups before; a target marked ``#`` is a place in the
+            document, relocated no further).
         defs: lowered recursive targets, by their name in the shown ``$defs`` (hosts with ``$ref``).
         maps: the mapping node of each of :attr:`defs` (``inverse.Ref`` looks them up).
         def_names: reference → its name in the shown ``$defs``.
@@ -151,7 +158,7 @@ class Run:
     """
 
     __slots__ = (
-        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "located", "maps", "nodes", "plain",
+        "def_names", "defs", "depth", "enum_leaf", "host", "leaves", "located", "maps", "moves", "nodes", "plain",
         "required_somewhere", "schema", "stack",
         "steps",
     )  # fmt: skip
@@ -162,7 +169,8 @@ class Run:
         self.steps: list[Step] = []
         self.nodes = 0
         self.stack: list[str] = []
-        self.located: dict[int, str] = {}
+        self.located: dict[int, tuple[str, ...]] = {}
+        self.moves: list[dict[str, tuple[str, ...]]] = []
         self.defs: dict[str, Any] = {}
         self.maps: dict[str, Map] = {}
         self.def_names: dict[str, str] = {}
@@ -174,8 +182,48 @@ class Run:
         self.required_somewhere: frozenset[str] = frozenset()
 
     def step(self, kind: StepKind, code: str, path: Path, detail: str) -> None:
-        """Record a step at ``path`` (a JSON Pointer into the server's schema)."""
+        """Record a step at ``path`` (a JSON Pointer into the server's schema, as the pass walks it; where
+        :attr:`moves` relocate it, :attr:`located` gains its places in the server's schema)."""
+        if self.moves and code != "json-text":  # (JSON text: told by the instance pointer, hosts.listing)
+            found = moved(self.moves, path)
+            if found != (path,):
+                self.located[len(self.steps)] = found
         self.steps.append(new_tuple(Step, (kind, code, path, detail)))  # Step(...) without its Python-level __new__
+
+
+def moved(moves: list[dict[str, tuple[str, ...]]], pointer: str) -> tuple[str, ...]:
+    """The places in the server's schema of a keyword the pass walked at ``pointer``: each group of relocations
+    of ``moves`` (:attr:`Run.moves`), innermost first, rewrites a pointer at or below one of its prefixes to the
+    same below each of that prefix's targets (every prefix of the group that holds it: one looked up per
+    segment of the pointer, so a merge of many properties costs no more per step than one); a target marked
+    ``#`` (a place in the document: a ``$ref``'s) is relocated no further.
+
+    Returns:
+        The JSON Pointers, in order, without repeats (``(pointer,)`` when nothing relocates it)."""
+    pending = [pointer]
+    done: list[str] = []
+    for group in reversed(moves):
+        out = []
+        for at in pending:
+            hit = False
+            prefix = at
+            while True:
+                targets = group.get(prefix)
+                if targets is not None:
+                    hit = True
+                    rest = at[len(prefix) :]
+                    for target in targets:
+                        if target.startswith("#"):
+                            done.append(target[1:] + rest)
+                        else:
+                            out.append(target + rest)
+                if not prefix:
+                    break
+                prefix = prefix[: prefix.rindex("/")]
+            if not hit:
+                out.append(at)
+        pending = out
+    return tuple(dict.fromkeys(done + pending))
 
 
 new_tuple: Final = tuple.__new__

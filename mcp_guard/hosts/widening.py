@@ -140,6 +140,7 @@ def combinators(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
         else:
             run.step("widening", "anyOf", path + "/oneOf", "oneOf shown as anyOf (the guard enforces exactly one)")
             node["anyOf"] = branches
+            run.moves.append({path + "/anyOf": (path + "/oneOf",)})
     if "allOf" in node:
         node = merge_all_of(run, node, path)
     if "anyOf" in node and [k for k in constraining(node) if k != "anyOf"]:
@@ -152,19 +153,34 @@ def combinators(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
     return node
 
 
+def _branch(run: Run, branch: Any, at: Path) -> tuple[Any, Path]:
+    """A branch of a combinator that the lowering merges, and where its keywords are as the guard's findings name
+    them: ``at`` (its position), or, for a branch that is only a ``$ref``, its target and the target's place in
+    the document, marked ``#`` (:attr:`Run.moves`: relocated no further)."""
+    if isinstance(branch, dict) and "$ref" in branch and len(constraining(branch)) == 1:
+        where = located(run, branch["$ref"])
+        return resolve(run, branch["$ref"])[1], at if where is None else "#" + where
+    return branch, at
+
+
 def merge_all_of(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
     """``allOf`` folded into its node where the branches' keywords do not overlap (objects:
-    properties and required unite); else dropped into the text. Returns a new node."""
+    properties and required unite); else dropped into the text. Returns a new node.
+
+    A merged keyword is walked at its node's place (``/a/maxLength``) but stays, for the guard's findings,
+    at its branch's (``/a/allOf/0/maxLength``): each is relocated so (:attr:`Run.moves`, in force until the
+    caller has lowered the node), so a refusal for one the host is not shown says so."""
     merged = {k: v for k, v in node.items() if k != "allOf"}
-    for branch in node["allOf"]:
-        if isinstance(branch, dict) and "$ref" in branch and len(constraining(branch)) == 1:
-            branch = resolve(run, branch["$ref"])[1]
+    origins: dict[str, list[str]] = {}  # the merged node's pointer -> where its keyword is in the server's schema
+    for i, raw in enumerate(node["allOf"]):
+        branch, at = _branch(run, raw, f"{path}/allOf/{i}")
         if not isinstance(branch, dict):
             break
         for key, value in branch.items():
             if key in ANNOTATIONS:
                 merged.setdefault(key, value)
-            elif key == "properties" and isinstance(merged.get(key), dict) and isinstance(value, dict):
+                continue
+            if key == "properties" and isinstance(merged.get(key), dict) and isinstance(value, dict):
                 if set(merged[key]) & set(value):
                     break
                 merged[key] = {**merged[key], **value}
@@ -174,12 +190,21 @@ def merge_all_of(run: Run, node: dict[str, Any], path: Path) -> dict[str, Any]:
                 break
             else:
                 merged[key] = value
+            if key == "properties" and isinstance(value, dict):
+                for name in value:
+                    token = "/properties/" + escape_token(name)
+                    origins[path + token] = [at + token]
+            else:
+                token = "/" + escape_token(key)
+                origins.setdefault(path + token, [path + token] if key in node else []).append(at + token)
         else:
             continue
         notes: list[str] = []
         drop(run, node, "allOf", path, notes)
         return write_notes({k: v for k, v in node.items() if k != "allOf"}, notes)
     run.step("widening", "merged", path + "/allOf", "allOf merged into its node")
+    if origins:
+        run.moves.append({walked: tuple(places) for walked, places in origins.items()})
     return merged
 
 
@@ -206,21 +231,41 @@ def root_object(run: Run, schema: dict[str, Any]) -> dict[str, Any]:
             continue
         branches = node.pop(key)
         props = dict(node.get("properties", {})) if isinstance(node.get("properties"), dict) else {}
-        for branch in branches:
-            if isinstance(branch, dict) and "$ref" in branch:
-                branch = resolve(run, branch["$ref"])[1]
+        # a merged property's places in the server's schema, below its pointer in the merged node (Run.moves)
+        origins: dict[str, list[tuple[str, str]]] = {
+            name: [("", "/properties/" + escape_token(name))] for name in props
+        }
+        for i, raw in enumerate(branches):
+            if isinstance(raw, dict) and "$ref" in raw:
+                branch, at = resolve(run, raw["$ref"])[1], located(run, raw["$ref"])
+                at = f"/{key}/{i}" if at is None else "#" + at
+            else:
+                branch, at = raw, f"/{key}/{i}"
             if not isinstance(branch, dict) or not isinstance(branch.get("properties"), dict):
                 continue
             wanted = branch.get("required")
             if isinstance(wanted, list):
                 run.required_somewhere |= {r for r in wanted if isinstance(r, str)}
             for name, sub in branch["properties"].items():
-                if name in props and props[name] != sub:
+                place = f"{at}/properties/{escape_token(name)}"
+                if name not in props:
+                    props[name] = sub
+                    origins[name] = [("", place)]
+                elif props[name] != sub:
                     props[name] = {"anyOf": [props[name], sub]}
-                else:
-                    props.setdefault(name, sub)
+                    origins[name] = [("/anyOf/0" + below, p) for below, p in origins[name]] + [("/anyOf/1", place)]
+                else:  # one schema, shown once: its keywords are at both places
+                    origins[name].append(("", place))
         if props:
             node["properties"] = props
+        group: dict[str, list[str]] = {}
+        for name, places in origins.items():
+            token = "/properties/" + escape_token(name)
+            for below, place in places:
+                group.setdefault(token + below, []).append(place)
+        moves = {walked: tuple(places) for walked, places in group.items() if places != [walked]}
+        if moves:
+            run.moves.append(moves)
         notes = [f"the arguments match {'one' if key == 'oneOf' else 'at least one'} of {len(branches)} alternatives"]
         run.step("widening", "root", "/" + key, f"root {key} merged into one object")
         node = write_notes(node, notes)

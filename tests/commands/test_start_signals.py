@@ -118,3 +118,82 @@ def test_held_signals_are_recorded_and_the_handlers_given_back() -> None:
         signal.raise_signal(signal.SIGHUP)
     assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
     assert release() == []
+
+
+ENTRY_CHILD = textwrap.dedent(
+    """
+    import importlib.abc, os, runpy, sys
+
+    class SignalOnImport(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == "mcp_guard.cli":
+                sys.meta_path.remove(self)
+                os.kill(os.getpid(), int(os.environ["SIGNAL_ON_IMPORT"]))
+            return None
+
+    sys.meta_path.insert(0, SignalOnImport())
+    if os.environ["ENTRY"] == "module":  # python -m mcp_guard
+        sys.argv[0] = "mcp_guard"
+        runpy.run_module("mcp_guard", run_name="__main__", alter_sys=True)
+    else:  # the console script, as pip writes it
+        from mcp_guard.entry import main
+
+        sys.exit(main())
+    """
+)
+
+
+@pytest.mark.parametrize("entry", ["module", "script"])
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
+def test_a_signal_while_the_cli_is_imported_is_held(tmp_path: Path, entry: str, signum: int, status: int) -> None:
+    """`cli.main` held the signals from its first line, but importing `mcp_guard.cli` comes first: a Ctrl-C then
+    printed a KeyboardInterrupt traceback (SIGTERM: death by the signal). `mcp_guard.entry` holds them first."""
+    (tmp_path / "child.py").write_text(ENTRY_CHILD, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "child.py"), "serve", "--config", str(gateway_config(tmp_path))],
+        stdin=subprocess.PIPE,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "SIGNAL_ON_IMPORT": str(int(signum)), "ENTRY": entry},
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert done.returncode == status, done.stderr
+    assert f"received signal {int(signum)}; stopping" in done.stderr
+
+
+def test_a_command_that_is_no_front_is_not_held(tmp_path: Path) -> None:
+    """Only `wrap` and `serve` hold the signals (a front stops for them); `check` and the rest keep Python's."""
+    (tmp_path / "child.py").write_text(ENTRY_CHILD, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "child.py"), "status"],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "SIGNAL_ON_IMPORT": str(int(signal.SIGTERM)), "ENTRY": "script"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGTERM
+
+
+def test_the_console_script_is_the_entry() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["scripts"]["mcp-guard"] == "mcp_guard.entry:main"
+
+
+def test_a_hold_inside_a_hold_changes_nothing() -> None:
+    """`entry` holds the signals, then `cli.main` holds them again: what the outer one recorded stays."""
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    with held_until_front():
+        signal.raise_signal(signal.SIGINT)
+        with held_until_front():
+            signal.raise_signal(signal.SIGTERM)
+        caught: list[int] = []
+        previous = {s: signal.signal(s, lambda n, _f: caught.append(n)) for s in STOP_SIGNALS}
+        assert release() == [signal.SIGINT, signal.SIGTERM]
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
