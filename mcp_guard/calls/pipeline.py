@@ -742,11 +742,11 @@ class Pipeline:
         """
         if self.journal is None:
             return None
-        from .jcs import canonical_sha256  # (with a journal only: off wrap's start, issue 14)
+        from .journal_key import argument_digest  # (with a journal only: off wrap's start, issue 14)
 
         route = call.route
         try:
-            digest = canonical_sha256(call.arguments)
+            digest = argument_digest(self.journal.key, call.arguments)
         except ValueError:
             text = (
                 f"mcp-guard refused this call to `{route.exposed}`: its arguments hold an integer beyond the range of "

@@ -86,6 +86,9 @@ class JournalSink(Protocol):
     The records and their fields are those of :mod:`.journal` (the JSONL form), plus the replica.
     """
 
+    key: bytes
+    """The argument digest key (:mod:`.journal_key`): ``arguments_sha256`` is HMAC-SHA256 under it."""
+
     async def intent(
         self,
         call_id: str,
