@@ -723,13 +723,22 @@ class Pipeline:
                 f"shared store ({budget.store}) that cannot be reached now, and the guard does not forward calls it "
                 f"cannot count, so nothing was sent to the server. Try again in {seconds} seconds."
             )
+            retry: dict[str, Any] = {"retry_after_seconds": seconds}
+            if exc.cause is not None:
+                retry = {}
+                text = (
+                    f"mcp-guard refused this call to `{route.exposed}`: the tool's calls-per-minute budget is counted "
+                    f"in a shared store ({budget.store}) that refuses the guard ({exc.cause}), and the guard does not "
+                    "forward calls it cannot count, so nothing was sent to the server. Retrying will not help: the "
+                    "guard's operator must fix guard.state in its config."
+                )
             result = refusal_result(
                 BUDGET_UNAVAILABLE,
                 route.exposed,
                 text,
                 modern=call.modern,
                 limit_per_minute=limit,
-                retry_after_seconds=seconds,
+                **retry,
             )
             return Rejection(BUDGET_UNAVAILABLE, str(exc), result=result)
         return None if found is None else _over_budget(call, wanted[found[1]], found[0])

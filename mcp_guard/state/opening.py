@@ -109,10 +109,16 @@ async def opened_stores(
             except ImportError:
                 raise StateError("guard.state needs the redis extra: pip install 'mcp-guard[redis]'") from None
             budget = redis
-            reachable = await redis.ping()
-            log.info("budgets: counted in Redis at %s%s", redis.where, "" if reachable else " (not reachable now)")
-            if not reachable:
+            problem = await redis.ping()
+            log.info("budgets: counted in Redis at %s%s", redis.where, f" ({problem})" if problem else "")
+            if problem == "not reachable now":
                 log.warning("Redis at %s does not answer: calls with a budget are refused until it does", redis.where)
+            elif problem:
+                log.error(
+                    "Redis at %s refuses the guard: %s; calls with a budget are refused until guard.state is fixed",
+                    redis.where,
+                    problem,
+                )
         if journal_path is not None:
             from ..calls.journal_key import load_key
 
