@@ -62,8 +62,9 @@ class Redis:
     Raises ``pytest.skip`` when ``redis-server`` is not installed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, password: str | None = None) -> None:
         exe = shutil.which("redis-server")
+        self.password = password
         if exe is None:
             pytest.skip("redis-server is not installed (apt-get install redis-server); .ci/run installs it")
         self.exe = exe
@@ -83,6 +84,7 @@ class Redis:
             [
                 *(self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)),
                 *("--save", "", "--appendonly", "no", "--logfile", str(log), "--protected-mode", "no"),
+                *(("--requirepass", self.password) if self.password else ()),
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

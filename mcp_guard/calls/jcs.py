@@ -1,7 +1,7 @@
 """RFC 8785 JSON Canonicalization Scheme (JCS): one byte string per JSON value.
 
-Used for the journal's ``arguments_sha256`` and the lock file's tool digests, so that anyone
-can recompute a digest with any JCS implementation.
+Used for the journal's ``arguments_sha256`` (keyed: :mod:`.journal_key`) and the lock file's
+tool digests, so that a digest can be recomputed with any JCS implementation (and the key).
 
 The rules (RFC 8785 section 3.2):
 

@@ -10,9 +10,12 @@ Records (JSONL, UTF-8, one object per line, fields in this order)::
      "result": "rejected", "kind": "policy_denied"}
 
 - ``server`` is the server's name in the config, ``tool`` the upstream's own tool name.
-- ``arguments_sha256``: SHA-256 (lower-case hex) of the arguments' RFC 8785 canonical JSON
-  (an absent ``arguments`` is ``{}``); ``arguments_bytes``: the size the guard's limit
-  measures (bytes of the arguments' compact UTF-8 JSON, :func:`.policy.argument_bytes`).
+- ``arguments_sha256``: HMAC-SHA256 (lower-case hex) of the arguments' RFC 8785 canonical JSON
+  (an absent ``arguments`` is ``{}``) under the journal's key (:mod:`.journal_key`: the file
+  ``<journal>.key``, mode 0600, or ``MCP_GUARD_JOURNAL_KEY``), so equal arguments have equal
+  digests within a journal but short values cannot be recovered by trying candidates;
+  ``arguments_bytes``: the size the guard's limit measures (bytes of the arguments' compact
+  UTF-8 JSON, :func:`.policy.argument_bytes`).
   Argument values never appear.
 - ``result``: ``ok``, ``is_error`` (a result with ``isError: true``), ``protocol_error`` (a
   JSON-RPC error from the upstream), ``upstream_died`` (no answer: the upstream exited),
@@ -131,15 +134,21 @@ class Journal:
         path: the JSONL file (created if absent, mode 0600; its folder must exist).
         clock: the time source (tests inject a fixed one).
         fsync: ``False`` skips ``fsync`` (tests on slow disks only; never in use).
+        key: the argument digest key (None: :func:`.journal_key.load_key`, the env or ``<path>.key``).
 
     Raises:
-        OSError: the file cannot be opened for appending.
+        OSError: the file (or its key file) cannot be opened; ValueError: the key file is damaged.
 
     Thread-safe: records are written under a lock (the relay writes from worker threads).
     """
 
-    def __init__(self, path: Path, *, clock: Callable[[], datetime] = _now, fsync: bool = True) -> None:
+    def __init__(
+        self, path: Path, *, clock: Callable[[], datetime] = _now, fsync: bool = True, key: bytes | None = None
+    ) -> None:
+        from .journal_key import load_key
+
         self.path = path
+        self.key: bytes = key if key is not None else load_key(path)[0]
         self._clock = clock
         self._fsync = fsync
         self._lock = threading.Lock()

@@ -723,13 +723,22 @@ class Pipeline:
                 f"shared store ({budget.store}) that cannot be reached now, and the guard does not forward calls it "
                 f"cannot count, so nothing was sent to the server. Try again in {seconds} seconds."
             )
+            retry: dict[str, Any] = {"retry_after_seconds": seconds}
+            if exc.cause is not None:
+                retry = {}
+                text = (
+                    f"mcp-guard refused this call to `{route.exposed}`: the tool's calls-per-minute budget is counted "
+                    f"in a shared store ({budget.store}) that refuses the guard ({exc.cause}), and the guard does not "
+                    "forward calls it cannot count, so nothing was sent to the server. Retrying will not help: the "
+                    "guard's operator must fix guard.state in its config."
+                )
             result = refusal_result(
                 BUDGET_UNAVAILABLE,
                 route.exposed,
                 text,
                 modern=call.modern,
                 limit_per_minute=limit,
-                retry_after_seconds=seconds,
+                **retry,
             )
             return Rejection(BUDGET_UNAVAILABLE, str(exc), result=result)
         return None if found is None else _over_budget(call, wanted[found[1]], found[0])
@@ -742,11 +751,11 @@ class Pipeline:
         """
         if self.journal is None:
             return None
-        from .jcs import canonical_sha256  # (with a journal only: off wrap's start, issue 14)
+        from .journal_key import argument_digest  # (with a journal only: off wrap's start, issue 14)
 
         route = call.route
         try:
-            digest = canonical_sha256(call.arguments)
+            digest = argument_digest(self.journal.key, call.arguments)
         except ValueError:
             text = (
                 f"mcp-guard refused this call to `{route.exposed}`: its arguments hold an integer beyond the range of "

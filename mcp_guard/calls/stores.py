@@ -40,7 +40,14 @@ class StoreUnavailable(GuardError):
 
     The message names the store and the address without credentials (``state.urls.redacted``),
     never a URL as configured.
+
+    ``cause``: None when the store may answer again by itself (down, slow, a dropped connection),
+    else why it never will as configured (``authentication failed``, ...): then a retry cannot help.
     """
+
+    def __init__(self, message: str, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 class SharedBudget(Protocol):
@@ -85,6 +92,9 @@ class JournalSink(Protocol):
 
     The records and their fields are those of :mod:`.journal` (the JSONL form), plus the replica.
     """
+
+    key: bytes
+    """The argument digest key (:mod:`.journal_key`): ``arguments_sha256`` is HMAC-SHA256 under it."""
 
     async def intent(
         self,

@@ -109,15 +109,25 @@ async def opened_stores(
             except ImportError:
                 raise StateError("guard.state needs the redis extra: pip install 'mcp-guard[redis]'") from None
             budget = redis
-            reachable = await redis.ping()
-            log.info("budgets: counted in Redis at %s%s", redis.where, "" if reachable else " (not reachable now)")
-            if not reachable:
+            problem = await redis.ping()
+            log.info("budgets: counted in Redis at %s%s", redis.where, f" ({problem})" if problem else "")
+            if problem == "not reachable now":
                 log.warning("Redis at %s does not answer: calls with a budget are refused until it does", redis.where)
+            elif problem:
+                log.error(
+                    "Redis at %s refuses the guard: %s; calls with a budget are refused until guard.state is fixed",
+                    redis.where,
+                    problem,
+                )
         if journal_path is not None:
+            from ..calls.journal_key import load_key
+
             try:
-                journal = Journal(journal_path)
+                journal = Journal(journal_path, key=load_key(journal_path, environ)[0])
             except OSError as exc:
                 raise StateError(f"cannot open the journal {journal_path}: {exc.strerror or exc}") from None
+            except ValueError as exc:
+                raise StateError(f"cannot open the journal {journal_path}: {exc}") from None
             label = str(journal_path)
         elif isinstance(guard.journal, JournalDatabase):
             pg = await _open_database(guard.journal, environ, replica or default_replica_id())
@@ -143,9 +153,19 @@ async def _open_database(settings: JournalDatabase, environ: Mapping[str, str], 
         settings.postgres, settings.postgres_env, environ, where="guard.journal", schemes=POSTGRES_SCHEMES
     )
     try:
+        from ..calls.journal_key import KEY_ENV, load_key
         from .pg_journal import PostgresJournal
 
-        pg = PostgresJournal(url, replica=replica, pool_size=settings.pool_size, timeout=settings.timeout_seconds)
+        key, source = load_key(None, environ)
+        if source == "process":
+            log.warning(
+                "journal: %s is not set: argument digests are keyed per process and cannot be compared across "
+                "replicas or restarts (set it to the same secret on every replica)",
+                KEY_ENV,
+            )
+        pg = PostgresJournal(
+            url, replica=replica, pool_size=settings.pool_size, timeout=settings.timeout_seconds, key=key
+        )
         version = await anyio.to_thread.run_sync(lambda: schema_version(url, timeout=settings.timeout_seconds))
     except ImportError:
         raise StateError(

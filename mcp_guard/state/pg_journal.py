@@ -87,8 +87,14 @@ class PostgresJournal:
     Use ``await journal.open()`` in the event loop that will write, ``await journal.aclose()`` after.
     """
 
-    def __init__(self, url: str, *, replica: str, pool_size: int = 8, timeout: float = 2.0) -> None:
+    def __init__(
+        self, url: str, *, replica: str, pool_size: int = 8, timeout: float = 2.0, key: bytes | None = None
+    ) -> None:
+        from ..calls.journal_key import load_key
+
         self.where = redacted(url)
+        self.key: bytes = key if key is not None else load_key(None)[0]
+        """The argument digest key (``MCP_GUARD_JOURNAL_KEY``, or random for this process)."""
         self.replica = replica
         self._url = url
         self._pool_size = pool_size

@@ -78,6 +78,30 @@ when the slots are taken, else ``{microseconds until the last full key frees a s
 (from 1)}``."""
 
 
+def lasting_cause(exc: BaseException) -> str | None:
+    """Why Redis refuses the guard for as long as the configuration stays (None: a transient fault).
+
+    Classes: authentication (a wrong or missing password or user: ``AUTH``'s ``WRONGPASS``,
+    ``NOAUTH``), permission (ACL ``NOPERM``), the database index (``SELECT``: out of range), TLS
+    (a handshake failure: an ``rediss://`` URL against a plain port or the reverse). The text names
+    the class only, never the server's message (which may echo a user name).
+    """
+    import ssl
+
+    from redis.exceptions import AuthenticationError, AuthorizationError, NoPermissionError, ResponseError
+
+    text = str(exc)
+    if isinstance(exc, AuthenticationError) or text.startswith(("WRONGPASS", "NOAUTH", "invalid username-password")):
+        return "authentication failed (a wrong or missing password or user in the URL)"
+    if isinstance(exc, (NoPermissionError, AuthorizationError)) or text.startswith("NOPERM"):
+        return "permission denied (the Redis user lacks a command or key the guard needs: ACL NOPERM)"
+    if isinstance(exc, ResponseError) and "DB index" in text:
+        return "the database index in the URL does not exist on this server"
+    if isinstance(exc, ssl.SSLError) or isinstance(exc.__cause__, ssl.SSLError):
+        return "TLS failed (rediss:// against a plain port, or a certificate problem)"
+    return None
+
+
 class RedisBudget:
     """A :class:`~mcp_guard.calls.stores.SharedBudget` in Redis: one sliding 60 s window per exposed tool.
 
@@ -158,20 +182,26 @@ class RedisBudget:
         try:
             answer: Any = await self._take(keys=keys, args=args)
         except (RedisError, OSError) as exc:
-            raise StoreUnavailable(f"Redis at {self.where} is unavailable ({type(exc).__name__})") from None
+            cause = lasting_cause(exc)
+            what = f"refuses the guard: {cause}" if cause else f"is unavailable ({type(exc).__name__})"
+            raise StoreUnavailable(f"Redis at {self.where} {what}", cause) from None
         if not isinstance(answer, list):
             return None
         wait, full = int(answer[0]), int(answer[1])
         return max(wait / 1_000_000, 1e-3), full - 1
 
-    async def ping(self) -> bool:
-        """Whether Redis answers a ``PING`` now (for the start-up log)."""
+    async def ping(self) -> str | None:
+        """Why Redis does not answer a ``PING`` now (for the start-up log), or None when it does.
+
+        The answer is a cause class, never the URL or a credential: ``not reachable now`` (down,
+        refused, timed out: it may come back), or a :func:`lasting_cause` (a retry cannot help).
+        """
         from redis.exceptions import RedisError
 
         try:
-            return bool(await self._client.ping())
-        except (RedisError, OSError):
-            return False
+            return None if await self._client.ping() else "not reachable now"
+        except (RedisError, OSError) as exc:
+            return lasting_cause(exc) or "not reachable now"
 
     async def aclose(self) -> None:
         """Close the connections (idempotent)."""

@@ -10,6 +10,7 @@ import pytest
 
 from mcp_guard.calls.jcs import canonical_sha256
 from mcp_guard.calls.journal import Journal, read_records
+from mcp_guard.calls.journal_key import argument_digest, key_path
 from mcp_guard.calls.pinning import LockFile
 from mcp_guard.calls.pipeline import STEP_NAMES, WRAP_STEPS, Call, Pipeline, Rejection, outcome_of
 from mcp_guard.calls.policy import Budget
@@ -258,7 +259,8 @@ async def test_pipeline_decisions(
     if kind is None:
         assert rejection is None
         assert [r["event"] for r in records] == ["intent"]
-        assert records[0]["arguments_sha256"] == canonical_sha256(arguments)
+        key = bytes.fromhex(key_path(path).read_text())
+        assert records[0]["arguments_sha256"] == argument_digest(key, arguments) != canonical_sha256(arguments)
         assert (records[0]["server"], records[0]["tool"]) == (route.server, route.tool)
         return
     assert rejection is not None and rejection.kind == kind

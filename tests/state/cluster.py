@@ -22,11 +22,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import httpx
 
+from mcp_guard.calls.journal_key import KEY_ENV, argument_digest
 from tests.real_servers import Haproxy, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +151,12 @@ class Cluster:
         command += ["--http", replica.address, "--replica-id", replica.name, "--log-level", "info"]
         with replica.log_path.open("ab") as log:
             replica.proc = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                cwd=ROOT,
+                env={**os.environ, KEY_ENV: JOURNAL_KEY},
             )
 
     async def _listening(self, replica: Replica) -> None:
@@ -299,6 +305,15 @@ def rejection_kind(response: dict[str, Any]) -> str | None:
     meta = result.get("_meta") or {}
     rejection = meta.get("mcp-guard/rejection")
     return None if rejection is None else str(rejection["kind"])
+
+
+JOURNAL_KEY: Final = "cluster journal key"
+"""The shared journal key every replica gets (``MCP_GUARD_JOURNAL_KEY``): digests compare across replicas."""
+
+
+def digest(arguments: object) -> str:
+    """The journal digest of ``arguments`` under :data:`JOURNAL_KEY` (HMAC-SHA256 of RFC 8785)."""
+    return argument_digest(JOURNAL_KEY.encode(), arguments)
 
 
 def environ_without_proxies() -> dict[str, str]:

@@ -24,6 +24,19 @@ def redis_server() -> Iterator[Redis]:
 
 
 @pytest.fixture(scope="session")
+def redis_with_password() -> Iterator[Redis]:
+    """A running ``redis-server`` with ``--requirepass`` (skipped as :func:`redis_server`)."""
+    if importlib.util.find_spec("redis") is None:
+        pytest.skip("the redis extra is not installed (pip install -e '.[test]')")
+    server = Redis(password="right-pass-35")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
 def postgres_server() -> Iterator[Postgres]:
     """A running PostgreSQL cluster (skipped when absent, or when the ``postgres`` extra is not installed)."""
     if importlib.util.find_spec("psycopg") is None:

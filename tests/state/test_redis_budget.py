@@ -165,3 +165,39 @@ async def test_the_pipeline_refuses_governed_calls_while_redis_is_down_and_resum
     finally:
         await budget.aclose()
         server.close()
+
+
+@pytest.mark.parametrize(
+    ("password", "database", "cause"),
+    [("WRONG-pw", 0, "authentication failed"), (None, 0, "authentication failed"), ("right-pass-35", 999, "index")],
+)
+async def test_a_lasting_refusal_is_told_apart_from_unreachable_and_promises_no_retry(
+    redis_with_password: Redis, password: str | None, database: int, cause: str
+) -> None:
+    """Red team 35: a wrong password read as "cannot be reached now ... Try again in 5 seconds"."""
+    auth = f":{password}@" if password else ""
+    url = f"redis://{auth}127.0.0.1:{redis_with_password.port}/{database}"
+    budget = RedisBudget(url, prefix=prefix(), timeout=1.0)
+    cat = catalog({"servers": {"fs": {"tools": {"read": {"callsPerMinute": 2}}}}})
+    read = cat.route("fs__read")
+    assert read is not None
+    try:
+        problem = await budget.ping()
+        assert problem is not None and cause in problem and "pw" not in problem
+        refused = await Pipeline(budget=budget).admit(Call(read, {"path": "a"}))
+        assert refused is not None and refused.kind == "budget_unavailable" and refused.result is not None
+        text = refused.result["content"][0]["text"]
+        assert cause in text and "Try again" not in text and "Retrying will not help" in text
+        assert "retry_after_seconds" not in refused.result["_meta"]["mcp-guard/rejection"]
+        assert "WRONG" not in text and "right-pass" not in text
+    finally:
+        await budget.aclose()
+
+
+async def test_the_right_password_counts(redis_with_password: Redis) -> None:
+    url = f"redis://:right-pass-35@127.0.0.1:{redis_with_password.port}/0"
+    budget = RedisBudget(url, prefix=prefix(), timeout=1.0)
+    try:
+        assert await budget.ping() is None and await budget.take("t", 1, member()) is None
+    finally:
+        await budget.aclose()

@@ -29,10 +29,9 @@ import anyio.abc
 import httpx
 import pytest
 
-from mcp_guard.calls.jcs import canonical_sha256
 from mcp_guard.state.pg_schema import init_schema, read_database_records
 from tests.real_servers import Postgres, Redis
-from tests.state.cluster import Client, Cluster, Refused, rejection_kind
+from tests.state.cluster import Client, Cluster, Refused, digest, rejection_kind
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -156,7 +155,7 @@ async def test_a_replica_killed_mid_load_loses_no_journaled_call_and_its_clients
     by_digest = Counter(r["arguments_sha256"] for r in intents)
     # Every call an upstream received has a committed intent, and none is there twice.
     for message in cluster.forwarded("free"):
-        assert by_digest[canonical_sha256(message["params"]["arguments"])] == 1, message
+        assert by_digest[digest(message["params"]["arguments"])] == 1, message
     assert max(by_digest.values()) == 1
     # The calls left open are the dead replica's, and only calls its clients saw fail.
     open_calls = [r for r in intents if r["call_id"] not in outcomes]
@@ -228,7 +227,7 @@ async def test_redis_then_postgres_stopped_during_the_load_refuse_what_they_gove
                 assert rejection_kind(answer) is None
     digests = {r["arguments_sha256"] for r in read_database_records(pg_url) if r["event"] == "intent"}
     for message in cluster.forwarded():
-        assert canonical_sha256(message["params"]["arguments"]) in digests
+        assert digest(message["params"]["arguments"]) in digests
 
 
 @pytest.mark.slow

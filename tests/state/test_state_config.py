@@ -13,7 +13,7 @@ from mcp_guard.config import ConfigError, JournalDatabase, StateSettings, parse_
 from mcp_guard.state.opening import StateError, opened_stores
 from mcp_guard.state.redis_budget import REDIS_SCHEMES
 from mcp_guard.state.urls import UrlError, redacted, resolve_url
-from tests.real_servers import free_port
+from tests.real_servers import Redis, free_port
 
 
 def config(guard: dict[str, Any]) -> Any:
@@ -105,3 +105,20 @@ def test_the_shipped_scale_out_files_agree() -> None:
         assert f"    {variable}: " in compose, variable
     assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg" in compose
     assert "config/gateway.scale-out.json" in compose and "journal init" in compose
+
+
+def test_serve_start_names_a_wrong_password_as_such_without_the_password(
+    redis_with_password: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Red team 35: a wrong password was logged as "not reachable now" / "does not answer"."""
+    c = config({"state": {"redisEnv": "R"}})
+    url = f"redis://:WRONG-35@127.0.0.1:{redis_with_password.port}/0"
+
+    async def main() -> None:
+        async with opened_stores(c, journal_path=None, environ={"R": url}):
+            pass
+
+    with caplog.at_level(logging.INFO, logger="mcp_guard"):
+        anyio.run(main)
+    assert "authentication failed" in caplog.text and "refuses the guard" in caplog.text
+    assert "not reachable" not in caplog.text and "does not answer" not in caplog.text and "WRONG" not in caplog.text

@@ -8,6 +8,7 @@ harness; the upstream records the raw lines it receives, so "as written" is chec
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -222,7 +223,9 @@ async def test_serve_journals_such_a_literal_as_its_double_and_forwards_the_call
     assert answer["result"]["content"][0]["text"] == "numbers ok", answer
     assert len(calls) == 1 and f'"x":{literal}'.encode() in calls[0]
     [intent] = [r for r in map(json.loads, journal.read_text().splitlines()) if r["event"] == "intent"]
-    assert intent["arguments_sha256"] == hashlib.sha256(rfc8785.dumps({"x": float(literal)})).hexdigest()
+    key = bytes.fromhex((tmp_path / "journal.jsonl.key").read_text())
+    expected = hmac.new(key, rfc8785.dumps({"x": float(literal)}), hashlib.sha256).hexdigest()
+    assert intent["arguments_sha256"] == expected
 
 
 async def test_serve_with_a_journal_refuses_a_literal_beyond_the_double_range(tmp_path: Path) -> None:
