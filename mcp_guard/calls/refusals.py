@@ -123,6 +123,17 @@ NOT_SHOWN: Final = "not in the schema your model was shown"
 """Said of a finding whose constraint the model's host was not shown (``--present-for``, issue 24 item 3)."""
 
 
+_UNCHECKED_ADVICE: Final = {
+    "pattern": "a string that is valid Unicode text (no lone surrogate, U+D800 to U+DFFF, outside a pair) can be "
+    "checked and is judged as usual",
+    "format": "a smaller regular expression can be checked and is judged as usual",
+    "": "smaller or simpler arguments can be checked and are judged as usual",
+}
+"""What a caller can do about arguments refused unchecked (``core.compiler``), by the issue's keyword: a lone
+surrogate the pattern engine cannot read, a regular expression too large to check, else the work budget
+(red team 35: a lone surrogate was told to send smaller arguments)."""
+
+
 def _not_shown(message: str) -> str:
     """``message`` saying its constraint was not shown: ``… (maximum)`` -> ``… (maximum; not in the schema
     your model was shown)``; a message without a closing parenthesis gains one."""
@@ -251,8 +262,8 @@ def rejection_result(
         details = issue_messages(report)
         text = (
             f"mcp-guard refused this call to `{tool}` without checking its arguments, so nothing was sent to the "
-            f"server. {details}. Whether they match the tool's input schema is not known: smaller or simpler "
-            "arguments can be checked and are judged as usual."
+            f"server. {details}. Whether they match the tool's input schema is not known: "
+            f"{_UNCHECKED_ADVICE.get(report.issues[0].keyword, _UNCHECKED_ADVICE[''])}."
         )
     elif not schema_broken:
         details = issue_messages(report, hints, shown)

@@ -112,3 +112,12 @@ def test_arguments_refused_unchecked_are_logged_as_such_not_as_a_keyword_at_the_
         "refused unchecked: a string in these arguments holds a lone surrogate, which the guard's ECMA-262 "
         "pattern engine cannot read"
     )
+
+
+def test_arguments_refused_unchecked_are_told_what_would_be_checked() -> None:
+    """Red team 35: a lone surrogate was answered "smaller or simpler arguments can be checked"."""
+    from mcp_guard.calls.refusals import rejection_result
+
+    compiled = compile({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}}, profile="extended")
+    text = rejection_result("t", compiled.check({"s": "\ud800"}), schema_broken=False)["content"][0]["text"]
+    assert "valid Unicode text (no lone surrogate" in text and "smaller or simpler" not in text
