@@ -128,27 +128,8 @@ def run_round(command: list[str], calls: int, era: str, call: str = "add") -> tu
         calls per second, each call's latency in seconds, and the CPU seconds per call of ``command``'s own
         process (:func:`cpu_seconds`: the guard's, not its upstream's) over the timed calls.
     """
-    client = RawClient(command)
+    client, params = connected(command, era, call)
     try:
-        extra: dict[str, object] = {}
-        if era == "handshake":
-            init = client.request(
-                "initialize",
-                {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "bench", "version": "0"},
-                },
-            )
-            assert "result" in init, init
-            client.notify("notifications/initialized")
-        else:
-            extra = {"_meta": MODERN_META}
-        listed = client.request("tools/list", dict(extra))
-        assert "result" in listed, listed
-        params = {**CALLS[call], **extra}
-        for _ in range(50):  # warm-up
-            client.request("tools/call", params)
         latencies = []
         clock = time.perf_counter
         cpu_before = cpu_seconds(client.process.pid)
@@ -173,21 +154,25 @@ def connected(command: list[str], era: str, call: str) -> tuple[RawClient, dict[
     """A client of ``command``, initialized (or with the modern era's ``_meta``), its tools listed and 50 calls of
     :data:`CALLS` ``[call]`` made (warm-up); with the params to call it with."""
     client = RawClient(command)
-    extra: dict[str, object] = {}
-    if era == "handshake":
-        init = client.request(
-            "initialize",
-            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
-        )
-        assert "result" in init, init
-        client.notify("notifications/initialized")
-    else:
-        extra = {"_meta": MODERN_META}
-    listed = client.request("tools/list", dict(extra))
-    assert "result" in listed, listed
-    params = {**CALLS[call], **extra}
-    for _ in range(50):
-        client.request("tools/call", params)
+    try:
+        extra: dict[str, object] = {}
+        if era == "handshake":
+            init = client.request(
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+            )
+            assert "result" in init, init
+            client.notify("notifications/initialized")
+        else:
+            extra = {"_meta": MODERN_META}
+        listed = client.request("tools/list", dict(extra))
+        assert "result" in listed, listed
+        params = {**CALLS[call], **extra}
+        for _ in range(50):  # warm-up
+            client.request("tools/call", params)
+    except BaseException:
+        client.close()
+        raise
     return client, params
 
 
