@@ -24,6 +24,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcp_guard.peer.upstream import LineLink
+from mcp_guard.sessions.session import Session
 from mcp_guard.wire.framing import LineTooLong
 
 TIMEOUT = 10.0
@@ -258,23 +259,23 @@ async def running_guard(
     """
     from mcp_guard.calls.tool_table import ToolTable
     from mcp_guard.config import parse_config
-    from mcp_guard.sessions.gateway import GatewaySession
-    from mcp_guard.sessions.relay import Relay
+    from mcp_guard.sessions.gateway import serve_session
+    from mcp_guard.sessions.relay import wrap_session
 
     client = Client()
     options.setdefault("drain_timeout", 0.2)
-    guard: Relay | GatewaySession
+    guard: Session
     if command == "wrap":
         from mcp_guard.hosts import host_profile
 
         table = ToolTable(host=host_profile(host) if host is not None else None)
-        guard = Relay(client.guard_link, upstream.connect, table, **options)
+        guard = wrap_session(client.guard_link, upstream.connect, table, **options)
     else:
         document: dict[str, Any] = {"mcpServers": {"s": {"command": "unused"}}}
         if host is not None:
             document["guard"] = {"presentFor": host}
         config = parse_config(json.dumps(document), environ={})
-        guard = GatewaySession(client.guard_link, config, connectors={"s": upstream.connect}, **options)
+        guard = serve_session(client.guard_link, config, connectors={"s": upstream.connect}, **options)
     client.guard = guard
     done = anyio.Event()
 

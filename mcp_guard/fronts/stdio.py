@@ -25,7 +25,7 @@ from ..calls.tool_table import ToolTable
 from ..core import DEFAULT_PROFILE
 from ..peer.spawn import StartedProcess
 from ..peer.upstream import Connector, UpstreamStartError, stdio_connector
-from ..sessions.relay import Relay
+from ..sessions.relay import wrap_session
 from ..streams.framing import claim_stdio
 from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
@@ -98,7 +98,7 @@ async def _relay_stdio(
     """Relay this process's stdio to the upstream ``connect`` makes, until the client closes or a signal comes."""
     with claim_stdio() as (read_fd, write_fd):
         client = pipe_line_stream(read_fd, write_fd, max_line=max_line)
-        relay = Relay(
+        relay = wrap_session(
             client,
             connect,
             table,
