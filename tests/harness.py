@@ -8,8 +8,8 @@ gateway session), and scripted upstreams, wired with memory streams; no processe
   ``tools/list``, ``ping``, batches, and ``tools/call`` of :data:`TOOLS`, with a hook the test
   sets to script what a call does (a hostile or broken server), and :meth:`ScriptedUpstream.handle`
   for a subclass to answer more (``tests/sessions/test_session.py``'s faults).
-- :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.sessions.relay.Relay`, no renaming) or
-  ``serve`` (a :class:`~mcp_guard.sessions.gateway.GatewaySession` of one server ``s``, its tools
+- :func:`running_guard`: a ``Session`` of ``wrap`` (routed by :class:`~mcp_guard.sessions.relay.Relay`, no renaming) or
+  ``serve`` (a session routed by :class:`~mcp_guard.sessions.gateway.Gateway`, of one server ``s``, its tools
   named ``s__NAME``) over one scripted upstream, so one test runs against both commands.
 """
 
@@ -251,8 +251,8 @@ async def running_guard(
     command: str, upstream: ScriptedUpstream, *, initialize: bool = True, host: str | None = None, **options: Any
 ) -> AsyncIterator[Client]:
     """The guard of ``command`` (``"wrap"`` or ``"serve"``) over ``upstream``, initialized (unless not
-    ``initialize``); yields the client, whose ``guard`` is the Relay or GatewaySession. ``host``: the
-    model host its listings are shown to (``wrap --present-for``, ``guard.presentFor``).
+    ``initialize``); yields the client, whose ``guard`` is the ``Session`` (its ``routing`` the Relay or the
+    Gateway). ``host``: the model host its listings are shown to (``wrap --present-for``, ``guard.presentFor``).
 
     The client's tool names are ``name(command, tool)``. On exit the client closes its side and
     the guard is waited for (it must stop its upstream).

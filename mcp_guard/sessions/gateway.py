@@ -56,7 +56,7 @@ import anyio.abc
 
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
-from ..calls.pipeline import LISTING_FAILED, SERVER_UNAVAILABLE, Call, Pipeline, tool_name
+from ..calls.pipeline import LISTING_FAILED, SERVER_UNAVAILABLE, Pipeline, tool_name
 from ..calls.policy import Budget
 from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
@@ -493,7 +493,7 @@ class Gateway(ModernEra):
         params = message.get("params")
         name, request = tool_name(params), (request_id, params)  # (request: the trace of a refusal before routing)
         if name is None:
-            await self.reply(self.pipeline.unlisted(None, request=request).response(request_id))
+            await self.reply(self.session.unlisted(message, None))
             return
         assert type(params) is dict
         called = name
@@ -548,17 +548,15 @@ class Gateway(ModernEra):
                     error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool", self._by_name[down].failure))
                 )
                 return
-            await self.reply(self.pipeline.unlisted(name, request=request).response(request_id))
+            await self.reply(self.session.unlisted(message, name))
             return
-        arguments = params.get("arguments", {})
-        call = Call(route, arguments, modern=is_modern(params), principal=principal, shown=shown)
-        self.pipeline.traced(call, request_id, params)
-        rejection = await self.pipeline.admit(call)
+        call = self.session.call_of(message, route, shown, None)
+        rejection = await self.pipeline.admit(call)  # (Pipeline.check, then the journal, shared budget, intent)
         if rejection is not None:
             await self.reply(rejection.response(request_id))
             return
+        outgoing = self.session.forwarded(message, call)
         link = self._by_name[route.server]
-        outgoing = {**message, "params": {**self.pipeline.forwarded_params(call, params), "name": route.tool}}
         await self.forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
 
     async def forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:

@@ -125,7 +125,7 @@ from ..wire.jsonrpc import (
     valid_id,
 )
 from ..wire.messages import BATCH_VERSION, refused_batch
-from ..wire.meta import era_meta, is_modern
+from ..wire.meta import era_meta
 from .client_lines import answer_every_request, big_line
 from .session import Session
 from .upstream_side import UpstreamSide, never_started_text
@@ -635,17 +635,12 @@ class Relay(UpstreamSide):
             params, shown, name = message["params"], tool, tool.name
         entry = table.get(name) if name is not None else None
         if entry is None:
-            return None, self.pipeline.unlisted(name, request=(request_id, params)).response(request_id)
-        assert type(params) is dict
-        principal = self.session.principal_of(request_id)
-        route = self._route_to(entry, table)
-        call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal, shown=shown)
-        self.pipeline.traced(call, request_id, params)
+            return None, self.session.unlisted(message, name)
+        call = self.session.call_of(message, self._route_to(entry, table), shown, "")
         rejection = self.pipeline.check(call)
         if rejection is not None:
             return None, rejection.response(request_id)
-        if call.trace is not None:  # its _meta carries the upstream round trip's trace context
-            message = {**message, "params": self.pipeline.forwarded_params(call, params)}
+        message = self.session.forwarded(message, call)  # (traced: its _meta carries the round trip's context)
         if self.pipeline.observer is not None or call.trace is not None:
             self._observe(request_id, call)
         if entry.output is not None:  # its result is judged (Pipeline.judge_output)

@@ -39,10 +39,12 @@ import anyio
 import anyio.abc
 
 from ..auth.principal import Callers
+from ..calls.pipeline import Call
 from ..log_counts import LogCounts
 from ..peer.offload import Ordered
 from ..wire.jsonrpc import INVALID_REQUEST, error_response, id_key, invalid_request_text, valid_id
 from ..wire.messages import DUPLICATE_ID
+from ..wire.meta import is_modern
 from .client_lines import read_client_lines
 from .client_requests import NOT_OPEN, WAITING, ClientRequests
 from .client_writer import ClientWriter
@@ -50,8 +52,9 @@ from .server_requests import ServerRequests
 
 if TYPE_CHECKING:
     from ..auth.principal import Principal
-    from ..calls.pipeline import Pipeline
+    from ..calls.pipeline import Pipeline, Route
     from ..core import Compiled
+    from ..hosts.listing import ShownTool
     from ..peer.inflight import InFlight
     from ..peer.upstream import LineLink
     from ..streams.pipes import LineHandler
@@ -238,6 +241,41 @@ class Session:
     def principal_of(self, request_id: Any) -> Principal | None:
         """Who sent the request ``request_id`` (OAuth, the HTTP front), or None."""
         return self.callers.principal_of(request_id) if self.callers is not None else None
+
+    # --- the tools/call prelude (both routings) --------------------------------------------------
+
+    def unlisted(self, message: dict[str, Any], name: str | None, server: str = "") -> dict[str, Any]:
+        """The answer to the ``tools/call`` ``message`` (a valid id) naming no tool (``name`` None) or one no listing
+        has: -32602, as a hidden tool is answered (``Pipeline.unlisted``: logged, counted under ``server``, traced)."""
+        request_id = message["id"]
+        return self.pipeline.unlisted(name, server, request=(request_id, message.get("params"))).response(request_id)
+
+    def call_of(self, message: dict[str, Any], route: Route, shown: ShownTool | None, call_id: str | None) -> Call:
+        """The ``Call`` of the ``tools/call`` ``message`` (a valid id, ``params`` an object) routed by ``route``:
+        its arguments (absent: ``{}``), era, caller (:meth:`principal_of`) and the tool as the model host was shown
+        it (``--present-for``, or None); its trace opened (``Pipeline.traced``). ``call_id``: the journal's
+        (None: a new one; ``wrap`` keeps no journal: ``""``). Judge it with ``Pipeline.check`` (``serve``:
+        ``Pipeline.admit``, which journals too)."""
+        request_id, params = message["id"], message["params"]
+        arguments = params.get("arguments", {})
+        principal = self.principal_of(request_id)
+        if call_id is None:
+            call = Call(route, arguments, is_modern(params), principal=principal, shown=shown)
+        else:
+            call = Call(route, arguments, is_modern(params), call_id=call_id, principal=principal, shown=shown)
+        self.pipeline.traced(call, request_id, params)
+        return call
+
+    def forwarded(self, message: dict[str, Any], call: Call) -> dict[str, Any]:
+        """The admitted ``tools/call`` ``message`` as it goes upstream: ``message`` itself when nothing changes
+        (``wrap`` relays it as it came), else a copy naming the tool by the upstream's own name (``serve``'s
+        routes) and carrying the upstream round trip's trace context in ``_meta`` (``Pipeline.forwarded_params``)."""
+        params = message["params"]
+        out = self.pipeline.forwarded_params(call, params)
+        tool = call.route.tool
+        if tool != params.get("name"):
+            out = {**out, "name": tool}
+        return message if out is params else {**message, "params": out}
 
     # --- to the client --------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The gateway session asks who sent each request (issue 27 item 2): ``GatewaySession.principal_of``.
+"""The gateway session asks who sent each request (issue 27 item 2): ``Session.principal_of``.
 
 The HTTP front with OAuth fills the seam: its client side is an ``auth.principal.Callers`` (its own tests);
 here a client link with a table of request ids stands in for it, so one session serves two callers, as the
