@@ -222,11 +222,6 @@ class Relay(UpstreamSide):
         return self.peer.upstream
 
     @property
-    def upstream_closed(self) -> bool:
-        """Whether there is no upstream connection right now."""
-        return self.peer.upstream is None
-
-    @property
     def closing(self) -> bool:
         """The guard is stopping the upstream (the client has gone and what it asked is decided, or it stopped
         reading): the upstream is not started again, and its end is not a start failure
