@@ -49,8 +49,9 @@ upstream half of the relay is ``upstream_side``); when the upstream goes away th
 the connector again. ``upstream.stdio_connector`` spawns a process;
 ``http_upstream.http_connector`` opens a streamable HTTP session, and gets the same fault
 handling (a session the server ended is opened again, with the handshake replayed). The client side
-is one line stream given at construction (:class:`~mcp_guard.streams.framing.LineStream`, or
-any object with ``receive()`` and ``send()``); one :class:`Relay` serves one client session.
+is the session's (``session.Session``: one line stream given at construction,
+:class:`~mcp_guard.streams.framing.LineStream` or any object with ``receive()`` and ``send()``); one
+:class:`Relay` is the routing of one session (``wrap_session``).
 
 The stdio hot path
 ------------------
@@ -475,7 +476,7 @@ class Relay(UpstreamSide):
                 self._client_answer(message)  # dropped (logged)
             return
         wait = self.peer.wait
-        if self.peer.start_failure is not None:  # never started: not started again (``run`` ends)
+        if self.peer.start_failure is not None:  # never started: not started again (``Session.run`` ends)
             return await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
         if self._connecting or wait <= HOLD_MAX:
             cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
