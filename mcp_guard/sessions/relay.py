@@ -179,6 +179,8 @@ class Relay(UpstreamSide):
             upstream then gets at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and is stopped.
         backoff: ``(first, most)`` seconds to wait before a restart after failures.
         stable_after: seconds after which a connection that ends is not a failure.
+        exits: an upstream that cannot start at all ends the guard ("mcp-guard exits": ``wrap`` on stdio), not
+            only this session (False: ``wrap --http``, one session per client).
 
     Attributes:
         upstream: the current upstream connection, or None while there is none.
@@ -199,6 +201,7 @@ class Relay(UpstreamSide):
         drain_timeout: float = 2.0,
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
         stable_after: float = STABLE_SECONDS,
+        exits: bool = True,
     ) -> None:
         super().__init__(
             session,
@@ -209,6 +212,7 @@ class Relay(UpstreamSide):
             drain_timeout=drain_timeout,
             backoff=backoff,
             stable_after=stable_after,
+            exits=exits,
         )
         self.pipeline = session.pipeline
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}

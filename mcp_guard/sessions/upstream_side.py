@@ -139,6 +139,7 @@ class UpstreamSide:
         drain_timeout: float = 2.0,
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
         stable_after: float = STABLE_SECONDS,
+        exits: bool = True,
     ) -> None:
         self.session = session
         self.client = session.client
@@ -156,7 +157,7 @@ class UpstreamSide:
             client_request_timeout=client_request_timeout,
         )
         self._stopping = False  # the guard is ending the upstream (``Relay.closing``)
-        self.exits = True  # a start failure ends the guard (``wrap``), not only this session (``wrap --http``)
+        self.exits = exits  # a start failure ends the guard (``wrap``), not only this session (``wrap --http``)
         # The session's (client_requests, server_requests, log_counts): the one upstream owns what it was sent.
         self.requests = session.requests
         self.server_requests = session.server_requests

@@ -14,10 +14,9 @@ import anyio.abc
 
 from ...auth.principal import Principal
 from ...calls.observer import Origin
-from ...calls.pipeline import WRAP_STEPS, Pipeline
 from ...calls.tool_table import ToolTable
 from ...peer.upstream import UpstreamStartError, stdio_connector
-from ...sessions.relay import Relay
+from ...sessions.relay import wrap_session
 from ...sessions.session import Session
 from ...streams.framing import LineStream
 from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
@@ -52,16 +51,15 @@ def _make_session(front: HttpFront, client: DirectClientSide) -> Session:
     table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported, outputs=front.outputs, host=front.host)
     timeout = front.request_timeout
     # The relay reads and writes through the LineStream interface only; the client side is in memory.
-    session = Session(cast(LineStream, client), Pipeline(enabled=WRAP_STEPS, client=client))
-    relay = Relay(
-        session,
+    session = wrap_session(
+        cast(LineStream, client),
         stdio_connector(front.command, max_line=front.config.max_message_bytes),
         table,
         request_timeout=timeout if timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
         client_request_timeout=timeout,
+        exits=False,  # an upstream that cannot start ends the session, not the front
     )
     session.pipeline.observer = front.metrics
-    relay.exits = False  # an upstream that cannot start ends the session, not the front
     return session
 
 
