@@ -54,7 +54,7 @@ import anyio
 
 from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.hosts import HOST_NAMES, HOSTS, host_profile, present_tools
-from mcp_guard.sessions.relay import Relay
+from mcp_guard.sessions.relay import Relay, wrap_session
 from mcp_guard.streams.pipes import PipeLineStream
 
 clock = time.process_time
@@ -131,7 +131,9 @@ class Rig:
         self.upstream = Upstream(tools)
         guard_side, self.client = pipe_pair()
         table = ToolTable(host=host_profile(host) if host is not None else None)
-        self.relay = Relay(guard_side, self.upstream.connect, table)
+        self.session = wrap_session(guard_side, self.upstream.connect, table)
+        self.relay = self.session.routing
+        assert isinstance(self.relay, Relay)
         self.next_id = 0
 
     async def request(self, method: str, params: Any = None) -> dict[str, Any]:
@@ -252,7 +254,7 @@ async def run(args: argparse.Namespace) -> None:
         control = Rig(tools, None)  # a second plain relay: the floor of the comparison (two identical relays)
         rigs = {h: Rig(tools, h) for h in hosts}
         for rig in [plain, control, *rigs.values()]:
-            tg.start_soon(rig.relay.run)
+            tg.start_soon(rig.session.run)
             await rig.start()
         print(f"{len(tools)} corpus tools; {args.rounds} rounds, the arms alternated chunk by chunk; CPU time")
         print(

@@ -8,8 +8,8 @@ gateway session), and scripted upstreams, wired with memory streams; no processe
   ``tools/list``, ``ping``, batches, and ``tools/call`` of :data:`TOOLS`, with a hook the test
   sets to script what a call does (a hostile or broken server), and :meth:`ScriptedUpstream.handle`
   for a subclass to answer more (``tests/sessions/test_session.py``'s faults).
-- :func:`running_guard`: ``wrap`` (a :class:`~mcp_guard.sessions.relay.Relay`, no renaming) or
-  ``serve`` (a :class:`~mcp_guard.sessions.gateway.GatewaySession` of one server ``s``, its tools
+- :func:`running_guard`: a ``Session`` of ``wrap`` (routed by :class:`~mcp_guard.sessions.relay.Relay`, no renaming) or
+  ``serve`` (a session routed by :class:`~mcp_guard.sessions.gateway.Gateway`, of one server ``s``, its tools
   named ``s__NAME``) over one scripted upstream, so one test runs against both commands.
 """
 
@@ -24,6 +24,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcp_guard.peer.upstream import LineLink
+from mcp_guard.sessions.session import Session
 from mcp_guard.wire.framing import LineTooLong
 
 TIMEOUT = 10.0
@@ -250,31 +251,31 @@ async def running_guard(
     command: str, upstream: ScriptedUpstream, *, initialize: bool = True, host: str | None = None, **options: Any
 ) -> AsyncIterator[Client]:
     """The guard of ``command`` (``"wrap"`` or ``"serve"``) over ``upstream``, initialized (unless not
-    ``initialize``); yields the client, whose ``guard`` is the Relay or GatewaySession. ``host``: the
-    model host its listings are shown to (``wrap --present-for``, ``guard.presentFor``).
+    ``initialize``); yields the client, whose ``guard`` is the ``Session`` (its ``routing`` the Relay or the
+    Gateway). ``host``: the model host its listings are shown to (``wrap --present-for``, ``guard.presentFor``).
 
     The client's tool names are ``name(command, tool)``. On exit the client closes its side and
     the guard is waited for (it must stop its upstream).
     """
     from mcp_guard.calls.tool_table import ToolTable
     from mcp_guard.config import parse_config
-    from mcp_guard.sessions.gateway import GatewaySession
-    from mcp_guard.sessions.relay import Relay
+    from mcp_guard.sessions.gateway import serve_session
+    from mcp_guard.sessions.relay import wrap_session
 
     client = Client()
     options.setdefault("drain_timeout", 0.2)
-    guard: Relay | GatewaySession
+    guard: Session
     if command == "wrap":
         from mcp_guard.hosts import host_profile
 
         table = ToolTable(host=host_profile(host) if host is not None else None)
-        guard = Relay(client.guard_link, upstream.connect, table, **options)
+        guard = wrap_session(client.guard_link, upstream.connect, table, **options)
     else:
         document: dict[str, Any] = {"mcpServers": {"s": {"command": "unused"}}}
         if host is not None:
             document["guard"] = {"presentFor": host}
         config = parse_config(json.dumps(document), environ={})
-        guard = GatewaySession(client.guard_link, config, connectors={"s": upstream.connect}, **options)
+        guard = serve_session(client.guard_link, config, connectors={"s": upstream.connect}, **options)
     client.guard = guard
     done = anyio.Event()
 

@@ -2,7 +2,7 @@
 
 The client talks to this process's stdin/stdout (fd 1 is diverted to stderr while the
 session runs, as for ``wrap``); each enabled server is an upstream of one
-:class:`~.session.GatewaySession`. SIGTERM, SIGHUP and SIGINT stop the guard (held by
+:func:`~mcp_guard.sessions.gateway.serve_session`. SIGTERM, SIGHUP and SIGINT stop the guard (held by
 ``fronts.stop_signals`` until every upstream has stopped): every upstream's input is closed
 and its process group gets SIGTERM at once, SIGKILL 1 s later; further signals meanwhile are
 logged and cut none of that short.
@@ -20,7 +20,8 @@ import anyio.abc
 from ..calls.pinning import LockFile
 from ..config import GatewayConfig, StdioServer
 from ..guarded import double_wrapped
-from ..sessions.gateway import GatewaySession
+from ..sessions.gateway import serve_session
+from ..sessions.session import Session
 from ..state.opening import StateError, opened_stores
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
 from ..wire.framing import DEFAULT_MAX_LINE
@@ -141,7 +142,7 @@ async def _serve_stdio(
     )
     with claim_stdio() as (read_fd, write_fd):
         client = LineStream(FdReceiveStream(read_fd), FdSendStream(write_fd), max_line=max_message_bytes)
-        session = GatewaySession(
+        session = serve_session(
             client,
             config,
             lock=lock,
@@ -165,7 +166,7 @@ async def _serve_stdio(
     return signals.exit_status
 
 
-async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> str | None:
+async def _run_with_metrics(session: Session, host: str, port: int) -> str | None:
     """Run ``session`` with its metrics served at ``host:port``; why not (logged) when that cannot be bound."""
     from ..calls.metrics import Metrics
     from .http.ops import OpsApp, serve_ops
@@ -187,22 +188,6 @@ async def _run_with_metrics(session: GatewaySession, host: str, port: int) -> st
             metrics.session_closed()
             tg.cancel_scope.cancel()
     return None
-
-
-class _GatewayRunner:
-    """A gateway session as the HTTP front runs it (``fronts.http.SessionRunner``)."""
-
-    def __init__(self, session: GatewaySession) -> None:
-        self.session = session
-
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Serve the session (its upstreams start, and restart, inside it)."""
-        task_status.started()
-        await self.session.run()
-
-    def unready(self) -> list[str]:
-        """The session's servers that are not connected and initialized."""
-        return self.session.unready()
 
 
 async def serve_http(
@@ -262,8 +247,8 @@ async def _serve_http(
 
     metrics = Metrics()
 
-    def session(client: LineStream) -> _GatewayRunner:
-        gateway = GatewaySession(
+    def session(client: LineStream) -> Session:
+        gateway = serve_session(
             client,
             config,
             lock=lock,
@@ -274,7 +259,7 @@ async def _serve_http(
             client_request_timeout=client_request_timeout,
         )
         gateway.pipeline.observer = metrics
-        return _GatewayRunner(gateway)
+        return gateway
 
     front = HttpFront([], http, profile=config.guard.profile, session_factory=session, metrics=metrics)
     names = ", ".join(s.name for s in config.enabled) or "(none)"

@@ -25,7 +25,7 @@ from ..calls.tool_table import ToolTable
 from ..core import DEFAULT_PROFILE
 from ..peer.spawn import StartedProcess
 from ..peer.upstream import Connector, UpstreamStartError, stdio_connector
-from ..sessions.relay import Relay
+from ..sessions.relay import wrap_session
 from ..streams.framing import claim_stdio
 from ..streams.pipes import pipe_line_stream
 from ..wire.framing import DEFAULT_MAX_LINE
@@ -98,19 +98,19 @@ async def _relay_stdio(
     """Relay this process's stdio to the upstream ``connect`` makes, until the client closes or a signal comes."""
     with claim_stdio() as (read_fd, write_fd):
         client = pipe_line_stream(read_fd, write_fd, max_line=max_line)
-        relay = Relay(
+        session = wrap_session(
             client,
             connect,
             table,
             request_timeout=request_timeout if request_timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
             client_request_timeout=request_timeout,
         )
-        session = anyio.CancelScope()
+        stopped = anyio.CancelScope()
         settle_heap()  # (the start-up heap out of every later full collection: fronts.heap)
         try:
-            async with held_stop_signals(session.cancel, then_ignore=True) as signals:
-                with session:
-                    await relay.run()
+            async with held_stop_signals(stopped.cancel, then_ignore=True) as signals:
+                with stopped:
+                    await session.run()
         except UpstreamStartError as exc:
             log.error("%s", exc)
             return 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final, Protocol
 
 import anyio
@@ -47,6 +47,10 @@ class ClientWriter:
     Args:
         client: the client's side; a line it can no longer take (closed, broken) is dropped.
         log: the owner's logger (a message dropped is logged there).
+
+    Attributes:
+        gone: called (once per line) when the client can no longer take a line, or None (``wrap``: the client
+            that stopped reading ends the relay).
     """
 
     def __init__(self, client: MessageSink, log: logging.Logger) -> None:
@@ -56,6 +60,7 @@ class ClientWriter:
         self._order = anyio.Lock()  # held while a big message is written; a notification then waits for it
         self._big = 0  # big messages written or waiting to be
         self._limiter = anyio.CapacityLimiter(1)
+        self.gone: Callable[[], None] | None = None
 
     @contextlib.asynccontextmanager
     async def turn(self, message: Any) -> AsyncIterator[bool]:
@@ -83,15 +88,15 @@ class ClientWriter:
             return dumps(message)
         return await anyio.to_thread.run_sync(_dumps_paused, message, limiter=self._limiter)
 
-    async def write(self, message: dict[str, Any]) -> None:
-        """Send one message; one JSON cannot carry becomes a -32603 error when it is an answer, or is
-        dropped (a notification, a request), and is logged (without its values)."""
+    async def write(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
+        """Send one message (or a batch's answers); one JSON cannot carry becomes a -32603 error when it is an
+        answer, or is dropped (a notification, a request, a batch), and is logged (without its values)."""
         async with self.turn(message) as big:
             try:
                 data = await self.encode(message, big)
             except Uncarriable:
                 self._log.warning("dropped a message holding a number JSON cannot carry exactly")
-                if "id" not in message or "method" in message:
+                if type(message) is not dict or "id" not in message or "method" in message:
                     return
                 data = dumps(error_response(message["id"], INTERNAL_ERROR, "mcp-guard: the answer was not JSON"))
             await self.send(data)
@@ -99,8 +104,11 @@ class ClientWriter:
     async def send(self, data: bytes) -> None:
         """Send one line already made (dropped when the client's side is closed or broken)."""
         async with self._send_lock:
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            try:
                 await self.client.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                if self.gone is not None:
+                    self.gone()
 
 
 def _dumps_paused(message: Any) -> bytes:

@@ -1,7 +1,7 @@
-"""The gateway session: one MCP client in front of every enabled upstream of a config.
+"""The gateway: ``serve``'s routing of a session, one MCP client in front of every enabled upstream of a config.
 
-A :class:`GatewaySession` serves one client (a line stream, as the relay's client side) and
-holds one :class:`~.link.Link` per enabled server (its own module; the session is the link's
+A :class:`Gateway` stands behind one :class:`~.session.Session` (the client's side, as for ``wrap``) and
+holds one :class:`~.link.Link` per enabled server (its own module; the gateway is the link's
 :class:`~.link.LinkOwner`, told of what happens upstream). Each link talks to its upstream
 through the peer ``wrap`` uses too (``peer.connection``: connections through the connector
 seam, ``upstream.stdio_connector``, ``http_upstream.http_connector``; eager restarts with backoff):
@@ -54,18 +54,17 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from ..auth.principal import Callers
 from ..calls.journal import Journal
 from ..calls.pinning import LockFile
-from ..calls.pipeline import LISTING_FAILED, SERVER_UNAVAILABLE, Call, Pipeline, tool_name
+from ..calls.pipeline import LISTING_FAILED, SERVER_UNAVAILABLE, Pipeline, tool_name
 from ..calls.policy import Budget
 from ..calls.stores import JournalSink, SharedBudget
 from ..config import GatewayConfig
 from ..core import Compiled
-from ..log_counts import LogCounts
-from ..peer.offload import Ordered
+from ..peer.inflight import InFlight
 from ..peer.requests import RequestFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink
+from ..streams.pipes import LineHandler
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -79,12 +78,8 @@ from ..wire.jsonrpc import (
     invalid_request_text,
     valid_id,
 )
-from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import is_modern
 from .catalog import Catalog
-from .client_lines import read_client_lines
-from .client_requests import NOT_OPEN, WAITING, ClientRequests
-from .client_writer import ClientWriter
 from .envelopes import (
     merged_capabilities,
 )
@@ -95,11 +90,11 @@ from .methods import BEFORE_INITIALIZE, LIST_METHODS, ROUTED_METHODS
 from .modern_era import ModernEra, gateway_info, gateway_instructions
 from .named_routes import DOWN, NamedRoutes
 from .naming import CursorCodec, InvalidCursor
-from .server_requests import ServerRequests
+from .session import Session
 from .upstream_side import STOPPED_AFTER_CLIENT
 from .whereabouts import Whereabouts
 
-__all__ = ["GatewaySession", "Link", "RequestFailed", "connector_for"]
+__all__ = ["Gateway", "Link", "RequestFailed", "connector_for", "serve_session"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -113,15 +108,31 @@ NOT_INITIALIZED: Final = (
 )
 
 
-class GatewaySession(ModernEra):
-    """One client served by every enabled upstream of ``config``.
+def serve_session(
+    client: LineLink,
+    config: GatewayConfig,
+    *,
+    journal: Journal | JournalSink | None = None,
+    budget: Budget | SharedBudget | None = None,
+    **options: Any,
+) -> Session:
+    """``serve``'s session: ``client`` served by every enabled upstream of ``config`` (:class:`Gateway`, the other
+    ``options`` as it takes them); every call through the whole pipeline, journaled to ``journal`` (or not) and
+    counted in ``budget`` (the process's shared one, or its own: None)."""
+    pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools, client=client)
+    session = Session(client, pipeline)
+    Gateway(session, config, **options)
+    return session
+
+
+class Gateway(ModernEra):
+    """``serve``'s routing of a :class:`~.session.Session`: one client served by every enabled upstream of ``config``.
 
     Args:
-        client: the client's line stream (``receive()`` raises ``anyio.EndOfStream`` at its end).
+        session: the client's session (its pipeline journals and counts every call); the gateway attaches
+            itself to it as its routing.
         config: the gateway configuration.
         lock: the lock file in force (or ``None``).
-        journal: the open journal, a JSONL file or a database (or ``None``); the caller closes it.
-        budget: the calls-per-minute counters every session of the process shares (``None``: its own).
         connectors: per server name, a connector replacing :func:`connector_for` (tests).
         request_timeout: seconds the guard waits for an upstream to answer its own requests
             (handshake, listings, discovery, a listen stream's acknowledgement).
@@ -142,17 +153,15 @@ class GatewaySession(ModernEra):
     Attributes:
         links: one :class:`Link` per enabled server, in config order.
         view: the merged lists of the handshake era (2026-07-28 envelopes have their own).
-        pipeline: the ordered checks and the journal of every ``tools/call``.
+        pipeline: the session's: the ordered checks and the journal of every ``tools/call``.
     """
 
     def __init__(
         self,
-        client: LineLink,
+        session: Session,
         config: GatewayConfig,
         *,
         lock: LockFile | None = None,
-        journal: Journal | JournalSink | None = None,
-        budget: Budget | SharedBudget | None = None,
         connectors: Mapping[str, Connector] | None = None,
         request_timeout: float = 30.0,
         start_timeout: float = 30.0,
@@ -162,9 +171,14 @@ class GatewaySession(ModernEra):
         client_request_timeout: float | None = None,
     ) -> None:
         super().__init__()
-        self.client = client
-        self.writer = ClientWriter(client, log)
-        self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
+        self.session = session
+        self.hot: LineHandler | None = None  # (no stdio hot path: the gateway answers and renames every line)
+        self.start_failure: Exception | None = None  # (never: a server that cannot start is started again)
+        # The session's (its pipeline, client_requests, server_requests, log_counts), for the links and views.
+        self.pipeline = session.pipeline
+        self.requests = session.requests
+        self.server_requests = session.server_requests
+        self.counted = session.counted
         self.config = config
         self.lock = lock
         self.request_timeout = request_timeout
@@ -174,10 +188,6 @@ class GatewaySession(ModernEra):
         self.client_request_timeout = client_request_timeout
         self.cursors = CursorCodec()
         self.view = MergedLists(config, lock, self.cursors)
-        self.counted = LogCounts()  # per-message log lines the client can trigger at will, bounded
-        self.intake = Ordered()  # the client's big lines, parsed and judged off the loop, in order (client_lines)
-        self.received: tuple[Any, bytes | str | None] | None = None  # (a big line while handled: client_lines)
-        self.pipeline = Pipeline(budget=budget, journal=journal, new_tools=config.guard.new_tools, client=client)
         self.pipeline.principals = self.view.catalog.principals or None  # (guard.principals; the catalog's copy)
         connectors = connectors or {}
         self.links = [
@@ -191,14 +201,11 @@ class GatewaySession(ModernEra):
         self._init_answered = anyio.Event()  # (requests after initialize are answered after it: red team 33)
         self._era_known = anyio.Event()
         self._started = False
-        self._tg: anyio.abc.TaskGroup | None = None
-        self.server_requests: ServerRequests[Link] = ServerRequests()  # upstreams' requests to the client
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
         self.whereabouts = Whereabouts(self.links, config.guard.name_format, request_timeout)
         self.named = NamedRoutes(self, self._by_name)  # prompts/get, resources/*, completion/complete
-        # The client's requests from intake to answer: waiting, sent to a link, or withdrawn (client_requests).
-        self.requests: ClientRequests[Link] = ClientRequests()  # (sent: in the link's peer.inflight)
+        session.attach(self)
 
     @property
     def catalog(self) -> Catalog:
@@ -211,40 +218,43 @@ class GatewaySession(ModernEra):
 
     # --- running ------------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Serve the client until it closes its side; then stop every upstream.
-
-        A config with no enabled server is served (every list is empty), with a warning (issue 13 item 3).
-        """
+    async def start(self, tg: anyio.abc.TaskGroup) -> None:
+        """Nothing starts before the client shows its era (its ``initialize``, or a first other request); a
+        config with no enabled server is served (every list is empty), with a warning (issue 13 item 3)."""
         if not self.links:
             log.warning(
                 "the config enables no server (mcpServers is empty, or every entry is disabled): "
                 "the gateway serves no tools, prompts or resources"
             )
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            await self._from_client()
-            # Requests the client sent just before it closed its side are still answered if they can be
-            # within drain_timeout (PENDING_DRAIN_SECONDS, as wrap's are, trial T4: the client may be
-            # reading; a slow server may be starting); the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped
-            # (SIGTERM at once). What is still open is answered with an error, never dropped. The client's own
-            # listen streams are the session's: they end with it, unanswered (red team 34), and hold nothing up.
-            with anyio.move_on_after(min(self.drain_timeout, self.client_request_timeout or self.drain_timeout)):
-                while len(self.requests) > sum(x.request_id in self.requests for x in self._client_listens.values()):
-                    await anyio.sleep(0.02)
-            self.closing = True
-            for listen in list(self._client_listens.values()):
-                self.requests.close(listen.request_id)  # (as when the client cancels one: no answer, no more frames)
-                listen.scope.cancel()
-            await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
-            for request_id in self.requests.open_ids():  # (valid ids only: id_key keeps them as they are)
-                await self.reply(error_response(request_id, INTERNAL_ERROR, STOPPED_AFTER_CLIENT))
-            tg.cancel_scope.cancel()
+
+    async def drain(self) -> None:
+        """The client closed its side: requests it sent just before are still answered if they can be within
+        ``drain_timeout`` (PENDING_DRAIN_SECONDS, as wrap's are, trial T4: the client may be reading; a slow
+        server may be starting); the upstreams then get EXIT_WAIT_SECONDS to exit, and are stopped (SIGTERM at
+        once). What is still open is answered with an error, never dropped. The client's own listen streams
+        are the session's: they end with it, unanswered (red team 34), and hold nothing up."""
+        with anyio.move_on_after(min(self.drain_timeout, self.client_request_timeout or self.drain_timeout)):
+            while len(self.requests) > sum(x.request_id in self.requests for x in self._client_listens.values()):
+                await anyio.sleep(0.02)
+        self.closing = True
+        for listen in list(self._client_listens.values()):
+            self.requests.close(listen.request_id)  # (as when the client cancels one: no answer, no more frames)
+            listen.scope.cancel()
+        await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
+        for request_id in self.requests.open_ids():  # (valid ids only: id_key keeps them as they are)
+            await self.reply(error_response(request_id, INTERNAL_ERROR, STOPPED_AFTER_CLIENT))
+
+    async def refuse_for(self, failure: Exception) -> None:
+        """(Never called: :attr:`start_failure` stays None.)"""
+
+    def inflight_of(self, owner: Any) -> InFlight[Any]:
+        """The requests in flight at the link ``owner``."""
+        link: Link = owner
+        return link.peer.inflight
 
     def spawn(self, func: Any, *args: Any) -> None:
         """Run ``func(*args)`` in the session's task group."""
-        assert self._tg is not None
-        self._tg.start_soon(func, *args)
+        self.session.spawn(func, *args)
 
     def _start_links(self) -> None:
         if not self._started:
@@ -275,26 +285,9 @@ class GatewaySession(ModernEra):
                 await anyio.sleep(0.02)
 
     async def reply(self, message: dict[str, Any]) -> None:
-        """Send one message to the client (a message JSON cannot carry becomes an error, or is dropped).
-
-        The answer to a request the client cancelled is dropped (MCP: it is not answered).
-        """
-        if "method" not in message and not self._answering(message.get("id")):
-            return
-        await self.writer.write(message)  # (a big one made in the worker thread: client_writer)
-
-    def _answering(self, request_id: Any) -> bool:
-        """An answer to the client's request ``request_id`` is going out: it is closed (``client_requests``);
-        ``False`` when the client cancelled it (the answer is dropped then)."""
-        if self.requests.close(request_id):
-            return True
-        log.debug("dropped the answer to a request the client cancelled")
-        return False
-
-    # --- the client side ----------------------------------------------------------------------
-
-    async def _from_client(self) -> None:
-        await read_client_lines(self)  # (big lines parsed, and calls checked, off the loop: client_lines)
+        """Send one message to the client (``Session.reply``: the answer to a request the client cancelled is
+        dropped)."""
+        await self.session.reply(message)
 
     def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
         """The schema a ``tools/call`` with ``params`` would be judged by now (the handshake era's view;
@@ -318,18 +311,13 @@ class GatewaySession(ModernEra):
         if type(method) is not str:
             await self._client_answer(message)
         elif "id" in message:
-            if not valid_id(message["id"]):
-                await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
-                return
-            if method == "initialize":
+            if method == "initialize" and valid_id(message["id"]):
                 self.requests.admit(message["id"])  # (answered once the upstreams settled, or at the drain)
                 await self._initialize(message)
             else:
-                if not self.requests.admit(message["id"]):
-                    # Two open requests under one id: their answers could not be told apart.
-                    log.warning("refused a client request whose id is that of a request still in flight")
-                    # (its refusal does not close the open request of that id: ClientRequests.admit)
-                    await self.reply(error_response(message["id"], INVALID_REQUEST, DUPLICATE_ID))
+                refusal = self.session.admit(message)
+                if refusal is not None:
+                    await self.reply(refusal)
                     return
                 if not self._era_known.is_set():
                     self._start_links()
@@ -392,25 +380,14 @@ class GatewaySession(ModernEra):
                 self.requests.close(request_id)  # a cancelled stream is not answered
                 listen.scope.cancel()  # its upstream streams are cancelled with it
                 return
-            withdrawn = self.server_requests.withdrawn(request_id)
-            if withdrawn is not None:  # the client gives up an upstream's request: named by that upstream's id
-                link, upstream_id = withdrawn
-                assert type(params) is dict
-                with contextlib.suppress(RequestFailed, Uncarriable):
-                    await link.send({**message, "params": {**params, "requestId": upstream_id}})
-                return
-            owner = self.requests.withdraw(request_id)
-            if owner is NOT_OPEN or owner is WAITING:
+            withdrawal = self.session.withdraw(message)
+            if withdrawal is None:
                 return  # answered already or never asked; or not forwarded yet: it will not be (see forward)
-            sent_to: Link = owner
-            upstream_key = sent_to.peer.inflight.upstream_of(id_key(request_id))
-            if upstream_key is None:
-                return  # answered meanwhile (its answer closes it before it goes out)
-            upstream_id = upstream_key[1]
-            await sent_to.cancelled(upstream_id)  # its late answer is dropped by the link: the id is the client's again
-            assert type(params) is dict
+            link: Link = withdrawal.owner
+            if withdrawal.given_up is not None:
+                await link.cancelled(withdrawal.given_up[1])  # its late answer is dropped: the id is the client's again
             with contextlib.suppress(RequestFailed, Uncarriable):
-                await sent_to.send({**message, "params": {**params, "requestId": upstream_id}})
+                await link.send(withdrawal.notice)
             return
         if method in ROUTED_METHODS or method in LIST_METHODS:  # (red team 32: every upstream ran an unchecked call)
             self.counted.log(
@@ -424,9 +401,8 @@ class GatewaySession(ModernEra):
 
     async def _client_answer(self, message: dict[str, Any]) -> None:
         """The client's answer to a request an upstream sent it: back to that upstream, under its id."""
-        found = self.server_requests.answered(message)
+        found = self.session.client_answer(message)
         if found is None:
-            log.debug("dropped a client answer to no pending server request")
             return
         link, answer = found
         try:
@@ -499,7 +475,7 @@ class GatewaySession(ModernEra):
         """``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list`` from the merged lists."""
         cursor = params.get("cursor") if type(params) is dict else None
         kind = "resources" if member == "resourceTemplates" else member
-        caller = self.callers.principal_of(request_id) if self.callers is not None else None  # (its tools/list)
+        caller = self.session.principal_of(request_id)  # (its tools/list)
         envelope = await self._modern_view(params, {kind}) if self._modern(params) else None
         view = self.view if envelope is None else envelope.view
         if envelope is None:
@@ -517,7 +493,7 @@ class GatewaySession(ModernEra):
         params = message.get("params")
         name, request = tool_name(params), (request_id, params)  # (request: the trace of a refusal before routing)
         if name is None:
-            await self.reply(self.pipeline.unlisted(None, request=request).response(request_id))
+            await self.reply(self.session.unlisted(message, None))
             return
         assert type(params) is dict
         called = name
@@ -528,7 +504,7 @@ class GatewaySession(ModernEra):
 
         catalog = (await self.view_for(params, "tools", server_of)).catalog
         shown = None
-        principal = self.callers.principal_of(request_id) if self.callers is not None else None
+        principal = self.session.principal_of(request_id)
         presentation = await catalog.presented_for(principal)
         if presentation is not None and catalog.owned(principal, name):
             # guard.presentFor: the name the host was shown, mapped back first (any other name goes on below,
@@ -572,17 +548,15 @@ class GatewaySession(ModernEra):
                     error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool", self._by_name[down].failure))
                 )
                 return
-            await self.reply(self.pipeline.unlisted(name, request=request).response(request_id))
+            await self.reply(self.session.unlisted(message, name))
             return
-        arguments = params.get("arguments", {})
-        call = Call(route, arguments, modern=is_modern(params), principal=principal, shown=shown)
-        self.pipeline.traced(call, request_id, params)
-        rejection = await self.pipeline.admit(call)
+        call = self.session.call_of(message, route, shown, None)
+        rejection = await self.pipeline.admit(call)  # (Pipeline.check, then the journal, shared budget, intent)
         if rejection is not None:
             await self.reply(rejection.response(request_id))
             return
+        outgoing = self.session.forwarded(message, call)
         link = self._by_name[route.server]
-        outgoing = {**message, "params": {**self.pipeline.forwarded_params(call, params), "name": route.tool}}
         await self.forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
 
     async def forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
@@ -630,9 +604,10 @@ class GatewaySession(ModernEra):
             # A handshake-era upstream answered a 2026-07-28 client's request: the era requires it.
             response = {**response, "result": {**result, "resultType": "complete"}}
         outgoing = {**response, "id": forwarded.client_id}
-        async with self.writer.turn(outgoing) as big:  # (a big one made in the worker thread: client_writer)
+        writer = self.session.writer
+        async with writer.turn(outgoing) as big:  # (a big one made in the worker thread: client_writer)
             try:
-                data = await self.writer.encode(outgoing, big)
+                data = await writer.encode(outgoing, big)
             except Uncarriable:
                 log.warning(
                     "upstream %s: withheld an answer holding a number JSON cannot carry (NaN or Infinity)", link.name
@@ -642,8 +617,8 @@ class GatewaySession(ModernEra):
                 data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
             if forwarded.call is not None:
                 await self.pipeline.finish(forwarded.call, response, outcome)
-            if self._answering(forwarded.client_id):
-                await self.writer.send(data)
+            if self.session.goes_out(outgoing):
+                await writer.send(data)
 
     def forget_client_request(self, client_id: Any) -> None:
         """The client's request ``client_id`` is no longer held by any upstream (its answer is going out)."""
@@ -668,13 +643,11 @@ class GatewaySession(ModernEra):
     async def server_request(self, link: Link, message: dict[str, Any]) -> None:
         """An upstream's request to the client (sampling, elicitation, roots): under an id of the guard's own
         (``server_requests``), to the client."""
-        await self.reply(self.server_requests.to_client(link, message))
+        await self.reply(self.session.to_client(link, message))
 
     async def server_requests_gone(self, link: Link) -> None:
         """``link`` went away: its requests to the client are cancelled there (their answers dropped)."""
-        for client_id in self.server_requests.gone(link):
-            notice = {"requestId": client_id, "reason": "mcp-guard: the upstream server went away"}
-            await self.reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+        await self.session.server_requests_gone(link)
 
     # --- merged lists -------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ the peer's owner (:class:`~mcp_guard.peer.connection.PeerEvents`): it sets each 
 (handshake with the client's ``initialize`` params, listings), and forwards client requests
 under ids of its own (``peer.requests``). It tells its owner what happens through :class:`LinkOwner`
 (answers, server requests, list changes, the link coming up or going down) and never reaches
-into it otherwise; :class:`~mcp_guard.sessions.gateway.GatewaySession` is that owner.
+into it otherwise; :class:`~mcp_guard.sessions.gateway.Gateway` is that owner.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ class ToolListings:
     Attributes:
         tables: envelope key → table (``""``: the handshake era's).
         listens: the guard's open listen streams (``peer.listens``), each with its table.
-        spawn: starts a task (the relay's task group); ``None`` until the relay runs.
+        spawn: starts a task (the session's task group); ``None`` until the session runs (``Relay.start``).
     """
 
     def __init__(

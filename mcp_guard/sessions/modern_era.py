@@ -1,6 +1,6 @@
 """The gateway session's 2026-07-28 era: listings per envelope, listen streams, ``server/discover``.
 
-:class:`ModernEra` is a base of :class:`~mcp_guard.sessions.gateway.GatewaySession` (the module
+:class:`ModernEra` is a base of :class:`~mcp_guard.sessions.gateway.Gateway` (the module
 that holds the client side, the handshake era and the routing); it is split out by concern and
 reads the session's state, declared below. In this era there is no handshake: every request
 carries its envelope (protocol version, client capabilities) in ``_meta``, and is served from
@@ -87,7 +87,7 @@ def gateway_instructions(links: list[Link]) -> str:
 
 
 class ModernEra:
-    """The 2026-07-28 era of a gateway session (see the module docstring); a base of ``GatewaySession``.
+    """The 2026-07-28 era of a gateway session (see the module docstring); a base of ``Gateway``.
 
     Its state is the session's: the attributes and methods declared here are set and defined there.
     """

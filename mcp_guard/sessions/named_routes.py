@@ -28,7 +28,7 @@ DOWN: Final = "mcp-guard: the upstream server of this request is not running rig
 
 
 class RoutingSession(Protocol):
-    """What :class:`NamedRoutes` uses of its session (``gateway.GatewaySession``)."""
+    """What :class:`NamedRoutes` uses of its session (``gateway.Gateway``)."""
 
     whereabouts: Whereabouts
 

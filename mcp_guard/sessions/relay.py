@@ -49,8 +49,9 @@ upstream half of the relay is ``upstream_side``); when the upstream goes away th
 the connector again. ``upstream.stdio_connector`` spawns a process;
 ``http_upstream.http_connector`` opens a streamable HTTP session, and gets the same fault
 handling (a session the server ended is opened again, with the handshake replayed). The client side
-is one line stream given at construction (:class:`~mcp_guard.streams.framing.LineStream`, or
-any object with ``receive()`` and ``send()``); one :class:`Relay` serves one client session.
+is the session's (``session.Session``: one line stream given at construction,
+:class:`~mcp_guard.streams.framing.LineStream` or any object with ``receive()`` and ``send()``); one
+:class:`Relay` is the routing of one session (``wrap_session``).
 
 The stdio hot path
 ------------------
@@ -103,7 +104,6 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.abc
 
-from ..auth.principal import Callers
 from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Call, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.tool_table import ToolEntry, ToolTable
@@ -112,7 +112,7 @@ from ..peer.connection import failure_reason
 from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.requests import ListingFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink, UpstreamStartError
-from ..streams.pipes import DirectLink, PipeLineStream
+from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -125,16 +125,17 @@ from ..wire.jsonrpc import (
     loads_as_received,
     valid_id,
 )
-from ..wire.messages import BATCH_VERSION, DUPLICATE_ID, refused_batch
-from ..wire.meta import era_meta, is_modern
-from .client_lines import answer_every_request, big_line, read_client_lines
-from .client_requests import NOT_OPEN, WAITING
+from ..wire.messages import BATCH_VERSION, refused_batch
+from ..wire.meta import era_meta
+from .client_lines import answer_every_request, big_line
+from .session import Session
 from .upstream_side import UpstreamSide, never_started_text
 
 if TYPE_CHECKING:
     from ..core import Compiled
+    from ..peer.inflight import InFlight
 
-__all__ = ["Relay"]
+__all__ = ["Relay", "wrap_session"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -149,14 +150,26 @@ _MISSING: Final = object()
 _TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
+def wrap_session(
+    client: LineLink,
+    connect: Connector,
+    table: ToolTable,
+    **options: Any,
+) -> Session:
+    """``wrap``'s session: ``client`` relayed to the upstream ``connect`` makes (:class:`Relay`, ``options``
+    as it takes them), every call judged by ``table`` with the steps ``wrap``'s options enable (``WRAP_STEPS``)."""
+    session = Session(client, Pipeline(enabled=WRAP_STEPS, client=client))
+    Relay(session, connect, table, **options)
+    return session
+
+
 class Relay(UpstreamSide):
-    """One client connection relayed to an upstream, reconnected when the upstream goes away.
+    """``wrap``'s routing of a :class:`~.session.Session`: one upstream, reconnected when it goes away.
 
     Args:
-        client: the downstream line stream (the MCP client's side): ``receive()`` raises
-            ``anyio.EndOfStream`` when the client closes; ``send(line)``.
+        session: the client's session; the relay attaches itself to it as its routing.
         connect: makes one upstream connection per call (see ``upstream.Connector``); the
-            first is made by :meth:`run`, later ones by the peer after the upstream went away.
+            first is made by :meth:`start`, later ones by the peer after the upstream went away.
         table: the tool table (profile, hiding, cache).
         request_timeout: seconds the guard waits for the upstream to answer one of its own
             requests (listing, the replayed handshake).
@@ -166,18 +179,20 @@ class Relay(UpstreamSide):
             upstream then gets at most ``upstream.EXIT_WAIT_SECONDS`` to exit, and is stopped.
         backoff: ``(first, most)`` seconds to wait before a restart after failures.
         stable_after: seconds after which a connection that ends is not a failure.
+        exits: an upstream that cannot start at all ends the guard ("mcp-guard exits": ``wrap`` on stdio), not
+            only this session (False: ``wrap --http``, one session per client).
 
     Attributes:
         upstream: the current upstream connection, or None while there is none.
         restarts: how many times a new connection was started after the first.
-        client_closed: the client has closed its side.
-        start_failure: the error :meth:`run` raises after ``started()`` (the first connection ended
+        start_failure: the error ``Session.run`` raises after ``started()`` (the first connection ended
             before the upstream answered a request), or None.
+        hot: the stdio hot path for the client's small lines (:meth:`_client_line_now`).
     """
 
     def __init__(
         self,
-        client: LineLink,
+        session: Session,
         connect: Connector,
         table: ToolTable,
         *,
@@ -186,9 +201,10 @@ class Relay(UpstreamSide):
         drain_timeout: float = 2.0,
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
         stable_after: float = STABLE_SECONDS,
+        exits: bool = True,
     ) -> None:
         super().__init__(
-            client,
+            session,
             connect,
             table,
             request_timeout=request_timeout,
@@ -196,22 +212,19 @@ class Relay(UpstreamSide):
             drain_timeout=drain_timeout,
             backoff=backoff,
             stable_after=stable_after,
+            exits=exits,
         )
-        # The steps of the call pipeline wrap's options enable, and its routes to the listed tools.
-        self.pipeline = Pipeline(enabled=WRAP_STEPS, client=client)
+        self.pipeline = session.pipeline
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
         self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
-        self.callers = client if isinstance(client, Callers) else None  # who sent each request (HTTP front, OAuth)
+        self.hot: LineHandler | None = self._client_line_now
+        session.writer.gone = self._client_gone  # (a client that stopped reading ends the relay)
+        session.attach(self)
 
     @property
     def upstream(self) -> LineLink | None:
         """The current upstream connection, or None while there is none."""
         return self.peer.upstream
-
-    @property
-    def upstream_closed(self) -> bool:
-        """Whether there is no upstream connection right now."""
-        return self.peer.upstream is None
 
     @property
     def closing(self) -> bool:
@@ -226,70 +239,51 @@ class Relay(UpstreamSide):
         """``["upstream"]`` until the upstream is connected (and, handshake era, initialized), else ``[]``."""
         return [] if self._ready and self.peer.upstream is not None else ["upstream"]
 
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Connect the upstream, then relay until the client closes its side.
+    def inflight_of(self, owner: Any) -> InFlight[Any]:
+        """The requests in flight at the one upstream (``owner`` is :data:`~.upstream_side.UPSTREAM`)."""
+        return self.peer.inflight
 
-        ``task_status.started()`` is signalled once the first connection is made (for
-        ``TaskGroup.start``: a first connection that fails then raises in the starter).
+    async def start(self, tg: anyio.abc.TaskGroup) -> None:
+        """Make the first upstream connection (``Session.run``); the peer keeps connecting it in ``tg``.
 
-        The upstream going away does not end the run: the next client request connects
-        again. After the client hung up, calls the guard still holds are decided, the
-        upstream's input is closed and it answers what it holds (its answers still reach the
-        client while it can read), see :meth:`_drain`.
+        The upstream going away does not end the session: the peer connects again. After the client hung up,
+        calls the guard still holds are decided, the upstream's input is closed and it answers what it holds
+        (its answers still reach the client while it can read), see :meth:`drain`.
 
         Raises:
-            UpstreamStartError (or whatever the connector raises): the first connection
-                could not be made.
+            UpstreamStartError (or whatever the connector raises): the first connection could not be made.
         """
-        failure: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            self.listings.spawn = tg.start_soon
-            try:
-                await tg.start(self._keep_connected)
-            except Exception as exc:
-                failure = exc
-                tg.cancel_scope.cancel()
-            else:
-                task_status.started()
-                if self.client_request_timeout is not None:
-                    tg.start_soon(self.peer.expire_requests, self._timed_out)
-                # The client's lines (big ones off the loop, all done before the drain; the hot path).
-                await read_client_lines(self, self._client_line_now)
-                await self._drain()
-                tg.cancel_scope.cancel()
-        failure = failure or self.start_failure
-        if failure is not None:
-            await self._refuse_for(failure)
-            raise failure
+        self.listings.spawn = tg.start_soon
+        await tg.start(self._keep_connected)
+        if self.client_request_timeout is not None:
+            tg.start_soon(self.peer.expire_requests, self._timed_out)
 
     async def _keep_connected(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """The peer's connection loop; a first connection that ends before it answered a request (after
-        ``started()``) ends the relay, as one that cannot be made does (``peer.connection``)."""
+        ``started()``) ends the session, as one that cannot be made does (``peer.connection``)."""
         try:
             await self.peer.keep_connected(self, first_must_connect=True, task_status=task_status)
         except UpstreamStartError as exc:
             if self.peer.start_failure is None:
-                raise  # not started: ``run``'s ``tg.start`` raises it
+                raise  # not started: ``start``'s ``tg.start`` raises it
             self.start_failure = exc
-            assert self._tg is not None
-            self._tg.cancel_scope.cancel()
+            assert self.session.tg is not None
+            self.session.tg.cancel_scope.cancel()
 
-    async def _refuse_for(self, failure: Exception) -> None:
+    async def refuse_for(self, failure: Exception) -> None:
         """The upstream could not be started at all: for up to :data:`START_FAILURE_GRACE` seconds (or
         until the client closes), every client request (its ``initialize`` first) is answered with
         -32603 naming the cause, so the client shows why instead of "connection closed" (issue 13
-        item 3); then :meth:`run` raises ``failure`` (``wrap`` exits with status 1)."""
+        item 3); then ``Session.run`` raises ``failure`` (``wrap`` exits with status 1)."""
         await answer_every_request(
             self.client, never_started_text(failure_reason(failure), self.exits), START_FAILURE_GRACE
         )
 
-    async def _drain(self) -> None:
+    async def drain(self) -> None:
         """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the
         upstream's input and give it :data:`~.upstream.EXIT_WAIT_SECONDS` to answer what it holds and
-        exit; then :meth:`run` ends (the connection is left cancelled: a process still running gets
+        exit; then ``Session.run`` ends (the connection is left cancelled: a process still running gets
         SIGTERM at once, see ``upstream``)."""
-        self.client_closed = True
         # Calls held for a listing of the guard's own, and messages waiting for a start under way, are
         # requests the upstream is about to take: as for forwarded ones (below, trial T4), a slow server
         # (an `npx` start, a loaded machine) still answers them; drain_timeout alone once answered one with
@@ -342,7 +336,7 @@ class Relay(UpstreamSide):
         must keep its place: ``peer.offload``). While the upstream's end is read but not yet handled (its
         answers judged off the loop still go out first: ``UpstreamPeer._lines``), it waits as when down."""
         if type(message) is list and message and not self._batches():
-            await self.reply(refused_batch(message))
+            await self.session.reply(refused_batch(message))
         elif not self._ready or self.peer.upstream is None:
             await self._while_down(message)
         elif type(message) is dict and not self._needs_listing(message):
@@ -373,7 +367,7 @@ class Relay(UpstreamSide):
         line comes as its text (``pipes.LineHandler``) and, when safe, goes on as that text
         (``loads_as_received``).
 
-        A big line (:data:`~mcp_guard.peer.offload.OFFLOAD_MIN` or more) is made a job of :attr:`intake`
+        A big line (:data:`~mcp_guard.peer.offload.OFFLOAD_MIN` or more) is made a job of :attr:`Session.intake`
         here, as :func:`.client_lines.read_client_lines` would make it, but as the text the pipe decoded: declined, the
         pipe would encode it back to bytes and the job decode them again (a big call then peaked at 5x
         its size, against 2x before the offload). The order is the same: the pipe offers lines only
@@ -381,7 +375,7 @@ class Relay(UpstreamSide):
         handled or is a job already.
         """
         if len(line) >= OFFLOAD_MIN:
-            self.intake.submit(partial(big_line, self, line))
+            self.session.intake.submit(partial(big_line, self.session, line))
             return True
         upstream = self.peer.upstream
         client = self.client
@@ -397,7 +391,11 @@ class Relay(UpstreamSide):
             message, as_received = loads_as_received(line)
         except (ValueError, RecursionError):
             return False
-        if type(message) is not dict or self._needs_listing(message) or (self.intake.busy and keeps_place(message)):
+        if (
+            type(message) is not dict
+            or self._needs_listing(message)
+            or (self.session.intake.busy and keeps_place(message))
+        ):
             return False
         # What is forwarded is the line as received when safe, else the message as parsed, serialized (a request
         # under an upstream id of the guard's own, made now: unused when it is not forwarded). A call is
@@ -419,7 +417,7 @@ class Relay(UpstreamSide):
                     else:
                         data = dumps({**forward, "id": upstream_id})
                 except Uncarriable:  # judged already: _forward refuses it, saying why (as when declined)
-                    self.intake.submit(partial(self._forward, forward))
+                    self.session.intake.submit(partial(self._forward, forward))
                     forward = None
                 else:
                     self._mark_inflight([(upstream_id, forward)])
@@ -441,31 +439,31 @@ class Relay(UpstreamSide):
         upstream, told in a moment, answers them with its cause (a start failure: issue 13 item 3); what it
         has not answered within a second is answered then (``_undelivered``)."""
         log.warning("could not forward to the upstream: it went away")
-        if self._tg is not None:
-            self._tg.start_soon(self._undelivered_after, elements, self.peer.ended)
+        if self.session.tg is not None:
+            self.session.tg.start_soon(self._undelivered_after, elements, self.peer.ended)
 
     async def _undelivered_after(self, elements: list[Any], done: anyio.Event) -> None:
         with anyio.move_on_after(1.0):
             await done.wait()
         for answer in self._undelivered(elements):
-            await self.reply(answer)
+            await self.session.reply(answer)
 
     async def _dispatch(self, message: Any) -> None:
         if type(message) is dict:
             refusal = self._refused_at_intake(message)
             if refusal is not None:
-                await self.reply(refusal)
+                await self.session.reply(refusal)
             elif self._needs_listing(message):
                 # Decided once the guard has listed the tools (waiting: client_requests); other messages keep
                 # flowing meanwhile.
-                assert self._tg is not None
-                self._tg.start_soon(self._route_held, message)
+                assert self.session.tg is not None
+                self.session.tg.start_soon(self._route_held, message)
             else:
                 await self._act(*await self._route_admitted(message))
         elif type(message) is list and message:
             await self._client_batch(message)
         else:
-            await self.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
+            await self.session.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
 
     async def _while_down(self, message: Any) -> None:
         """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
@@ -482,7 +480,7 @@ class Relay(UpstreamSide):
                 self._client_answer(message)  # dropped (logged)
             return
         wait = self.peer.wait
-        if self.peer.start_failure is not None:  # never started: not started again (``run`` ends)
+        if self.peer.start_failure is not None:  # never started: not started again (``Session.run`` ends)
             return await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
         if self._connecting or wait <= HOLD_MAX:
             cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
@@ -564,14 +562,11 @@ class Relay(UpstreamSide):
         """
         if "id" not in message or message.get("method") is None:
             return None
-        request_id = message["id"]
-        if not valid_id(request_id):
-            return error_response(None, INVALID_REQUEST, invalid_request_text(message))
-        if not self.requests.admit(request_id):
-            self.counted.log(logging.WARNING, "refused a client request whose id is that of a request still in flight")
-            return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
+        refusal = self.session.admit(message)
+        if refusal is not None:
+            return refusal
         if self._lists or self._calls or self.observed:  # notes of an earlier request under this id (given up)
-            key = id_key(request_id)
+            key = id_key(message["id"])
             self._lists.pop(key, None)
             self._calls.pop(key, None)
             self.observed.pop(key, None)
@@ -640,17 +635,12 @@ class Relay(UpstreamSide):
             params, shown, name = message["params"], tool, tool.name
         entry = table.get(name) if name is not None else None
         if entry is None:
-            return None, self.pipeline.unlisted(name, request=(request_id, params)).response(request_id)
-        assert type(params) is dict
-        principal = self.callers.principal_of(request_id) if self.callers is not None else None
-        route = self._route_to(entry, table)
-        call = Call(route, params.get("arguments", {}), is_modern(params), call_id="", principal=principal, shown=shown)
-        self.pipeline.traced(call, request_id, params)
+            return None, self.session.unlisted(message, name)
+        call = self.session.call_of(message, self._route_to(entry, table), shown, "")
         rejection = self.pipeline.check(call)
         if rejection is not None:
             return None, rejection.response(request_id)
-        if call.trace is not None:  # its _meta carries the upstream round trip's trace context
-            message = {**message, "params": self.pipeline.forwarded_params(call, params)}
+        message = self.session.forwarded(message, call)  # (traced: its _meta carries the round trip's context)
         if self.pipeline.observer is not None or call.trace is not None:
             self._observe(request_id, call)
         if entry.output is not None:  # its result is judged (Pipeline.judge_output)
@@ -689,30 +679,22 @@ class Relay(UpstreamSide):
         params = message.get("params")
         if type(params) is not dict or not valid_id(params.get("requestId")):
             return message
-        state = self.requests.withdraw(params["requestId"])
-        if state is WAITING:
-            return None  # held while the guard lists the tools: neither sent nor answered
-        if state is NOT_OPEN:
-            withdrawn = self.server_requests.withdrawn(params["requestId"])
-            if withdrawn is not None:  # the client gives up a request of the upstream's: named by its own id
-                return {**message, "params": {**params, "requestId": withdrawn[1]}}
-            log.debug("dropped a cancellation naming no request in flight")
+        withdrawal = self.session.withdraw(message)
+        if withdrawal is None:
             return None
-        # Sent: in flight under an upstream id of the guard's own (peer.inflight). A cancelled tools/list stays
-        # noted: a late answer must still be annotated (and cleaned).
-        inflight, key = self.peer.inflight, id_key(params["requestId"])
-        upstream_key = inflight.upstream_of(key)
-        if upstream_key is None:  # (answered meanwhile: its answer closes it before it goes out)
-            return None
-        inflight.give_up(upstream_key, late=inflight.take(upstream_key), client=key)
-        self.ended_call(key, "cancelled")
-        return {**message, "params": {**params, "requestId": upstream_key[1]}}
+        if withdrawal.given_up is not None:
+            # Sent: in flight under an upstream id of the guard's own. A cancelled tools/list stays noted: a late
+            # answer must still be annotated (and cleaned).
+            inflight, key = self.peer.inflight, id_key(params["requestId"])
+            inflight.give_up(withdrawal.given_up, late=inflight.take(withdrawal.given_up), client=key)
+            self.ended_call(key, "cancelled")
+        return withdrawal.notice
 
     async def _act(self, forward: Any, reply: Any) -> None:
         if forward is not None:
             await self._forward(forward)
         if reply is not None:
-            await self.reply(reply)
+            await self.session.reply(reply)
 
     # --- sending ---------------------------------------------------------------------------
 

@@ -34,20 +34,19 @@ import json
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
 
 from ..calls.pipeline import Call, Pipeline, outcome_of
 from ..calls.tool_table import ToolTable
-from ..log_counts import LogCounts
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.handshake import handshake as handshake_again
 from ..peer.inflight import Late, timed_out_text
-from ..peer.offload import OFFLOAD_MIN, Ordered, keeps_place
-from ..peer.upstream import Connector, LineLink
+from ..peer.offload import OFFLOAD_MIN, keeps_place
+from ..peer.upstream import Connector
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -64,9 +63,10 @@ from ..wire.jsonrpc import (
 from ..wire.messages import GONE
 from ..wire.meta import SUBSCRIPTION_ID_KEY
 from ..wire.pieces import dumps_in_pieces
-from .client_requests import ClientRequests
 from .listings import ToolListings
-from .server_requests import ServerRequests
+
+if TYPE_CHECKING:
+    from .session import Session
 
 __all__ = ["CONSUMED", "UpstreamSide", "gone_text", "never_started_text"]
 
@@ -89,7 +89,7 @@ STOPPED_AFTER_CLIENT: Final = (
     "answer within the guard's shutdown wait; it was stopped"
 )
 """The -32603 text for a forwarded request still unanswered when ``wrap`` stops its upstream after the client
-closed its side (the upstream did not go away: the guard ended it, see ``Relay._drain``)."""
+closed its side (the upstream did not go away: the guard ended it, see ``Relay.drain``)."""
 
 
 def gone_text(cause: str | None, server: str | None = None) -> str:
@@ -114,7 +114,7 @@ class UpstreamSide:
     """The upstream half of one relayed client connection (see the module docstring).
 
     Args:
-        client: the downstream line stream (``receive()``, ``send(line)``).
+        session: the client's session (``session.Session``: its requests, its replies, its task group).
         connect: makes one upstream connection per call (``upstream.Connector``).
         table: the tool table (profile, hiding, cache).
         request_timeout, client_request_timeout, drain_timeout, backoff, stable_after: as
@@ -130,7 +130,7 @@ class UpstreamSide:
 
     def __init__(
         self,
-        client: LineLink,
+        session: Session,
         connect: Connector,
         table: ToolTable,
         *,
@@ -139,8 +139,10 @@ class UpstreamSide:
         drain_timeout: float = 2.0,
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
         stable_after: float = STABLE_SECONDS,
+        exits: bool = True,
     ) -> None:
-        self.client = client
+        self.session = session
+        self.client = session.client
         self.connect = connect
         self.table = table
         self.request_timeout = request_timeout
@@ -154,12 +156,13 @@ class UpstreamSide:
             drain_timeout=drain_timeout,
             client_request_timeout=client_request_timeout,
         )
-        self.client_closed = False
         self._stopping = False  # the guard is ending the upstream (``Relay.closing``)
-        self.exits = True  # a start failure ends the guard (``wrap``), not only this session (``wrap --http``)
-        self.counted = LogCounts()  # per-message log lines a peer can trigger at will, bounded (log_counts)
+        self.exits = exits  # a start failure ends the guard (``wrap``), not only this session (``wrap --http``)
+        # The session's (client_requests, server_requests, log_counts): the one upstream owns what it was sent.
+        self.requests = session.requests
+        self.server_requests = session.server_requests
+        self.counted = session.counted
         self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
-        self._tg: anyio.abc.TaskGroup | None = None
         # Client requests in flight upstream are the peer's (peer.inflight: upstream id key -> the client's
         # id); by the client's id key, the tools/list requests among them -> their table, for the annotation.
         self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
@@ -173,16 +176,9 @@ class UpstreamSide:
         self._init_params: Any = None
         self._log_level: Any = None
         self._subscriptions: dict[str, Any] = {}
-        # The client's requests from intake to answer: waiting (held for a listing), or sent (client_requests).
-        self.requests: ClientRequests[str] = ClientRequests()  # (sent: to UPSTREAM, under peer.inflight's id)
-        # Requests the upstream sent the client, under ids of the guard's own (server_requests: as serve's).
-        self.server_requests: ServerRequests[str] = ServerRequests()
         # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
         self.observed: dict[Key, Callable[[str], None]] = {}
         self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
-        self.intake = Ordered()  # the client's big lines, parsed and judged off the loop, in order (peer.offload)
-        # While a big client line is handled: (its value, the line when it may go on as received, else None).
-        self.received: tuple[Any, bytes | str | None] | None = None
 
     def ended_call(self, key: Key, outcome: str) -> None:
         """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
@@ -246,7 +242,7 @@ class UpstreamSide:
             log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
         self.listings.restarted()
         if handshake:
-            await self.reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            await self.session.reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     async def _fail_backlog(self, text: str) -> None:
         backlog, self._backlog = self._backlog, []
@@ -262,9 +258,8 @@ class UpstreamSide:
         self.observed.clear()
         self._lists.clear()
         self._calls.clear()
-        orphans = self.server_requests.gone(UPSTREAM)
         cause, failure = self.peer.cause, self.peer.start_failure
-        if ended and not self.client_closed and not self._connecting and failure is None:
+        if ended and not self.session.client_closed and not self._connecting and failure is None:
             # (a restart that ends while it is set up is logged by peer_failed; a failed first start by the command)
             log.warning(
                 "the upstream went away (%s)%s; starting it again",
@@ -274,17 +269,15 @@ class UpstreamSide:
         if failure is not None:
             text = never_started_text(failure, self.exits)
             await self._fail_backlog(text)
-        elif self.client_closed and not ended:
+        elif self.session.client_closed and not ended:
             text = STOPPED_AFTER_CLIENT
         else:
             text = gone_text(cause)
         for request_id in inflight:
             with contextlib.suppress(Exception):
-                await self.reply(error_response(request_id, INTERNAL_ERROR, text))
-        for request_id in orphans:
-            notice = {"requestId": request_id, "reason": "mcp-guard: the upstream server went away"}
-            with contextlib.suppress(Exception):
-                await self.reply({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice})
+                await self.session.reply(error_response(request_id, INTERNAL_ERROR, text))
+        with contextlib.suppress(Exception):
+            await self.session.server_requests_gone(UPSTREAM)
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:
         """The hot path for a pipe upstream when the client side is a ``pipes.DirectLink`` (``peer.connection``)."""
@@ -306,7 +299,7 @@ class UpstreamSide:
             )
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
-                await self.reply(answer)
+                await self.session.reply(answer)
             return True
         client = self.client
         try:
@@ -410,7 +403,7 @@ class UpstreamSide:
         key = id_key(client_id)
         self._lists.pop(key, None)
         self._calls.pop(key, None)
-        await self.reply(error_response(client_id, INTERNAL_ERROR, text))
+        await self.session.reply(error_response(client_id, INTERNAL_ERROR, text))
         return True
 
     # --- client state the upstream half keeps (what a restart replays; the upstream's own requests) --
@@ -444,18 +437,11 @@ class UpstreamSide:
 
     def _client_answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The client's answer to a request of the upstream's, as it goes upstream (under the upstream's own id),
-        or None: dropped (logged), when it answers a request of an upstream that went away or no request the
-        client was sent; an answer without a valid id goes on as it is (``server_requests``)."""
+        or None: dropped (``Session.client_answer``); an answer without a valid id goes on as it is."""
         if not valid_id(message.get("id")):
             return message if self.peer.upstream is not None else None
-        found = self.server_requests.answered(message)
-        if found is not None:
-            return found[1]
-        if self.server_requests.was_gone(message):
-            log.info("dropped the client's answer to a request of an upstream that went away")
-        else:
-            self.counted.log(logging.INFO, "dropped a client answer to no request the upstream sent")
-        return None
+        found = self.session.client_answer(message)
+        return None if found is None else found[1]
 
     def _note_list(self, message: dict[str, Any]) -> None:
         """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
@@ -474,7 +460,7 @@ class UpstreamSide:
         Raises:
             Uncarriable: as ``dumps``.
         """
-        received = self.received
+        received = self.session.received
         if received is None or message is not received[0]:
             return dumps(outgoing)
         line = received[1]
@@ -484,7 +470,7 @@ class UpstreamSide:
             spliced = with_id(line, message["id"], outgoing["id"])
             if spliced is not None:
                 return spliced
-        return await self.intake.in_thread(dumps_in_pieces, outgoing)
+        return await self.session.intake.in_thread(dumps_in_pieces, outgoing)
 
     def _uncarriable_answers(self, out: Any) -> list[dict[str, Any]]:
         """Upstream output holding NaN or Infinity (not JSON) is withheld: the errors for requests waiting for it."""
@@ -605,7 +591,9 @@ class UpstreamSide:
             self.client_request_timeout,
         )
         assert self.client_request_timeout is not None
-        await self.reply(error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout)))
+        await self.session.reply(
+            error_response(request_id, INTERNAL_ERROR, timed_out_text(self.client_request_timeout))
+        )
 
     # --- client → upstream: the requests forwarded under the guard's own ids --------------------
 
@@ -645,7 +633,7 @@ class UpstreamSide:
             with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
                 await done.wait()
             for answer in self._undelivered(elements):
-                await self.reply(answer)
+                await self.session.reply(answer)
 
     def _upstream_ids(self, elements: list[Any]) -> tuple[list[Any], list[tuple[str, dict[str, Any]]]]:
         """``elements`` as they go upstream, each request under a fresh id of the guard's own; and the
@@ -687,48 +675,25 @@ class UpstreamSide:
     async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
         for m in messages:
             if type(m) is dict and "id" in m and "method" in m:
-                await self.reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
-
-    async def reply(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
-        """Send the client a message (or a batch's answers) of the guard's own; a client that stopped reading ends
-        the relay.
-
-        An answer closes its request (``client_requests``); one to a request the client withdrew is dropped.
-        """
-        if isinstance(message, list):  # (a batch's answers: client_batch)
-            kept = [m for m in message if self._goes_out(m)]
-            if not kept:
-                return
-            message = kept
-        elif not self._goes_out(message):
-            return
-        try:
-            await self.client.send(dumps(message))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
+                await self.session.reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
 
     def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
-        """:meth:`reply` without waiting (the line is queued when the client's pipe is full)."""
-        if not self._goes_out(message):
+        """``Session.reply`` without waiting (the line is queued when the client's pipe is full)."""
+        if not self.session.goes_out(message):
             return
         try:
             client.send_nowait(dumps(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._client_gone()
 
-    def _goes_out(self, message: dict[str, Any]) -> bool:
-        """Whether a message of the guard's own goes to the client: an answer closes its request
-        (``client_requests``) and is dropped when the client withdrew that request; anything else goes."""
-        return "method" in message or self.requests.close(message.get("id"))
-
     def _client_gone(self) -> None:
         """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
-        if not self.client_closed:
+        if not self.session.client_closed:
             log.info("the client stopped reading; stopping")
-        self.client_closed = True
+        self.session.client_closed = True
         self._stopping = True
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+        if self.session.tg is not None:
+            self.session.tg.cancel_scope.cancel()
 
 
 def _only_id_differs(out: Any, message: dict[str, Any]) -> bool:

@@ -31,7 +31,7 @@ from mcp_guard.calls.pipeline import Call, Pipeline
 from mcp_guard.config import GatewayConfig, parse_config
 from mcp_guard.fronts.http import HttpConfig, HttpFront
 from mcp_guard.oauth_config import OAuthSettings
-from mcp_guard.sessions.gateway import GatewaySession
+from mcp_guard.sessions.gateway import serve_session
 from mcp_guard.streams.framing import LineStream
 from tests.auth.issuer import Issuer, running_issuer
 from tests.e2e.test_http_upstream import http_server
@@ -81,7 +81,7 @@ def oauth(issuer: Issuer) -> HttpConfig:
 
 def gateway_factory(config: GatewayConfig) -> Any:
     def session(client: LineStream) -> Any:
-        gateway = GatewaySession(client, config)
+        gateway = serve_session(client, config)
 
         class Runner:
             async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:

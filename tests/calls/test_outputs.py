@@ -16,8 +16,9 @@ import pytest
 from mcp_guard.calls.journal import Journal
 from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.config import parse_config
-from mcp_guard.sessions.gateway import GatewaySession
-from mcp_guard.sessions.relay import Relay
+from mcp_guard.sessions.gateway import serve_session
+from mcp_guard.sessions.relay import wrap_session
+from mcp_guard.sessions.session import Session
 from mcp_guard.wire.meta import OUTPUT_KEY, REJECTION_KEY, SCHEMA_KEY
 from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream, name
 
@@ -62,15 +63,15 @@ async def wrapped(
 ) -> AsyncIterator[Client]:
     """``wrap``'s relay or ``serve``'s session (one server ``s``) over ``upstream``, with ``outputs``."""
     client = Client()
-    guard: Relay | GatewaySession
+    guard: Session
     if command == "wrap":
         table = ToolTable(profile, outputs=outputs, hide_unsupported=hide_unsupported)
-        guard = Relay(client.guard_link, upstream.connect, table, drain_timeout=0.2)
+        guard = wrap_session(client.guard_link, upstream.connect, table, drain_timeout=0.2)
     else:
         settings = {"profile": profile, "outputs": outputs, "unsupported": "hide" if hide_unsupported else "reject"}
         text = json.dumps({"mcpServers": {"s": {"command": "unused"}}, "guard": settings})
         config = parse_config(text, environ={})
-        guard = GatewaySession(
+        guard = serve_session(
             client.guard_link, config, connectors={"s": upstream.connect}, drain_timeout=0.2, journal=journal
         )
     client.guard = guard

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.anyio
 async def test_wrap_runs_the_visibility_and_schema_steps() -> None:
     upstream = ScriptedUpstream()
     async with running_guard("wrap", upstream) as client:
-        relay = client.guard
+        relay = client.guard.routing
         assert isinstance(relay, Relay)
         assert relay.pipeline.steps == ("visibility", "schema")
         refused = await client.call("echo", {"text": 5})
@@ -29,7 +29,7 @@ async def test_a_step_that_fails_refuses_the_call_in_wrap_too() -> None:
     """Fail closed, as in ``serve``: a check that raises answers -32603 and nothing reaches the upstream."""
     upstream = ScriptedUpstream()
     async with running_guard("wrap", upstream) as client:
-        relay = client.guard
+        relay = client.guard.routing
         assert isinstance(relay, Relay)
 
         def broken(call: Call) -> Rejection | None:

@@ -524,7 +524,7 @@ async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(
     connection is kept (it used to end, and with it every request the upstream held)."""
     from mcp_guard.config import load_config
     from mcp_guard.peer.upstream import stdio_connector
-    from mcp_guard.sessions.gateway import GatewaySession
+    from mcp_guard.sessions.gateway import serve_session
 
     tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("big_result", "echo")]
     (tmp_path / "tools.json").write_text(json.dumps(tools))
@@ -534,7 +534,7 @@ async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(
         [sys.executable, str(forging)], {"TOOLS_FILE": str(tmp_path / "tools.json")}, max_line=100_000
     )
     client = MemoryClient()
-    session = GatewaySession(client, config, connectors={"f": connector})  # type: ignore[arg-type]
+    session = serve_session(client, config, connectors={"f": connector})  # type: ignore[arg-type]
     async with anyio.create_task_group() as tg:
         tg.start_soon(session.run)
         await client.request("init", "initialize", INIT)
@@ -542,5 +542,5 @@ async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(
         assert big["error"]["code"] == -32603 and "longer than 100000 bytes" in big["error"]["message"]
         echoed = await client.request("echo", "tools/call", {"name": "f__echo", "arguments": {}})
         assert echoed["result"]["content"][0]["text"] == "ok"
-        assert session.links[0].restarts == 0
+        assert session.routing.links[0].restarts == 0
         client.inbound.close()

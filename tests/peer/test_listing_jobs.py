@@ -18,7 +18,7 @@ import pytest
 from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.core import compiler
 from mcp_guard.peer.offload import LISTING_MIN, OFFLOAD_MIN, upstream_job
-from mcp_guard.sessions.relay import Relay
+from mcp_guard.sessions.relay import wrap_session
 from tests.harness import Client, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio
@@ -47,7 +47,9 @@ async def test_a_mid_sized_listing_makes_its_big_validator_off_the_loop(monkeypa
 
     monkeypatch.setattr(compiler, "_generate", noting)
     client = Client()
-    relay = Relay(client.guard_link, ScriptedUpstream([ANY_OF]).connect, ToolTable("extended"), drain_timeout=0.2)
+    relay = wrap_session(
+        client.guard_link, ScriptedUpstream([ANY_OF]).connect, ToolTable("extended"), drain_timeout=0.2
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(relay.run)
         await client.initialize()

@@ -19,7 +19,7 @@ from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.hosts import host_profile
 from mcp_guard.sessions import relay as relay_module
 from mcp_guard.sessions import upstream_side
-from mcp_guard.sessions.relay import Relay
+from mcp_guard.sessions.relay import Relay, wrap_session
 from mcp_guard.streams.pipes import PipeLineStream
 from mcp_guard.wire.jsonrpc import INVALID_PARAMS, Uncarriable, dumps
 
@@ -122,7 +122,11 @@ class Rig:
     def __init__(self, host: str | None) -> None:
         self.upstream = Upstream()
         guard_side, self.client = pipe_pair()
-        self.relay = Relay(guard_side, self.upstream.connect, ToolTable(host=host_profile(host) if host else None))
+        self.session = wrap_session(
+            guard_side, self.upstream.connect, ToolTable(host=host_profile(host) if host else None)
+        )
+        self.relay = self.session.routing
+        assert isinstance(self.relay, Relay)
 
     async def answer(self, request_id: Any) -> dict[str, Any]:
         while True:
@@ -149,7 +153,7 @@ class Rig:
 async def running(host: str | None) -> AsyncIterator[Rig]:
     rig = Rig(host)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(rig.relay.run)
+        tg.start_soon(rig.session.run)
         init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
         await rig.request("i", "initialize", init)
         await rig.client.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')

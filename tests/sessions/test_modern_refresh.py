@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_guard.sessions.gateway import GatewaySession
+from mcp_guard.sessions.gateway import serve_session
 from tests.harness import Client, MemoryLink
 from tests.sessions.test_session import MODERN, FakeServer, gateway_config, running
 
@@ -89,7 +89,7 @@ async def test_the_clients_listen_stream_does_not_hold_up_the_end() -> None:
     """The client closes its side with its listen stream open: the session ends at once (it waited for
     the drain's 10 s), and the stream ends with it, unanswered (it got a misleading -32603)."""
     client = Client()
-    session = GatewaySession(
+    session = serve_session(
         client.guard_link,
         gateway_config({"s": SlowServer()}),
         connectors={"s": SlowServer().connect},

@@ -1,4 +1,4 @@
-"""The gateway session asks who sent each request (issue 27 item 2): ``GatewaySession.principal_of``.
+"""The gateway session asks who sent each request (issue 27 item 2): ``Session.principal_of``.
 
 The HTTP front with OAuth fills the seam: its client side is an ``auth.principal.Callers`` (its own tests);
 here a client link with a table of request ids stands in for it, so one session serves two callers, as the
@@ -15,7 +15,7 @@ import pytest
 
 from mcp_guard.auth.principal import Principal
 from mcp_guard.config import parse_config
-from mcp_guard.sessions.gateway import GatewaySession
+from mcp_guard.sessions.gateway import serve_session
 from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio
@@ -60,7 +60,7 @@ async def test_each_request_is_listed_and_judged_for_its_own_caller(host: str | 
     upstream = ScriptedUpstream(TOOLS)
     client = Client()
     link = CallersLink(client.guard_link, {"ann-list": ANN, "ann-call": ANN})
-    guard = GatewaySession(link, config, connectors={"s": upstream.connect}, drain_timeout=0.2)
+    guard = serve_session(link, config, connectors={"s": upstream.connect}, drain_timeout=0.2)
     assert guard.callers is link
     with anyio.fail_after(TIMEOUT):  # (a hang guard: the session ends once the client closed its side)
         async with anyio.create_task_group() as tg:

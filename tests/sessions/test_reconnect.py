@@ -15,7 +15,7 @@ import pytest
 
 from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.peer.upstream import UpstreamStartError
-from mcp_guard.sessions.relay import Relay
+from mcp_guard.sessions.relay import Relay, wrap_session
 from mcp_guard.wire.messages import BATCH_VERSION, GONE
 from tests.harness import INIT, TIMEOUT, Client, MemoryLink, ScriptedUpstream, running_guard
 
@@ -45,8 +45,9 @@ class Upstream(ScriptedUpstream):
 
 
 def relay_of(client: Any) -> Relay:
-    assert isinstance(client.guard, Relay)
-    return client.guard
+    routing = client.guard.routing
+    assert isinstance(routing, Relay)
+    return routing
 
 
 async def test_a_gone_upstream_is_reconnected_through_the_connector() -> None:
@@ -136,7 +137,7 @@ async def test_an_upstream_that_cannot_start_answers_initialize_with_the_cause()
     upstream = Upstream()
     upstream.fail = True
     client = Client()
-    relay = Relay(client.guard_link, upstream.connect, ToolTable())
+    relay = wrap_session(client.guard_link, upstream.connect, ToolTable())
     failures: list[Exception] = []
 
     async def run() -> None:

@@ -22,7 +22,7 @@ from mcp_guard.calls.observer import CallObserver
 from mcp_guard.calls.pinning import LockFile
 from mcp_guard.config import parse_config
 from mcp_guard.peer.upstream import UpstreamStartError
-from mcp_guard.sessions.gateway import GatewaySession
+from mcp_guard.sessions.gateway import Gateway, serve_session
 from tests.harness import INIT, TIMEOUT, TOO_LONG, Client, MemoryLink, ScriptedUpstream
 
 pytestmark = pytest.mark.anyio
@@ -147,10 +147,10 @@ async def running(
     lock: LockFile | None = None,
     journal: Journal | None = None,
     **options: Any,
-) -> AsyncIterator[tuple[GatewaySession, Client]]:
+) -> AsyncIterator[tuple[Gateway, Client]]:
     client = Client()
     options.setdefault("drain_timeout", 0.2)
-    session = GatewaySession(
+    session = serve_session(
         client.guard_link,
         gateway_config(servers, guard),
         lock=lock,
@@ -158,12 +158,14 @@ async def running(
         connectors={name: server.connect for name, server in servers.items()},
         **options,
     )
+    gateway = session.routing
+    assert isinstance(gateway, Gateway)
     async with anyio.create_task_group() as tg:
         tg.start_soon(session.run)
-        yield session, client
+        yield gateway, client
         await client.link.close_send()
         with anyio.fail_after(TIMEOUT):
-            while any(link.upstream is not None for link in session.links):
+            while any(link.upstream is not None for link in gateway.links):
                 await anyio.sleep(0.01)
         tg.cancel_scope.cancel()
 

@@ -25,7 +25,7 @@ from mcp_guard.state.pg_journal import PostgresJournal
 from mcp_guard.state.pg_schema import CREATE, SCHEMA_VERSION, init_schema, read_database_records, schema_version
 from mcp_guard.state.redis_budget import RedisBudget
 from tests.calls.test_principals import ANN, BOB, catalog, pipeline
-from tests.real_servers import Redis
+from tests.real_servers import LOADED, Redis
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +43,7 @@ async def test_each_caller_has_its_budget_in_redis_under_a_pseudonym(redis_serve
     """Through the pipeline on Redis: each caller gets its 2 calls of the tool; the tool's budget of 3 holds
     for them together, and a refused call takes no slot; no key holds a subject."""
     p = f"test-{uuid.uuid4().hex[:12]}"
-    budget = RedisBudget(redis_server.url, prefix=p)
+    budget = RedisBudget(redis_server.url, prefix=p, timeout=LOADED)
     cat = catalog(RULES, servers={"tickets": {"callsPerMinute": 3}})
     pipe = pipeline(cat, budget=budget)
     route = cat.route("tickets__read")
@@ -78,7 +78,7 @@ async def test_take_all_takes_every_slot_or_none_under_concurrency(redis_server:
     """Oracle: racing clients take (tool, caller) pairs with limits 5 and 3: Redis answers as the in-process
     budget does, and the tool's set never holds a call its caller's set refused."""
     p = f"test-{uuid.uuid4().hex[:12]}"
-    replicas = [RedisBudget(redis_server.url, prefix=p) for _ in range(3)]
+    replicas = [RedisBudget(redis_server.url, prefix=p, timeout=LOADED) for _ in range(3)]
     callers = ["a", "b", "c"]
     granted: list[str] = []
 

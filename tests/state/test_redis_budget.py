@@ -16,7 +16,7 @@ from mcp_guard.calls.policy import Budget
 from mcp_guard.calls.stores import StoreUnavailable
 from mcp_guard.state.redis_budget import RedisBudget
 from tests.calls.test_pipeline import catalog
-from tests.real_servers import Redis, free_port
+from tests.real_servers import LOADED, Redis, free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +33,7 @@ async def test_concurrent_takes_from_three_replicas_forward_exactly_the_budget(r
     """Three clients (three replicas) race 90 takes on one tool with a budget of 17: exactly 17 get a slot,
     and every refusal says when a slot frees (within the window)."""
     p = prefix()
-    replicas = [RedisBudget(redis_server.url, prefix=p) for _ in range(3)]
+    replicas = [RedisBudget(redis_server.url, prefix=p, timeout=LOADED) for _ in range(3)]
     answers: list[float | None] = []
 
     async def hammer(budget: RedisBudget) -> None:
@@ -59,7 +59,7 @@ async def test_no_window_of_redis_time_holds_more_than_the_budget_across_expirie
     free and are taken again (more than the budget are taken in all)."""
     p = prefix()
     window, limit = 0.5, 4
-    replicas = [RedisBudget(redis_server.url, prefix=p, window=window) for _ in range(3)]
+    replicas = [RedisBudget(redis_server.url, prefix=p, window=window, timeout=LOADED) for _ in range(3)]
     taken: list[float] = []
     from redis.asyncio import Redis as Client
 
@@ -93,7 +93,7 @@ async def test_no_window_of_redis_time_holds_more_than_the_budget_across_expirie
 
 async def test_tools_are_counted_apart_and_a_slot_frees_after_the_window(redis_server: Redis) -> None:
     """Each exposed tool has its own window; a slot frees once the window has passed since the call that took it."""
-    budget = RedisBudget(redis_server.url, prefix=prefix(), window=1.0)
+    budget = RedisBudget(redis_server.url, prefix=prefix(), window=1.0, timeout=LOADED)
     try:
         assert await budget.take("a", 2, member()) is None
         taken = 1
@@ -110,7 +110,7 @@ async def test_tools_are_counted_apart_and_a_slot_frees_after_the_window(redis_s
 async def test_redis_counts_as_the_in_process_budget_does(redis_server: Redis) -> None:
     """Oracle: with the limits varying call by call, Redis and the in-process budget agree on every answer
     within one window (nothing expires in between)."""
-    redis_budget = RedisBudget(redis_server.url, prefix=prefix())
+    redis_budget = RedisBudget(redis_server.url, prefix=prefix(), timeout=LOADED)
     local = Budget()
     limits = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9]
     try:

@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcp_guard.config import parse_config
-from mcp_guard.sessions.gateway import GatewaySession
+from mcp_guard.sessions.gateway import serve_session
 from tests.harness import TIMEOUT, Client, ScriptedUpstream, name, running_guard
 
 pytestmark = pytest.mark.anyio
@@ -78,7 +78,7 @@ async def test_a_call_to_a_denied_tool_has_its_span_and_its_judgements(spans: In
     config = parse_config(json.dumps(data), environ={})
     upstream = ScriptedUpstream()
     client = Client()
-    guard = GatewaySession(client.guard_link, config, connectors={"s": upstream.connect}, drain_timeout=0.2)
+    guard = serve_session(client.guard_link, config, connectors={"s": upstream.connect}, drain_timeout=0.2)
     with anyio.fail_after(TIMEOUT):  # (a hang guard: the session ends once the client closed its side)
         async with anyio.create_task_group() as tg:
             tg.start_soon(guard.run)

@@ -19,6 +19,7 @@ import anyio
 import pytest
 import rfc8785
 
+from mcp_guard.sessions.session import Session
 from tests.harness import TIMEOUT, Client, MemoryLink, ScriptedUpstream, name
 
 pytestmark = pytest.mark.anyio
@@ -80,17 +81,17 @@ async def guard(
     from mcp_guard.calls.journal import Journal
     from mcp_guard.calls.tool_table import ToolTable
     from mcp_guard.config import parse_config
-    from mcp_guard.sessions.gateway import GatewaySession
-    from mcp_guard.sessions.relay import Relay
+    from mcp_guard.sessions.gateway import serve_session
+    from mcp_guard.sessions.relay import wrap_session
 
     client = Client()
     journaled = None if journal is None else Journal(journal)
-    session: Relay | GatewaySession
+    session: Session
     if command == "wrap":
-        session = Relay(client.guard_link, upstream.connect, ToolTable(profile), drain_timeout=0.2)
+        session = wrap_session(client.guard_link, upstream.connect, ToolTable(profile), drain_timeout=0.2)
     else:
         text = json.dumps({"mcpServers": {"s": {"command": "unused"}}, "guard": {"profile": profile}})
-        session = GatewaySession(
+        session = serve_session(
             client.guard_link,
             parse_config(text, environ={}),
             connectors={"s": upstream.connect},

@@ -75,7 +75,7 @@ or memory stream per request (see :mod:`.direct` and :mod:`.fast`).
 from __future__ import annotations
 
 from .app import HttpFront
-from .channel import SessionFactory, SessionRunner
+from .channel import SessionFactory
 from .config import DEFAULT_MAX_MESSAGE_BYTES, ENDPOINT, HttpConfig, parse_listen_address
 from .security import is_loopback, parse_origin
 from .serving import serve_front, serve_http
@@ -86,7 +86,6 @@ __all__ = [
     "HttpConfig",
     "HttpFront",
     "SessionFactory",
-    "SessionRunner",
     "is_loopback",
     "parse_listen_address",
     "parse_origin",

@@ -1,4 +1,5 @@
-"""One relay (and upstream process) behind the HTTP front, and the routing of its output to HTTP requests."""
+"""One session (``wrap``'s with its upstream process, or ``serve``'s) behind the HTTP front, and the routing of its
+output to HTTP requests."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.abc
@@ -15,7 +16,8 @@ from ...auth.principal import Principal
 from ...calls.observer import Origin
 from ...calls.tool_table import ToolTable
 from ...peer.upstream import UpstreamStartError, stdio_connector
-from ...sessions.relay import Relay
+from ...sessions.relay import wrap_session
+from ...sessions.session import Session
 from ...streams.framing import LineStream
 from ...wire.jsonrpc import INTERNAL_ERROR, dumps, loads_upstream
 from .config import STOP_GRACE_SECONDS
@@ -25,35 +27,18 @@ from .messages import Exchange, Item, Key, error_bytes, map_key
 if TYPE_CHECKING:
     from .app import HttpFront
 
-__all__ = ["Channel", "SessionFactory", "SessionRunner"]
+__all__ = ["Channel", "SessionFactory"]
 
 log = logging.getLogger("mcp_guard")
 
 
-class SessionRunner(Protocol):
-    """What serves one client session behind the front: a :class:`Relay`, or a gateway session.
-
-    ``run`` relays until the client side ends; it signals ``task_status.started()`` once it
-    serves (a failure before that, such as an upstream that cannot start, is raised to the
-    front, which answers the ``initialize`` with an error).
-    """
-
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Serve until the client side ends."""
-        ...
-
-    def unready(self) -> list[str]:
-        """The names of the upstreams not connected and initialized now (``/ready``)."""
-        ...
+SessionFactory = Callable[[LineStream], Session]
+"""Builds one session (``sessions.session.Session``: ``serve``'s) from its in-memory client line stream."""
 
 
-SessionFactory = Callable[[LineStream], SessionRunner]
-"""Builds the runner of one session from its in-memory client line stream."""
-
-
-def _make_relay(front: HttpFront, client: DirectClientSide) -> SessionRunner:
-    """The one place the front builds what serves a session: the front's session factory, or a
-    relay with its own upstream connector and tool table.
+def _make_session(front: HttpFront, client: DirectClientSide) -> Session:
+    """The one place the front builds the session of one client: the front's session factory (``serve``), or
+    ``wrap``'s, relayed to an upstream of its own with its own tool table.
 
     The upstream process is started when the relay runs, and started again by the relay
     when it goes away (see ``sessions.relay``, "Upstream faults").
@@ -66,16 +51,16 @@ def _make_relay(front: HttpFront, client: DirectClientSide) -> SessionRunner:
     table = ToolTable(front.profile, hide_unsupported=front.hide_unsupported, outputs=front.outputs, host=front.host)
     timeout = front.request_timeout
     # The relay reads and writes through the LineStream interface only; the client side is in memory.
-    relay = Relay(
+    session = wrap_session(
         cast(LineStream, client),
         stdio_connector(front.command, max_line=front.config.max_message_bytes),
         table,
         request_timeout=timeout if timeout is not None else DEFAULT_GUARD_REQUEST_TIMEOUT,
         client_request_timeout=timeout,
+        exits=False,  # an upstream that cannot start ends the session, not the front
     )
-    relay.pipeline.observer = front.metrics
-    relay.exits = False  # an upstream that cannot start ends the session, not the front
-    return relay
+    session.pipeline.observer = front.metrics
+    return session
 
 
 # --- channels: one relay and the HTTP requests that talk to it ---------------------------------------
@@ -98,7 +83,7 @@ class Channel:
         self._idle_timeout = front.config.session_idle_timeout
         self._end_reason: str | None = None
         self._idle_since = 0.0  # time.monotonic() when the last request ended (while none is active)
-        self.runner: SessionRunner | None = None
+        self.runner: Session | None = None
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the relay until the client side ends or the upstream goes away.
@@ -108,14 +93,14 @@ class Channel:
         """
         try:
             with self.scope:
-                relay = self.runner = _make_relay(self.front, self.client)
+                session = self.runner = _make_session(self.front, self.client)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._watch)
                     tg.start_soon(self.client.run)
                     try:
-                        await relay.run(task_status=task_status)
+                        await session.run(task_status=task_status)
                     except UpstreamStartError as exc:
-                        if not isinstance(relay, Relay) or relay.start_failure is not exc:
+                        if session.route.start_failure is not exc:
                             raise  # before started(): the front answers the request that opened it
                         log.error("%s: %s", self.label, exc)  # after: its requests were answered with it
                     tg.cancel_scope.cancel()
