@@ -19,7 +19,7 @@ seam, ``upstream.stdio_connector``, ``http_upstream.http_connector``; eager rest
 - 2026-07-28 era: no handshake; every request is served from the merged lists its own
   envelope sees, listed per envelope, kept fresh by ``ttlMs`` or the guard's listen streams;
   ``server/discover`` and the client's ``subscriptions/listen`` are the session's. That half
-  of the session is :mod:`.modern_era` (:class:`~.modern_era.ModernEra`, this class's base).
+  of the gateway is :mod:`.modern_era` (:class:`~.modern_era.ModernEra`, ``Gateway.modern``).
 
 Routing (client → upstream): ``tools/list`` from the merged :class:`~.catalog.Catalog` with
 the guard's cursors; ``tools/call`` → :meth:`Catalog.route` → :meth:`Pipeline.admit` →
@@ -125,7 +125,7 @@ def serve_session(
     return session
 
 
-class Gateway(ModernEra):
+class Gateway:
     """``serve``'s routing of a :class:`~.session.Session`: one client served by every enabled upstream of ``config``.
 
     Args:
@@ -170,7 +170,6 @@ class Gateway(ModernEra):
         relist_interval: float = RELIST_INTERVAL,
         client_request_timeout: float | None = None,
     ) -> None:
-        super().__init__()
         self.session = session
         self.hot: LineHandler | None = None  # (no stdio hot path: the gateway answers and renames every line)
         self.start_failure: Exception | None = None  # (never: a server that cannot start is started again)
@@ -193,7 +192,7 @@ class Gateway(ModernEra):
         self.links = [
             Link(self, s.name, connectors.get(s.name) or connector_for(s, max_message_bytes)) for s in config.enabled
         ]
-        self._by_name = {link.name: link for link in self.links}
+        self.by_name = {link.name: link for link in self.links}
         self.init_params: Any = None
         self.log_level: Any = None
         self.closing = False
@@ -204,7 +203,8 @@ class Gateway(ModernEra):
         # Names and URIs the client was shown, with their server: a request to one whose server
         # is down is told so (-32603), not answered as unknown.
         self.whereabouts = Whereabouts(self.links, config.guard.name_format, request_timeout)
-        self.named = NamedRoutes(self, self._by_name)  # prompts/get, resources/*, completion/complete
+        self.named = NamedRoutes(self, self.by_name)  # prompts/get, resources/*, completion/complete
+        self.modern = ModernEra(self)  # the 2026-07-28 era: listings per envelope, listen streams, discovery
         session.attach(self)
 
     @property
@@ -234,10 +234,10 @@ class Gateway(ModernEra):
         once). What is still open is answered with an error, never dropped. The client's own listen streams
         are the session's: they end with it, unanswered (red team 34), and hold nothing up."""
         with anyio.move_on_after(min(self.drain_timeout, self.client_request_timeout or self.drain_timeout)):
-            while len(self.requests) > sum(x.request_id in self.requests for x in self._client_listens.values()):
+            while len(self.requests) > sum(x.request_id in self.requests for x in self.modern.listens.values()):
                 await anyio.sleep(0.02)
         self.closing = True
-        for listen in list(self._client_listens.values()):
+        for listen in list(self.modern.listens.values()):
             self.requests.close(listen.request_id)  # (as when the client cancels one: no answer, no more frames)
             listen.scope.cancel()
         await self._close_upstreams(anyio.current_time() + min(EXIT_WAIT_SECONDS, self.drain_timeout))
@@ -266,7 +266,7 @@ class Gateway(ModernEra):
         """Wait until the client showed its era (``initialize``, or a first other request)."""
         await self._era_known.wait()
 
-    async def _settled(self) -> None:
+    async def settled(self) -> None:
         """Wait (at most ``start_timeout``) until every link made its first attempt."""
         self._start_links()
         with anyio.move_on_after(self.start_timeout):
@@ -350,7 +350,7 @@ class Gateway(ModernEra):
         async with anyio.create_task_group() as tg:
             for link in late:
                 tg.start_soon(self._late_handshake, link)
-        await self._settled()
+        await self.settled()
         ready = [link for link in self.links if link.ready]
         versions = {json.dumps(link.protocol_version) for link in ready}
         requested = params.get("protocolVersion")
@@ -375,7 +375,7 @@ class Gateway(ModernEra):
             request_id = params.get("requestId") if type(params) is dict else None
             if not valid_id(request_id):
                 return
-            listen = self._client_listens.get(id_key(request_id))
+            listen = self.modern.listens.get(id_key(request_id))
             if listen is not None:
                 self.requests.close(request_id)  # a cancelled stream is not answered
                 listen.scope.cancel()  # its upstream streams are cancelled with it
@@ -429,7 +429,7 @@ class Gateway(ModernEra):
             if method == "ping":
                 await self._result(request_id, {}, params)
             elif method == "server/discover":
-                await self._discover(message)
+                await self.modern.discover(message)
             elif method == "tools/call":
                 await self._tools_call(message)
             elif method in LIST_METHODS:
@@ -446,7 +446,7 @@ class Gateway(ModernEra):
             elif method == "logging/setLevel":
                 await self._set_level(message)
             elif method == "subscriptions/listen" and self._modern(params):
-                await self._client_listen(message)
+                await self.modern.listen(message)
             else:
                 text = f"Method not found: the gateway does not route {method[:80]}"
                 await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
@@ -462,13 +462,13 @@ class Gateway(ModernEra):
         """The merged lists a request is served from: its envelope's (fresh for ``kind``), or the handshake era's.
 
         ``server_of``: the server a view routes the request's one name to (or None); then only that
-        server's listing needs to be fresh, unless the name routes nowhere (``ModernEra._modern_routed``).
+        server's listing needs to be fresh, unless the name routes nowhere (``ModernEra.routed``).
         """
         if self._modern(params):
             if server_of is not None:
-                return (await self._modern_routed(params, kind, server_of)).view
-            return (await self._modern_view(params, {kind})).view
-        await self._settled()
+                return (await self.modern.routed(params, kind, server_of)).view
+            return (await self.modern.view(params, {kind})).view
+        await self.settled()
         return self.view
 
     async def _list(self, request_id: Any, params: Any, member: str) -> None:
@@ -476,10 +476,10 @@ class Gateway(ModernEra):
         cursor = params.get("cursor") if type(params) is dict else None
         kind = "resources" if member == "resourceTemplates" else member
         caller = self.session.principal_of(request_id)  # (its tools/list)
-        envelope = await self._modern_view(params, {kind}) if self._modern(params) else None
+        envelope = await self.modern.view(params, {kind}) if self._modern(params) else None
         view = self.view if envelope is None else envelope.view
         if envelope is None:
-            await self._settled()
+            await self.settled()
         if member == "tools":
             await view.catalog.presented_for(caller)  # (guard.presentFor: a big listing lowered off the loop)
         result = view.page(member, cursor, caller)
@@ -520,7 +520,7 @@ class Gateway(ModernEra):
             message, tool = mapped
             params, shown, name = message["params"], tool, tool.name
         route = catalog.route(name)
-        link = self._by_name[route.server] if route is not None else None
+        link = self.by_name[route.server] if route is not None else None
         if link is not None and link.tools_stale:
             # Its server said its tools changed: judged against the new listing, never the replaced one.
             if not await link.tools_current():
@@ -545,7 +545,7 @@ class Gateway(ModernEra):
             if down is not None:
                 await self.pipeline.refused_unrouted(down, name, SERVER_UNAVAILABLE, request)  # (then answered)
                 await self.reply(
-                    error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool", self._by_name[down].failure))
+                    error_response(request_id, INTERNAL_ERROR, unavailable(down, "tool", self.by_name[down].failure))
                 )
                 return
             await self.reply(self.session.unlisted(message, name))
@@ -556,7 +556,7 @@ class Gateway(ModernEra):
             await self.reply(rejection.response(request_id))
             return
         outgoing = self.session.forwarded(message, call)
-        link = self._by_name[route.server]
+        link = self.by_name[route.server]
         await self.forward(link, outgoing, Forwarded(request_id, "tools/call", call, modern=call.modern))
 
     async def forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
@@ -634,6 +634,10 @@ class Gateway(ModernEra):
                     log.warning("upstream %s: could not set the log level: %s", link.name, exc)
         await self._result(message["id"], {}, message.get("params"))
 
+    def modern_list_changed(self, link: Link, kind: str) -> None:
+        """A 2026-07-28-era upstream said its ``kind`` list changed (``link.LinkOwner``): ``ModernEra.list_changed``."""
+        self.modern.list_changed(link, kind)
+
     def subscriptions_of(self, link: Link) -> list[str]:
         """The resource URIs the client subscribed to at ``link`` (replayed after a restart)."""
         return self.named.subscriptions_of(link)
@@ -668,7 +672,7 @@ class Gateway(ModernEra):
                 changed |= self.view.set_resources(link.name, link.resources, link.templates)
         self.whereabouts.remember(self.view)
         if kind is None and not link.initialized:
-            await self._modern_link_changed(link)
+            await self.modern.link_changed(link)
         if not self._announced:
             return  # the client lists after its initialize answer; nothing to announce before
         for k in KINDS:

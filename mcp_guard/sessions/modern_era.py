@@ -1,8 +1,8 @@
-"""The gateway session's 2026-07-28 era: listings per envelope, listen streams, ``server/discover``.
+"""The gateway's 2026-07-28 era: listings per envelope, listen streams, ``server/discover``.
 
-:class:`ModernEra` is a base of :class:`~mcp_guard.sessions.gateway.Gateway` (the module
-that holds the client side, the handshake era and the routing); it is split out by concern and
-reads the session's state, declared below. In this era there is no handshake: every request
+:class:`ModernEra` is a part of :class:`~mcp_guard.sessions.gateway.Gateway` (``Gateway.modern``; the gateway
+holds the handshake era and the routing), reading the gateway's links, settings and merged lists through it.
+In this era there is no handshake: every request
 carries its envelope (protocol version, client capabilities) in ``_meta``, and is served from
 the merged lists that envelope sees:
 
@@ -34,8 +34,6 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 
-from ..calls.pinning import LockFile
-from ..config import GatewayConfig
 from ..peer.requests import RequestFailed, list_pages
 from ..wire.jsonrpc import (
     INVALID_PARAMS,
@@ -50,7 +48,6 @@ from ..wire.meta import (
     SUBSCRIPTION_ID_KEY,
     envelope_key,
 )
-from .client_requests import ClientRequests
 from .envelopes import (
     ENVELOPE_KEYS,
     ClientListen,
@@ -60,8 +57,9 @@ from .envelopes import (
 from .freshness import ACKNOWLEDGED, KINDS, LISTEN_FLAGS, FailedBefore, Listed, list_unless_current
 from .link import Link, failure_reason
 from .merged_lists import MergedLists
-from .naming import CursorCodec
-from .whereabouts import Whereabouts
+
+if TYPE_CHECKING:
+    from .gateway import Gateway
 
 __all__ = ["ModernEra", "gateway_info", "gateway_instructions"]
 
@@ -87,34 +85,23 @@ def gateway_instructions(links: list[Link]) -> str:
 
 
 class ModernEra:
-    """The 2026-07-28 era of a gateway session (see the module docstring); a base of ``Gateway``.
+    """The 2026-07-28 era of a gateway (see the module docstring).
 
-    Its state is the session's: the attributes and methods declared here are set and defined there.
+    Args:
+        gateway: the gateway it is a part of (its links, config, lock, cursors, request timeout, the client's
+            requests, the names' whereabouts; its replies and task group).
+
+    Attributes:
+        listens: the client's open ``subscriptions/listen`` streams, by the key of their id (``id_key``).
     """
 
     ServerOf: TypeAlias = Callable[[MergedLists], str | None]
     """The server a view routes a request's one tool, prompt or resource to (None: none)."""
 
-    config: GatewayConfig
-    lock: LockFile | None
-    cursors: CursorCodec
-    request_timeout: float
-    links: list[Link]
-    _by_name: dict[str, Link]
-    requests: ClientRequests[Link]
-    whereabouts: Whereabouts
-
-    def __init__(self) -> None:
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
         self._envelopes: dict[str, Envelope] = {}
-        self._client_listens: dict[tuple[bool, Any], ClientListen] = {}
-
-    if TYPE_CHECKING:  # the session's, used here
-
-        async def reply(self, message: dict[str, Any]) -> None: ...
-
-        def spawn(self, func: Any, *args: Any) -> None: ...
-
-        async def _settled(self) -> None: ...
+        self.listens: dict[tuple[bool, Any], ClientListen] = {}
 
     def _envelope_of(self, params: dict[str, Any]) -> Envelope:
         """The envelope of a 2026-07-28 request (made on first use; the least recently used of more
@@ -126,17 +113,17 @@ class ModernEra:
         if envelope is None:
             if len(self._envelopes) >= MAX_ENVELOPES:
                 self._envelopes.pop(next(iter(self._envelopes))).close()
-            envelope = Envelope(MergedLists(self.config, self.lock, self.cursors), era)
+            envelope = Envelope(MergedLists(self.gateway.config, self.gateway.lock, self.gateway.cursors), era)
         self._envelopes[key] = envelope
         return envelope
 
-    async def _modern_view(self, params: dict[str, Any], kinds: set[str]) -> Envelope:
+    async def view(self, params: dict[str, Any], kinds: set[str]) -> Envelope:
         """The envelope of a 2026-07-28 request, its lists of ``kinds`` fresh at every running upstream."""
         envelope = self._envelope_of(params)
         await self._refresh(envelope, kinds)
         return envelope
 
-    async def _modern_routed(self, params: dict[str, Any], kind: str, server_of: ServerOf) -> Envelope:
+    async def routed(self, params: dict[str, Any], kind: str, server_of: ServerOf) -> Envelope:
         """The envelope of a 2026-07-28 request naming one tool, prompt or resource of ``kind``,
         fresh where that name is concerned (``server_of``: the server a view routes it to, or None).
 
@@ -148,9 +135,9 @@ class ModernEra:
         """
         since = anyio.current_time()
         envelope = self._envelope_of(params)
-        await self._settled()
+        await self.gateway.settled()
         server = server_of(envelope.view)
-        link = self._by_name.get(server) if server is not None else None
+        link = self.gateway.by_name.get(server) if server is not None else None
         if link is not None and link.ready:
             await self._refresh(envelope, {kind}, [link], since=since)
             if server_of(envelope.view) == server:
@@ -182,23 +169,23 @@ class ModernEra:
         (logged): nothing is served from a listing the guard could not renew.
         """
         since = anyio.current_time() if since is None else since
-        await self._settled()
+        await self.gateway.settled()
         changed: set[str] = set()
-        for link in self.links:
+        for link in self.gateway.links:
             if not link.ready and link.name in envelope.listed:
                 del envelope.listed[link.name]
                 changed |= envelope.view.remove(link.name)
-        targets = [link for link in (self.links if links is None else links) if link.ready]
+        targets = [link for link in (self.gateway.links if links is None else links) if link.ready]
         send, receive = anyio.create_memory_object_stream[tuple[str, set[str]]](max(len(targets), 1))
         for link in targets:
-            self.spawn(self._refresh_link, envelope, link, kinds, since, send)
+            self.gateway.spawn(self._refresh_link, envelope, link, kinds, since, send)
         done: set[str] = set()
         with receive:
             while len(done) < len(targets) and not (enough is not None and enough(done)):
                 name, got = await receive.receive()
                 done.add(name)
                 changed |= got
-        self.whereabouts.remember(envelope.view)
+        self.gateway.whereabouts.remember(envelope.view)
         if changed:
             await self._notify_listens(changed)
 
@@ -220,7 +207,7 @@ class ModernEra:
         try:
             report.send_nowait((link.name, changed))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self.whereabouts.remember(envelope.view)
+            self.gateway.whereabouts.remember(envelope.view)
             if changed:
                 await self._notify_listens(changed)
 
@@ -246,7 +233,7 @@ class ModernEra:
         now = envelope.of(link) if link.ready else None
         if now is not None and now.listen_scope is None and now.expires:
             now.listen_scope = anyio.CancelScope()
-            self.spawn(self._keep_listening, envelope, link, now, offers)
+            self.gateway.spawn(self._keep_listening, envelope, link, now, offers)
         return changed
 
     @staticmethod
@@ -302,7 +289,7 @@ class ModernEra:
         async def frame(method: str, params: dict[str, Any]) -> None:
             kind = listed.heard(method, params)
             if kind is not None:
-                self.spawn(self._refresh_quietly, envelope, {kind})
+                self.gateway.spawn(self._refresh_quietly, envelope, {kind})
             elif method == ACKNOWLEDGED:
                 shown = ", ".join(sorted(listed.listening)) or "nothing"
                 log.info("upstream %s: listening to its list changes (%s) on a listen stream", link.name, shown)
@@ -324,19 +311,19 @@ class ModernEra:
             except Exception as exc:  # a background listing must not end the session
                 log.error("could not list again after an upstream change: %s", failure_reason(exc))
 
-    def modern_list_changed(self, link: Link, kind: str) -> None:
+    def list_changed(self, link: Link, kind: str) -> None:
         """A ``list_changed`` outside any listen stream (2026-07-28 era): every envelope lists ``kind`` again."""
         for envelope in list(self._envelopes.values()):
             listed = envelope.listed.get(link.name)
             if listed is not None and listed.connection == link.connection:
                 listed.changed(kind)
-                self.spawn(self._refresh_quietly, envelope, {kind})
+                self.gateway.spawn(self._refresh_quietly, envelope, {kind})
 
-    async def _modern_link_changed(self, link: Link) -> None:
+    async def link_changed(self, link: Link) -> None:
         """A 2026-07-28-era upstream came up or went down: every envelope's lists follow."""
         if link.ready:
             for envelope in list(self._envelopes.values()):
-                self.spawn(self._refresh_quietly, envelope, set(KINDS))
+                self.gateway.spawn(self._refresh_quietly, envelope, set(KINDS))
             return
         changed: set[str] = set()
         for envelope in list(self._envelopes.values()):
@@ -347,7 +334,7 @@ class ModernEra:
 
     async def _notify_listens(self, kinds: set[str]) -> None:
         """``list_changed`` of each of ``kinds`` on every client listen stream that asked for it."""
-        for listen in list(self._client_listens.values()):
+        for listen in list(self.listens.values()):
             for kind in KINDS:
                 if kind in kinds and kind in listen.kinds:
                     await self._deliver(listen, listen.stamped(f"notifications/{kind}/list_changed"))
@@ -358,11 +345,11 @@ class ModernEra:
         if listen.scope.cancel_called:
             return  # the client cancelled the stream: nothing more goes out on it
         if listen.acknowledged:
-            await self.reply(message)
+            await self.gateway.reply(message)
         elif message["method"] == "notifications/resources/updated":
             listen.held.append(message)
 
-    async def _client_listen(self, message: dict[str, Any]) -> None:
+    async def listen(self, message: dict[str, Any]) -> None:
         """The client's ``subscriptions/listen``: acknowledged by the session, open until the client
         cancels it (no answer then) or an upstream stream it relies on ends (answered with its result).
 
@@ -375,49 +362,49 @@ class ModernEra:
         wanted = params.get("notifications")
         if type(wanted) is not dict:
             text = "Invalid params: subscriptions/listen needs a `notifications` object"
-            await self.reply(error_response(request_id, INVALID_PARAMS, text))
+            await self.gateway.reply(error_response(request_id, INVALID_PARAMS, text))
             return
         key = id_key(request_id)
-        if self.requests.withdrawn(request_id):  # cancelled before it was opened: never opened, never answered
-            self.requests.close(request_id)
+        if self.gateway.requests.withdrawn(request_id):  # cancelled before it was opened: never opened, never answered
+            self.gateway.requests.close(request_id)
             return
-        if key in self._client_listens:
+        if key in self.listens:
             text = "Invalid Request: a listen stream with this id is already open"
-            await self.reply(error_response(request_id, INVALID_REQUEST, text))
+            await self.gateway.reply(error_response(request_id, INVALID_REQUEST, text))
             return
         listen = ClientListen(request_id, {k for k, flag in LISTEN_FLAGS.items() if wanted.get(flag) is True})
-        self._client_listens[key] = listen  # from now on the client can cancel it
+        self.listens[key] = listen  # from now on the client can cancel it
         graceful = False
         try:
             with listen.scope:
-                envelope = await self._modern_view(params, set(KINDS))
+                envelope = await self.view(params, set(KINDS))
                 uris = wanted.get("resourceSubscriptions")
                 groups: dict[str, list[str]] = {}
                 for uri in dict.fromkeys(u for u in (uris if type(uris) is list else []) if type(u) is str):
                     route = envelope.view.resources.route(uri)
-                    if route.server is not None and self._by_name[route.server].ready:
+                    if route.server is not None and self.gateway.by_name[route.server].ready:
                         groups.setdefault(route.server, []).append(uri)
                 async with anyio.create_task_group() as tg:
                     honored_uris: list[str] = []
                     for server, server_uris in groups.items():
-                        link = self._by_name[server]
+                        link = self.gateway.by_name[server]
                         honored_uris += await tg.start(self._resource_listen, link, listen, server_uris, envelope.meta)
                     honored: dict[str, Any] = {LISTEN_FLAGS[k]: True for k in KINDS if k in listen.kinds}
                     if honored_uris:
                         honored["resourceSubscriptions"] = honored_uris
-                    await self.reply(listen.stamped(ACKNOWLEDGED, {"notifications": honored}))
+                    await self.gateway.reply(listen.stamped(ACKNOWLEDGED, {"notifications": honored}))
                     listen.acknowledged = True
                     held, listen.held = listen.held, []
                     for frame in held:
-                        await self.reply(frame)
+                        await self.gateway.reply(frame)
                     await listen.ended.wait()
                     graceful = True
                     tg.cancel_scope.cancel()
         finally:
-            self._client_listens.pop(key, None)
+            self.listens.pop(key, None)
         if graceful:
             result = {"_meta": {SUBSCRIPTION_ID_KEY: request_id}, "resultType": "complete"}
-            await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+            await self.gateway.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     async def _resource_listen(
         self,
@@ -454,24 +441,24 @@ class ModernEra:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(stream)
-            with anyio.move_on_after(self.request_timeout):
+            with anyio.move_on_after(self.gateway.request_timeout):
                 await acknowledged.wait()
             if finished or not honored:
                 honored.clear()  # an upstream stream that already ended honours nothing
                 tg.cancel_scope.cancel()
             task_status.started(list(honored))
 
-    async def _discover(self, message: dict[str, Any]) -> None:
+    async def discover(self, message: dict[str, Any]) -> None:
         """``server/discover``: every running upstream asked; versions intersected, capabilities merged.
 
         When no upstream answers it (handshake-era servers answer -32601), neither does the gateway,
         so the client falls back to ``initialize``.
         """
-        await self._settled()
+        await self.gateway.settled()
         request_id = message["id"]
         params = message.get("params")
         answers: list[dict[str, Any]] = []
-        for link in self.links:
+        for link in self.gateway.links:
             if link.ready and not link.initialized:
                 with contextlib.suppress(RequestFailed):
                     answer = await link.request("server/discover", params)
@@ -479,7 +466,7 @@ class ModernEra:
                     answers.append(answer)
         if not answers:
             text = "Method not found: no upstream server speaks the 2026-07-28 protocol era; use initialize"
-            await self.reply(error_response(request_id, METHOD_NOT_FOUND, text))
+            await self.gateway.reply(error_response(request_id, METHOD_NOT_FOUND, text))
             return
         versions: list[Any] | None = None
         for answer in answers:
@@ -495,7 +482,7 @@ class ModernEra:
             "ttlMs": 0,
             "cacheScope": "private",
         }
-        await self.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+        await self.gateway.reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
 def _still(link: Link, listed: Listed, mark: int) -> bool:

@@ -104,7 +104,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.abc
 
-from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Call, Pipeline, Route, tool_name
+from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.tool_table import ToolEntry, ToolTable
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
@@ -565,11 +565,8 @@ class Relay(UpstreamSide):
         refusal = self.session.admit(message)
         if refusal is not None:
             return refusal
-        if self._lists or self._calls or self.observed:  # notes of an earlier request under this id (given up)
-            key = id_key(message["id"])
-            self._lists.pop(key, None)
-            self._calls.pop(key, None)
-            self.observed.pop(key, None)
+        if self.notes:  # notes of an earlier request under this id (given up)
+            self.notes.forget(id_key(message["id"]))
         return None
 
     def _route_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
@@ -641,17 +638,11 @@ class Relay(UpstreamSide):
         if rejection is not None:
             return None, rejection.response(request_id)
         message = self.session.forwarded(message, call)  # (traced: its _meta carries the round trip's context)
-        if self.pipeline.observer is not None or call.trace is not None:
-            self._observe(request_id, call)
+        if self.pipeline.observer is not None or call.trace is not None:  # its outcome told (metrics, traces)
+            self.notes.observe(request_id, partial(self.pipeline.observe, call, kind=None))
         if entry.output is not None:  # its result is judged (Pipeline.judge_output)
-            self.note_call(request_id, call)
+            self.notes.note_call(request_id, call)
         return message, None
-
-    def _observe(self, request_id: Any, call: Call) -> None:
-        """Tell the observer how the forwarded ``call`` ends (its answer, or the guard's in its stead)."""
-        if len(self.observed) >= MAX_ROUTES:
-            self.observed.clear()  # calls never sent (upstream down) are not kept for ever
-        self.observed[id_key(request_id)] = lambda outcome: self.pipeline.observe(call, outcome, None)
 
     def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
         """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
@@ -687,7 +678,7 @@ class Relay(UpstreamSide):
             # answer must still be annotated (and cleaned).
             inflight, key = self.peer.inflight, id_key(params["requestId"])
             inflight.give_up(withdrawal.given_up, late=inflight.take(withdrawal.given_up), client=key)
-            self.ended_call(key, "cancelled")
+            self.notes.ended(key, "cancelled")
         return withdrawal.notice
 
     async def _act(self, forward: Any, reply: Any) -> None:

@@ -32,14 +32,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
 
-from ..calls.pipeline import Call, Pipeline, outcome_of
 from ..calls.tool_table import ToolTable
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
@@ -63,6 +61,7 @@ from ..wire.jsonrpc import (
 from ..wire.messages import GONE
 from ..wire.meta import SUBSCRIPTION_ID_KEY
 from ..wire.pieces import dumps_in_pieces
+from .answer_notes import AnswerNotes
 from .listings import ToolListings
 
 if TYPE_CHECKING:
@@ -75,8 +74,6 @@ log = logging.getLogger("mcp_guard")
 CONSUMED: Final = object()
 """What ``_upstream_message`` returns for a message the guard took for itself (nothing is sent on)."""
 
-MAX_NOTED_CALLS: Final = 10_000
-"""Noted calls (results to judge) past which those no longer in flight are forgotten."""
 
 Key = tuple[bool, Any]
 
@@ -164,10 +161,9 @@ class UpstreamSide:
         self.counted = session.counted
         self.listings = ToolListings(table, self.peer.own, self.peer.request, self.peer.send_own)
         # Client requests in flight upstream are the peer's (peer.inflight: upstream id key -> the client's
-        # id); by the client's id key, the tools/list requests among them -> their table, for the annotation.
-        self._lists: dict[Key, tuple[ToolTable, int, bool, Any]] = {}
-        # ... and the tools/call requests whose results are judged (Pipeline.judge_output).
-        self._calls: dict[Key, Call] = {}
+        # id); what the guard does with their answers (annotate, judge, tell the observer) is noted here.
+        upstream_of = self.peer.inflight.upstream_of
+        self.notes = AnswerNotes(lambda key: upstream_of(key) is not None)
         # Connection state: ready = connected and restored, client messages go straight through.
         self._ready = False
         self._connecting = False
@@ -176,27 +172,6 @@ class UpstreamSide:
         self._init_params: Any = None
         self._log_level: Any = None
         self._subscriptions: dict[str, Any] = {}
-        # Forwarded tools/call requests whose outcome an observer (metrics) is told: key -> tell(outcome).
-        self.observed: dict[Key, Callable[[str], None]] = {}
-        self._judged_outcome = "ok"  # the outcome of the last result :meth:`_judged` replaced
-
-    def ended_call(self, key: Key, outcome: str) -> None:
-        """A forwarded ``tools/call`` ended: its observer (if any) is told ``outcome``."""
-        tell = self.observed.pop(key, None)
-        if tell is not None:
-            tell(outcome)
-
-    def note_call(self, request_id: Any, call: Call) -> None:
-        """A ``tools/call`` about to be forwarded: its result is judged against its route's ``outputSchema``
-        (``Pipeline.judge_output``; ``outputs`` ``off`` notes nothing). Forgotten with the request
-        (answered, timed out, undeliverable, the upstream gone)."""
-        if call.route.output is None or call.route.outputs == "off":
-            return
-        if len(self._calls) >= MAX_NOTED_CALLS:
-            # Calls the client cancelled and the upstream never answered: forget those no longer in flight.
-            upstream_of = self.peer.inflight.upstream_of
-            self._calls = {k: v for k, v in self._calls.items() if upstream_of(k) is not None}
-        self._calls[id_key(request_id)] = call
 
     @property
     def restarts(self) -> int:
@@ -253,11 +228,7 @@ class UpstreamSide:
         """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
         self._ready = False
         inflight = self.peer.inflight.clear()
-        for request_id in inflight:
-            self.ended_call(id_key(request_id), "upstream_died")
-        self.observed.clear()
-        self._lists.clear()
-        self._calls.clear()
+        self.notes.gone([id_key(request_id) for request_id in inflight])
         cause, failure = self.peer.cause, self.peer.start_failure
         if ended and not self.session.client_closed and not self._connecting and failure is None:
             # (a restart that ends while it is set up is logged by peer_failed; a failed first start by the command)
@@ -388,11 +359,8 @@ class UpstreamSide:
         if "method" in message or type(result) is not dict or not valid_id(message.get("id")):
             return
         client_id = self.peer.inflight.pending.get(id_key(message["id"]))  # (reads: the loop owns the maps)
-        listing = self._lists.get(id_key(client_id)) if client_id is not None else None
-        if listing is not None:
-            listing[0].prepare(result)
-        elif client_id is not None and self._calls:  # a call's result: checked against its outputSchema
-            Pipeline.prepare_output(self._calls.get(id_key(client_id)), message)
+        if client_id is not None and self.notes:
+            self.notes.prepare(client_id, message, result)
 
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
         """An unreadable upstream line carried ``request_id`` (``peer.connection``): a forwarded request is
@@ -400,9 +368,7 @@ class UpstreamSide:
         client_id = self.peer.inflight.take(id_key(request_id))
         if client_id is None:
             return False
-        key = id_key(client_id)
-        self._lists.pop(key, None)
-        self._calls.pop(key, None)
+        self.notes.forget(id_key(client_id))
         await self.session.reply(error_response(client_id, INTERNAL_ERROR, text))
         return True
 
@@ -447,8 +413,7 @@ class UpstreamSide:
         """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
         params = message.get("params")
         cursor = params.get("cursor") if type(params) is dict else None
-        table = self.listings.table_for(params)
-        self._lists[id_key(message["id"])] = (table, table.generation, cursor is None, cursor)
+        self.notes.note_list(message["id"], self.listings.table_for(params), cursor)
 
     async def _forwarded_data(self, message: Any, outgoing: Any) -> bytes | str | Spliced:
         """The line forwarding ``message`` upstream as ``outgoing`` (it, or it under the guard's upstream id):
@@ -508,25 +473,7 @@ class UpstreamSide:
                 client_id = record
                 self.requests.close(client_id)
             message = {**message, "id": client_id}  # the client's id again
-            key = id_key(client_id)
-            if self.observed and key in self.observed:  # a forwarded tools/call (metrics are on)
-                outcome: str = outcome_of(message)
-                answer = self._judged(key, message)
-                if answer is not message and outcome == "ok":
-                    outcome = self._judged_outcome
-                self.ended_call(key, outcome)
-                return answer
-            listing = self._lists.pop(key, None)
-            if listing is not None and "result" in message:
-                table, generation, first_page, cursor = listing
-                out = dict(message)
-                out["result"] = table.annotate(
-                    message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
-                )
-                return out
-            if self._calls:
-                return self._judged(key, message)
-            return message
+            return self.notes.answer(id_key(client_id), message) if self.notes else message
         method = message["method"]
         if "id" not in message:
             params = message.get("params")
@@ -564,18 +511,6 @@ class UpstreamSide:
         params = message["params"]
         return {**message, "params": {**params, "_meta": {**meta, SUBSCRIPTION_ID_KEY: client_id}}}
 
-    def _judged(self, key: Key, message: dict[str, Any]) -> Any:
-        """The answer to a forwarded ``tools/call``, its result judged against the noted call's
-        ``outputSchema`` (``Pipeline.judge_output``, as ``serve`` does): the message itself, or a new one
-        carrying the judged result (then :attr:`_judged_outcome` is its outcome for the metrics)."""
-        call = self._calls.pop(key, None) if self._calls else None
-        if call is None:
-            return message
-        answer, outcome = Pipeline.judge_output(call, message)
-        if answer is not message:
-            self._judged_outcome = outcome or "ok"
-        return answer
-
     def _upstream_batch(self, batch: list[dict[str, Any]]) -> Any:
         kept = [m for m in (self._upstream_message(m) for m in batch) if m is not CONSUMED]
         return kept or CONSUMED
@@ -583,9 +518,8 @@ class UpstreamSide:
     async def _timed_out(self, _upstream_id: Any, request_id: Any) -> None:
         """A forwarded request (the client's ``request_id``) outlived ``client_request_timeout``
         (``UpstreamPeer.expire_requests`` gave it up and cancelled it upstream): answered with an error."""
-        self._lists.pop(id_key(request_id), None)
-        self.ended_call(id_key(request_id), "timed_out")
-        self._calls.pop(id_key(request_id), None)
+        self.notes.ended(id_key(request_id), "timed_out")
+        self.notes.forget(id_key(request_id))
         log.warning(
             "the upstream did not answer a request within %g s; answering it with an error and cancelling it",
             self.client_request_timeout,
@@ -668,7 +602,7 @@ class UpstreamSide:
                     continue
                 upstream_key = inflight.upstream_of(id_key(m["id"]))
                 if upstream_key is not None and inflight.take(upstream_key) is not None:
-                    self._calls.pop(id_key(m["id"]), None)
+                    self.notes.forget(id_key(m["id"]))
                     answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
         return answers
 
