@@ -322,7 +322,7 @@ class Gateway:
                 if not self._era_known.is_set():
                     self._start_links()
                     self._era_known.set()
-                self.spawn(self._request, message)
+                self.session.spawn(self._request, message)
         else:
             await self._client_notification(method, message)
 

@@ -340,7 +340,7 @@ class Relay(UpstreamSide):
         elif not self._ready or self.peer.upstream is None:
             await self._while_down(message)
         elif type(message) is dict and not self._needs_listing(message):
-            await self._act(*await self._route(message))  # the hot path, without a call more
+            await self._act(*self._route_now(message))  # (no listing needed: routed as the hot path routes)
         else:
             await self._dispatch(message)
 

@@ -133,7 +133,6 @@ class Session:
         pipeline: the checks and records of every ``tools/call`` (``wrap``: ``WRAP_STEPS``; ``serve``: all).
 
     Attributes:
-        routing: what stands behind the session (set once by the routing's constructor: :meth:`attach`).
         requests: the client's open requests, by id (``client_requests``); a sent one's owner is an upstream.
         server_requests: the upstreams' requests to the client, under ids of the guard's own.
         callers: who sent each request (the HTTP front with OAuth: ``auth.principal.Callers``), or None.
@@ -148,7 +147,6 @@ class Session:
     def __init__(self, client: LineLink, pipeline: Pipeline) -> None:
         self.client = client
         self.pipeline = pipeline
-        self.routing: Routing | None = None
         self.requests: ClientRequests[Any] = ClientRequests()
         self.server_requests: ServerRequests[Any] = ServerRequests()
         self.callers = client if isinstance(client, Callers) else None
@@ -159,16 +157,13 @@ class Session:
         self.tg: anyio.abc.TaskGroup | None = None
         self.client_closed = False
 
+    routing: Routing
+    """What stands behind the session (set once, by the routing's constructor: :meth:`attach`)."""
+
     def attach(self, routing: Routing) -> None:
         """Make ``routing`` the session's (once, from the routing's constructor)."""
-        assert self.routing is None, "a session has one routing"
+        assert not hasattr(self, "routing"), "a session has one routing"
         self.routing = routing
-
-    @property
-    def route(self) -> Routing:
-        """The session's routing."""
-        assert self.routing is not None, "no routing attached"
-        return self.routing
 
     # --- running ------------------------------------------------------------------------------
 
@@ -183,7 +178,7 @@ class Session:
             UpstreamStartError (or whatever ``wrap``'s connector raises): the upstream could not be started;
                 the client's requests were answered with the cause for a moment first (``Routing.refuse_for``).
         """
-        routing = self.route
+        routing = self.routing
         failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             self.tg = tg
@@ -210,17 +205,17 @@ class Session:
 
     def unready(self) -> list[str]:
         """The names of the upstreams not connected and initialized now (``/ready``; ``wrap``: ``["upstream"]``)."""
-        return self.route.unready()
+        return self.routing.unready()
 
     # --- the client's lines (client_lines.ClientSide) -------------------------------------------
 
     async def client_message(self, message: Any) -> None:
         """One parsed client message (or batch), in the order read: the routing's."""
-        await self.route.client_message(message)
+        await self.routing.client_message(message)
 
     def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
         """The schema a ``tools/call`` with ``params`` would be judged by now, or None (``client_lines``)."""
-        return self.route.compiled_for(params)
+        return self.routing.compiled_for(params)
 
     def admit(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """Admit the client's request ``message`` (it has an ``id``): None, it is open from now on; or the -32600
@@ -347,7 +342,7 @@ class Session:
                 return None
             owner, upstream_id = withdrawn
             return Withdrawal(owner, {**message, "params": {**params, "requestId": upstream_id}}, None)
-        upstream_key = self.route.inflight_of(state).upstream_of(id_key(request_id))
+        upstream_key = self.routing.inflight_of(state).upstream_of(id_key(request_id))
         if upstream_key is None:
             return None  # answered meanwhile (its answer closes it before it goes out)
         return Withdrawal(state, {**message, "params": {**params, "requestId": upstream_key[1]}}, upstream_key)

@@ -256,7 +256,7 @@ class UpstreamSide:
         return partial(self._upstream_line_now, client) if isinstance(client, DirectLink) else None
 
     async def peer_output(self, message: Any) -> bool:
-        """A parsed upstream message or batch (``peer.connection``): routed, and sent to the client.
+        """A parsed upstream message or batch, triaged (``peer.connection``): routed, and sent to the client.
 
         Returns whether to read on (False: the client can no longer be written to).
         """
@@ -321,7 +321,7 @@ class UpstreamSide:
             return False
         if keeps_place(message) and self.peer.ordered.busy:
             return False
-        out = self._upstream_out(message)
+        out = self._upstream_out(self.peer.triage(message))
         if out is CONSUMED:
             return True
         data: bytes | str | Spliced | None
@@ -342,9 +342,8 @@ class UpstreamSide:
         return True
 
     def _upstream_out(self, message: Any) -> Any:
-        """What one parsed upstream message (or batch) becomes: the object to send the client, or
-        :data:`CONSUMED` (nothing to send: the guard's own, or skipped and logged; ``peer.connection``)."""
-        message = self.peer.triage(message)
+        """What one upstream message (or batch), triaged by the peer (``UpstreamPeer.triage``: None for nothing of
+        the owner's), becomes: the object to send the client, or :data:`CONSUMED` (nothing to send)."""
         if type(message) is dict:
             return self._upstream_message(message)
         if type(message) is list:

@@ -100,7 +100,7 @@ class Channel:
                     try:
                         await session.run(task_status=task_status)
                     except UpstreamStartError as exc:
-                        if session.route.start_failure is not exc:
+                        if session.routing.start_failure is not exc:
                             raise  # before started(): the front answers the request that opened it
                         log.error("%s: %s", self.label, exc)  # after: its requests were answered with it
                     tg.cancel_scope.cancel()
