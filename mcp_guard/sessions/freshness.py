@@ -4,7 +4,9 @@ In the 2026-07-28 era ``notifications/*/list_changed`` reaches only ``subscripti
 streams, so a listing is fresh until its ``ttlMs`` has passed (absent: 0, stale at once), or for
 as long as a listen stream of the guard's own reports the changes of its kind. Both commands keep
 their listings' freshness in a :class:`Listed`: ``wrap`` one per tool table (kind ``tools``),
-``serve`` one per envelope and upstream connection (every kind). No I/O.
+``serve`` one per envelope and upstream connection (every kind). The listing procedure (:func:`renew`,
+:func:`list_unless_current`) and the guard's own listen stream (:func:`keep_listening`) are one code for both;
+their I/O is the caller's (the functions given them).
 
 A listen stream's acknowledgement makes only the listings requested *after* it last for ever: a
 listing made before it (the stream is opened after the first listing) may have missed a change
@@ -13,15 +15,29 @@ that came between the listing and the acknowledgement, so it still lasts its ``t
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final, TypeVar
 
 import anyio
 
 from ..peer.requests import ListingFailed, RequestFailed
 
-__all__ = ["ACKNOWLEDGED", "KINDS", "LISTEN_FLAGS", "TRIES", "FailedBefore", "Listed", "list_unless_current", "renew"]
+__all__ = [
+    "ACKNOWLEDGED",
+    "KINDS",
+    "LISTEN_FLAGS",
+    "TRIES",
+    "FailedBefore",
+    "Listed",
+    "frames_heard",
+    "keep_listening",
+    "list_unless_current",
+    "renew",
+]
+
+log = logging.getLogger("mcp_guard")
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -214,3 +230,49 @@ async def list_unless_current(
             if isinstance(exc, ListingFailed):
                 raise
             raise ListingFailed(str(exc)) from exc
+
+
+def frames_heard(listed: Listed, on_change: Callable[[str], None], label: str) -> Callable[[str, dict[str, Any]], None]:
+    """The handler of the frames of the guard's own listen stream for ``listed`` (``handler(method, params)``):
+    each is heard by the record (:meth:`Listed.heard`); a change of a kind it listens to calls ``on_change(kind)``
+    (``wrap``: the table is emptied; ``serve``: that kind is listed again); the acknowledgement is logged,
+    ``label`` first (``"upstream NAME: "``)."""
+
+    def heard(method: str, params: dict[str, Any]) -> None:
+        kind = listed.heard(method, params)
+        if kind is not None:
+            on_change(kind)
+        elif method == ACKNOWLEDGED:
+            shown = ", ".join(sorted(listed.listening)) or "nothing"
+            log.info("%slistening to its list changes (%s) on a listen stream", label, shown)
+
+    return heard
+
+
+async def keep_listening(
+    listed: Listed,
+    listen: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]],
+    meta: dict[str, Any],
+    kinds: Iterable[str],
+    label: str,
+) -> None:
+    """Keep the guard's own ``subscriptions/listen`` stream for ``listed`` (one upstream connection and
+    2026-07-28 envelope ``meta``), asking for the changes of ``kinds``, until it ends or ``listed.listen_scope``
+    (set by the caller before it spawns this) is cancelled. ``listen(params)`` opens it at the upstream, its frames
+    going to a :func:`frames_heard` handler (``peer.listens.OwnListens.listen``), and returns the response that
+    ended it (None: the upstream went away). Whatever ends it, the record is deaf again
+    (:meth:`Listed.deaf`: changes may have been missed, so its listings last their ``ttlMs`` again). Both
+    commands: ``wrap`` per tool table (``tools``), ``serve`` per envelope and upstream (what it offers)."""
+    scope = listed.listen_scope
+    assert scope is not None, "the caller sets listen_scope before it spawns the stream"
+    flags = {LISTEN_FLAGS[k]: True for k in KINDS if k in kinds}
+    response: dict[str, Any] | None = None
+    try:
+        with scope:  # (cancelled when the envelope is dropped: the upstream is told, OwnListens.listen)
+            response = await listen({"_meta": meta, "notifications": flags})
+    finally:
+        listed.deaf()
+    if response is not None and "error" in response:
+        log.debug("%soffers no subscriptions/listen; its lists are renewed by their ttlMs", label)
+    elif response is not None and not scope.cancel_called:
+        log.info("%sended the guard's listen stream; its lists are renewed by their ttlMs", label)

@@ -24,7 +24,7 @@ from ..log_counts import LogCounts
 from ..peer.listens import OwnListens
 from ..peer.requests import OwnRequests, list_pages
 from ..wire.meta import MAX_ENVELOPES, PROTOCOL_VERSION_KEY, envelope_key
-from .freshness import ACKNOWLEDGED, Listed, list_unless_current
+from .freshness import Listed, frames_heard, keep_listening, list_unless_current
 
 __all__ = ["ToolListings"]
 
@@ -56,7 +56,7 @@ class ToolListings:
         self.table = table
         self._request = request
         self.tables: dict[str, ToolTable] = {"": table}
-        self.listens: OwnListens[tuple[ToolTable, Listed]] = OwnListens(own, send_own)  # handler: table, record
+        self.listens: OwnListens[Callable[[str, dict[str, Any]], None]] = OwnListens(own, send_own)  # (frames_heard)
         self.spawn: Callable[..., Any] | None = None
         self._last_envelope: tuple[Any, ToolTable] = (None, table)
         # id(table) -> when its listing goes stale, and its listen stream (for the tables in ``tables`` only).
@@ -144,42 +144,31 @@ class ToolListings:
             self.spawn(self._listen, table, listed, meta)
 
     async def _listen(self, table: ToolTable, listed: Listed, meta: dict[str, Any]) -> None:
-        """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope.
+        """Keep a ``subscriptions/listen`` stream of the guard's own for ``table``'s envelope (``freshness``).
 
         While the upstream honours ``toolsListChanged`` on it, the listings requested after its
         acknowledgement need no ``ttlMs`` (:class:`~.freshness.Listed`): each
         ``notifications/tools/list_changed`` on the stream empties the table. An upstream that
         does not offer the method (an error), a stream that ends, or an upstream that goes away
         leaves the table to its ``ttlMs`` again. Frames on the stream (stamped with the guard's
-        request id) are the guard's and never reach the client.
+        request id) are the guard's and never reach the client (:meth:`listen_frame`).
         """
-        scope = listed.listen_scope
-        assert scope is not None
-        response = None
-        try:
-            with scope:  # (cancelled when the envelope is dropped: the upstream is told, OwnListens.listen)
-                params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
-                response = await self.listens.listen(params, (table, listed))
-        finally:
-            if listed.listening:
-                log.info("the upstream's subscriptions/listen stream ended; tool lists are refreshed by ttlMs again")
-            listed.deaf()  # changes may have been missed: list again before judging
-        if response is not None and "error" in response:
-            log.debug("the upstream offers no subscriptions/listen; tool lists are refreshed by their ttlMs")
+
+        def changed(kind: str) -> None:
+            self._counted.log(
+                logging.INFO,
+                "upstream tools changed (listen stream); schemas will be listed again before the next judgement",
+            )
+            table.invalidate()
+
+        heard = frames_heard(listed, changed, "upstream: ")
+        await keep_listening(listed, lambda params: self.listens.listen(params, heard), meta, ("tools",), "upstream: ")
 
     def listen_frame(self, message: dict[str, Any]) -> bool:
         """Whether ``message`` is a notification on one of the guard's own listen streams (then handled here)."""
         found = self.listens.handler_of(message)
         if found is None:
             return False
-        (table, listed), method, params = found
-        kind = listed.heard(method, params)
-        if kind == "tools":
-            self._counted.log(
-                logging.INFO,
-                "upstream tools changed (listen stream); schemas will be listed again before the next judgement",
-            )
-            table.invalidate()
-        elif method == ACKNOWLEDGED and "tools" in listed.listening:
-            log.info("listening to the upstream's tool list changes (subscriptions/listen)")
+        heard, method, params = found
+        heard(method, params)
         return True

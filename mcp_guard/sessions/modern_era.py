@@ -54,7 +54,16 @@ from .envelopes import (
     Envelope,
     merged_capabilities,
 )
-from .freshness import ACKNOWLEDGED, KINDS, LISTEN_FLAGS, FailedBefore, Listed, list_unless_current
+from .freshness import (
+    ACKNOWLEDGED,
+    KINDS,
+    LISTEN_FLAGS,
+    FailedBefore,
+    Listed,
+    frames_heard,
+    keep_listening,
+    list_unless_current,
+)
 from .link import Link, failure_reason
 from .merged_lists import MergedLists
 
@@ -279,29 +288,16 @@ class ModernEra:
         return await list_unless_current(listed, kind, since, fetch, put) or set()
 
     async def _keep_listening(self, envelope: Envelope, link: Link, listed: Listed, offers: frozenset[str]) -> None:
-        """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope``: keeps its
+        """The guard's own ``subscriptions/listen`` stream at ``link`` for ``envelope`` (``freshness``): keeps its
         lists fresh without ``ttlMs`` for the kinds the upstream acknowledges; each change makes the
-        session list that kind again (and tell the client's listen streams)."""
-        scope = listed.listen_scope
-        assert scope is not None
-        flags = {LISTEN_FLAGS[k]: True for k in KINDS if k in offers}
+        gateway list that kind again (and tell the client's listen streams)."""
+        label = f"upstream {link.name}: "
+        heard = frames_heard(listed, lambda kind: self.gateway.spawn(self._refresh_quietly, envelope, {kind}), label)
 
         async def frame(method: str, params: dict[str, Any]) -> None:
-            kind = listed.heard(method, params)
-            if kind is not None:
-                self.gateway.spawn(self._refresh_quietly, envelope, {kind})
-            elif method == ACKNOWLEDGED:
-                shown = ", ".join(sorted(listed.listening)) or "nothing"
-                log.info("upstream %s: listening to its list changes (%s) on a listen stream", link.name, shown)
+            heard(method, params)
 
-        response: dict[str, Any] | None = None
-        with scope:
-            response = await link.listen({"_meta": envelope.meta, "notifications": flags}, frame)
-        listed.deaf()
-        if response is not None and "error" in response:
-            log.debug("upstream %s offers no subscriptions/listen; its lists are renewed by their ttlMs", link.name)
-        elif not scope.cancel_called and link.ready:
-            log.info("upstream %s ended the guard's listen stream; its lists are renewed by their ttlMs", link.name)
+        await keep_listening(listed, lambda params: link.listen(params, frame), envelope.meta, offers, label)
 
     async def _refresh_quietly(self, envelope: Envelope, kinds: set[str]) -> None:
         """A refresh nobody waits for (after a change the upstream reported); failures are logged."""

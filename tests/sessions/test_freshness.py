@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import anyio
 import pytest
 
 from mcp_guard.peer.requests import ListingFailed, RequestFailed
-from mcp_guard.sessions.freshness import ACKNOWLEDGED, FailedBefore, Listed, list_unless_current, renew
+from mcp_guard.sessions.freshness import (
+    ACKNOWLEDGED,
+    FailedBefore,
+    Listed,
+    frames_heard,
+    keep_listening,
+    list_unless_current,
+    renew,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -157,3 +166,25 @@ def test_a_listen_streams_frames_are_heard_by_the_record() -> None:
     assert listed.fresh("tools", 1e9)
     assert listed.heard("notifications/tools/list_changed", {}) == "tools"
     assert not listed.fresh("tools", 0.0)
+
+
+async def test_the_guards_own_listen_stream_asks_for_its_kinds_hears_its_frames_and_ends_deaf() -> None:
+    """``keep_listening`` and ``frames_heard``: the one listen-stream code of ``wrap`` and ``serve``."""
+    listed = Listed()
+    listed.listen_scope = anyio.CancelScope()
+    changes: list[str] = []
+    heard = frames_heard(listed, changes.append, "upstream s: ")
+    asked: list[dict[str, Any]] = []
+
+    async def listen(params: dict[str, Any]) -> dict[str, Any] | None:
+        asked.append(params)
+        heard(ACKNOWLEDGED, {"notifications": {"toolsListChanged": True}})  # prompts not honoured
+        assert listed.listening == {"tools"}
+        heard("notifications/prompts/list_changed", {})
+        heard("notifications/tools/list_changed", {})
+        return {"jsonrpc": "2.0", "id": "x", "result": {}}  # the upstream ended the stream
+
+    await keep_listening(listed, listen, {"v": 1}, ("tools", "prompts"), "upstream s: ")
+    assert asked == [{"_meta": {"v": 1}, "notifications": {"toolsListChanged": True, "promptsListChanged": True}}]
+    assert changes == ["prompts", "tools"]  # (each change heard is made stale and told, in order)
+    assert not listed.listening  # ended: deaf, its listings last their ttlMs again
