@@ -20,7 +20,11 @@ pattern alone, and the present-for target sends it as that host's model does (op
 property as ``null``, mapped back to absent). Prints calls/s and p50/p99
 latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2); and each target's own
 process CPU per call, with the ratios present-for/mcp-guard and before/mcp-guard of each round's CPU (median and
-spread): how much the mapping back adds to a judged call's CPU (issue 24 item 6), and a refactor's cost.
+spread): how much the mapping back adds to a judged call's CPU (issue 24 item 6), and a refactor's cost. With
+``--before``, also each round's own mcp-guard/before of the time per call and of the CPU per call (>1: this
+checkout costs more), median, quartiles and range. For issue 23, from a folder that is not a checkout::
+
+    cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/relay_throughput.py --rounds 15 --before DIR
 
 ``--paired`` (with ``--present-for``) measures that last figure with less noise: each round starts three guards
 at once over their own upstreams, ``wrap`` twice (the reference and a control) and ``wrap --present-for HOST``,
@@ -218,7 +222,7 @@ def paired(host: str, calls: int, rounds: int, era: str) -> None:
     for name in ("present-for", "control"):
         ratios = sorted(r[name] / r["wrap"] for r in found)
         added = statistics.median((r[name] - r["wrap"]) * 1e6 for r in found)
-        quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+        quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
         print(
             f"  {name}/wrap = {statistics.median(ratios):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
             f"range {ratios[0]:.3f}-{ratios[-1]:.3f}), {added:+.1f} µs/call"
@@ -286,7 +290,22 @@ def main() -> int:
                 f"  CPU per call, {other}/mcp-guard = {statistics.median(ratios):.3f} "
                 f"({min(ratios):.3f}-{max(ratios):.3f})"
             )
+    if "before" in rates:  # each round's own ratio (the rounds alternate the targets): their median and spread
+        print("  mcp-guard/before, each round's own (>1: mcp-guard costs more):")
+        slower = [b / a for a, b in zip(rates["mcp-guard"], rates["before"], strict=True)]
+        print(f"    time per call {spread(slower)}")
+        print(f"    CPU per call  {spread([a / b for a, b in zip(cpus['mcp-guard'], cpus['before'], strict=True)])}")
     return 0
+
+
+def spread(values: list[float]) -> str:
+    """``values`` (one per round) as "median (quartiles q1-q3, range min-max)", three decimals."""
+    ordered = sorted(values)
+    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
+    return (
+        f"{statistics.median(ordered):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
+        f"range {ordered[0]:.3f}-{ordered[-1]:.3f})"
+    )
 
 
 def summarize(title: str, rates: dict[str, list[float]], latencies: dict[str, list[float]], unit: str) -> None:

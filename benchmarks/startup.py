@@ -152,7 +152,7 @@ def one_start(command: list[str], env: dict[str, str], idle: float, cwd: str) ->
 def spread(values: list[float]) -> str:
     """``values`` (one per round) as "median (quartiles q1-q3, range min-max)", three decimals."""
     ordered = sorted(values)
-    quartiles = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else [ordered[0]] * 3
+    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
     return (
         f"{statistics.median(ordered):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
         f"range {ordered[0]:.3f}-{ordered[-1]:.3f})"
