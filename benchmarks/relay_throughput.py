@@ -26,14 +26,18 @@ checkout costs more), median, quartiles and range. For issue 23, from a folder t
 
     cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/relay_throughput.py --rounds 15 --before DIR
 
-``--paired`` (with ``--present-for``) measures that last figure with less noise: each round starts three guards
-at once over their own upstreams, ``wrap`` twice (the reference and a control) and ``wrap --present-for HOST``,
+``--paired`` (with ``--present-for`` and/or ``--before``) measures those last figures with less noise: each round
+starts the guards at once over their own upstreams, ``wrap`` twice (the reference and a control), ``wrap
+--present-for HOST`` and/or ``before`` (``wrap`` with ``--before``'s DIR first on ``PYTHONPATH``; every guard then
+calls ``grep``),
 connects and warms each, then gives each in turn a block of :data:`BLOCK` calls (the order rotated each block),
-summing each guard's own CPU over its blocks: the three share every slow spell of the machine. Printed: the
-median over rounds of the paired ratios present-for/wrap and control/wrap (the latter is the measurement's own
-floor: two identical guards), their spreads, and the CPU microseconds per call each adds. Usage::
+summing each guard's own CPU over its blocks: they share every slow spell of the machine. Printed: the
+median over rounds of the paired ratios present-for/wrap, before/wrap and control/wrap (the latter is the
+measurement's own floor: two identical guards), their spreads, and the CPU microseconds per call each adds. Usage::
 
     python benchmarks/relay_throughput.py --present-for openai-strict --paired [--calls 2000] [--rounds 15]
+    cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/relay_throughput.py --before DIR --paired \
+        --rounds 15
 """
 
 from __future__ import annotations
@@ -203,14 +207,14 @@ def paired_round(targets: dict[str, tuple[list[str], str]], calls: int, era: str
             client.close()
 
 
-def paired(host: str, calls: int, rounds: int, era: str) -> None:
-    """``--paired``: the module docstring's last paragraph."""
-    strict = "grep-strict" if host == "openai-strict" else "grep"
-    targets = {
-        "wrap": (GUARD + SERVER, "grep"),
-        "control": (GUARD + SERVER, "grep"),
-        "present-for": ([*GUARD[:-1], "--present-for", host, "--", *SERVER], strict),
-    }
+def paired(host: str | None, before: str | None, calls: int, rounds: int, era: str) -> None:
+    """``--paired``: the module docstring's last paragraph (``host``, ``before``: the options' values or None)."""
+    targets = {"wrap": (GUARD + SERVER, "grep"), "control": (GUARD + SERVER, "grep")}
+    if host:
+        strict = "grep-strict" if host == "openai-strict" else "grep"
+        targets["present-for"] = ([*GUARD[:-1], "--present-for", host, "--", *SERVER], strict)
+    if before:
+        targets["before"] = (["env", f"PYTHONPATH={Path(before).resolve()}", *GUARD, *SERVER], "grep")
     found: list[dict[str, float]] = []
     for i in range(rounds):
         cpu = paired_round(targets, calls, era)
@@ -219,7 +223,7 @@ def paired(host: str, calls: int, rounds: int, era: str) -> None:
     print(f"{rounds} rounds of {calls} calls per guard, blocks of {BLOCK} alternated ({era} era), each guard's CPU:")
     for name in targets:
         print(f"  {name:<12} {statistics.median(r[name] for r in found) * 1e6:6.1f} µs/call (median)")
-    for name in ("present-for", "control"):
+    for name in [name for name in targets if name != "wrap"]:
         ratios = sorted(r[name] / r["wrap"] for r in found)
         added = statistics.median((r[name] - r["wrap"]) * 1e6 for r in found)
         quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
@@ -248,12 +252,14 @@ def main() -> int:
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     parser.add_argument("--before", metavar="DIR", help="also time wrap with DIR first on PYTHONPATH")
     parser.add_argument("--present-for", metavar="HOST", help="also time wrap --present-for HOST (calls grep)")
-    parser.add_argument("--paired", action="store_true", help="with --present-for: paired blocks, see the docstring")
+    parser.add_argument(
+        "--paired", action="store_true", help="with --present-for and/or --before: paired blocks, see the docstring"
+    )
     args = parser.parse_args()
     if args.paired:
-        if not args.present_for:
-            parser.error("--paired needs --present-for HOST")
-        paired(args.present_for, args.calls, args.rounds, args.era)
+        if not args.present_for and not args.before:
+            parser.error("--paired needs --present-for HOST or --before DIR")
+        paired(args.present_for, args.before, args.calls, args.rounds, args.era)
         return 0
     targets = {"direct": SERVER, "mcp-guard": GUARD + SERVER}
     call = {name: "add" for name in ("direct", "mcp-guard", "before", "fastmcp proxy")}
