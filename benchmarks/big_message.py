@@ -19,7 +19,11 @@ Usage::
     python benchmarks/big_message.py [--mib 16] [--calls 3] [--rounds 3] [--case take|echo|both] [--before DIR]
 
 ``--before DIR`` adds ``wrap`` run with DIR first on ``PYTHONPATH`` (another checkout), in the same
-alternated rounds; run from a folder that is not a checkout (``python -m`` puts it first).
+alternated rounds; run from a folder that is not a checkout (``python -m`` puts it first). It prints
+then each round's own ratio mcp-guard/before of the median call time (>1: this checkout slower), as
+the median of the rounds with quartiles and range. For issue 23::
+
+    cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/big_message.py --rounds 9 --before DIR
 
 Goals (issue 14): ``mcp-guard/bare relay`` time <= 1.2 and peak above idle <= 3x the message.
 """
@@ -230,6 +234,14 @@ def main() -> int:
         if "before" in median:
             print(f";  mcp-guard/before = {median['mcp-guard'] / median['before']:.2f}", end="")
         print(flush=True)
+        if "before" in median:  # each round's own ratio of its median call (the rounds alternate the targets)
+            ratios = sorted(a / b for a, b in zip(rounds["mcp-guard"], rounds["before"], strict=True))
+            quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
+            print(
+                f"  mcp-guard/before, each round's own (>1: mcp-guard slower): {statistics.median(ratios):.3f} "
+                f"(quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, range {ratios[0]:.3f}-{ratios[-1]:.3f})",
+                flush=True,
+            )
     return 0
 
 

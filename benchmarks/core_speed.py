@@ -37,15 +37,29 @@ counts; the cyclic collector is collected before each round and paused during it
 running, a collection's cost depends on this script's own heap and falls on the side that
 allocates: it once made ``json.loads`` of the listing 3.4x slower, which flattered the
 guard); what a timed call returns is freed after the clock stops, for every side.
-``--baseline CHECKOUT`` times another checkout's core (say, of main) in the same rounds, as
-``baseline``; ``--parts`` picks parts (``sigma,corpus,list,big,big-invalid``).
+``--parts`` picks parts (``sigma,corpus,list,big,big-invalid``).
+
+``--before DIR`` (or ``--baseline DIR``) times another checkout's core (say, the tree before a
+refactor, or main) in the same process and the same interleaved rounds, as ``before``: DIR's
+``mcp_guard/core`` is imported as ``mcp_guard_before.core`` (the core imports nothing outside
+itself: tests/test_layering.py) and only its public API is used (``compile``, ``Compiled.check``
+and ``.supported``, ``Report.ok`` and ``.issues``), which the cores of 7e06dad and later share.
+The relay's ``ToolTable`` (part 2) is timed for this checkout only. Printed then, as times
+this/before (>1: this checkout slower) with their median, quartiles and range: per case (part 1;
+the ratio of each case's best rounds, so the spread is the cases'), and each round's own ratio
+(parts 2-4; the spread is the rounds').
 
 Figures are ratios against references measured in the same run. Usage::
 
     python benchmarks/core_speed.py [--profile standard|strict|extended] [--seconds 0.2] [--corpus PATH]
-        [--parts sigma,corpus,list,big,big-invalid] [--baseline CHECKOUT] [--split]
+        [--parts sigma,corpus,list,big,big-invalid] [--before DIR] [--split] [--every N]
 
-``--split`` adds the corpus figures of valid and of invalid arguments apart (the same measurements).
+``--split`` adds the corpus figures of valid and of invalid arguments apart (the same measurements);
+``--every N`` times every Nth corpus case only (a loaded machine). Before and after, for issue 23
+(run from a folder that is not a checkout, once per profile that matters)::
+
+    cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/core_speed.py \
+        --before /path/to/before [--profile extended]
 """
 
 from __future__ import annotations
@@ -96,6 +110,16 @@ SIGMA_CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("invalid", {"action": "archive", "status": "done"}),
     ],
 }
+
+
+def spread(values: list[float]) -> str:
+    """``values`` as "median (quartiles q1-q3, range min-max)", three decimals."""
+    ordered = sorted(values)
+    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
+    return (
+        f"{statistics.median(ordered):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
+        f"range {ordered[0]:.3f}-{ordered[-1]:.3f})"
+    )
 
 
 def race(fns: dict[str, Callable[[], object]], seconds: float) -> dict[str, float]:
@@ -299,11 +323,11 @@ def report(title: str, ratios: dict[str, list[float]]) -> None:
                 f"min {min(values):5.1f}, max {max(values):6.1f}  ({len(values)} cases, "
                 f"{sum(v >= 20 for v in values)} at 20× or more)"
             )
-    if ratios.get("baseline"):
-        per_case = [g / b for g, b in zip(ratios["mcp-guard"], ratios["baseline"], strict=True)]
-        print(f"  mcp-guard / baseline, per case (>1: mcp-guard faster): median {statistics.median(per_case):.2f}")
+    if ratios.get("before"):  # speed-ups over the same reference: time this/before = before's / this one's
+        per_case = [b / g for g, b in zip(ratios["mcp-guard"], ratios["before"], strict=True)]
+        print(f"  time mcp-guard / before, per case (>1: mcp-guard slower): {spread(per_case)}")
     rs = ratios.get("jsonschema-rs")
-    for name in ("mcp-guard", "baseline"):
+    for name in ("mcp-guard", "before"):
         if rs and ratios.get(name):
             per_case = [g / r for g, r in zip(ratios[name], rs, strict=True)]
             print(f"  {name} / jsonschema-rs, per case (>1: {name} faster): median {statistics.median(per_case):.2f}")
@@ -395,6 +419,10 @@ def classify_list(tools: list[dict[str, Any]], profile: str, guards: dict[str, A
             f"    {name + ' classify (compile, defer=True)':<43} {figure * 1e3:7.1f} ms   "
             f"classify / json.loads = {figure / parse:.2f} (best), {per_round:.2f} (median of the rounds' ratios)"
         )
+    if "before" in guards:
+        pairs = zip(rounds["mcp-guard classify"], rounds["before classify"], strict=True)
+        ratios = spread([a / b for a, b in pairs])
+        print(f"    classify mcp-guard / before, each round's own (>1: mcp-guard slower): {ratios}")
     relay = best["relay table"]
     print(
         f"    relay ToolTable.replace (key, classify, verdicts) {relay * 1e3:5.1f} ms   "
@@ -449,7 +477,7 @@ def big_items() -> list[dict[str, Any]]:
 
 def checker(compiled: Any, parsed: bool) -> Callable[[Any], Any]:
     """``compiled.check`` as the relay calls it (``parsed=True``: the arguments are what its JSON
-    decoder returned), or as the API's default; a baseline core without ``parsed`` takes it plain."""
+    decoder returned), or as the API's default; an older core without ``parsed`` takes it plain."""
     if parsed and "parsed" in inspect.signature(compiled.check).parameters:
         return lambda value: compiled.check(value, parsed=True)
     return compiled.check  # type: ignore[no-any-return]
@@ -500,6 +528,11 @@ def big_argument(rounds: int, guards: dict[str, Any]) -> None:
             f"  {name + ' check':<28} {took * 1e3:7.1f} ms   check / json.loads = {took / parse:.2f} (best), "
             f"{statistics.median(per_round[name]):.2f} (median of rounds)"
         )
+    if "before" in per_round:  # both are per-round ratios to the same json.loads: theirs is this over before
+        pairs = zip(per_round["mcp-guard"], per_round["before"], strict=True)
+        print(
+            f"  check mcp-guard / before, each round's own (>1: mcp-guard slower): {spread([a / b for a, b in pairs])}"
+        )
 
 
 BIG_ERRORS = (("near the start", 10), ("near the end", 9_990))
@@ -526,6 +559,7 @@ def big_invalid(rounds: int, guards: dict[str, Any]) -> None:
                 assert [i.instance_path for i in report.issues] == [f"/items/{index}/id"], (name, label)
     best = {(name, label): float("inf") for name in checks for label in cases}
     ratios: dict[tuple[str, str], list[float]] = {(name, label): [] for name in checks for label, _ in BIG_ERRORS}
+    times: dict[tuple[str, str], list[float]] = {(name, label): [] for name in checks for label in cases}
     for _ in range(rounds):
         with paused():
             for name, check in checks.items():
@@ -535,6 +569,7 @@ def big_invalid(rounds: int, guards: dict[str, Any]) -> None:
                     report = check(value)
                     took[label] = time.perf_counter() - start
                     best[name, label] = min(best[name, label], took[label])
+                    times[name, label].append(took[label])
                 for label, _ in BIG_ERRORS:
                     ratios[name, label].append(took[label] / took["valid"])
             del report
@@ -549,22 +584,30 @@ def big_invalid(rounds: int, guards: dict[str, Any]) -> None:
                 f"  {name + ' error ' + label:<30} {best[name, label] * 1e3:7.1f} ms   "
                 f"invalid / valid = {statistics.median(ratios[name, label]):.2f}"
             )
+    if "before" in checks:
+        for label in cases:
+            pairs = zip(times["mcp-guard", label], times["before", label], strict=True)
+            ratios = spread([a / b for a, b in pairs])
+            print(f"  {label} mcp-guard / before, each round's own (>1: mcp-guard slower): {ratios}")
 
 
-def baseline_compile(checkout: Path) -> Any:
+def before_compile(checkout: Path) -> Any:
     """``compile`` of another checkout's core (``checkout/mcp_guard/core``), imported beside this one.
 
     The core imports nothing outside itself (tests/test_layering.py), so it loads as
-    ``mcp_guard_baseline.core`` without that checkout's other modules: the two versions are
-    then timed in the same process, in the same interleaved rounds.
+    ``mcp_guard_before.core`` without that checkout's other modules: the two versions are then
+    timed in the same process, in the same interleaved rounds. Only the package's public
+    ``compile`` is taken (not a module path inside it, which a refactor may move).
     """
     import importlib
     import types
 
-    package = types.ModuleType("mcp_guard_baseline")
-    package.__path__ = [str(checkout / "mcp_guard")]
-    sys.modules["mcp_guard_baseline"] = package
-    return importlib.import_module("mcp_guard_baseline.core.compiler").compile
+    package = types.ModuleType("mcp_guard_before")
+    package.__path__ = [str(checkout.resolve() / "mcp_guard")]
+    sys.modules["mcp_guard_before"] = package
+    core = importlib.import_module("mcp_guard_before.core")
+    assert core.__file__ is not None and core.__file__.startswith(package.__path__[0]), core.__file__
+    return core.compile
 
 
 PARTS = ("sigma", "corpus", "list", "big", "big-invalid")
@@ -578,16 +621,21 @@ def main() -> int:
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
     parser.add_argument("--every", type=int, default=1, help="time every Nth corpus case only (a loaded machine)")
     parser.add_argument(
-        "--baseline", type=Path, help="a checkout (e.g. of main) whose core is timed beside this one, as `baseline`"
+        "--before",
+        "--baseline",
+        dest="before",
+        type=Path,
+        metavar="DIR",
+        help="a checkout (say, the tree before a refactor) whose core is timed beside this one, as `before`",
     )
     parser.add_argument("--split", action="store_true", help="also report the corpus figures of valid, invalid apart")
     args = parser.parse_args()
     profile = args.profile
     parts = set(args.parts.split(","))
     guards: dict[str, Any] = {"mcp-guard": guard_compile}
-    if args.baseline is not None:
-        guards["baseline"] = baseline_compile(args.baseline)
-    print(f"profile: {profile}" + (f"; baseline: the core of {args.baseline}" if args.baseline else ""))
+    if args.before is not None:
+        guards["before"] = before_compile(args.before)
+    print(f"profile: {profile}" + (f"; before: the core of {args.before.resolve()}" if args.before else ""))
     if "sigma" in parts:
         report(
             "Sigma schemas, valid and invalid arguments", measure_calls(sigma_cases(), args.seconds, profile, guards)

@@ -20,16 +20,24 @@ pattern alone, and the present-for target sends it as that host's model does (op
 property as ``null``, mapped back to absent). Prints calls/s and p50/p99
 latency per target, and the ratios guard/direct (target >= 0.8) and guard/FastMCP (>= 2); and each target's own
 process CPU per call, with the ratios present-for/mcp-guard and before/mcp-guard of each round's CPU (median and
-spread): how much the mapping back adds to a judged call's CPU (issue 24 item 6), and a refactor's cost.
+spread): how much the mapping back adds to a judged call's CPU (issue 24 item 6), and a refactor's cost. With
+``--before``, also each round's own mcp-guard/before of the time per call and of the CPU per call (>1: this
+checkout costs more), median, quartiles and range. For issue 23, from a folder that is not a checkout::
 
-``--paired`` (with ``--present-for``) measures that last figure with less noise: each round starts three guards
-at once over their own upstreams, ``wrap`` twice (the reference and a control) and ``wrap --present-for HOST``,
+    cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/relay_throughput.py --rounds 15 --before DIR
+
+``--paired`` (with ``--present-for`` and/or ``--before``) measures those last figures with less noise: each round
+starts the guards at once over their own upstreams, ``wrap`` twice (the reference and a control), ``wrap
+--present-for HOST`` and/or ``before`` (``wrap`` with ``--before``'s DIR first on ``PYTHONPATH``; every guard then
+calls ``grep``),
 connects and warms each, then gives each in turn a block of :data:`BLOCK` calls (the order rotated each block),
-summing each guard's own CPU over its blocks: the three share every slow spell of the machine. Printed: the
-median over rounds of the paired ratios present-for/wrap and control/wrap (the latter is the measurement's own
-floor: two identical guards), their spreads, and the CPU microseconds per call each adds. Usage::
+summing each guard's own CPU over its blocks: they share every slow spell of the machine. Printed: the
+median over rounds of the paired ratios present-for/wrap, before/wrap and control/wrap (the latter is the
+measurement's own floor: two identical guards), their spreads, and the CPU microseconds per call each adds. Usage::
 
     python benchmarks/relay_throughput.py --present-for openai-strict --paired [--calls 2000] [--rounds 15]
+    cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/relay_throughput.py --before DIR --paired \
+        --rounds 15
 """
 
 from __future__ import annotations
@@ -199,14 +207,14 @@ def paired_round(targets: dict[str, tuple[list[str], str]], calls: int, era: str
             client.close()
 
 
-def paired(host: str, calls: int, rounds: int, era: str) -> None:
-    """``--paired``: the module docstring's last paragraph."""
-    strict = "grep-strict" if host == "openai-strict" else "grep"
-    targets = {
-        "wrap": (GUARD + SERVER, "grep"),
-        "control": (GUARD + SERVER, "grep"),
-        "present-for": ([*GUARD[:-1], "--present-for", host, "--", *SERVER], strict),
-    }
+def paired(host: str | None, before: str | None, calls: int, rounds: int, era: str) -> None:
+    """``--paired``: the module docstring's last paragraph (``host``, ``before``: the options' values or None)."""
+    targets = {"wrap": (GUARD + SERVER, "grep"), "control": (GUARD + SERVER, "grep")}
+    if host:
+        strict = "grep-strict" if host == "openai-strict" else "grep"
+        targets["present-for"] = ([*GUARD[:-1], "--present-for", host, "--", *SERVER], strict)
+    if before:
+        targets["before"] = (["env", f"PYTHONPATH={Path(before).resolve()}", *GUARD, *SERVER], "grep")
     found: list[dict[str, float]] = []
     for i in range(rounds):
         cpu = paired_round(targets, calls, era)
@@ -215,10 +223,10 @@ def paired(host: str, calls: int, rounds: int, era: str) -> None:
     print(f"{rounds} rounds of {calls} calls per guard, blocks of {BLOCK} alternated ({era} era), each guard's CPU:")
     for name in targets:
         print(f"  {name:<12} {statistics.median(r[name] for r in found) * 1e6:6.1f} µs/call (median)")
-    for name in ("present-for", "control"):
+    for name in [name for name in targets if name != "wrap"]:
         ratios = sorted(r[name] / r["wrap"] for r in found)
         added = statistics.median((r[name] - r["wrap"]) * 1e6 for r in found)
-        quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+        quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
         print(
             f"  {name}/wrap = {statistics.median(ratios):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
             f"range {ratios[0]:.3f}-{ratios[-1]:.3f}), {added:+.1f} µs/call"
@@ -244,12 +252,14 @@ def main() -> int:
     parser.add_argument("--fastmcp-python", default=sys.executable, help="a Python with fastmcp installed")
     parser.add_argument("--before", metavar="DIR", help="also time wrap with DIR first on PYTHONPATH")
     parser.add_argument("--present-for", metavar="HOST", help="also time wrap --present-for HOST (calls grep)")
-    parser.add_argument("--paired", action="store_true", help="with --present-for: paired blocks, see the docstring")
+    parser.add_argument(
+        "--paired", action="store_true", help="with --present-for and/or --before: paired blocks, see the docstring"
+    )
     args = parser.parse_args()
     if args.paired:
-        if not args.present_for:
-            parser.error("--paired needs --present-for HOST")
-        paired(args.present_for, args.calls, args.rounds, args.era)
+        if not args.present_for and not args.before:
+            parser.error("--paired needs --present-for HOST or --before DIR")
+        paired(args.present_for, args.before, args.calls, args.rounds, args.era)
         return 0
     targets = {"direct": SERVER, "mcp-guard": GUARD + SERVER}
     call = {name: "add" for name in ("direct", "mcp-guard", "before", "fastmcp proxy")}
@@ -286,7 +296,22 @@ def main() -> int:
                 f"  CPU per call, {other}/mcp-guard = {statistics.median(ratios):.3f} "
                 f"({min(ratios):.3f}-{max(ratios):.3f})"
             )
+    if "before" in rates:  # each round's own ratio (the rounds alternate the targets): their median and spread
+        print("  mcp-guard/before, each round's own (>1: mcp-guard costs more):")
+        slower = [b / a for a, b in zip(rates["mcp-guard"], rates["before"], strict=True)]
+        print(f"    time per call {spread(slower)}")
+        print(f"    CPU per call  {spread([a / b for a, b in zip(cpus['mcp-guard'], cpus['before'], strict=True)])}")
     return 0
+
+
+def spread(values: list[float]) -> str:
+    """``values`` (one per round) as "median (quartiles q1-q3, range min-max)", three decimals."""
+    ordered = sorted(values)
+    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
+    return (
+        f"{statistics.median(ordered):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
+        f"range {ordered[0]:.3f}-{ordered[-1]:.3f})"
+    )
 
 
 def summarize(title: str, rates: dict[str, list[float]], latencies: dict[str, list[float]], unit: str) -> None:

@@ -15,16 +15,25 @@ interleave the targets so machine noise hits all alike; the medians are compared
 
 Usage::
 
-    python benchmarks/startup.py [--rounds 9] [--idle 0.5] [--pythonpath DIR]
+    python benchmarks/startup.py [--rounds 9] [--idle 0.5] [--before DIR] [--no-bytecode-cache]
 
 The targets run in a scratch directory (``python -m`` puts the working directory first on
 ``sys.path``). Bytecode is cached as an installed package has it (``pip install`` compiles it):
 every target runs with ``PYTHONPYCACHEPREFIX`` in the scratch directory, filled by the unmeasured
 first start, and without ``PYTHONDONTWRITEBYTECODE`` (set, it makes every start of the guard
 compile ~100 modules from source, which no user pays); ``--no-bytecode-cache`` keeps the
-environment's setting. ``--pythonpath`` puts DIR first on the guard's ``PYTHONPATH`` (to measure another checkout, e.g.
-``git archive main | tar -x -C /tmp/main``). Goals (issue 14 item 1): wrap/bare <= 1.5 for
-both the time and the memory.
+environment's setting. The order of the targets turns by one each round (no target always starts
+right after the same other one). Goals (issue 14 item 1): wrap/bare <= 1.5 for both the time and
+the memory.
+
+``--before DIR`` adds ``before``: ``wrap`` again, with DIR (another checkout of mcp-guard, say the
+tree before a refactor: ``git worktree add --detach /tmp/before REV``) first on ``PYTHONPATH``, in
+the same alternated rounds. Printed then: each round's own ratio wrap/before of the time, the idle
+RSS and the CPU (>1: this checkout costs more), as the median of the rounds with their quartiles
+and range; a ratio whose range straddles 1 is within the spread of the rounds. Run it from a folder
+that is not a checkout; for issue 23::
+
+    cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/startup.py --rounds 25 --before /path/to/before
 """
 
 from __future__ import annotations
@@ -140,6 +149,16 @@ def one_start(command: list[str], env: dict[str, str], idle: float, cwd: str) ->
     return elapsed, rss, _children_cpu() - cpu_before
 
 
+def spread(values: list[float]) -> str:
+    """``values`` (one per round) as "median (quartiles q1-q3, range min-max)", three decimals."""
+    ordered = sorted(values)
+    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
+    return (
+        f"{statistics.median(ordered):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
+        f"range {ordered[0]:.3f}-{ordered[-1]:.3f})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
@@ -169,16 +188,18 @@ def main() -> int:
         envs = {name: env for name in targets}
         if options.before:
             targets["before"] = targets["wrap"]
-            path = os.pathsep.join([options.before, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+            before = str(Path(options.before).resolve())
+            path = os.pathsep.join([before, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
             envs["before"] = {**env, "PYTHONPATH": path}
         times: dict[str, list[float]] = {name: [] for name in targets}
         memory: dict[str, list[int]] = {name: [] for name in targets}
         cpu: dict[str, list[float]] = {name: [] for name in targets}
         for name, command in targets.items():  # warm the file cache once, unmeasured
             one_start(command, envs[name], 0.0, scratch)
-        for _ in range(options.rounds):
-            for name, command in targets.items():
-                elapsed, rss, used = one_start(command, envs[name], options.idle, scratch)
+        names = list(targets)
+        for turn in range(options.rounds):
+            for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                elapsed, rss, used = one_start(targets[name], envs[name], options.idle, scratch)
                 times[name].append(elapsed)
                 memory[name].append(rss)
                 cpu[name].append(used)
@@ -209,11 +230,10 @@ def main() -> int:
         f"RSS {median_rss['wrap'] / median_rss['direct']:.2f}x"
     )
     if options.before:
-        print(
-            f"wrap/before: time {median_time['wrap'] / median_time['before']:.2f}x, "
-            f"RSS {median_rss['wrap'] / median_rss['before']:.2f}x, "
-            f"CPU {median_cpu['wrap'] / median_cpu['before']:.2f}x"
-        )
+        print(f"wrap/before, each round's own ratio (>1: this checkout costs more; {options.rounds} rounds):")
+        for label, figures in (("time", times), ("RSS", memory), ("CPU", cpu)):
+            ratios = [a / b for a, b in zip(figures["wrap"], figures["before"], strict=True)]
+            print(f"  {label:<4} {spread(ratios)}")
     return 0
 
 
