@@ -87,6 +87,7 @@ import anyio
 import anyio.abc
 import httpx2
 
+from ..streams.ends import UpstreamStartError
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     NO_ID,
@@ -98,17 +99,27 @@ from ..wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from .http_endpoint import CONNECT_TIMEOUT, WRITE_TIMEOUT, Endpoint, MessageTooLarge, media_type, new_client
+from .http_endpoint import (
+    CONNECT_TIMEOUT,
+    UNREACHABLE,
+    WRITE_TIMEOUT,
+    Endpoint,
+    MessageTooLarge,
+    media_type,
+    new_client,
+)
 from .http_faults import (
     BROKE,
     ERROR_BODY_BYTES,
     SESSION_ENDED,
+    FaultLog,
     check_url,
     connect_failure,
     describe,
     error_body_answer,
     shown_url,
     status_failure,
+    status_meaning,
     status_text,
     too_large,
 )
@@ -195,6 +206,8 @@ class _Exchange:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     cancelled: bool = False
     failure: str | None = None
+    status_failed: bool = False
+    """``failure`` is an HTTP error status, logged once per status (``FaultLog``) rather than per request."""
     last_event_id: str | None = None
     retry: float | None = None
 
@@ -230,8 +243,10 @@ class HttpUpstream:
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         label: str = "",
+        faults: FaultLog | None = None,
     ) -> None:
         self.url = url
+        self.faults = faults if faults is not None else FaultLog()
         self._log = _Labelled(log, label)  # serve: every line names its server ("upstream NAME: ")
         self.max_message_bytes = max_message_bytes
         self.session_id: str | None = None
@@ -375,7 +390,8 @@ class HttpUpstream:
                 if status == 404 and SESSION_HEADER in headers:
                     self._session_gone()
                     return
-                self._log.warning("the upstream refused %s (HTTP %s)", label, status_text(status))
+                self._status_fault(status)
+                self._log.debug("the upstream refused %s (HTTP %s)", label, status_text(status))
         except httpx2.HTTPError as exc:
             self._log.warning("could not deliver %s to the upstream: %s", label, self._describe(exc))
 
@@ -398,9 +414,11 @@ class HttpUpstream:
                 self._initializing.set()
             if exchange.ids and not exchange.cancelled and not self._closed:
                 text = exchange.failure or "mcp-guard: the upstream closed the response stream before answering"
-                self._log.warning(
-                    "the upstream did not answer %s: %s", _label(exchange.method), text.removeprefix("mcp-guard: ")
-                )
+                why = text.removeprefix("mcp-guard: ")
+                if exchange.status_failed:  # (its status was logged once: _status_fault)
+                    self._log.debug("the upstream did not answer %s: %s", _label(exchange.method), why)
+                else:
+                    self.faults.note(self._log, why, f"the upstream did not answer {_label(exchange.method)}: {why}")
                 for request_id in exchange.ids.values():
                     await self._push(dumps(error_response(request_id, INTERNAL_ERROR, text)))
             self._active -= 1
@@ -484,15 +502,30 @@ class HttpUpstream:
             self._session_gone()
             exchange.failure = SESSION_ENDED
             return
+        error = None
         if media_type(response) == "application/json":
             with contextlib.suppress(MessageTooLarge, httpx2.HTTPError):
                 error = error_body_answer(await self._endpoint.read_body(response, ERROR_BODY_BYTES), exchange.ids)
-                if error is not None:
-                    with contextlib.suppress(Uncarriable):
-                        await self._deliver(dumps(error))
-                    if not exchange.ids:
-                        return
+        self._status_fault(status, error is not None)
+        if error is not None:
+            with contextlib.suppress(Uncarriable):
+                await self._deliver(dumps(error))
+            if not exchange.ids:
+                return
         exchange.failure = status_failure(status)
+        exchange.status_failed = True
+
+    def _status_fault(self, status: int, rpc_error: bool = False) -> None:
+        """An HTTP error status from the endpoint: logged once per status (and per whether its body was
+        a JSON-RPC error), with what it means (``http_faults.status_meaning``), then counted."""
+        shown_status = status_text(status)
+        meaning = status_meaning(status, rpc_error)
+        passed = " with a JSON-RPC error, passed on to the client" if rpc_error else ""
+        first = (
+            f"the upstream at {self._shown} answered HTTP {shown_status}{passed}"
+            f"{': ' + meaning if meaning else ''} (each status is logged once, then counted)"
+        )
+        self.faults.note(self._log, f"HTTP {shown_status}{' with a JSON-RPC error' if rpc_error else ''}", first)
 
     # --- the standalone event stream (handshake era) -------------------------------------------
 
@@ -681,11 +714,17 @@ async def open_http_upstream(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     connect_timeout: float = CONNECT_TIMEOUT,
     label: str = "",
+    reach: bool = False,
+    faults: FaultLog | None = None,
 ) -> AsyncIterator[HttpUpstream]:
     """Connect to the streamable HTTP MCP endpoint ``url``; end its session on exit.
 
-    Nothing is sent until the first message: an unreachable upstream shows as a JSON-RPC
-    error for the first request, not as an exception here.
+    With ``reach`` (the connector's connections), the endpoint is reached first
+    (``http_endpoint.Endpoint.reach``: one ``OPTIONS`` request, any HTTP answer will do), and an
+    endpoint that cannot be reached at all raises :class:`UpstreamStartError` here, as a command
+    that cannot be started does (``wrap`` then exits with status 1). Without it nothing is sent
+    until the first message: an unreachable upstream shows as a JSON-RPC error for the first
+    request.
 
     Args:
         url: the MCP endpoint, ``http://`` or ``https://`` (``HTTP_PROXY`` and friends
@@ -695,21 +734,45 @@ async def open_http_upstream(
         max_message_bytes: the cap on one incoming message, in bytes.
         connect_timeout: seconds to establish a connection.
         label: the prefix of its log lines (``"upstream NAME: "`` in ``serve``).
+        reach: reach the endpoint before anything else is sent (see above).
+        faults: where the failures of its requests are counted, to be logged once per kind
+            (a connector's connections share one); None: a new one.
 
     Raises:
         ValueError: ``url`` is not an http(s) URL, or ``max_message_bytes`` is not positive.
+        UpstreamStartError: with ``reach``, no connection to the endpoint could be made (the
+            reason: ``cannot reach the upstream at URL: connection refused``).
     """
     check_url(url)
     if max_message_bytes <= 0:
         raise ValueError("max_message_bytes must be positive")
-    async with new_client(headers, connect_timeout) as client, anyio.create_task_group() as tg:
-        upstream = HttpUpstream(client, url, tg, max_message_bytes=max_message_bytes, label=label)
-        try:
-            yield upstream
-        finally:
-            with anyio.CancelScope(shield=True):
-                await upstream.shutdown()
-            tg.cancel_scope.cancel()
+    async with new_client(headers, connect_timeout) as client:
+        if reach:
+            await reach_endpoint(Endpoint(client, url), _Labelled(log, label))
+        async with anyio.create_task_group() as tg:
+            upstream = HttpUpstream(client, url, tg, max_message_bytes=max_message_bytes, label=label, faults=faults)
+            try:
+                yield upstream
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await upstream.shutdown()
+                tg.cancel_scope.cancel()
+
+
+async def reach_endpoint(endpoint: Endpoint, logger: _Labelled) -> None:
+    """Reach ``endpoint`` (``Endpoint.reach``), or raise why it cannot be reached.
+
+    Raises:
+        UpstreamStartError: no connection could be made; its text names the URL as
+            :func:`shown_url` shows it and the reason (``connection refused``, ``the host name could
+            not be resolved (...)``, ``the TLS handshake failed (...)``, ``the connection timed out``).
+    """
+    shown = shown_url(endpoint.url)
+    try:
+        status = await endpoint.reach()
+    except UNREACHABLE as exc:
+        raise UpstreamStartError(describe(exc, shown, 0).removeprefix("mcp-guard: ")) from None
+    logger.debug("reached the upstream at %s (OPTIONS: %s)", shown, "no answer" if status is None else status)
 
 
 def http_connector(
@@ -720,7 +783,11 @@ def http_connector(
     label: str = "",
 ) -> Callable[[], contextlib.AbstractAsyncContextManager[HttpUpstream]]:
     """A factory of upstream connections to ``url``: each call opens a new one (a new session).
-    ``label`` starts its log lines (``"upstream NAME: "`` in ``serve``).
+    ``label`` starts its log lines (``"upstream NAME: "`` in ``serve``). Entering a connection
+    reaches the endpoint first (:func:`open_http_upstream` with ``reach``): one that cannot be
+    reached raises :class:`UpstreamStartError` there, as the stdio connector does for a command
+    that cannot start (``peer.connection``: ``wrap``'s first connection then ends the guard with
+    status 1; a later one, or ``serve``'s, is tried again after the backoff).
 
     For a relay that reconnects: ``async with connector() as upstream: ...``.
 
@@ -729,8 +796,11 @@ def http_connector(
     """
     check_url(url)
     options = dict(headers or {})
+    faults = FaultLog()
 
     def connect() -> contextlib.AbstractAsyncContextManager[HttpUpstream]:
-        return open_http_upstream(url, options, max_message_bytes=max_message_bytes, label=label)
+        return open_http_upstream(
+            url, options, max_message_bytes=max_message_bytes, label=label, reach=True, faults=faults
+        )
 
     return connect
