@@ -11,7 +11,7 @@ error. Every such exception derives from :class:`GuardError`::
      │    └── ListingFailed     peer                ... the guard's own tools/list
      │         └── FailedBefore sessions.freshness  ... one a request waited for (not tried again for it)
      ├── LineTooLong            wire.framing        a line over --max-message-bytes (its prefix kept)
-     ├── MessageTooLarge        peer.http_upstream  an HTTP body over --max-message-bytes
+     ├── MessageTooLarge        peer.http_endpoint  an HTTP body over --max-message-bytes
      ├── _Disconnected          fronts.http         (private) the client left while its body was read
      ├── _BodyTimeout           fronts.http         (private) a body slower than --http-body-timeout
      ├── _HeadTooLarge          fronts.http.parsers (private) a request head over 16 KiB (answered 431)

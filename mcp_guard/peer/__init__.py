@@ -13,8 +13,10 @@
 - :mod:`.deadlines`: forwarded requests' timeouts (``--request-timeout``), restarted by progress.
 - The transports: :mod:`.upstream` (a stdio upstream process: the connector, its start and stop),
   :mod:`.spawn` (starting it before the event loop), :mod:`.child_stderr` (its stderr, escaped and
-  marked), :mod:`.http_upstream` (a streamable HTTP upstream) with :mod:`.http_headers` and
-  :mod:`.http_faults`.
+  marked), :mod:`.http_upstream` (a streamable HTTP upstream: the connections) with
+  :mod:`.http_session` (a connection's state and receive side), :mod:`.http_posts` (its POSTs),
+  :mod:`.http_events` (its event streams), :mod:`.http_endpoint` (one HTTP request),
+  :mod:`.http_headers` and :mod:`.http_faults`.
 
 Above the wire vocabulary (:mod:`mcp_guard.wire`, :mod:`mcp_guard.wire.jsonrpc`) and the byte
 streams (:mod:`mcp_guard.streams`); below the

@@ -8,6 +8,10 @@ and a body read under a cap. Nothing here knows JSON-RPC, sessions or eras.
   port; at most :data:`MAX_REDIRECTS`), so neither a body nor a header reaches another
   host (RFC 9110 §15.4.8/§15.4.9 keep the method and body for these two; other redirects
   are answered to the caller as they are).
+- :meth:`Endpoint.reach` makes the connection's first request, an ``OPTIONS`` (RFC 9110 §9.3.7:
+  safe, no body, no MCP meaning), to learn whether the endpoint can be reached at all (TCP, name
+  resolution, TLS, a proxy) before anything of the client's is sent: whatever HTTP answer comes,
+  any status, it can.
 - A body is read whole only up to a cap: a ``Content-Length`` above it, or more bytes than
   it, raise :class:`MessageTooLarge` before the excess is held.
 """
@@ -27,6 +31,8 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "MAX_CONNECTIONS",
     "MAX_REDIRECTS",
+    "REACH_WAIT",
+    "UNREACHABLE",
     "WRITE_TIMEOUT",
     "Endpoint",
     "MessageTooLarge",
@@ -45,6 +51,12 @@ MAX_CONNECTIONS: Final = 256
 
 MAX_REDIRECTS: Final = 5
 """``307``/``308`` hops followed within the origin for one request."""
+
+REACH_WAIT: Final = 5.0
+"""Seconds the answer to :meth:`Endpoint.reach` may take once connected (none in time: reachable all the same)."""
+
+UNREACHABLE: Final = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError)
+"""What :meth:`Endpoint.reach` raises when no connection to the endpoint could be made."""
 
 
 class MessageTooLarge(GuardError):
@@ -110,6 +122,28 @@ class Endpoint:
             yield response
         finally:
             await response.aclose()
+
+    async def reach(self, wait: float = REACH_WAIT) -> int | None:
+        """Connect to the endpoint and send it one ``OPTIONS`` request; its status, or None when the
+        connection was made but no answer came within ``wait`` seconds (or the server closed it, or
+        answered what is not HTTP). Only the status line and headers are read; the response is closed
+        at once. No redirect is followed. The client's connect timeout applies.
+
+        Raises:
+            httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.ProxyError (:data:`UNREACHABLE`): no
+                connection could be made (refused, the name not resolved, the TLS handshake failed,
+                no answer to connect within the timeout, the proxy refused).
+        """
+        timeout = httpx2.Timeout(connect=self._client.timeout.connect, read=wait, write=wait, pool=None)
+        request = self._client.build_request("OPTIONS", self.url, timeout=timeout)
+        try:
+            response = await self._client.send(request, stream=True, follow_redirects=False)
+        except UNREACHABLE:
+            raise
+        except httpx2.HTTPError:
+            return None  # connected: the server is there, whatever it made of the request
+        await response.aclose()
+        return response.status_code
 
     @staticmethod
     async def read_body(response: httpx2.Response, cap: int) -> bytes:

@@ -10,8 +10,10 @@ error it sent for the request (:func:`error_body_answer`). The transport is
 from __future__ import annotations
 
 import http
+import logging
 import os
 import socket
+import ssl
 from typing import Any, Final
 
 import httpx2
@@ -22,13 +24,16 @@ __all__ = [
     "BROKE",
     "ERROR_BODY_BYTES",
     "SESSION_ENDED",
+    "FaultLog",
     "check_url",
     "connect_failure",
     "describe",
     "error_body_answer",
     "shown_url",
     "status_failure",
+    "status_meaning",
     "status_text",
+    "tls_failure",
     "too_large",
 ]
 
@@ -86,6 +91,8 @@ def connect_failure(exc: BaseException) -> str:
         seen.add(id(current))
         if isinstance(current, socket.gaierror):
             text = f"the host name could not be resolved ({current.strerror or current})"
+        elif isinstance(current, ssl.SSLError):
+            text = tls_failure(current)  # (an OSError whose errno is OpenSSL's, not the system's)
         elif isinstance(current, OSError) and type(current.errno) is int:
             text = os.strerror(current.errno)
             text = text[:1].lower() + text[1:]
@@ -102,6 +109,18 @@ def connect_failure(exc: BaseException) -> str:
     if reasons:
         return "; ".join(reasons)[:200]
     return (str(exc).strip() or type(exc).__name__)[:200]
+
+
+def tls_failure(exc: ssl.SSLError) -> str:
+    """Why a TLS handshake failed, in words: ``the server's TLS certificate was not accepted (self-signed
+    certificate)``, ``the TLS handshake failed (wrong version number)``. OpenSSL's reason and the
+    verifier's message only (no certificate contents); ``ssl.SSLError.errno`` is OpenSSL's code, which
+    ``os.strerror`` would misread (``1``: "operation not permitted")."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        why = str(exc.verify_message or exc.reason or "verification failed")[:120]
+        return f"the server's TLS certificate was not accepted ({why})"
+    reason = exc.reason.lower().replace("_", " ") if type(exc.reason) is str else type(exc).__name__
+    return f"the TLS handshake failed ({reason[:120]})"
 
 
 def status_text(status: int) -> str:
@@ -122,6 +141,70 @@ def status_failure(status: int) -> str:
     elif status == 413:
         text += " (the request is larger than the upstream accepts)"
     return text
+
+
+def status_meaning(status: int, rpc_error: bool = False) -> str | None:
+    """What HTTP ``status`` from an MCP endpoint means to the operator, and what to do, or None when
+    there is nothing to add. ``rpc_error``: the body was a JSON-RPC error, passed on to the client;
+    then only what the error cannot tell is said (the 2026-07-28 era answers ``400``/``404`` with
+    such bodies in its ordinary course: an unknown tool is no wrong URL)."""
+    if status == 401:
+        return (
+            "the server wants credentials it did not get, or did not accept: give them with --header "
+            'or --header-env (docs/wrap.md, "A remote server")'
+        )
+    if status == 403:
+        return "the server refused access with the credentials given: check --header or --header-env"
+    if status == 429:
+        return "the server is limiting requests (too many, too fast)"
+    if status == 413:
+        return "a request was larger than the server takes"
+    if status in (502, 504):
+        return "a gateway or proxy in front of the server got no answer from it"
+    if status == 503:
+        return "the server is unavailable (down, starting or overloaded)"
+    if 500 <= status < 600:
+        return "the server failed on its side (its own log may say why)"
+    if rpc_error:
+        return None
+    if status == 404:
+        return "there is nothing at this URL: check its path (an MCP endpoint is often /mcp)"
+    if status == 405:
+        return (
+            "this URL does not take MCP's requests: is it the server's MCP endpoint? (the HTTP+SSE "
+            "transport of 2024-11-05 is not spoken)"
+        )
+    if status in (406, 415):
+        return "the server does not take what the guard sends (JSON, answered as JSON or an event stream)"
+    if 300 <= status < 400:
+        return "a redirect, not followed (only 307 and 308 within the same origin are): give the URL it points to"
+    if 400 <= status < 500:
+        return "the server refused the request"
+    return None
+
+
+class FaultLog:
+    """Says each kind of failure of one upstream once, then counts it (docs/wrap.md: a failure kind is
+    logged once, not per request).
+
+    The first failure of a kind is logged in full; later ones only as a count, when the count reaches
+    a power of two (2, 4, 8, ...): an upstream that answers every request with ``401`` for an hour
+    costs a dozen lines, and a failure that goes on is still seen to go on. One instance per
+    connector (``http_upstream.http_connector``): its connections, each a new session, share it.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def note(self, logger: logging.Logger | logging.LoggerAdapter[logging.Logger], kind: str, first: str) -> bool:
+        """One failure of ``kind`` (a short phrase, also the count's label: ``"HTTP 401 Unauthorized"``);
+        ``first`` is logged (a warning) for the first one. Returns whether this was the first."""
+        n = self.counts[kind] = self.counts.get(kind, 0) + 1
+        if n == 1:
+            logger.warning("%s", first)
+        elif n & (n - 1) == 0:
+            logger.warning("the upstream's failures so far: %s, %s times (counted again at %s)", kind, n, 2 * n)
+        return n == 1
 
 
 def too_large(max_message_bytes: int) -> str:

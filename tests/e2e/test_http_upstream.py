@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 import os
 import select
+import ssl
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
@@ -389,7 +392,8 @@ async def test_handshake_era_headers_session_and_standalone_stream(tmp_path: Pat
                 while {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"} not in guard.backlog:
                     guard.backlog.append(await guard.receive())
             assert guard.process.returncode == 0
-        records = upstream.records()
+        reached, *records = upstream.records()
+    assert reached["method"] == "OPTIONS"  # the guard reaching the endpoint, before anything else
     posts = [r for r in records if r["method"] == "POST"]
     assert "mcp-session-id" not in posts[0]["headers"] and "mcp-protocol-version" not in posts[0]["headers"]
     session = posts[1]["headers"]["mcp-session-id"]
@@ -413,7 +417,8 @@ async def test_modern_era_requests_carry_their_envelope_headers(tmp_path: Path) 
                 )
                 assert called["result"]["content"] == [{"type": "text", "text": "5"}]
                 unknown = await guard.request("u", "no/such/method", {"_meta": ENVELOPE})
-        records = upstream.records()
+        reached, *records = upstream.records()
+    assert reached["method"] == "OPTIONS" and "mcp-method" not in reached["headers"]
     # The upstream's 404 carries a JSON-RPC error (method not found): passed on as the server sent it.
     assert unknown["error"]["code"] == -32601 and not unknown["error"]["message"].startswith("mcp-guard")
     # The guard's own requests of this era (a fresh listing before judging, its listen stream) come between.
@@ -546,47 +551,172 @@ def test_wrap_and_check_take_the_same_header_syntax(tmp_path: Path, flags: list[
 
 
 async def test_missing_authorization_is_a_clear_error(tmp_path: Path) -> None:
-    """A 401 answers the request with a JSON-RPC error naming the status; the guard goes on running."""
+    """A 401 answers the request with a JSON-RPC error naming the status; the guard goes on running, and
+    says on stderr, once (not per request), what the status means (red team 36, finding 7)."""
     with http_server(tmp_path, "--bearer", TOKEN) as upstream, anyio.fail_after(TIMEOUT):
         async with raw_guard(tmp_path, upstream.url, "--header", "Authorization=Bearer wrong") as guard:
             init = await guard.request(0, "initialize", INIT)
             again = await guard.request(1, "ping")
+            third = await guard.request(2, "ping")
         refused = await connect_error(guard_params(upstream.url), "auto")
     assert "HTTP 401" in str(refused)
     assert init["error"]["code"] == -32603
     assert "HTTP 401 Unauthorized" in init["error"]["message"]
     assert "--header" in init["error"]["message"]
-    assert "401" in again["error"]["message"]
-    assert "wrong" not in guard.stderr()
+    assert "401" in again["error"]["message"] and "401" in third["error"]["message"]
+    said = [line for line in guard.stderr().splitlines() if "401" in line]
+    assert said == [
+        f"mcp-guard WARNING: the upstream at {upstream.url} answered HTTP 401 Unauthorized: the server wants "
+        "credentials it did not get, or did not accept: give them with --header or --header-env (docs/wrap.md, "
+        '"A remote server") (each status is logged once, then counted)',
+        "mcp-guard WARNING: the upstream's failures so far: HTTP 401 Unauthorized, 2 times (counted again at 4)",
+    ]
+    assert "wrong" not in guard.stderr() and "Bearer" not in guard.stderr()
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_upstream_down_is_a_clear_error_not_a_hang(mode: Literal["legacy", "auto"], tmp_path: Path) -> None:
-    """Nothing listens at the URL: every request is answered at once with an error naming the URL."""
+    """Nothing listens at the URL: the upstream cannot start, so every request is answered at once with an
+    error naming the URL and the reason, and the guard exits with status 1, as with a command that cannot
+    start (it exited 0: red team 36, finding 7)."""
     url = free_url()
     with anyio.fail_after(TIMEOUT):
         refused = await connect_error(guard_params(url), mode)
         async with raw_guard(tmp_path, url) as guard:
             init = await guard.request(0, "initialize", INIT)
             listed = await guard.request(1, "tools/list")
-    assert "cannot reach the upstream at " + url in str(refused)
-    assert init["error"]["code"] == listed["error"]["code"] == -32603
-    assert init["error"]["message"].startswith("mcp-guard: cannot reach the upstream at " + url)
-    assert guard.process.returncode == 0
+    reason = f"cannot reach the upstream at {url}: connection refused"
+    assert reason in str(refused)
+    text = f"mcp-guard: the upstream server could not be started ({reason}); mcp-guard exits"
+    assert init["error"] == listed["error"] == {"code": -32603, "message": text}
+    assert guard.process.returncode == 1
+    assert f"mcp-guard ERROR: {reason}" in guard.stderr().splitlines()
 
 
-async def test_unreachable_upstream_errors_say_what_happened(tmp_path: Path) -> None:
-    """Connection refused: forwarded requests and the guard's own listing (for a call) both say so;
-    nothing pretends the upstream answered."""
-    url = free_url()
+async def test_a_tls_failure_at_start_exits_with_status_1(sse_server: Upstream, tmp_path: Path) -> None:
+    """``https://`` to a server that speaks plain HTTP: the TLS handshake fails, which the guard says in
+    words (it said "operation not permitted", OpenSSL's code read as the system's), and exits with status 1."""
+    url = sse_server.url.replace("http://", "https://")
     with anyio.fail_after(TIMEOUT):
         async with raw_guard(tmp_path, url) as guard:
             init = await guard.request(0, "initialize", INIT)
+            await guard.close_stdin()
+            await guard.process.wait()
+    reason = f"cannot reach the upstream at {url}: the TLS handshake failed (wrong version number)"
+    assert (
+        init["error"]["message"] == f"mcp-guard: the upstream server could not be started ({reason}); mcp-guard exits"
+    )
+    assert guard.process.returncode == 1
+    assert f"mcp-guard ERROR: {reason}" in guard.stderr().splitlines()
+
+
+async def test_a_client_that_sends_nothing_still_ends_the_guard(tmp_path: Path) -> None:
+    """The endpoint is reached when the guard starts, before the client says anything: an unreachable
+    one ends the guard (status 1) whether or not a request comes, as a command that cannot start does."""
+    url = free_url()
+    with anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, url) as guard:
+            await guard.process.wait()  # (the grace for the client's requests passes, stdin still open)
+    assert guard.process.returncode == 1
+    assert f"mcp-guard ERROR: cannot reach the upstream at {url}: connection refused" in guard.stderr()
+
+
+async def test_unreachable_upstream_errors_say_what_happened(tmp_path: Path) -> None:
+    """The upstream stops after the start (connection refused): forwarded requests and the guard's own
+    listing (for a call) both say so; nothing pretends the upstream answered."""
+    with http_server(tmp_path) as upstream, anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, upstream.url) as guard:
+            await guard.initialize()
+            upstream.process.kill()
+            upstream.process.wait()
             called = await guard.request(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
-    reason = f"cannot reach the upstream at {url}: connection refused"
-    assert init["error"] == {"code": -32603, "message": f"mcp-guard: {reason}"}
+            pinged = await guard.request(2, "ping")
+    reason = f"cannot reach the upstream at {upstream.url}: connection refused"
     assert called["error"] == {"code": -32603, "message": f"mcp-guard could not list the upstream's tools: {reason}"}
+    assert pinged["error"] == {"code": -32603, "message": f"mcp-guard: {reason}"}
     assert "answered" not in called["error"]["message"]
+
+
+class StatusHandler(BaseHTTPRequestHandler):
+    """Answers each POST with the status its path names (``/503``; ``/404-rpc``: with a JSON-RPC error as the
+    body, for the request's id), each ``OPTIONS`` (the guard reaching the endpoint) with ``204``."""
+
+    def do_OPTIONS(self) -> None:
+        self.send_response(204)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+        status, _, rpc = self.path.strip("/").partition("-")
+        if rpc:
+            error = {"code": -32001, "message": "from the server"}
+            body, media = (
+                json.dumps({"jsonrpc": "2.0", "id": sent.get("id"), "error": error}).encode(),
+                "application/json",
+            )
+        else:
+            body, media = b"refused", "text/plain"
+        self.send_response(int(status))
+        self.send_header("content-type", media)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.fixture(scope="module")
+def status_server() -> Iterator[str]:
+    """A local HTTP server of :class:`StatusHandler`; its base URL (``http://127.0.0.1:PORT``)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StatusHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("401", "HTTP 401 Unauthorized: the server wants credentials it did not get, or did not accept"),
+        ("403", "HTTP 403 Forbidden: the server refused access with the credentials given"),
+        ("404", "HTTP 404 Not Found: there is nothing at this URL: check its path"),
+        ("500", "HTTP 500 Internal Server Error: the server failed on its side (its own log may say why)"),
+        ("503", "HTTP 503 Service Unavailable: the server is unavailable (down, starting or overloaded)"),
+        ("401-rpc", "HTTP 401 Unauthorized with a JSON-RPC error, passed on to the client: the server wants"),
+        ("404-rpc", "HTTP 404 Not Found with a JSON-RPC error, passed on to the client (each status"),
+    ],
+)
+async def test_an_error_status_is_said_once_on_stderr_with_what_it_means(
+    status_server: str, path: str, said: str, tmp_path: Path
+) -> None:
+    """Each request is answered (the server's JSON-RPC error, or the guard's naming the status); stderr says
+    the status and what it means once, then counts (red team 36, finding 7: nothing was said when the
+    server's error body was passed on, and the rest was said once per request)."""
+    url = f"{status_server}/{path}"
+    with anyio.fail_after(TIMEOUT):
+        async with raw_guard(tmp_path, url) as guard:
+            answers = [
+                await guard.request(n, "initialize" if n == 0 else "ping", INIT if n == 0 else None) for n in range(3)
+            ]
+    status = int(path.partition("-")[0])
+    for answer in answers:
+        if path.endswith("-rpc"):
+            assert answer["error"] == {"code": -32001, "message": "from the server"}
+        else:
+            assert answer["error"]["message"].startswith(f"mcp-guard: the upstream answered HTTP {status} ")
+    lines = [line for line in guard.stderr().splitlines() if f" {status} " in line]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"mcp-guard WARNING: the upstream at {url} answered {said}"), lines
+    assert lines[0].endswith("(each status is logged once, then counted)")
+    assert lines[1].startswith("mcp-guard WARNING: the upstream's failures so far: HTTP ")
+    assert "did not answer" not in guard.stderr()
+    assert guard.process.returncode == 0
 
 
 async def test_ended_session_is_answered_then_opened_again(tmp_path: Path) -> None:
@@ -897,6 +1027,15 @@ def test_connect_failure_finds_the_operating_systems_reason() -> None:
     unknown = socket.gaierror(-2, "Name or service not known")
     assert connect_failure(chained(unknown)) == "the host name could not be resolved (Name or service not known)"
     assert connect_failure(httpx2.ConnectError("no reason below")) == "no reason below"
+    # TLS: OpenSSL's errno is no system errno (1 read as the system's said "operation not permitted").
+    untrusted = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    untrusted.verify_message, untrusted.reason = "self-signed certificate", "CERTIFICATE_VERIFY_FAILED"
+    assert (
+        connect_failure(chained(untrusted)) == "the server's TLS certificate was not accepted (self-signed certificate)"
+    )
+    garbled = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number")
+    garbled.reason = "WRONG_VERSION_NUMBER"
+    assert connect_failure(chained(garbled)) == "the TLS handshake failed (wrong version number)"
 
 
 def test_shown_url_hides_credentials() -> None:
