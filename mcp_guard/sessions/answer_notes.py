@@ -33,13 +33,16 @@ MAX_NOTED: Final = 10_000
 class AnswerNotes:
     """The notes on forwarded requests whose answers the guard processes (see the module docstring).
 
+    Attributes:
+        any: False only while no note is kept (an attribute, not a call: the stdio hot path asks it twice a call).
+
     Args:
         in_flight: whether the request under a client id key is still awaited upstream (``InFlight.upstream_of``
             is not None): notes of requests the client cancelled and the upstream never answered are dropped
             past :data:`MAX_NOTED`.
     """
 
-    __slots__ = ("_calls", "_in_flight", "_lists", "_observed")
+    __slots__ = ("_calls", "_in_flight", "_lists", "_observed", "any")
 
     def __init__(self, in_flight: Callable[[Key], bool]) -> None:
         self._in_flight = in_flight
@@ -49,9 +52,10 @@ class AnswerNotes:
         self._calls: dict[Key, Call] = {}
         # tools/call requests whose outcome the observer (metrics, traces) is told: key -> tell(outcome).
         self._observed: dict[Key, Callable[[str], None]] = {}
+        self.any = False
 
-    def __bool__(self) -> bool:
-        return bool(self._lists or self._calls or self._observed)
+    def _settle(self) -> None:
+        self.any = bool(self._lists or self._calls or self._observed)
 
     # --- noting, on the way upstream ---------------------------------------------------------------
 
@@ -59,6 +63,7 @@ class AnswerNotes:
         """A ``tools/list`` (``cursor``: its ``params.cursor``) is forwarded: its answer is annotated by ``table``
         (from its cache, unless the table changed meanwhile: ``ToolTable.generation``)."""
         self._lists[id_key(request_id)] = (table, table.generation, cursor is None, cursor)
+        self.any = True
 
     def note_call(self, request_id: Any, call: Call) -> None:
         """A ``tools/call`` is forwarded: its result is judged against its route's ``outputSchema``
@@ -68,12 +73,14 @@ class AnswerNotes:
         if len(self._calls) >= MAX_NOTED:
             self._calls = {k: v for k, v in self._calls.items() if self._in_flight(k)}
         self._calls[id_key(request_id)] = call
+        self.any = True
 
     def observe(self, request_id: Any, tell: Callable[[str], None]) -> None:
         """A followed ``tools/call`` is forwarded: ``tell(outcome)`` once it ends (its answer, or the guard's)."""
         if len(self._observed) >= MAX_NOTED:
             self._observed = {k: v for k, v in self._observed.items() if self._in_flight(k)}
         self._observed[id_key(request_id)] = tell
+        self.any = True
 
     # --- forgetting ----------------------------------------------------------------------------
 
@@ -83,6 +90,7 @@ class AnswerNotes:
         ``tools/list``'s late answer is still annotated)."""
         tell = self._observed.pop(key, None)
         if tell is not None:
+            self._settle()
             tell(outcome)
 
     def forget(self, key: Key) -> None:
@@ -91,6 +99,7 @@ class AnswerNotes:
         self._lists.pop(key, None)
         self._calls.pop(key, None)
         self._observed.pop(key, None)
+        self._settle()
 
     def gone(self, keys: list[Key]) -> None:
         """The upstream went away: the followed requests among ``keys`` (those in flight) ended
@@ -101,6 +110,7 @@ class AnswerNotes:
         self._lists.clear()
         self._calls.clear()
         self._observed.clear()
+        self.any = False
 
     # --- the answers ---------------------------------------------------------------------------
 
@@ -131,9 +141,13 @@ class AnswerNotes:
                 out["result"] = table.annotate(
                     message["result"], cache=generation == table.generation, first_page=first_page, cursor=cursor
                 )
+                self._settle()
                 return out
         if self._calls:
-            return self._judged(key, message)[0]
+            answer = self._judged(key, message)[0]
+            self._settle()
+            return answer
+        self._settle()
         return message
 
     def _judged(self, key: Key, message: dict[str, Any]) -> tuple[dict[str, Any], str]:

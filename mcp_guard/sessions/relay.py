@@ -565,7 +565,7 @@ class Relay(UpstreamSide):
         refusal = self.session.admit(message)
         if refusal is not None:
             return refusal
-        if self.notes:  # notes of an earlier request under this id (given up)
+        if self.notes.any:  # notes of an earlier request under this id (given up)
             self.notes.forget(id_key(message["id"]))
         return None
 

@@ -39,12 +39,13 @@ import anyio
 import anyio.abc
 
 from ..auth.principal import Callers
+from ..calls.journal import Journal
 from ..calls.pipeline import Call
 from ..log_counts import LogCounts
 from ..peer.offload import Ordered
 from ..wire.jsonrpc import INVALID_REQUEST, error_response, id_key, invalid_request_text, valid_id
 from ..wire.messages import DUPLICATE_ID
-from ..wire.meta import is_modern
+from ..wire.meta import PROTOCOL_VERSION_KEY
 from .client_lines import read_client_lines
 from .client_requests import NOT_OPEN, WAITING, ClientRequests
 from .client_writer import ClientWriter
@@ -252,13 +253,15 @@ class Session:
         (None: a new one; ``wrap`` keeps no journal: ``""``). Judge it with ``Pipeline.check`` (``serve``:
         ``Pipeline.admit``, which journals too)."""
         request_id, params = message["id"], message["params"]
-        arguments = params.get("arguments", {})
-        principal = self.principal_of(request_id)
-        if call_id is None:
-            call = Call(route, arguments, is_modern(params), principal=principal, shown=shown)
-        else:
-            call = Call(route, arguments, is_modern(params), call_id=call_id, principal=principal, shown=shown)
-        self.pipeline.traced(call, request_id, params)
+        callers = self.callers  # (inline: the stdio hot path makes every call here)
+        principal = None if callers is None else callers.principal_of(request_id)
+        meta = params.get("_meta")
+        modern = type(meta) is dict and PROTOCOL_VERSION_KEY in meta  # (wire.meta.is_modern)
+        call_id = Journal.new_call_id() if call_id is None else call_id
+        call = Call(route, params.get("arguments", {}), modern, call_id, principal=principal, shown=shown)
+        pipeline = self.pipeline
+        if pipeline.tracer is not None:
+            pipeline.traced(call, request_id, params)
         return call
 
     def forwarded(self, message: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -266,8 +269,10 @@ class Session:
         (``wrap`` relays it as it came), else a copy naming the tool by the upstream's own name (``serve``'s
         routes) and carrying the upstream round trip's trace context in ``_meta`` (``Pipeline.forwarded_params``)."""
         params = message["params"]
-        out = self.pipeline.forwarded_params(call, params)
         tool = call.route.tool
+        if call.trace is None and tool == params.get("name"):
+            return message  # (the common call of wrap: as it came)
+        out = self.pipeline.forwarded_params(call, params)
         if tool != params.get("name"):
             out = {**out, "name": tool}
         return message if out is params else {**message, "params": out}

@@ -358,7 +358,7 @@ class UpstreamSide:
         if "method" in message or type(result) is not dict or not valid_id(message.get("id")):
             return
         client_id = self.peer.inflight.pending.get(id_key(message["id"]))  # (reads: the loop owns the maps)
-        if client_id is not None and self.notes:
+        if client_id is not None and self.notes.any:
             self.notes.prepare(client_id, message, result)
 
     async def peer_unreadable(self, request_id: Any, text: str) -> bool:
@@ -472,7 +472,7 @@ class UpstreamSide:
                 client_id = record
                 self.requests.close(client_id)
             message = {**message, "id": client_id}  # the client's id again
-            return self.notes.answer(id_key(client_id), message) if self.notes else message
+            return self.notes.answer(id_key(client_id), message) if self.notes.any else message
         method = message["method"]
         if "id" not in message:
             params = message.get("params")

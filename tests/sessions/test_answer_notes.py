@@ -32,7 +32,7 @@ def test_an_observed_call_is_told_once_with_the_judged_outcome() -> None:
     out = notes.answer(id_key(1), answer(1, {"n": "x"}))
     assert out["result"].get("isError") is True and told == ["output_invalid"]
     assert notes.answer(id_key(1), answer(1, {"n": "x"}))["result"].get("isError") is None  # forgotten: relayed
-    assert told == ["output_invalid"] and not notes
+    assert told == ["output_invalid"] and not notes.any
 
 
 def test_ended_tells_the_observer_and_keeps_the_listing_note() -> None:
@@ -51,7 +51,7 @@ def test_gone_tells_only_the_requests_in_flight_and_drops_every_note() -> None:
         notes.observe(request_id, lambda outcome, r=request_id: told.__setitem__(r, outcome))
         notes.note_call(request_id, call())
     notes.gone([id_key(1)])
-    assert told == {1: "upstream_died"} and not notes
+    assert told == {1: "upstream_died"} and not notes.any
 
 
 def test_forget_drops_silently_and_outputs_off_notes_nothing() -> None:
@@ -60,7 +60,7 @@ def test_forget_drops_silently_and_outputs_off_notes_nothing() -> None:
     notes.observe(3, told.append)
     notes.forget(id_key(3))
     notes.note_call(4, call(outputs="off"))
-    assert not notes and told == []
+    assert not notes.any and told == []
 
 
 def test_notes_of_requests_no_longer_in_flight_are_dropped_at_the_bound() -> None:
