@@ -32,7 +32,8 @@ Rules:
   ignored.
 
 Every error is a :class:`ConfigError` whose message names the file, the key as a JSON path
-(``mcpServers.time.env.TOKEN``), and what is wrong; it never holds an environment value.
+(``mcpServers.time.env.TOKEN``), and what is wrong in the guard's words (``expected a list of
+non-empty strings, found a string``: :mod:`.config_messages`); it never holds a configured value.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from .config_messages import explain
 from .config_text import expand_variables, json_path, strip_jsonc
 from .core.profiles import DEFAULT_PROFILE, ProfileName
 from .errors import GuardError
@@ -507,19 +509,21 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _pydantic_errors(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[str]:
+def _pydantic_errors(exc: ValidationError, prefix: tuple[str | int, ...], model: type[BaseModel]) -> list[str]:
+    """Each error of ``model`` as ``<JSON path>: <our words>`` (``config_messages.explain``: what the key
+    takes and the kind of value found, never the value)."""
     lines = []
-    for error in exc.errors(include_url=False, include_input=False):
-        loc = prefix + tuple(
+    for error in exc.errors(include_url=False):
+        inner = tuple(
             x for x in error["loc"] if not (isinstance(x, str) and (x.startswith("function-") or x in _UNION_TAGS))
         )
-        message = error["msg"]
+        loc = prefix + inner
         if error["type"] == "extra_forbidden":
             last = loc[-1] if loc else ""
             hint = _did_you_mean(last, _GUARD_KEYS) if isinstance(last, str) else ""
             message = f"unknown key (the guard section accepts only its own settings){hint}"
-        elif message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
+        else:
+            message = explain(error, model, inner)
         lines.append(f"{json_path(loc)}: {message}")
     return lines
 
@@ -609,7 +613,7 @@ def _server_entry(
         server = model.model_validate({"name": name, **fields})
     except ValidationError as exc:
         skip = [json_path((*where, "name"))] + ([json_path((*where, missing))] if missing else [])
-        errors += [line for line in _pydantic_errors(exc, where) if not line.startswith(tuple(skip))]
+        errors += [line for line in _pydantic_errors(exc, where, model) if not line.startswith(tuple(skip))]
         return None, errors
     return (None if errors else server), errors
 
@@ -659,7 +663,7 @@ def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, s
         try:
             guard = GuardSettings.model_validate(guard_data, by_alias=True)
         except ValidationError as exc:
-            errors.extend(_pydantic_errors(exc, ("guard",)))
+            errors.extend(_pydantic_errors(exc, ("guard",), GuardSettings))
         names = set(entries)
         policies = guard_data.get("servers")
         for policy_name in policies if type(policies) is dict else ():

@@ -145,17 +145,17 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "command not a string",
         {"mcpServers": {"a": {"command": 3}}},
-        "mcpServers.a.command: Input should be a valid string",
+        "mcpServers.a.command: expected a non-empty string, found an integer",
     ),
     (
         "args not strings",
         {"mcpServers": {"a": {"command": "x", "args": ["1", 2]}}},
-        "mcpServers.a.args[1]: Input should be",
+        "mcpServers.a.args[1]: expected a string, found an integer",
     ),
     (
         "env not strings",
         {"mcpServers": {"a": {"command": "x", "env": {"N": 1}}}},
-        "mcpServers.a.env.N: Input should be",
+        "mcpServers.a.env.N: expected a string, found an integer",
     ),
     (
         "missing variable",
@@ -190,24 +190,24 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "disabled not bool",
         {"mcpServers": {"a": {"command": "x", "disabled": "yes"}}},
-        "mcpServers.a.disabled: Input should be a valid boolean",
+        "mcpServers.a.disabled: expected true or false, found a string",
     ),
     ("guard unknown key", {"mcpServers": {}, "guard": {"maxArgBytes": 1}}, "guard.maxArgBytes: unknown key"),
     ("guard not object", {"mcpServers": {}, "guard": []}, "guard: must be an object"),
     (
         "guard bad profile",
         {"mcpServers": {}, "guard": {"profile": "loose"}},
-        "guard.profile: Input should be 'extended', 'standard' or 'strict'",
+        "guard.profile: expected one of extended, standard, strict, found a string that is none of them",
     ),
     (
         "guard zero limit",
         {"mcpServers": {}, "guard": {"maxArgumentBytes": 0}},
-        "guard.maxArgumentBytes: Input should be greater than 0",
+        "guard.maxArgumentBytes: expected an integer greater than 0, found an integer that is not greater than 0",
     ),
     (
         "guard string limit",
         {"mcpServers": {}, "guard": {"callsPerMinute": "5"}},
-        "guard.callsPerMinute: Input should be a valid integer",
+        "guard.callsPerMinute: expected an integer greater than 0, found a string",
     ),
     (
         "format without tool",
@@ -239,12 +239,12 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "empty pattern",
         {"mcpServers": {}, "guard": {"deny": [""]}},
-        "guard.deny[0]: String should have at least 1 character",
+        "guard.deny[0]: expected a non-empty string, found an empty string",
     ),
     (
         "bad unsupported",
         {"mcpServers": {}, "guard": {"unsupported": "drop"}},
-        "guard.unsupported: Input should be 'reject' or 'hide'",
+        "guard.unsupported: expected one of reject, hide, found a string that is none of them",
     ),
 ]
 
@@ -292,9 +292,9 @@ def test_every_error_of_an_entry_at_once_one_per_line() -> None:
     assert lines == [
         "mcpServers.t.headers: `headers` belongs to HTTP servers, this one is stdio",
         "mcpServers.t.env.B: the environment variable NOPE_VAR is not set",
-        "mcpServers.t.args: Input should be a valid list",
-        "mcpServers.t.env.A: Input should be a valid string",
-        "mcpServers.t.disabled: Input should be a valid boolean",
+        'mcpServers.t.args: expected a list of strings, found a string (one item is written as a list of one: ["..."])',
+        "mcpServers.t.env.A: expected a string, found an integer",
+        "mcpServers.t.disabled: expected true or false, found a string",
         "mcpServers.u.env: `env` belongs to stdio servers, this one is HTTP",
         "mcpServers.u.headers.Authorization: the environment variable NOPE_TOKEN is not set",
         "guard.callsPerMinut: unknown key (the guard section accepts only its own settings) (did you mean "
