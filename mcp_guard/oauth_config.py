@@ -163,9 +163,14 @@ class OAuthSettings(BaseModel):
                 f"{', '.join(refused)} cannot be accepted: `none` is no signature, and an HMAC algorithm "
                 "needs a shared secret a resource server does not hold (RFC 8725 section 2.1)"
             )
-        unknown = sorted(set(value) - set(DEFAULT_ALGORITHMS) - {"Ed25519", "Ed448"})
-        if unknown:
-            raise ValueError(f"unknown JWS algorithm(s): {', '.join(a[:40] for a in unknown)}")
+        known = (*DEFAULT_ALGORITHMS, "Ed25519", "Ed448")
+        unknown = [f"[{i}]" for i, a in enumerate(value) if a not in known]
+        if unknown:  # by position, not by value: a config may hold a secret in the wrong place
+            raise ValueError(
+                f"item{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                f"{'are not JWS algorithms' if len(unknown) > 1 else 'is not a JWS algorithm'} the guard knows "
+                f"({', '.join(known)})"
+            )
         return value
 
     @model_validator(mode="after")

@@ -322,24 +322,38 @@ def _print_check(report: ToolsReport, args: argparse.Namespace) -> int:
 # --- schema ------------------------------------------------------------------------------------
 
 
+REPEATED_KEY_NOTE = (
+    "mcp-guard: note: --arguments repeats a key in an object; read as the relay reads a tools/call, "
+    "the last value of each key (what the guard judges and forwards)"
+)
+
+
 def _arguments(text: str) -> Any:
+    """The arguments of ``--arguments`` (JSON or ``@FILE``), read as the relay reads a call's
+    (``documents.loads_as_relayed``: a repeated key keeps its last value, with a note on stderr)."""
+    from ..reports.documents import loads_as_relayed
+
     if text.startswith("@"):
         path = text[1:]
         try:
-            return loads(read_text(path))
+            value, repeated = loads_as_relayed(read_text(path))
         except DocumentError as exc:
             where, message = source_name(path), str(exc)
             raise UsageError(
                 f"--arguments: {message if message.startswith(f'{where}:') else f'{where}: {message}'}"
             ) from None
-    undecodable = _not_utf8_at(text)
-    if undecodable is not None:
-        # Python hands argv bytes that are not UTF-8 over as lone surrogates; the relay refuses such a line.
-        raise UsageError(f"--arguments: not UTF-8 text (byte {undecodable})")
-    try:
-        return loads(text)
-    except DocumentError as exc:
-        raise UsageError(f"--arguments: {exc} (give a JSON object, or @FILE)") from None
+    else:
+        undecodable = _not_utf8_at(text)
+        if undecodable is not None:
+            # Python hands argv bytes that are not UTF-8 over as lone surrogates; the relay refuses such a line.
+            raise UsageError(f"--arguments: not UTF-8 text (byte {undecodable})")
+        try:
+            value, repeated = loads_as_relayed(text)
+        except DocumentError as exc:
+            raise UsageError(f"--arguments: {exc} (give a JSON object, or @FILE)") from None
+    if repeated:
+        print(REPEATED_KEY_NOTE, file=sys.stderr)
+    return value
 
 
 def _not_utf8_at(text: str) -> int | None:

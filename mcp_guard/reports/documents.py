@@ -39,6 +39,7 @@ __all__ = [
     "field_errors",
     "iter_lines",
     "loads",
+    "loads_as_relayed",
     "read_text",
     "source_name",
     "strip_comments",
@@ -202,6 +203,35 @@ def loads(text: str, *, comments: bool = False) -> Any:
     if duplicate is not None:
         raise DocumentError(duplicate)
     return value
+
+
+def loads_as_relayed(text: str) -> tuple[Any, bool]:
+    """Parse arguments (one JSON document) exactly as the relay reads a client's message: a repeated key
+    keeps its last value, as the guard judges and forwards it (``wire.repeated.parse_unique``, the
+    relay's own parse; red team 36, item 8). Otherwise as :func:`loads` (no comments).
+
+    Returns:
+        ``(value, repeated)``: ``repeated`` is true when some object in it repeats a key.
+
+    Raises:
+        DocumentError: as :func:`loads`, but never for a repeated key.
+    """
+    from ..wire.repeated import parse_unique
+
+    try:
+        value, unique = parse_unique(text, literal_float, float)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise DocumentError("the document nests too deeply for the JSON parser") from None
+    except ValueError as exc:
+        if not is_integer_too_long(exc):
+            raise
+        raise DocumentError(
+            f"an integer literal has more than {integer_digit_limit():,} digits, the most the JSON parser reads "
+            "(a limit against denial of service)"
+        ) from None
+    return value, not unique
 
 
 def source_name(path: str) -> str:

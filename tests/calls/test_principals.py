@@ -76,7 +76,10 @@ def names(cat: Catalog, who: Principal | None) -> list[str]:
 @pytest.mark.parametrize(
     ("rules", "message"),
     [
-        ({"r": {"allow": ["*"]}}, "guard.principals.r.match: Field required"),
+        (
+            {"r": {"allow": ["*"]}},
+            "guard.principals.r.match: missing (required): expected an object (its keys: authenticated",
+        ),
         ({"r": {"match": {}}}, "a rule must say whom it matches"),
         ({"r": {"match": {"authenticated": False, "groups": ["a"]}}}, "takes no other key"),
         ({"r": {"match": {"groups": []}}}, "an empty list matches nobody"),
@@ -85,7 +88,7 @@ def names(cat: Catalog, who: Principal | None) -> list[str]:
             {"r": {"match": {"group": ["a"]}}},
             "unknown key (the guard section accepts only its own settings) (did you mean `groups`?)",
         ),
-        ({"r": {"match": {"subjects": "ann"}}}, "Input should be a valid list"),
+        ({"r": {"match": {"subjects": "ann"}}}, "expected a list of non-empty strings, found a string"),
         ({"r": {"match": {"authenticated": True}, "callsPerMinute": 0}}, "greater than 0"),
     ],
 )

@@ -268,7 +268,7 @@ def test_config_errors_exit_2(tmp_path: Path) -> None:
     for args in (["pin", "--config", str(bad)], ["serve", "--config", str(bad)]):
         done = run_cli(*args)
         assert done.returncode == 2
-        assert f"{bad}: mcpServers.a.command: Input should be a valid string" in done.stderr
+        assert f"{bad}: mcpServers.a.command: expected a non-empty string, found" in done.stderr
 
 
 def test_serve_refuses_a_bad_config_or_lock_before_serving(tmp_path: Path) -> None:

@@ -186,6 +186,30 @@ def test_schema_arguments_from_file_and_json(capsys: pytest.CaptureFixture[str],
     assert [(i["keyword"], i["instance_path"]) for i in data["arguments"]["issues"]] == [("type", "/url")]
 
 
+def test_schema_arguments_with_a_repeated_key_are_read_as_the_relay_reads_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Red team 36, item 8: a repeated key was a usage error (exit 2) while the relay judges and forwards the
+    last value; now the verdict is the relay's, with a note on stderr (inline and @FILE alike)."""
+    from mcp_guard.wire.jsonrpc import loads_client
+
+    path = write(tmp_path, "s.json", SCHEMA_TEXT)
+    text = '{"url": "https://x", "n": {"x": 1, "x": 2}, "n": 0}'
+    relayed = loads_client(text)
+    assert relayed["n"] == 0  # the relay keeps the last value
+    arguments = write(tmp_path, "args.json", text)
+    for given in (text, f"@{arguments}"):
+        status, out, err = run(capsys, "schema", "--json", path, "--arguments", given)
+        assert status == 1 and "repeats a key" in err and "last value" in err
+        assert [(i["keyword"], i["instance_path"]) for i in json.loads(out)["arguments"]["issues"]] == [
+            ("minimum", "/n")
+        ]
+    status, out, err = run(capsys, "schema", path, "--arguments", '{"url": 5, "url": "https://x", "n": 1}')
+    assert status == 0 and "arguments: valid" in out and "repeats a key" in err
+    status, _, err = run(capsys, "schema", path, "--arguments", '{"url": "https://x"}')
+    assert status == 0 and "repeats" not in err
+
+
 def test_schema_inexact_number_is_refused_as_the_guard_would(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

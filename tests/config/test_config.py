@@ -115,8 +115,10 @@ def test_variable_expansion(text: str, expected: str) -> None:
         # A typo in a token reference must not send the literal text as the credential (trial F14).
         ("Bearer ${MY_TOKEN", "k: a `${` has no closing `}`"),
         ("${X:-${Y}}", "k: the default of ${X:-...} holds another `${`"),
+        ("${A}/${B}/${input:x}", "k: the environment variables A and B are not set; `${input:x}` is not a variable"),
+        ("${userHome}/x", "k: ${userHome} is an editor variable"),
     ],
-    ids=["unset", "vs code input", "empty", "unterminated", "nested default"],
+    ids=["unset", "vs code input", "empty", "unterminated", "nested default", "all at once", "editor variable"],
 )
 def test_variable_errors(text: str, message: str) -> None:
     with pytest.raises(ValueError) as info:
@@ -124,13 +126,68 @@ def test_variable_errors(text: str, message: str) -> None:
     assert str(info.value).startswith(message)
 
 
-def test_only_env_and_headers_are_expanded() -> None:
+def test_every_string_field_is_expanded() -> None:
+    """Red team 36, 6d: `command`, `args`, `cwd` and `url` were taken as written, so a `${TOKEN}` in `args`
+    reached the server as text and Claude Code's own `url` example was refused; they are expanded as Claude
+    Code expands them."""
     config = parse(
-        {"mcpServers": {"a": {"command": "${HOME}/bin/x", "args": ["${workspaceFolder}"], "cwd": "${HOME}"}}}
+        {
+            "mcpServers": {
+                "a": {"command": "${HOME}/bin/x", "args": ["--t", "${TOKEN}", "$${lit}"], "cwd": "${HOME}"},
+                "b": {"url": "${API_BASE_URL:-https://api.example.com}/mcp", "headers": {"K": "${TOKEN}"}},
+            }
+        }
     )
-    server = config.servers[0]
-    assert isinstance(server, StdioServer)
-    assert (server.command, server.args, server.cwd) == ("${HOME}/bin/x", ["${workspaceFolder}"], "${HOME}")
+    stdio, http = config.servers
+    assert isinstance(stdio, StdioServer) and isinstance(http, HttpServer)
+    assert (stdio.command, stdio.args, stdio.cwd) == ("/home/me/bin/x", ["--t", "s3cret-value", "${lit}"], "/home/me")
+    assert (http.url, http.headers) == ("https://api.example.com/mcp", {"K": "s3cret-value"})
+
+
+def test_every_unset_variable_is_named_with_its_field() -> None:
+    """Each field where expansion happens says its unset variables, all of them, in one wording; a field whose
+    expansion failed is not also called empty or not a URL."""
+    entries = {
+        "s": {"command": "${BIN}", "args": ["${A}${B}${A}", "ok"], "cwd": "${D}", "env": {"E": "${E1}"}},
+        "h": {"url": "${HOST}", "headers": {"H": "Bearer ${TOK}"}},
+        "v": {"command": "x", "args": ["${workspaceFolder}/src"]},
+    }
+    with pytest.raises(ConfigError) as info:
+        parse({"mcpServers": entries})
+    lines = [line.strip() for line in str(info.value).splitlines()[1:]]
+    assert lines == [
+        "mcpServers.s.command: the environment variable BIN is not set",
+        "mcpServers.s.args[0]: the environment variables A and B are not set",
+        "mcpServers.s.cwd: the environment variable D is not set",
+        "mcpServers.s.env.E: the environment variable E1 is not set",
+        "mcpServers.h.url: the environment variable HOST is not set",
+        "mcpServers.h.headers.H: the environment variable TOK is not set",
+        "mcpServers.v.args[0]: ${workspaceFolder} is an editor variable (VS Code fills it in when it starts a "
+        "server itself, never from the environment): write the path itself",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"command": "x", "url": "http://h/"}, "remove `url` for a stdio server, or `command` for an HTTP one"),
+        ({"type": "stdio", "command": "x", "url": "http://h/"}, "`type` says stdio, so remove `url`"),
+        ({"type": "http", "command": "x", "url": "http://h/"}, "`type` says http, so remove `command`"),
+        (
+            {"command": "x", "httpUrl": "http://h/"},
+            "has both `command` (a stdio server) and `httpUrl` (Gemini CLI's key for a streamable HTTP server's URL): "
+            "remove `httpUrl` for a stdio server",
+        ),
+        ({"command": "x", "serverUrl": "http://h/", "disabled": True}, "`serverUrl` (Windsurf's key"),
+        ({"httpUrl": "http://h/"}, "`httpUrl` is Gemini CLI's key for it: name it `url` here"),
+    ],
+    ids=["plain", "type stdio", "type http", "gemini httpUrl", "windsurf serverUrl disabled", "httpUrl alone"],
+)
+def test_an_entry_with_command_and_a_url_says_which_to_remove(entry: dict[str, Any], message: str) -> None:
+    """Red team 36, 6d: `command` beside Gemini's `httpUrl` was accepted (the URL ignored with a warning)."""
+    with pytest.raises(ConfigError) as info:
+        parse({"mcpServers": {"a": entry}})
+    assert message in str(info.value) and str(info.value).count("\n") == 0
 
 
 # --- errors: file, key, what -----------------------------------------------------------------------
@@ -141,21 +198,25 @@ ERRORS: list[tuple[str, Any, str]] = [
     ("servers not an object", {"mcpServers": []}, "mcpServers: must be an object"),
     ("entry not an object", {"mcpServers": {"a": "x"}}, "mcpServers.a: a server entry must be an object"),
     ("neither command nor url", {"mcpServers": {"a": {"args": []}}}, "mcpServers.a: needs `command`"),
-    ("both command and url", {"mcpServers": {"a": {"command": "x", "url": "http://h/"}}}, "has both `command`"),
+    (
+        "both command and url",
+        {"mcpServers": {"a": {"command": "x", "url": "http://h/"}}},
+        "has both `command` (a stdio server) and `url`",
+    ),
     (
         "command not a string",
         {"mcpServers": {"a": {"command": 3}}},
-        "mcpServers.a.command: Input should be a valid string",
+        "mcpServers.a.command: expected a non-empty string, found an integer",
     ),
     (
         "args not strings",
         {"mcpServers": {"a": {"command": "x", "args": ["1", 2]}}},
-        "mcpServers.a.args[1]: Input should be",
+        "mcpServers.a.args[1]: expected a string, found an integer",
     ),
     (
         "env not strings",
         {"mcpServers": {"a": {"command": "x", "env": {"N": 1}}}},
-        "mcpServers.a.env.N: Input should be",
+        "mcpServers.a.env.N: expected a string, found an integer",
     ),
     (
         "missing variable",
@@ -190,24 +251,24 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "disabled not bool",
         {"mcpServers": {"a": {"command": "x", "disabled": "yes"}}},
-        "mcpServers.a.disabled: Input should be a valid boolean",
+        "mcpServers.a.disabled: expected true or false, found a string",
     ),
     ("guard unknown key", {"mcpServers": {}, "guard": {"maxArgBytes": 1}}, "guard.maxArgBytes: unknown key"),
     ("guard not object", {"mcpServers": {}, "guard": []}, "guard: must be an object"),
     (
         "guard bad profile",
         {"mcpServers": {}, "guard": {"profile": "loose"}},
-        "guard.profile: Input should be 'extended', 'standard' or 'strict'",
+        "guard.profile: expected one of extended, standard, strict, found a string that is none of them",
     ),
     (
         "guard zero limit",
         {"mcpServers": {}, "guard": {"maxArgumentBytes": 0}},
-        "guard.maxArgumentBytes: Input should be greater than 0",
+        "guard.maxArgumentBytes: expected an integer greater than 0, found an integer that is not greater than 0",
     ),
     (
         "guard string limit",
         {"mcpServers": {}, "guard": {"callsPerMinute": "5"}},
-        "guard.callsPerMinute: Input should be a valid integer",
+        "guard.callsPerMinute: expected an integer greater than 0, found a string",
     ),
     (
         "format without tool",
@@ -239,12 +300,12 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "empty pattern",
         {"mcpServers": {}, "guard": {"deny": [""]}},
-        "guard.deny[0]: String should have at least 1 character",
+        "guard.deny[0]: expected a non-empty string, found an empty string",
     ),
     (
         "bad unsupported",
         {"mcpServers": {}, "guard": {"unsupported": "drop"}},
-        "guard.unsupported: Input should be 'reject' or 'hide'",
+        "guard.unsupported: expected one of reject, hide, found a string that is none of them",
     ),
 ]
 
@@ -292,9 +353,9 @@ def test_every_error_of_an_entry_at_once_one_per_line() -> None:
     assert lines == [
         "mcpServers.t.headers: `headers` belongs to HTTP servers, this one is stdio",
         "mcpServers.t.env.B: the environment variable NOPE_VAR is not set",
-        "mcpServers.t.args: Input should be a valid list",
-        "mcpServers.t.env.A: Input should be a valid string",
-        "mcpServers.t.disabled: Input should be a valid boolean",
+        'mcpServers.t.args: expected a list of strings, found a string (one item is written as a list of one: ["..."])',
+        "mcpServers.t.env.A: expected a string, found an integer",
+        "mcpServers.t.disabled: expected true or false, found a string",
         "mcpServers.u.env: `env` belongs to stdio servers, this one is HTTP",
         "mcpServers.u.headers.Authorization: the environment variable NOPE_TOKEN is not set",
         "guard.callsPerMinut: unknown key (the guard section accepts only its own settings) (did you mean "
@@ -320,8 +381,9 @@ def test_a_mistyped_command_key_is_named() -> None:
         {"comand": "x", "env": {"K": "${NOPE_VAR}"}, "type": "http"},
         {"comand": "x", "env": {"K": "${NOPE_VAR}"}, "headers": {}, "cwd": "/", "args": ["a"]},
         {"comand": "x", "headers": {"K": "${NOPE_VAR}"}, "type": "stdio"},
+        {"comand": "x", "args": ["${NOPE_VAR}"], "type": "http"},
     ],
-    ids=["type http", "headers", "headers under type stdio"],
+    ids=["type http", "headers", "headers under type stdio", "args under type http"],
 )
 def test_an_entry_with_neither_command_nor_url_is_of_no_kind(entry: dict[str, Any]) -> None:
     """Red team, stop 33: such an entry was judged HTTP by its `type` or `headers`, its `env` called out of
@@ -329,12 +391,12 @@ def test_an_entry_with_neither_command_nor_url_is_of_no_kind(entry: dict[str, An
     and every ``${VAR}`` in its `env` and `headers` is checked."""
     with pytest.raises(ConfigError) as info:
         parse({"mcpServers": {"t": entry}})
-    mapping = "env" if "env" in entry else "headers"
+    mapping = "env" if "env" in entry else "headers" if "headers" in entry else "args"
     lines = [line.strip() for line in str(info.value).splitlines()[1:]]
     assert lines == [
         "mcpServers.t: needs `command` (a stdio server) or `url` (a streamable HTTP server); `comand` is not a "
         "key the guard knows: did you mean `command`?",
-        f"mcpServers.t.{mapping}.K: the environment variable NOPE_VAR is not set",
+        f"mcpServers.t.{mapping}{'[0]' if mapping == 'args' else '.K'}: the environment variable NOPE_VAR is not set",
     ]
 
 

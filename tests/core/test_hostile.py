@@ -336,7 +336,7 @@ def test_a_bound_too_long_to_write_still_gives_a_verdict() -> None:
         compiled = compile(schema, profile="standard")
         assert compiled.supported
         report = compiled.check({"a": 2})
-        assert report.kind == VALIDATION and "too long to show" in report.issues[0].message
+        assert report.kind == VALIDATION and "1e5000" in report.issues[0].message  # exact, never "too long to show"
         assert compiled.check({"a": huge}).ok
 
 

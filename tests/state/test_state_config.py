@@ -42,7 +42,11 @@ def test_state_and_database_journal_settings_are_read() -> None:
             "(did you mean `postgres`?)",
         ),
         ({"journal": {}}, "guard.journal: give exactly one of `postgres`"),
-        ({"journal": 5}, "guard.journal: Input should be a valid string"),
+        (
+            {"journal": 5},
+            "guard.journal: expected a string or an object (its keys: postgres, postgresEnv, poolSize, "
+            "timeoutSeconds), found an integer",
+        ),
     ],
 )
 def test_wrong_settings_are_refused_by_key(guard: dict[str, Any], message: str) -> None:

@@ -4,13 +4,14 @@ validation vocabulary; the same in draft-06, draft-07 and 2019-09)."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any, Final
 
 from ..budget import MAX_ENUM_CHOICES, MAX_ENUM_VALUES, MAX_SCHEMA_DEPTH, MAX_WORK
 from ..json_values import Inexact, TooLarge, canonical, json_type_name, max_depth
 from ..report import UNSUPPORTED, VALIDATION
 from .ir import ALL, BOTH, Ctx, Emitter, Keyword, Part, Path, Walk
-from .values import UNREACHABLE, exact_value
+from .values import UNREACHABLE, exact_value, show_number
 
 __all__ = [
     "SUBSET_TYPES",
@@ -79,15 +80,24 @@ _SHOWN = 12
 def show_value(value: Any) -> str:
     """A schema value (an ``enum`` choice, a ``const``) for a message; bounded length.
 
-    A literal no double holds (``Inexact``) is shown as written in the schema.
+    A number is shown exactly (``values.show_number``: ``1e308``, never "too long to show"); a literal
+    no double holds (``Inexact``) is shown as written in the schema when that fits in 40 characters,
+    else by its exact value. Any other value is its JSON text, cut at 40 characters (``…``).
     """
-    if type(value) is Inexact:
-        text = value.text
-    else:
+    t = type(value)
+    if t is Inexact:
+        if len(value.text) <= 40:
+            return str(value.text)
         try:
-            text = json.dumps(value, ensure_ascii=False, default=lambda v: v.text if type(v) is Inexact else str(v))
-        except ValueError:
+            return show_number(Decimal(value.text))
+        except ArithmeticError:  # not a number: never from the relay's parser
             return "(a value too long to show)"
+    if t is int or t is float or t is Decimal:
+        return show_number(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=lambda v: v.text if type(v) is Inexact else str(v))
+    except ValueError:  # an int past the digit limit inside a container
+        return "(a value too long to show)"
     return text if len(text) <= 40 else text[:37] + "…"
 
 

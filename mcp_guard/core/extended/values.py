@@ -265,11 +265,51 @@ def _ratio(divisor: int | float | Decimal) -> _Ratio:
 
 
 def show_number(value: int | float | Decimal) -> str:
-    """A schema number for a message (bounded length; never an argument)."""
-    if type(value) is Decimal:
-        text = str(value)
-    elif type(value) is int and value.bit_length() > 200:  # never str(): past 4,300 digits it raises
-        text = f"(too long to show: about {int(value.bit_length() * 0.30103) + 1:,} digits)"
+    """A schema number for a message: the exact value of the literal it stands for (:func:`literal`),
+    never rounded, in at most about 60 characters (never an argument).
+
+    A number whose plain text fits in 40 characters is shown as before (``repr`` of an ``int`` or of a
+    double below 2**53, ``str`` of a ``Decimal`` without an exponent: ``5``, ``0.1``, ``1e-05``,
+    ``0.000001``). Any other is shown as mantissa and exponent with its trailing zeros dropped (``1e308``,
+    ``-2.5e-300``, ``1e5000``; a ``Decimal``'s ``1E+400`` too), which parsed as a ``Decimal`` equals the
+    value. Only a number of more significant digits than 40
+    characters hold (past about 32) is cut, and says so: its first digits, ``…``, its exponent and its
+    count of significant digits (``1.23456789012345678901234…e308 (309 significant digits)``), so the
+    magnitude is still exact. An ``int`` is never turned into decimal text past its 40 leading digits
+    (``str`` raises past 4,300 digits); ``Decimal(int)`` converts in binary, without that limit.
+    """
+    if type(value) is float and -_EXACT_SPAN < value < _EXACT_SPAN:
+        return repr(value)  # the literal it stands for (``literal``); at most 24 characters
+    exact = literal(value)
+    if type(exact) is int:
+        if exact.bit_length() <= 136:  # at most 42 digits: ``repr`` is cheap and safe
+            text = repr(exact)
+            if len(text) <= _SHOWN_CHARS:
+                return text
+        d = Decimal(exact)
     else:
-        text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "…"
+        d = Decimal(exact)
+        text = str(d)
+        if not d.is_finite():
+            return text
+        if d.is_zero():
+            return "0"
+        if len(text) <= _SHOWN_CHARS and "E" not in text:
+            return text
+    sign, digits, exponent = d.as_tuple()
+    assert isinstance(exponent, int)  # finite
+    count = len(digits)
+    while count > 1 and digits[count - 1] == 0:
+        count -= 1
+    power = exponent + len(digits) - 1  # the exponent of the leading digit
+    head = "-" if sign else ""
+    tail = f"e{power}"
+    if len(head) + count + 1 + len(tail) <= _SHOWN_CHARS:
+        rest = "".join(map(str, digits[1:count]))
+        return f"{head}{digits[0]}{'.' + rest if rest else ''}{tail}"
+    kept = "".join(map(str, digits[1:_CUT_DIGITS]))
+    return f"{head}{digits[0]}.{kept}…{tail} ({count:,} significant digits)"
+
+
+_SHOWN_CHARS: Final = 40
+_CUT_DIGITS: Final = 24
