@@ -405,7 +405,7 @@ def _http_options(parser: argparse.ArgumentParser) -> None:
     )
     http.add_argument(
         "--max-sessions",
-        type=int,
+        type=positive_int,
         default=100,
         metavar="N",
         help="sessions (upstream processes) open at once; more are refused with 503 (default 100)",

@@ -133,6 +133,14 @@ def test_port_refuses_with_one_wording(text: str) -> None:
         (["serve", "--config", "c.json", "--max-message-bytes", "{}"], "--max-message-bytes", "-1", f"{WHOLE}: '-1'"),
         (["serve", "--config", "c.json", "--metrics-port", "{}"], "--metrics-port", "70000", f"{NOT_A_PORT}: '70000'"),
         (["serve", "--config", "c.json", "--metrics-port", "{}"], "--metrics-port", "²", f"{NOT_A_PORT}: '²'"),
+        (["wrap", "--http", "0", "--max-sessions", "{}", "--", "true"], "--max-sessions", "0", f"{WHOLE}: '0'"),
+        (["wrap", "--http", "0", "--max-sessions", "{}", "--", "true"], "--max-sessions", "x", f"{NOT_WHOLE}: 'x'"),
+        (
+            ["serve", "--config", "c.json", "--http", "0", "--max-sessions", "{}"],
+            "--max-sessions",
+            "+5",
+            f"{NOT_WHOLE}: '+5'",
+        ),
     ],
 )
 def test_the_whole_number_options_say_what_is_wrong(
