@@ -1027,7 +1027,7 @@ def test_missing_upstream_command_fails_at_start() -> None:
         (["--allowed-host", "example.com"], "--allowed-host only applies with --http"),
         (["--http", "0", "--http-token-env", "MCP_GUARD_SURELY_UNSET"], "MCP_GUARD_SURELY_UNSET"),
         (["--http", "0", "--max-message-bytes", "10"], "error: --max-message-bytes: must be at least 1024"),
-        (["--http", "0", "--max-sessions", "0"], "error: --max-sessions: must be at least 1"),
+        (["--http", "0", "--max-sessions", "0"], "argument --max-sessions: must be a positive whole number: '0'"),
         (  # red team, stop 33: it said "must be more than 0.0", and 0 (never) is accepted
             ["--http", "0", "--session-idle-timeout", "-1"],
             "--session-idle-timeout: must be a positive number of seconds, or 0 for never: '-1'",
