@@ -564,7 +564,7 @@ async def test_missing_authorization_is_a_clear_error(tmp_path: Path) -> None:
     assert "HTTP 401 Unauthorized" in init["error"]["message"]
     assert "--header" in init["error"]["message"]
     assert "401" in again["error"]["message"] and "401" in third["error"]["message"]
-    said = [line for line in guard.stderr().splitlines() if "401" in line]
+    said = [line for line in guard.stderr().splitlines() if "HTTP 401" in line]
     assert said == [
         f"mcp-guard WARNING: the upstream at {upstream.url} answered HTTP 401 Unauthorized: the server wants "
         "credentials it did not get, or did not accept: give them with --header or --header-env (docs/wrap.md, "
