@@ -74,6 +74,7 @@ while True:
 
 BARE_RELAY_CODE = r"""
 import json, subprocess, sys, threading
+from relay_throughput import spread  # (this folder's benchmark, on sys.path when a script runs)
 child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 def pump(read, write):
     while True:
@@ -235,13 +236,8 @@ def main() -> int:
             print(f";  mcp-guard/before = {median['mcp-guard'] / median['before']:.2f}", end="")
         print(flush=True)
         if "before" in median:  # each round's own ratio of its median call (the rounds alternate the targets)
-            ratios = sorted(a / b for a, b in zip(rounds["mcp-guard"], rounds["before"], strict=True))
-            quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
-            print(
-                f"  mcp-guard/before, each round's own (>1: mcp-guard slower): {statistics.median(ratios):.3f} "
-                f"(quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, range {ratios[0]:.3f}-{ratios[-1]:.3f})",
-                flush=True,
-            )
+            ratios = [a / b for a, b in zip(rounds["mcp-guard"], rounds["before"], strict=True)]
+            print(f"  mcp-guard/before, each round's own (>1: mcp-guard slower): {spread(ratios)}", flush=True)
     return 0
 
 

@@ -76,6 +76,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import jsonschema
+from relay_throughput import spread  # (this folder's benchmark, on sys.path when a script runs)
 
 from mcp_guard import compile as guard_compile
 
@@ -110,16 +111,6 @@ SIGMA_CASES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("invalid", {"action": "archive", "status": "done"}),
     ],
 }
-
-
-def spread(values: list[float]) -> str:
-    """``values`` as "median (quartiles q1-q3, range min-max)", three decimals."""
-    ordered = sorted(values)
-    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
-    return (
-        f"{statistics.median(ordered):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
-        f"range {ordered[0]:.3f}-{ordered[-1]:.3f})"
-    )
 
 
 def race(fns: dict[str, Callable[[], object]], seconds: float) -> dict[str, float]:

@@ -224,13 +224,8 @@ def paired(host: str | None, before: str | None, calls: int, rounds: int, era: s
     for name in targets:
         print(f"  {name:<12} {statistics.median(r[name] for r in found) * 1e6:6.1f} µs/call (median)")
     for name in [name for name in targets if name != "wrap"]:
-        ratios = sorted(r[name] / r["wrap"] for r in found)
         added = statistics.median((r[name] - r["wrap"]) * 1e6 for r in found)
-        quartiles = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else [ratios[0]] * 3
-        print(
-            f"  {name}/wrap = {statistics.median(ratios):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
-            f"range {ratios[0]:.3f}-{ratios[-1]:.3f}), {added:+.1f} µs/call"
-        )
+        print(f"  {name}/wrap = {spread([r[name] / r['wrap'] for r in found])}, {added:+.1f} µs/call")
 
 
 def percentile(values: list[float], q: float) -> float:

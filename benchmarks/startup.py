@@ -49,6 +49,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from relay_throughput import spread  # (this folder's benchmark, on sys.path when a script runs)
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("mcp-guard")
 
@@ -147,16 +149,6 @@ def one_start(command: list[str], env: dict[str, str], idle: float, cwd: str) ->
             process.kill()
             process.wait()
     return elapsed, rss, _children_cpu() - cpu_before
-
-
-def spread(values: list[float]) -> str:
-    """``values`` (one per round) as "median (quartiles q1-q3, range min-max)", three decimals."""
-    ordered = sorted(values)
-    quartiles = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
-    return (
-        f"{statistics.median(ordered):.3f} (quartiles {quartiles[0]:.3f}-{quartiles[2]:.3f}, "
-        f"range {ordered[0]:.3f}-{ordered[-1]:.3f})"
-    )
 
 
 def main() -> int:

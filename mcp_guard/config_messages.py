@@ -74,23 +74,9 @@ def found(value: Any) -> str:
     return "a value of another kind"
 
 
-def bare_type(annotation: Any) -> Any:
-    """``annotation`` without ``Annotated`` metadata and without ``None`` in a union (``X | None`` → ``X``)."""
-    while True:
-        origin = get_origin(annotation)
-        if origin is Annotated:
-            annotation = get_args(annotation)[0]
-        elif origin is Union or origin is types.UnionType:
-            members = [a for a in get_args(annotation) if a is not type(None)]
-            if len(members) != 1:
-                return annotation
-            annotation = members[0]
-        else:
-            return annotation
-
-
-def _metadata(annotation: Any) -> list[Any]:
-    """The constraints (``Field(...)`` metadata) of an annotation, through ``X | None``."""
+def _unwrapped(annotation: Any) -> tuple[Any, list[Any]]:
+    """``annotation`` without ``Annotated`` metadata and without ``None`` in a union (``X | None`` -> ``X``), and the
+    constraints (``Field(...)`` metadata) met on the way; a union of two or more types is left as it is."""
     out: list[Any] = []
     while True:
         origin = get_origin(annotation)
@@ -101,10 +87,20 @@ def _metadata(annotation: Any) -> list[Any]:
         elif origin is Union or origin is types.UnionType:
             members = [a for a in get_args(annotation) if a is not type(None)]
             if len(members) != 1:
-                return out
+                return annotation, out
             annotation = members[0]
         else:
-            return out
+            return annotation, out
+
+
+def bare_type(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated`` metadata and without ``None`` in a union (``X | None`` → ``X``)."""
+    return _unwrapped(annotation)[0]
+
+
+def _metadata(annotation: Any) -> list[Any]:
+    """The constraints (``Field(...)`` metadata) of an annotation, through ``X | None``."""
+    return _unwrapped(annotation)[1]
 
 
 _PLURALS: Final = {

@@ -21,10 +21,10 @@ This module does not know schemas, tools or MCP.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # an annotation only: reading a tool list (wrap's judgement) loads no pydantic
     from pydantic import ValidationError
@@ -44,6 +44,8 @@ __all__ = [
     "source_name",
     "strip_comments",
 ]
+
+T = TypeVar("T")
 
 
 class DocumentError(GuardError, ValueError):
@@ -186,8 +188,18 @@ def loads(text: str, *, comments: bool = False) -> Any:
     """
     if comments:
         text = strip_comments(text)
+    value = _parsed(_decoder.decode, text)
+    duplicate = _find_duplicate(value)
+    if duplicate is not None:
+        raise DocumentError(duplicate)
+    return value
+
+
+def _parsed(parse: Callable[[str], T], text: str) -> T:
+    """``parse(text)`` with the JSON parser's failures told as :class:`DocumentError` (position, depth, an
+    integer literal past the parser's digit limit): one wording for every parse of this module."""
     try:
-        value = _decoder.decode(text)
+        return parse(text)
     except json.JSONDecodeError as exc:
         raise DocumentError(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
     except RecursionError:
@@ -199,10 +211,6 @@ def loads(text: str, *, comments: bool = False) -> Any:
             f"an integer literal has more than {integer_digit_limit():,} digits, the most the JSON parser reads "
             "(a limit against denial of service)"
         ) from None
-    duplicate = _find_duplicate(value)
-    if duplicate is not None:
-        raise DocumentError(duplicate)
-    return value
 
 
 def loads_as_relayed(text: str) -> tuple[Any, bool]:
@@ -218,19 +226,7 @@ def loads_as_relayed(text: str) -> tuple[Any, bool]:
     """
     from ..wire.repeated import parse_unique
 
-    try:
-        value, unique = parse_unique(text, literal_float, float)
-    except json.JSONDecodeError as exc:
-        raise DocumentError(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg})") from None
-    except RecursionError:
-        raise DocumentError("the document nests too deeply for the JSON parser") from None
-    except ValueError as exc:
-        if not is_integer_too_long(exc):
-            raise
-        raise DocumentError(
-            f"an integer literal has more than {integer_digit_limit():,} digits, the most the JSON parser reads "
-            "(a limit against denial of service)"
-        ) from None
+    value, unique = _parsed(lambda t: parse_unique(t, literal_float, float), text)
     return value, not unique
 
 
