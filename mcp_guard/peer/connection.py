@@ -72,7 +72,7 @@ from ..wire.jsonrpc import (
     valid_id,
 )
 from ..wire.messages import error_reason, unreadable_reason
-from ..wire.meta import without_guard_keys
+from ..wire.meta import may_hold_guard_keys, without_guard_keys
 from ..wire.pieces import free_in_pieces
 from ..wire.repeated import collector_paused
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
@@ -434,7 +434,7 @@ class UpstreamPeer:
             except (ValueError, RecursionError):
                 await self.unreadable(line, events)
                 continue
-            out = self.triage(message)
+            out = self.triage(message, line)
             if out is None:
                 continue
             if ordered.busy and keeps_place(out):
@@ -494,19 +494,21 @@ class UpstreamPeer:
         if not await events.peer_output(out):
             scope.cancel()
 
-    def triage(self, message: Any) -> Any:
+    def triage(self, message: Any, line: bytes | str | None = None) -> Any:
         """What of one parsed upstream message (or batch) is the owner's: the message with the
         ``mcp-guard/`` ``_meta`` keys removed, the batch's such elements, or None (nothing: an answer
         to the guard's own request, taken; or output that is no JSON-RPC message, logged and skipped).
 
-        Synchronous: the stdio hot path calls it in the pipe's reader callback. A message of the big line
-        being passed on was cleaned in the worker thread (:meth:`_parse_big`), and is not walked again.
+        Synchronous: the stdio hot path calls it in the pipe's reader callback, with the ``line`` the message was
+        parsed from: a line that cannot hold such a key (``wire.meta.may_hold_guard_keys``) is not walked. A
+        message of the big line being passed on was cleaned in the worker thread (:meth:`_parse_big`), and is
+        not walked again.
         """
         if type(message) is dict:
             if message.get("jsonrpc") != "2.0":
                 self._not_jsonrpc()
                 return None
-            if not (self._clean and id(message) in self._clean):
+            if not (self._clean and id(message) in self._clean) and (line is None or may_hold_guard_keys(line)):
                 message = without_guard_keys(message)
             if not self._answered and "result" in message and "method" not in message:
                 self._answered = True  # (an error answer, a notification or a request proves no start)

@@ -116,6 +116,7 @@ from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    Spliced,
     Uncarriable,
     dumps,
     error_response,
@@ -391,48 +392,75 @@ class Relay(UpstreamSide):
             message, as_received = loads_as_received(line)
         except (ValueError, RecursionError):
             return False
-        if (
-            type(message) is not dict
-            or self._needs_listing(message)
-            or (self.session.intake.busy and keeps_place(message))
-        ):
+        if type(message) is not dict:
+            return False
+        if "id" in message and message.get("method") == "tools/call":
+            return self._call_now(line, message, as_received, upstream, client)
+        if self._needs_listing(message) or (self.session.intake.busy and keeps_place(message)):
             return False
         # What is forwarded is the line as received when safe, else the message as parsed, serialized (a request
-        # under an upstream id of the guard's own, made now: unused when it is not forwarded). A call is
-        # serialized once routed, once: mapped back (--present-for) or traced, what goes is its forward.
-        request = "id" in message and "method" in message
-        upstream_id = self.peer.inflight.new_id() if request else None
-        call = request and message["method"] == "tools/call"
-        if not call:
-            try:
-                data = forwarded_line(line, message, as_received, upstream_id)
-            except Uncarriable:
-                return False
+        # under an upstream id of the guard's own, made now: unused when it is not forwarded).
+        upstream_id = self.peer.inflight.new_id() if "id" in message and "method" in message else None
+        try:
+            data = forwarded_line(line, message, as_received, upstream_id)
+        except Uncarriable:
+            return False
         forward, reply = self._route_now(message)
         if forward is not None:
-            if call and upstream_id is not None:  # the call as it came, mapped back, or traced (_meta)
-                try:
-                    if forward is message:
-                        data = forwarded_line(line, message, as_received, upstream_id)
-                    else:
-                        data = dumps({**forward, "id": upstream_id})
-                except Uncarriable:  # judged already: _forward refuses it, saying why (as when declined)
-                    self.session.intake.submit(partial(self._forward, forward))
-                    forward = None
-                else:
-                    self._mark_inflight([(upstream_id, forward)])
-            elif forward is not message:  # a cancellation, naming the request's upstream id
+            if forward is not message:  # a cancellation, naming the request's upstream id
                 data = dumps(forward)
             elif upstream_id is not None:
-                self._mark_inflight([(upstream_id, message)])
-        if forward is not None:
-            try:
-                upstream.send_nowait(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                self._send_failed([forward])
+                self._started(upstream_id, message)
+            self._send_now(upstream, data, forward)
         if reply is not None:
             self._reply_now(client, reply)
         return True
+
+    def _call_now(
+        self,
+        line: bytes | str,
+        message: dict[str, Any],
+        as_received: bool,
+        upstream: PipeLineStream,
+        client: DirectLink,
+    ) -> bool:
+        """:meth:`_client_line_now` for a ``tools/call`` with an id (``message``, parsed from ``line``): declined
+        (False, nothing done) when its table needs a listing of the guard's own; else admitted, judged and
+        forwarded under an upstream id of the guard's own, or answered (True). The one table lookup serves both
+        (:meth:`_listing_needed`, :meth:`_call_verdict`). A call is serialized once judged, once: mapped back
+        (--present-for) or traced, what goes is its forward."""
+        table = self.listings.table_for(message.get("params"))
+        if self._listing_needed(message, table):
+            return False
+        refusal = self.session.admit(message)
+        if refusal is not None:
+            self._reply_now(client, refusal)
+            return True
+        if self.notes.any:  # notes of an earlier request under this id (given up)
+            self.notes.forget(id_key(message["id"]))
+        forward, reply = self._call_verdict(message, table)
+        if forward is None:
+            self._reply_now(client, reply)
+            return True
+        upstream_id = self.peer.inflight.new_id()
+        try:
+            if forward is message:
+                data = forwarded_line(line, message, as_received, upstream_id)
+            else:
+                data = dumps({**forward, "id": upstream_id})
+        except Uncarriable:  # judged already: _forward refuses it, saying why (as when declined)
+            self.session.intake.submit(partial(self._forward, forward))
+            return True
+        self._started(upstream_id, forward)
+        self._send_now(upstream, data, forward)
+        return True
+
+    def _send_now(self, upstream: PipeLineStream, data: bytes | str | Spliced, forward: Any) -> None:
+        """Write ``data`` (forwarding ``forward``) to the upstream's pipe without waiting (:meth:`_send_failed`)."""
+        try:
+            upstream.send_nowait(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self._send_failed([forward])
 
     def _send_failed(self, elements: list[Any]) -> None:
         """The hot path could not write ``elements`` (in flight already): as :meth:`_forward` does, the end of the
@@ -500,17 +528,21 @@ class Relay(UpstreamSide):
         await self._answer_requests(elements, INTERNAL_ERROR, text)
 
     def _needs_listing(self, message: dict[str, Any]) -> bool:
-        """A tools/call whose table is not a complete listing: a call is judged only against every page (red
-        team 33: a client that listed the first page alone had a name another page lists again judged by the
-        first page's schema, not refused as listed twice), so the guard lists every page itself first."""
+        """A tools/call whose table is not a complete listing (:meth:`_listing_needed`)."""
         if message.get("method") != "tools/call" or "id" not in message:
             return False
-        params = message.get("params")
-        table = self.table_for(params)
+        return self._listing_needed(message, self.listings.table_for(message.get("params")))
+
+    def _listing_needed(self, message: dict[str, Any], table: ToolTable) -> bool:
+        """Whether the tools/call ``message`` (with an id), judged against ``table`` (its envelope's), waits for a
+        listing of the guard's own: a call is judged only against every page (red team 33: a client that listed
+        the first page alone had a name another page lists again judged by the first page's schema, not refused
+        as listed twice), so the guard lists every page itself first."""
         if table is not self.table and valid_id(message["id"]) and not self.listings.fresh(table):
             return True  # 2026-07-28 era: the listing's ttlMs has passed and no listen stream tells of changes
         if table.complete:
             return False
+        params = message.get("params")
         name = params.get("name") if type(params) is dict else None
         return type(name) is str and valid_id(message["id"])
 

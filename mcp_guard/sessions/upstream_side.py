@@ -321,7 +321,7 @@ class UpstreamSide:
             return False
         if keeps_place(message) and self.peer.ordered.busy:
             return False
-        out = self._upstream_out(self.peer.triage(message))
+        out = self._upstream_out(self.peer.triage(message, line))
         if out is CONSUMED:
             return True
         data: bytes | str | Spliced | None
@@ -583,12 +583,18 @@ class UpstreamSide:
         return outgoing, started
 
     def _mark_inflight(self, started: list[tuple[str, dict[str, Any]]]) -> None:
-        """The requests of ``started`` (upstream id, the client's request) are in flight (and timed),
-        before they are sent: should the upstream go away meanwhile, they are answered."""
-        inflight, requests = self.peer.inflight, self.requests
+        """The requests of ``started`` (upstream id, the client's request) are in flight (:meth:`_started`)."""
         for upstream_id, m in started:
-            inflight.start(id_key(upstream_id), m["id"], m["method"], m.get("params"), client=id_key(m["id"]))
-            requests.sent(m["id"], UPSTREAM)
+            self._started(upstream_id, m)
+
+    def _started(self, upstream_id: str, request: dict[str, Any]) -> None:
+        """The client's ``request`` is in flight (and timed) under ``upstream_id`` (``peer.inflight``), sent to the
+        upstream (``client_requests``), before it is sent: should the upstream go away meanwhile, it is answered."""
+        client_id = request["id"]
+        self.peer.inflight.start(
+            id_key(upstream_id), client_id, request["method"], request.get("params"), client=id_key(client_id)
+        )
+        self.requests.sent(client_id, UPSTREAM)
 
     def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
@@ -631,6 +637,9 @@ class UpstreamSide:
 
 def _only_id_differs(out: Any, message: dict[str, Any]) -> bool:
     """Whether ``out`` is ``message`` with another ``id`` and nothing else changed (an answer, its client id back)."""
-    return (
-        type(out) is dict and out.keys() == message.keys() and all(out[k] is message[k] for k in message if k != "id")
-    )
+    if type(out) is not dict or out.keys() != message.keys():
+        return False
+    for key, value in message.items():  # (a loop, not all() of a generator: every answer on the hot path)
+        if out[key] is not value and key != "id":
+            return False
+    return True

@@ -307,8 +307,11 @@ class PipeLineStream(LineStream, DirectLink):
                         # objects, none in a cycle) is synchronous, and its objects are freed before the cyclic
                         # collector may run again: paused, no pass walks them, and CPython counts each freed
                         # object against the allocations that trigger one (issue 14 item 5).
-                        with collector_paused() if big else contextlib.nullcontext():
-                            handled = handler(line)
+                        if big:
+                            with collector_paused():
+                                handled = handler(line)
+                        else:
+                            handled = handler(line)  # (no context manager for a small line: every line comes here)
                     except BaseException as exc:  # raised to the consumer, as if it had failed on the line itself
                         self._failure = exc
                         break

@@ -388,7 +388,12 @@ def with_id(data: bytes | str, old: Any, new: Any) -> bytes | Spliced | None:
         old_text = str(old)
     else:
         return None
-    new_text = dumps(new).decode("ascii")
+    if type(new) is int:
+        new_text = str(new)
+    elif type(new) is str and _PLAIN_ID.fullmatch(new) is not None:
+        new_text = f'"{new}"'  # (no character of a plain id is escaped in JSON)
+    else:
+        new_text = dumps(new).decode("ascii")
     if isinstance(data, str):
         found = _FIRST_STR.match(data) or _LAST_STR.search(data, max(0, len(data) - _TAIL))
         if found is None or found.group("id") != old_text:

@@ -9,6 +9,7 @@ carries its envelope in ``params._meta`` (``io.modelcontextprotocol/protocolVers
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Final
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "envelope_key",
     "era_meta",
     "is_modern",
+    "may_hold_guard_keys",
     "without_guard_keys",
 ]
 
@@ -119,6 +121,25 @@ def _has_guard_keys(message: Any, skip: frozenset[int]) -> bool:
         elif type(node) is list:
             push([v for v in node if (type(v) is dict or type(v) is list) and id(v) not in skip])
     return False
+
+
+_GUARD_KEY_TEXT: Final = r"mcp-guard/|\\[u/]"
+_GUARD_KEY_STR: Final = re.compile(_GUARD_KEY_TEXT)
+_GUARD_KEY_BYTES: Final = re.compile(_GUARD_KEY_TEXT.encode())
+
+
+def may_hold_guard_keys(line: bytes | str) -> bool:
+    """Whether the JSON text ``line`` may hold a key starting with :data:`META_PREFIX` (then
+    :func:`without_guard_keys` walks its value; else the value holds none, and the walk is spared: the
+    stdio hot path asks for every upstream line).
+
+    False only when the text holds no ``mcp-guard/`` and no escape that could write one of its characters
+    (``\\u`` writes any; ``\\/`` writes ``/``; the other JSON escapes write none of them): then no string
+    in the value, keys included, can contain the prefix (RFC 8259 section 7). One C-speed search.
+    """
+    if isinstance(line, bytes):
+        return _GUARD_KEY_BYTES.search(line) is not None
+    return _GUARD_KEY_STR.search(line) is not None
 
 
 def without_guard_keys(message: Any) -> Any:

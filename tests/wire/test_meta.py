@@ -6,8 +6,17 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from mcp_guard.wire.meta import PROTOCOL_VERSION_KEY, REJECTION_KEY, era_meta, is_modern, without_guard_keys
+from mcp_guard.wire.meta import (
+    PROTOCOL_VERSION_KEY,
+    REJECTION_KEY,
+    era_meta,
+    is_modern,
+    may_hold_guard_keys,
+    without_guard_keys,
+)
 
 ENVELOPE = {PROTOCOL_VERSION_KEY: "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
@@ -116,3 +125,40 @@ def test_schemas_outside_a_listing_result_are_walked_as_before() -> None:
     """Only a response's `result.tools` entries have server data the walk skips; a notification's params do not."""
     message = {"method": "notifications/x", "params": {"tools": [{"inputSchema": {"_meta": {"mcp-guard/y": 2}}}]}}
     assert without_guard_keys(message)["params"]["tools"][0]["inputSchema"] == {"_meta": {}}
+
+
+# --- may_hold_guard_keys: the hot path's search before the walk -------------------------------------------------
+
+_KEY_PARTS = st.sampled_from(["mcp-guard/", "mcp-guard", "_meta", "x", "/", "é", "\u2028", "m", "cp-guard/", "\\"])
+_KEYS = st.lists(_KEY_PARTS, max_size=3).map("".join)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | _KEYS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(_VALUES, st.booleans())
+def test_a_text_said_to_hold_no_guard_key_has_none(value: Any, ascii_only: bool) -> None:
+    """Oracle: the walk itself. Whenever the search says a JSON text cannot hold an ``mcp-guard/`` key, the walk
+    finds none in its value (it comes back unchanged): escapes (``\\u``, ``\\/``) and raw text both written."""
+    wrapped = {"jsonrpc": "2.0", "id": 1, "result": {"_meta": value if type(value) is dict else {"k": value}}}
+    text = json.dumps(wrapped, ensure_ascii=ascii_only)
+    for line in (text, text.encode()):
+        if not may_hold_guard_keys(line):
+            assert without_guard_keys(json.loads(line)) == json.loads(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'{"_meta":{"mcp-guard/x":1}}', b'{"_meta":{"\\u006dcp-guard/x":1}}', b'{"_meta":{"mcp-guard\\/x":1}}'],
+    ids=["raw", "unicode-escape", "solidus-escape"],
+)
+def test_every_way_to_write_a_guard_key_is_searched_for(line: bytes) -> None:
+    assert may_hold_guard_keys(line) and may_hold_guard_keys(line.decode())
+    assert without_guard_keys(json.loads(line)) == {"_meta": {}}
+
+
+def test_a_plain_answer_is_not_walked() -> None:
+    line = b'{"jsonrpc":"2.0","id":"mcp-guard-0a1b-7","result":{"content":[{"type":"text","text":"a\\nb"}]}}'
+    assert not may_hold_guard_keys(line)
