@@ -74,7 +74,6 @@ while True:
 
 BARE_RELAY_CODE = r"""
 import json, subprocess, sys, threading
-from relay_throughput import spread  # (this folder's benchmark, on sys.path when a script runs)
 child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 def pump(read, write):
     while True:

@@ -42,3 +42,11 @@ def test_a_big_calls_peak_memory_is_a_small_multiple_of_the_message(tool: str, b
     _times, above = bench.run_round(bench.TARGETS["mcp-guard"], tool, "x" * MESSAGE, 2)
     ratio = above / MESSAGE
     assert 1.0 <= ratio <= bound, f"peak above idle {ratio:.2f}x the message (bound {bound}x)"
+
+
+@pytest.mark.parametrize("target", ["direct", "bare relay", "mcp-guard"])
+def test_every_target_of_the_benchmark_answers_a_call(target: str) -> None:
+    """Each target's code runs (the bare relay's is a string: a stray import in it went unnoticed until a run)."""
+    bench = benchmark()
+    times, _above = bench.run_round(bench.TARGETS[target], "take", "x" * 1000, 1)
+    assert len(times) == 1
