@@ -22,7 +22,7 @@ from typing import Any, Final, Literal
 from ..hosts import Lowered, Step, check_schema, host_profile, lower
 from ..hosts.lowered import unshown
 from ..hosts.names import host_names
-from ..safe_text import display_width, escape, pad
+from ..safe_text import column_widths, escape, pad
 from .tools import ToolsReport
 
 __all__ = ["HOST_STATUSES", "HostReport", "HostStatus", "HostToolReport", "report_for_host"]
@@ -129,7 +129,7 @@ class HostReport:
                 if s.code not in ("dropped", "annotation")
             ]
             details.append(lines)
-        widths = [max(display_width(r[i]) for r in [header, *rows]) for i in range(3)]
+        widths = column_widths([header, *rows], 3)
         out = ["  ".join(pad(c, widths[i]) for i, c in enumerate(header)).rstrip()]
         for row, lines in zip(rows, details, strict=True):
             out.append("  ".join(pad(c, widths[i]) for i, c in enumerate(row)).rstrip())

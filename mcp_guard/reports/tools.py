@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 
 from ..core import DEFAULT_PROFILE, VALIDATION, Issue, Report, compile
 from ..safe_text import (
-    display_width,
+    column_widths,
     escape,
     pad,
 )  # names and keys come from servers and files: no forged lines, no terminal control
@@ -426,7 +426,7 @@ def render_table(report: ToolsReport) -> str:
             line = f"note: {name}: {escape(note.message)}"
             if line not in notes:  # (tools sharing a name share their note: said once)
                 notes.append(line)
-    widths = [max(display_width(row[i]) for row in [header, *lines]) for i in range(4)]
+    widths = column_widths([header, *lines], 4)
 
     def fmt(row: tuple[str, str, str, str, str]) -> str:
         return "  ".join(pad(cell, widths[i]) for i, cell in enumerate(row[:4])) + ("  " + row[4] if row[4] else "")

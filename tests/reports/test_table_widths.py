@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from mcp_guard.cli import main
-from mcp_guard.safe_text import display_width, escape, escape_json, pad
+from mcp_guard.reports.tools import render_table, report_tools
+from mcp_guard.safe_text import COLUMN_MAX, display_width, escape, escape_json, pad
 
 
 def test_display_width_counts_columns() -> None:
@@ -131,3 +132,19 @@ def test_the_check_and_journal_tables_line_up_emoji_sequences(
     lines = [as_measured(line, name) for line in format_summary(summarize(*read_records(journal))).splitlines()[:3]]
     starts = {len(m.group(1)) for m in (re.match(r"(\S+ {2,}\S+ {2,})\S", line) for line in lines) if m}
     assert len(starts) == 1, lines
+
+
+def test_one_long_name_does_not_widen_every_row() -> None:
+    """Red team 37 (F11): a tool named with 5,000 characters made every row of the table 5,207 wide; a column is
+    laid out at most COLUMN_MAX wide, the long name shown whole on its own row."""
+    long_name = "n" * 5000
+    tools = [
+        {"name": long_name, "inputSchema": {"type": "object"}},
+        {"name": "short", "inputSchema": {"type": "object"}},
+    ]
+    table = render_table(report_tools(tools))
+    rows = table.splitlines()
+    assert any(long_name in row for row in rows)  # shown whole
+    short_row = next(row for row in rows if row.startswith("short"))
+    assert len(short_row) <= COLUMN_MAX + 60
+    assert max(len(row) for row in rows if long_name not in row) <= COLUMN_MAX + 60
