@@ -3,10 +3,12 @@
 A gateway that exits at start (a config error, an unreadable lock file, a journal that cannot
 be opened, a metrics address that cannot be bound) would leave its client with nothing but
 "connection closed", the cause only in the guard's stderr, which few clients show. So, as
-``wrap`` does when its upstream cannot be started (``sessions.relay``, issue 13 item 3), for up
-to :data:`~mcp_guard.sessions.relay.START_FAILURE_GRACE` seconds, or until the client closes its
-side, every request the client sends (its ``initialize`` first; each member of a batch) is
-answered with a JSON-RPC error -32603 whose message names the cause (:func:`start_failure_text`);
+``wrap`` does when its upstream cannot be started (``sessions.relay``, issue 13 item 3), every
+request the client sends (its ``initialize`` first; each member of a batch) is answered with a
+JSON-RPC error -32603 whose message names the cause (:func:`start_failure_text`) until the client
+closes its side, or is silent for :data:`~mcp_guard.streams.refusal.START_FAILURE_GRACE` seconds
+(counted again from each line it sends), and at the latest after
+:data:`~mcp_guard.streams.refusal.START_FAILURE_BOUND` seconds (``streams.refusal``);
 notifications and unparsable lines are dropped. The exit status is the caller's.
 """
 
@@ -14,9 +16,8 @@ from __future__ import annotations
 
 import anyio
 
-from ..sessions.client_lines import answer_every_request
-from ..sessions.relay import START_FAILURE_GRACE
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, claim_stdio
+from ..streams.refusal import START_FAILURE_GRACE, answer_every_request
 
 __all__ = ["refuse_stdio_client", "refuse_stdio_client_now", "start_failure_text"]
 
@@ -27,8 +28,8 @@ def start_failure_text(cause: str) -> str:
 
 
 async def refuse_stdio_client(client: LineStream, cause: str, *, grace: float = START_FAILURE_GRACE) -> None:
-    """Answer every request read from ``client`` with -32603 :func:`start_failure_text` for up to ``grace``
-    seconds, or until the client closes its side or stops reading (see the module docstring)."""
+    """Answer every request read from ``client`` with -32603 :func:`start_failure_text` until the client
+    closes its side or stops reading, or is silent for ``grace`` seconds (see the module docstring)."""
     await answer_every_request(client, start_failure_text(cause), grace)
 
 

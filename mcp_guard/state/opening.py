@@ -172,7 +172,10 @@ async def _open_database(settings: JournalDatabase, environ: Mapping[str, str], 
             "a journal in PostgreSQL needs the postgres extra: pip install 'mcp-guard[postgres]'"
         ) from None
     except JournalDatabaseError as exc:
-        log.warning("journal: %s; calls are refused until the database answers", exc)
+        if exc.cause is not None:  # (as Redis that refuses the guard, above: a retry cannot help)
+            log.error("journal: %s; calls are refused until guard.journal is fixed", exc)
+        else:
+            log.warning("journal: %s; calls are refused until the database answers", exc)
     else:
         if version is None:
             raise StateError(

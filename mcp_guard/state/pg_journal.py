@@ -17,6 +17,13 @@ NOTHING``), so a retry never duplicates a record. After a wait for a connection 
 next records fail at once for :data:`DOWN_HOLD_SECONDS` (the database is known to be down: the
 client is answered without waiting again); then a record waits for a connection as usual.
 
+Faults are told apart as the Redis store's are (:mod:`.pg_faults`, fault 37 B): a lasting one (a
+wrong password, a missing database, no permission on the table) is the ``StoreUnavailable``'s
+``cause`` and its message says PostgreSQL *refuses the guard*; a passing one (connection refused,
+no answer within the timeout, a broken connection) says it *is unavailable*. The pool keeps its
+connection errors to itself, so after a wait for a connection timed out one connection is tried
+at once to tell which (bounded by the timeout).
+
 The driver is ``psycopg`` 3 with ``psycopg_pool``'s ``AsyncConnectionPool`` (asyncio), imported
 when a :class:`PostgresJournal` is opened.
 """
@@ -27,8 +34,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+import anyio
+
 from ..calls.journal import RESULTS, Result
 from ..calls.stores import StoreUnavailable
+from .pg_faults import TIMED_OUT, lasting_cause, passing_cause
 from .pg_schema import JOURNAL_TABLE
 from .urls import redacted
 
@@ -101,6 +111,7 @@ class PostgresJournal:
         self._timeout = timeout
         self._pool: AsyncConnectionPool[Any] | None = None
         self._down_until = 0.0  # time.monotonic() until which the database counts as down
+        self._down: tuple[str, str | None] = (TIMED_OUT, None)  # why, then (passing cause, lasting cause)
 
     async def open(self) -> None:
         """Start the pool (connections are made in the background; a database down now is not an error:
@@ -125,6 +136,8 @@ class PostgresJournal:
         await self._pool.open(wait=False)
 
     async def _insert(self, row: tuple[Any, ...]) -> None:
+        """Insert ``row`` (see the module docstring). Raises StoreUnavailable, its ``cause`` set when
+        PostgreSQL refuses the guard as configured (``pg_faults``: a retry cannot help)."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
@@ -132,7 +145,7 @@ class PostgresJournal:
         if pool is None:
             raise StoreUnavailable("the journal's database pool is not open")
         if time.monotonic() < self._down_until:
-            raise StoreUnavailable(f"PostgreSQL at {self.where}: down (no connection a moment ago)")
+            raise self._unavailable(*self._down)
         for attempt in range(self._pool_size + 1):
             try:
                 async with pool.connection() as conn:
@@ -140,15 +153,36 @@ class PostgresJournal:
                 return
             except PoolTimeout:
                 self._down_until = time.monotonic() + DOWN_HOLD_SECONDS
-                raise StoreUnavailable(
-                    f"PostgreSQL at {self.where}: no connection within {self._timeout:g} s"
-                ) from None
+                self._down = await self._why_no_connection()
+                raise self._unavailable(*self._down) from None
             except psycopg.OperationalError as exc:  # a broken connection (discarded by the pool): try another
                 last = exc
                 log.debug("journal insert failed on attempt %d: %s", attempt + 1, type(exc).__name__)
             except psycopg.Error as exc:
-                raise StoreUnavailable(f"PostgreSQL at {self.where}: {type(exc).__name__}") from None
-        raise StoreUnavailable(f"PostgreSQL at {self.where}: {type(last).__name__}")
+                raise self._unavailable(passing_cause(exc), lasting_cause(exc)) from None
+        raise self._unavailable(passing_cause(last), lasting_cause(last))
+
+    def _unavailable(self, passing: str, lasting: str | None) -> StoreUnavailable:
+        """The error for a record that could not be committed: ``lasting`` (a ``pg_faults`` constant) when
+        PostgreSQL refuses the guard, else ``passing``; the address redacted (no URL, no credentials)."""
+        if lasting is not None:
+            return StoreUnavailable(f"PostgreSQL at {self.where} refuses the guard: {lasting}", lasting)
+        return StoreUnavailable(f"PostgreSQL at {self.where} is unavailable: {passing}")
+
+    async def _why_no_connection(self) -> tuple[str, str | None]:
+        """After the pool had no connection within the timeout: ``(passing cause, lasting cause or None)`` of
+        one connection tried now (the pool's own attempts keep their errors to themselves), bounded by the
+        timeout. Every pooled connection busy, the try succeeds: the pool was exhausted."""
+        import psycopg
+
+        with anyio.move_on_after(self._timeout):
+            try:
+                conn = await psycopg.AsyncConnection.connect(self._url, connect_timeout=max(1, round(self._timeout)))
+            except psycopg.Error as exc:
+                return passing_cause(exc), lasting_cause(exc)
+            await conn.close()
+            return f"every one of the {self._pool_size} pooled connections busy for {self._timeout:g} s", None
+        return TIMED_OUT, None
 
     async def intent(
         self,

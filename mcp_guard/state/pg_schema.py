@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..errors import GuardError
+from .pg_faults import lasting_cause, passing_cause
 from .urls import redacted
 
 __all__ = [
@@ -87,17 +88,26 @@ STEPS: Final = {1: CREATE, 2: ADD_PRINCIPAL}
 class JournalDatabaseError(GuardError):
     """The journal's database cannot be used: unreachable, or its tables are missing or newer than this guard.
 
-    The message names the database by its redacted URL (no credentials).
+    The message names the database by its redacted URL (no credentials). ``cause``: for a connection
+    that failed, the lasting cause (``pg_faults.lasting_cause``: a retry cannot help), None when the
+    fault may pass (the server down or slow) or is not a connection's.
     """
+
+    def __init__(self, message: str, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 def _connect(url: str, timeout: float) -> Any:
+    """A connection (autocommit). Raises JournalDatabaseError naming the fault's class (``pg_faults``), never
+    libpq's message (it quotes the role and database)."""
     import psycopg
 
     try:
         return psycopg.connect(url, connect_timeout=max(1, round(timeout)), autocommit=True)
     except psycopg.Error as exc:
-        raise JournalDatabaseError(f"cannot connect to {redacted(url)}: {_first_line(exc)}") from None
+        cause = lasting_cause(exc)
+        raise JournalDatabaseError(f"cannot connect to {redacted(url)}: {cause or passing_cause(exc)}", cause) from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -160,7 +170,7 @@ def schema_version(url: str, *, timeout: float = 5.0) -> int | None:
         try:
             return _version(conn)
         except psycopg.Error as exc:
-            raise JournalDatabaseError(f"{redacted(url)}: {_first_line(exc)}") from None
+            raise JournalDatabaseError(f"{redacted(url)}: {_first_line(exc)}", lasting_cause(exc)) from None
 
 
 def read_database_records(url: str, *, timeout: float = 10.0) -> list[dict[str, Any]]:

@@ -333,6 +333,45 @@ def test_serve_on_stdio_that_cannot_start_answers_the_client_with_the_cause(tmp_
     assert words in done.stderr
 
 
+@pytest.mark.parametrize("cause", ["journal folder", "config"])
+def test_serve_that_cannot_start_answers_a_client_that_keeps_talking_past_the_grace(tmp_path: Path, cause: str) -> None:
+    """Fault 37 A: the 2 s of answers were one window from the failure, and a client that sends its
+    requests one after another (each when the last was answered) lost the guard between two of them on
+    a busy machine. The window now starts again with each line the client sends (``streams.refusal``):
+    four requests a second apart are all answered; then, the client silent with its side still open,
+    the guard exits (1 for the journal, raised in the gateway's loop; 2 for the config, before it)."""
+    import time
+
+    server = {"a": {"command": sys.executable, "args": [str(SIGMA)]}}
+    if cause == "journal folder":
+        config, status = write_config(tmp_path, server, {"journal": str(tmp_path / "none" / "j.jsonl")}), 1
+    else:
+        config, status = write_config(tmp_path, {"a": {"comand": "x"}}), 2
+    with subprocess.Popen(
+        [sys.executable, "-m", "mcp_guard", "serve", "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as guard:
+        assert guard.stdin is not None and guard.stdout is not None
+        try:
+            for number in range(4):
+                if number:
+                    time.sleep(1.0)
+                guard.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": "ping"}) + "\n")
+                guard.stdin.flush()
+                line = guard.stdout.readline()  # ("" once the guard has exited)
+                assert line, f"request {number}: the guard exited before it answered"
+                answer = json.loads(line)
+                assert answer["id"] == number and answer["error"]["code"] == -32603, answer
+            silent = time.monotonic()
+            assert guard.wait(timeout=30) == status
+            assert 1.5 < time.monotonic() - silent < 25
+        finally:
+            guard.kill()
+
+
 def test_a_timeout_that_is_not_a_positive_number_of_seconds_is_a_usage_error(tmp_path: Path) -> None:
     """`pin --timeout -1` once listed every server with a deadline in the past (and `nan` crashed the listing)."""
     config = write_config(tmp_path, {"a": {"command": sys.executable, "args": [str(SIGMA)]}})
