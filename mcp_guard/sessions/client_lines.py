@@ -40,10 +40,8 @@ from ..peer.upstream import LineLink
 from ..streams.pipes import DirectLink, LineHandler
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
-    dumps,
     error_response,
     loads_as_received,
     loads_client,
@@ -57,7 +55,7 @@ from ..wire.repeated import collector_paused
 if TYPE_CHECKING:  # (the compiler is loaded with the first schema, not with the stdio path: test_lean_imports)
     from ..core.compiler import Compiled
 
-__all__ = ["ClientSide", "answer_every_request", "big_line", "read_client_lines"]
+__all__ = ["ClientSide", "big_line", "read_client_lines"]
 
 
 class ClientSide(Protocol):
@@ -177,29 +175,3 @@ async def unparsable(session: ClientSide, line: bytes, exc: ValueError | Recursi
         logging.WARNING, "answered a client line that does not parse with -32700: it %s", unparsable_reason(exc)
     )
     await session.reply(error_response(request_id, PARSE_ERROR, parse_error_text(exc, "line")))
-
-
-async def answer_every_request(client: LineLink, text: str, grace: float) -> None:
-    """A guard that cannot start (``wrap``'s upstream, ``serve``'s gateway): for up to ``grace`` seconds, or until
-    the client closes its side or stops reading, every request read from ``client`` (its ``initialize`` first;
-    each member of a batch) is answered with -32603 ``text``, so the client shows why instead of "connection
-    closed" (issue 13 item 3); notifications, over-long and unparsable lines are dropped."""
-    with anyio.move_on_after(grace):
-        while True:
-            try:
-                line = await client.receive()
-            except anyio.EndOfStream:
-                return
-            except LineTooLong:
-                continue
-            try:
-                message = loads_client(line)
-            except (ValueError, RecursionError):
-                continue
-            for m in message if type(message) is list else [message]:
-                if type(m) is dict and "id" in m and "method" in m:
-                    answer = error_response(m["id"] if valid_id(m["id"]) else None, INTERNAL_ERROR, text)
-                    try:
-                        await client.send(dumps(answer))
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        return

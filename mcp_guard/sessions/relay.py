@@ -113,6 +113,7 @@ from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.requests import ListingFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink, UpstreamStartError
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
+from ..streams.refusal import START_FAILURE_GRACE, answer_every_request
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -128,7 +129,7 @@ from ..wire.jsonrpc import (
 )
 from ..wire.messages import BATCH_VERSION, refused_batch
 from ..wire.meta import era_meta
-from .client_lines import answer_every_request, big_line
+from .client_lines import big_line
 from .session import Session
 from .upstream_side import UpstreamSide, never_started_text
 
@@ -142,9 +143,6 @@ log = logging.getLogger("mcp_guard")
 
 MAX_ROUTES: Final = 100_000
 """Routes to listed tools kept (all of them, unless a server lists more, then made again as needed)."""
-
-START_FAILURE_GRACE: Final = 2.0
-"""Seconds ``wrap`` keeps answering client requests with the cause when its upstream cannot be started at all."""
 
 _MISSING: Final = object()
 
@@ -272,10 +270,11 @@ class Relay(UpstreamSide):
             self.session.tg.cancel_scope.cancel()
 
     async def refuse_for(self, failure: Exception) -> None:
-        """The upstream could not be started at all: for up to :data:`START_FAILURE_GRACE` seconds (or
-        until the client closes), every client request (its ``initialize`` first) is answered with
-        -32603 naming the cause, so the client shows why instead of "connection closed" (issue 13
-        item 3); then ``Session.run`` raises ``failure`` (``wrap`` exits with status 1)."""
+        """The upstream could not be started at all: until the client closes, or is silent for
+        :data:`~mcp_guard.streams.refusal.START_FAILURE_GRACE` seconds (counted again from each line it
+        sends; at most ``START_FAILURE_BOUND``), every client request (its ``initialize`` first) is
+        answered with -32603 naming the cause, so the client shows why instead of "connection closed"
+        (issue 13 item 3; ``streams.refusal``); then ``Session.run`` raises ``failure`` (``wrap`` exits 1)."""
         await answer_every_request(
             self.client, never_started_text(failure_reason(failure), self.exits), START_FAILURE_GRACE
         )
@@ -509,7 +508,12 @@ class Relay(UpstreamSide):
             return
         wait = self.peer.wait
         if self.peer.start_failure is not None:  # never started: not started again (``Session.run`` ends)
-            return await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
+            # Shielded: the session's task group is cancelled at the failure (``_keep_connected``), and a
+            # request read just then lost its answer, the line taken from the client (fault 37 A: the
+            # client waited for it until the guard exited). Bounded as ``refuse_for``'s answers are.
+            with anyio.move_on_after(START_FAILURE_GRACE, shield=True):
+                await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
+            return
         if self._connecting or wait <= HOLD_MAX:
             cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
             if cancel and self._cancel_waiting(message):

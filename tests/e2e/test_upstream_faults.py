@@ -824,9 +824,6 @@ async def test_an_upstream_that_exits_at_once_gets_every_request_answered_with_t
         assert "restarting" not in client.stderr() and SECRET not in client.stderr()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fault 37 A: needs wip/fault37/sessions.diff (mcp_guard/sessions/ is the lead's this stop)"
-)
 async def test_an_upstream_that_exits_at_once_answers_a_client_that_keeps_talking_past_the_grace(
     tmp_path: Path,
 ) -> None:
