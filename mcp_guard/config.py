@@ -14,19 +14,10 @@ them in its ``mcp.json``)::
 
 Rules:
 
-- A server entry is stdio (``command``) or streamable HTTP (``url``), never both (the error says
-  which to remove; Gemini CLI's ``httpUrl`` and Windsurf's ``serverUrl`` count as a URL). ``type`` may
-  say which (``stdio``; ``http`` or ``streamable-http``); ``sse`` (the deprecated HTTP+SSE
-  transport) is refused. ``disabled: true`` skips the server. Other keys that clients put
-  there (``autoApprove``, ``alwaysAllow``, ``timeout``, ``envFile``, ...) are ignored with a
-  warning in the log, one per key and server.
-- ``${VAR}``, ``${VAR:-default}`` and VS Code's ``${env:VAR}`` are replaced from the environment
-  in the strings of ``command``, ``args``, ``cwd``, ``url``, and the values of ``env`` and
-  ``headers`` (the fields Claude Code expands, and ``cwd``); every variable that is not set (and
-  has no default) is an error naming it and the field, all of them at once. VS Code's own
-  ``${workspaceFolder}`` (and its other editor variables) is an error: the guard, not the editor,
-  starts the server. ``$${`` writes a literal ``${``. A disabled server's are not expanded.
-- Server names are non-empty and hold no ``/`` (lock file keys are ``server/tool``).
+- A server entry is stdio (``command``) or streamable HTTP (``url``), never both; ``${VAR}`` is
+  replaced from the environment in its strings; server names are non-empty and hold no ``/``.
+  The entry's rules and its parsing are :mod:`.config_servers`' (:class:`~.config_servers.StdioServer`
+  and :class:`~.config_servers.HttpServer`, re-exported here).
 - The ``guard`` section is the guard's own: an unknown key there is an error (a mistyped
   security setting must not be silently ignored). Relative paths in it (``journal``, ``lock``)
   are relative to the config file's folder.
@@ -40,13 +31,11 @@ non-empty strings, found a string``: :mod:`.config_messages`); it never holds a 
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
-import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -62,8 +51,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from .config_messages import explain
-from .config_text import expand_entry_value, expand_variables, json_path, strip_jsonc
+from .config_messages import pydantic_errors
+from .config_servers import HttpServer, StdioServer, server_entry
+from .config_text import expand_variables, json_path, strip_jsonc
 from .core.profiles import DEFAULT_PROFILE, ProfileName
 from .errors import GuardError
 from .hosts.tables import HostName
@@ -94,14 +84,6 @@ log = logging.getLogger("mcp_guard")
 
 DEFAULT_NAME_FORMAT: Final = "{server}__{tool}"
 """How an upstream tool is exposed: server name, two underscores, tool name."""
-
-KNOWN_ENTRY_KEYS: Final = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "disabled"})
-URL_ALIASES: Final = {"httpUrl": "Gemini CLI's key", "serverUrl": "Windsurf's key"}
-"""Other clients' keys for a streamable HTTP server's URL: here the key is ``url``."""
-EXPANDED_KEYS: Final = ("command", "args", "cwd", "url", "env", "headers")
-"""The keys whose strings have their ``${VAR}`` expanded: the five Claude Code expands, and ``cwd``."""
-STDIO_TYPES: Final = frozenset({"stdio"})
-HTTP_TYPES: Final = frozenset({"http", "streamable-http", "streamableHttp"})
 
 
 class ConfigError(GuardError):
@@ -383,54 +365,6 @@ class GuardSettings(_Model):
         return value
 
 
-class StdioServer(BaseModel):
-    """An upstream started as a process and spoken to over stdin/stdout.
-
-    ``env`` is added to the guard's own environment for the process (values expanded);
-    ``cwd`` is its working folder (default: the guard's).
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    name: str
-    command: Annotated[str, Field(min_length=1)]
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    disabled: bool = False
-
-    @property
-    def transport(self) -> Literal["stdio"]:
-        """``"stdio"``."""
-        return "stdio"
-
-
-class HttpServer(BaseModel):
-    """An upstream spoken to over streamable HTTP at ``url``, with extra request ``headers``."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    name: str
-    url: str
-    headers: dict[str, str] = Field(default_factory=dict)
-    disabled: bool = False
-
-    @field_validator("url")
-    @classmethod
-    def _check_url(cls, value: str) -> str:
-        if not re.match(r"https?://[^/\s]+", value):
-            raise ValueError("must be an http:// or https:// URL")
-        return value
-
-    @property
-    def transport(self) -> Literal["http"]:
-        """``"http"``."""
-        return "http"
-
-
-ServerConfig = StdioServer | HttpServer
-
-
 class GatewayConfig(BaseModel):
     """A loaded configuration.
 
@@ -515,140 +449,6 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _pydantic_errors(exc: ValidationError, prefix: tuple[str | int, ...], model: type[BaseModel]) -> list[str]:
-    """Each error of ``model`` as ``<JSON path>: <our words>`` (``config_messages.explain``: what the key
-    takes and the kind of value found, never the value)."""
-    lines = []
-    for error in exc.errors(include_url=False):
-        inner = tuple(
-            x for x in error["loc"] if not (isinstance(x, str) and (x.startswith("function-") or x in _UNION_TAGS))
-        )
-        loc = prefix + inner
-        if error["type"] == "extra_forbidden":
-            last = loc[-1] if loc else ""
-            hint = _did_you_mean(last, _GUARD_KEYS) if isinstance(last, str) else ""
-            message = f"unknown key (the guard section accepts only its own settings){hint}"
-        else:
-            message = explain(error, model, inner)
-        lines.append(f"{json_path(loc)}: {message}")
-    return lines
-
-
-def _did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean `command`?)`` for a key close to one of ``choices``, else ``""``."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
-    return f" (did you mean `{found[0]}`?)" if found else ""
-
-
-def _both_kinds(urls: list[str], kind: Any) -> str:
-    """The error of an entry with ``command`` and a URL key (``url``, or another client's, ``urls``):
-    which key to remove, by ``type`` when it says, else for each kind."""
-    named = " and ".join(
-        f"`{u}` ({URL_ALIASES[u]} for a streamable HTTP server's URL)" if u in URL_ALIASES else f"`{u}`" for u in urls
-    )
-    listed = " and ".join(f"`{u}`" for u in urls)
-    head = f"has both `command` (a stdio server) and {named}" + (
-        "" if urls != ["url"] else " (a streamable HTTP server)"
-    )
-    if kind in STDIO_TYPES:
-        return f"{head}: `type` says stdio, so remove {listed}"
-    if kind in HTTP_TYPES:
-        return f"{head}: `type` says {kind}, so remove `command`" + (
-            " (and name the URL's key `url`)" if "url" not in urls else ""
-        )
-    return f"{head}: remove {listed} for a stdio server, or `command` for an HTTP one"
-
-
-def _server_entry(
-    name: str, entry: Any, key: str, environ: Mapping[str, str], warnings: list[str]
-) -> tuple[StdioServer | HttpServer | None, list[str]]:
-    """One server entry: the server (``None`` when it has errors) and every error found in it."""
-    where = (key, name)
-    errors: list[str] = []
-    if not name:
-        errors.append(f"{json_path(where)}: a server name must not be empty")
-    if "/" in name:
-        errors.append(f"{json_path(where)}: a server name must not contain '/' (lock file keys are server/tool)")
-    if type(entry) is not dict:
-        return None, [*errors, f"{json_path(where)}: a server entry must be an object"]
-    unknown = [extra for extra in entry if extra not in KNOWN_ENTRY_KEYS]
-    aliases = [extra for extra in unknown if extra in URL_ALIASES]  # always an error below
-    for extra in unknown:
-        if extra in aliases:
-            continue
-        hint = _did_you_mean(extra, KNOWN_ENTRY_KEYS)
-        warnings.append(f"{json_path((*where, extra))}: not a key the guard uses; ignored{hint}")
-    kind = entry.get("type")
-    if kind is not None and (type(kind) is not str or kind not in STDIO_TYPES | HTTP_TYPES | {"sse"}):
-        errors.append(f"{json_path((*where, 'type'))}: must be one of stdio, http, streamable-http")
-        kind = None
-    if kind == "sse":
-        errors.append(
-            f"{json_path((*where, 'type'))}: the HTTP+SSE transport (deprecated since MCP 2025-03-26) is not "
-            "supported; use the server's streamable HTTP endpoint"
-        )
-        kind = None
-    is_http = "url" in entry or ("command" not in entry and (kind in HTTP_TYPES or "headers" in entry))
-    urls = (["url"] if "url" in entry else []) + aliases
-    if "command" in entry and urls:
-        errors.append(f"{json_path(where)}: {_both_kinds(urls, kind)}")
-    elif "command" not in entry and "url" not in entry:
-        close = [(x, difflib.get_close_matches(x, ["command", "url"], n=1, cutoff=0.75)) for x in unknown]
-        hint = "".join(
-            f"; `{x}` is {URL_ALIASES[x]} for it: name it `url` here"
-            if x in URL_ALIASES
-            else f"; `{x}` is not a key the guard knows: did you mean `{m[0]}`?"
-            for x, m in close
-            if m or x in URL_ALIASES
-        )
-        errors.append(f"{json_path(where)}: needs `command` (a stdio server) or `url` (a streamable HTTP server){hint}")
-    elif kind is not None and (kind in HTTP_TYPES) != is_http:
-        expected = "`url`" if kind in HTTP_TYPES else "`command`"
-        errors.append(f"{json_path((*where, 'type'))}: type {kind} needs {expected}")
-    fields: dict[str, Any] = {
-        k: v for k, v in entry.items() if k in KNOWN_ENTRY_KEYS and k != "type" and not (k == "disabled" and v is None)
-    }
-    if "command" in fields and "url" in fields:
-        del fields["command"]  # reported above; the entry is checked as an HTTP one
-    # With neither `command` nor `url` the entry is of no kind yet (reported above): its keys of
-    # the other kind are not called out of place, and the variables of all its keys are checked.
-    undecided = "command" not in entry and "url" not in entry
-    every = dict(fields)  # before the keys of the other kind are taken out
-    stray = "env" if is_http else "headers"
-    fields.pop(stray, None)
-    if stray in entry and not undecided:
-        errors.append(
-            f"{json_path((*where, stray))}: `{stray}` belongs to {'stdio' if is_http else 'HTTP'} servers, "
-            f"this one is {'HTTP' if is_http else 'stdio'}"
-        )
-    for bad in ("cwd", "args"):
-        if bad in fields and is_http:
-            if not undecided:
-                errors.append(f"{json_path((*where, bad))}: `{bad}` belongs to stdio servers, this one is HTTP")
-            del fields[bad]
-    failed: list[str] = []
-    if fields.get("disabled") is not True:  # a disabled server's variables need not be set
-        checked = every if undecided else fields  # of no kind yet: every key's variables are checked
-        for k in EXPANDED_KEYS:
-            if k in checked:
-                expanded = expand_entry_value(k, checked[k], (*where, k), environ, errors, failed)
-                if k in fields:
-                    fields[k] = expanded
-    missing = None if "command" in fields or "url" in fields else ("url" if is_http else "command")
-    if missing is not None:
-        fields[missing] = "http://placeholder" if missing == "url" else "placeholder"  # to check the other keys
-    model: type[StdioServer] | type[HttpServer] = HttpServer if is_http else StdioServer
-    try:
-        server = model.model_validate({"name": name, **fields})
-    except ValidationError as exc:
-        skip = [json_path((*where, "name")), *failed] + ([json_path((*where, missing))] if missing else [])
-        errors += [
-            line for line in _pydantic_errors(exc, where, model) if not line.startswith(tuple(p + ":" for p in skip))
-        ]
-        return None, errors
-    return (None if errors else server), errors
-
-
 def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, str] | None = None) -> GatewayConfig:
     """Parse configuration text (JSON with comments) into a :class:`GatewayConfig`.
 
@@ -682,7 +482,7 @@ def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, s
     servers: list[StdioServer | HttpServer] = []
     errors: list[str] = []
     for name, entry in entries.items():
-        server, problems = _server_entry(name, entry, key, environ, warnings)
+        server, problems = server_entry(name, entry, key, environ, warnings)
         errors += problems
         if server is not None:
             servers.append(server)
@@ -694,7 +494,7 @@ def parse_config(text: str, *, path: Path | None = None, environ: Mapping[str, s
         try:
             guard = GuardSettings.model_validate(guard_data, by_alias=True)
         except ValidationError as exc:
-            errors.extend(_pydantic_errors(exc, ("guard",), GuardSettings))
+            errors.extend(pydantic_errors(exc, ("guard",), GuardSettings, keys=_GUARD_KEYS, tags=_UNION_TAGS))
         names = set(entries)
         policies = guard_data.get("servers")
         for policy_name in policies if type(policies) is dict else ():

@@ -3,24 +3,29 @@
 pydantic's messages ("Input should be a valid list") name neither what the key takes nor what was
 written in the guard's terms, and some of them would quote the value. :func:`explain` words one
 error of a config model (``config.GuardSettings`` and its parts, ``oauth_config.OAuthSettings``,
-``otel_config.OtelSettings``, ``config.StdioServer``/``HttpServer``) as ``expected ..., found ...``,
+``otel_config.OtelSettings``, ``config_servers.StdioServer``/``HttpServer``) as ``expected ..., found ...``,
 where the expectation is read from the field's own annotation (:func:`describe`) and what was found
 is the JSON kind of the value (a string, an integer, a list...), never the value itself: a config
 holds tokens and passwords. A rule of a validator of our own (``ValueError``) keeps its words.
+:func:`pydantic_errors` words every error of one validation so, each under its key's JSON path, and
+:func:`did_you_mean` hints at the key a mistyped one is close to.
 
-Pure: no I/O; :mod:`mcp_guard.config` uses it.
+Pure: no I/O; :mod:`mcp_guard.config` and :mod:`mcp_guard.config_servers` use it.
 """
 
 from __future__ import annotations
 
+import difflib
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Annotated, Any, Final, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-__all__ = ["bare_type", "describe", "explain", "field_at", "found"]
+from .config_text import json_path
+
+__all__ = ["bare_type", "describe", "did_you_mean", "explain", "field_at", "found", "pydantic_errors"]
 
 _PATTERN_WORDS: Final = {
     r"^[A-Za-z_][A-Za-z0-9_]*$": "an environment variable's name (letters, digits and _, not starting with a digit)",
@@ -252,3 +257,43 @@ def explain(error: Mapping[str, Any], model: type[BaseModel], loc: tuple[str | i
     if kind in ("list_type", "tuple_type") and type(value) is str and value:
         hint = ' (one item is written as a list of one: ["..."])'
     return f"expected {expected}, found {found(value)}{hint}"
+
+
+def pydantic_errors(
+    exc: ValidationError,
+    prefix: tuple[str | int, ...],
+    model: type[BaseModel],
+    *,
+    keys: Iterable[str] = (),
+    tags: Collection[str] = (),
+) -> list[str]:
+    """Each error of ``model`` as ``<JSON path>: <our words>`` (:func:`explain`: what the key
+    takes and the kind of value found, never the value).
+
+    Args:
+        exc: the error of validating ``model``.
+        prefix: the JSON path of what was validated (``("guard",)``, ``("mcpServers", NAME)``).
+        model: the model validated.
+        keys: the keys an unknown key may be a typo of (the hint of :func:`did_you_mean`): every key of
+            the guard section (only its models refuse unknown keys; a server entry's are warned of and
+            left out before it is validated).
+        tags: the tags of the model's unions, left out of the paths (as pydantic's ``function-...`` steps are).
+    """
+    lines = []
+    for error in exc.errors(include_url=False):
+        inner = tuple(x for x in error["loc"] if not (isinstance(x, str) and (x.startswith("function-") or x in tags)))
+        loc = prefix + inner
+        if error["type"] == "extra_forbidden":
+            last = loc[-1] if loc else ""
+            hint = did_you_mean(last, keys) if isinstance(last, str) else ""
+            message = f"unknown key (the guard section accepts only its own settings){hint}"
+        else:
+            message = explain(error, model, inner)
+        lines.append(f"{json_path(loc)}: {message}")
+    return lines
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean `command`?)`` for a key close to one of ``choices``, else ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return f" (did you mean `{close[0]}`?)" if close else ""

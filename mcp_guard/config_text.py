@@ -2,8 +2,9 @@
 
 :func:`strip_jsonc` blanks out comments and trailing commas (VS Code's ``mcp.json`` has them),
 :func:`expand_variables` replaces ``${VAR}`` forms in a server entry's strings, and
-:func:`json_path` writes a key's place for messages. Pure; :mod:`mcp_guard.config` uses them and
-re-exports them.
+:func:`json_path` writes a key's place for messages. Pure; :mod:`mcp_guard.config` and
+:mod:`mcp_guard.config_servers` (a server entry's ``${VAR}``: :func:`expand_entry_value`) use them;
+:mod:`mcp_guard.config` re-exports them.
 """
 
 from __future__ import annotations

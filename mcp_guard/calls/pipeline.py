@@ -34,7 +34,9 @@ listing has), one text each. A command runs the steps its options enable
 for a refused call is decided here, once, for both commands.
 
 Then the caller forwards the call and reports its answer to :meth:`Pipeline.finish`, which
-writes the outcome record. A step that raises rejects the call with JSON-RPC -32603 (fail
+writes the outcome record. The records (the journal's intent and outcome, the observer told, the
+trace closed) are made by :mod:`.recording`, whose :class:`~.recording.Recorder` the pipeline holds;
+this module decides which records a call gets, and when. A step that raises rejects the call with JSON-RPC -32603 (fail
 closed; kind ``internal_error`` in the journal). A rejected call gets an outcome record
 (``rejected`` with its kind) and no intent.
 
@@ -53,15 +55,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-import anyio.to_thread
-
 from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from .journal import Journal, Result
-from .observer import UNKNOWN_TOOL, CallObserver, CallTrace, CallTracer, Origins, tracer
+from .observer import CallObserver, CallTrace, CallTracer, Origins, tracer
 from .outputs import OUTPUT_INVALID, judge_result, prejudge_result, unsupported_output_result
 from .policy import Budget, ToolPolicy, argument_bytes
 from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
+from .recording import Recorder, ended, ended_unrouted, outcome_of
 from .refusals import logged_pointers, logged_reason, refusal_result, schema_verdict, unknown_tool
 from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, SharedBudget, StoreUnavailable
 
@@ -290,23 +291,11 @@ def shown(name: str | None) -> str:
     return f"`{name[:64]}`" + ("…" if len(name) > 64 else "")
 
 
-def outcome_of(response: Any) -> Result:
-    """The journal ``result`` for the upstream's answer (``None``: no answer, the upstream died)."""
-    if type(response) is not dict:
-        return "upstream_died"
-    if "error" in response or "result" not in response:
-        return "protocol_error"
-    result = response["result"]
-    if type(result) is dict and result.get("isError") is True:
-        return "is_error"
-    return "ok"
-
-
 Check = Callable[[Call], "Rejection | None"]
 
 
 class Pipeline:
-    """The ordered checks of every call, and its journal records.
+    """The ordered checks of every call, and when its records are made (by :mod:`.recording`).
 
     Args:
         budget: the calls-per-minute counters (shared by all calls of a gateway): in process
@@ -324,6 +313,9 @@ class Pipeline:
         checks: ``(name, check)`` of steps 1-6 in the order of :data:`STEP_NAMES`, the enabled
             ones. Each returns ``None`` (go on) or a :class:`Rejection`.
         journaled: whether the ``journal`` step is enabled (it is run when there is a journal).
+        recorder: the journal's records of the calls (:class:`.recording.Recorder`, over ``journal``).
+        observer: told how each call ended (``calls.observer.CallObserver``: metrics); None until set.
+        tracer: opens a trace per call (``calls.observer.CallTracer``), the one installed, or None.
     """
 
     def __init__(
@@ -338,11 +330,11 @@ class Pipeline:
     ) -> None:
         self.budget: Budget | SharedBudget = budget if budget is not None else Budget()
         self.origins = client if isinstance(client, Origins) else None  # (checked once: a slow isinstance)
-        self.journal = journal
+        self.recorder = Recorder(journal)
         self.new_tools = new_tools
         self.principals = principals
-        self.observer: CallObserver | None = None  # told how each call ended (metrics)
-        self.tracer: CallTracer | None = tracer()  # opens a trace per call (--otel; calls.observer.install_tracer)
+        self.observer: CallObserver | None = None  # (set by the command: metrics)
+        self.tracer: CallTracer | None = tracer()  # (--otel; calls.observer.install_tracer)
         every: tuple[tuple[str, Check], ...] = (
             ("visibility", self.check_visibility),
             ("size", self.check_size),
@@ -429,7 +421,7 @@ class Pipeline:
             trace.judged(started, kind, pointers)
         if rejection is not None:
             self.refused(call.route.exposed, rejection, loud=call.route.policy.access == "deny")
-            self.observe(call, "rejected", rejection.kind)
+            ended(self.observer, call, "rejected", rejection.kind)
         return rejection
 
     @staticmethod
@@ -452,8 +444,8 @@ class Pipeline:
         else:
             rejection = Rejection("unknown", "not listed", error=unknown_tool(name))
         self.refused(name, rejection, loud=True)
-        if self.observer is not None and name is not None:
-            self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", rejection.kind, None)
+        if name is not None:
+            ended_unrouted(self.observer, server, rejection.kind)
         self.trace_unrouted(rejection.kind, INVALID_PARAMS, request, server)
         return rejection
 
@@ -481,7 +473,7 @@ class Pipeline:
         """
         rejection = self.check(call)
         if rejection is not None:
-            await self._journal(call, "rejected", rejection.kind)
+            await self.recorder.outcome(call, "rejected", rejection.kind)
             return rejection
         if self._shared_budget:
             try:
@@ -495,27 +487,25 @@ class Pipeline:
                 rejection = self._failed(call, "journal")
         if rejection is not None:
             self.refused(call.route.exposed, rejection)
-            await self._record(call, "rejected", rejection.kind)
+            ended(self.observer, call, "rejected", rejection.kind)
+            await self.recorder.outcome(call, "rejected", rejection.kind)
         return rejection
 
     async def finish(self, call: Call, response: Any, result: Result | None = None) -> Result:
-        """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``.
+        """Record how a forwarded call ended (observer, trace, journal: :mod:`.recording`); ``response`` is the
+        upstream's JSON-RPC response or ``None``.
 
-        ``result`` overrides what the response says (``cancelled``: the client gave up on it).
+        ``result`` overrides what the response says (``cancelled``: the client gave up on it); else it is
+        ``calls.recording.outcome_of(response)`` (re-exported here as :func:`outcome_of`).
         """
         result = result if result is not None else outcome_of(response)
-        await self._record(call, result, None)
+        ended(self.observer, call, result, None)
+        await self.recorder.outcome(call, result, None)
         return result
 
     def observe(self, call: Call, result: str, kind: str | None) -> None:
-        """Tell the observer (if any) how ``call`` ended, and close its trace (if any)."""
-        if self.observer is not None:
-            route = call.route
-            self.observer.call_ended(route.server, route.tool, result, kind, time.monotonic() - call.started)
-        trace = call.trace
-        if trace is not None:
-            call.trace = None
-            trace.ended(result, kind)
+        """Tell the observer (if any) how ``call`` ended, and close its trace (if any): ``calls.recording.ended``."""
+        ended(self.observer, call, result, kind)
 
     @staticmethod
     def judge_output(call: Call, response: Any) -> tuple[Any, Result | None]:
@@ -556,37 +546,9 @@ class Pipeline:
         called (the server's own name for it is not at hand while it is down). Every answered call
         leaves a record (docs/gateway.md, The journal). The observer (metrics) counts it too, with no
         duration (the call was answered at once), and it is traced as :meth:`unlisted` traces (-32603)."""
-        if self.observer is not None:  # (the name is the client's: no server listed it now, calls.observer)
-            self.observer.call_ended(server, UNKNOWN_TOOL, "rejected", kind, None)
+        ended_unrouted(self.observer, server, kind)
         self.trace_unrouted(kind, INTERNAL_ERROR, request, server)
-        if self.journal is None:
-            return
-        try:
-            await self._outcome(Journal.new_call_id(), server, exposed, "rejected", kind, None)
-        except (OSError, StoreUnavailable):
-            log.exception("could not write an outcome record to the journal")
-
-    async def _record(self, call: Call, result: Result, kind: str | None) -> None:
-        self.observe(call, result, kind)
-        await self._journal(call, result, kind)
-
-    async def _journal(self, call: Call, result: Result, kind: str | None) -> None:
-        if self.journal is None:
-            return
-        route = call.route
-        try:
-            await self._outcome(call.call_id, route.server, route.tool, result, kind, call.principal)
-        except (OSError, StoreUnavailable):
-            log.exception("could not write an outcome record to the journal")
-
-    async def _outcome(
-        self, call_id: str, server: str, tool: str, result: Result, kind: str | None, principal: Principal | None
-    ) -> None:
-        journal = self.journal
-        if isinstance(journal, Journal):
-            await anyio.to_thread.run_sync(journal.outcome, call_id, server, tool, result, kind, principal)
-        elif journal is not None:
-            await journal.outcome(call_id, server, tool, result, kind, principal)
+        await self.recorder.unrouted(server, exposed, kind)
 
     # --- the steps, in order ------------------------------------------------------------------
 
@@ -744,18 +706,20 @@ class Pipeline:
         return None if found is None else _over_budget(call, wanted[found[1]], found[0])
 
     async def write_intent(self, call: Call) -> Rejection | None:
-        """The intent record, on disk before the call is forwarded (raises when it cannot be written).
+        """The intent record, on disk before the call is forwarded (``Recorder.intent``; raises when it cannot
+        be written).
 
         Arguments without an RFC 8785 canonical form (an integer beyond the double range: the
         schema may well accept it) have no digest to journal: ``no_canonical_form``.
         """
-        if self.journal is None:
+        journal = self.recorder.journal
+        if journal is None:
             return None
         from .journal_key import argument_digest  # (with a journal only: off wrap's start, issue 14)
 
         route = call.route
         try:
-            digest = argument_digest(self.journal.key, call.arguments)
+            digest = argument_digest(journal.key, call.arguments)
         except ValueError:
             text = (
                 f"mcp-guard refused this call to `{route.exposed}`: its arguments hold an integer beyond the range of "
@@ -766,11 +730,5 @@ class Pipeline:
             result = refusal_result(NO_CANONICAL_FORM, route.exposed, text, modern=call.modern)
             return Rejection(NO_CANONICAL_FORM, "an integer beyond the double range (no RFC 8785 form)", result=result)
         size = call.size if call.size is not None else argument_bytes(call.arguments)
-        journal = self.journal
-        if isinstance(journal, Journal):
-            await anyio.to_thread.run_sync(
-                journal.intent, call.call_id, route.server, route.tool, digest, size, call.principal
-            )
-        else:
-            await journal.intent(call.call_id, route.server, route.tool, digest, size, call.principal)
+        await self.recorder.intent(call, digest, size)
         return None

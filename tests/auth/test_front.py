@@ -210,7 +210,7 @@ async def test_every_request_without_a_valid_token_is_refused_before_any_session
             assert answer.status_code == 401, (method, path)
         answer = await post(client, call(5, "bash", {"command": "ls"}, ENVELOPE), modern_headers(expired, "bash"))
         assert answer.status_code == 401  # the 2026-07-28 era too
-        assert app._sessions == {} and app._modern is None  # no session was opened, no upstream started
+        assert app.registry.sessions == {} and app.registry.modern is None  # no session was opened, no upstream started
     log = caplog.text
     assert "the expired check failed" in log and "the scope check failed" in log and "the header check failed" in log
     assert expired not in log and expired.split(".")[1] not in log

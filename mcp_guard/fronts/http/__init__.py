@@ -63,6 +63,7 @@ The package, by concern: :mod:`.config` (the options and limits), :mod:`.securit
 client side, on the relay's synchronous hot path), :mod:`.handshake` (handshake-era sessions,
 ``Mcp-Session-Id``), :mod:`.shared` (those sessions on one shared upstream), :mod:`.modern` (the
 shared 2026-07-28 channel), :mod:`.app` (the ASGI application: routing, bodies, responses),
+:mod:`.registry` (what the application holds open: its sessions and channels, their start and end),
 :mod:`.fast` (answering a request: JSON or SSE), :mod:`.parsers` (uvicorn's HTTP parsers with
 header deadlines) and :mod:`.serving` (uvicorn, signals).
 

@@ -1,10 +1,13 @@
-"""The HTTP front's ASGI application (:class:`HttpFront`): routing, request bodies, responses and SSE streams."""
+"""The HTTP front's ASGI application (:class:`HttpFront`): routing, request bodies, responses and SSE streams.
+
+What it holds open (its sessions, the shared 2026-07-28 channel, the channels running) and their start and
+end are its :class:`~.registry.Registry`'s (``HttpFront.registry``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,15 +40,14 @@ from ...wire.jsonrpc import (
     valid_id,
 )
 from ...wire.messages import parse_error_text, unparsable_reason
-from .channel import Channel, SessionFactory
-from .config import DISCARD_LIMIT, ENDPOINT, STOP_GRACE_SECONDS, HttpConfig
+from .channel import SessionFactory
+from .config import DISCARD_LIMIT, ENDPOINT, HttpConfig
 from .fast import PING, answer, respond, sse_event, ticker
 from .fields import RequestHeaders, accepts, request_head, request_headers
-from .handshake import Session
 from .messages import Exchange, envelope_version, error_bytes, message_kind
-from .modern import ModernChannel
-from .oauth import Owner, ResourceServer, owner_of
+from .oauth import ResourceServer
 from .ops import OPS_PATHS, ops_answer, send_answer
+from .registry import Registry
 from .security import HostOrigin, Security
 from .shared import AnySession, SharedUpstream
 
@@ -103,7 +105,8 @@ class HttpFront:
             None.
 
     Call it as an ASGI 3 application (``http`` and ``lifespan`` scopes). Channels run in the
-    task group the lifespan opens; :meth:`shutdown` ends them all (their upstreams stop).
+    task group the lifespan opens; ``registry.shutdown`` (:class:`~.registry.Registry`, which holds the
+    sessions and channels) ends them all (their upstreams stop).
     """
 
     def __init__(
@@ -138,16 +141,9 @@ class HttpFront:
         if config.oauth is not None:
             secret = config.oauth_client_secret
             self.oauth = ResourceServer(config.oauth, secret.get_secret_value() if secret is not None else None)
-        self._owners: dict[str, Owner | None] = {}  # session id -> the principal that opened it (OAuth)
         self.server: uvicorn.Server | None = None
         self.address = ""
-        self._sessions: dict[str, AnySession] = {}
-        self._opening = 0  # sessions whose upstream is starting: they count against max_sessions
-        self._modern: ModernChannel | None = None
-        self._modern_lock = anyio.Lock()
-        self._channels: set[Channel] = set()
-        self._tg: anyio.abc.TaskGroup | None = None
-        self._closing = False
+        self.registry = Registry(self)
         self.shared = SharedUpstream(self) if config.shared_upstream and session_factory is None else None
 
     # --- lifecycle --------------------------------------------------------------------------------
@@ -162,11 +158,11 @@ class HttpFront:
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
         async with anyio.create_task_group() as tg:
-            self._tg = tg
+            self.registry.tg = tg
             tg.start_soon(self._watch_server)
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
-            await self.shutdown()
+            await self.registry.shutdown()
             tg.cancel_scope.cancel()
         if self.oauth is not None:
             await self.oauth.verifier.aclose()
@@ -183,72 +179,9 @@ class HttpFront:
             log.info("serving MCP streamable HTTP at %s", self.address)
         while not server.should_exit:
             await anyio.sleep(0.1)
-        await self.shutdown()
-
-    async def shutdown(self) -> None:
-        """End every session and the shared channel; wait (bounded) until their upstreams stopped."""
-        if not self._closing:
-            self._closing = True
-            if self._sessions:
-                log.info("stopping %d session(s)", len(self._sessions))
-        for channel in list(self._channels):
-            channel.stop()
-        with anyio.move_on_after(STOP_GRACE_SECONDS + 5):
-            for channel in list(self._channels):
-                await channel.done.wait()
-
-    def end_session(self, session: AnySession) -> None:
-        """End a session now: its id answers 404 from here on; its upstream stops."""
-        self.forget_session(session)
-        session.stop()
-
-    def forget_session(self, session: AnySession) -> None:
-        """Drop a session from the registry (it ended)."""
-        if self._sessions.get(session.session_id) is session:
-            del self._sessions[session.session_id]
-            self._owners.pop(session.session_id, None)
-            self.metrics.session_closed()
-            log.info("%s ended", session.label)
-
-    def forget_modern(self, channel: ModernChannel) -> None:
-        """Drop the shared channel (its upstream went away); the next 2026-07-28 request starts another."""
-        if self._modern is channel:
-            self._modern = None
-
-    async def _start(self, channel: Channel) -> None:
-        """Run ``channel`` in the front's task group once its upstream is up.
-
-        Raises:
-            UpstreamStartError: the upstream command cannot be started.
-        """
-        assert self._tg is not None
-        self._channels.add(channel)
-
-        async def run(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-            try:
-                await channel.run(task_status=task_status)
-            finally:
-                self._channels.discard(channel)
-
-        await self._tg.start(run)
+        await self.registry.shutdown()
 
     # --- HTTP -------------------------------------------------------------------------------------
-
-    def unready(self) -> list[str]:
-        """What keeps the front from taking new clients (``/ready``): the upstreams of the shared 2026-07-28
-        channel that are not connected and initialized; while it shuts down, ``guard`` stands for the whole.
-
-        A handshake-era session's own upstreams are not counted: they start (and restart) with that
-        session and concern its client alone. Counted, every session starting would fail the load
-        balancer's health check and take the replica out of rotation for every client (issue 26,
-        docs/scale-out.md). With no 2026-07-28 request served yet the front is ready.
-        """
-        if self._closing or self._tg is None:
-            return ["guard"]
-        modern = self._modern
-        if modern is None or modern.closed:
-            return []
-        return modern.unready()
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         head = request_head(scope)
@@ -281,7 +214,8 @@ class HttpFront:
                 await self.oauth.refuse(send, verdict)
                 return
             principal = verdict
-        if self._closing or self._tg is None:
+        registry = self.registry
+        if registry.closing or registry.tg is None:
             await _refuse(send, 503, "Service Unavailable: the guard is shutting down", code=INTERNAL_ERROR)
             return
         method = scope["method"]
@@ -307,7 +241,7 @@ class HttpFront:
         elif scope["method"] not in ("GET", "HEAD"):
             await _refuse(send, 405, "Method Not Allowed", [(b"allow", b"GET, HEAD")])  # (HEAD is served too)
         else:
-            await send_answer(send, *ops_answer(head.path or scope["path"], self.metrics, self.unready))
+            await send_answer(send, *ops_answer(head.path or scope["path"], self.metrics, self.registry.unready))
 
     async def _read_body(self, receive: Receive, headers: RequestHeaders) -> bytes | None:
         """The request body, or None when it exceeds the cap.
@@ -418,8 +352,8 @@ class HttpFront:
             else:
                 await _refuse(send, 400, "Bad Request: Missing session ID (Mcp-Session-Id)")
         else:
-            session = self._sessions.get(session_id)
-            if session is None or session.closed or not self._owned(session, principal):
+            session = self.registry.sessions.get(session_id)
+            if session is None or session.closed or not self.registry.owned(session, principal):
                 await _refuse(send, 404, "Not Found: unknown or ended session")
             elif not session.version_ok(version):
                 await _refuse(send, 400, "Bad Request: unsupported MCP-Protocol-Version header", session.header)
@@ -431,50 +365,32 @@ class HttpFront:
     ) -> None:
         """Open a session for ``initialize``: nothing is started for a refused one.
 
-        The slot is taken (``_opening``) in the same step as the ``--max-sessions`` check, before
+        The ``--max-sessions`` check and the slot ``Registry.open_session`` takes are one step, before
         the first ``await``, so concurrent ``initialize`` requests never open more sessions than
-        the cap; it is given back when the upstream cannot start.
+        the cap; the slot is given back when the upstream cannot start.
         """
         if type(message.get("params")) is not dict:
             text = "Invalid params: initialize needs params (an object)"
             await _refuse(send, 400, text, request_id=message["id"], code=INVALID_PARAMS)
             return
-        if len(self._sessions) + self._opening >= self.config.max_sessions:
+        registry = self.registry
+        if len(registry.sessions) + registry.opening >= self.config.max_sessions:
             log.warning(
                 "refused a new session: %d sessions are open or opening (--max-sessions)",
-                len(self._sessions) + self._opening,
+                len(registry.sessions) + registry.opening,
             )
             text = "Service Unavailable: too many open sessions"
             await _refuse(send, 503, text, request_id=message["id"], code=INTERNAL_ERROR)
             return
-        self._opening += 1
         try:
-            session: AnySession
-            try:
-                if self.shared is not None:
-                    session = await self.shared.open_session(self._start)
-                else:
-                    session = Session(self, secrets.token_hex(16))
-                    await self._start(session)
-            except UpstreamStartError as exc:
-                log.error("%s", exc)
-                text = f"mcp-guard could not start the upstream server: {exc}"
-                await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
-                return
-            self._sessions[session.session_id] = session
-            self._owners[session.session_id] = owner_of(principal)
-            self.metrics.session_opened()
-        finally:
-            self._opening -= 1
+            session = await registry.open_session(principal)
+        except UpstreamStartError as exc:
+            log.error("%s", exc)
+            text = f"mcp-guard could not start the upstream server: {exc}"
+            await _refuse(send, 500, text, request_id=message["id"], code=INTERNAL_ERROR)
+            return
         log.info("%s started", session.label)
         await self._post_session(receive, send, session, message, "request", body, principal)
-
-    def _owned(self, session: AnySession, principal: Principal | None) -> bool:
-        """Whether a request with ``principal`` may use ``session``: the principal that opened it (OAuth)."""
-        if self._owners.get(session.session_id) == owner_of(principal):
-            return True
-        self.counted.log(logging.WARNING, "refused a request for a session another principal opened (answered 404)")
-        return False
 
     async def _post_session(
         self,
@@ -535,7 +451,7 @@ class HttpFront:
         if kind == "notification":
             # This era defines no client notifications over HTTP; a posted cancellation names a client-chosen
             # id that may be another client's, so it is dropped. Others pass on (era-blind).
-            channel = self._modern
+            channel = self.registry.modern
             if message.get("method") != "notifications/cancelled" and channel is not None:
                 await channel.submit(body)
             await _respond(send, 202)
@@ -546,7 +462,7 @@ class HttpFront:
             await _refuse(send, status, rejection.message, request_id=message["id"], code=rejection.code)
             return
         try:
-            channel = await self._modern_channel()
+            channel = await self.registry.modern_channel()
         except UpstreamStartError as exc:
             log.error("%s", exc)
             text = f"mcp-guard could not start the upstream server: {exc}"
@@ -568,20 +484,6 @@ class HttpFront:
             exchange.receiver.close()
             channel.leave()
 
-    async def _modern_channel(self) -> ModernChannel:
-        """The shared channel, started when there is none (or it ended); counted active for the caller.
-
-        The caller calls ``leave()`` once its request is done.
-        """
-        async with self._modern_lock:
-            if self._modern is None or self._modern.closed:
-                channel = ModernChannel(self)
-                await self._start(channel)
-                self._modern = channel
-                log.info("2026-07-28 requests: shared upstream started")
-            self._modern.enter()
-            return self._modern
-
     async def _answer(
         self, receive: Receive, send: Send, exchange: Exchange, headers: list[tuple[bytes, bytes]]
     ) -> bool:
@@ -599,7 +501,7 @@ class HttpFront:
         if not accepts(headers)[1]:
             await _refuse(send, 406, "Not Acceptable: the client must accept text/event-stream")
             return
-        session = self._session_of(headers, principal)
+        session = self.registry.session_of(headers, principal)
         if isinstance(session, str):
             await _refuse(send, 400 if session == "missing" else 404, _SESSION_TEXT[session])
             return
@@ -652,24 +554,15 @@ class HttpFront:
         if headers.get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             await _refuse(send, 405, "Method Not Allowed: the 2026-07-28 era has no sessions", [(b"allow", b"POST")])
             return
-        session = self._session_of(headers, principal)
+        session = self.registry.session_of(headers, principal)
         if isinstance(session, str):
             await _refuse(send, 400 if session == "missing" else 404, _SESSION_TEXT[session])
             return
         # The spec leaves open what becomes of requests in flight (the SDK's server ends their streams): they are
         # cancelled the MCP way, so their outcome is the client's choice, not a race against the upstream's stop.
         await session.cancel_in_flight(_DELETED)
-        self.end_session(session)
+        self.registry.end_session(session)
         await _respond(send, 200, headers=session.header)
-
-    def _session_of(self, headers: RequestHeaders, principal: Principal | None) -> AnySession | str:
-        session_id = headers.get("mcp-session-id")
-        if session_id is None:
-            return "missing"
-        session = self._sessions.get(session_id)
-        if session is None or session.closed or not self._owned(session, principal):
-            return "unknown"
-        return session
 
 
 _DELETED: Final = "the client ended the session (HTTP DELETE)"

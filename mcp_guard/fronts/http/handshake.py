@@ -43,7 +43,7 @@ class Session(Channel):
         self.progress: dict[Key, Exchange] = {}
 
     def _end(self) -> None:
-        self.front.end_session(self)
+        self.front.registry.end_session(self)
 
     # --- requests --------------------------------------------------------------------------------
 
@@ -75,7 +75,7 @@ class Session(Channel):
             self._tombstone(key, exchange.principal)
         if exchange.initialize and not exchange.answered:
             log.info("%s: the initialize request went away unanswered; ending the session", self.label)
-            self.front.end_session(self)
+            self.front.registry.end_session(self)
 
     async def cancelled(self, message: dict[str, Any]) -> None:
         """A client's ``notifications/cancelled``: the request's stream ends with -32800 now."""
@@ -138,7 +138,7 @@ class Session(Channel):
             # id answers 404 from now on, and the upstream stops.
             log.info("%s: initialize was answered with an error; ending the session", self.label)
             self.header.clear()
-            self.front.end_session(self)
+            self.front.registry.end_session(self)
             return
         version = result.get("protocolVersion")
         if type(version) is str:
@@ -180,4 +180,4 @@ class Session(Channel):
             self.get_stream.sender.close()
         self.progress.clear()
         super()._finish()
-        self.front.forget_session(self)
+        self.front.registry.forget_session(self)

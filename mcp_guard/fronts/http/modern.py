@@ -120,4 +120,4 @@ class ModernChannel(Channel):
     def _finish(self) -> None:
         self._tokens.clear()
         super()._finish()
-        self.front.forget_modern(self)
+        self.front.registry.forget_modern(self)

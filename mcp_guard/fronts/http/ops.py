@@ -3,7 +3,7 @@
 - ``/health``: 200 ``{"status": "up"}`` while the process serves.
 - ``/ready``: 200 ``{"ready": true}`` when the upstreams that serve any client are connected and
   initialized (on stdio, every upstream; on the HTTP front, those of the shared 2026-07-28 channel:
-  ``HttpFront.unready``); 503 ``{"ready": false, "not_ready": [names]}`` otherwise (names escaped by
+  ``Registry.unready``); 503 ``{"ready": false, "not_ready": [names]}`` otherwise (names escaped by
   ``safe_text.escape``; nothing else of the servers' configs).
 - ``/metrics``: the Prometheus text format (:mod:`mcp_guard.calls.metrics`), 404 without metrics.
 

@@ -178,5 +178,5 @@ async def serve_front(front: HttpFront, banner: str) -> int:
         finally:
             sock.close()
             with anyio.CancelScope(shield=True):
-                await front.shutdown()  # (bounded; done at the lifespan's end already, unless serving failed)
+                await front.registry.shutdown()  # (bounded; done at the lifespan's end already, unless serving failed)
     return signals.exit_status

@@ -123,7 +123,7 @@ class SharedSession:
         self.channel.abandon(self, exchange)
         if exchange.initialize and not exchange.answered:
             log.info("%s: the initialize request went away unanswered; ending the session", self.label)
-            self.channel.front.end_session(self)
+            self.channel.front.registry.end_session(self)
 
     def enter(self) -> None:
         """A request (or the GET stream) is being served: the session is not idle."""
@@ -433,7 +433,7 @@ class SharedChannel(Channel):
             for session in list(self.sessions):
                 if session.active == 0 and now - session.idle_since >= timeout:
                     log.info("%s idle for %g s; ending it", session.label, timeout)
-                    self.front.end_session(session)
+                    self.front.registry.end_session(session)
 
     # --- upstream output ------------------------------------------------------------------------
 
@@ -482,7 +482,7 @@ class SharedChannel(Channel):
             if session is not None:
                 # Refused: that session was never opened (its answer went out without the session id).
                 log.info("%s: initialize was answered with an error; ending the session", session.label)
-                self.front.end_session(session)
+                self.front.registry.end_session(session)
         self._init_changed.set()
         self._init_changed = anyio.Event()
 
@@ -570,7 +570,7 @@ class SharedChannel(Channel):
         self._init_changed.set()
         for session in list(self.sessions):
             session.closed = True
-            self.front.forget_session(session)
+            self.front.registry.forget_session(session)
             session.close_streams()
         self.sessions.clear()
         self._owners.clear()
