@@ -12,10 +12,11 @@ logged and cut none of that short.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
     from ..hosts.tables import HostProfile
 
 __all__ = ["DEFAULT_GUARD_REQUEST_TIMEOUT", "wrap_stdio", "wrap_stdio_http"]
+
+SETTLE_AFTER_SECONDS: Final = 1.0
+"""When the stdio front settles its heap (``fronts.heap``), after its start: past the handshake, which it
+would delay (the relay runs on asyncio: ``pipes`` reads with the loop's readers)."""
 
 log = logging.getLogger("mcp_guard")
 
@@ -106,7 +111,9 @@ async def _relay_stdio(
             client_request_timeout=request_timeout,
         )
         stopped = anyio.CancelScope()
-        settle_heap()  # (the start-up heap out of every later full collection: fronts.heap)
+        # The start-up heap out of every later full collection (fronts.heap), once the client's first exchange
+        # is done: settled before the first line, its collection (~6 ms) delayed the initialize answer.
+        asyncio.get_running_loop().call_later(SETTLE_AFTER_SECONDS, settle_heap)
         try:
             async with held_stop_signals(stopped.cancel, then_ignore=True) as signals:
                 with stopped:
