@@ -22,6 +22,7 @@ __all__ = [
     "error_reason",
     "parse_error_text",
     "refused_batch",
+    "stopped_text",
     "too_long_text",
     "unparsable_reason",
     "unreadable_answer_text",
@@ -33,6 +34,18 @@ GONE: Final = (
     "the request was not re-sent"
 )
 """The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
+
+
+def stopped_text(signal_name: str, server: str | None = None) -> str:
+    """The -32603 text for a request still unanswered when the guard itself was stopped by ``signal_name``
+    (``"SIGTERM"``: ``streams.ends.stop_signal``) and stopped the upstream with it (``server``: its name in
+    ``serve``'s config; None in ``wrap``). Neither the server nor the client ended it (red team 37 F1)."""
+    which = "" if server is None else f" `{server}`"
+    return (
+        f"mcp-guard: the guard was stopped ({signal_name}) before the upstream server{which} answered; "
+        "the server was stopped with it, and whether it carried the request out is unknown"
+    )
+
 
 DUPLICATE_ID: Final = (
     "Invalid Request: a request with this id is still in flight (JSON-RPC ids must be unique among a "
