@@ -75,7 +75,7 @@ from ..wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ..wire.messages import error_reason, unreadable_reason
+from ..wire.messages import error_reason, not_a_response_text, unreadable_reason
 from ..wire.meta import may_hold_guard_keys, without_guard_keys
 from ..wire.pieces import free_in_pieces
 from ..wire.repeated import collector_paused
@@ -559,8 +559,7 @@ class UpstreamPeer:
             "is answered with an error",
             fault,
         )
-        text = f"mcp-guard: the upstream's answer is not a JSON-RPC response ({fault}); it was dropped"
-        return error_response(request_id, INTERNAL_ERROR, text)
+        return error_response(request_id, INTERNAL_ERROR, not_a_response_text(fault))
 
     async def unreadable(self, line: bytes, events: PeerEvents, *, too_long: int | None = None) -> None:
         """A line the guard cannot parse (with ``too_long``: the start of a line over that cap, whose rest

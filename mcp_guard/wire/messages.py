@@ -20,6 +20,7 @@ __all__ = [
     "UNANSWERED_DROPPED",
     "UNPARSABLE_LOGGED",
     "error_reason",
+    "not_a_response_text",
     "parse_error_text",
     "refused_batch",
     "stopped_text",
@@ -34,6 +35,12 @@ GONE: Final = (
     "the request was not re-sent"
 )
 """The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
+
+
+def not_a_response_text(fault: str) -> str:
+    """The -32603 text answering a request in place of the upstream's answer to it that is no JSON-RPC response
+    (``fault``: one of ``wire.jsonrpc.ANSWER_FAULTS``, never a value; red team 37 F4)."""
+    return f"mcp-guard: the upstream's answer is not a JSON-RPC response ({fault}); it was dropped"
 
 
 def stopped_text(signal_name: str, server: str | None = None) -> str:
