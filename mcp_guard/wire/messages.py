@@ -43,10 +43,13 @@ def not_a_response_text(fault: str) -> str:
     return f"mcp-guard: the upstream's answer is not a JSON-RPC response ({fault}); it was dropped"
 
 
-def stopped_text(signal_name: str, server: str | None = None) -> str:
+def stopped_text(signal_name: str, server: str | None = None, *, forwarded: bool = True) -> str:
     """The -32603 text for a request still unanswered when the guard itself was stopped by ``signal_name``
     (``"SIGTERM"``: ``streams.ends.stop_signal``) and stopped the upstream with it (``server``: its name in
-    ``serve``'s config; None in ``wrap``). Neither the server nor the client ended it (red team 37 F1)."""
+    ``serve``'s config; None in ``wrap``). Neither the server nor the client ended it (red team 37 F1).
+    ``forwarded`` False: the guard still held the request (for a listing, a start), and never sent it."""
+    if not forwarded:
+        return f"mcp-guard: the guard was stopped ({signal_name}) while it held the request; no server got it"
     which = "" if server is None else f" `{server}`"
     return (
         f"mcp-guard: the guard was stopped ({signal_name}) before the upstream server{which} answered; "

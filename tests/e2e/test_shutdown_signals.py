@@ -174,7 +174,7 @@ async def running_guard(directory: Path, front: str, server_env: dict[str, str])
     """Start ``front`` in front of the stubborn server(s) (``server_env`` set), open a session, wait until
     every server and its child run; on exit SIGKILL whatever of the test is left (even when the test failed)."""
     name, value = "MCP_GUARD_SIGNALS_MARKER", uuid.uuid4().hex
-    environment = {k: v for k, v in os.environ.items() if k not in ("IGNORE_TERM", "LINGER")}
+    environment = {k: v for k, v in os.environ.items() if k not in ("IGNORE_TERM", "LINGER", "NO_LIST")}
     environment.update(server_env, STUBBORN_PIDS=str(directory / "pids"), **{name: value})
     log_path = directory / "guard-stderr.log"
     with log_path.open("wb") as stderr:
@@ -360,3 +360,23 @@ async def test_a_call_cut_off_by_a_stop_signal_is_answered_and_journaled_as_such
     if front == "serve":
         records = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
         assert [r["result"] for r in records if r["event"] == "outcome"] == ["stopped"]
+
+
+@pytest.mark.xfail(strict=True, reason="needs the sessions/ change of /work/coord/edge37-sessions.diff (rt37 F1)")
+@pytest.mark.parametrize("front", ["wrap", "serve"])
+async def test_a_call_the_guard_held_when_a_stop_signal_came_is_answered(tmp_path: Path, front: str) -> None:
+    """Red team 37 F1: a call held for a listing the server never gives (``wrap``: its own; ``serve``: the first) was
+    never answered when a signal stopped the guard; it gets -32603 saying the guard was stopped while it held it."""
+    async with running_guard(tmp_path, front, {**STUBBORN, "NO_LIST": "1"}) as guard:
+        output = _ClientOutput(guard)
+        await anyio.sleep(0.5)  # (the call reached the guard, and waits)
+        await _signals(guard, [signal.SIGTERM])
+        assert await guard.exit_status() == 0, guard.log
+        await guard.group_gone()
+        out = await output.rest()
+    answers = [m for m in out if m.get("id") == 3]
+    assert len(answers) == 1, out
+    assert answers[0]["error"] == {
+        "code": -32603,
+        "message": "mcp-guard: the guard was stopped (SIGTERM) while it held the request; no server got it",
+    }

@@ -60,3 +60,6 @@ def test_a_request_cut_off_by_a_stop_signal_says_the_guard_was_stopped() -> None
         "mcp-guard: the guard was stopped (SIGINT) before the upstream server `a` "
     )
     assert "went away" not in stopped_text("SIGHUP") and "went away" in GONE
+    assert stopped_text("SIGTERM", forwarded=False) == (
+        "mcp-guard: the guard was stopped (SIGTERM) while it held the request; no server got it"
+    )
