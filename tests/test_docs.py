@@ -215,6 +215,7 @@ QUOTED = [
     ("docs/protocol.md", "a request with this id is still in flight", "DUPLICATE_ID"),
     ("docs/wrap.md", "the guard was stopped (SIGTERM) before the upstream server answered", "stopped"),
     ("docs/wrap.md", "the upstream's answer is not a JSON-RPC response (", "wrong answer"),
+    ("docs/wrap.md", "the guard was stopped (SIGTERM) while it held the request; no server got it", "held"),
 ]
 
 
@@ -225,6 +226,7 @@ def test_the_error_texts_quoted_are_the_guards(page: str, fragment: str, source:
     texts = {
         "DUPLICATE_ID": DUPLICATE_ID,
         "stopped": stopped_text("SIGTERM"),
+        "held": stopped_text("SIGTERM", forwarded=False),
         "wrong answer": not_a_response_text("it has neither a result nor an error"),
     }
     assert fragment in texts[source]
