@@ -501,8 +501,7 @@ class Pipeline:
     async def finish(self, call: Call, response: Any, result: Result | None = None) -> Result:
         """Journal how a forwarded call ended; ``response`` is the upstream's JSON-RPC response or ``None``.
 
-        ``result`` overrides what the response says (``cancelled``: the client gave up on it; ``stopped``: the
-        guard was stopped by a signal before the answer came).
+        ``result`` overrides what the response says (``cancelled``: the client gave up on it).
         """
         result = result if result is not None else outcome_of(response)
         await self._record(call, result, None)
