@@ -7,6 +7,8 @@
   inline code span) is a subcommand of the CLI: ``mcp-guard SUBCOMMAND --help`` exits 0.
 - The refusals shown are the guard's own: the README's excerpt of ``mcp-guard demo`` is in the
   demo's output, and each refusal result shown as JSON is what the call pipeline builds.
+- The error texts the pages quote are the guard's own, and the pages that must say them do (red team 37
+  F5: the refusal of a duplicate request id was documented nowhere).
 """
 
 from __future__ import annotations
@@ -205,3 +207,28 @@ async def test_the_readme_demo_excerpt_is_the_demos_output() -> None:
     out = done.stdout.decode().splitlines()
     missing = [line for line in excerpt[0].splitlines() if line not in out]
     assert not missing, missing
+
+
+# (page, a fragment of a guard's error text it quotes, the text it is taken from)
+QUOTED = [
+    ("docs/wrap.md", "a request with this id is still in flight", "DUPLICATE_ID"),
+    ("docs/protocol.md", "a request with this id is still in flight", "DUPLICATE_ID"),
+    ("docs/wrap.md", "the guard was stopped (SIGTERM) before the upstream server answered", "stopped"),
+    ("docs/wrap.md", "the upstream's answer is not a JSON-RPC response (", "wrong answer"),
+    ("docs/wrap.md", "the guard was stopped (SIGTERM) while it held the request; no server got it", "held"),
+]
+
+
+@pytest.mark.parametrize(("page", "fragment", "source"), QUOTED)
+def test_the_error_texts_quoted_are_the_guards(page: str, fragment: str, source: str) -> None:
+    from mcp_guard.wire.messages import DUPLICATE_ID, not_a_response_text, stopped_text
+
+    texts = {
+        "DUPLICATE_ID": DUPLICATE_ID,
+        "stopped": stopped_text("SIGTERM"),
+        "held": stopped_text("SIGTERM", forwarded=False),
+        "wrong answer": not_a_response_text("it has neither a result nor an error"),
+    }
+    assert fragment in texts[source]
+    prose = " ".join(" ".join(split_page((ROOT / page).read_text(encoding="utf-8"))[0]).split())
+    assert fragment in prose, f"{page} does not say `{fragment}`"

@@ -21,9 +21,10 @@ Records (JSONL, UTF-8, one object per line, fields in this order)::
   JSON-RPC error from the upstream), ``upstream_died`` (no answer: the upstream exited),
   ``timed_out`` (no answer within ``--request-timeout``: the guard answered an error and
   cancelled it upstream), ``cancelled`` (the client cancelled the request, or closed the
-  connection, before it was answered), or ``rejected`` (the guard refused the call; ``kind``
-  says why, and there is no intent). After ``upstream_died``, ``timed_out`` and ``cancelled``
-  whether the server carried the call out is unknown.
+  connection, before it was answered), ``stopped`` (the guard itself was stopped by a signal
+  before it was answered, and stopped the upstream with it), or ``rejected`` (the guard refused
+  the call; ``kind`` says why, and there is no intent). After ``upstream_died``, ``timed_out``,
+  ``cancelled`` and ``stopped`` whether the server carried the call out is unknown.
 - ``time``: RFC 3339, UTC, milliseconds, ``Z``.
 - ``principal`` (issue 27): who sent the call, as the HTTP front's verified access token says:
   ``{"subject": sub, "issuer": iss, "client_id": client_id or azp, or null}``, in the intent and
@@ -69,7 +70,15 @@ __all__ = [
 ]
 
 Result = Literal[
-    "ok", "is_error", "output_invalid", "protocol_error", "upstream_died", "timed_out", "cancelled", "rejected"
+    "ok",
+    "is_error",
+    "output_invalid",
+    "protocol_error",
+    "upstream_died",
+    "timed_out",
+    "cancelled",
+    "stopped",
+    "rejected",
 ]
 RESULTS: Final[tuple[Result, ...]] = (
     "ok",
@@ -79,9 +88,12 @@ RESULTS: Final[tuple[Result, ...]] = (
     "upstream_died",
     "timed_out",
     "cancelled",
+    "stopped",
     "rejected",
 )
-ERROR_RESULTS: Final = frozenset({"is_error", "output_invalid", "protocol_error", "upstream_died", "timed_out"})
+ERROR_RESULTS: Final = frozenset(
+    {"is_error", "output_invalid", "protocol_error", "upstream_died", "timed_out", "stopped"}
+)
 
 
 def rfc3339(moment: datetime) -> str:
@@ -309,7 +321,8 @@ class ToolSummary:
     Attributes:
         calls: distinct ``call_id`` values (forwarded and rejected calls).
         ok: outcomes ``ok``.
-        errors: outcomes ``is_error``, ``protocol_error``, ``upstream_died`` and ``timed_out`` by result.
+        errors: outcomes ``is_error``, ``output_invalid``, ``protocol_error``, ``upstream_died``, ``timed_out``
+            and ``stopped``, by result.
         cancelled: outcomes ``cancelled`` (the client gave up on the call).
         rejections: rejected calls by ``kind``.
         unfinished: ``call_id`` values with an intent and no outcome (in flight, or cut

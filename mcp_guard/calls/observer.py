@@ -42,6 +42,7 @@ OUTCOMES: Final = (
     "upstream_died",
     "timed_out",
     "cancelled",
+    "stopped",
     "output_invalid",
 )
 """The outcomes of a call known today (the journal's ``result`` values, and ``output_invalid`` for

@@ -4,8 +4,9 @@ The client talks to this process's stdin/stdout; the upstream is a child process
 (:func:`wrap_stdio`) or a streamable HTTP endpoint (:func:`wrap_stdio_http`), connected
 again when it goes away (see ``sessions.relay``). Logs go to stderr only; fd 1 is diverted to stderr
 while the relay runs (see ``framing.claim_stdio``). SIGTERM, SIGHUP and SIGINT stop the guard
-at once: the upstream's input is closed and a process gets SIGTERM with its group without
-waiting (``upstream.KILL_GRACE_SECONDS`` before SIGKILL); an HTTP session is deleted. The
+at once: the upstream's input is closed and a process that has not exited
+``upstream.STOP_EXIT_SECONDS`` (0.1 s) later gets SIGTERM with its group (``upstream.KILL_GRACE_SECONDS``
+before SIGKILL); an HTTP session is deleted. A request left open is answered that the guard was stopped. The
 signals are held (``stop_signals``) until the upstream has stopped: further ones meanwhile are
 logged and cut none of that short.
 """

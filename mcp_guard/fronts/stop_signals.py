@@ -1,17 +1,19 @@
 """The stop signals: SIGTERM, SIGHUP and SIGINT stop a front, and further ones cannot cut its upstreams' stop short.
 
 Every front (``wrap`` and ``serve``, on stdio or over HTTP) runs inside :func:`held_stop_signals`,
-which holds the three signals from before its first upstream starts until its last upstream
-has stopped. The first one calls the front's ``stop`` (the stdio fronts cancel their session;
-the HTTP front asks uvicorn to stop): the upstreams then get their shutdown (``upstream``:
-SIGTERM to the whole process group at once, SIGKILL :data:`~.upstream.KILL_GRACE_SECONDS`
-later). Any further one is logged, and changes nothing: with the signals' default
-actions a second SIGTERM from a supervisor, or a double Ctrl-C, used to kill the guard at once
-and leave the server and its group running as orphans (new-user trial F3). Once the block is
-left, the upstreams are stopped, and the signals have their default actions again, or (the
-CLI's fronts) stay ignored while the process exits. One that came while the command was still
-starting (held by ``start_signals``) is raised again as the block begins, and stops the front at
-once. The guard killed with SIGKILL still cleans up nothing.
+which holds the three signals from before its first upstream starts until its last upstream has
+stopped. The first one is noted as the process's stop cause (``streams.ends.note_stop``: what is cut
+off says the guard was stopped by it, not that the server went away) and calls the front's ``stop``
+(the stdio fronts cancel their session; the HTTP front asks uvicorn to stop): the upstreams then get
+their shutdown (``upstream``: stdin closed, and SIGTERM to the whole process group
+:data:`~.upstream.STOP_EXIT_SECONDS` later unless the server exited, SIGKILL
+:data:`~.upstream.KILL_GRACE_SECONDS` after that). Any further one is logged, and changes nothing:
+with the signals' default actions a second SIGTERM from a supervisor, or a double Ctrl-C, used to
+kill the guard at once and leave the server and its group running as orphans (new-user trial F3).
+Once the block is left, the upstreams are stopped, and the signals have their default actions again,
+or (the CLI's fronts) stay ignored while the process exits. One that came while the command was
+still starting (held by ``start_signals``) is raised again as the block begins, and stops the front
+at once. The guard killed with SIGKILL still cleans up nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import anyio
 from ..peer.spawn import STOP_SIGNALS
 from ..peer.upstream import KILL_GRACE_SECONDS
 from ..start_signals import release
+from ..streams.ends import note_stop
 
 __all__ = ["STOP_SIGNALS", "StopSignals", "held_stop_signals"]
 
@@ -68,6 +71,7 @@ async def held_stop_signals(stop: Callable[[], None], *, then_ignore: bool = Fal
         Whatever the block raises, as it was raised (not in an exception group).
     """
     received = StopSignals()
+    note_stop(None)  # (the process's note: not a former front's)
     if threading.current_thread() is not threading.main_thread():
         yield received
         return
@@ -77,6 +81,7 @@ async def held_stop_signals(stop: Callable[[], None], *, then_ignore: bool = Fal
             if received.first is None:
                 received.first = signum
                 log.info("received signal %d; stopping", signum)
+                note_stop(signum)  # (before anything is cancelled: what is cut off says why)
                 stop()
                 continue
             log.info(
@@ -101,6 +106,7 @@ async def held_stop_signals(stop: Callable[[], None], *, then_ignore: bool = Fal
                     raise group.exceptions[0] from None
                 raise
     finally:
+        note_stop(None)
         if then_ignore:  # (after the receiver is closed: closing it restores the default actions)
             for signum in STOP_SIGNALS:
                 signal.signal(signum, signal.SIG_IGN)

@@ -62,16 +62,20 @@ from ..streams.framing import MessageStream
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
+    ANSWER_FAULTS,
+    INTERNAL_ERROR,
     NO_ID,
     Uncarriable,
     dumps,
+    error_response,
     id_key,
     loads_as_received,
     loads_upstream,
+    message_fault,
     recover_id,
     valid_id,
 )
-from ..wire.messages import error_reason, unreadable_reason
+from ..wire.messages import error_reason, not_a_response_text, unreadable_reason
 from ..wire.meta import may_hold_guard_keys, without_guard_keys
 from ..wire.pieces import free_in_pieces
 from ..wire.repeated import collector_paused
@@ -499,6 +503,13 @@ class UpstreamPeer:
         ``mcp-guard/`` ``_meta`` keys removed, the batch's such elements, or None (nothing: an answer
         to the guard's own request, taken; or output that is no JSON-RPC message, logged and skipped).
 
+        A JSON-RPC message is an object with ``"jsonrpc": "2.0"`` that ``wire.jsonrpc.message_fault`` finds
+        no fault in (red team 37 F4: ``{"jsonrpc": "2.0"}``, a number for a method, a result without an id
+        reached the client). A response that names a request by its id but is no JSON-RPC response
+        (neither or both of ``result`` and ``error``, an error that is not an object with an integer
+        ``code`` and a string ``message``) becomes a -32603 answering that request in its place (skipped, the
+        request would wait forever); an error response with a null id is a JSON-RPC message, the owner's.
+
         Synchronous: the stdio hot path calls it in the pipe's reader callback, with the ``line`` the message was
         parsed from: a line that cannot hold such a key (``wire.meta.may_hold_guard_keys``) is not walked. A
         message of the big line being passed on was cleaned in the worker thread (:meth:`_parse_big`), and is
@@ -506,8 +517,14 @@ class UpstreamPeer:
         """
         if type(message) is dict:
             if message.get("jsonrpc") != "2.0":
-                self._not_jsonrpc()
+                self._not_jsonrpc('its "jsonrpc" is not "2.0"')
                 return None
+            fault = message_fault(message)
+            if fault is not None:
+                if fault not in ANSWER_FAULTS:
+                    self._not_jsonrpc(fault)
+                    return None
+                message = self._wrong_answer(message["id"], fault)
             if not (self._clean and id(message) in self._clean) and (line is None or may_hold_guard_keys(line)):
                 message = without_guard_keys(message)
             if not self._answered and "result" in message and "method" not in message:
@@ -523,14 +540,26 @@ class UpstreamPeer:
                     "skipped elements of an upstream batch that are not JSON-RPC messages",
                 )
             return kept or None
-        self._not_jsonrpc()
+        self._not_jsonrpc("it is not an object" if type(message) is not list else "it is an empty batch")
         return None
 
-    def _not_jsonrpc(self) -> None:
+    def _not_jsonrpc(self, fault: str) -> None:
         self.skips.skipped(
             "outputs that are JSON but not JSON-RPC messages",
-            "skipped output from the upstream that is JSON but not a JSON-RPC message",
+            "skipped output from the upstream that is JSON but not a JSON-RPC message (%s)",
+            fault,
         )
+
+    def _wrong_answer(self, request_id: Any, fault: str) -> dict[str, Any]:
+        """The -32603 answer to ``request_id`` in place of the upstream's answer to it that is no JSON-RPC
+        response (``fault``: ``wire.jsonrpc.ANSWER_FAULTS``); the answer is skipped (logged, counted)."""
+        self.skips.skipped(
+            "answers that are not JSON-RPC responses",
+            "skipped an answer from the upstream that is not a JSON-RPC response (%s); the request it names "
+            "is answered with an error",
+            fault,
+        )
+        return error_response(request_id, INTERNAL_ERROR, not_a_response_text(fault))
 
     async def unreadable(self, line: bytes, events: PeerEvents, *, too_long: int | None = None) -> None:
         """A line the guard cannot parse (with ``too_long``: the start of a line over that cap, whose rest

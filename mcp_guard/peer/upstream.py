@@ -43,10 +43,12 @@ to the group (``os.killpg`` on the server's pid, which is its group's id), so th
 group's members after the server itself has exited and been reaped. When the connection is
 left because the guard is stopping (its task is cancelled: the client closed, the calls it
 left were decided and the server had :data:`EXIT_WAIT_SECONDS` to exit; or a stop signal
-came, which ``stop_signals`` holds until the stop is over), the grace has been had: the group
-gets SIGTERM at once and SIGKILL :data:`KILL_GRACE_SECONDS` later, so the server is gone
-before an MCP client, which sends the guard SIGTERM 2 s and SIGKILL 4 s after closing its
-stdin, kills the guard. Processes that leave the group on purpose (``setsid``) escape, and
+came, which ``stop_signals`` holds until the stop is over), the grace has been had: its stdin
+is closed, and unless it exits within :data:`STOP_EXIT_SECONDS` the group gets SIGTERM, and
+SIGKILL :data:`KILL_GRACE_SECONDS` later, so the server is gone before an MCP client, which
+sends the guard SIGTERM 2 s and SIGKILL 4 s after closing its stdin, kills the guard. The log
+line says which stop it was: a stop signal (``streams.ends.stop_signal``) or a server that did
+not exit after its stdin closed. Processes that leave the group on purpose (``setsid``) escape, and
 nothing is cleaned up when the guard itself is killed with SIGKILL.
 
 This module does not read or write messages; ``sessions.relay`` does.
@@ -69,7 +71,7 @@ import anyio.abc
 import anyio.to_thread
 
 from ..safe_text import escape
-from ..streams.ends import UpstreamStartError, exit_text, tell_end
+from ..streams.ends import UpstreamStartError, exit_text, stop_signal, tell_end
 from ..streams.framing import FdReceiveStream, FdSendStream, LineStream, MessageStream
 from ..streams.pipes import PipeLineStream, pollable_on_asyncio
 from ..wire.framing import DEFAULT_MAX_LINE
@@ -81,6 +83,7 @@ __all__ = [
     "EXIT_WAIT_SECONDS",
     "KILL_GRACE_SECONDS",
     "PENDING_DRAIN_SECONDS",
+    "STOP_EXIT_SECONDS",
     "ChildProcess",
     "Connector",
     "LineLink",
@@ -106,7 +109,11 @@ upstream is stopped; ``--request-timeout`` shortens it. The requests still open 
 -32603 saying so (trial T4: ``printf ... | mcp-guard wrap -- slow-server`` gets the server's answers)."""
 
 KILL_GRACE_SECONDS = 1.0
-"""When the guard is stopping: seconds between the SIGTERM the upstream's group gets at once and SIGKILL."""
+"""When the guard is stopping: seconds between the SIGTERM the upstream's group gets and SIGKILL."""
+
+STOP_EXIT_SECONDS = 0.1
+"""When the guard is stopping (a stop signal, or the client's drain over): seconds the upstream gets to exit on
+its stdin's EOF (the MCP way) before its group gets SIGTERM; a server that does exit is not signalled."""
 
 
 LineLink = MessageStream
@@ -445,17 +452,21 @@ async def stop_upstream(process: anyio.abc.Process, *, grace: float = EXIT_GRACE
     """Stop the upstream whose stdin is closed, and everything left in its process group.
 
     Waits ``grace`` seconds (default :data:`EXIT_GRACE_SECONDS`) for it to exit by itself, then
-    terminates its process group (SIGTERM, then SIGKILL after as long again; after
-    :data:`KILL_GRACE_SECONDS` when ``grace`` is 0, the guard stopping). When it did exit but
+    terminates its process group (SIGTERM, then SIGKILL after as long again). ``grace`` 0: the guard
+    is stopping; it waits :data:`STOP_EXIT_SECONDS`, and SIGKILL follows after :data:`KILL_GRACE_SECONDS`.
+    The log line names a stop signal the guard got (``streams.ends.stop_signal``) as the reason. When it did exit but
     processes it started remain in its group (a server's helper, a wrapper's child), those are
     terminated the same way: nothing the upstream started outlives the guard's use of it.
     ``label`` starts its log lines (``"upstream NAME: "`` in ``serve``).
     """
     kill_after = grace or KILL_GRACE_SECONDS
-    with anyio.move_on_after(grace or 0.1):  # (stopping: one that is exiting already is not signalled)
+    with anyio.move_on_after(grace or STOP_EXIT_SECONDS):  # (stopping: one that is exiting already is not signalled)
         await process.wait()
     if process.returncode is None or _group_alive(process.pid):  # start_new_session: its pid is its group's id
-        if process.returncode is None:
+        signalled = stop_signal() if not grace else None
+        if process.returncode is None and signalled is not None:
+            log.info("%sthe guard was stopped (%s); terminating the upstream", label, signalled)
+        elif process.returncode is None:
             log.info("%supstream did not exit after its stdin closed; terminating it", label)
         else:
             log.info("%sthe upstream left processes behind in its process group; terminating them", label)

@@ -7,17 +7,34 @@ answered. The stdio upstream says its exit status, or its signal, or that it clo
 but is still running, and whether its stderr (relayed to the guard's stderr) has lines that may
 say why. A link nobody registered (an HTTP session, a test's stream) has no cause to tell
 (None). Nothing here reads argument values: the causes are the process's status and counts.
+
+One cause is the guard's own: a stop signal (SIGTERM, SIGHUP, SIGINT) it received. The front
+that holds the signals (``fronts.stop_signals``) notes it here (:func:`note_stop`) before it
+cancels anything, so what is cut off then can say so (:func:`stop_signal`): the -32603 answers
+(``wire.messages.stopped_text``), the journal's ``stopped`` outcome, and the log line of the
+upstream's stop (``peer.upstream``), instead of blaming the server or a client that closed
+nothing (red team 37 F1). It is the process's: one signal stops every session.
 """
 
 from __future__ import annotations
 
+import signal
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Final
 
 from ..errors import GuardError
 
-__all__ = ["END_WAIT_SECONDS", "EndTeller", "UpstreamStartError", "end_of", "exit_text", "tell_end"]
+__all__ = [
+    "END_WAIT_SECONDS",
+    "EndTeller",
+    "UpstreamStartError",
+    "end_of",
+    "exit_text",
+    "note_stop",
+    "stop_signal",
+    "tell_end",
+]
 
 END_WAIT_SECONDS: Final = 0.5
 """How long the peer waits, after a link's output ended, for the process behind it to exit (its status)."""
@@ -61,3 +78,23 @@ def exit_text(status: int | None, stderr_lines: int, stderr_label: str) -> str:
     else:
         where = "it wrote nothing to its stderr"
     return f"{what}; {where}"
+
+
+_stop: list[str] = []
+"""The name of the stop signal the guard is stopping on (one element), or empty (:func:`note_stop`)."""
+
+
+def note_stop(signum: int | None) -> None:
+    """The guard got the stop signal ``signum`` and is stopping (``fronts.stop_signals``, before it cancels
+    anything); None: it is not (a front starts or has stopped: the note is the process's, so it is cleared)."""
+    _stop.clear()
+    if signum is not None:
+        try:
+            _stop.append(signal.Signals(signum).name)
+        except ValueError:
+            _stop.append(f"signal {signum}")
+
+
+def stop_signal() -> str | None:
+    """The name of the stop signal the guard is stopping on (``"SIGTERM"``), or None while it is not stopping on one."""
+    return _stop[0] if _stop else None

@@ -23,6 +23,7 @@ from ..errors import GuardError
 from . import repeated
 
 __all__ = [
+    "ANSWER_FAULTS",
     "AS_RECEIVED_MIN",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -41,6 +42,7 @@ __all__ = [
     "loads_as_received",
     "loads_client",
     "loads_upstream",
+    "message_fault",
     "recover_id",
     "safe_as_received",
     "valid_id",
@@ -425,6 +427,57 @@ def valid_id(request_id: Any) -> bool:
     """Whether a request id is a JSON-RPC id MCP allows: a string or an integer (never a boolean)."""
     t = type(request_id)
     return t is str or t is int or (t is float and math.isfinite(request_id) and request_id.is_integer())
+
+
+def _jsonrpc_id(value: Any) -> bool:
+    """Whether ``value`` is an id JSON-RPC 2.0 allows (section 4: a string, a number or null; never a boolean)."""
+    t = type(value)
+    return t is str or t is int or value is None or (isinstance(value, float) and t is not bool)
+
+
+def message_fault(message: dict[str, Any]) -> str | None:
+    """What keeps an object whose ``jsonrpc`` is ``"2.0"`` from being a JSON-RPC 2.0 message, or None when it is one.
+
+    JSON-RPC 2.0 sections 4 and 5: a request or notification has a string ``method`` (a request's
+    ``id`` a string, a number or null); a response has no ``method``, an ``id`` of those kinds (null:
+    the server could not tell which request it answers, section 5: a JSON-RPC message, kept) and
+    exactly one of ``result`` and ``error``, the error an object with an integer ``code`` and a string
+    ``message``. ``params`` is not looked at (a ``null`` one, which JSON-RPC does not allow either, is
+    seen on notifications a client needs). The fault is a clause for the log (never a value):
+    :data:`ANSWER_FAULTS` are those of a response that names a request by its id.
+    """
+    if "method" in message:
+        if type(message["method"]) is not str:
+            return "its method is not a string"
+        if "id" in message and not _jsonrpc_id(message["id"]):
+            return "its id is not a string, a number or null"
+        return None
+    if "id" not in message:
+        return "it has neither a method nor an id"
+    if not _jsonrpc_id(message["id"]):
+        return "its id is not a string, a number or null"
+    if "result" in message:
+        return _BOTH if "error" in message else None
+    if "error" not in message:
+        return _NEITHER
+    error = message["error"]
+    code = error.get("code") if type(error) is dict else None
+    if type(error) is not dict or type(error.get("message")) is not str or not _integer(code):
+        return _BAD_ERROR
+    return None
+
+
+def _integer(value: Any) -> bool:
+    t = type(value)
+    return t is int or (t is float and value.is_integer())
+
+
+_BOTH: Final = "it has both a result and an error"
+_NEITHER: Final = "it has neither a result nor an error"
+_BAD_ERROR: Final = "its error is not an object with an integer code and a string message"
+ANSWER_FAULTS: Final = frozenset({_BOTH, _NEITHER, _BAD_ERROR})
+"""The faults of :func:`message_fault` of a response with a valid id: it answers a request, wrongly (the guard
+answers that request with an error in its place: ``peer.connection``)."""
 
 
 def invalid_request_text(message: Any, *, batches: bool = True) -> str:

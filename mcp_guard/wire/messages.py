@@ -20,8 +20,10 @@ __all__ = [
     "UNANSWERED_DROPPED",
     "UNPARSABLE_LOGGED",
     "error_reason",
+    "not_a_response_text",
     "parse_error_text",
     "refused_batch",
+    "stopped_text",
     "too_long_text",
     "unparsable_reason",
     "unreadable_answer_text",
@@ -33,6 +35,27 @@ GONE: Final = (
     "the request was not re-sent"
 )
 """The JSON-RPC error message (code -32603) for a request the upstream will never answer."""
+
+
+def not_a_response_text(fault: str) -> str:
+    """The -32603 text answering a request in place of the upstream's answer to it that is no JSON-RPC response
+    (``fault``: one of ``wire.jsonrpc.ANSWER_FAULTS``, never a value; red team 37 F4)."""
+    return f"mcp-guard: the upstream's answer is not a JSON-RPC response ({fault}); it was dropped"
+
+
+def stopped_text(signal_name: str, server: str | None = None, *, forwarded: bool = True) -> str:
+    """The -32603 text for a request still unanswered when the guard itself was stopped by ``signal_name``
+    (``"SIGTERM"``: ``streams.ends.stop_signal``) and stopped the upstream with it (``server``: its name in
+    ``serve``'s config; None in ``wrap``). Neither the server nor the client ended it (red team 37 F1).
+    ``forwarded`` False: the guard still held the request (for a listing, a start), and never sent it."""
+    if not forwarded:
+        return f"mcp-guard: the guard was stopped ({signal_name}) while it held the request; no server got it"
+    which = "" if server is None else f" `{server}`"
+    return (
+        f"mcp-guard: the guard was stopped ({signal_name}) before the upstream server{which} answered; "
+        "the server was stopped with it, and whether it carried the request out is unknown"
+    )
+
 
 DUPLICATE_ID: Final = (
     "Invalid Request: a request with this id is still in flight (JSON-RPC ids must be unique among a "

@@ -170,7 +170,7 @@ def test_a_call_in_flight_when_the_guard_is_killed_stays_an_intent(tmp_path: Pat
 def test_summary(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     with open_journal(path) as j:
-        for i, result in enumerate(["ok", "ok", "is_error", "protocol_error", "upstream_died", "cancelled"]):
+        for i, result in enumerate(["ok", "ok", "is_error", "protocol_error", "upstream_died", "cancelled", "stopped"]):
             j.intent(f"r{i}", "fs", "read", SHA, 1)
             j.outcome(f"r{i}", "fs", "read", result)  # type: ignore[arg-type]
         j.intent("open", "fs", "read", SHA, 1)
@@ -183,9 +183,9 @@ def test_summary(tmp_path: Path) -> None:
     summary = summarize(records, damaged)
     read, write = summary.tools[("fs", "read")], summary.tools[("fs", "write")]
     assert (read.calls, read.ok, dict(read.errors), read.cancelled, read.unfinished) == (
-        7,
+        8,
         2,
-        {"is_error": 1, "protocol_error": 1, "upstream_died": 1},
+        {"is_error": 1, "protocol_error": 1, "stopped": 1, "upstream_died": 1},
         1,
         ["open"],
     )
@@ -195,7 +195,7 @@ def test_summary(tmp_path: Path) -> None:
     header = ["server", "tool", "calls", "ok", "errors", "rejected", "cancelled", "unfinished"]
     assert text.splitlines()[0].split() == header
     assert text.splitlines()[1].split()[-2:] == ["1", "1"]  # read: 1 cancelled, 1 unfinished
-    assert "is_error 1, protocol_error 1, upstream_died 1" in text
+    assert "is_error 1, protocol_error 1, stopped 1, upstream_died 1" in text  # (stopped: rt37 F1)
     assert "budget_exceeded 1, too_large 2" in text
     assert "1 call(s) without an outcome" in text and "  open  fs/read" in text
     assert "2 damaged line(s) skipped" in text

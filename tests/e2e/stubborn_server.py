@@ -15,6 +15,8 @@ Environment:
     SIGTERM, so only SIGKILL ends either.
 ``LINGER=1``
     Keep running (600 s) after stdin closes, instead of exiting at once.
+``NO_LIST=1``
+    Never answer ``tools/list`` either: a call the guard holds for its own listing stays held.
 """
 
 import json
@@ -42,6 +44,8 @@ def main() -> None:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
         if request_id is None or method == "tools/call":
+            continue
+        if method == "tools/list" and os.environ.get("NO_LIST") == "1":
             continue
         if method == "initialize":
             reply(

@@ -592,13 +592,17 @@ async def test_methods_that_are_not_strings_pass_without_harm(tmp_path: Path, ar
 
 async def test_an_upstream_response_with_an_object_id_is_dropped_without_harm(tmp_path: Path) -> None:
     """An answer to an id the guard never sent (an object, here) never reaches the client (issue 12:
-    exactly one answer per request, its own); it is logged, and the guard goes on."""
+    exactly one answer per request, its own); it is logged, and the guard goes on. An object is no JSON-RPC id
+    at all: skipped as output that is no JSON-RPC message (red team 37 F4)."""
     async with open_guard(tmp_path) as client:
         await client.request("tools/list")
         assert "result" in await client.call("o1", "object_id")
         assert "result" in await client.request("ping")
         assert all(type(m) is not dict or type(m.get("id")) is not dict for m in client.received)
-        assert "dropped an answer from the upstream to an id the guard has no request open for" in client.stderr()
+        assert (
+            "skipped output from the upstream that is JSON but not a JSON-RPC message "
+            "(its id is not a string, a number or null)"
+        ) in client.stderr()
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])

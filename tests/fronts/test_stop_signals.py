@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from mcp_guard.fronts.stop_signals import STOP_SIGNALS, held_stop_signals
+from mcp_guard.streams.ends import note_stop, stop_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -56,6 +57,30 @@ async def test_the_first_signal_stops_and_later_ones_are_logged(
     assert f"received signal {first.value}; stopping" in caplog.text
     for signum in others:
         assert f"received signal {signum.value} while stopping" in caplog.text
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+async def test_the_first_signal_is_noted_as_the_stop_cause_before_stop_runs(signum: signal.Signals) -> None:
+    """Red team 37 F1: what the stop cuts off can tell a stop signal from a server that went away or a client
+    that closed (``streams.ends.stop_signal``): noted before ``stop()`` runs, cleared as the block is left
+    (and as a block starts: not a former front's)."""
+    note_stop(signal.SIGTERM)  # a former front's, left noted
+    seen: list[str | None] = []
+    async with held_stop_signals(lambda: seen.append(stop_signal())):
+        assert stop_signal() is None
+        os.kill(os.getpid(), signum)
+        await _until(lambda: seen)
+        assert seen == [signum.name] and stop_signal() == signum.name
+    assert stop_signal() is None
+
+
+def test_a_stop_cause_unknown_to_the_signal_module_is_named_by_its_number() -> None:
+    note_stop(200)
+    try:
+        assert stop_signal() == "signal 200"
+    finally:
+        note_stop(None)
+    assert stop_signal() is None
 
 
 async def test_the_signals_have_their_default_actions_again_after_the_block() -> None:

@@ -235,3 +235,39 @@ def test_forwarded_line_is_the_line_when_it_may_go_as_received_else_its_message_
     nan = b'{"jsonrpc":"2.0","method":"n","params":{"x":NaN}}'
     with pytest.raises(jsonrpc.Uncarriable):
         jsonrpc.forwarded_line(nan, *jsonrpc.loads_as_received(nan), None)
+
+
+BAD_ERROR = "its error is not an object with an integer code and a string message"
+
+
+@pytest.mark.parametrize(
+    ("line", "fault"),
+    [
+        ('{"jsonrpc":"2.0","id":1,"method":"ping"}', None),
+        ('{"jsonrpc":"2.0","id":null,"method":"ping"}', None),
+        ('{"jsonrpc":"2.0","method":"notifications/x","params":null}', None),  # (params not looked at)
+        ('{"jsonrpc":"2.0","id":"a","result":0}', None),
+        ('{"jsonrpc":"2.0","id":1.5,"result":{}}', None),
+        ('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', None),
+        ('{"jsonrpc":"2.0","id":1,"error":{"code":-32603.0,"message":"m","data":[1]}}', None),
+        ('{"jsonrpc":"2.0"}', "it has neither a method nor an id"),
+        ('{"jsonrpc":"2.0","result":{}}', "it has neither a method nor an id"),
+        ('{"jsonrpc":"2.0","method":5}', "its method is not a string"),
+        ('{"jsonrpc":"2.0","method":null,"id":1}', "its method is not a string"),
+        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', "its id is not a string, a number or null"),
+        ('{"jsonrpc":"2.0","id":[1],"result":{}}', "its id is not a string, a number or null"),
+        ('{"jsonrpc":"2.0","id":1}', "it has neither a result nor an error"),
+        ('{"jsonrpc":"2.0","id":1,"result":1,"error":null}', "it has both a result and an error"),
+        ('{"jsonrpc":"2.0","id":1,"error":null}', BAD_ERROR),
+        ('{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}', BAD_ERROR),
+        ('{"jsonrpc":"2.0","id":1,"error":{"code":true,"message":"m"}}', BAD_ERROR),
+        ('{"jsonrpc":"2.0","id":1,"error":{"code":1}}', BAD_ERROR),
+    ],
+)
+def test_message_fault_is_json_rpc_2_sections_4_and_5(line: str, fault: str | None) -> None:
+    """Red team 37 F4: what the guard passes on from an upstream is a JSON-RPC message; the faults of a response
+    that names a request by a valid id are ``ANSWER_FAULTS`` (answered with an error in its place)."""
+    message = jsonrpc.loads_upstream(line)
+    assert jsonrpc.message_fault(message) == fault
+    answers = fault in jsonrpc.ANSWER_FAULTS
+    assert answers == (fault is not None and ("result" in fault or "error" in fault))

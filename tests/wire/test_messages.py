@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_guard.wire.jsonrpc import loads_client
-from mcp_guard.wire.messages import parse_error_text, unreadable_answer_text, unreadable_reason
+from mcp_guard.wire.messages import GONE, parse_error_text, stopped_text, unreadable_answer_text, unreadable_reason
 
 SECRET = "s3cret-value"
 
@@ -48,3 +48,18 @@ def test_the_client_parse_errors_keep_their_texts() -> None:
         with pytest.raises((ValueError, RecursionError)) as raised:
             loads_client(line)
         assert parse_error_text(raised.value, "line") == text
+
+
+def test_a_request_cut_off_by_a_stop_signal_says_the_guard_was_stopped() -> None:
+    """Red team 37 F1: not "the upstream server went away" (GONE): the guard was stopped, and stopped the server."""
+    assert stopped_text("SIGTERM") == (
+        "mcp-guard: the guard was stopped (SIGTERM) before the upstream server answered; "
+        "the server was stopped with it, and whether it carried the request out is unknown"
+    )
+    assert stopped_text("SIGINT", "a").startswith(
+        "mcp-guard: the guard was stopped (SIGINT) before the upstream server `a` "
+    )
+    assert "went away" not in stopped_text("SIGHUP") and "went away" in GONE
+    assert stopped_text("SIGTERM", forwarded=False) == (
+        "mcp-guard: the guard was stopped (SIGTERM) while it held the request; no server got it"
+    )
