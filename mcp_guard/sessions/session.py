@@ -205,9 +205,11 @@ class Session:
             raise failure
 
     def spawn(self, func: Any, *args: Any) -> None:
-        """Run ``func(*args)`` in the session's task group (while :meth:`run` runs)."""
+        """Run ``func(*args)`` in the session's task group (while :meth:`run` runs), serving no client request
+        (:meth:`serving`), whichever task spawns it: an upstream's connection started by a request's task
+        outlives that request."""
         assert self.tg is not None
-        self.tg.start_soon(func, *args)
+        self.tg.start_soon(_unserved, func, *args)
 
     def unready(self) -> list[str]:
         """The names of the upstreams not connected and initialized now (``/ready``; ``wrap``: ``["upstream"]``)."""
@@ -386,3 +388,9 @@ class Session:
         if upstream_key is None:
             return None  # answered meanwhile (its answer closes it before it goes out)
         return Withdrawal(state, {**message, "params": {**params, "requestId": upstream_key[1]}}, upstream_key)
+
+
+async def _unserved(func: Any, *args: Any) -> None:
+    """``func(*args)`` in a task that serves no client request (:meth:`Session.spawn`)."""
+    _SERVING.set(None)
+    await func(*args)

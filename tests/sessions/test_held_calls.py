@@ -62,13 +62,17 @@ async def test_serve_frees_the_id_of_a_request_cancelled_before_the_gateway_answ
         await client.send(call(4, name("serve", "slow")))
         await client.send(cancel(4))
         await client.send(call(4, name("serve", "fast")))
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})
+        await client.send(cancel(5))
+        await client.send({"jsonrpc": "2.0", "id": 5, "method": "ping"})  # the listing's answer must not reach it
         await anyio.sleep(0.05)
         upstream.list_gate.set()
         assert "result" in await client.answer("init")
         assert text_of(await client.answer(4)) == "fast ok"
+        assert (await client.answer(5))["result"] == {}
         await client.request("ping")
         assert [c["params"]["name"] for c in upstream.calls()] == ["fast"]
-        assert len(client.answers_to(4)) == 1
+        assert len(client.answers_to(4)) == 1 and len(client.answers_to(5)) == 1
 
 
 async def test_a_batch_that_cancels_its_own_call_does_not_send_it() -> None:
