@@ -157,6 +157,7 @@ class ScriptedUpstream:
         connections: connections made.
         links: the server side of each connection.
         tasks: the task each connection was entered in and left in (two entries per connection).
+        version: the protocol version ``initialize`` answers (None: the one the client asked).
     """
 
     def __init__(self, tools: list[Any] | None = None, on_call: CallScript | None = None) -> None:
@@ -167,6 +168,7 @@ class ScriptedUpstream:
         self.connections = 0
         self.links: list[MemoryLink] = []
         self.tasks: list[int] = []
+        self.version: str | None = None  # what initialize answers (None: the version the client asked)
 
     def calls(self) -> list[dict[str, Any]]:
         return [m for m in self.received if m.get("method") == "tools/call"]
@@ -239,7 +241,10 @@ class ScriptedUpstream:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
         if method == "initialize":
             caps = {"tools": {"listChanged": True}}
-            reply["result"] = {"protocolVersion": INIT["protocolVersion"], "capabilities": caps, "serverInfo": {}}
+            params = message.get("params")
+            asked = params.get("protocolVersion") if type(params) is dict else None
+            version = self.version or asked or INIT["protocolVersion"]  # (as servers do: the version asked)
+            reply["result"] = {"protocolVersion": version, "capabilities": caps, "serverInfo": {}}
         elif method == "tools/list":
             reply["result"] = {"tools": self.tools}
         await self.send(link, reply)

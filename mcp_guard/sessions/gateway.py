@@ -80,6 +80,7 @@ from ..wire.jsonrpc import (
 )
 from ..wire.meta import is_modern
 from .catalog import Catalog
+from .client_requests import Ticket
 from .envelopes import (
     merged_capabilities,
 )
@@ -322,7 +323,7 @@ class Gateway:
                 if not self._era_known.is_set():
                     self._start_links()
                     self._era_known.set()
-                self.session.spawn(self._request, message)
+                self.session.spawn(self._request, message, self.requests.ticket(message["id"]))
         else:
             await self._client_notification(method, message)
 
@@ -416,8 +417,11 @@ class Gateway:
         """Whether a request is served from its 2026-07-28 envelope's lists (no handshake in this session)."""
         return is_modern(params) and self.init_params is None
 
-    async def _request(self, message: dict[str, Any]) -> None:
+    async def _request(self, message: dict[str, Any], ticket: Ticket | None) -> None:
+        """One client request (admitted as ``ticket``), served in a task of its own: the client may cancel it and
+        reuse its id meanwhile; what this task answers then goes nowhere (``Session.serving``)."""
         request_id = message["id"]
+        self.session.serving(request_id, ticket)
         method = message["method"]
         params = message.get("params")
         if self.init_params is None and method not in BEFORE_INITIALIZE and not is_modern(params):
@@ -561,8 +565,7 @@ class Gateway:
 
     async def forward(self, link: Link, message: dict[str, Any], forwarded: Forwarded) -> None:
         request_id = forwarded.client_id
-        if self.requests.withdrawn(request_id):  # cancelled while it was being checked: never sent
-            self.requests.close(request_id)
+        if not self.session.holds(request_id):  # cancelled while it was being checked: never sent
             if forwarded.call is not None:
                 await self.pipeline.finish(forwarded.call, None, "cancelled")
             return
@@ -581,7 +584,7 @@ class Gateway:
             return
         if not link.holds(upstream_id):
             return
-        if not self.requests.sent(request_id, link):  # cancelled while it was being sent
+        if not self.requests.sent(request_id, link, self.session.served(request_id)):  # cancelled while being sent
             await link.cancelled(upstream_id)
             notice = {"requestId": upstream_id, "reason": "cancelled by the client"}
             with contextlib.suppress(RequestFailed, Uncarriable):
@@ -595,7 +598,7 @@ class Gateway:
         -32603 instead, and a call is journaled ``protocol_error``. A call's result is judged against
         the tool's ``outputSchema`` first (``Pipeline.judge_output``; journaled ``output_invalid``).
         """
-        self.forget_client_request(forwarded.client_id)
+        ticket = self.forget_client_request(forwarded.client_id)
         outcome = None
         if forwarded.call is not None:  # judged against the outputSchema of the route it was admitted by
             response, outcome = self.pipeline.judge_output(forwarded.call, response)
@@ -617,12 +620,13 @@ class Gateway:
                 data = dumps(error_response(forwarded.client_id, INTERNAL_ERROR, text))
             if forwarded.call is not None:
                 await self.pipeline.finish(forwarded.call, response, outcome)
-            if self.session.goes_out(outgoing):
+            if self.session.goes_out(outgoing, ticket):
                 await writer.send(data)
 
-    def forget_client_request(self, client_id: Any) -> None:
-        """The client's request ``client_id`` is no longer held by any upstream (its answer is going out)."""
-        self.requests.unsent(client_id)
+    def forget_client_request(self, client_id: Any) -> Ticket | None:
+        """The client's request ``client_id`` is no longer held by any upstream (its answer is going out): its
+        ticket (``ClientRequests.unsent``), or None."""
+        return self.requests.unsent(client_id)
 
     async def _set_level(self, message: dict[str, Any]) -> None:
         self.log_level = message.get("params")

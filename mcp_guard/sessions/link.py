@@ -31,6 +31,7 @@ from ..peer.upstream import Connector, LineLink
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import INTERNAL_ERROR, error_response, id_key, valid_id
+from .client_requests import Ticket
 from .freshness import KINDS
 from .server_requests import ServerRequests
 from .upstream_side import gone_text
@@ -75,8 +76,8 @@ class LinkOwner(Protocol):
     async def answer(self, link: Link, forwarded: Forwarded, response: dict[str, Any]) -> None:
         """Event: the upstream answered a forwarded request (``response`` under the upstream's id)."""
 
-    def forget_client_request(self, client_id: Any) -> None:
-        """Event: the client's request ``client_id`` is no longer held upstream."""
+    def forget_client_request(self, client_id: Any) -> Ticket | None:
+        """Event: the client's request ``client_id`` is no longer held upstream (its ticket, ``client_requests``)."""
 
     async def link_changed(self, link: Link, kind: str | None = None) -> None:
         """Event: ``link`` came up, went down, or listed ``kind`` again."""

@@ -361,8 +361,7 @@ class ModernEra:
             await self.gateway.reply(error_response(request_id, INVALID_PARAMS, text))
             return
         key = id_key(request_id)
-        if self.gateway.requests.withdrawn(request_id):  # cancelled before it was opened: never opened, never answered
-            self.gateway.requests.close(request_id)
+        if not self.gateway.session.holds(request_id):  # cancelled before it was opened: never opened, never answered
             return
         if key in self.listens:
             text = "Invalid Request: a listen stream with this id is already open"

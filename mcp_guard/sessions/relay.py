@@ -14,7 +14,11 @@ Only what the guard must see is touched:
 - client → upstream: a ``tools/call`` request is judged first and forwarded only when
   valid (a ``tools/call`` without an id is dropped: a notification cannot be judged and
   answered); a ``tools/list`` request is noted so its response can be annotated; a
-  ``notifications/cancelled`` for a call the guard still holds drops that call.
+  ``notifications/cancelled`` for a call the guard still holds drops that call (and frees its id).
+  A call held for the guard's own listing keeps its place: the client's later messages wait behind
+  it, in order (:meth:`Relay.client_message`), but for ``ping``, notifications and the client's
+  answers to the upstream's requests, which go on meanwhile (red team 37: held calls reached the
+  server after calls the client sent later).
   ``initialize``, ``logging/setLevel``, ``resources/subscribe`` and ``resources/unsubscribe``
   are noted (to be replayed to a restarted upstream).
 - upstream → client: responses to the guard's own requests are taken out of the stream;
@@ -107,7 +111,7 @@ import anyio.abc
 from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Pipeline, Route, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.tool_table import ToolEntry, ToolTable
-from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
 from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.requests import ListingFailed
@@ -130,6 +134,8 @@ from ..wire.jsonrpc import (
 from ..wire.messages import BATCH_VERSION, refused_batch
 from ..wire.meta import era_meta
 from .client_lines import big_line
+from .client_requests import Ticket
+from .held_calls import HeldMessages, unlisted_after_client_text
 from .session import Session
 from .upstream_side import UpstreamSide, never_started_text
 
@@ -216,6 +222,7 @@ class Relay(UpstreamSide):
         self.pipeline = session.pipeline
         self._routes: dict[str, tuple[ToolEntry, Route]] = {}
         self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
+        self.held = HeldMessages()  # a call held for the guard's own listing, and the client's messages behind it
         self.hot: LineHandler | None = self._client_line_now
         session.writer.gone = self._client_gone  # (a client that stopped reading ends the relay)
         session.attach(self)
@@ -280,19 +287,26 @@ class Relay(UpstreamSide):
         )
 
     async def drain(self) -> None:
-        """The client closed: within ``drain_timeout`` seconds decide the calls the guard holds; close the
-        upstream's input and give it :data:`~.upstream.EXIT_WAIT_SECONDS` to answer what it holds and
-        exit; then ``Session.run`` ends (the connection is left cancelled: a process still running gets
-        SIGTERM at once, see ``upstream``)."""
+        """The client closed: decide the calls the guard holds, within :data:`~.upstream.PENDING_DRAIN_SECONDS`
+        (at most ``client_request_timeout``, at least ``drain_timeout``); a call still held for the guard's own
+        listing then, and what waits behind it, is answered saying so (``held_calls.unlisted_after_client_text``:
+        red team 37, it was told the upstream went away, once the guard had closed its input). Then close the
+        upstream's input and give it :data:`~.upstream.EXIT_WAIT_SECONDS` to answer what it holds and exit;
+        then ``Session.run`` ends (the connection is left cancelled: a process still running gets SIGTERM at
+        once, see ``upstream``)."""
         # Calls held for a listing of the guard's own, and messages waiting for a start under way, are
         # requests the upstream is about to take: as for forwarded ones (below, trial T4), a slow server
         # (an `npx` start, a loaded machine) still answers them; drain_timeout alone once answered one with
         # an error instead, for a client that pipes its requests and closes (`echo ... | mcp-guard wrap`).
         pending = min(PENDING_DRAIN_SECONDS, self.client_request_timeout or PENDING_DRAIN_SECONDS)
-        with anyio.move_on_after(max(self.drain_timeout, pending)):
-            while self.requests.waiting() or self._connecting or self._backlog:  # (backlog: a first start, red team 33)
+        waited = max(self.drain_timeout, pending)
+        with anyio.move_on_after(waited):
+            # (backlog: a first start, red team 33)
+            while self.requests.waiting() or self._connecting or self._backlog or self.held.holding:
                 await anyio.sleep(0.01)
         self._stopping = True
+        if self.held.holding:  # the upstream never answered the guard's listing: it did not go away, the guard ends it
+            await self._fail_held(unlisted_after_client_text(waited))
         await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
         upstream = self.peer.upstream
         if upstream is not None:
@@ -324,6 +338,10 @@ class Relay(UpstreamSide):
             await self._restore()
             log.info("upstream restarted (restart %d)", self.restarts)
         while self._backlog and self.peer.upstream is upstream:
+            if self.held.holding:  # behind a held call now: ahead of what the client sent after them (_hold releases)
+                self.held.put_first(self._backlog)
+                self._backlog.clear()
+                break
             await self._dispatch(self._backlog.pop(0))
         if self.peer.upstream is upstream:
             self._connecting = False
@@ -334,7 +352,17 @@ class Relay(UpstreamSide):
     async def client_message(self, message: Any) -> None:
         """One parsed client message (or batch), in the order read (after the big lines before it, when it
         must keep its place: ``peer.offload``). While the upstream's end is read but not yet handled (its
-        answers judged off the loop still go out first: ``UpstreamPeer._lines``), it waits as when down."""
+        answers judged off the loop still go out first: ``UpstreamPeer._lines``), it waits as when down.
+
+        While a call is held for the guard's own listing, the messages after it wait behind it, in order
+        (:meth:`_hold` releases them): a stdio server takes its requests in the order it reads them, so a
+        client that sends ``create`` then ``write`` gets them there in that order, as without the guard (red
+        team 37). What cannot change the order of the client's requests goes on at once: ``ping``, notifications
+        (a cancellation of a request waiting behind drops both; of the held call, withdraws it), and the client's
+        answers to the upstream's requests (the server may need them before it answers the listing):
+        ``held_calls``."""
+        if self.held.holding and self.held.takes(message):
+            return
         if type(message) is list and message and not self._batches():
             await self.session.reply(refused_batch(message))
         elif not self._ready or self.peer.upstream is None:
@@ -346,10 +374,11 @@ class Relay(UpstreamSide):
 
     def _batches(self) -> bool:
         """Whether the client may send JSON-RPC batches: only protocol 2025-03-26 has them (2025-06-18 removed
-        them, and the 2026-07-28 era has none), so only a client whose ``initialize`` asked for that version.
-        Red team 35: an SDK server of a later version ignored a forwarded batch, and its calls hung."""
-        params = self._init_params
-        return type(params) is dict and params.get("protocolVersion") == BATCH_VERSION
+        them, and the 2026-07-28 era has none), so only a session whose ``initialize`` the upstream answered with
+        that version (``UpstreamSide.negotiated``; a restarted upstream that answered another ends it). Red team
+        35: an SDK server of a later version ignored a forwarded batch, and its calls hung; red team 37: the
+        version the client *asked* was read, and a server that answered 2025-06-18 was sent batches all the same."""
+        return bool(self.negotiated == BATCH_VERSION)
 
     def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
         """The schema a call would be judged by now (its table's entry for the name), or None."""
@@ -381,6 +410,7 @@ class Relay(UpstreamSide):
         client = self.client
         if not (
             self._ready
+            and not self.held.holding
             and isinstance(upstream, PipeLineStream)
             and upstream.idle
             and isinstance(client, DirectLink)
@@ -481,55 +511,17 @@ class Relay(UpstreamSide):
             if refusal is not None:
                 await self.session.reply(refusal)
             elif self._needs_listing(message):
-                # Decided once the guard has listed the tools (waiting: client_requests); other messages keep
-                # flowing meanwhile.
+                # Decided once the guard has listed the tools (waiting: client_requests); the client's later
+                # messages wait behind it (client_message), and _hold releases them in order.
                 assert self.session.tg is not None
-                self.session.tg.start_soon(self._route_held, message)
+                self.held.holding = True
+                self.session.tg.start_soon(self._hold, message, self.requests.ticket(message["id"]))
             else:
                 await self._act(*await self._route_admitted(message))
         elif type(message) is list and message:
             await self._client_batch(message)
         else:
             await self.session.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
-
-    async def _while_down(self, message: Any) -> None:
-        """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
-        one as soon as the backoff allows), answer it when that is more than :data:`HOLD_MAX` s away, or drop it."""
-        if not message or type(message) not in (dict, list):
-            await self._dispatch(message)  # answered without the upstream
-            return
-        elements = message if type(message) is list else [message]
-        if type(message) is dict and "method" not in message:
-            # The client's answer to a request of the upstream's: only the current upstream can take it.
-            if self.upstream is not None:
-                await self._dispatch(message)
-            else:
-                self._client_answer(message)  # dropped (logged)
-            return
-        wait = self.peer.wait
-        if self.peer.start_failure is not None:  # never started: not started again (``Session.run`` ends)
-            # Shielded: the session's task group is cancelled at the failure (``_keep_connected``), and a
-            # request read just then lost its answer, the line taken from the client (fault 37 A: the
-            # client waited for it until the guard exited). Bounded as ``refuse_for``'s answers are.
-            with anyio.move_on_after(START_FAILURE_GRACE, shield=True):
-                await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
-            return
-        if self._connecting or wait <= HOLD_MAX:
-            cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
-            if cancel and self._cancel_waiting(message):
-                return
-            self._backlog.append(message)
-            return
-        if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
-            log.debug("dropped a client notification: the upstream is not running")
-            return
-        # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
-        text = (
-            f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
-            f"{self.peer.backoff.failures} time(s) in a row; the guard starts it again in {wait:.1f} s"
-        )
-        log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
-        await self._answer_requests(elements, INTERNAL_ERROR, text)
 
     def _needs_listing(self, message: dict[str, Any]) -> bool:
         """A tools/call whose table is not a complete listing (:meth:`_listing_needed`)."""
@@ -550,16 +542,56 @@ class Relay(UpstreamSide):
         name = params.get("name") if type(params) is dict else None
         return type(name) is str and valid_id(message["id"])
 
-    async def _route_held(self, message: dict[str, Any]) -> None:
+    async def _hold(self, message: dict[str, Any], ticket: Ticket | None) -> None:
+        """The task of a call held for the guard's own listing (admitted as ``ticket``): decide it, then release the
+        client's messages that waited behind it, in order (:meth:`_in_order`), until none is left."""
+        waiting = self.held.waiting
+        try:
+            await self._decide_held(message, ticket)
+            while waiting:
+                await self._in_order(waiting.popleft())
+        finally:
+            self.held.holding = False
+
+    async def _decide_held(self, message: dict[str, Any], ticket: Ticket | None) -> None:
+        """Judge the held call ``message`` once the guard listed the tools, and forward or answer it; unless the
+        client withdrew that admission meanwhile (its id may be a new request's by now: ``client_requests``)."""
         forward, reply = await self._route_call(message)
-        if self.requests.withdrawn(message["id"]):
-            self.requests.close(message["id"])
+        if ticket is None or not self.requests.holds(message["id"], ticket):
+            self.notes.forget(id_key(message["id"]))  # (notes the judgement made: its admission is gone)
             return  # the client cancelled it while the guard was listing: neither sent nor answered
         await self._act(forward, reply)
 
+    async def _in_order(self, message: Any) -> None:
+        """A client message released from behind a held call (:meth:`_hold`): as :meth:`client_message` takes it,
+        but a call that needs a listing of the guard's own is decided here, before the next one."""
+        if type(message) is list and message and not self._batches():
+            await self.session.reply(refused_batch(message))
+        elif not self._ready or self.peer.upstream is None:
+            await self._while_down(message)
+        elif type(message) is dict:
+            refusal = self._refused_at_intake(message)
+            if refusal is not None:
+                await self.session.reply(refusal)
+            elif self._needs_listing(message):
+                await self._decide_held(message, self.requests.ticket(message["id"]))
+            else:
+                await self._act(*await self._route_admitted(message))
+        else:
+            await self._dispatch(message)
+
+    async def _fail_held(self, text: str) -> None:
+        """The drain gave up on the held call: it, and every request behind it, is answered with ``text``."""
+        for request_id in self.requests.waiting():
+            await self.session.reply(error_response(request_id, INTERNAL_ERROR, text))
+        for message in self.held.take_all():
+            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+
     async def _client_batch(self, batch: list[Any]) -> None:
-        """A JSON-RPC batch (protocol 2025-03-26): each element routed; forwards and replies grouped."""
-        forwards: list[Any] = []
+        """A JSON-RPC batch (protocol 2025-03-26): each element routed; forwards and replies grouped. A request the
+        batch itself cancels after it (``[call 7, cancel 7, call 7]``) is not forwarded: its admission is gone
+        by the end (red team 37: it went upstream, and its answer reached the client, cancelled)."""
+        forwards: list[tuple[Any, Ticket | None]] = []
         replies: list[Any] = []
         for element in batch:
             if type(element) is not dict:
@@ -567,10 +599,12 @@ class Relay(UpstreamSide):
                 continue
             forward, reply = await self._route(element)
             if forward is not None:
-                forwards.append(forward)
+                request = "method" in forward and "id" in forward and valid_id(forward["id"])
+                forwards.append((forward, self.requests.ticket(forward["id"]) if request else None))
             if reply is not None:
                 replies.append(reply)
-        await self._act(forwards or None, replies or None)
+        kept = [m for m, ticket in forwards if ticket is None or self.requests.holds(m["id"], ticket)]
+        await self._act(kept or None, replies or None)
 
     async def _route(self, message: dict[str, Any]) -> tuple[Any, Any]:
         """What to do with one client message: ``(to forward or None, reply or None)``.
@@ -633,7 +667,7 @@ class Relay(UpstreamSide):
         elif method is None:
             return self._client_answer(message), None  # (under the upstream's own id: server_requests)
         elif type(method) is str and method in _TRACKED and "id" in message:
-            self._track(method, message.get("params"))
+            self._track(method, message.get("params"), message["id"])
         return message, None
 
     async def _route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:

@@ -32,6 +32,7 @@ upstreams; the session keeps the client. Both sit in this folder, one layer (``s
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -47,7 +48,7 @@ from ..wire.jsonrpc import INVALID_REQUEST, error_response, id_key, invalid_requ
 from ..wire.messages import DUPLICATE_ID
 from ..wire.meta import PROTOCOL_VERSION_KEY
 from .client_lines import read_client_lines
-from .client_requests import NOT_OPEN, WAITING, ClientRequests
+from .client_requests import NOT_OPEN, WAITING, ClientRequests, Ticket
 from .client_writer import ClientWriter
 from .server_requests import ServerRequests
 
@@ -65,6 +66,10 @@ __all__ = ["Routing", "Session", "Withdrawal"]
 log = logging.getLogger("mcp_guard")
 
 Key = tuple[bool, Any]
+
+_SERVING: ContextVar[tuple[Any, Key, Ticket] | None] = ContextVar("mcp_guard_serving", default=None)
+"""In a task that serves one client request (``serve``'s request tasks: :meth:`Session.serving`): ``(that task's id,
+the request's id key, its admission)``. Tasks it starts inherit the value, hence the task's id."""
 
 
 class Routing(Protocol):
@@ -200,9 +205,11 @@ class Session:
             raise failure
 
     def spawn(self, func: Any, *args: Any) -> None:
-        """Run ``func(*args)`` in the session's task group (while :meth:`run` runs)."""
+        """Run ``func(*args)`` in the session's task group (while :meth:`run` runs), serving no client request
+        (:meth:`serving`), whichever task spawns it: an upstream's connection started by a request's task
+        outlives that request."""
         assert self.tg is not None
-        self.tg.start_soon(func, *args)
+        self.tg.start_soon(_unserved, func, *args)
 
     def unready(self) -> list[str]:
         """The names of the upstreams not connected and initialized now (``/ready``; ``wrap``: ``["upstream"]``)."""
@@ -233,6 +240,29 @@ class Session:
             self.counted.log(logging.WARNING, "refused a client request whose id is that of a request still in flight")
             return error_response(request_id, INVALID_REQUEST, DUPLICATE_ID)
         return None
+
+    def serving(self, request_id: Any, ticket: Ticket | None) -> None:
+        """The current task serves the client's request ``request_id``, admitted as ``ticket`` (taken when it was
+        admitted, before the task started): its answers go out, and it is sent, only while that admission is
+        open (:meth:`served`). The client may cancel it meanwhile and send a new request under its id (red
+        team 37): the new one is another admission, and this task's answer never reaches it."""
+        if ticket is not None:
+            _SERVING.set((anyio.get_current_task().id, id_key(request_id), ticket))
+
+    def served(self, request_id: Any) -> Ticket | None:
+        """The admission of ``request_id`` the current task serves (:meth:`serving`), or None."""
+        serving = _SERVING.get()
+        if serving is None or serving[1] != id_key(request_id) or serving[0] != anyio.get_current_task().id:
+            return None
+        return serving[2]
+
+    def holds(self, request_id: Any) -> bool:
+        """Whether the client's request ``request_id`` is still open and waiting: in a task serving it
+        (:meth:`serving`), that admission, not a later request under its id (``client_requests``)."""
+        ticket = self.served(request_id)
+        if ticket is not None:
+            return self.requests.holds(request_id, ticket)
+        return self.requests.ticket(request_id) is not None
 
     def principal_of(self, request_id: Any) -> Principal | None:
         """Who sent the request ``request_id`` (OAuth, the HTTP front), or None."""
@@ -279,11 +309,18 @@ class Session:
 
     # --- to the client --------------------------------------------------------------------------
 
-    def goes_out(self, message: dict[str, Any]) -> bool:
+    def goes_out(self, message: dict[str, Any], ticket: Ticket | None = None) -> bool:
         """Whether a message of the guard's own goes to the client: an answer closes its request
         (``client_requests``) and is dropped when the client withdrew that request (MCP, cancellation: a
-        cancelled request is not answered); anything else goes."""
-        if "method" in message or self.requests.close(message.get("id")):
+        cancelled request is not answered); anything else goes. ``ticket``: the admission it answers (default:
+        the one the current task serves, :meth:`serving`); its answer is dropped once that admission is not
+        open, even when a later request has its id."""
+        if "method" in message:
+            return True
+        request_id = message.get("id")
+        if ticket is None and _SERVING.get() is not None:
+            ticket = self.served(request_id)
+        if self.requests.close(request_id, ticket):
             return True
         log.debug("dropped the answer to a request the client cancelled")
         return False
@@ -351,3 +388,9 @@ class Session:
         if upstream_key is None:
             return None  # answered meanwhile (its answer closes it before it goes out)
         return Withdrawal(state, {**message, "params": {**params, "requestId": upstream_key[1]}}, upstream_key)
+
+
+async def _unserved(func: Any, *args: Any) -> None:
+    """``func(*args)`` in a task that serves no client request (:meth:`Session.spawn`)."""
+    _SERVING.set(None)
+    await func(*args)

@@ -39,13 +39,14 @@ import anyio
 import anyio.abc
 
 from ..calls.tool_table import ToolTable
-from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
 from ..peer.handshake import handshake as handshake_again
 from ..peer.inflight import Late, timed_out_text
 from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.upstream import Connector
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
+from ..streams.refusal import START_FAILURE_GRACE
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -170,6 +171,10 @@ class UpstreamSide:
         self._backlog: list[Any] = []
         # What a restarted upstream is told again (handshake era).
         self._init_params: Any = None
+        # The protocol version of the session: the one the upstream answered the client's initialize with (None
+        # before that answer, or when a restarted upstream answered another); _init_key: that initialize's id.
+        self.negotiated: Any = None
+        self._init_key: Key | None = None
         self._log_level: Any = None
         self._subscriptions: dict[str, Any] = {}
 
@@ -215,6 +220,8 @@ class UpstreamSide:
             )
             version = result.get("protocolVersion")
             log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
+            if version != self.negotiated:
+                self.negotiated = None  # (the client agreed on another: nothing that needs one version is sent)
         self.listings.restarted()
         if handshake:
             await self.session.reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -373,6 +380,49 @@ class UpstreamSide:
 
     # --- client state the upstream half keeps (what a restart replays; the upstream's own requests) --
 
+    async def _dispatch(self, message: Any) -> None:
+        """Route one client message (or batch) now: the relay's (``Relay._dispatch``)."""
+        raise NotImplementedError
+
+    async def _while_down(self, message: Any) -> None:
+        """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
+        one as soon as the backoff allows), answer it when that is more than :data:`HOLD_MAX` s away, or drop it."""
+        if not message or type(message) not in (dict, list):
+            await self._dispatch(message)  # answered without the upstream
+            return
+        elements = message if type(message) is list else [message]
+        if type(message) is dict and "method" not in message:
+            # The client's answer to a request of the upstream's: only the current upstream can take it.
+            if self.peer.upstream is not None:
+                await self._dispatch(message)
+            else:
+                self._client_answer(message)  # dropped (logged)
+            return
+        wait = self.peer.wait
+        if self.peer.start_failure is not None:  # never started: not started again (``Session.run`` ends)
+            # Shielded: the session's task group is cancelled at the failure (``_keep_connected``), and a
+            # request read just then lost its answer, the line taken from the client (fault 37 A: the
+            # client waited for it until the guard exited). Bounded as ``refuse_for``'s answers are.
+            with anyio.move_on_after(START_FAILURE_GRACE, shield=True):
+                await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
+            return
+        if self._connecting or wait <= HOLD_MAX:
+            cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
+            if cancel and self._cancel_waiting(message):
+                return
+            self._backlog.append(message)
+            return
+        if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
+            log.debug("dropped a client notification: the upstream is not running")
+            return
+        # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
+        text = (
+            f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
+            f"{self.peer.backoff.failures} time(s) in a row; the guard starts it again in {wait:.1f} s"
+        )
+        log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
+        await self._answer_requests(elements, INTERNAL_ERROR, text)
+
     def _cancel_waiting(self, message: dict[str, Any]) -> bool:
         """A cancellation of a request waiting for the upstream to start: drop both."""
         params = message.get("params")
@@ -386,10 +436,13 @@ class UpstreamSide:
                 return True
         return False
 
-    def _track(self, method: str, params: Any) -> None:
-        """Note what a restarted upstream must be told again (handshake era)."""
+    def _track(self, method: str, params: Any, request_id: Any = None) -> None:
+        """Note what a restarted upstream must be told again (handshake era), and the id of the client's
+        ``initialize`` (``request_id``), whose answer says the session's protocol version (:attr:`negotiated`)."""
         if method == "initialize":
             self._init_params = params
+            self._init_key = id_key(request_id)
+            self.negotiated = None
         elif method == "logging/setLevel":
             self._log_level = params
         else:
@@ -471,6 +524,10 @@ class UpstreamSide:
             else:
                 client_id = record
                 self.requests.close(client_id)
+                if self._init_key is not None and id_key(client_id) == self._init_key:
+                    self._init_key = None
+                    result = message.get("result")
+                    self.negotiated = result.get("protocolVersion") if type(result) is dict else None
             message = {**message, "id": client_id}  # the client's id again
             return self.notes.answer(id_key(client_id), message) if self.notes.any else message
         method = message["method"]

@@ -300,11 +300,14 @@ async def _close_stdout(client: Client) -> None:
     await client.notify("test/close_stdout")
 
 
-async def _crash_leaving_a_grandchild(client: Client) -> None:
+async def _spawn_grandchild(client: Client) -> None:
     # The grandchild (sleep 600) inherits the upstream's stdout: the pipe stays open after the crash.
     response = await client.request("test/spawn_grandchild", {})
     assert pid_alive(response["result"]["pid"])
-    await client.notify("test/crash")
+
+
+async def _crash_leaving_a_grandchild(client: Client) -> None:
+    await client.notify("test/crash")  # (the grandchild was spawned first: _spawn_grandchild)
 
 
 def gone_with(cause: str) -> str:
@@ -328,6 +331,8 @@ async def test_every_pending_request_is_answered_when_the_upstream_goes_away(
     """A forwarded request and a call the guard holds (its own listing unanswered) both get -32603 at once;
     the forwarded one's text says how the upstream ended (trial 3 T1), and so does the log."""
     async with open_guard(tmp_path, env={"HOLD_LIST": "1"}) as client:
+        if how is _crash_leaving_a_grandchild:  # (a request: sent before the held call, which it would wait behind)
+            await _spawn_grandchild(client)
         await client.send({"jsonrpc": "2.0", "id": 1, "method": "test/hang", "params": {"token": SECRET}})
         await client.send(
             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"k": SECRET}}}

@@ -66,14 +66,17 @@ class Gated(ScriptedUpstream):
 
 
 @asynccontextmanager
-async def gated_guard(command: str, version: str | None = None) -> AsyncIterator[tuple[Gated, Any]]:
+async def gated_guard(
+    command: str, version: str | None = None, *, initialize: bool = True, **options: Any
+) -> AsyncIterator[tuple[Gated, Any]]:
     """A :class:`Gated` upstream behind ``command``: ``(upstream, client)``; its tasks cancelled at the end.
-    ``version``: the protocol version the client initializes with (default: the harness's)."""
+    ``version``: the protocol version the client initializes with (default: the harness's); ``initialize``: False,
+    the client does not; ``options``: the guard's (``running_guard``)."""
     upstream = Gated()
     async with anyio.create_task_group() as group:
         upstream.group = group
-        async with running_guard(command, upstream, initialize=version is None) as client:
-            if version is not None:
+        async with running_guard(command, upstream, initialize=initialize and version is None, **options) as client:
+            if initialize and version is not None:
                 assert "result" in await client.request("initialize", {**INIT, "protocolVersion": version})
                 await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             yield upstream, client
@@ -145,10 +148,16 @@ def test_the_states_of_one_request() -> None:
     assert requests.waiting() == ["1"] and requests.open_ids() == [1, "1"]
     assert requests.withdraw(1) == "up-1"  # sent: closed, cancelled at its owner
     assert 1 not in requests and requests.admit(1)  # the id is free at once
-    assert requests.withdraw(1) is WAITING  # not sent: withdrawn, never sent ...
-    assert requests.withdrawn(1) and requests.open_ids() == ["1"] and requests.waiting() == ["1"]
-    assert not requests.admit(1)  # (still open until its fate is settled)
-    assert not requests.sent(1, "up-2") and 1 not in requests  # ... the sender learns it, and it is closed
+    held = requests.ticket(1)
+    assert held is not None and requests.holds(1, held)
+    assert requests.withdraw(1) is WAITING  # not sent: withdrawn, never sent, and its id free at once (red team 37)
+    assert not requests.holds(1, held) and requests.open_ids() == ["1"] and requests.waiting() == ["1"]
+    again = requests.admit(1)  # the client's next request under that id
+    assert again is not None and again is not held
+    assert not requests.holds(1, held)  # whoever held the withdrawn one learns it: the id is another request's now
+    assert not requests.sent(1, "up-2", held) and requests.ticket(1) is again  # and cannot send it as the new one
+    assert requests.sent(1, "up-3", again)
+    assert requests.withdraw(1) == "up-3"
     assert requests.withdraw(1) is NOT_OPEN and requests.withdraw("other") is NOT_OPEN
 
 
@@ -159,10 +168,12 @@ def test_an_answer_closes_its_request_and_one_to_a_withdrawn_request_is_dropped(
     assert requests.close(7)  # an id no open request has is answered (the guard's own error, a late answer)
     requests.admit(8)
     requests.sent(8, "up")
-    requests.unsent(8)  # its answer is going out: a cancellation now withdraws it instead
-    assert requests.withdraw(8) is WAITING
-    assert not requests.close(8) and 8 not in requests  # the answer is dropped, the id freed
-    assert len(requests) == 0
+    going = requests.unsent(8)  # its answer is going out: a cancellation now withdraws it instead
+    assert going is not None and requests.withdraw(8) is WAITING
+    assert not requests.close(8, going) and 8 not in requests  # the answer is dropped, the id freed
+    later = requests.admit(8)
+    assert not requests.close(8, going) and requests.ticket(8) is later  # nor does it close a later request
+    assert requests.close(8, later) and len(requests) == 0
 
 
 async def test_two_requests_under_one_id_in_one_batch_are_one_forwarded_and_one_refused() -> None:
