@@ -101,12 +101,12 @@ class AnswerNotes:
         self._observed.pop(key, None)
         self._settle()
 
-    def gone(self, keys: list[Key]) -> None:
-        """The upstream went away: the followed requests among ``keys`` (those in flight) ended
-        ``upstream_died``; every note is dropped."""
+    def gone(self, keys: list[Key], outcome: str = "upstream_died") -> None:
+        """The upstream went away: the followed requests among ``keys`` (those in flight) ended ``outcome``
+        (``upstream_died``; ``stopped``: the guard was stopped by a signal); every note is dropped."""
         if self._observed:
             for key in keys:
-                self.ended(key, "upstream_died")
+                self.ended(key, outcome)
         self._lists.clear()
         self._calls.clear()
         self._observed.clear()

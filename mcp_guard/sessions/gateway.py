@@ -64,6 +64,7 @@ from ..core import Compiled
 from ..peer.inflight import InFlight
 from ..peer.requests import RequestFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink
+from ..streams.ends import stop_signal
 from ..streams.pipes import LineHandler
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import (
@@ -677,8 +678,8 @@ class Gateway:
         self.whereabouts.remember(self.view)
         if kind is None and not link.initialized:
             await self.modern.link_changed(link)
-        if not self._announced:
-            return  # the client lists after its initialize answer; nothing to announce before
+        if not self._announced or stop_signal() is not None:
+            return  # the client lists after its initialize answer; a guard stopping announces nothing (rt37 F1)
         for k in KINDS:
             if k in changed:
                 await self.reply({"jsonrpc": "2.0", "method": f"notifications/{k}/list_changed"})

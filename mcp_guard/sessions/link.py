@@ -28,9 +28,11 @@ from ..peer.inflight import timed_out_text
 from ..peer.listens import OwnListens
 from ..peer.requests import RequestFailed, list_pages
 from ..peer.upstream import Connector, LineLink
+from ..streams.ends import stop_signal
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import DEFAULT_MAX_LINE
 from ..wire.jsonrpc import INTERNAL_ERROR, error_response, id_key, valid_id
+from ..wire.messages import stopped_text
 from .client_requests import Ticket
 from .freshness import KINDS
 from .server_requests import ServerRequests
@@ -465,15 +467,17 @@ class Link:
         self.initialized = False
         self.offers = None
         pending: list[Forwarded] = self.peer.inflight.clear()
+        stop = None if ended else stop_signal()  # the guard itself was stopped: neither side ended it (rt37 F1)
         for forwarded in pending:
             self.session.forget_client_request(forwarded.client_id)
-            if self.session.closing:  # the client left: it gave up on what it had asked
+            if self.session.closing and stop is None:  # the client left: it gave up on what it had asked
                 if forwarded.call is not None:
                     await self.session.pipeline.finish(forwarded.call, None, "cancelled")
                 continue
             if forwarded.call is not None:
-                await self.session.pipeline.finish(forwarded.call, None)
-            text = gone_text(self.peer.cause, self.name)  # (how it ended, when the transport told it: F-stop 31)
+                await self.session.pipeline.finish(forwarded.call, None, None if stop is None else "stopped")
+            # (how it ended, when the transport told it: F-stop 31; or the guard's own stop: rt37 F1)
+            text = gone_text(self.peer.cause, self.name) if stop is None else stopped_text(stop, self.name)
             await self.session.reply(error_response(forwarded.client_id, INTERNAL_ERROR, text))
         await self.session.server_requests_gone(self)
         self.tools = self.prompts = self.resources = self.templates = None

@@ -31,6 +31,7 @@ upstreams; the session keeps the client. Both sit in this folder, one layer (``s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -44,8 +45,9 @@ from ..calls.journal import Journal
 from ..calls.pipeline import Call
 from ..log_counts import LogCounts
 from ..peer.offload import Ordered
-from ..wire.jsonrpc import INVALID_REQUEST, error_response, id_key, invalid_request_text, valid_id
-from ..wire.messages import DUPLICATE_ID
+from ..streams.ends import stop_signal
+from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error_response, id_key, invalid_request_text, valid_id
+from ..wire.messages import DUPLICATE_ID, stopped_text
 from ..wire.meta import PROTOCOL_VERSION_KEY
 from .client_lines import read_client_lines
 from .client_requests import NOT_OPEN, WAITING, ClientRequests, Ticket
@@ -186,23 +188,41 @@ class Session:
         """
         routing = self.routing
         failure: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            self.tg = tg
-            try:
-                await routing.start(tg)
-            except Exception as exc:
-                failure = exc
-                tg.cancel_scope.cancel()
-            else:
-                task_status.started()
-                await read_client_lines(self, routing.hot)  # (big lines off the loop, all done before the drain)
-                self.client_closed = True
-                await routing.drain()
-                tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                self.tg = tg
+                try:
+                    await routing.start(tg)
+                except Exception as exc:
+                    failure = exc
+                    tg.cancel_scope.cancel()
+                else:
+                    task_status.started()
+                    await read_client_lines(self, routing.hot)  # (big lines off the loop, all done before the drain)
+                    self.client_closed = True
+                    await routing.drain()
+                    tg.cancel_scope.cancel()
+        finally:
+            await self._answer_stopped()
         failure = failure or routing.start_failure
         if failure is not None:
             await routing.refuse_for(failure)
             raise failure
+
+    async def _answer_stopped(self) -> None:
+        """The guard was stopped by a signal (``streams.ends.stop_signal``): every request of the client's still
+        open (held for a listing, waiting for a start: those forwarded were answered as their upstream was left)
+        is answered that it was, within a second, instead of never (red team 37 F1)."""
+        stop = stop_signal()
+        if stop is None or not self.requests.open_ids():
+            return
+        held = {id_key(request_id) for request_id in self.requests.waiting()}
+        with anyio.CancelScope(shield=True) as scope:
+            scope.deadline = anyio.current_time() + 1.0  # (a client that does not read cannot hold the way out)
+            for request_id in self.requests.open_ids():
+                text = stopped_text(stop, forwarded=id_key(request_id) not in held)
+                with contextlib.suppress(Exception):
+                    await self.reply(error_response(request_id, INTERNAL_ERROR, text))
 
     def spawn(self, func: Any, *args: Any) -> None:
         """Run ``func(*args)`` in the session's task group (while :meth:`run` runs), serving no client request

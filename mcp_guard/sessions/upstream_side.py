@@ -45,6 +45,7 @@ from ..peer.handshake import handshake as handshake_again
 from ..peer.inflight import Late, timed_out_text
 from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.upstream import Connector
+from ..streams.ends import stop_signal
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
 from ..streams.refusal import START_FAILURE_GRACE
 from ..wire.jsonrpc import (
@@ -59,7 +60,7 @@ from ..wire.jsonrpc import (
     valid_id,
     with_id,
 )
-from ..wire.messages import GONE
+from ..wire.messages import GONE, stopped_text
 from ..wire.meta import SUBSCRIPTION_ID_KEY
 from ..wire.pieces import dumps_in_pieces
 from .answer_notes import AnswerNotes
@@ -235,7 +236,8 @@ class UpstreamSide:
         """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
         self._ready = False
         inflight = self.peer.inflight.clear()
-        self.notes.gone([id_key(request_id) for request_id in inflight])
+        stop = None if ended else stop_signal()  # the guard itself was stopped: neither side ended it (rt37 F1)
+        self.notes.gone([id_key(request_id) for request_id in inflight], "upstream_died" if stop is None else "stopped")
         cause, failure = self.peer.cause, self.peer.start_failure
         if ended and not self.session.client_closed and not self._connecting and failure is None:
             # (a restart that ends while it is set up is logged by peer_failed; a failed first start by the command)
@@ -247,6 +249,8 @@ class UpstreamSide:
         if failure is not None:
             text = never_started_text(failure, self.exits)
             await self._fail_backlog(text)
+        elif stop is not None:
+            text = stopped_text(stop)
         elif self.session.client_closed and not ended:
             text = STOPPED_AFTER_CLIENT
         else:

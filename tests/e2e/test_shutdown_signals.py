@@ -335,7 +335,6 @@ async def test_the_log_names_the_stop_signal_as_why_the_upstream_is_terminated(
         assert "did not exit after its stdin closed" not in guard.log
 
 
-@pytest.mark.xfail(strict=True, reason="needs the sessions/ change of /work/coord/edge37-sessions.diff (rt37 F1)")
 @pytest.mark.parametrize("front", ["wrap", "serve"])
 async def test_a_call_cut_off_by_a_stop_signal_is_answered_and_journaled_as_such(tmp_path: Path, front: str) -> None:
     """Red team 37 F1: the call the server never answered gets -32603 saying the guard was stopped (SIGTERM),
@@ -362,7 +361,6 @@ async def test_a_call_cut_off_by_a_stop_signal_is_answered_and_journaled_as_such
         assert [r["result"] for r in records if r["event"] == "outcome"] == ["stopped"]
 
 
-@pytest.mark.xfail(strict=True, reason="needs the sessions/ change of /work/coord/edge37-sessions.diff (rt37 F1)")
 @pytest.mark.parametrize("front", ["wrap", "serve"])
 async def test_a_call_the_guard_held_when_a_stop_signal_came_is_answered(tmp_path: Path, front: str) -> None:
     """Red team 37 F1: a call held for a listing the server never gives (``wrap``: its own; ``serve``: the first) was
