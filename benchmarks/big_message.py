@@ -41,6 +41,8 @@ import sys
 import time
 from pathlib import Path
 
+from relay_throughput import spread  # (this folder's benchmark, on sys.path when a script runs)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 UPSTREAM_CODE = r"""
@@ -228,8 +230,8 @@ def main() -> int:
             peak = max(memory[name]) / message
             shown_peak = "" if name == "direct" else f"   peak above idle {peak:4.2f}x the message"
             ratio = median[name] / median["direct"]
-            spread = f"rounds {min(rounds[name]) * 1e3:.1f}-{max(rounds[name]) * 1e3:.1f} ms"
-            print(f"  {name:<11} {median[name] * 1e3:8.1f} ms   {ratio:4.2f}x direct   {spread}{shown_peak}")
+            span = f"rounds {min(rounds[name]) * 1e3:.1f}-{max(rounds[name]) * 1e3:.1f} ms"
+            print(f"  {name:<11} {median[name] * 1e3:8.1f} ms   {ratio:4.2f}x direct   {span}{shown_peak}")
         print(f"  mcp-guard/bare relay = {median['mcp-guard'] / median['bare relay']:.2f}", end="")
         if "before" in median:
             print(f";  mcp-guard/before = {median['mcp-guard'] / median['before']:.2f}", end="")

@@ -28,6 +28,8 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 
 def benchmark() -> ModuleType:
     """``benchmarks/big_message.py`` as a module (the folder is no package)."""
+    if str(BENCHMARK.parent) not in sys.path:  # (it imports relay_throughput, its neighbour, as a script does)
+        sys.path.insert(0, str(BENCHMARK.parent))
     spec = importlib.util.spec_from_file_location("big_message_benchmark", BENCHMARK)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
