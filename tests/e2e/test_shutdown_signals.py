@@ -31,16 +31,20 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import pytest
 from anyio.abc import Process
+
+from mcp_guard.fronts.http.config import STOP_GRACE_SECONDS
 
 pytestmark = [
     pytest.mark.anyio,
@@ -79,6 +83,8 @@ class Guard:
     log_path: Path
     pids_path: Path
     marker: str
+    http: tuple[str, dict[str, str]] | None = None
+    """Over HTTP: the endpoint and the headers of the session opened (``mcp-session-id``)."""
 
     @property
     def log(self) -> str:
@@ -167,6 +173,7 @@ async def _start_session_over_http(guard: Guard) -> None:
         assert note.status_code == 202, note.text
         listed = await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session)
         assert listed.status_code == 200, listed.text
+    guard.http = (url, session)
 
 
 @asynccontextmanager
@@ -378,3 +385,42 @@ async def test_a_call_the_guard_held_when_a_stop_signal_came_is_answered(tmp_pat
         "code": -32603,
         "message": "mcp-guard: the guard was stopped (SIGTERM) while it held the request; no server got it",
     }
+
+
+def _messages(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an HTTP answer: its JSON body, or the ``data:`` lines of its event stream."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
+    return [response.json()]
+
+
+@pytest.mark.parametrize("front", ["wrap-http", "serve-http"])
+async def test_over_http_a_stop_signal_stops_a_busy_upstream_at_once(tmp_path: Path, front: str) -> None:
+    """Red team 37 F9: over HTTP a stop signal ended each session as a client's close does (the relay drains
+    for up to STOP_GRACE_SECONDS while the upstream runs on, longer than ``docker stop`` waits), and the
+    pending call was told the client had closed. Now the upstreams stop as stdio's do (stdin closed, SIGTERM
+    0.1 s later, SIGKILL 1 s after that: this server ignores SIGTERM), well within the drain, and the call
+    is answered saying the guard was stopped."""
+    async with running_guard(tmp_path, front, STUBBORN) as guard:
+        assert guard.http is not None
+        url, headers = guard.http
+        tool = "s__hang" if front.startswith("serve") else "hang"
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool, "arguments": {}}}
+        responses: list[httpx.Response] = []
+
+        async def pending_call() -> None:
+            async with httpx.AsyncClient(timeout=DEADLINE) as client:
+                responses.append(await client.post(url, json=call, headers=headers))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pending_call)
+            await anyio.sleep(0.5)  # (the call reached the server, which never answers it)
+            started = time.monotonic()
+            await _signals(guard, [signal.SIGTERM])
+            await guard.group_gone()
+            took = time.monotonic() - started
+            assert await guard.exit_status() == 0, guard.log
+    assert took < STOP_GRACE_SECONDS - 2, f"the upstreams were stopped {took:.1f} s after SIGTERM\n{guard.log}"
+    answers = [m for m in _messages(responses[0]) if m.get("id") == 3]
+    assert len(answers) == 1, responses[0].text
+    assert "the guard was stopped (SIGTERM)" in answers[0]["error"]["message"], answers

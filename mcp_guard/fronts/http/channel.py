@@ -172,13 +172,21 @@ class Channel:
         """End the channel (idle, or asked to): its upstream stops."""
         self.stop()
 
-    def stop(self) -> None:
-        """End the channel: the relay gets EOF and drains; after :data:`STOP_GRACE_SECONDS` it is cancelled."""
+    def stop(self, *, now: bool = False) -> None:
+        """End the channel: the relay gets EOF and drains; after :data:`STOP_GRACE_SECONDS` it is cancelled.
+
+        ``now`` (the guard is stopping on a signal: ``Registry.shutdown``): cancelled at once, as the stdio front's
+        relay is, so its upstream's input is closed and the upstream gets SIGTERM at once (docs/wrap.md, "stop
+        signals"; red team 37 F9: a busy upstream ran on for the 10 s of a client close's drain, longer than
+        ``docker stop`` waits, and its calls were answered as if the client had closed)."""
         if not self.closed:
             self.closed = True
             log.debug("%s ending", self.label)
         self.client.end()
-        self.scope.deadline = min(self.scope.deadline, anyio.current_time() + STOP_GRACE_SECONDS)
+        if now:
+            self.scope.cancel()
+        else:
+            self.scope.deadline = min(self.scope.deadline, anyio.current_time() + STOP_GRACE_SECONDS)
 
     def _finish(self) -> None:
         """The relay is gone: every open request stream ends (its handler answers an error)."""

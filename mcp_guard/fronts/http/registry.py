@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from ...streams.ends import stop_signal
 from .config import STOP_GRACE_SECONDS
 from .handshake import Session
 from .modern import ModernChannel
@@ -71,8 +72,9 @@ class Registry:
             self.closing = True
             if self.sessions:
                 log.info("stopping %d session(s)", len(self.sessions))
+        now = stop_signal() is not None  # a stop signal: every upstream stops at once, as stdio's does
         for channel in list(self._channels):
-            channel.stop()
+            channel.stop(now=now)
         with anyio.move_on_after(STOP_GRACE_SECONDS + 5):
             for channel in list(self._channels):
                 await channel.done.wait()

@@ -559,12 +559,12 @@ class SharedChannel(Channel):
         self._asked[key] = target
         target.deliver(data)
 
-    def stop(self) -> None:
-        """End the channel; the guard's own messages still waiting (the last session's cancellations, its
-        unsubscriptions, errors for what the upstream asked it) go to the relay first, in order."""
+    def stop(self, *, now: bool = False) -> None:
+        """End the channel (``Channel.stop``); the guard's own messages still waiting (the last session's
+        cancellations, its unsubscriptions, errors for what the upstream asked it) go to the relay first, in order."""
         while self._outbox and self.client.put_nowait(self._outbox.popleft()):
             pass
-        super().stop()
+        super().stop(now=now)
 
     def _finish(self) -> None:
         self._init_changed.set()
