@@ -46,7 +46,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 if TYPE_CHECKING:  # (datetime and pathlib: imported where used, off wrap's start, issue 14)
     from datetime import datetime
@@ -80,17 +80,7 @@ Result = Literal[
     "stopped",
     "rejected",
 ]
-RESULTS: Final[tuple[Result, ...]] = (
-    "ok",
-    "is_error",
-    "output_invalid",
-    "protocol_error",
-    "upstream_died",
-    "timed_out",
-    "cancelled",
-    "stopped",
-    "rejected",
-)
+RESULTS: Final[tuple[Result, ...]] = get_args(Result)
 ERROR_RESULTS: Final = frozenset(
     {"is_error", "output_invalid", "protocol_error", "upstream_died", "timed_out", "stopped"}
 )

@@ -21,6 +21,7 @@ in order, as they would have been on arrival after the call.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import MutableSequence
 from typing import Any
 
 from ..wire.jsonrpc import id_key, valid_id
@@ -42,6 +43,22 @@ def unlisted_after_client_text(waited: float) -> str:
         f"not answer the guard's tools/list within {waited:g} s after that); the request was not sent, and the server "
         "was stopped"
     )
+
+
+def drop_cancelled(waiting: MutableSequence[Any], cancellation: dict[str, Any]) -> bool:
+    """Drop from ``waiting`` (messages not yet sent, in order) the request the ``notifications/cancelled``
+    ``cancellation`` names: True when one was there (neither is sent then). One rule for the calls held behind a
+    listing (:class:`HeldMessages`) and the requests waiting for the upstream's start (``upstream_side``)."""
+    params = cancellation.get("params")
+    if type(params) is not dict or not valid_id(params.get("requestId")):
+        return False
+    key = id_key(params["requestId"])
+    for index, message in enumerate(waiting):
+        request = type(message) is dict and "method" in message and valid_id(message.get("id"))
+        if request and id_key(message["id"]) == key:
+            del waiting[index]
+            return True
+    return False
 
 
 class HeldMessages:
@@ -72,16 +89,7 @@ class HeldMessages:
         """A cancellation of a request waiting here (not admitted, never sent): that request is dropped (True)."""
         if type(message) is not dict or message.get("method") != "notifications/cancelled":
             return False
-        params = message.get("params")
-        if type(params) is not dict or not valid_id(params.get("requestId")):
-            return False
-        key = id_key(params["requestId"])
-        for index, waiting in enumerate(self.waiting):
-            request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
-            if request and id_key(waiting["id"]) == key:
-                del self.waiting[index]
-                return True
-        return False
+        return drop_cancelled(self.waiting, message)
 
     def put_first(self, messages: list[Any]) -> None:
         """``messages`` (older than any waiting here: a restart's backlog) wait ahead of the rest, in their order."""

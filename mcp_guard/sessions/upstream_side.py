@@ -64,6 +64,7 @@ from ..wire.messages import GONE, stopped_text
 from ..wire.meta import SUBSCRIPTION_ID_KEY
 from ..wire.pieces import dumps_in_pieces
 from .answer_notes import AnswerNotes
+from .held_calls import drop_cancelled
 from .listings import ToolListings
 
 if TYPE_CHECKING:
@@ -428,17 +429,8 @@ class UpstreamSide:
         await self._answer_requests(elements, INTERNAL_ERROR, text)
 
     def _cancel_waiting(self, message: dict[str, Any]) -> bool:
-        """A cancellation of a request waiting for the upstream to start: drop both."""
-        params = message.get("params")
-        if type(params) is not dict or not valid_id(params.get("requestId")):
-            return False
-        key = id_key(params["requestId"])
-        for index, waiting in enumerate(self._backlog):
-            is_request = type(waiting) is dict and "method" in waiting and valid_id(waiting.get("id"))
-            if is_request and id_key(waiting["id"]) == key:
-                del self._backlog[index]
-                return True
-        return False
+        """A cancellation of a request waiting for the upstream to start: drop both (``held_calls.drop_cancelled``)."""
+        return drop_cancelled(self._backlog, message)
 
     def _track(self, method: str, params: Any, request_id: Any = None) -> None:
         """Note what a restarted upstream must be told again (handshake era), and the id of the client's
