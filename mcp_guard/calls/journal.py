@@ -176,13 +176,6 @@ class Journal:
         if self._fsync:
             os.fsync(self._fd)
 
-    @staticmethod
-    def new_call_id() -> str:
-        """A fresh ``call_id`` (a random UUID, 32 hex digits)."""
-        import uuid  # here, not at the top: its import (with `platform`) is ~10 ms of wrap's start (issue 14)
-
-        return uuid.uuid4().hex
-
     def _write(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
         with self._lock:

@@ -57,19 +57,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
-from .journal import Journal, Result
 from .observer import CallObserver, CallTrace, CallTracer, Origins, tracer
 from .outputs import OUTPUT_INVALID, judge_result, prejudge_result, unsupported_output_result
-from .policy import Budget, ToolPolicy, argument_bytes
-from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
-from .recording import Recorder, ended, ended_unrouted, outcome_of
+from .policy import NOBODY, Budget, PrincipalVerdict, ToolPolicy, argument_bytes
+from .recording import Recorder, ended, ended_unrouted, new_call_id, outcome_of
 from .refusals import logged_pointers, logged_reason, refusal_result, schema_verdict, unknown_tool
 from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, SharedBudget, StoreUnavailable
 
 if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
     from ..core import Compiled
     from ..hosts.listing import ShownTool
+    from .journal import Journal, Result
     from .pinning import PinStatus
+    from .principals import PrincipalPolicy
 
 __all__ = [
     "BUDGET_EXCEEDED",
@@ -177,7 +177,7 @@ class Call:
     route: Route
     arguments: Any
     modern: bool = False
-    call_id: str = field(default_factory=Journal.new_call_id)
+    call_id: str = field(default_factory=new_call_id)
     size: int | None = None
     started: float = field(default_factory=time.monotonic)
     principal: Principal | None = None
@@ -227,7 +227,9 @@ def _budgets(call: Call, verdict: PrincipalVerdict) -> list[tuple[str, int]]:
     wanted = []
     if route.policy.calls_per_minute is not None:
         wanted.append((route.exposed, route.policy.calls_per_minute))
-    if verdict.calls_per_minute is not None:
+    if verdict.calls_per_minute is not None:  # (set by guard.principals rules: their module is loaded)
+        from .principals import principal_key
+
         who = "anonymous" if call.principal is None else f"principal:{principal_key(call.principal)}"
         wanted.append((f"{route.exposed}:{who}", verdict.calls_per_minute))
     return wanted

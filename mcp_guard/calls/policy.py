@@ -40,7 +40,17 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 if TYPE_CHECKING:  # pydantic (~40 ms): loaded by whoever reads a config, never by ``wrap``'s pipeline
     from ..config import GuardSettings, ServerPolicy
 
-__all__ = ["WINDOW_SECONDS", "Access", "Budget", "Policy", "ToolPolicy", "argument_bytes", "matches"]
+__all__ = [
+    "NOBODY",
+    "WINDOW_SECONDS",
+    "Access",
+    "Budget",
+    "Policy",
+    "PrincipalVerdict",
+    "ToolPolicy",
+    "argument_bytes",
+    "matches",
+]
 
 Access = Literal["allow", "deny", "hide"]
 
@@ -75,6 +85,30 @@ class ToolPolicy:
     unsupported: Literal["reject", "hide"]
     max_argument_bytes: int | None
     calls_per_minute: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PrincipalVerdict:
+    """What the matching rules say about one tool for one caller.
+
+    Attributes:
+        access: ``allow``, ``deny`` or ``hide`` (see the module docstring).
+        rule: the name of the rule that decided a ``deny`` or ``hide`` (``""`` for ``allow``);
+            several names, comma-separated, when an allow list of each of them missed the tool.
+        max_argument_bytes: the smallest size limit of the matching rules, or None.
+        calls_per_minute: the smallest budget per caller and tool of the matching rules, or None.
+        budget_rule: the name of the rule that set ``calls_per_minute`` (``""`` when None).
+    """
+
+    access: Access
+    rule: str
+    max_argument_bytes: int | None
+    calls_per_minute: int | None
+    budget_rule: str = ""
+
+
+NOBODY: Final = PrincipalVerdict("allow", "", None, None)
+"""The verdict when no ``guard.principals`` rule matches (or there are none): the tool's own rules alone."""
 
 
 _GLOB: Final = frozenset("*?[")

@@ -30,11 +30,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
-from .policy import Access, matches
+from .policy import NOBODY, Access, PrincipalVerdict, matches
 
 _GLOB: Final = frozenset("*?[")
 
@@ -42,7 +41,7 @@ if TYPE_CHECKING:  # pydantic: loaded by whoever reads a config, never by ``wrap
     from ..auth.principal import Principal
     from ..config import PrincipalMatch, PrincipalRule, ToolLimits
 
-__all__ = ["MATCHED_CACHE", "NOBODY", "PrincipalPolicy", "PrincipalVerdict", "principal_key"]
+__all__ = ["MATCHED_CACHE", "PrincipalPolicy", "principal_key"]
 
 
 @lru_cache(maxsize=4096)
@@ -60,31 +59,8 @@ def principal_key(principal: Principal) -> str:
     return digest.hexdigest()[:32]
 
 
-@dataclass(frozen=True, slots=True)
-class PrincipalVerdict:
-    """What the matching rules say about one tool for one caller.
-
-    Attributes:
-        access: ``allow``, ``deny`` or ``hide`` (see the module docstring).
-        rule: the name of the rule that decided a ``deny`` or ``hide`` (``""`` for ``allow``);
-            several names, comma-separated, when an allow list of each of them missed the tool.
-        max_argument_bytes: the smallest size limit of the matching rules, or None.
-        calls_per_minute: the smallest budget per caller and tool of the matching rules, or None.
-        budget_rule: the name of the rule that set ``calls_per_minute`` (``""`` when None).
-    """
-
-    access: Access
-    rule: str
-    max_argument_bytes: int | None
-    calls_per_minute: int | None
-    budget_rule: str = ""
-
-
 MATCHED_CACHE: Final = 4096
 """Callers whose matching rules are remembered (the cache is emptied when full)."""
-
-NOBODY: Final = PrincipalVerdict("allow", "", None, None)
-"""The verdict when no rule matches: the tool's own rules alone."""
 
 
 def _matches(who: PrincipalMatch, principal: Principal | None) -> bool:

@@ -25,17 +25,25 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from .journal import Journal, Result
 from .observer import UNKNOWN_TOOL, CallObserver
 from .stores import JournalSink, StoreUnavailable
 
 if TYPE_CHECKING:
     from ..auth.principal import Principal
+    from .journal import Journal, Result
     from .pipeline import Call
 
-__all__ = ["Recorder", "ended", "ended_unrouted", "outcome_of"]
+__all__ = ["Recorder", "ended", "ended_unrouted", "new_call_id", "outcome_of"]
 
 log = logging.getLogger("mcp_guard")
+
+
+def new_call_id() -> str:
+    """A fresh ``call_id`` (a random UUID, 32 hex digits): the name of one call in the journal's records and
+    in the guard's logs and traces, whether or not a journal is kept."""
+    import uuid  # here, not at the top: its import (with `platform`) is ~10 ms of wrap's start (issue 14)
+
+    return uuid.uuid4().hex
 
 
 def outcome_of(response: Any) -> Result:
@@ -81,6 +89,15 @@ class Recorder:
 
     def __init__(self, journal: Journal | JournalSink | None) -> None:
         self.journal = journal
+        self._file: Journal | None = None  # (the JSONL file: written in a worker thread)
+        self._sink: JournalSink | None = None  # (a database: awaited)
+        if journal is not None:  # (the file journal's code is loaded where a journal is configured: idle memory)
+            from .journal import Journal
+
+            if isinstance(journal, Journal):
+                self._file = journal
+            else:
+                self._sink = journal
 
     async def intent(self, call: Call, digest: str, size: int) -> None:
         """The intent record of ``call`` (``digest``: its arguments' keyed digest, ``size``: their bytes of
@@ -90,13 +107,12 @@ class Recorder:
             OSError, StoreUnavailable: it could not be written (the pipeline refuses the call).
         """
         route = call.route
-        journal = self.journal
-        if isinstance(journal, Journal):
+        if self._file is not None:
             await anyio.to_thread.run_sync(
-                journal.intent, call.call_id, route.server, route.tool, digest, size, call.principal
+                self._file.intent, call.call_id, route.server, route.tool, digest, size, call.principal
             )
-        elif journal is not None:
-            await journal.intent(call.call_id, route.server, route.tool, digest, size, call.principal)
+        elif self._sink is not None:
+            await self._sink.intent(call.call_id, route.server, route.tool, digest, size, call.principal)
 
     async def outcome(self, call: Call, result: Result, kind: str | None) -> None:
         """The outcome record of ``call`` (``result``; ``kind``: a rejection's kind, else None); a record that
@@ -116,15 +132,14 @@ class Recorder:
         if self.journal is None:
             return
         try:
-            await self._write(Journal.new_call_id(), server, exposed, "rejected", kind, None)
+            await self._write(new_call_id(), server, exposed, "rejected", kind, None)
         except (OSError, StoreUnavailable):
             log.exception("could not write an outcome record to the journal")
 
     async def _write(
         self, call_id: str, server: str, tool: str, result: Result, kind: str | None, principal: Principal | None
     ) -> None:
-        journal = self.journal
-        if isinstance(journal, Journal):
-            await anyio.to_thread.run_sync(journal.outcome, call_id, server, tool, result, kind, principal)
-        elif journal is not None:
-            await journal.outcome(call_id, server, tool, result, kind, principal)
+        if self._file is not None:
+            await anyio.to_thread.run_sync(self._file.outcome, call_id, server, tool, result, kind, principal)
+        elif self._sink is not None:
+            await self._sink.outcome(call_id, server, tool, result, kind, principal)

@@ -41,8 +41,8 @@ import anyio
 import anyio.abc
 
 from ..auth.principal import Callers
-from ..calls.journal import Journal
 from ..calls.pipeline import Call
+from ..calls.recording import new_call_id
 from ..log_counts import LogCounts
 from ..peer.offload import Ordered
 from ..streams.ends import stop_signal
@@ -307,7 +307,7 @@ class Session:
         principal = None if callers is None else callers.principal_of(request_id)
         meta = params.get("_meta")
         modern = type(meta) is dict and PROTOCOL_VERSION_KEY in meta  # (wire.meta.is_modern)
-        call_id = Journal.new_call_id() if call_id is None else call_id
+        call_id = new_call_id() if call_id is None else call_id
         call = Call(route, params.get("arguments", {}), modern, call_id, principal=principal, shown=shown)
         pipeline = self.pipeline
         if pipeline.tracer is not None:

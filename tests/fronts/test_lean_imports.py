@@ -190,9 +190,13 @@ DEFERRED = (
     "datetime",  # calls.journal: only a journal's records
     "pathlib",  # calls.journal: only a journal's file
     "mcp_guard.calls.jcs",  # calls.pipeline: only a journal's digests
+    "mcp_guard.calls.journal",  # calls.recording: only a configured journal (~87 KiB of an idle guard)
+    "mcp_guard.calls.principals",  # calls.pipeline: only guard.principals rules (~47 KiB)
+    "anyio.from_thread",  # sessions.client_lines: only a big call judged off the loop (~75 KiB)
 )
 """Modules ``wrap`` over stdio loaded before the ``initialize`` answer and never used there (issue 14
-item 1: each was milliseconds of start-up); now imported where they are used."""
+item 1: each was milliseconds of start-up; issue 23 item 4: the last three were idle memory, measured
+with tracemalloc of each module's own import); now imported where they are used."""
 
 
 @pytest.mark.parametrize("requests_sent", [2, 5])
