@@ -28,10 +28,13 @@ the memory.
 
 ``--before DIR`` adds ``before``: ``wrap`` again, with DIR (another checkout of mcp-guard, say the
 tree before a refactor: ``git worktree add --detach /tmp/before REV``) first on ``PYTHONPATH``, in
-the same alternated rounds. Printed then: each round's own ratio wrap/before of the time, the idle
-RSS and the CPU (>1: this checkout costs more), as the median of the rounds with their quartiles
-and range; a ratio whose range straddles 1 is within the spread of the rounds. Run it from a folder
-that is not a checkout; for issue 23::
+the same alternated rounds; and ``wrap-env``: ``wrap`` with ``MALLOC_ARENA_MAX=1`` in its
+environment, the same one malloc arena set by glibc at the start, so ``mcp_guard.allocator`` loads
+no ``ctypes`` (issue 25's trade: ~0.36 MiB of the idle RSS, for a big call's peak 2.35x instead of
+3.0x the message); its RSS ratio to ``before`` shows what the rest of the code costs. Printed then:
+each round's own ratio wrap/before of the time, the idle RSS and the CPU (>1: this checkout costs
+more), as the median of the rounds with their quartiles and range; a ratio whose range straddles 1
+is within the spread of the rounds. Run it from a folder that is not a checkout; for issue 23::
 
     cd /tmp && PYTHONPATH=/path/to/this python /path/to/this/benchmarks/startup.py --rounds 25 --before /path/to/before
 """
@@ -183,6 +186,8 @@ def main() -> int:
             before = str(Path(options.before).resolve())
             path = os.pathsep.join([before, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
             envs["before"] = {**env, "PYTHONPATH": path}
+            targets["wrap-env"] = targets["wrap"]
+            envs["wrap-env"] = {**env, "MALLOC_ARENA_MAX": "1"}
         times: dict[str, list[float]] = {name: [] for name in targets}
         memory: dict[str, list[int]] = {name: [] for name in targets}
         cpu: dict[str, list[float]] = {name: [] for name in targets}
@@ -226,6 +231,8 @@ def main() -> int:
         for label, figures in (("time", times), ("RSS", memory), ("CPU", cpu)):
             ratios = [a / b for a, b in zip(figures["wrap"], figures["before"], strict=True)]
             print(f"  {label:<4} {spread(ratios)}")
+        ratios = [a / b for a, b in zip(memory["wrap-env"], memory["before"], strict=True)]
+        print(f"wrap-env/before, RSS: {spread(ratios)} (the one malloc arena from the environment: no ctypes)")
     return 0
 
 
