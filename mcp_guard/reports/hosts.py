@@ -42,6 +42,9 @@ class HostToolReport:
         steps: the lowering's steps (``()`` for ``as-is``).
         reasons: why not presentable.
         schema: the schema the host is shown (None when not presentable).
+        not_shown_at: where in the server's schema the constraints the host is not shown are, as the guard's
+            refusals name them (``hosts.Lowered.unshown_at``, each once): a keyword reached through an inlined
+            ``$ref`` is named at its place in ``$defs``, not at the position the lowering walked.
     """
 
     name: str | None
@@ -50,6 +53,7 @@ class HostToolReport:
     steps: tuple[Step, ...] = ()
     reasons: tuple[str, ...] = ()
     schema: Any = None
+    not_shown_at: tuple[str, ...] = ()
 
     @property
     def not_shown(self) -> tuple[Step, ...]:
@@ -63,7 +67,7 @@ class HostToolReport:
             "name": self.name,
             "shown_name": self.shown_name,
             "status": self.status,
-            "not_shown": [s.pointer for s in self.not_shown],
+            "not_shown": list(self.not_shown_at),
             "steps": [s.to_json() for s in self.steps],
             "reasons": list(self.reasons),
             "schema": self.schema,
@@ -176,6 +180,7 @@ def _judge(
     if shown == name and not check_schema(schema, profile):
         return HostToolReport(name, name, "as-is", schema=schema)
     lowered: Lowered = lower(schema, profile)
+    places = tuple(dict.fromkeys(lowered.unshown_at))
     if not lowered.presentable:
-        return HostToolReport(name, None, "not presentable", lowered.steps, lowered.reasons)
-    return HostToolReport(name, shown, "presentable", lowered.steps, schema=lowered.schema)
+        return HostToolReport(name, None, "not presentable", lowered.steps, lowered.reasons, not_shown_at=places)
+    return HostToolReport(name, shown, "presentable", lowered.steps, schema=lowered.schema, not_shown_at=places)

@@ -224,3 +224,23 @@ def test_check_config_counts_what_serve_offers_under_present_for(tmp_path: Path)
     out = io.StringIO()
     assert commands.run_check(str(config), out=out, timeout=30, host="anthropic") == 0
     assert "3 tool(s) offered to clients (shown to anthropic, from --host)" in out.getvalue()
+
+
+def test_not_shown_names_the_places_in_the_servers_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A keyword the host is not shown behind an inlined ``$ref`` is named where it is in the server's schema
+    (``/$defs/...``, once, as a refusal's schema pointer names it), not at the positions the lowering walked
+    (``/properties/a/properties/v/maximum`` is no place in the server's document)."""
+    node = {"type": "object", "properties": {"v": {"type": "integer", "maximum": 9}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"$ref": "#/$defs/node"},
+            "b": {"$ref": "#/$defs/node"},
+            "c": {"type": "string", "maxLength": 3},
+        },
+        "$defs": {"node": node},
+    }
+    _, out = check(capsys, tmp_path, [{"name": "t", "inputSchema": schema}], "--host", "gemini", "--json")
+    (tool,) = json.loads(out)["host"]["tools"]
+    assert tool["status"] == "presentable"
+    assert tool["not_shown"] == ["/$defs/node/properties/v/maximum", "/properties/c/maxLength"]
