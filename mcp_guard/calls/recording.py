@@ -31,7 +31,7 @@ from .stores import JournalSink, StoreUnavailable
 
 if TYPE_CHECKING:
     from ..auth.principal import Principal
-    from .pipeline import Call
+    from .call import Call
 
 __all__ = ["Recorder", "ended", "ended_unrouted", "outcome_of"]
 
