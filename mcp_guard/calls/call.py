@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR
@@ -29,7 +29,10 @@ if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with thi
     from ..hosts.listing import ShownTool
     from .pinning import PinStatus
 
-__all__ = ["Call", "Rejection", "Route"]
+__all__ = ["INTERNAL", "Call", "Rejection", "Route"]
+
+INTERNAL: Final = "internal_error"
+"""The kind of a call refused because a step failed (the client gets -32603; the journal and metrics say it)."""
 
 
 @dataclass(frozen=True, slots=True)

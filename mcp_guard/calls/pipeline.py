@@ -21,7 +21,9 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
    Redis: :class:`.stores.SharedBudget`) the slot is taken in the store, awaited after steps 1-5;
    a store that cannot be reached refuses the governed call with ``budget_unavailable``.
 7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded, or committed
-   in the database (:class:`.stores.JournalSink`, PostgreSQL) before it is forwarded.
+   in the database (:class:`.stores.JournalSink`, PostgreSQL) before it is forwarded; a database
+   that cannot commit it refuses the call -32603, saying whether a retry may help
+   (:mod:`.store_refusals`, as for ``budget_unavailable``).
    ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
    canonical JSON (the digest's input) cannot express; refused while a journal is kept.
 
@@ -55,7 +57,7 @@ from collections.abc import Callable, Collection
 from typing import Any, Final
 
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
-from .call import Call, Rejection, Route
+from .call import INTERNAL, Call, Rejection, Route
 from .journal import Journal, Result
 from .observer import CallObserver, CallTracer, Origins, tracer
 from .outputs import OUTPUT_INVALID, judge_result, prejudge_result, unsupported_output_result
@@ -63,13 +65,13 @@ from .policy import Budget, argument_bytes
 from .principals import NOBODY, PrincipalPolicy, PrincipalVerdict, principal_key
 from .recording import Recorder, ended, ended_unrouted, outcome_of
 from .refusals import logged_pointers, logged_reason, refusal_result, schema_verdict, unknown_tool
-from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, SharedBudget, StoreUnavailable
+from .store_refusals import budget_unavailable, journal_unavailable
+from .stores import JournalSink, SharedBudget, StoreUnavailable
 
 # Call, Rejection and Route (calls.call) and outcome_of (calls.recording) are re-exported: mcp_guard.sessions
 # imports them from here (the rest of the package and the tests, from their own modules).
 __all__ = [
     "BUDGET_EXCEEDED",
-    "INTERNAL",
     "LISTING_FAILED",
     "NO_CANONICAL_FORM",
     "NO_TOOL_NAME",
@@ -101,8 +103,6 @@ LISTING_FAILED: Final = "listing_failed"
 """Trace kind of a call answered -32603 because its server's tools could not be listed (to judge it by)."""
 NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 """The -32602 text answering a ``tools/call`` whose ``params`` name no tool (``wrap`` and ``serve``)."""
-INTERNAL: Final = "internal_error"
-"""Journal kind of a call refused because a step failed (the client gets -32603)."""
 
 STEP_NAMES: Final = ("visibility", "size", "schema", "pinning", "policy", "budget", "journal")
 
@@ -379,6 +379,8 @@ class Pipeline:
         if rejection is None and self.journaled:
             try:
                 rejection = await self.write_intent(call)
+            except StoreUnavailable as exc:  # (a database journal: the client is told whether a retry may help)
+                rejection = journal_unavailable(exc)
             except Exception:
                 rejection = self._failed(call, "journal")
         if rejection is not None:
@@ -564,41 +566,16 @@ class Pipeline:
         A call no budget governs does not touch the store. When the store cannot be reached the
         governed call is refused with ``budget_unavailable`` (never forwarded uncounted: issue 26 item 1).
         """
-        route = call.route
         budget = self.budget
         if isinstance(budget, Budget):
             return None
         wanted = _budgets(call, self.rules_for(call))
         if not wanted:
             return None
-        limit = min(lim for _, lim in wanted)
         try:
             found = await budget.take_all(wanted, call.call_id)
         except StoreUnavailable as exc:
-            seconds = RETRY_UNAVAILABLE_SECONDS
-            text = (
-                f"mcp-guard refused this call to `{route.exposed}`: the tool's calls-per-minute budget is counted in a "
-                f"shared store ({budget.store}) that cannot be reached now, and the guard does not forward calls it "
-                f"cannot count, so nothing was sent to the server. Try again in {seconds} seconds."
-            )
-            retry: dict[str, Any] = {"retry_after_seconds": seconds}
-            if exc.cause is not None:
-                retry = {}
-                text = (
-                    f"mcp-guard refused this call to `{route.exposed}`: the tool's calls-per-minute budget is counted "
-                    f"in a shared store ({budget.store}) that refuses the guard ({exc.cause}), and the guard does not "
-                    "forward calls it cannot count, so nothing was sent to the server. Retrying will not help: the "
-                    "guard's operator must fix guard.state in its config."
-                )
-            result = refusal_result(
-                BUDGET_UNAVAILABLE,
-                route.exposed,
-                text,
-                modern=call.modern,
-                limit_per_minute=limit,
-                **retry,
-            )
-            return Rejection(BUDGET_UNAVAILABLE, str(exc), result=result)
+            return budget_unavailable(call, exc, budget.store, min(lim for _, lim in wanted))
         return None if found is None else _over_budget(call, wanted[found[1]], found[0])
 
     async def write_intent(self, call: Call) -> Rejection | None:
