@@ -47,7 +47,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp_guard.calls.pipeline import WRAP_STEPS, Call, Pipeline, Route, tool_name
+from mcp_guard.calls.call import Call, Route
+from mcp_guard.calls.pipeline import WRAP_STEPS, Pipeline, tool_name
 from mcp_guard.calls.policy import ToolPolicy
 from mcp_guard.calls.presenting import map_call
 from mcp_guard.calls.tool_table import ToolTable

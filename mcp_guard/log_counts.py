@@ -5,7 +5,7 @@ asked, or put NaN in every result; a client can repeat a request id or send noti
 requests belong. Each is worth telling the operator, but one log line per message would let the
 peer flood the log. :class:`LogCounts` logs the first occurrence of a message as it is, then only
 when the count reaches a power of two (2, 4, 8, ... 1,024 ...), saying the count: 500 list_changed
-cost 9 log lines, not 500. The rule of the skipped-output counts (``peer.connection.SkipLog``,
+cost 9 log lines, not 500. The rule of the skipped-output counts (``peer.triage.SkipLog``,
 docs/wrap.md). Counts run over the instance's life; one instance per session or peer.
 """
 

@@ -1,7 +1,8 @@
 """The call pipeline: how a ``tools/call`` is judged, and what a refused one looks like.
 
 - :mod:`.pipeline`: the one ordered list of steps of a call (visibility, size, schema, pinning,
-  new tools, budget, journal) for both commands, and its :class:`~.pipeline.Rejection` values;
+  new tools, budget, journal) for both commands; :mod:`.call`: the values it passes along and
+  hands back (:class:`~.call.Route`, :class:`~.call.Call`, :class:`~.call.Rejection`);
   :mod:`.recording`: the records it makes of each call (the journal's intent and outcome, the
   observer told, the trace closed).
 - :mod:`.policy` (access, limits, budget), :mod:`.pinning` (the lock file), :mod:`.journal`

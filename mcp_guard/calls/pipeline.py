@@ -21,7 +21,9 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
    Redis: :class:`.stores.SharedBudget`) the slot is taken in the store, awaited after steps 1-5;
    a store that cannot be reached refuses the governed call with ``budget_unavailable``.
 7. ``journal`` — the intent record, on disk (fsync) before the call is forwarded, or committed
-   in the database (:class:`.stores.JournalSink`, PostgreSQL) before it is forwarded.
+   in the database (:class:`.stores.JournalSink`, PostgreSQL) before it is forwarded; a database
+   that cannot commit it refuses the call -32603, saying whether a retry may help
+   (:mod:`.store_refusals`, as for ``budget_unavailable``).
    ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
    canonical JSON (the digest's input) cannot express; refused while a journal is kept.
 
@@ -52,28 +54,26 @@ import logging
 import math
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from ..auth.principal import Principal
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
-from .observer import CallObserver, CallTrace, CallTracer, Origins, tracer
+from .call import INTERNAL, Call, Rejection, Route
+from .observer import CallObserver, CallTracer, Origins, tracer
 from .outputs import OUTPUT_INVALID, judge_result, prejudge_result, unsupported_output_result
-from .policy import NOBODY, Budget, PrincipalVerdict, ToolPolicy, argument_bytes
-from .recording import Recorder, ended, ended_unrouted, new_call_id, outcome_of
+from .policy import NOBODY, Budget, PrincipalVerdict, argument_bytes
+from .recording import Recorder, ended, ended_unrouted, outcome_of
 from .refusals import logged_pointers, logged_reason, refusal_result, schema_verdict, unknown_tool
-from .stores import BUDGET_UNAVAILABLE, RETRY_UNAVAILABLE_SECONDS, JournalSink, SharedBudget, StoreUnavailable
+from .store_refusals import budget_unavailable, journal_unavailable
+from .stores import JournalSink, SharedBudget, StoreUnavailable
 
-if TYPE_CHECKING:  # neither the compiler nor the lock files are loaded with this module (wrap's start, issue 14)
-    from ..core import Compiled
-    from ..hosts.listing import ShownTool
+if TYPE_CHECKING:  # (the file journal and the guard.principals rules load where configured: idle memory)
     from .journal import Journal, Result
-    from .pinning import PinStatus
     from .principals import PrincipalPolicy
 
+# Call, Rejection and Route (calls.call) and outcome_of (calls.recording) are re-exported: mcp_guard.sessions
+# imports them from here (the rest of the package and the tests, from their own modules).
 __all__ = [
     "BUDGET_EXCEEDED",
-    "INTERNAL",
     "LISTING_FAILED",
     "NO_CANONICAL_FORM",
     "NO_TOOL_NAME",
@@ -105,114 +105,12 @@ LISTING_FAILED: Final = "listing_failed"
 """Trace kind of a call answered -32603 because its server's tools could not be listed (to judge it by)."""
 NO_TOOL_NAME: Final = "Invalid params: tools/call needs a string `name`"
 """The -32602 text answering a ``tools/call`` whose ``params`` name no tool (``wrap`` and ``serve``)."""
-INTERNAL: Final = "internal_error"
-"""Journal kind of a call refused because a step failed (the client gets -32603)."""
 
 STEP_NAMES: Final = ("visibility", "size", "schema", "pinning", "policy", "budget", "journal")
 
 WRAP_STEPS: Final = frozenset({"visibility", "schema"})
 """The steps ``wrap``'s options enable (``--hide-unsupported`` is the visibility step's; wrap has no
 size limit, pins, policy, budget or journal)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """Everything the pipeline knows about an exposed tool.
-
-    Attributes:
-        exposed: the name the client calls.
-        server: the upstream's name in the config.
-        tool: the upstream's own tool name.
-        compiled: the tool's classified ``inputSchema``.
-        policy: the operator's rules for it.
-        pin: its standing against the lock file.
-        output: the tool's classified ``outputSchema`` (None: it declares none, or ``outputs`` is ``off``).
-        outputs: ``enforce``, ``report`` or ``off`` (``calls.outputs``): what is done with the tool's results.
-    """
-
-    exposed: str
-    server: str
-    tool: str
-    compiled: Compiled
-    policy: ToolPolicy
-    pin: PinStatus = "unpinned"
-    output: Compiled | None = None
-    outputs: str = "off"
-
-    @property
-    def visible(self) -> bool:
-        """Whether the tool is listed (and callable) at all."""
-        if self.policy.access != "allow":
-            return False
-        return self.enforceable or self.policy.unsupported != "hide"
-
-    @property
-    def enforceable(self) -> bool:
-        """Whether its calls can be checked: the ``inputSchema`` is supported and, under ``outputs``
-        ``enforce``, so is the ``outputSchema`` (a result that could not be checked is refused)."""
-        output = self.output
-        return self.compiled.supported and (output is None or output.supported or self.outputs != "enforce")
-
-
-@dataclass(slots=True)
-class Call:
-    """One ``tools/call`` on its way through the pipeline.
-
-    Attributes:
-        route: where it goes.
-        arguments: the ``arguments`` as the client sent them (``{}`` when absent).
-        modern: a 2026-07-28-era request (its result then carries ``resultType``).
-        call_id: pairs the journal's intent and outcome records.
-        size: bytes of the arguments' compact JSON (set by the ``size`` step).
-        started: ``time.monotonic()`` when it arrived (the latency metric).
-        principal: who sent it, as the HTTP front's verified access token says (issue 27); None
-            without OAuth (stdio, or a shared bearer token).
-        verdict: what the ``guard.principals`` rules say of it (set by the pipeline's first step that
-            asks, :meth:`Pipeline.rules_for`).
-        trace: its trace (``--otel``: :meth:`Pipeline.traced`), closed when the call ends; None untraced.
-        shown: the tool as the model's host was shown it (``--present-for``: ``calls.presenting``); its
-            schema refusals then name the shown tool and say which constraints the model was not shown.
-    """
-
-    route: Route
-    arguments: Any
-    modern: bool = False
-    call_id: str = field(default_factory=new_call_id)
-    size: int | None = None
-    started: float = field(default_factory=time.monotonic)
-    principal: Principal | None = None
-    verdict: PrincipalVerdict | None = None
-    trace: CallTrace | None = None
-    shown: ShownTool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """A refused call.
-
-    Attributes:
-        kind: ``too_large``, ``validation``, ``unsupported_capability``,
-            ``pinned_schema_changed``, ``policy_denied``, ``budget_exceeded``,
-            ``no_canonical_form`` or ``internal_error``; the journal records it.
-        reason: a line for the log (names rules and sizes, never argument values).
-        result: the ``CallToolResult`` to answer with, or ``None`` for an error answer.
-        error: the JSON-RPC ``(code, message)`` to answer with when ``result`` is ``None``.
-        pointers: the JSON Pointers of the findings of a schema rejection, fit for the log
-            (``refusals.logged_pointer``), for its trace; ``()`` for the other kinds.
-    """
-
-    kind: str
-    reason: str
-    result: dict[str, Any] | None = None
-    error: tuple[int, str] | None = None
-    pointers: tuple[str, ...] = ()
-
-    def response(self, request_id: Any) -> dict[str, Any]:
-        """The JSON-RPC response to the client's request ``request_id``."""
-        if self.result is not None:
-            return {"jsonrpc": "2.0", "id": request_id, "result": self.result}
-        code, message = self.error if self.error is not None else (INTERNAL_ERROR, "mcp-guard refused the call")
-        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 def _times(n: int) -> str:
@@ -485,6 +383,8 @@ class Pipeline:
         if rejection is None and self.journaled:
             try:
                 rejection = await self.write_intent(call)
+            except StoreUnavailable as exc:  # (a database journal: the client is told whether a retry may help)
+                rejection = journal_unavailable(exc)
             except Exception:
                 rejection = self._failed(call, "journal")
         if rejection is not None:
@@ -670,41 +570,16 @@ class Pipeline:
         A call no budget governs does not touch the store. When the store cannot be reached the
         governed call is refused with ``budget_unavailable`` (never forwarded uncounted: issue 26 item 1).
         """
-        route = call.route
         budget = self.budget
         if isinstance(budget, Budget):
             return None
         wanted = _budgets(call, self.rules_for(call))
         if not wanted:
             return None
-        limit = min(lim for _, lim in wanted)
         try:
             found = await budget.take_all(wanted, call.call_id)
         except StoreUnavailable as exc:
-            seconds = RETRY_UNAVAILABLE_SECONDS
-            text = (
-                f"mcp-guard refused this call to `{route.exposed}`: the tool's calls-per-minute budget is counted in a "
-                f"shared store ({budget.store}) that cannot be reached now, and the guard does not forward calls it "
-                f"cannot count, so nothing was sent to the server. Try again in {seconds} seconds."
-            )
-            retry: dict[str, Any] = {"retry_after_seconds": seconds}
-            if exc.cause is not None:
-                retry = {}
-                text = (
-                    f"mcp-guard refused this call to `{route.exposed}`: the tool's calls-per-minute budget is counted "
-                    f"in a shared store ({budget.store}) that refuses the guard ({exc.cause}), and the guard does not "
-                    "forward calls it cannot count, so nothing was sent to the server. Retrying will not help: the "
-                    "guard's operator must fix guard.state in its config."
-                )
-            result = refusal_result(
-                BUDGET_UNAVAILABLE,
-                route.exposed,
-                text,
-                modern=call.modern,
-                limit_per_minute=limit,
-                **retry,
-            )
-            return Rejection(BUDGET_UNAVAILABLE, str(exc), result=result)
+            return budget_unavailable(call, exc, budget.store, min(lim for _, lim in wanted))
         return None if found is None else _over_budget(call, wanted[found[1]], found[0])
 
     async def write_intent(self, call: Call) -> Rejection | None:

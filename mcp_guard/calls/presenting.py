@@ -309,7 +309,7 @@ def map_call(
     if mapped is None:
         return pipeline.unlisted(params["name"], request=(request_id, params)).response(request_id)
     if not isinstance(mapped, Mapped):
-        from .pipeline import Rejection  # (the pipeline imports nothing of this module's; kept lazy all the same)
+        from .call import Rejection
         from .refusals import logged_pointer
 
         pointer = mapped["_meta"][REJECTION_KEY]["issues"][0]["instance_path"]

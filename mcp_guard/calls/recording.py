@@ -30,8 +30,8 @@ from .stores import JournalSink, StoreUnavailable
 
 if TYPE_CHECKING:
     from ..auth.principal import Principal
+    from .call import Call
     from .journal import Journal, Result
-    from .pipeline import Call
 
 __all__ = ["Recorder", "ended", "ended_unrouted", "new_call_id", "outcome_of"]
 

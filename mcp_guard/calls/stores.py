@@ -11,7 +11,8 @@ driver.
 Fail closed (issue 26 items 1 and 2): a store that cannot be reached raises
 :class:`StoreUnavailable`. The budget step then refuses the call with ``budget_unavailable`` (an
 ``isError`` result with retry advice); the journal step refuses it with -32603. Neither forwards
-a call it could not count or journal.
+a call it could not count or journal; both tell the client whether a retry may help
+(:mod:`.store_refusals`, by :attr:`StoreUnavailable.cause`).
 """
 
 from __future__ import annotations

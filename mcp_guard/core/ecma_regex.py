@@ -8,10 +8,10 @@ the ``u`` flag, searched unanchored (2020-12 Validation, 6.3.3). The engine is `
 ``a*b`` over a long near miss is quadratic. The guard never runs a pattern whose work it
 cannot bound: :func:`compile_pattern` parses the pattern itself (ECMA-262, 22.2.1, ``u``
 mode) and proves an upper bound on the backtracking steps of one search as a polynomial in
-the length of the searched string (``_regex_bound``), or refuses it (``unsupported_capability``)
+the length of the searched string (``_regex_cost``), or refuses it (``unsupported_capability``)
 and says why.
 
-The bound (the reasoning is in ``_regex_bound``'s docstring): a backtracking search does one
+The bound (the reasoning is in ``_regex_cost``'s docstring): a backtracking search does one
 step per character or assertion test on each path prefix it explores. Paths multiply in
 two places only: where an alternation or a split between two parts lets the same text be
 read in several ways, and where a quantifier's iterations can be cut in several ways. The
@@ -42,7 +42,8 @@ from typing import Final, Literal
 
 import regress
 
-from ._regex_bound import Bound, Unbounded, search_steps
+from ._regex_bound import Bound, Unbounded
+from ._regex_cost import search_steps
 from ._regex_syntax import Unreadable, parse, shown
 from .budget import MAX_WORK
 

@@ -62,29 +62,26 @@ from ..streams.framing import MessageStream
 from ..streams.pipes import LineHandler, PipeLineStream
 from ..wire.framing import LineTooLong
 from ..wire.jsonrpc import (
-    ANSWER_FAULTS,
-    INTERNAL_ERROR,
     NO_ID,
     Uncarriable,
     dumps,
-    error_response,
     id_key,
     loads_as_received,
     loads_upstream,
-    message_fault,
     recover_id,
     valid_id,
 )
-from ..wire.messages import error_reason, not_a_response_text, unreadable_reason
-from ..wire.meta import may_hold_guard_keys, without_guard_keys
+from ..wire.messages import error_reason
+from ..wire.meta import without_guard_keys
 from ..wire.pieces import free_in_pieces
 from ..wire.repeated import collector_paused
 from .backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS, Backoff
 from .inflight import InFlight
 from .offload import Ordered, keeps_place, upstream_job
 from .requests import OwnRequests, RequestFailed
+from .triage import SkipLog, Triage, unreadable_text
 
-__all__ = ["Connector", "PeerEvents", "SkipLog", "UpstreamPeer", "failure_reason", "unreadable_text"]
+__all__ = ["Connector", "PeerEvents", "UpstreamPeer", "failure_reason"]
 
 log = logging.getLogger("mcp_guard")
 
@@ -139,52 +136,6 @@ class PeerEvents(Protocol):
         the stream's ``receive()`` and ends the reading, as ``peer_output`` returning False does."""
 
 
-def unreadable_text(too_long: int | None, line: bytes = b"") -> tuple[str, str]:
-    """What an unreadable upstream answer is: ``(what, text)``, the clause for the log and the -32603 text.
-
-    ``too_long``: the line was longer than this many bytes (``--max-message-bytes``); None: it
-    could not be parsed, and ``line`` says why (``wire.messages.unreadable_reason``: not UTF-8 at
-    byte N, nested too deeply, not JSON, an integer past the digit limit; never its text).
-    """
-    if too_long is not None:
-        what = f"is longer than {too_long} bytes (--max-message-bytes)"
-        return what, f"mcp-guard: the upstream's answer {what}; it was dropped, not buffered"
-    what = unreadable_reason(line)
-    return what, f"mcp-guard: the upstream's answer {what}; it was dropped"
-
-
-class SkipLog:
-    """Says each kind of skipped upstream output once, then counts it (docs/gateway.md: "each fact once").
-
-    The first skip of a kind is logged in full; later ones only as a count, when the count
-    reaches a power of two (2, 4, 8, ... 1,024 ...): a server that prints 450,000 banner or
-    debug lines on stdout costs about 20 log lines, not 450,000. Counts run over the peer's
-    life (restarts included). One instance per :class:`UpstreamPeer`, for ``wrap`` and ``serve``.
-
-    Args:
-        label: the log lines' prefix (the peer's).
-    """
-
-    def __init__(self, label: str = "") -> None:
-        self.label = label
-        self.counts: dict[str, int] = {}
-
-    def skipped(self, kind: str, first: str, *args: object) -> None:
-        """One skip of ``kind`` (a plural phrase: ``"lines that are not JSON"``); ``first % args``
-        is the full message, logged for the first one only."""
-        n = self.counts[kind] = self.counts.get(kind, 0) + 1
-        if n == 1:
-            log.warning("%s" + first, self.label, *args)
-        elif n & (n - 1) == 0:
-            log.warning(
-                "%sskipped %s %s from the upstream so far (counted again at %s)",
-                self.label,
-                f"{n:,}",
-                kind,
-                f"{2 * n:,}",
-            )
-
-
 class UpstreamPeer:
     """One upstream, connected again whenever it goes away (see the module docstring).
 
@@ -211,6 +162,8 @@ class UpstreamPeer:
             (``streams.ends``: ``"it exited with status 2; ..."``), or None (not told).
         start_failure: with ``first_must_connect``, why the first connection counts as a start that
             failed (it ended before the upstream answered any request with a result), else None.
+        triager: what of the upstream's output is a JSON-RPC message (``peer.triage.Triage``);
+            ``triage`` is its :meth:`~mcp_guard.peer.triage.Triage.triage` (the stdio hot path calls it).
     """
 
     def __init__(
@@ -247,8 +200,8 @@ class UpstreamPeer:
         self.offloaded: Any = None  # the message a big line's job is giving to peer_output now
         # ... and then, when that line may go on as received (jsonrpc.loads_as_received): (line, parsed value)
         self.as_received: tuple[bytes | str, Any] | None = None
-        self._answered = False  # the current connection has answered a request with a result
-        self._clean: set[int] = set()  # ids of the messages of the big line being passed on, cleaned in the thread
+        self.triager = Triage(self.skips, self.own)  # (what of the output is a JSON-RPC message: peer.triage)
+        self.triage = self.triager.triage
 
     @property
     def wait(self) -> float:
@@ -319,7 +272,7 @@ class UpstreamPeer:
         """One connection, from its start to its end; the backoff counts it (a failure unless it got
         ready and lived ``stable_after`` seconds)."""
         self._started, self._counted, self._set_up = anyio.current_time(), False, False
-        self._answered = False
+        self.triager.answered = False
         ready = False
         failure: tuple[str, bool] | None = None  # (reason, whether the connection was made)
         self.connection += 1
@@ -459,7 +412,7 @@ class UpstreamPeer:
             except (ValueError, RecursionError):
                 await self.unreadable(line if isinstance(line, bytes) else line.encode("utf-8", "replace"), events)
                 return
-            clean = self._clean
+            clean = self.triager.clean
             clean.update(map(id, cleaned if type(cleaned) is list else [cleaned]))  # (triage: already cleaned)
             try:
                 out = self.triage(cleaned)
@@ -498,69 +451,6 @@ class UpstreamPeer:
         if not await events.peer_output(out):
             scope.cancel()
 
-    def triage(self, message: Any, line: bytes | str | None = None) -> Any:
-        """What of one parsed upstream message (or batch) is the owner's: the message with the
-        ``mcp-guard/`` ``_meta`` keys removed, the batch's such elements, or None (nothing: an answer
-        to the guard's own request, taken; or output that is no JSON-RPC message, logged and skipped).
-
-        A JSON-RPC message is an object with ``"jsonrpc": "2.0"`` that ``wire.jsonrpc.message_fault`` finds
-        no fault in (red team 37 F4: ``{"jsonrpc": "2.0"}``, a number for a method, a result without an id
-        reached the client). A response that names a request by its id but is no JSON-RPC response
-        (neither or both of ``result`` and ``error``, an error that is not an object with an integer
-        ``code`` and a string ``message``) becomes a -32603 answering that request in its place (skipped, the
-        request would wait forever); an error response with a null id is a JSON-RPC message, the owner's.
-
-        Synchronous: the stdio hot path calls it in the pipe's reader callback, with the ``line`` the message was
-        parsed from: a line that cannot hold such a key (``wire.meta.may_hold_guard_keys``) is not walked. A
-        message of the big line being passed on was cleaned in the worker thread (:meth:`_parse_big`), and is
-        not walked again.
-        """
-        if type(message) is dict:
-            if message.get("jsonrpc") != "2.0":
-                self._not_jsonrpc('its "jsonrpc" is not "2.0"')
-                return None
-            fault = message_fault(message)
-            if fault is not None:
-                if fault not in ANSWER_FAULTS:
-                    self._not_jsonrpc(fault)
-                    return None
-                message = self._wrong_answer(message["id"], fault)
-            if not (self._clean and id(message) in self._clean) and (line is None or may_hold_guard_keys(line)):
-                message = without_guard_keys(message)
-            if not self._answered and "result" in message and "method" not in message:
-                self._answered = True  # (an error answer, a notification or a request proves no start)
-            if "method" not in message and "id" in message and self.own.answer(id_key(message["id"]), message):
-                return None
-            return message
-        if type(message) is list and message:
-            kept = [m for m in (self.triage(m) if type(m) is dict else None for m in message) if m is not None]
-            if any(type(m) is not dict for m in message):
-                self.skips.skipped(
-                    "batch elements that are not JSON-RPC messages",
-                    "skipped elements of an upstream batch that are not JSON-RPC messages",
-                )
-            return kept or None
-        self._not_jsonrpc("it is not an object" if type(message) is not list else "it is an empty batch")
-        return None
-
-    def _not_jsonrpc(self, fault: str) -> None:
-        self.skips.skipped(
-            "outputs that are JSON but not JSON-RPC messages",
-            "skipped output from the upstream that is JSON but not a JSON-RPC message (%s)",
-            fault,
-        )
-
-    def _wrong_answer(self, request_id: Any, fault: str) -> dict[str, Any]:
-        """The -32603 answer to ``request_id`` in place of the upstream's answer to it that is no JSON-RPC
-        response (``fault``: ``wire.jsonrpc.ANSWER_FAULTS``); the answer is skipped (logged, counted)."""
-        self.skips.skipped(
-            "answers that are not JSON-RPC responses",
-            "skipped an answer from the upstream that is not a JSON-RPC response (%s); the request it names "
-            "is answered with an error",
-            fault,
-        )
-        return error_response(request_id, INTERNAL_ERROR, not_a_response_text(fault))
-
     async def unreadable(self, line: bytes, events: PeerEvents, *, too_long: int | None = None) -> None:
         """A line the guard cannot parse (with ``too_long``: the start of a line over that cap, whose rest
         is dropped as it comes): skipped; the request it answers (its id recovered from the text)
@@ -574,16 +464,7 @@ class UpstreamPeer:
         if key is not None and await events.peer_unreadable(request_id, text):
             log.warning("%sthe upstream's answer %s; answering an error", self.label, what)
             return
-        if too_long is not None:
-            self.skips.skipped(
-                f"lines longer than {too_long} bytes", "skipped a line from the upstream longer than %d bytes", too_long
-            )
-        else:
-            self.skips.skipped(
-                "lines that are not JSON (or nest too deeply)",
-                "skipped a line of %d bytes from the upstream that is not JSON (or nests too deeply)",
-                len(line),
-            )
+        self.triager.skip_unreadable(len(line), too_long)
 
     def _left(self, upstream: MessageStream) -> None:
         """The connection ``upstream`` ended (its end read, or the guard leaving it): noted at once, with no
@@ -602,7 +483,7 @@ class UpstreamPeer:
             return
         self._leaving = None
         self.cause = await end_of(upstream) if ended else None  # (its exit status: a moment after its output)
-        if ended and self._must_start and not self._answered and not events.closing:
+        if ended and self._must_start and not self.triager.answered and not events.closing:
             how = self.cause or "it closed its connection"
             self.start_failure = f"the upstream ended before it answered any request: {how}"
         self.own.fail_all("the upstream server went away" + (f" ({self.cause})" if self.cause else ""))

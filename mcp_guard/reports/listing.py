@@ -1,9 +1,9 @@
 """List a live MCP server's tools with the ``mcp`` SDK's client (``check``, ``check --config``, ``pin``).
 
 The one place the guard lists a server as a client of its own (``serve`` and ``wrap`` list
-through the relay instead). The server is started from a command (``stdio_client``, with the
-user's whole environment plus any ``env`` given: the SDK alone would pass only ``HOME``,
-``PATH`` and a few more) or reached at a URL (streamable HTTP, with the given headers).
+through the relay instead). The server is started from a command (:mod:`.stdio_listing`, with
+the user's whole environment plus any ``env`` given) or reached at a URL (streamable HTTP, with
+the given headers).
 
 Protocol eras: the client first speaks the handshake era (``initialize``). A server that
 refuses the handshake with a JSON-RPC error (a server that speaks only the 2026-07-28 era
@@ -24,28 +24,28 @@ tool, which ``check`` must report tool by tool. So the requests go through the s
 :class:`~mcp.ClientSession`), which returns results as plain JSON.
 
 Errors: :class:`ListingError` for every way the listing can fail (the command cannot
-start, the server exits or answers with an error, writes bytes that are not UTF-8 to its
-stdout (the SDK's transport then reads no more, so this is known at the time limit), the URL
-cannot be reached or answers with an HTTP error status, a malformed ``tools/list`` result, a
-cursor that repeats, the time limit); its message never holds an environment or header value.
+start, the server exits or answers with an error, the URL cannot be reached or answers with
+an HTTP error status, a malformed ``tools/list`` result, a cursor that repeats, the time
+limit); its message never holds an environment or header value.
 
-A stdio server that prints something other than JSON-RPC on its stdout (a banner, debug
-output) is listed all the same: each such line is logged as ``wrap`` logs it, once, by its
-size (``skipped a line of 33 bytes from the server's stdout that is not a JSON-RPC message``,
-on the ``mcp_guard`` logger), never by its content, in place of the SDK's own record of it
-(a traceback that quotes the line).
+A stdio server is started, and its stdout read, as ``wrap`` and ``serve`` do
+(:mod:`.stdio_listing`, over ``peer.triage``: one rule for what a server's stdout line is):
+a line that is not JSON-RPC (a banner, debug output, bytes that are not UTF-8, JSON that is
+no JSON-RPC message) is skipped and logged as the relay logs it, by size or by what is wrong,
+never by its content: the first of each kind in full, then a count at each power of two; its
+stderr lines reach ours escaped and prefixed (``upstream stderr: ``, ``upstream NAME stderr: ``
+for a server of ``check --config``).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TextIO
+from typing import Any, Final, Literal
 
 import anyio
 
@@ -66,41 +66,6 @@ log = logging.getLogger("mcp_guard")
 
 _LABEL: ContextVar[str | None] = ContextVar("mcp_guard_listing_label", default=None)
 """The server being listed in this task (and the SDK's reader tasks it starts), for the log."""
-
-SDK_STDIO_LOGGER: Final = "mcp.client.stdio"
-_SDK_PARSE_FAILURE: Final = "Failed to parse JSONRPC message from server"
-
-
-class _StdoutNoise(logging.Filter):
-    """On the SDK's stdio logger: its record of a stdout line that is not JSON-RPC (a traceback
-    quoting the line) becomes one line of ours, by size; every other record passes."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.msg != _SDK_PARSE_FAILURE:
-            return True
-        exc = record.exc_info[1] if record.exc_info else None
-        line = _failed_line(exc)
-        size = "a line" if line is None else f"a line of {len(line.encode('utf-8', 'replace'))} bytes"
-        label = _LABEL.get()
-        where = "" if label is None else f"server {label}: "
-        log.warning("%sskipped %s from the server's stdout that is not a JSON-RPC message", where, size)
-        return False
-
-
-def _failed_line(exc: BaseException | None) -> str | None:
-    """The line a pydantic ``ValidationError`` of the SDK's parser was given, or None."""
-    errors = getattr(exc, "errors", None)
-    if errors is None:
-        return None
-    try:
-        found = errors(include_url=False)
-    except Exception:  # not pydantic's: no size to tell
-        return None
-    line = found[0].get("input") if found else None
-    return line if isinstance(line, str) else None
-
-
-_NOISE_FILTER: Final = _StdoutNoise()
 
 
 class ListingError(GuardError):
@@ -143,30 +108,6 @@ def _describe(exc: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-def _errlog(stack: AsyncExitStack) -> TextIO:
-    """Where the server's stderr goes: a pipe whose lines reach ours escaped and marked ``upstream stderr: ``
-    (``upstream NAME stderr: `` for a server of ``check --config``, which of several wrote it), as ``wrap``
-    does (``peer.child_stderr``: a server can neither forge a guard line nor drive the terminal), or
-    nowhere when ours is not a real file. The pipe and its relay end with ``stack``."""
-    try:
-        sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        return stack.enter_context(open(os.devnull, "w"))
-    from ..peer.child_stderr import StderrRelay
-
-    read_end, write_end = os.pipe()
-    errlog = os.fdopen(write_end, "w")
-    label = _LABEL.get()  # (check --config: the server's config key, as serve writes "upstream NAME stderr: ")
-    relay = StderrRelay(read_end, f"upstream {label} stderr: " if label else "upstream stderr: ")
-
-    async def finish() -> None:
-        errlog.close()  # the child's copy may still be open: finish() reads only what is there
-        await anyio.to_thread.run_sync(relay.finish)
-
-    stack.push_async_callback(finish)
-    return errlog
-
-
 async def _sampling(context: Any, params: Any) -> Any:
     import mcp_types as types
 
@@ -202,8 +143,8 @@ async def list_tools(
         command: the server command and its arguments (stdio).
         url: the streamable HTTP endpoint (exactly one of ``command`` and ``url``).
         headers: HTTP headers for every request to ``url`` (e.g. ``Authorization``).
-        env: the whole environment of a stdio server (default ``os.environ``: what the
-            user's shell has).
+        env: the environment of a stdio server, over the guard's own (``peer.spawn.start_process``;
+            default ``os.environ``: what the user's shell has).
         cwd: the working folder of a stdio server (default the guard's).
         timeout: seconds for the whole listing (start, handshake or discovery, every page).
         client_name: the ``name`` of the client info the server is shown.
@@ -225,9 +166,6 @@ async def list_tools(
     if command is not None and cwd is not None and not os.path.isdir(cwd):
         raise ListingError(f"cannot start `{command[0]}`: {_missing_folder(cwd)}")
     statuses: list[int] = []
-    sdk_log = logging.getLogger(SDK_STDIO_LOGGER)
-    if _NOISE_FILTER not in sdk_log.filters:
-        sdk_log.addFilter(_NOISE_FILTER)
     labelled = _LABEL.set(label)
     try:
         with anyio.fail_after(timeout):
@@ -236,11 +174,6 @@ async def list_tools(
         exc = _leaf(raised)
         if isinstance(exc, ListingError):
             raise exc from None
-        if isinstance(exc, UnicodeDecodeError) and command is not None:
-            raise ListingError(
-                "the server wrote bytes that are not UTF-8 text to its stdout, which the MCP stdio transport "
-                "cannot read (a server must write only JSON-RPC messages there)"
-            ) from None
         if isinstance(exc, TimeoutError):
             raise ListingError(f"the server did not list its tools within {timeout:g} s") from None
         if statuses:
@@ -306,8 +239,7 @@ async def _list(
 ) -> Listing:
     import httpx2
     import mcp_types as types
-    from mcp import ClientSession, MCPError, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from mcp import ClientSession, MCPError
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.inbound import MCP_METHOD_HEADER, MCP_PROTOCOL_VERSION_HEADER
@@ -319,15 +251,16 @@ async def _list(
             statuses.append(response.status_code)
 
     async with AsyncExitStack() as stack:
-        if command is not None:
-            environment = dict(os.environ if env is None else env)
-            params = StdioServerParameters(command=command[0], args=list(command[1:]), env=environment, cwd=cwd)
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=_errlog(stack)))
-        else:
+        if command is None:
             assert url is not None
             client = await stack.enter_async_context(create_mcp_http_client(headers=dict(headers or {})))
             client.event_hooks["response"].append(note_status)
             read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
+        else:
+            from .stdio_listing import stdio_streams  # (the server's stdout read by the relay's rule)
+
+            environment = dict(os.environ if env is None else env)
+            read, write = await stack.enter_async_context(stdio_streams(command, environment, cwd, _LABEL.get()))
         dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
         info = types.Implementation(name=client_name, version=__version__)
         session = ClientSession(

@@ -27,7 +27,8 @@ import httpx
 import pytest
 
 from mcp_guard.auth.principal import Principal
-from mcp_guard.calls.pipeline import Call, Pipeline
+from mcp_guard.calls.call import Call
+from mcp_guard.calls.pipeline import Pipeline
 from mcp_guard.config import GatewayConfig, parse_config
 from mcp_guard.fronts.http import HttpConfig, HttpFront
 from mcp_guard.oauth_config import OAuthSettings

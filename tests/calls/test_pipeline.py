@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
+from mcp_guard.calls.call import Call, Rejection
 from mcp_guard.calls.jcs import canonical_sha256
 from mcp_guard.calls.journal import Journal, read_records
 from mcp_guard.calls.journal_key import argument_digest, key_path
 from mcp_guard.calls.pinning import LockFile
-from mcp_guard.calls.pipeline import STEP_NAMES, WRAP_STEPS, Call, Pipeline, Rejection, outcome_of
+from mcp_guard.calls.pipeline import STEP_NAMES, WRAP_STEPS, Pipeline
 from mcp_guard.calls.policy import Budget
+from mcp_guard.calls.recording import outcome_of
 from mcp_guard.config import GatewayConfig, parse_config
 from mcp_guard.sessions.catalog import ORIGIN_KEY, Catalog
 from mcp_guard.sessions.merged_lists import MergedLists, expose_prompts

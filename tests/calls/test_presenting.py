@@ -132,7 +132,8 @@ def test_map_call_maps_as_called_does(host: str) -> None:
 def test_a_refusal_for_gemini_names_the_properties_as_the_model_was_shown_them() -> None:
     """Gemini is shown `x_loc` for the server's `x-loc`: the refusal's text says `/x_loc` (the JSON keeps the
     server's pointers), below a renamed object too, and an unknown key's hint offers the shown names."""
-    from mcp_guard.calls.pipeline import WRAP_STEPS, Call, Pipeline, Route
+    from mcp_guard.calls.call import Call, Route
+    from mcp_guard.calls.pipeline import WRAP_STEPS, Pipeline
     from mcp_guard.calls.policy import ToolPolicy
     from mcp_guard.core import compile as compile_schema
     from mcp_guard.hosts import present_tools

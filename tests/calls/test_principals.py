@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_guard.auth.principal import Principal
+from mcp_guard.calls.call import Call, Rejection
 from mcp_guard.calls.journal import Journal, format_summary, read_records, summarize
-from mcp_guard.calls.pipeline import Call, Pipeline, Rejection
+from mcp_guard.calls.pipeline import Pipeline
 from mcp_guard.calls.policy import Budget
 from mcp_guard.calls.principals import PrincipalPolicy, principal_key
 from mcp_guard.config import ConfigError, GatewayConfig, parse_config

@@ -169,7 +169,8 @@ def test_the_same_refusal_under_every_profile_and_in_both_eras(
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_serve_and_wrap_pipelines_refuse_with_the_same_hints(profile: str) -> None:
-    from mcp_guard.calls.pipeline import WRAP_STEPS, Call, Pipeline
+    from mcp_guard.calls.call import Call
+    from mcp_guard.calls.pipeline import WRAP_STEPS, Pipeline
     from mcp_guard.config import parse_config
     from mcp_guard.sessions.catalog import Catalog
     from mcp_guard.sessions.naming import CursorCodec

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_guard.calls.pipeline import Call, Rejection
+from mcp_guard.calls.call import Call, Rejection
 from mcp_guard.sessions.relay import Relay
 from mcp_guard.wire.meta import REJECTION_KEY
 from tests.harness import ScriptedUpstream, running_guard

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_guard.calls import presenting
-from mcp_guard.calls.pipeline import WRAP_STEPS, Call, Pipeline, Route
+from mcp_guard.calls.call import Call, Route
+from mcp_guard.calls.pipeline import WRAP_STEPS, Pipeline
 from mcp_guard.calls.policy import ToolPolicy
 from mcp_guard.calls.refusals import NOT_SHOWN
 from mcp_guard.core import compile as compile_schema

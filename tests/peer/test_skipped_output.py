@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_guard.peer.connection import SkipLog
+from mcp_guard.peer.triage import SkipLog
 from tests.harness import MemoryLink, ScriptedUpstream, name, running_guard
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_guard.calls.pipeline import Call, Route
+from mcp_guard.calls.call import Call, Route
 from mcp_guard.calls.policy import ToolPolicy
 from mcp_guard.core import compile as compile_schema
 from mcp_guard.sessions.answer_notes import MAX_NOTED, AnswerNotes

@@ -151,3 +151,43 @@ def test_the_classes_of_libpq_words_and_sqlstates() -> None:
     assert pg_faults.passing_cause(fault("connection timeout expired")) == pg_faults.TIMED_OUT
     assert pg_faults.passing_cause(TimeoutError()) == pg_faults.TIMED_OUT
     assert pg_faults.passing_cause(fault("server closed the connection unexpectedly")) == pg_faults.BROKE
+
+
+async def test_the_client_is_told_whether_a_retry_may_help_with_nothing_of_the_database(
+    password_role: str, pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Through the pipeline (``Pipeline.admit``), a journal on a real PostgreSQL that cannot commit the intent:
+    a wrong password (lasting) is answered -32603 "Retrying will not help" with the cause's class, the server
+    down (passing) "Retrying may help"; no answer holds the role, the password, the database, the address or
+    an argument value, and nothing is forwarded (the call's intent is not there)."""
+    from mcp_guard.calls.call import Call
+    from mcp_guard.calls.pipeline import Pipeline
+    from tests.calls.test_pipeline import catalog
+
+    init_schema(pg_url)
+    database = pg_url.rsplit("/", 1)[1]
+    down_port = free_port()
+    argument = "/srv/private/f38-argument.txt"
+    route = catalog().route("fs__read")
+    assert route is not None
+    cases = {
+        "lasting": (f"postgresql://{ROLE}:{WRONG}@{password_role}/{database}", "Retrying will not help"),
+        "passing": (f"postgresql://{ROLE}:{PASSWORD}@127.0.0.1:{down_port}/{database}", "Retrying may help"),
+    }
+    for name, (url, says) in cases.items():
+        journal = PostgresJournal(url, replica="r1", timeout=1.0)
+        await journal.open()
+        try:
+            with caplog.at_level(logging.DEBUG):
+                rejection = await Pipeline(journal=journal).admit(Call(route, {"path": argument}))
+        finally:
+            await journal.aclose()
+        assert rejection is not None and rejection.error is not None, name
+        answer = str(rejection.response(1))
+        assert rejection.error[0] == -32603 and says in rejection.error[1], (name, answer)
+        if name == "lasting":
+            assert pg_faults.AUTHENTICATION in answer
+        held = (ROLE, PASSWORD, WRONG, database, password_role, str(down_port), "postgresql", argument)
+        assert [text for text in held if text in answer] == [], (name, answer)
+    for text in [*(str(r.getMessage()) for r in caplog.records), *(r.exc_text or "" for r in caplog.records)]:
+        assert PASSWORD not in text and WRONG not in text and argument not in text

@@ -13,7 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_guard.calls.pipeline import Call, Pipeline
+from mcp_guard.calls.call import Call
+from mcp_guard.calls.pipeline import Pipeline
 from mcp_guard.commands.journal_db import run_journal_database
 from mcp_guard.state.opening import StateError, opened_stores
 from mcp_guard.state.pg_journal import PostgresJournal

@@ -16,7 +16,8 @@ import anyio
 import pytest
 
 from mcp_guard.auth.principal import Principal
-from mcp_guard.calls.pipeline import Call, Pipeline
+from mcp_guard.calls.call import Call
+from mcp_guard.calls.pipeline import Pipeline
 from mcp_guard.calls.policy import Budget
 from mcp_guard.calls.principals import principal_key
 from mcp_guard.commands.journal_db import run_journal_database

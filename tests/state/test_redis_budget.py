@@ -11,7 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_guard.calls.pipeline import Call, Pipeline
+from mcp_guard.calls.call import Call
+from mcp_guard.calls.pipeline import Pipeline
 from mcp_guard.calls.policy import Budget
 from mcp_guard.calls.stores import StoreUnavailable
 from mcp_guard.state.redis_budget import RedisBudget
