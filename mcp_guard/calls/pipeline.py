@@ -25,7 +25,8 @@ The order (issue 6, section 3), each step either letting the call on or rejectin
    that cannot commit it refuses the call -32603, saying whether a retry may help
    (:mod:`.store_refusals`, as for ``budget_unavailable``).
    ``no_canonical_form``: the arguments hold an integer beyond the double range, which RFC 8785
-   canonical JSON (the digest's input) cannot express; refused while a journal is kept.
+   canonical JSON (the digest's input) cannot express (a client's such integer is an ``Inexact``,
+   refused by the schema step first: ``json_values.literal_int``; this step is the fence behind it).
 
 Steps 1-6 are checks (synchronous: ``wrap`` runs them on its stdio hot path, see
 :meth:`Pipeline.check`, the entry both commands take; :meth:`Pipeline.admit` adds a shared budget's
@@ -586,8 +587,8 @@ class Pipeline:
         """The intent record, on disk before the call is forwarded (``Recorder.intent``; raises when it cannot
         be written).
 
-        Arguments without an RFC 8785 canonical form (an integer beyond the double range: the
-        schema may well accept it) have no digest to journal: ``no_canonical_form``.
+        Arguments without an RFC 8785 canonical form (an integer beyond the double range, which the
+        schema step refuses first: ``json_values.literal_int``) have no digest to journal: ``no_canonical_form``.
         """
         journal = self.recorder.journal
         if journal is None:

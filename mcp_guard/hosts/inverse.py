@@ -30,7 +30,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
-from ..core.json_values import escape_token, literal_float
+from ..core.json_values import escape_token, literal_float, literal_int
 
 __all__ = ["JSON_TEXT", "Arr", "BackError", "Choice", "JsonText", "Map", "Member", "Obj", "Ref", "back", "json_text_at",
            "kind_of", "narrowed", "parse_json_text", "pick", "present", "shown_pointer"]  # fmt: skip
@@ -161,7 +161,13 @@ def parse_json_text(text: str) -> Any:
     Raises:
         ValueError: the text is not such a value.
     """
-    return json.loads(text, parse_float=literal_float, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+    return json.loads(
+        text,
+        parse_float=literal_float,
+        parse_int=literal_int,
+        parse_constant=_no_constant,
+        object_pairs_hook=_no_duplicates,
+    )
 
 
 def renamed_text(at: str, key: str, shown: str) -> str:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..core.json_values import Inexact, literal_float
+from ..core.json_values import INT_BEYOND_DOUBLE_DIGITS, Inexact, literal_float, literal_int
 from ..errors import GuardError
 from . import repeated
 
@@ -85,6 +85,13 @@ key keeps its first place and its last value, as ``dict``), and the parse takes 
 _yielding = json.JSONDecoder(parse_float=literal_float, parse_int=_int, object_pairs_hook=repeated.dict_of)
 _raw_yielding = _yielding.raw_decode
 _decode_yielding = _yielding.decode
+# A client's integer beyond the range of a double is an Inexact, as 1e400 is (``json_values.literal_int``, decision
+# 12). Only a text holding a run of that many digits can hold one: the others keep the C decoder's own ints.
+_client_wide = json.JSONDecoder(parse_float=literal_float, parse_int=literal_int)
+_client_yielding = json.JSONDecoder(
+    parse_float=literal_float, parse_int=literal_int, object_pairs_hook=repeated.dict_of
+)
+_LONG_DIGITS: Final = re.compile(rf"\d{{{INT_BEYOND_DOUBLE_DIGITS}}}")
 
 
 def _c_encoder() -> Callable[[Any], str]:
@@ -194,13 +201,13 @@ def _dumps_literals(message: Any) -> bytes:
 def loads_client(line: bytes | str) -> Any:
     """Parse a line from the client (its bytes, or its text); a number literal no double holds exactly keeps its text.
 
-    Such a literal (more digits than a double holds, ``1e-400``, or beyond the double range:
-    ``1e400``) becomes an ``Inexact`` (``json_values.literal_float``), as in
-    :func:`loads_upstream`. Every profile sees it for what it is: ``extended`` judges it by its
-    exact value and, when the call is forwarded, :func:`dumps` writes it back digit for digit
-    (spec decision E1), but refuses one beyond the range of a double (``1e400``, ``1e-400``:
-    ``json_values.in_double_range``, decision 12); ``standard`` and ``strict`` refuse it in
-    arguments (keyword ``json``), never rounded. Elsewhere in a message it is relayed as written.
+    Such a literal (more digits than a double holds, ``1e-400``, or beyond the double range: ``1e400``) becomes
+    an ``Inexact`` (``json_values.literal_float``), as in :func:`loads_upstream`; so does an integer beyond that
+    range (``json_values.literal_int``: only from the client). Every profile sees it for what it is:
+    ``extended`` judges it by its exact value and, when the call is forwarded, :func:`dumps` writes it back
+    digit for digit (spec decision E1), but refuses one beyond the range of a double (``1e400``, ``1e-400``:
+    ``json_values.in_double_range``, decision 12); ``standard`` and ``strict`` refuse it in arguments (keyword
+    ``json``), never rounded. Elsewhere in a message it is relayed as written.
 
     Raises:
         ValueError: not JSON (including invalid UTF-8).
@@ -217,7 +224,9 @@ def loads_client(line: bytes | str) -> Any:
     if text[:1] == "\ufeff":  # MCP is UTF-8; a leading BOM is tolerated (as by the utf-8-sig codec)
         text = text[1:]
     if len(text) >= YIELDING_MIN:
-        return repeated.parse_filled(text, _raw_yielding, _decode_yielding)
+        return repeated.parse_filled(text, _client_yielding.raw_decode, _client_yielding.decode)
+    if len(text) > INT_BEYOND_DOUBLE_DIGITS and _LONG_DIGITS.search(text) is not None:
+        return repeated.parse_filled(text, _client_wide.raw_decode, _client_wide.decode)
     return repeated.parse_filled(text, _raw_client, _decode_client)
 
 
@@ -317,7 +326,7 @@ def loads_as_received(line: bytes | str, *, upstream: bool = False) -> tuple[Any
         constants = True
         return float(name)  # as Python's parser has it: nan, inf, -inf
 
-    value, unique = repeated.parse_unique(text, literal_float, constant)
+    value, unique = repeated.parse_unique(text, literal_float, constant, None if upstream else literal_int)
     return value, unique and not constants
 
 

@@ -122,15 +122,18 @@ _was_enabled = False
 
 
 def parse_unique(
-    text: str, parse_float: Callable[[str], Any], parse_constant: Callable[[str], Any]
+    text: str,
+    parse_float: Callable[[str], Any],
+    parse_constant: Callable[[str], Any],
+    parse_int: Callable[[str], Any] | None = None,
 ) -> tuple[Any, bool]:
     """Parse ``text`` (one JSON value) as the decoders above do, and say whether no object in it repeats a key.
 
     The value is the same as :func:`decode` gives (a repeated key keeps its last value). The relay
     forwards a big message's own bytes only when no key stands twice: a reader that keeps the first
     value would otherwise read another message than the guard judged (``jsonrpc.loads_as_received``).
-    Costs a Python call per JSON object, so it is for texts known to hold few. ``parse_float`` and
-    ``parse_constant`` are the decoder's hooks (``json.JSONDecoder``).
+    Costs a Python call per JSON object, so it is for texts known to hold few. ``parse_float``,
+    ``parse_constant`` and ``parse_int`` (default ``int``) are the decoder's hooks (``json.JSONDecoder``).
 
     Raises:
         ValueError, RecursionError: not one JSON value, or nested beyond the parser's limit.
@@ -145,7 +148,10 @@ def parse_unique(
         return value
 
     decoder = json.JSONDecoder(
-        parse_float=parse_float, parse_int=_int, parse_constant=parse_constant, object_pairs_hook=pairs
+        parse_float=parse_float,
+        parse_int=_int if parse_int is None else parse_int,
+        parse_constant=parse_constant,
+        object_pairs_hook=pairs,
     )
     value = parse_filled(text, decoder.raw_decode, decoder.decode)
     return value, unique

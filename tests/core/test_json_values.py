@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import decimal
 import fractions
+import sys
 from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_guard import check, classify
 from mcp_guard import compile as compile_schema
@@ -655,3 +658,30 @@ def test_is_json_on_a_shared_dag_stays_linear() -> None:
     assert is_json(dag)
     dag.append(float("inf"))
     assert not is_json(dag)
+
+
+@given(st.integers(min_value=-(2**1100), max_value=2**1100))
+def test_literal_int_is_inexact_exactly_when_a_double_cannot_hold_the_integers_range(n: int) -> None:
+    """Oracle: Python's own int -> float conversion (correctly rounded; OverflowError past the largest
+    double). Red team 38 F1: a 401-digit integer was forwarded where ``1e400`` is refused."""
+    from mcp_guard.core.json_values import Inexact, in_double_range, literal_int
+
+    try:
+        float(n)
+        beyond = False
+    except OverflowError:
+        beyond = True
+    value = literal_int(str(n))
+    if beyond:
+        assert type(value) is Inexact and value.text == str(n) and not in_double_range(value)
+    else:
+        assert type(value) is int and value == n
+
+
+def test_literal_int_at_the_edge_of_the_double_range() -> None:
+    from mcp_guard.core.json_values import Inexact, literal_int
+
+    largest = int(sys.float_info.max)  # 309 digits, a double
+    assert literal_int(str(largest)) == largest and literal_int(str(-largest)) == -largest
+    assert type(literal_int(str(2**1024))) is Inexact and type(literal_int("-1" + "0" * 400)) is Inexact
+    assert literal_int("9" * 308) == int("9" * 308)  # fewer digits than the range's: never beyond it

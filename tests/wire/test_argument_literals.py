@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -183,7 +184,7 @@ async def test_extended_judges_such_a_literal_by_its_exact_value(
 
 @COMMANDS
 @pytest.mark.parametrize("profile", ["standard", "strict"])
-@pytest.mark.parametrize("literal", ["1e400", "0.1000000000000000000001"])
+@pytest.mark.parametrize("literal", ["1e400", "0.1000000000000000000001", "1" + "0" * 400])
 async def test_standard_and_strict_refuse_it(command: str, profile: str, literal: str) -> None:
     upstream = RawUpstream()
     tool = {**NUMBERS, "inputSchema": {"type": "object", "properties": {"x": {"type": "number"}}}}
@@ -197,7 +198,10 @@ async def test_standard_and_strict_refuse_it(command: str, profile: str, literal
 
 
 @COMMANDS
-@pytest.mark.parametrize("literal", ["1e5000", "-1e-4400", "NaN", "1e400", "-1E+400", "1e-400", "-2.5e-330"])
+@pytest.mark.parametrize(
+    "literal",
+    ["1e5000", "-1e-4400", "NaN", "1e400", "-1E+400", "1e-400", "-2.5e-330", "1" + "0" * 400, "-" + "2" * 309],
+)
 async def test_extended_refuses_what_has_no_exact_value_within_the_digit_limit(command: str, literal: str) -> None:
     """Past the digit limit, or beyond the range of a double (spec decision 12 names ``1e400``; red team 35: a
     server read ``1e-400`` as 0 past ``exclusiveMinimum: 0`` and ``1e400`` as inf for an "integer >= 1")."""
@@ -227,6 +231,34 @@ async def test_serve_journals_such_a_literal_as_its_double_and_forwards_the_call
     key = bytes.fromhex((tmp_path / "journal.jsonl.key").read_text())
     expected = hmac.new(key, rfc8785.dumps({"x": float(literal)}), hashlib.sha256).hexdigest()
     assert intent["arguments_sha256"] == expected
+
+
+@COMMANDS
+@pytest.mark.parametrize("profile", ["extended", "standard"])
+async def test_an_integer_beyond_the_double_range_is_refused_as_1e400_is(command: str, profile: str) -> None:
+    """Red team 38 F1: JSON does not tell ``1e400`` from a 401-digit integer (a JavaScript server reads both as
+    Infinity, past "integer >= 1"); both are refused (keyword ``json``), in a big line as in a small one.
+    The largest integer a double holds (309 digits) still goes through as written."""
+    tool = {
+        "name": "numbers",
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}},
+    }
+    upstream = RawUpstream()
+    upstream.tools = [tool]
+    largest = str(int(sys.float_info.max))
+    pad = " " * (1 << 16)  # a line of 64 KiB or more is parsed apart (jsonrpc.loads_as_received)
+    async with guard(command, profile, upstream) as client:
+        for request_id, arguments in (("small", f'{{"n":1{"0" * 400}}}'), ("big", f'{{"n":1{"0" * 400}{pad}}}')):
+            answer = await call(client, command, request_id, arguments, "handshake")
+            issues = answer["result"]["_meta"]["mcp-guard/rejection"]["issues"]
+            assert [(i["keyword"], i["instance_path"]) for i in issues] == [("json", "/n")], request_id
+        refused = upstream.raw_calls()
+        answer = await call(client, command, "edge", f'{{"n":{largest}}}', "handshake")
+        forwarded = upstream.raw_calls()
+    assert refused == []
+    if profile == "extended":
+        assert answer["result"]["content"][0]["text"] == "numbers ok", answer
+        assert len(forwarded) == 1 and f'"n":{largest}'.encode() in forwarded[0]
 
 
 async def test_serve_with_a_journal_refuses_a_literal_beyond_the_double_range(tmp_path: Path) -> None:
