@@ -147,10 +147,12 @@ class LockFile:
         tools: ``server/tool`` → ``sha256:<hex>``.
         definitions: ``server/tool`` → the pinned definition (the tool minus ``_meta``), for
             every key of ``tools`` in a version-2 lock; empty for a version-1 lock.
+        path: the file it was read from (:meth:`read`), for the operator's log; None when made in memory.
     """
 
     tools: Mapping[str, str] = field(default_factory=dict)
     definitions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    path: Path | None = field(default=None, compare=False)
 
     @property
     def version(self) -> int:
@@ -200,7 +202,7 @@ class LockFile:
         unknown = set(data) - {"version", "tools"}
         if unknown:
             raise LockError(f"{path}: {sorted(unknown)[0]}: unknown key")
-        return cls(digests, definitions)
+        return cls(digests, definitions, path)
 
     @classmethod
     def read_optional(cls, path: Path | None) -> LockFile | None:

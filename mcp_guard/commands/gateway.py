@@ -407,8 +407,12 @@ def run_check(
     out: TextIO | None = None,
     fail_on: str = "unsupported",
     host: str | None = None,
+    lock: str | None = None,
 ) -> int:
     """``mcp-guard check --config FILE``: every upstream reachable or not, its tools, and the merged list's findings.
+
+    ``lock``: the lock file to judge the pins against, as ``serve --lock PATH`` enforces it (it must exist);
+    None: the config's (``guard.lock``, else FILE.lock, if present), as ``serve`` without ``--lock``.
 
     With ``host`` (``check --config FILE --host NAME``), the tools the gateway offers, under the
     names it offers them, are also judged for that model host (``reports.hosts``): a table (or a
@@ -446,16 +450,19 @@ def run_check(
     if config is None:
         return 2
     try:
-        lock = LockFile.read_optional(config.lock_path)
+        lock_file = LockFile.read_optional(config.lock_path if lock is None else Path(lock).expanduser())
     except LockError as exc:
         print(f"mcp-guard: {exc}", file=sys.stderr)
+        return 2
+    if lock is not None and lock_file is None:  # (as serve --lock: a lock named and missing is an error)
+        print(f"mcp-guard: {lock}: no such lock file", file=sys.stderr)
         return 2
     host_from = "--host" if host is not None else "guard.presentFor"
     host = host if host is not None else config.guard.present_for  # as serve: --present-for overrides the config
     if host is not None and host != config.guard.present_for:
         config = config.model_copy(update={"guard": config.guard.model_copy(update={"present_for": host})})
     listings = anyio.run(lambda: list_servers(config, timeout=timeout, progress=sys.stderr))
-    catalog = Catalog(config, lock, quiet=True)  # the report is printed, not logged
+    catalog = Catalog(config, lock_file, quiet=True)  # the report is printed, not logged
     profile = config.guard.profile
     reports: dict[str, ToolsReport] = {}
     for x in listings:

@@ -90,6 +90,11 @@ def add_commands(
         "other sources (2 when an upstream cannot be reached or listed)",
     )
     check.add_argument(
+        "--lock",
+        metavar="PATH",
+        help="with --config: the lock file, as serve --lock PATH (default: guard.lock, else FILE.lock, if present)",
+    )
+    check.add_argument(
         "--header",
         action="append",
         default=[],
@@ -250,10 +255,14 @@ def _check(args: argparse.Namespace) -> int:
             args.command_parser.error(
                 f"--upstream-url-env: the environment variable {args.upstream_url_env} is not set or empty"
             )
+    if args.lock is not None and args.config is None:
+        args.command_parser.error("--lock applies only to --config")
     if args.config is not None:
         from .gateway import run_check
 
-        return run_check(args.config, timeout=args.timeout, as_json=args.json, fail_on=args.fail_on, host=args.host)
+        return run_check(
+            args.config, timeout=args.timeout, as_json=args.json, fail_on=args.fail_on, host=args.host, lock=args.lock
+        )
     if (args.header or args.header_env) and not url_given:
         args.command_parser.error("--header and --header-env apply only to --upstream-url")
     from ..reports.tools import report_tools, tool_entries

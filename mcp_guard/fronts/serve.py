@@ -136,7 +136,7 @@ async def _serve_stdio(
         "gateway: serving %s on stdio (profile %s%s%s%s)",
         names,
         config.guard.profile,
-        f", lock {config.lock_path}" if lock is not None else ", no lock file",
+        f", lock {lock.path}" if lock is not None else ", no lock file",  # (--lock's, else the config's: red team 38)
         f", journal {journal_label}" if journal is not None else "",
         _shown_to(config),
     )

@@ -37,12 +37,21 @@ __all__ = [
 ]
 
 
+_DEFAULT_NOTE = "default "
+"""How :func:`drop` notes a ``default`` (an annotation the guard does not check)."""
+
+
 def write_notes(out: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    """Write dropped constraints into ``out``'s ``description`` (the model reads them there);
-    ``out`` is changed and returned."""
+    """Write dropped constraints into ``out``'s ``description`` (the model reads them there): ``Also checked:
+    maxLength 200.``, and a dropped ``default`` apart, ``Default: "x".`` (the guard checks no default: red
+    team 38 F5 read "Also checked: default" as a promise); ``out`` is changed and returned."""
     if notes:
+        checked = [n for n in notes if not n.startswith(_DEFAULT_NOTE)]
+        defaults = [n.removeprefix(_DEFAULT_NOTE) for n in notes if n.startswith(_DEFAULT_NOTE)]
+        parts = [f"Also checked: {'; '.join(checked)}."] if checked else []
+        parts += [f"Default: {'; '.join(defaults)}."] if defaults else []
         said = out.get("description")
-        extra = "Also checked: " + "; ".join(notes) + "."
+        extra = " ".join(parts)
         out["description"] = f"{said}\n{extra}" if isinstance(said, str) and said else extra
     return out
 
@@ -51,7 +60,7 @@ def drop(run: Run, node: dict[str, Any], key: str, path: Path, notes: list[str])
     """``key`` of ``node`` is not shown as a keyword; its value goes into ``notes`` (the text)."""
     run.step("widening", "annotation" if key in ANNOTATIONS else "dropped", f"{path}/{escape_token(key)}", key)
     if key == "default":
-        notes.append(f"default {short(node[key])}")
+        notes.append(f"{_DEFAULT_NOTE}{short(node[key])}")
     elif key not in ANNOTATIONS:
         notes.append(f"{key} {short(node[key])}")
 

@@ -544,3 +544,42 @@ async def test_an_upstream_answer_over_the_line_cap_is_an_error_for_its_request(
         assert echoed["result"]["content"][0]["text"] == "ok"
         assert session.routing.links[0].restarts == 0
         client.inbound.close()
+
+
+async def test_the_start_log_names_the_lock_file_in_force(tmp_path: Path) -> None:
+    """Red team 38 F2: ``serve --lock PATH`` logged the config's default (``gw.json.lock``) while PATH was the
+    lock enforced: an operator reviewing "the lock in use" reviewed another file."""
+    config = write_config(tmp_path / "gw.json", {"sigma": {"command": sys.executable, "args": [str(SIGMA)]}}, {})
+    chosen = tmp_path / "chosen.lock"
+    pinned = subprocess.run(
+        [sys.executable, "-m", "mcp_guard", "pin", "--config", str(config), "--lock", str(chosen)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    (tmp_path / "gw.json.lock").write_text(chosen.read_text())  # the default exists too: not the one in force
+    async with serve(config, "--lock", str(chosen)) as client:
+        await client.initialize()
+    log = (tmp_path / "guard.stderr").read_text()
+    assert f", lock {chosen}" in log and "gw.json.lock" not in log, log
+
+
+def test_check_config_judges_the_pins_against_the_lock_given(tmp_path: Path) -> None:
+    """Red team 38 F2: a lock given only on serve's command line could not be checked (check had no --lock)."""
+    config = write_config(tmp_path / "gw.json", {"sigma": {"command": sys.executable, "args": [str(SIGMA)]}}, {})
+    chosen, empty = tmp_path / "chosen.lock", tmp_path / "empty.lock"
+    command = [sys.executable, "-m", "mcp_guard"]
+    pinned = subprocess.run([*command, "pin", "--config", str(config), "--lock", str(chosen)], capture_output=True)
+    assert pinned.returncode == 0, pinned.stderr
+    empty.write_text(json.dumps({"version": 2, "tools": {}}))
+
+    def check(*extra: str) -> subprocess.CompletedProcess[str]:
+        run = [*command, "check", "--config", str(config), *extra]
+        return subprocess.run(run, capture_output=True, text=True, timeout=60)
+
+    assert "not pinned" not in check("--lock", str(chosen)).stdout
+    assert "not pinned" in check("--lock", str(empty)).stdout
+    missing = check("--lock", str(tmp_path / "missing.lock"))
+    assert missing.returncode == 2 and "no such lock file" in missing.stderr
+    assert check("--lock", str(chosen), "--fail-on", "never").returncode == 0

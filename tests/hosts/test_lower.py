@@ -273,3 +273,12 @@ def test_property_names_kept_as_fitting_match_the_pattern() -> None:
     assert "ok_name" in kept and "bad-name" not in kept
     assert all(host.property_names.fullmatch(n) for n in kept)  # type: ignore[union-attr]
     assert check_schema({"type": "object", "properties": {"bad-name": {"type": "string"}}}, host)  # type: ignore[arg-type]
+
+
+def test_a_dropped_default_is_told_as_a_default_not_as_something_checked() -> None:
+    """Red team 38 F5: ``Also checked: default "x"`` told the model the guard checks a default (it does not)."""
+    schema = {"type": "object", "properties": {"c": {"type": "string", "maxLength": 3, "default": "x"}}}
+    description = lowered(schema, "openai-strict").schema["properties"]["c"]["description"]
+    assert description == 'Also checked: maxLength 3. Default: "x".'
+    only_default = lowered({"type": "object", "properties": {"d": {"type": "integer", "default": 2}}}, "openai-strict")
+    assert only_default.schema["properties"]["d"]["description"] == "Default: 2."
