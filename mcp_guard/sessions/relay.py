@@ -20,7 +20,9 @@ Only what the guard must see is touched:
   answers to the upstream's requests, which go on meanwhile (red team 37: held calls reached the
   server after calls the client sent later).
   ``initialize``, ``logging/setLevel``, ``resources/subscribe`` and ``resources/unsubscribe``
-  are noted (to be replayed to a restarted upstream).
+  are noted (to be replayed to a restarted upstream). A session is initialized once (MCP): a second
+  ``initialize`` is answered -32600 (:data:`~mcp_guard.wire.messages.ALREADY_INITIALIZED`) and not forwarded,
+  unless the upstream answered the first with an error (red team 37 F8).
 - upstream → client: responses to the guard's own requests are taken out of the stream;
   ``tools/list`` results are annotated; ``notifications/tools/list_changed`` empties the
   schema cache and is forwarded. Output that is not a JSON-RPC message (not JSON, or JSON
@@ -131,7 +133,7 @@ from ..wire.jsonrpc import (
     loads_as_received,
     valid_id,
 )
-from ..wire.messages import BATCH_VERSION, refused_batch
+from ..wire.messages import ALREADY_INITIALIZED, BATCH_VERSION, refused_batch
 from ..wire.meta import era_meta
 from .client_lines import big_line
 from .client_requests import Ticket
@@ -667,6 +669,9 @@ class Relay(UpstreamSide):
         elif method is None:
             return self._client_answer(message), None  # (under the upstream's own id: server_requests)
         elif type(method) is str and method in _TRACKED and "id" in message:
+            if method == "initialize" and self._initialize_sent:  # (red team 37 F8: it was forwarded, and replayed)
+                self.counted.log(logging.WARNING, "refused a second initialize: the session has one already")
+                return None, error_response(message["id"], INVALID_REQUEST, ALREADY_INITIALIZED)
             self._track(method, message.get("params"), message["id"])
         return message, None
 

@@ -171,8 +171,10 @@ class UpstreamSide:
         self._ready = False
         self._connecting = False
         self._backlog: list[Any] = []
-        # What a restarted upstream is told again (handshake era).
+        # What a restarted upstream is told again (handshake era): the session's one initialize (a second is
+        # refused, ``Relay``; _initialize_sent: one was forwarded, and the upstream did not answer it with an error).
         self._init_params: Any = None
+        self._initialize_sent = False
         # The protocol version of the session: the one the upstream answered the client's initialize with (None
         # before that answer, or when a restarted upstream answered another); _init_key: that initialize's id.
         self.negotiated: Any = None
@@ -437,6 +439,7 @@ class UpstreamSide:
         ``initialize`` (``request_id``), whose answer says the session's protocol version (:attr:`negotiated`)."""
         if method == "initialize":
             self._init_params = params
+            self._initialize_sent = True
             self._init_key = id_key(request_id)
             self.negotiated = None
         elif method == "logging/setLevel":
@@ -524,6 +527,8 @@ class UpstreamSide:
                     self._init_key = None
                     result = message.get("result")
                     self.negotiated = result.get("protocolVersion") if type(result) is dict else None
+                    if type(result) is not dict:  # refused: the session is not initialized, the client may try again
+                        self._init_params, self._initialize_sent = None, False
             message = {**message, "id": client_id}  # the client's id again
             return self.notes.answer(id_key(client_id), message) if self.notes.any else message
         method = message["method"]
