@@ -168,13 +168,13 @@ class UpstreamSide:
         upstream_of = self.peer.inflight.upstream_of
         self.notes = AnswerNotes(lambda key: upstream_of(key) is not None)
         # Connection state: ready = connected and restored, client messages go straight through.
-        self._ready = False
+        self.ready = False
         self._connecting = False
         self._backlog: list[Any] = []
         # What a restarted upstream is told again (handshake era): the session's one initialize (a second is
-        # refused, ``Relay``; _initialize_sent: one was forwarded, and the upstream did not answer it with an error).
+        # refused, ``Relay``; initialize_sent: one was forwarded, and the upstream did not answer it with an error).
         self._init_params: Any = None
-        self._initialize_sent = False
+        self.initialize_sent = False
         # The protocol version of the session: the one the upstream answered the client's initialize with (None
         # before that answer, or when a restarted upstream answered another); _init_key: that initialize's id.
         self.negotiated: Any = None
@@ -237,7 +237,7 @@ class UpstreamSide:
 
     async def peer_down(self, ended: bool) -> None:
         """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
-        self._ready = False
+        self.ready = False
         inflight = self.peer.inflight.clear()
         stop = None if ended else stop_signal()  # the guard itself was stopped: neither side ended it (rt37 F1)
         self.notes.gone([id_key(request_id) for request_id in inflight], "upstream_died" if stop is None else "stopped")
@@ -295,7 +295,7 @@ class UpstreamSide:
             else:
                 await client.send(str(data).encode("utf-8"))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
+            self.client_gone()
             return False
         return True
 
@@ -346,12 +346,12 @@ class UpstreamSide:
                 data = line if as_received and out is message else dumps(out)
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
-                self._reply_now(client, answer)
+                self.reply_now(client, answer)
             return True
         try:
             client.send_nowait(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
+            self.client_gone()
             raise anyio.BrokenResourceError from None
         return True
 
@@ -403,7 +403,7 @@ class UpstreamSide:
             if self.peer.upstream is not None:
                 await self._dispatch(message)
             else:
-                self._client_answer(message)  # dropped (logged)
+                self.client_answer(message)  # dropped (logged)
             return
         wait = self.peer.wait
         if self.peer.start_failure is not None:  # never started: not started again (``Session.run`` ends)
@@ -434,12 +434,12 @@ class UpstreamSide:
         """A cancellation of a request waiting for the upstream to start: drop both (``held_calls.drop_cancelled``)."""
         return drop_cancelled(self._backlog, message)
 
-    def _track(self, method: str, params: Any, request_id: Any = None) -> None:
+    def track(self, method: str, params: Any, request_id: Any = None) -> None:
         """Note what a restarted upstream must be told again (handshake era), and the id of the client's
         ``initialize`` (``request_id``), whose answer says the session's protocol version (:attr:`negotiated`)."""
         if method == "initialize":
             self._init_params = params
-            self._initialize_sent = True
+            self.initialize_sent = True
             self._init_key = id_key(request_id)
             self.negotiated = None
         elif method == "logging/setLevel":
@@ -452,7 +452,7 @@ class UpstreamSide:
             else:
                 self._subscriptions.pop(key, None)
 
-    def _client_answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
+    def client_answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The client's answer to a request of the upstream's, as it goes upstream (under the upstream's own id),
         or None: dropped (``Session.client_answer``); an answer without a valid id goes on as it is."""
         if not valid_id(message.get("id")):
@@ -460,7 +460,7 @@ class UpstreamSide:
         found = self.session.client_answer(message)
         return None if found is None else found[1]
 
-    def _note_list(self, message: dict[str, Any]) -> None:
+    def note_list(self, message: dict[str, Any]) -> None:
         """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
         params = message.get("params")
         cursor = params.get("cursor") if type(params) is dict else None
@@ -528,7 +528,7 @@ class UpstreamSide:
                     result = message.get("result")
                     self.negotiated = result.get("protocolVersion") if type(result) is dict else None
                     if type(result) is not dict:  # refused: the session is not initialized, the client may try again
-                        self._init_params, self._initialize_sent = None, False
+                        self._init_params, self.initialize_sent = None, False
             message = {**message, "id": client_id}  # the client's id again
             return self.notes.answer(id_key(client_id), message) if self.notes.any else message
         method = message["method"]
@@ -588,7 +588,7 @@ class UpstreamSide:
 
     # --- client → upstream: the requests forwarded under the guard's own ids --------------------
 
-    async def _forward(self, message: Any) -> None:
+    async def forward(self, message: Any) -> None:
         """Forward a message (or batch) as the guard parsed it, each request under an upstream id of the
         guard's own (``peer.inflight``); requests it cannot deliver are answered."""
         elements = message if type(message) is list else [message]
@@ -623,7 +623,7 @@ class UpstreamSide:
             log.warning("could not forward to the upstream: it went away")
             with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
                 await done.wait()
-            for answer in self._undelivered(elements):
+            for answer in self.undelivered(elements):
                 await self.session.reply(answer)
 
     def _upstream_ids(self, elements: list[Any]) -> tuple[list[Any], list[tuple[str, dict[str, Any]]]]:
@@ -641,11 +641,11 @@ class UpstreamSide:
         return outgoing, started
 
     def _mark_inflight(self, started: list[tuple[str, dict[str, Any]]]) -> None:
-        """The requests of ``started`` (upstream id, the client's request) are in flight (:meth:`_started`)."""
+        """The requests of ``started`` (upstream id, the client's request) are in flight (:meth:`start_request`)."""
         for upstream_id, m in started:
-            self._started(upstream_id, m)
+            self.start_request(upstream_id, m)
 
-    def _started(self, upstream_id: str, request: dict[str, Any]) -> None:
+    def start_request(self, upstream_id: str, request: dict[str, Any]) -> None:
         """The client's ``request`` is in flight (and timed) under ``upstream_id`` (``peer.inflight``), sent to the
         upstream (``client_requests``), before it is sent: should the upstream go away meanwhile, it is answered."""
         client_id = request["id"]
@@ -654,7 +654,7 @@ class UpstreamSide:
         )
         self.requests.sent(client_id, UPSTREAM)
 
-    def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
+    def undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
         answers = []
         inflight = self.peer.inflight
@@ -674,16 +674,16 @@ class UpstreamSide:
             if type(m) is dict and "id" in m and "method" in m:
                 await self.session.reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
 
-    def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
+    def reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
         """``Session.reply`` without waiting (the line is queued when the client's pipe is full)."""
         if not self.session.goes_out(message):
             return
         try:
             client.send_nowait(dumps(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
+            self.client_gone()
 
-    def _client_gone(self) -> None:
+    def client_gone(self) -> None:
         """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
         if not self.session.client_closed:
             log.info("the client stopped reading; stopping")
