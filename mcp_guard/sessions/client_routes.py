@@ -145,10 +145,10 @@ class ClientRoutes:
         elif method is None:
             return self.relay.client_answer(message), None  # (under the upstream's own id: server_requests)
         elif type(method) is str and method in _TRACKED and "id" in message:
-            if method == "initialize" and self.relay.initialize_sent:  # (red team 37 F8: forwarded, replayed)
+            if method == "initialize" and self.relay.replay.initialize_sent:  # (red team 37 F8: forwarded, replayed)
                 self.counted.log(logging.WARNING, "refused a second initialize: the session has one already")
                 return None, error_response(message["id"], INVALID_REQUEST, ALREADY_INITIALIZED)
-            self.relay.track(method, message.get("params"), message["id"])
+            self.relay.replay.track(method, message.get("params"), message["id"])
         return message, None
 
     async def route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:

@@ -285,12 +285,12 @@ class Relay(UpstreamSide):
         waited = max(self.drain_timeout, pending)
         with anyio.move_on_after(waited):
             # (backlog: a first start, red team 33)
-            while self.requests.waiting() or self._connecting or self._backlog or self.held.holding:
+            while self.requests.waiting() or self.replay.connecting or self.replay.backlog or self.held.holding:
                 await anyio.sleep(0.01)
         self._stopping = True
         if self.held.holding:  # the upstream never answered the guard's listing: it did not go away, the guard ends it
             await self._fail_held(unlisted_after_client_text(waited))
-        await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
+        await self.replay.fail("mcp-guard: the upstream server is not running (the client closed the connection)")
         upstream = self.peer.upstream
         if upstream is not None:
             done = self.peer.ended
@@ -314,20 +314,20 @@ class Relay(UpstreamSide):
             RequestFailed: the restarted upstream did not accept ``initialize``.
         """
         upstream = self.peer.upstream
-        self._connecting = True
+        self.replay.connecting = True
         if not first:
             if self.pipeline.observer is not None:
                 self.pipeline.observer.upstream_restarted("")
-            await self._restore()
+            await self.replay.restore()
             log.info("upstream restarted (restart %d)", self.restarts)
-        while self._backlog and self.peer.upstream is upstream:
+        while self.replay.backlog and self.peer.upstream is upstream:
             if self.held.holding:  # behind a held call now: ahead of what the client sent after them (_hold releases)
-                self.held.put_first(self._backlog)
-                self._backlog.clear()
+                self.held.put_first(self.replay.backlog)
+                self.replay.backlog.clear()
                 break
-            await self._dispatch(self._backlog.pop(0))
+            await self.dispatch(self.replay.backlog.pop(0))
         if self.peer.upstream is upstream:
-            self._connecting = False
+            self.replay.connecting = False
             self.ready = True
 
     # --- client → upstream ------------------------------------------------------------------
@@ -349,11 +349,11 @@ class Relay(UpstreamSide):
         if type(message) is list and message and not self._batches():
             await self.session.reply(refused_batch(message))
         elif not self.ready or self.peer.upstream is None:
-            await self._while_down(message)
+            await self.replay.while_down(message)
         elif type(message) is dict and not self.routes.needs_listing(message):
             await self._act(*self.routes.route_now(message))  # (no listing needed: routed as the hot path routes)
         else:
-            await self._dispatch(message)
+            await self.dispatch(message)
 
     def _batches(self) -> bool:
         """Whether the client may send JSON-RPC batches: only protocol 2025-03-26 has them (2025-06-18 removed
@@ -361,14 +361,14 @@ class Relay(UpstreamSide):
         that version (``UpstreamSide.negotiated``; a restarted upstream that answered another ends it). Red team
         35: an SDK server of a later version ignored a forwarded batch, and its calls hung; red team 37: the
         version the client *asked* was read, and a server that answered 2025-06-18 was sent batches all the same."""
-        return bool(self.negotiated == BATCH_VERSION)
+        return bool(self.replay.negotiated == BATCH_VERSION)
 
     def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
         """The schema a call would be judged by now (its table's entry for the name), or None."""
         entry = self.table_for(params).get(params["name"])
         return None if entry is None else entry.compiled
 
-    async def _dispatch(self, message: Any) -> None:
+    async def dispatch(self, message: Any) -> None:
         if type(message) is dict:
             refusal = self.routes.refused_at_intake(message)
             if refusal is not None:
@@ -412,7 +412,7 @@ class Relay(UpstreamSide):
         if type(message) is list and message and not self._batches():
             await self.session.reply(refused_batch(message))
         elif not self.ready or self.peer.upstream is None:
-            await self._while_down(message)
+            await self.replay.while_down(message)
         elif type(message) is dict:
             refusal = self.routes.refused_at_intake(message)
             if refusal is not None:
@@ -422,14 +422,14 @@ class Relay(UpstreamSide):
             else:
                 await self._act(*await self.routes.route_admitted(message))
         else:
-            await self._dispatch(message)
+            await self.dispatch(message)
 
     async def _fail_held(self, text: str) -> None:
         """The drain gave up on the held call: it, and every request behind it, is answered with ``text``."""
         for request_id in self.requests.waiting():
             await self.session.reply(error_response(request_id, INTERNAL_ERROR, text))
         for message in self.held.take_all():
-            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+            await self.answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
 
     async def _client_batch(self, batch: list[Any]) -> None:
         """A JSON-RPC batch (protocol 2025-03-26): each element routed; forwards and replies grouped. A request the
