@@ -66,7 +66,8 @@ client's messages (a call held for the guard's own listing, and what waits behin
 ``client_routes.ClientRoutes`` is what each client message becomes (refused, judged, noted, forwarded);
 ``hot_path.ClientHotPath`` takes the client's small lines in the pipe's reader callback when nothing needs
 waiting (the stdio hot path); ``upstream_side.UpstreamSide``, the relay's base, is its upstream half: the
-upstream's messages, the requests in flight there, the restarts and the sending.
+upstream's messages, the requests in flight there and the sending, with ``replay.Replay`` (what waits for a start,
+and what a restarted upstream is told again).
 
 Upstream faults
 ---------------
@@ -175,6 +176,8 @@ class Relay(UpstreamSide):
         restarts: how many times a new connection was started after the first.
         start_failure: the error ``Session.run`` raises after ``started()`` (the first connection ended
             before the upstream answered a request), or None.
+        held: a call held for the guard's own listing, and the client's messages behind it (``held_calls``).
+        routes: what each client message becomes (:class:`~.client_routes.ClientRoutes`).
         hot: the stdio hot path for the client's small lines (:meth:`.ClientHotPath.line`).
     """
 

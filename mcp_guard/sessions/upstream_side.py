@@ -122,6 +122,9 @@ class UpstreamSide:
     Attributes:
         peer: the upstream peer (``peer.connection``).
         listings: the tool tables per protocol-era envelope, the guard's own listings and listen streams.
+        ready: the upstream is connected and restored: client messages go straight through.
+        replay: the client messages waiting for a start, and what a restarted upstream is told again
+            (:class:`~.replay.Replay`).
         client_closed: the client has closed its side (or stopped reading).
         exits: a start failure of the first connection ends the guard (``wrap``: "mcp-guard exits"), not
             only this session (``wrap --http`` sets it False).
