@@ -4,7 +4,7 @@ A judged call is what ``wrap`` does for one client ``tools/call`` it judges and 
 parsed, routed, (under a host) mapped back to the server's form (``calls.presenting.map_call``), checked
 (``Pipeline.check`` with ``wrap``'s steps), re-serialized under the guard's upstream id and written to
 the upstream's pipe. For a pipe upstream the relay does all of it in one function,
-``sessions.relay.Relay._client_line_now``, which this benchmark calls, in process, on real relays:
+``sessions.hot_path.ClientHotPath.line`` (the relay's ``hot``), which this benchmark calls, in process, on real relays:
 
 - each relay (one without a host, ``ToolTable()``, and one per host, ``ToolTable(host=host_profile(HOST))``)
   runs on this asyncio loop as ``wrap`` runs it: its client side and its upstream are
@@ -17,7 +17,7 @@ the upstream's pipe. For a pipe upstream the relay does all of it in one functio
   the host's model sends (``Lowered.present``: OpenAI strict's optional members as ``null``, Gemini's
   renamed properties) under the shown name. A first pass checks that each call is forwarded and that
   the upstream receives the same name and arguments from both relays (those that are not are left out);
-- timed: ``Relay._client_line_now(line)`` for a chunk of those lines (the relay's reader waits in
+- timed: ``Relay.hot(line)`` for a chunk of those lines (the relay's reader waits in
   ``receive()``, as when the pipe offers a line), then, untimed, the upstream answers them and the
   client reads the answers (the relay's state back where it was: nothing in flight).
 
@@ -164,13 +164,14 @@ class Rig:
         return got
 
     async def timed(self, chunk: list[bytes]) -> float:
-        """CPU seconds of ``Relay._client_line_now`` over ``chunk`` (at most :data:`CHUNK` lines), which the
+        """CPU seconds of ``Relay.hot`` over ``chunk`` (at most :data:`CHUNK` lines), which the
         upstream then answers and the client reads (untimed).
 
         Raises:
             RuntimeError: the hot path declined a line, or a call was not forwarded.
         """
-        now = self.relay._client_line_now  # (the hot path: the benchmark's subject)
+        now = self.relay.hot  # (the hot path: the benchmark's subject)
+        assert now is not None
         await anyio.sleep(0)  # (the relay's reader back in receive())
         began = clock()
         taken = [now(line) for line in chunk]
@@ -214,7 +215,7 @@ async def cases(plain: Rig, hosted: Rig, tools: list[dict[str, Any]], host: str)
         for rig, sent in ((plain, plain_line), (hosted, host_line)):
             before = len(rig.upstream.calls)
             await anyio.sleep(0)
-            if not rig.relay._client_line_now(sent):
+            if rig.relay.hot is None or not rig.relay.hot(sent):
                 raise RuntimeError("the hot path declined a line (not the state measured)")
             answer = (await rig.answers(1))[0]
             ok = ok and "result" in answer and rig.upstream.calls[before:] == [(name, args)]

@@ -216,14 +216,19 @@ QUOTED = [
     ("docs/wrap.md", "the guard was stopped (SIGTERM) before the upstream server answered", "stopped"),
     ("docs/wrap.md", "the upstream's answer is not a JSON-RPC response (", "wrong answer"),
     ("docs/wrap.md", "the guard was stopped (SIGTERM) while it held the request; no server got it", "held"),
+    ("docs/wrap.md", "Invalid Request: this session has sent initialize already", "ALREADY_INITIALIZED"),
+    ("docs/protocol.md", "this session has sent initialize already", "ALREADY_INITIALIZED"),
+    ("docs/gateway.md", "this session has sent initialize already", "ALREADY_INITIALIZED"),
+    ("docs/http-front.md", "this session has sent initialize already", "ALREADY_INITIALIZED"),
 ]
 
 
 @pytest.mark.parametrize(("page", "fragment", "source"), QUOTED)
 def test_the_error_texts_quoted_are_the_guards(page: str, fragment: str, source: str) -> None:
-    from mcp_guard.wire.messages import DUPLICATE_ID, not_a_response_text, stopped_text
+    from mcp_guard.wire.messages import ALREADY_INITIALIZED, DUPLICATE_ID, not_a_response_text, stopped_text
 
     texts = {
+        "ALREADY_INITIALIZED": ALREADY_INITIALIZED,
         "DUPLICATE_ID": DUPLICATE_ID,
         "stopped": stopped_text("SIGTERM"),
         "held": stopped_text("SIGTERM", forwarded=False),

@@ -79,6 +79,7 @@ from ..wire.jsonrpc import (
     invalid_request_text,
     valid_id,
 )
+from ..wire.messages import ALREADY_INITIALIZED
 from ..wire.meta import is_modern
 from .catalog import Catalog
 from .client_requests import Ticket
@@ -333,11 +334,14 @@ class Gateway:
         if type(params) is not dict:
             await self.reply(error_response(message["id"], INVALID_PARAMS, "Invalid params: initialize needs params"))
             return
-        first = self.init_params is None
+        if self.init_params is not None:  # (red team 37 F8: a second one replaced what restarts replay)
+            self.counted.log(logging.WARNING, "refused a second initialize: the session has one already")
+            await self.reply(error_response(message["id"], INVALID_REQUEST, ALREADY_INITIALIZED))
+            return
         self.init_params = params
         self._era_known.set()
         # Upstreams already running for a 2026-07-28 probe get the handshake now.
-        late = [link for link in self.links if first and link.ready and not link.initialized]
+        late = [link for link in self.links if link.ready and not link.initialized]
         self.spawn(self._answer_initialize, message["id"], params, late)
 
     async def _late_handshake(self, link: Link) -> None:

@@ -1,7 +1,7 @@
 """The client's messages behind a call ``wrap`` holds for its own listing of the tools: kept in the client's order.
 
 A ``tools/call`` whose tool table is not a complete listing waits while the guard lists every page itself
-(``relay.Relay._needs_listing``). A stdio server takes its requests in the order it reads them, and a bare
+(``client_routes.ClientRoutes.needs_listing``). A stdio server takes its requests in the order it reads them, and a bare
 relay keeps that order, so what the client sends after a held call waits behind it, in order, and is released
 once the call is decided (``relay.Relay._hold``; red team 37: held calls reached the server after calls the
 client sent later, ``0 1 7 8 9 2 3 4 5 6``). What cannot change the order of the client's requests among

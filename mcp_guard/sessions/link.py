@@ -156,6 +156,8 @@ class Link:
             this connection).
         restarts: connections made after the first.
         connection: counts the connections made (2026-07-28 listings belong to one).
+        failed_starts: starts that failed (could not connect, or could not be set up), counted from the first: a
+            request that waits for a start is answered when that start fails (``Whereabouts.restarted``).
     """
 
     def __init__(self, session: LinkOwner, name: str, connect: Connector) -> None:
@@ -170,6 +172,7 @@ class Link:
         )
         self.ready = False
         self.failure: str | None = None  # why its last start failed (said in "not running" answers), or None
+        self.failed_starts = 0
         self.settled = anyio.Event()
         self.tools: list[Any] | None = None
         self.prompts: list[Any] | None = None
@@ -260,6 +263,7 @@ class Link:
         else:
             log.error("upstream %s: %s", self.name, reason)
         self.failure = reason
+        self.failed_starts += 1
         self.settled.set()
 
     def peer_line_handler(self, upstream: PipeLineStream) -> LineHandler | None:

@@ -11,7 +11,7 @@ misread it (``wire.jsonrpc.loads_as_received``): as exact, without a re-serializ
 
 Only what the guard must see is touched:
 
-- client → upstream: a ``tools/call`` request is judged first and forwarded only when
+- client → upstream (``client_routes``): a ``tools/call`` request is judged first and forwarded only when
   valid (a ``tools/call`` without an id is dropped: a notification cannot be judged and
   answered); a ``tools/list`` request is noted so its response can be annotated; a
   ``notifications/cancelled`` for a call the guard still holds drops that call (and frees its id).
@@ -20,7 +20,9 @@ Only what the guard must see is touched:
   answers to the upstream's requests, which go on meanwhile (red team 37: held calls reached the
   server after calls the client sent later).
   ``initialize``, ``logging/setLevel``, ``resources/subscribe`` and ``resources/unsubscribe``
-  are noted (to be replayed to a restarted upstream).
+  are noted (to be replayed to a restarted upstream). A session is initialized once (MCP): a second
+  ``initialize`` is answered -32600 (:data:`~mcp_guard.wire.messages.ALREADY_INITIALIZED`) and not forwarded,
+  unless the upstream answered the first with an error (red team 37 F8).
 - upstream → client: responses to the guard's own requests are taken out of the stream;
   ``tools/list`` results are annotated; ``notifications/tools/list_changed`` empties the
   schema cache and is forwarded. Output that is not a JSON-RPC message (not JSON, or JSON
@@ -57,17 +59,15 @@ is the session's (``session.Session``: one line stream given at construction,
 :class:`~mcp_guard.streams.framing.LineStream` or any object with ``receive()`` and ``send()``); one
 :class:`Relay` is the routing of one session (``wrap_session``).
 
-The stdio hot path
-------------------
-When the upstream is a pipe stream and the client side a ``pipes.DirectLink`` (a
-``pipes.PipeLineStream``: ``wrap`` with a stdio upstream, on asyncio; or the HTTP front's
-in-memory side, ``fronts.http.direct``), a line that arrives while the reading task waits is
-handled in the stream's reader callback (:meth:`Relay._client_line_now`,
-:meth:`Relay._upstream_line_now`): parsed, routed and judged by the same code as below, and
-written without waiting, in one pass of the event loop. A line that needs waiting (the
-guard's own listing, a restart, a pipe with output queued) or that is not one plain message
-(a batch, a parse error) is declined before anything is done and takes the async path, in
-order. See ``pipes`` for why this steps below anyio.
+The modules of the relay
+------------------------
+:class:`Relay` owns the session's lifecycle (its upstream's first start, the drain) and the order of the
+client's messages (a call held for the guard's own listing, and what waits behind it);
+``client_routes.ClientRoutes`` is what each client message becomes (refused, judged, noted, forwarded);
+``hot_path.ClientHotPath`` takes the client's small lines in the pipe's reader callback when nothing needs
+waiting (the stdio hot path); ``upstream_side.UpstreamSide``, the relay's base, is its upstream half: the
+upstream's messages, the requests in flight there and the sending, with ``replay.Replay`` (what waits for a start,
+and what a restarted upstream is told again).
 
 Upstream faults
 ---------------
@@ -102,40 +102,31 @@ Upstream faults
 from __future__ import annotations
 
 import logging
-from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
-from ..calls.pipeline import LISTING_FAILED, WRAP_STEPS, Pipeline, Route, tool_name
-from ..calls.policy import ToolPolicy
-from ..calls.tool_table import ToolEntry, ToolTable
+from ..calls.pipeline import WRAP_STEPS, Pipeline
+from ..calls.tool_table import ToolTable
 from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import failure_reason
-from ..peer.offload import OFFLOAD_MIN, keeps_place
-from ..peer.requests import ListingFailed
 from ..peer.upstream import EXIT_WAIT_SECONDS, PENDING_DRAIN_SECONDS, Connector, LineLink, UpstreamStartError
-from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
+from ..streams.pipes import LineHandler
 from ..streams.refusal import START_FAILURE_GRACE, answer_every_request
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    Spliced,
-    Uncarriable,
-    dumps,
     error_response,
-    forwarded_line,
     id_key,
     invalid_request_text,
-    loads_as_received,
     valid_id,
 )
 from ..wire.messages import BATCH_VERSION, refused_batch
-from ..wire.meta import era_meta
-from .client_lines import big_line
 from .client_requests import Ticket
+from .client_routes import ClientRoutes
 from .held_calls import HeldMessages, unlisted_after_client_text
+from .hot_path import ClientHotPath
 from .session import Session
 from .upstream_side import UpstreamSide, never_started_text
 
@@ -146,13 +137,6 @@ if TYPE_CHECKING:
 __all__ = ["Relay", "wrap_session"]
 
 log = logging.getLogger("mcp_guard")
-
-MAX_ROUTES: Final = 100_000
-"""Routes to listed tools kept (all of them, unless a server lists more, then made again as needed)."""
-
-_MISSING: Final = object()
-
-_TRACKED: Final = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
 def wrap_session(
@@ -192,7 +176,9 @@ class Relay(UpstreamSide):
         restarts: how many times a new connection was started after the first.
         start_failure: the error ``Session.run`` raises after ``started()`` (the first connection ended
             before the upstream answered a request), or None.
-        hot: the stdio hot path for the client's small lines (:meth:`_client_line_now`).
+        held: a call held for the guard's own listing, and the client's messages behind it (``held_calls``).
+        routes: what each client message becomes (:class:`~.client_routes.ClientRoutes`).
+        hot: the stdio hot path for the client's small lines (:meth:`.ClientHotPath.line`).
     """
 
     def __init__(
@@ -220,11 +206,11 @@ class Relay(UpstreamSide):
             exits=exits,
         )
         self.pipeline = session.pipeline
-        self._routes: dict[str, tuple[ToolEntry, Route]] = {}
         self.start_failure: UpstreamStartError | None = None  # the first connection ended unanswered
         self.held = HeldMessages()  # a call held for the guard's own listing, and the client's messages behind it
-        self.hot: LineHandler | None = self._client_line_now
-        session.writer.gone = self._client_gone  # (a client that stopped reading ends the relay)
+        self.routes = ClientRoutes(self)
+        self.hot: LineHandler | None = ClientHotPath(self).line
+        session.writer.gone = self.client_gone  # (a client that stopped reading ends the relay)
         session.attach(self)
 
     @property
@@ -243,7 +229,7 @@ class Relay(UpstreamSide):
 
     def unready(self) -> list[str]:
         """``["upstream"]`` until the upstream is connected (and, handshake era, initialized), else ``[]``."""
-        return [] if self._ready and self.peer.upstream is not None else ["upstream"]
+        return [] if self.ready and self.peer.upstream is not None else ["upstream"]
 
     def inflight_of(self, owner: Any) -> InFlight[Any]:
         """The requests in flight at the one upstream (``owner`` is :data:`~.upstream_side.UPSTREAM`)."""
@@ -302,12 +288,12 @@ class Relay(UpstreamSide):
         waited = max(self.drain_timeout, pending)
         with anyio.move_on_after(waited):
             # (backlog: a first start, red team 33)
-            while self.requests.waiting() or self._connecting or self._backlog or self.held.holding:
+            while self.requests.waiting() or self.replay.connecting or self.replay.backlog or self.held.holding:
                 await anyio.sleep(0.01)
         self._stopping = True
         if self.held.holding:  # the upstream never answered the guard's listing: it did not go away, the guard ends it
             await self._fail_held(unlisted_after_client_text(waited))
-        await self._fail_backlog("mcp-guard: the upstream server is not running (the client closed the connection)")
+        await self.replay.fail("mcp-guard: the upstream server is not running (the client closed the connection)")
         upstream = self.peer.upstream
         if upstream is not None:
             done = self.peer.ended
@@ -331,21 +317,21 @@ class Relay(UpstreamSide):
             RequestFailed: the restarted upstream did not accept ``initialize``.
         """
         upstream = self.peer.upstream
-        self._connecting = True
+        self.replay.connecting = True
         if not first:
             if self.pipeline.observer is not None:
                 self.pipeline.observer.upstream_restarted("")
-            await self._restore()
+            await self.replay.restore()
             log.info("upstream restarted (restart %d)", self.restarts)
-        while self._backlog and self.peer.upstream is upstream:
+        while self.replay.backlog and self.peer.upstream is upstream:
             if self.held.holding:  # behind a held call now: ahead of what the client sent after them (_hold releases)
-                self.held.put_first(self._backlog)
-                self._backlog.clear()
+                self.held.put_first(self.replay.backlog)
+                self.replay.backlog.clear()
                 break
-            await self._dispatch(self._backlog.pop(0))
+            await self.dispatch(self.replay.backlog.pop(0))
         if self.peer.upstream is upstream:
-            self._connecting = False
-            self._ready = True
+            self.replay.connecting = False
+            self.ready = True
 
     # --- client → upstream ------------------------------------------------------------------
 
@@ -365,12 +351,12 @@ class Relay(UpstreamSide):
             return
         if type(message) is list and message and not self._batches():
             await self.session.reply(refused_batch(message))
-        elif not self._ready or self.peer.upstream is None:
-            await self._while_down(message)
-        elif type(message) is dict and not self._needs_listing(message):
-            await self._act(*self._route_now(message))  # (no listing needed: routed as the hot path routes)
+        elif not self.ready or self.peer.upstream is None:
+            await self.replay.while_down(message)
+        elif type(message) is dict and not self.routes.needs_listing(message):
+            await self._act(*self.routes.route_now(message))  # (no listing needed: routed as the hot path routes)
         else:
-            await self._dispatch(message)
+            await self.dispatch(message)
 
     def _batches(self) -> bool:
         """Whether the client may send JSON-RPC batches: only protocol 2025-03-26 has them (2025-06-18 removed
@@ -378,169 +364,30 @@ class Relay(UpstreamSide):
         that version (``UpstreamSide.negotiated``; a restarted upstream that answered another ends it). Red team
         35: an SDK server of a later version ignored a forwarded batch, and its calls hung; red team 37: the
         version the client *asked* was read, and a server that answered 2025-06-18 was sent batches all the same."""
-        return bool(self.negotiated == BATCH_VERSION)
+        return bool(self.replay.negotiated == BATCH_VERSION)
 
     def compiled_for(self, params: dict[str, Any]) -> Compiled | None:
         """The schema a call would be judged by now (its table's entry for the name), or None."""
         entry = self.table_for(params).get(params["name"])
         return None if entry is None else entry.compiled
 
-    def _client_line_now(self, line: bytes | str) -> bool:
-        """The hot path for one client line, run by the client's pipe stream in its reader callback (``pipes``).
-
-        Takes what needs no waiting: a message (not a batch) while the upstream is ready, the
-        upstream's pipe and the client side (a ``DirectLink``) have no output queued, and no
-        listing of the guard's own is needed. It is routed and forwarded (or answered) just as
-        :func:`.client_lines.read_client_lines` would, writing without waiting. Anything else is declined (False)
-        before anything is done, and :func:`.client_lines.read_client_lines` takes it as usual, in order. A big
-        line comes as its text (``pipes.LineHandler``) and, when safe, goes on as that text
-        (``loads_as_received``).
-
-        A big line (:data:`~mcp_guard.peer.offload.OFFLOAD_MIN` or more) is made a job of :attr:`Session.intake`
-        here, as :func:`.client_lines.read_client_lines` would make it, but as the text the pipe decoded: declined, the
-        pipe would encode it back to bytes and the job decode them again (a big call then peaked at 5x
-        its size, against 2x before the offload). The order is the same: the pipe offers lines only
-        while :func:`.client_lines.read_client_lines` waits in ``receive()``, so every line before this one is
-        handled or is a job already.
-        """
-        if len(line) >= OFFLOAD_MIN:
-            self.session.intake.submit(partial(big_line, self.session, line))
-            return True
-        upstream = self.peer.upstream
-        client = self.client
-        if not (
-            self._ready
-            and not self.held.holding
-            and isinstance(upstream, PipeLineStream)
-            and upstream.idle
-            and isinstance(client, DirectLink)
-            and client.idle
-        ):
-            return False
-        try:
-            message, as_received = loads_as_received(line)
-        except (ValueError, RecursionError):
-            return False
-        if type(message) is not dict:
-            return False
-        if "id" in message and message.get("method") == "tools/call":
-            return self._call_now(line, message, as_received, upstream, client)
-        if self._needs_listing(message) or (self.session.intake.busy and keeps_place(message)):
-            return False
-        # What is forwarded is the line as received when safe, else the message as parsed, serialized (a request
-        # under an upstream id of the guard's own, made now: unused when it is not forwarded).
-        upstream_id = self.peer.inflight.new_id() if "id" in message and "method" in message else None
-        try:
-            data = forwarded_line(line, message, as_received, upstream_id)
-        except Uncarriable:
-            return False
-        forward, reply = self._route_now(message)
-        if forward is not None:
-            if forward is not message:  # a cancellation, naming the request's upstream id
-                data = dumps(forward)
-            elif upstream_id is not None:
-                self._started(upstream_id, message)
-            self._send_now(upstream, data, forward)
-        if reply is not None:
-            self._reply_now(client, reply)
-        return True
-
-    def _call_now(
-        self,
-        line: bytes | str,
-        message: dict[str, Any],
-        as_received: bool,
-        upstream: PipeLineStream,
-        client: DirectLink,
-    ) -> bool:
-        """:meth:`_client_line_now` for a ``tools/call`` with an id (``message``, parsed from ``line``): declined
-        (False, nothing done) when its table needs a listing of the guard's own; else admitted, judged and
-        forwarded under an upstream id of the guard's own, or answered (True). The one table lookup serves both
-        (:meth:`_listing_needed`, :meth:`_call_verdict`). A call is serialized once judged, once: mapped back
-        (--present-for) or traced, what goes is its forward."""
-        table = self.listings.table_for(message.get("params"))
-        if self._listing_needed(message, table):
-            return False
-        refusal = self.session.admit(message)
-        if refusal is not None:
-            self._reply_now(client, refusal)
-            return True
-        if self.notes.any:  # notes of an earlier request under this id (given up)
-            self.notes.forget(id_key(message["id"]))
-        forward, reply = self._call_verdict(message, table)
-        if forward is None:
-            self._reply_now(client, reply)
-            return True
-        upstream_id = self.peer.inflight.new_id()
-        try:
-            if forward is message:
-                data = forwarded_line(line, message, as_received, upstream_id)
-            else:
-                data = dumps({**forward, "id": upstream_id})
-        except Uncarriable:  # judged already: _forward refuses it, saying why (as when declined)
-            self.session.intake.submit(partial(self._forward, forward))
-            return True
-        self._started(upstream_id, forward)
-        self._send_now(upstream, data, forward)
-        return True
-
-    def _send_now(self, upstream: PipeLineStream, data: bytes | str | Spliced, forward: Any) -> None:
-        """Write ``data`` (forwarding ``forward``) to the upstream's pipe without waiting (:meth:`_send_failed`)."""
-        try:
-            upstream.send_nowait(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            self._send_failed([forward])
-
-    def _send_failed(self, elements: list[Any]) -> None:
-        """The hot path could not write ``elements`` (in flight already): as :meth:`_forward` does, the end of the
-        upstream, told in a moment, answers them with its cause (a start failure: issue 13 item 3); what it
-        has not answered within a second is answered then (``_undelivered``)."""
-        log.warning("could not forward to the upstream: it went away")
-        if self.session.tg is not None:
-            self.session.tg.start_soon(self._undelivered_after, elements, self.peer.ended)
-
-    async def _undelivered_after(self, elements: list[Any], done: anyio.Event) -> None:
-        with anyio.move_on_after(1.0):
-            await done.wait()
-        for answer in self._undelivered(elements):
-            await self.session.reply(answer)
-
-    async def _dispatch(self, message: Any) -> None:
+    async def dispatch(self, message: Any) -> None:
         if type(message) is dict:
-            refusal = self._refused_at_intake(message)
+            refusal = self.routes.refused_at_intake(message)
             if refusal is not None:
                 await self.session.reply(refusal)
-            elif self._needs_listing(message):
+            elif self.routes.needs_listing(message):
                 # Decided once the guard has listed the tools (waiting: client_requests); the client's later
                 # messages wait behind it (client_message), and _hold releases them in order.
                 assert self.session.tg is not None
                 self.held.holding = True
                 self.session.tg.start_soon(self._hold, message, self.requests.ticket(message["id"]))
             else:
-                await self._act(*await self._route_admitted(message))
+                await self._act(*await self.routes.route_admitted(message))
         elif type(message) is list and message:
             await self._client_batch(message)
         else:
             await self.session.reply(error_response(None, INVALID_REQUEST, invalid_request_text(message)))
-
-    def _needs_listing(self, message: dict[str, Any]) -> bool:
-        """A tools/call whose table is not a complete listing (:meth:`_listing_needed`)."""
-        if message.get("method") != "tools/call" or "id" not in message:
-            return False
-        return self._listing_needed(message, self.listings.table_for(message.get("params")))
-
-    def _listing_needed(self, message: dict[str, Any], table: ToolTable) -> bool:
-        """Whether the tools/call ``message`` (with an id), judged against ``table`` (its envelope's), waits for a
-        listing of the guard's own: a call is judged only against every page (red team 33: a client that listed
-        the first page alone had a name another page lists again judged by the first page's schema, not refused
-        as listed twice), so the guard lists every page itself first."""
-        if table is not self.table and valid_id(message["id"]) and not self.listings.fresh(table):
-            return True  # 2026-07-28 era: the listing's ttlMs has passed and no listen stream tells of changes
-        if table.complete:
-            return False
-        params = message.get("params")
-        name = params.get("name") if type(params) is dict else None
-        return type(name) is str and valid_id(message["id"])
 
     async def _hold(self, message: dict[str, Any], ticket: Ticket | None) -> None:
         """The task of a call held for the guard's own listing (admitted as ``ticket``): decide it, then release the
@@ -556,7 +403,7 @@ class Relay(UpstreamSide):
     async def _decide_held(self, message: dict[str, Any], ticket: Ticket | None) -> None:
         """Judge the held call ``message`` once the guard listed the tools, and forward or answer it; unless the
         client withdrew that admission meanwhile (its id may be a new request's by now: ``client_requests``)."""
-        forward, reply = await self._route_call(message)
+        forward, reply = await self.routes.route_call(message)
         if ticket is None or not self.requests.holds(message["id"], ticket):
             self.notes.forget(id_key(message["id"]))  # (notes the judgement made: its admission is gone)
             return  # the client cancelled it while the guard was listing: neither sent nor answered
@@ -567,25 +414,25 @@ class Relay(UpstreamSide):
         but a call that needs a listing of the guard's own is decided here, before the next one."""
         if type(message) is list and message and not self._batches():
             await self.session.reply(refused_batch(message))
-        elif not self._ready or self.peer.upstream is None:
-            await self._while_down(message)
+        elif not self.ready or self.peer.upstream is None:
+            await self.replay.while_down(message)
         elif type(message) is dict:
-            refusal = self._refused_at_intake(message)
+            refusal = self.routes.refused_at_intake(message)
             if refusal is not None:
                 await self.session.reply(refusal)
-            elif self._needs_listing(message):
+            elif self.routes.needs_listing(message):
                 await self._decide_held(message, self.requests.ticket(message["id"]))
             else:
-                await self._act(*await self._route_admitted(message))
+                await self._act(*await self.routes.route_admitted(message))
         else:
-            await self._dispatch(message)
+            await self.dispatch(message)
 
     async def _fail_held(self, text: str) -> None:
         """The drain gave up on the held call: it, and every request behind it, is answered with ``text``."""
         for request_id in self.requests.waiting():
             await self.session.reply(error_response(request_id, INTERNAL_ERROR, text))
         for message in self.held.take_all():
-            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
+            await self.answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
 
     async def _client_batch(self, batch: list[Any]) -> None:
         """A JSON-RPC batch (protocol 2025-03-26): each element routed; forwards and replies grouped. A request the
@@ -597,7 +444,7 @@ class Relay(UpstreamSide):
             if type(element) is not dict:
                 replies.append(error_response(None, INVALID_REQUEST, invalid_request_text([element])))
                 continue
-            forward, reply = await self._route(element)
+            forward, reply = await self.routes.route(element)
             if forward is not None:
                 request = "method" in forward and "id" in forward and valid_id(forward["id"])
                 forwards.append((forward, self.requests.ticket(forward["id"]) if request else None))
@@ -606,154 +453,9 @@ class Relay(UpstreamSide):
         kept = [m for m, ticket in forwards if ticket is None or self.requests.holds(m["id"], ticket)]
         await self._act(kept or None, replies or None)
 
-    async def _route(self, message: dict[str, Any]) -> tuple[Any, Any]:
-        """What to do with one client message: ``(to forward or None, reply or None)``.
-
-        A ``tools/call`` is judged here (after the guard's own listing when it needs one).
-        """
-        refusal = self._refused_at_intake(message)
-        if refusal is not None:
-            return None, refusal
-        return await self._route_admitted(message)
-
-    async def _route_admitted(self, message: dict[str, Any]) -> tuple[Any, Any]:
-        """:meth:`_route` for a message past :meth:`_refused_at_intake`."""
-        if "id" in message and message.get("method") == "tools/call":
-            return await self._route_call(message)
-        return self._admitted_now(message)
-
-    def _refused_at_intake(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """The error answering a client request that cannot be relayed as it is, or None.
-
-        A request whose id is not a string or an integer (its answer could not be told apart),
-        or whose id is that of a request still open (in flight, or held: ``client_requests``; one
-        answer could not be told from the other) is refused with -32600 and not forwarded: every
-        request gets exactly one answer, its own. Any other request is admitted (open from now on).
-        """
-        if "id" not in message or message.get("method") is None:
-            return None
-        refusal = self.session.admit(message)
-        if refusal is not None:
-            return refusal
-        if self.notes.any:  # notes of an earlier request under this id (given up)
-            self.notes.forget(id_key(message["id"]))
-        return None
-
-    def _route_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
-        """:meth:`_route` for a message that needs no listing of the guard's own (see :meth:`_needs_listing`).
-
-        What is forwarded is always ``message`` itself, as parsed.
-        """
-        if "id" in message and message.get("method") is not None:
-            refusal = self._refused_at_intake(message)
-            if refusal is not None:
-                return None, refusal
-        return self._admitted_now(message)
-
-    def _admitted_now(self, message: dict[str, Any]) -> tuple[Any, Any]:
-        """:meth:`_route_now` for a message past :meth:`_refused_at_intake`."""
-        method = message.get("method")
-        if method == "tools/call":
-            if "id" not in message:
-                self.counted.log(
-                    logging.WARNING, "dropped a tools/call without an id: a notification cannot be judged and answered"
-                )
-                return None, None
-            return self._call_verdict(message, self.table_for(message.get("params")))
-        if "id" in message and method == "tools/list":
-            self._note_list(message)
-        elif method == "notifications/cancelled":
-            return self._cancelled(message), None
-        elif method is None:
-            return self._client_answer(message), None  # (under the upstream's own id: server_requests)
-        elif type(method) is str and method in _TRACKED and "id" in message:
-            self._track(method, message.get("params"), message["id"])
-        return message, None
-
-    async def _route_call(self, message: dict[str, Any]) -> tuple[Any, Any]:
-        params = message.get("params")
-        table = self.table_for(params)
-        if valid_id(message["id"]) and message.get("jsonrpc") == "2.0" and self._needs_listing(message):
-            try:
-                await self.refresh(era_meta(params), table, not_before=anyio.current_time())
-            except ListingFailed as exc:
-                self.pipeline.trace_unrouted(LISTING_FAILED, INTERNAL_ERROR, (message["id"], params))
-                text = f"mcp-guard could not list the upstream's tools: {exc}"
-                return None, error_response(message["id"], INTERNAL_ERROR, text)
-        return self._call_verdict(message, table)
-
-    def _call_verdict(self, message: dict[str, Any], table: ToolTable) -> tuple[Any, Any]:
-        """A ``tools/call`` (with an id) judged against ``table``: ``(message, None)`` or ``(None, answer)``.
-
-        The prelude and the pipeline's entry are the gateway's (``Pipeline.unlisted``, ``Pipeline.check``):
-        one text and one log line per refusal for both commands."""
-        request_id = message["id"]
-        if not valid_id(request_id) or message.get("jsonrpc") != "2.0":
-            text = "Invalid Request: a tools/call needs jsonrpc 2.0 and a string or integer id"
-            return None, error_response(request_id if valid_id(request_id) else None, INVALID_REQUEST, text)
-        params = message.get("params")
-        name = tool_name(params)
-        shown = None
-        if name is not None and table.presented is not None:  # --present-for: mapped back first
-            mapped = table.presented.map_call(self.pipeline, message)
-            if isinstance(mapped, dict):
-                return None, mapped
-            message, tool = mapped
-            params, shown, name = message["params"], tool, tool.name
-        entry = table.get(name) if name is not None else None
-        if entry is None:
-            return None, self.session.unlisted(message, name)
-        call = self.session.call_of(message, self._route_to(entry, table), shown, "")
-        rejection = self.pipeline.check(call)
-        if rejection is not None:
-            return None, rejection.response(request_id)
-        message = self.session.forwarded(message, call)  # (traced: its _meta carries the round trip's context)
-        if self.pipeline.observer is not None or call.trace is not None:  # its outcome told (metrics, traces)
-            self.notes.observe(request_id, partial(self.pipeline.observe, call, kind=None))
-        if entry.output is not None:  # its result is judged (Pipeline.judge_output)
-            self.notes.note_call(request_id, call)
-        return message, None
-
-    def _route_to(self, entry: ToolEntry, table: ToolTable) -> Route:
-        """The pipeline's route to a listed tool (made once per listing of it): no renaming, no server
-        name, and the one rule ``wrap``'s options set (``--hide-unsupported``: ``unsupported: hide``)."""
-        cached = self._routes.get(entry.name)
-        if cached is not None and cached[0] is entry and cached[1].policy.unsupported == table.unsupported:
-            return cached[1]
-        policy = ToolPolicy("allow", "", table.unsupported, None, None)
-        route = Route(entry.name, "", entry.name, entry.compiled, policy, output=entry.output, outputs=table.outputs)
-        if len(self._routes) > MAX_ROUTES:
-            self._routes.clear()
-        self._routes[entry.name] = (entry, route)
-        return route
-
-    def _cancelled(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """A client's cancellation: what to forward (the notice naming the request's upstream id), or None.
-
-        A call the guard holds is dropped (neither sent nor answered); a request in flight is given
-        up: the upstream may still answer it, and that late answer is passed on under the client's id
-        (MCP clients drop it; the HTTP front frees the id with it) unless the client has sent another
-        request under that id meanwhile (``peer.inflight``). A cancellation of a request the upstream
-        sent the client goes to the upstream under that request's own id (``server_requests``). A
-        cancellation naming no request in flight is dropped: the upstream was never sent such an id.
-        """
-        params = message.get("params")
-        if type(params) is not dict or not valid_id(params.get("requestId")):
-            return message
-        withdrawal = self.session.withdraw(message)
-        if withdrawal is None:
-            return None
-        if withdrawal.given_up is not None:
-            # Sent: in flight under an upstream id of the guard's own. A cancelled tools/list stays noted: a late
-            # answer must still be annotated (and cleaned).
-            inflight, key = self.peer.inflight, id_key(params["requestId"])
-            inflight.give_up(withdrawal.given_up, late=inflight.take(withdrawal.given_up), client=key)
-            self.notes.ended(key, "cancelled")
-        return withdrawal.notice
-
     async def _act(self, forward: Any, reply: Any) -> None:
         if forward is not None:
-            await self._forward(forward)
+            await self.forward(forward)
         if reply is not None:
             await self.session.reply(reply)
 

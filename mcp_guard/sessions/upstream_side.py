@@ -18,7 +18,9 @@ client's backlog):
   its requests to the client are cancelled towards the client, nothing is re-sent.
 - a restarted upstream is told what the client told the first (handshake era: ``initialize``
   with the client's params, ``notifications/initialized``, the last ``logging/setLevel``, the
-  resource subscriptions); the tool tables are emptied and the client gets ``list_changed``.
+  resource subscriptions); the tool tables are emptied and the client gets ``list_changed``. That, and the
+  client messages that wait for a start, are the :class:`~.replay.Replay`'s (``replay``), which this half
+  tells of the peer's events (a failed start, an end) and of the answer to the session's ``initialize``.
 - ``--request-timeout``: a forwarded request not answered in time is answered with -32603 and
   cancelled upstream; its late answer is dropped.
 - client → upstream (the sending, for the relay's routing): every request goes upstream under an id
@@ -30,7 +32,6 @@ client's backlog):
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -39,15 +40,13 @@ import anyio
 import anyio.abc
 
 from ..calls.tool_table import ToolTable
-from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, HOLD_MAX, STABLE_SECONDS
+from ..peer.backoff import BACKOFF_FIRST, BACKOFF_MAX, STABLE_SECONDS
 from ..peer.connection import UpstreamPeer
-from ..peer.handshake import handshake as handshake_again
 from ..peer.inflight import Late, timed_out_text
 from ..peer.offload import OFFLOAD_MIN, keeps_place
 from ..peer.upstream import Connector
 from ..streams.ends import stop_signal
 from ..streams.pipes import DirectLink, LineHandler, PipeLineStream
-from ..streams.refusal import START_FAILURE_GRACE
 from ..wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -64,8 +63,8 @@ from ..wire.messages import GONE, stopped_text
 from ..wire.meta import SUBSCRIPTION_ID_KEY
 from ..wire.pieces import dumps_in_pieces
 from .answer_notes import AnswerNotes
-from .held_calls import drop_cancelled
 from .listings import ToolListings
+from .replay import Replay
 
 if TYPE_CHECKING:
     from .session import Session
@@ -123,6 +122,9 @@ class UpstreamSide:
     Attributes:
         peer: the upstream peer (``peer.connection``).
         listings: the tool tables per protocol-era envelope, the guard's own listings and listen streams.
+        ready: the upstream is connected and restored: client messages go straight through.
+        replay: the client messages waiting for a start, and what a restarted upstream is told again
+            (:class:`~.replay.Replay`).
         client_closed: the client has closed its side (or stopped reading).
         exits: a start failure of the first connection ends the guard (``wrap``: "mcp-guard exits"), not
             only this session (``wrap --http`` sets it False).
@@ -167,18 +169,16 @@ class UpstreamSide:
         # id); what the guard does with their answers (annotate, judge, tell the observer) is noted here.
         upstream_of = self.peer.inflight.upstream_of
         self.notes = AnswerNotes(lambda key: upstream_of(key) is not None)
-        # Connection state: ready = connected and restored, client messages go straight through.
-        self._ready = False
-        self._connecting = False
-        self._backlog: list[Any] = []
-        # What a restarted upstream is told again (handshake era).
-        self._init_params: Any = None
-        # The protocol version of the session: the one the upstream answered the client's initialize with (None
-        # before that answer, or when a restarted upstream answered another); _init_key: that initialize's id.
-        self.negotiated: Any = None
-        self._init_key: Key | None = None
-        self._log_level: Any = None
-        self._subscriptions: dict[str, Any] = {}
+        # Connection state: ready = connected and restored, client messages go straight through; what waits for
+        # a start, and what a restarted upstream is told again, is the replay's.
+        self.ready = False
+        self.replay = Replay(self)
+
+    @property
+    def negotiated(self) -> Any:
+        """The protocol version of the session (``Replay.negotiated``): what the upstream answered the client's
+        ``initialize`` with; None before that answer, or once a restarted upstream answered another."""
+        return self.replay.negotiated
 
     @property
     def restarts(self) -> int:
@@ -190,8 +190,8 @@ class UpstreamSide:
     async def peer_failed(self, reason: str, connected: bool) -> None:
         """A connection could not be made or set up: the requests waiting for it are answered."""
         log.error("could not restart the upstream: %s", reason)
-        self._connecting = False
-        await self._fail_backlog(self._not_restarted(reason))
+        self.replay.connecting = False
+        await self.replay.fail(self.replay.not_restarted(reason))
 
     def down_text(self) -> str:
         """The -32603 text for a request that finds no upstream: it could not be started at all (``wrap``
@@ -199,48 +199,14 @@ class UpstreamSide:
         failure = self.peer.start_failure
         return gone_text(self.peer.cause) if failure is None else never_started_text(failure, self.exits)
 
-    def _not_restarted(self, reason: str) -> str:
-        wait = self.peer.wait
-        text = (
-            f"mcp-guard: the upstream server went away and could not be restarted ({reason}); the guard starts it again"
-        )
-        return text + (f" after {wait:.1f} s" if wait > 0 else "")
-
-    async def _restore(self) -> None:
-        """Tell a restarted upstream what the client told the first (handshake era); invalidate the tools.
-
-        Raises:
-            RequestFailed: the upstream did not accept ``initialize``.
-        """
-        handshake = self._init_params is not None and not any(
-            type(m) is dict and m.get("method") == "initialize" for m in self._backlog
-        )
-        if handshake:
-            peer, subscriptions = self.peer, list(self._subscriptions.values())
-            result = await handshake_again(
-                peer.request, peer.send_own, self._init_params, log_level=self._log_level, subscriptions=subscriptions
-            )
-            version = result.get("protocolVersion")
-            log.info("initialized the restarted upstream (protocol version %s)", str(version)[:40])
-            if version != self.negotiated:
-                self.negotiated = None  # (the client agreed on another: nothing that needs one version is sent)
-        self.listings.restarted()
-        if handshake:
-            await self.session.reply({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-
-    async def _fail_backlog(self, text: str) -> None:
-        backlog, self._backlog = self._backlog, []
-        for message in backlog:
-            await self._answer_requests(message if type(message) is list else [message], INTERNAL_ERROR, text)
-
     async def peer_down(self, ended: bool) -> None:
         """The connection ended (``peer.connection``): everything waiting on it is answered now; nothing hangs."""
-        self._ready = False
+        self.ready = False
         inflight = self.peer.inflight.clear()
         stop = None if ended else stop_signal()  # the guard itself was stopped: neither side ended it (rt37 F1)
         self.notes.gone([id_key(request_id) for request_id in inflight], "upstream_died" if stop is None else "stopped")
         cause, failure = self.peer.cause, self.peer.start_failure
-        if ended and not self.session.client_closed and not self._connecting and failure is None:
+        if ended and not self.session.client_closed and not self.replay.connecting and failure is None:
             # (a restart that ends while it is set up is logged by peer_failed; a failed first start by the command)
             log.warning(
                 "the upstream went away (%s)%s; starting it again",
@@ -249,7 +215,7 @@ class UpstreamSide:
             )
         if failure is not None:
             text = never_started_text(failure, self.exits)
-            await self._fail_backlog(text)
+            await self.replay.fail(text)
         elif stop is not None:
             text = stopped_text(stop)
         elif self.session.client_closed and not ended:
@@ -293,7 +259,7 @@ class UpstreamSide:
             else:
                 await client.send(str(data).encode("utf-8"))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
+            self.client_gone()
             return False
         return True
 
@@ -344,12 +310,12 @@ class UpstreamSide:
                 data = line if as_received and out is message else dumps(out)
         except Uncarriable:
             for answer in self._uncarriable_answers(out):
-                self._reply_now(client, answer)
+                self.reply_now(client, answer)
             return True
         try:
             client.send_nowait(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
+            self.client_gone()
             raise anyio.BrokenResourceError from None
         return True
 
@@ -383,73 +349,13 @@ class UpstreamSide:
         await self.session.reply(error_response(client_id, INTERNAL_ERROR, text))
         return True
 
-    # --- client state the upstream half keeps (what a restart replays; the upstream's own requests) --
+    # --- the client's answers and listings (the upstream's own requests; what its answers need) ------
 
-    async def _dispatch(self, message: Any) -> None:
-        """Route one client message (or batch) now: the relay's (``Relay._dispatch``)."""
+    async def dispatch(self, message: Any) -> None:
+        """Route one client message (or batch) now: the relay's (``Relay.dispatch``)."""
         raise NotImplementedError
 
-    async def _while_down(self, message: Any) -> None:
-        """A client message while no upstream is ready: hold it for the next start (``peer.connection`` starts
-        one as soon as the backoff allows), answer it when that is more than :data:`HOLD_MAX` s away, or drop it."""
-        if not message or type(message) not in (dict, list):
-            await self._dispatch(message)  # answered without the upstream
-            return
-        elements = message if type(message) is list else [message]
-        if type(message) is dict and "method" not in message:
-            # The client's answer to a request of the upstream's: only the current upstream can take it.
-            if self.peer.upstream is not None:
-                await self._dispatch(message)
-            else:
-                self._client_answer(message)  # dropped (logged)
-            return
-        wait = self.peer.wait
-        if self.peer.start_failure is not None:  # never started: not started again (``Session.run`` ends)
-            # Shielded: the session's task group is cancelled at the failure (``_keep_connected``), and a
-            # request read just then lost its answer, the line taken from the client (fault 37 A: the
-            # client waited for it until the guard exited). Bounded as ``refuse_for``'s answers are.
-            with anyio.move_on_after(START_FAILURE_GRACE, shield=True):
-                await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
-            return
-        if self._connecting or wait <= HOLD_MAX:
-            cancel = type(message) is dict and message.get("method") == "notifications/cancelled"
-            if cancel and self._cancel_waiting(message):
-                return
-            self._backlog.append(message)
-            return
-        if not any(type(m) is dict and "method" in m and "id" in m for m in elements):
-            log.debug("dropped a client notification: the upstream is not running")
-            return
-        # Backing off after failed starts: an answer now beats one after up to BACKOFF_MAX seconds.
-        text = (
-            f"mcp-guard: the upstream server went away and failed to start, or exited soon after starting, "
-            f"{self.peer.backoff.failures} time(s) in a row; the guard starts it again in {wait:.1f} s"
-        )
-        log.info("answered a request with an error at once: the next start of the upstream is %.1f s away", wait)
-        await self._answer_requests(elements, INTERNAL_ERROR, text)
-
-    def _cancel_waiting(self, message: dict[str, Any]) -> bool:
-        """A cancellation of a request waiting for the upstream to start: drop both (``held_calls.drop_cancelled``)."""
-        return drop_cancelled(self._backlog, message)
-
-    def _track(self, method: str, params: Any, request_id: Any = None) -> None:
-        """Note what a restarted upstream must be told again (handshake era), and the id of the client's
-        ``initialize`` (``request_id``), whose answer says the session's protocol version (:attr:`negotiated`)."""
-        if method == "initialize":
-            self._init_params = params
-            self._init_key = id_key(request_id)
-            self.negotiated = None
-        elif method == "logging/setLevel":
-            self._log_level = params
-        else:
-            uri = params.get("uri") if type(params) is dict else None
-            key = uri if type(uri) is str else json.dumps(params, sort_keys=True, default=repr)
-            if method == "resources/subscribe":
-                self._subscriptions[key] = params
-            else:
-                self._subscriptions.pop(key, None)
-
-    def _client_answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
+    def client_answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The client's answer to a request of the upstream's, as it goes upstream (under the upstream's own id),
         or None: dropped (``Session.client_answer``); an answer without a valid id goes on as it is."""
         if not valid_id(message.get("id")):
@@ -457,7 +363,7 @@ class UpstreamSide:
         found = self.session.client_answer(message)
         return None if found is None else found[1]
 
-    def _note_list(self, message: dict[str, Any]) -> None:
+    def note_list(self, message: dict[str, Any]) -> None:
         """A ``tools/list`` request about to be forwarded: its answer is annotated by its envelope's table."""
         params = message.get("params")
         cursor = params.get("cursor") if type(params) is dict else None
@@ -520,10 +426,9 @@ class UpstreamSide:
             else:
                 client_id = record
                 self.requests.close(client_id)
-                if self._init_key is not None and id_key(client_id) == self._init_key:
-                    self._init_key = None
-                    result = message.get("result")
-                    self.negotiated = result.get("protocolVersion") if type(result) is dict else None
+                replay = self.replay
+                if replay.init_key is not None and id_key(client_id) == replay.init_key:
+                    replay.initialize_answered(message)
             message = {**message, "id": client_id}  # the client's id again
             return self.notes.answer(id_key(client_id), message) if self.notes.any else message
         method = message["method"]
@@ -583,7 +488,7 @@ class UpstreamSide:
 
     # --- client → upstream: the requests forwarded under the guard's own ids --------------------
 
-    async def _forward(self, message: Any) -> None:
+    async def forward(self, message: Any) -> None:
         """Forward a message (or batch) as the guard parsed it, each request under an upstream id of the
         guard's own (``peer.inflight``); requests it cannot deliver are answered."""
         elements = message if type(message) is list else [message]
@@ -596,14 +501,14 @@ class UpstreamSide:
                 "Invalid params: the request holds a number JSON cannot carry exactly (NaN, Infinity, beyond "
                 "the double range, or more digits than a double holds); it was not forwarded"
             )
-            await self._answer_requests(elements, INVALID_PARAMS, text)
+            await self.answer_requests(elements, INVALID_PARAMS, text)
             return
         upstream = self.peer.upstream
         if upstream is None:
             log.warning("could not forward to the upstream: it is not running")
             with anyio.move_on_after(1.0):  # it is ending: its cause is told in a moment (streams.ends)
                 await self.peer.ended.wait()
-            await self._answer_requests(elements, INTERNAL_ERROR, self.down_text())
+            await self.answer_requests(elements, INTERNAL_ERROR, self.down_text())
             return
         self._mark_inflight(started)
         done = self.peer.ended
@@ -618,7 +523,7 @@ class UpstreamSide:
             log.warning("could not forward to the upstream: it went away")
             with anyio.move_on_after(1.0):  # its end, told in a moment, answers them with its cause
                 await done.wait()
-            for answer in self._undelivered(elements):
+            for answer in self.undelivered(elements):
                 await self.session.reply(answer)
 
     def _upstream_ids(self, elements: list[Any]) -> tuple[list[Any], list[tuple[str, dict[str, Any]]]]:
@@ -636,11 +541,11 @@ class UpstreamSide:
         return outgoing, started
 
     def _mark_inflight(self, started: list[tuple[str, dict[str, Any]]]) -> None:
-        """The requests of ``started`` (upstream id, the client's request) are in flight (:meth:`_started`)."""
+        """The requests of ``started`` (upstream id, the client's request) are in flight (:meth:`start_request`)."""
         for upstream_id, m in started:
-            self._started(upstream_id, m)
+            self.start_request(upstream_id, m)
 
-    def _started(self, upstream_id: str, request: dict[str, Any]) -> None:
+    def start_request(self, upstream_id: str, request: dict[str, Any]) -> None:
         """The client's ``request`` is in flight (and timed) under ``upstream_id`` (``peer.inflight``), sent to the
         upstream (``client_requests``), before it is sent: should the upstream go away meanwhile, it is answered."""
         client_id = request["id"]
@@ -649,7 +554,7 @@ class UpstreamSide:
         )
         self.requests.sent(client_id, UPSTREAM)
 
-    def _undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
+    def undelivered(self, elements: list[Any]) -> list[dict[str, Any]]:
         """The errors answering the requests among ``elements``, which could not be sent (no longer in flight)."""
         answers = []
         inflight = self.peer.inflight
@@ -664,21 +569,21 @@ class UpstreamSide:
                     answers.append(error_response(m["id"], INTERNAL_ERROR, GONE))
         return answers
 
-    async def _answer_requests(self, messages: list[Any], code: int, text: str) -> None:
+    async def answer_requests(self, messages: list[Any], code: int, text: str) -> None:
         for m in messages:
             if type(m) is dict and "id" in m and "method" in m:
                 await self.session.reply(error_response(m["id"] if valid_id(m["id"]) else None, code, text))
 
-    def _reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
+    def reply_now(self, client: DirectLink, message: dict[str, Any]) -> None:
         """``Session.reply`` without waiting (the line is queued when the client's pipe is full)."""
         if not self.session.goes_out(message):
             return
         try:
             client.send_nowait(dumps(message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._client_gone()
+            self.client_gone()
 
-    def _client_gone(self) -> None:
+    def client_gone(self) -> None:
         """The client can no longer be written to (it went away): stop; the upstream is stopped on the way out."""
         if not self.session.client_closed:
             log.info("the client stopped reading; stopping")

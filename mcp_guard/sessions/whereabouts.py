@@ -48,13 +48,16 @@ class Whereabouts:
         """``wrap``'s rule (``peer.backoff.HOLD_MAX``) for a request to ``server``, now down: when its next
         start is at most HOLD_MAX s away (or under way), wait for it to be ready (at most HOLD_MAX s plus
         ``request_timeout``); True once it is. False at once when the start is further away (the
-        request is answered "not running right now" then), or when that start fails."""
+        request is answered "not running right now" then), and as soon as the start it waited for fails
+        (``Link.failed_starts``; docs/gateway.md): red team 37 F10, a request waited on through a failed
+        start whose next one was again at most HOLD_MAX s away, and was answered only after the second."""
         link = self._by_name.get(server)
         if link is None or link.peer.wait > HOLD_MAX:
             return False
+        failed = link.failed_starts
         with anyio.move_on_after(HOLD_MAX + self.request_timeout):
             while not link.ready:
-                if link.peer.wait > HOLD_MAX or link.closing:
+                if link.failed_starts != failed or link.peer.wait > HOLD_MAX or link.closing:
                     return False
                 await anyio.sleep(0.02)
             return True

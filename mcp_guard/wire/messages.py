@@ -13,6 +13,7 @@ from ..core.budget import integer_digit_limit, is_integer_too_long
 from .jsonrpc import INVALID_REQUEST, error_response, loads_upstream, valid_id
 
 __all__ = [
+    "ALREADY_INITIALIZED",
     "BATCH_VERSION",
     "DUPLICATE_ID",
     "GONE",
@@ -62,6 +63,13 @@ DUPLICATE_ID: Final = (
     "client's open requests); it was not forwarded"
 )
 """The JSON-RPC error message (code -32600) for a request reusing the id of one not answered yet."""
+
+ALREADY_INITIALIZED: Final = (
+    "Invalid Request: this session has sent initialize already (MCP: initialize is the first request of a "
+    "session, sent once); it was not forwarded, and the session keeps its handshake"
+)
+"""The JSON-RPC error message (code -32600) for a second ``initialize`` in one session (red team 37 F8: it was
+forwarded, and a restarted server was given its params instead of the first's)."""
 
 BATCH_VERSION: Final = "2025-03-26"
 """The one MCP protocol version with JSON-RPC batches (added there, removed in 2025-06-18)."""

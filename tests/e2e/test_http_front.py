@@ -38,6 +38,7 @@ from mcp_guard.fronts.http import (
     parse_origin,
 )
 from mcp_guard.fronts.http.security import read_host_origin
+from mcp_guard.wire.messages import ALREADY_INITIALIZED
 from tests.e2e.http_guard import (
     ACCEPT,
     INIT,
@@ -294,6 +295,25 @@ async def test_session_id_is_issued_and_required(sigma: Guard) -> None:
             assert versioned.status_code == 200 and versioned.json() == {"jsonrpc": "2.0", "id": 5, "result": {}}
             unsupported = await post(client, sigma, request(6, "ping"), session, {"mcp-protocol-version": "1999-01-01"})
             assert unsupported.status_code == 400
+
+
+async def test_a_second_initialize_in_a_session_is_refused(sigma: Guard) -> None:
+    """A session is initialized once (red team 37 F8): an ``initialize`` carrying its ``Mcp-Session-Id`` gets 400 and
+    -32600 under its id, reaches no relay, and the session goes on."""
+    async with http_client() as client:
+        with anyio.fail_after(TIMEOUT):
+            session = await open_session(client, sigma)
+            again = await post(
+                client, sigma, request(7, "initialize", {**INIT, "protocolVersion": "2024-11-05"}), session
+            )
+            assert again.status_code == 400 and again.headers["mcp-session-id"] == session
+            assert again.json() == {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "error": {"code": -32600, "message": ALREADY_INITIALIZED},
+            }
+            pinged = await post(client, sigma, request(8, "ping"), session, {"mcp-protocol-version": "2025-11-25"})
+            assert pinged.status_code == 200 and pinged.json() == {"jsonrpc": "2.0", "id": 8, "result": {}}
 
 
 async def test_delete_ends_the_session(sigma: Guard) -> None:

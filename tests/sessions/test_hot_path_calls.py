@@ -1,6 +1,6 @@
-"""``wrap``'s hot path for a ``tools/call`` (``Relay._client_line_now``, over real pipes): the call is routed, then
-serialized once. As it came, it goes as parsed under the guard's upstream id; mapped back
-(``--present-for``) or traced, what goes is its forward (the server's form, the trace context in ``_meta``);
+"""``wrap``'s hot path for a ``tools/call`` (``hot_path.ClientHotPath.line``, the relay's ``hot``, over real
+pipes): the call is routed, then serialized once. As it came, it goes as parsed under the guard's upstream id;
+mapped back (``--present-for``) or traced, what goes is its forward (the server's form, the trace context in ``_meta``);
 a forward that cannot be serialized once judged is refused as the async path refuses it, never sent as it came.
 """
 
@@ -17,8 +17,7 @@ import pytest
 
 from mcp_guard.calls.tool_table import ToolTable
 from mcp_guard.hosts import host_profile
-from mcp_guard.sessions import relay as relay_module
-from mcp_guard.sessions import upstream_side
+from mcp_guard.sessions import hot_path, upstream_side
 from mcp_guard.sessions.relay import Relay, wrap_session
 from mcp_guard.streams.pipes import PipeLineStream
 from mcp_guard.wire.jsonrpc import INVALID_PARAMS, Uncarriable, dumps
@@ -145,7 +144,7 @@ class Rig:
             params["_meta"] = meta
         line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
         await anyio.sleep(0)  # (the relay's reader back in receive())
-        assert self.relay._client_line_now(line)
+        assert self.relay.hot is not None and self.relay.hot(line)
         return line, await self.answer(request_id)
 
 
@@ -207,9 +206,9 @@ async def test_a_judged_call_that_cannot_be_serialized_is_refused_and_never_sent
         return dumps(message)
 
     async with running(host) as rig:
-        monkeypatch.setattr(relay_module, "dumps", failing)
-        monkeypatch.setattr(upstream_side, "dumps", failing)  # (the async path's _forward, which answers it)
-        monkeypatch.setattr(relay_module, "forwarded_line", lambda *args: failing({"method": "tools/call"}))
+        monkeypatch.setattr(hot_path, "dumps", failing)
+        monkeypatch.setattr(upstream_side, "dumps", failing)  # (the async path's forward, which answers it)
+        monkeypatch.setattr(hot_path, "forwarded_line", lambda *args: failing({"method": "tools/call"}))
         _, answer = await rig.call_now(7, STRICT_ARGUMENTS if host else {"pattern": "x"})
         assert answer["error"]["code"] == INVALID_PARAMS and "not forwarded" in answer["error"]["message"]
         assert not rig.upstream.calls() and not rig.relay.peer.inflight

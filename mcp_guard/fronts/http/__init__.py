@@ -17,7 +17,8 @@ Wire behaviour (MCP streamable HTTP, revisions 2025-03-26 … 2025-11-25 and 202
 - Handshake era: an ``initialize`` without ``Mcp-Session-Id`` opens a session with an
   upstream process and a relay of its own; the session id comes back in the
   ``Mcp-Session-Id`` header and is required afterwards (400 when missing, 404 when unknown
-  or ended). ``GET`` opens the session's standalone SSE stream (one at a time: 409);
+  or ended); an ``initialize`` carrying a session's id is refused (400, -32600: a session is
+  initialized once). ``GET`` opens the session's standalone SSE stream (one at a time: 409);
   ``DELETE`` cancels the session's requests in flight (-32800 to the client,
   ``notifications/cancelled`` upstream), ends the session and stops its upstream. A session without any request in
   flight and no GET stream for :attr:`HttpConfig.session_idle_timeout` seconds is ended

@@ -39,7 +39,7 @@ from ...wire.jsonrpc import (
     recover_id,
     valid_id,
 )
-from ...wire.messages import parse_error_text, unparsable_reason
+from ...wire.messages import ALREADY_INITIALIZED, parse_error_text, unparsable_reason
 from .channel import SessionFactory
 from .config import DISCARD_LIMIT, ENDPOINT, HttpConfig
 from .fast import PING, answer, respond, sse_event, ticker
@@ -357,6 +357,11 @@ class HttpFront:
                 await _refuse(send, 404, "Not Found: unknown or ended session")
             elif not session.version_ok(version):
                 await _refuse(send, 400, "Bad Request: unsupported MCP-Protocol-Version header", session.header)
+            elif kind == "request" and message["method"] == "initialize":
+                # A session is initialized once: a second initialize is refused, never forwarded (red team 37 F8:
+                # it reached the server, and its params, not the first's, were replayed to a restarted one).
+                self.counted.log(logging.WARNING, "refused a second initialize: the session has one already")
+                await _refuse(send, 400, ALREADY_INITIALIZED, session.header, request_id=message["id"])
             else:
                 await self._post_session(receive, send, session, message, kind, body, principal, headers)
 
