@@ -43,6 +43,7 @@ import anyio
 import anyio.to_thread
 
 from ..auth.principal import Principal
+from ..calls.call import Route
 from ..calls.pinning import (
     FieldChange,
     LockFile,
@@ -53,7 +54,6 @@ from ..calls.pinning import (
     report_of,
     server_status,
 )
-from ..calls.pipeline import Route
 from ..calls.policy import Policy
 from ..calls.principals import PrincipalPolicy
 from ..calls.tool_table import ToolTable
