@@ -58,7 +58,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Final
 
 from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
-from .call import INTERNAL, Call, Rejection, Route
+from .call import INTERNAL, Call, Rejection
 from .observer import CallObserver, CallTracer, Origins, tracer
 from .outputs import OUTPUT_INVALID, judge_result, prejudge_result, unsupported_output_result
 from .policy import NOBODY, Budget, PrincipalVerdict, argument_bytes
@@ -71,8 +71,6 @@ if TYPE_CHECKING:  # (the file journal and the guard.principals rules load where
     from .journal import Journal, Result
     from .principals import PrincipalPolicy
 
-# Call, Rejection and Route (calls.call) and outcome_of (calls.recording) are re-exported: mcp_guard.sessions
-# imports them from here (the rest of the package and the tests, from their own modules).
 __all__ = [
     "BUDGET_EXCEEDED",
     "LISTING_FAILED",
@@ -84,11 +82,7 @@ __all__ = [
     "STEP_NAMES",
     "TOO_LARGE",
     "WRAP_STEPS",
-    "Call",
     "Pipeline",
-    "Rejection",
-    "Route",
-    "outcome_of",
     "shown",
     "tool_name",
 ]
@@ -399,7 +393,7 @@ class Pipeline:
         upstream's JSON-RPC response or ``None``.
 
         ``result`` overrides what the response says (``cancelled``: the client gave up on it); else it is
-        ``calls.recording.outcome_of(response)`` (re-exported here as :func:`outcome_of`).
+        ``calls.recording.outcome_of(response)``.
         """
         result = result if result is not None else outcome_of(response)
         ended(self.observer, call, result, None)

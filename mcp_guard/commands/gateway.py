@@ -627,6 +627,9 @@ def _standing(catalog: Catalog, server: str, name: object, status: str = "suppor
         return ": withheld (no name)"
     route = catalog.route_of(server, name)
     if route is None:
+        policy = catalog.policy.for_tool(server, name)
+        if policy.access != "allow":  # (its exposed name went to the one tool of that name offered)
+            return f": {policy.access} ({policy.rule}); its name is another server's tool's"
         return ": withheld (name collision)"
     notes = []
     if route.policy.access != "allow":

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..calls.pipeline import Call, Pipeline, outcome_of
+from ..calls.call import Call
+from ..calls.pipeline import Pipeline
+from ..calls.recording import outcome_of
 from ..calls.tool_table import ToolTable
 from ..wire.jsonrpc import id_key
 

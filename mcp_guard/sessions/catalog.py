@@ -43,6 +43,7 @@ import anyio
 import anyio.to_thread
 
 from ..auth.principal import Principal
+from ..calls.call import Route
 from ..calls.pinning import (
     FieldChange,
     LockFile,
@@ -53,7 +54,6 @@ from ..calls.pinning import (
     report_of,
     server_status,
 )
-from ..calls.pipeline import Route
 from ..calls.policy import Policy
 from ..calls.principals import PrincipalPolicy
 from ..calls.tool_table import ToolTable
@@ -368,7 +368,9 @@ class Catalog:
         guard = self.config.guard
         order = [s.name for s in self.config.servers if s.name in self._listings]
         listings = [(name, self._listings[name]) for name in order]
-        names = NameMap.build(listings, guard.name_format)
+        names = NameMap.build(
+            listings, guard.name_format, lambda o: self.policy.for_tool(o.server, o.name).access == "allow"
+        )
         self.pins = pins = report_of(self.lock, [(name, self._status[name]) for name in order])
         annotated = {(server, name): pair for server, _ in listings for name, pair in self._annotated[server].items()}
         report = CatalogReport(

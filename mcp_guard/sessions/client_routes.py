@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from ..calls.pipeline import LISTING_FAILED, Route, tool_name
+from ..calls.call import Route
+from ..calls.pipeline import LISTING_FAILED, tool_name
 from ..calls.policy import ToolPolicy
 from ..calls.tool_table import ToolEntry, ToolTable
 from ..peer.requests import ListingFailed

@@ -19,7 +19,8 @@ from typing import Any, Protocol
 
 import anyio
 
-from ..calls.pipeline import Call, Pipeline
+from ..calls.call import Call
+from ..calls.pipeline import Pipeline
 from ..config import HttpServer, StdioServer
 from ..peer.backoff import Backoff
 from ..peer.connection import UpstreamPeer, failure_reason

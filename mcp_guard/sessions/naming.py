@@ -30,7 +30,7 @@ import hmac
 import json
 import re
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
@@ -135,11 +135,19 @@ class NameMap(Generic[T]):
     nameless: list[tuple[str, T]] = field(default_factory=list)
 
     @classmethod
-    def build(cls, listings: Iterable[tuple[str, Iterable[T]]], name_format: str = DEFAULT_NAME_FORMAT) -> NameMap[T]:
+    def build(
+        cls,
+        listings: Iterable[tuple[str, Iterable[T]]],
+        name_format: str = DEFAULT_NAME_FORMAT,
+        offered: Callable[[Origin], bool] | None = None,
+    ) -> NameMap[T]:
         """Map the items of ``listings`` (``(server, items)`` pairs) to exposed names.
 
         Each item is a dict with a ``name`` (the wire form of a tool or prompt); an item
         that is not a dict, or has no string ``name`` or an empty one, goes to :attr:`nameless`.
+        ``offered``: whether the gateway offers an item at all (``guard.deny``/``guard.hide`` say no for
+        every caller); of several items that map to one name, the one offered takes it when it is the only
+        one offered (the others are never listed nor callable, so no client can mean them: red team 38 F3).
         """
         claims: dict[str, list[tuple[Origin, T]]] = {}
         out = cls()
@@ -152,6 +160,9 @@ class NameMap(Generic[T]):
                 origin = Origin(server, name)
                 claims.setdefault(exposed_name(server, name, name_format), []).append((origin, item))
         for exposed, claimants in claims.items():
+            if len(claimants) > 1 and offered is not None:
+                alive = [c for c in claimants if offered(c[0])]
+                claimants = alive if len(alive) == 1 else claimants
             if len(claimants) == 1:
                 out.items[exposed] = claimants[0]
             else:

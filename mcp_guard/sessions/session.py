@@ -41,7 +41,7 @@ import anyio
 import anyio.abc
 
 from ..auth.principal import Callers
-from ..calls.pipeline import Call
+from ..calls.call import Call
 from ..calls.recording import new_call_id
 from ..log_counts import LogCounts
 from ..peer.offload import Ordered
@@ -56,7 +56,8 @@ from .server_requests import ServerRequests
 
 if TYPE_CHECKING:
     from ..auth.principal import Principal
-    from ..calls.pipeline import Pipeline, Route
+    from ..calls.call import Route
+    from ..calls.pipeline import Pipeline
     from ..core import Compiled
     from ..hosts.listing import ShownTool
     from ..peer.inflight import InFlight

@@ -164,8 +164,18 @@ def test_check_reports_collisions_and_policy_as_json(tmp_path: Path) -> None:
     assert commands.run_check(str(config), out=out, as_json=True) == 0
     data = json.loads(out.getvalue())
     assert [s["status"] for s in data["servers"]] == ["ok", "ok"]
-    assert data["exposed"] == []  # read and write collide across a and b: all withheld
-    assert "name collision: `read` would name 2 items (a/read, b/read); all are withheld" in data["findings"]
+    # read and write map to one name in a and b, but b's are denied: a's keep the names (red team 38 F3)
+    assert sorted(data["exposed"]) == sorted(t["name"] for t in TOOLS) and data["exposed"]
+    assert not any("name collision" in f for f in data["findings"])
+    hide_b = write_config(
+        tmp_path,
+        {"a": recording(tools_file), "b": recording(tools_file)},
+        {"nameFormat": "{tool}", "deny": ["a/*"], "servers": {"b": {"deny": ["*"]}}},
+    )
+    out = io.StringIO()
+    assert commands.run_check(str(hide_b), out=out, as_json=True) == 0
+    both = json.loads(out.getvalue())  # neither offered: the names collide as before, both withheld
+    assert "name collision: `read` would name 2 items (a/read, b/read); all are withheld" in both["findings"]
 
 
 def test_check_names_the_command_and_the_real_cause(tmp_path: Path) -> None:

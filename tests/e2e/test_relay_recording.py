@@ -1335,15 +1335,23 @@ async def test_doubles_of_2_53_and_up_reach_the_upstream_as_the_value_checked(tm
         assert arrived == {"x": Decimal("-9223372036854775808"), "l": [Decimal("1180591620717411303424")]}
 
 
-async def test_integers_are_exact_up_to_the_digit_limit_and_a_precise_parse_error_beyond(tmp_path: Path) -> None:
-    """4,300 digits go through digit for digit; 4,301 make the line a parse error that says so (no value echoed)."""
+async def test_integers_are_exact_within_a_doubles_range_and_a_precise_parse_error_beyond_the_digit_limit(
+    tmp_path: Path,
+) -> None:
+    """308 digits go through digit for digit; 4,300 are read but refused (beyond the range of a double, as
+    ``1e4299``: red team 38 F1); 4,301 make the line a parse error that says so (no value echoed)."""
     tools = write_tools(tmp_path / "tools.json", [NUMBER_TOOL])
     async with open_guard(tmp_path, env={"TOOLS_FILE": str(tools)}) as guard:
         await guard.request("tools/list")
-        longest = "9" * 4300
-        response = await guard.call("exact", "n", f'{{"count":{longest}}}')
+        within = "9" * 308
+        response = await guard.call("exact", "n", f'{{"count":{within}}}')
         assert response["result"]["isError"] is False
-        assert any(f'"count":{longest}}}'.encode() in line for line in guard.record())
+        assert any(f'"count":{within}}}'.encode() in line for line in guard.record())
+        longest = "9" * 4300
+        response = await guard.call("beyond", "n", f'{{"count":{longest}}}')
+        issues = response["result"]["_meta"]["mcp-guard/rejection"]["issues"]
+        assert [(i["keyword"], i["instance_path"]) for i in issues] == [("json", "/count")]
+        assert guard.recorded_with_id("beyond") == []
         too_long = "7" * 4301
         response = await guard.call("long", "n", f'{{"count":{too_long}}}')
         assert response["error"]["code"] == -32700

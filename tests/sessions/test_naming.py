@@ -90,6 +90,17 @@ def test_collisions_withhold_every_claimant_whatever_the_order(
     assert "all are withheld" in collision.describe()
 
 
+def test_of_claimants_to_one_name_the_one_offered_takes_it() -> None:
+    """Red team 38 F3: a tool denied (or hidden) for every caller is never listed nor callable, so it does not
+    take its name from the one tool of that name that is offered; two offered still collide."""
+    listings = [("a", tools("read", "write")), ("b", tools("read", "write")), ("c", tools("write"))]
+    names = NameMap.build(listings, "{tool}", lambda o: o.server != "b")
+    assert names.origin("read") == Origin("a", "read")  # b/read is not offered
+    assert [c.exposed for c in names.collisions] == ["write"]  # a/write and c/write are both offered
+    nobody = NameMap.build(listings[:2], "{tool}", lambda o: False)
+    assert [c.exposed for c in nobody.collisions] == ["read", "write"]  # none offered: withheld as before
+
+
 def test_nameless_items_are_withheld() -> None:
     names = NameMap.build([("s", [{"inputSchema": {}}, "junk", {"name": 3}, {"name": ""}, *tools("ok")])])
     assert list(names.items) == ["s__ok"]  # an empty name is no name: not exposed as `s__`
