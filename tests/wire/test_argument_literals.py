@@ -271,3 +271,21 @@ async def test_serve_with_a_journal_refuses_a_literal_beyond_the_double_range(tm
     assert answer["result"]["isError"] is True
     assert answer["result"]["_meta"]["mcp-guard/rejection"]["kind"] == "validation"
     assert calls == []
+
+
+@pytest.mark.parametrize("as_bytes", [True, False])
+def test_only_a_line_with_a_long_digit_run_takes_the_integer_hook(as_bytes: bool) -> None:
+    """The pre-test of ``loads_client`` (``_may_hold_long_integer``) never misses a run of 309 digits: many
+    digits apart (a list of small numbers) is no such integer, and stays a plain ``int`` list."""
+    from mcp_guard.core.json_values import Inexact
+    from mcp_guard.wire.jsonrpc import loads_client
+
+    def parsed(text: str) -> Any:
+        return loads_client(text.encode() if as_bytes else text)
+
+    many = parsed(json.dumps({"l": list(range(1000, 1400))}))
+    assert all(type(x) is int for x in many["l"])
+    edge = "2" + "0" * 308  # 309 digits, 2e308: beyond the range (the largest double is about 1.8e308)
+    assert type(parsed(f'{{"s":"{"x" * 400}","n":{edge}}}')["n"]) is Inexact
+    assert type(parsed(f'{{"n":-{edge},"m":[1,2,3]}}')["n"]) is Inexact
+    assert parsed(f'{{"n":{"9" * 308}}}')["n"] == int("9" * 308)
