@@ -240,7 +240,7 @@ def loads_client(line: bytes | str) -> Any:
         text = text[1:]
     if len(text) >= YIELDING_MIN:
         return repeated.parse_filled(text, _client_yielding.raw_decode, _client_yielding.decode)
-    if _may_hold_long_integer(line, text):
+    if len(text) >= INT_BEYOND_DOUBLE_DIGITS and _may_hold_long_integer(line, text):  # (no call for a short line)
         return repeated.parse_filled(text, _client_wide.raw_decode, _client_wide.decode)
     return repeated.parse_filled(text, _raw_client, _decode_client)
 
