@@ -9,7 +9,6 @@ carries its envelope in ``params._meta`` (``io.modelcontextprotocol/protocolVers
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Final
 
 __all__ = [
@@ -123,11 +122,6 @@ def _has_guard_keys(message: Any, skip: frozenset[int]) -> bool:
     return False
 
 
-_GUARD_KEY_TEXT: Final = r"mcp-guard/|\\[u/]"
-_GUARD_KEY_STR: Final = re.compile(_GUARD_KEY_TEXT)
-_GUARD_KEY_BYTES: Final = re.compile(_GUARD_KEY_TEXT.encode())
-
-
 def may_hold_guard_keys(line: bytes | str) -> bool:
     """Whether the JSON text ``line`` may hold a key starting with :data:`META_PREFIX` (then
     :func:`without_guard_keys` walks its value; else the value holds none, and the walk is spared: the
@@ -135,11 +129,13 @@ def may_hold_guard_keys(line: bytes | str) -> bool:
 
     False only when the text holds no ``mcp-guard/`` and no escape that could write one of its characters
     (``\\u`` writes any; ``\\/`` writes ``/``; the other JSON escapes write none of them): then no string
-    in the value, keys included, can contain the prefix (RFC 8259 section 7). One C-speed search.
+    in the value, keys included, can contain the prefix (RFC 8259 section 7). Substring searches at C speed
+    (a line with no backslash, the common answer, takes two); a regular expression of the three
+    alternatives cost ~5,000 instructions for a 100-byte answer (callgrind, Python 3.11).
     """
     if isinstance(line, bytes):
-        return _GUARD_KEY_BYTES.search(line) is not None
-    return _GUARD_KEY_STR.search(line) is not None
+        return b"mcp-guard/" in line or (b"\\" in line and (b"\\u" in line or b"\\/" in line))
+    return "mcp-guard/" in line or ("\\" in line and ("\\u" in line or "\\/" in line))
 
 
 def without_guard_keys(message: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -162,3 +163,15 @@ def test_every_way_to_write_a_guard_key_is_searched_for(line: bytes) -> None:
 def test_a_plain_answer_is_not_walked() -> None:
     line = b'{"jsonrpc":"2.0","id":"mcp-guard-0a1b-7","result":{"content":[{"type":"text","text":"a\\nb"}]}}'
     assert not may_hold_guard_keys(line)
+
+
+_TEXT_PARTS = st.sampled_from(["mcp-guard/", "mcp-guard", "\\", "\\u", "\\/", "u", "/", "\\\\u", "x", "é", '"', "{"])
+
+
+@given(st.lists(_TEXT_PARTS, max_size=8).map("".join))
+def test_the_search_is_the_one_of_a_regular_expression(text: str) -> None:
+    """Oracle: the rule as one regular expression (``mcp-guard/``, or a backslash before ``u`` or ``/``), for text
+    and bytes: the substring searches that replaced it (for speed) say the same of every text."""
+    expected = re.search(r"mcp-guard/|\\[u/]", text) is not None
+    assert may_hold_guard_keys(text) is expected
+    assert may_hold_guard_keys(text.encode()) is expected
