@@ -50,13 +50,13 @@ T = TypeVar("T")
 
 def upstream_job(line: bytes | str) -> bool:
     """Whether an upstream line is a job (handled off the loop): :data:`OFFLOAD_MIN` or more, or a listing of
-    :data:`LISTING_MIN` or more (one substring search)."""
+    :data:`LISTING_MIN` or more (one substring search: ``find``, see ``wire.meta.may_hold_guard_keys``)."""
     size = len(line)
     if size >= OFFLOAD_MIN:
         return True
     if size < LISTING_MIN:
         return False
-    return LISTING_MARK in line if isinstance(line, str) else _MARK_BYTES in line
+    return LISTING_MARK in line if isinstance(line, str) else line.find(_MARK_BYTES) != -1
 
 
 def keeps_place(message: Any) -> bool:

@@ -98,7 +98,7 @@ class LineSplitter:
             if not chunk.isspace():  # the usual chunk: exactly one line, whole
                 self._lines = [chunk[:-1]]
             return
-        if b"\n" not in chunk:
+        if chunk.find(b"\n") == -1:  # (not ``in``: see wire.meta.may_hold_guard_keys)
             self._buffer += chunk
             if len(self._buffer) > self._max:
                 self._overflow = bytes(self._buffer[:PREFIX])
