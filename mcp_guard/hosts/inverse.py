@@ -7,7 +7,8 @@ arguments of the server's schema to the shown schema's (tests and examples). ``N
 identity at a node. Nodes:
 
 - :data:`JSON_TEXT`: the value was shown as a string holding JSON text; ``back`` parses it
-  (duplicate keys, ``NaN`` and ``Infinity`` are refused; a literal no double holds stays exact,
+  (a value that is not a string lies outside the shown schema and is refused; duplicate keys,
+  ``NaN`` and ``Infinity`` are refused; a literal no double holds stays exact,
   ``core.json_values.Inexact``), ``present`` writes it.
 - :class:`Obj`: an object's members: a shown name that differs from the server's (``renamed``),
   a member whose ``null`` means "absent" (OpenAI strict's optional property, ``null_absent``),
@@ -19,7 +20,8 @@ identity at a node. Nodes:
   choice it could not pick exactly: the tool is then not presentable).
 - :class:`Ref`: a recursive ``$ref`` kept in ``$defs``: the node is looked up in its table.
 
-A value ``back`` cannot map (a JSON text that does not parse) gives a :class:`BackError` with
+A value ``back`` cannot map (a JSON text that does not parse, a value shown as JSON text sent as
+anything but a string) gives a :class:`BackError` with
 its instance pointer; the session refuses the call with it. Messages hold no argument values.
 Pure: imports neither ``mcp`` nor ``anyio``.
 """
@@ -176,17 +178,22 @@ def renamed_text(at: str, key: str, shown: str) -> str:
     return f"`{at}/{escape_token(key)}` is not a name your model was shown: the property is shown as `{shown}`"
 
 
-def _parse(text: str, at: str) -> Any:
+def _parse(text: Any, at: str) -> Any:
+    if not isinstance(text, str):
+        raise BackError(at, _not_text(at))
     try:
         return parse_json_text(text)
     except RecursionError:
         raise BackError(at, f"`{at or '/'}` holds JSON text nested deeper than the guard maps back") from None
     except ValueError:
-        raise BackError(
-            at,
-            f"`{at or '/'}` must be JSON text (the schema your model was shown asks for this value written as "
-            "JSON: one value, no duplicate keys, no NaN or Infinity)",
-        ) from None
+        raise BackError(at, _not_text(at)) from None
+
+
+def _not_text(at: str) -> str:
+    return (
+        f"`{at or '/'}` must be JSON text (the schema your model was shown asks for this value written as "
+        "JSON in a string: one value, no duplicate keys, no NaN or Infinity)"
+    )
 
 
 def _tagged(node: Choice, value: Any, name: str) -> Map | JsonText | bool:
@@ -219,6 +226,9 @@ def back(node: Map, value: Any, at: str = "") -> Any:
     """The server-side value of a shown ``value`` (raises :class:`BackError` where it cannot map).
 
     Unknown keys and values of kinds the node does not expect pass unchanged: the guard judges them.
+    A value shown as JSON text is the exception: there the shown schema allows a string only, and a
+    value of another kind has no inverse, so it is refused (red team rt39b F1: a raw number passed
+    unchanged, and a refusal below it spoke of "the JSON written" where none was).
     The reference walk, with instance pointers; a call's path uses the same mapping compiled once
     per tool (``hosts.plans``), which comes here only to say where a JSON text does not parse.
     """
@@ -231,7 +241,7 @@ def _back_at(node: Map, value: Any, at: str) -> Any:
     if type(node) is Ref:
         return _back_at(node.table.get(node.name), value, at)
     if node is JSON_TEXT:
-        return _parse(value, at) if isinstance(value, str) else value
+        return _parse(value, at)
     if type(node) is Obj:
         if not isinstance(value, dict):
             return value

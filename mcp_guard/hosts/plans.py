@@ -44,7 +44,7 @@ class _Unparsed(Exception):
 
 def _json_text(value: Any) -> Any:
     if type(value) is not str:
-        return value
+        raise _Unparsed  # (outside the shown schema: a value shown as JSON text is a string)
     try:
         return parse_json_text(value)
     except (ValueError, RecursionError):

@@ -44,11 +44,12 @@ def agree(result: Any, w: Any) -> None:
 
 
 def mangled(w: Any) -> st.SearchStrategy[Any]:
-    """``w`` with one member replaced by a null, a text that is not JSON, or removed."""
+    """``w`` with one member replaced by a null, a text that is not JSON, a value that is not a string, or
+    removed."""
     if not isinstance(w, dict) or not w:
         return st.just(w)
     key = st.sampled_from(sorted(w))
-    swap = st.sampled_from([None, "null", "{not json", '{"a": 1, "a": 2}', "NaN", "[1]"])
+    swap = st.sampled_from([None, "null", "{not json", '{"a": 1, "a": 2}', "NaN", "[1]", 1, {}, [1]])
     return st.one_of(
         st.tuples(key, swap).map(lambda kv: {**w, kv[0]: kv[1]}),
         key.map(lambda k: {m: x for m, x in w.items() if m != k}),
@@ -89,6 +90,33 @@ def test_a_json_text_of_null_beside_a_null_meaning_absent_stays_null() -> None:
         ({"v": "null", "arr": ["null"], "m": None}, {"v": None, "arr": [None]}),  # (array items shown as JSON text)
     ]:
         assert back(result.mapping, w) == expected
+        agree(result, w)
+
+
+def test_a_value_shown_as_json_text_sent_as_anything_but_a_string_is_refused() -> None:
+    """Red team rt39b F1: the model was shown a string of JSON text; a raw value there lies outside the
+    schema it was shown and has no inverse. It once passed unchanged (a raw number for an any-type item),
+    and a refusal below it spoke of "the JSON written" there."""
+    schema = {
+        "type": "object",
+        "properties": {"l": {"type": "array", "items": {}}, "m": {"type": "object"}},
+        "required": ["l"],
+    }
+    result = lower(schema, HOSTS["openai-strict"])
+    plan = compile_back(result.mapping)
+    assert plan is not None
+    assert plan({"l": ["1", '{"a": 1}'], "m": None}) == {"l": [1, {"a": 1}]}
+    for w, pointer in [
+        ({"l": [1], "m": None}, "/l/0"),
+        ({"l": ["1", None], "m": None}, "/l/1"),
+        ({"l": [], "m": {}}, "/m"),
+        ({"l": [[1]], "m": None}, "/l/0"),
+    ]:
+        for mapping in (plan, lambda v: back(result.mapping, v)):
+            with pytest.raises(BackError) as caught:
+                mapping(w)
+            assert caught.value.pointer == pointer, w
+            assert "must be JSON text" in str(caught.value)
         agree(result, w)
 
 

@@ -116,11 +116,16 @@ async def test_calls_the_host_was_not_shown_or_cannot_be_mapped_back_are_refused
     async with running_guard(command, upstream, host="openai-strict") as client:
         await listed(client)
         bad_json = await client.call(name(command, "search"), {"query": "q", "limit": None, "filters": "{nope"})
+        raw = await client.call(name(command, "search"), {"query": "q", "limit": None, "filters": {"a": 1}})
         withheld = await client.call(name(command, "weird"), {})
         own_name = await client.call(name(command, "fs.read"), {"path": "/x"}) if command == "wrap" else None
     rejection = bad_json["result"]["_meta"]["mcp-guard/rejection"]
     assert rejection["kind"] == "validation" and rejection["issues"][0]["instance_path"] == "/filters"
     assert "must be JSON text" in bad_json["result"]["content"][0]["text"]
+    # (red team rt39b F1: a raw object where the model was shown a string of JSON text has no inverse)
+    assert raw["result"]["isError"] is True, raw
+    assert raw["result"]["_meta"]["mcp-guard/rejection"]["issues"][0]["instance_path"] == "/filters"
+    assert "must be JSON text" in raw["result"]["content"][0]["text"]
     assert withheld["error"]["code"] == -32602  # never shown: unknown to the model's host
     if own_name is not None:  # wrap: the server's dotted name is not what the host was shown
         assert own_name["error"]["code"] == -32602
