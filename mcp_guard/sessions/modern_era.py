@@ -351,7 +351,8 @@ class ModernEra:
 
         Honoured: the ``list_changed`` flags (for the merged lists), and each URI of
         ``resourceSubscriptions`` that the URI table routes to a running upstream whose own listen
-        stream acknowledged it.
+        stream acknowledged it. The upstreams' listen streams are opened together, so the
+        acknowledgement waits for the slowest of them (at most the request timeout), not for their sum.
         """
         request_id = message["id"]
         params = message["params"]
@@ -380,10 +381,16 @@ class ModernEra:
                     if route.server is not None and self.gateway.by_name[route.server].ready:
                         groups.setdefault(route.server, []).append(uri)
                 async with anyio.create_task_group() as tg:
-                    honored_uris: list[str] = []
-                    for server, server_uris in groups.items():
-                        link = self.gateway.by_name[server]
-                        honored_uris += await tg.start(self._resource_listen, link, listen, server_uris, envelope.meta)
+                    started: dict[str, list[str]] = {}
+
+                    async def start(server: str, server_uris: list[str]) -> None:
+                        opened = self._resource_listen, self.gateway.by_name[server], listen, server_uris, envelope.meta
+                        started[server] = await tg.start(*opened)
+
+                    async with anyio.create_task_group() as starting:  # (all at once: one slow upstream delays none)
+                        for server, server_uris in groups.items():
+                            starting.start_soon(start, server, server_uris)
+                    honored_uris = [uri for server in groups for uri in started[server]]
                     honored: dict[str, Any] = {LISTEN_FLAGS[k]: True for k in KINDS if k in listen.kinds}
                     if honored_uris:
                         honored["resourceSubscriptions"] = honored_uris

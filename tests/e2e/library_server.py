@@ -6,7 +6,7 @@ as a real 2.x server does (the client's first request decides): the handshake er
 (the SDK's :class:`~mcp.server.subscriptions.ListenHandler`) and results carrying
 ``resultType``, ``ttlMs`` and ``cacheScope``. Gateway tests run it twice under two names.
 
-Usage: ``python library_server.py [--name NAME] [--modern-only]``
+Usage: ``python library_server.py [--name NAME] [--modern-only] [--listen-rendezvous DIR]``
 
 - ``--name NAME`` (default ``lib``) goes into everything it serves, so two instances differ:
   resource ``NAME://doc/readme``, template ``NAME://item/{id}``, texts naming ``NAME``.
@@ -29,7 +29,9 @@ connection. Prompts: ``greet`` (argument ``who``, required). Completion: ``ref/p
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import time
+from pathlib import Path
+from typing import Any, Final
 
 import anyio
 import mcp_types as types
@@ -114,10 +116,33 @@ class Library:
         raise MCPError(types.INVALID_PARAMS, f"Unknown resource: {uri}")
 
 
-def build_server(name: str) -> Server[Any]:
-    """The low-level server of one library named ``name``."""
+RENDEZVOUS_SECONDS: Final = 10.0
+"""How long ``--listen-rendezvous`` waits for the other instance's mark."""
+
+
+def rendezvous(listen: ListenHandler, folder: Path, name: str) -> Any:
+    """``listen``, acknowledging resource subscriptions only once another instance's mark is in ``folder``."""
+
+    async def listen_at_rendezvous(ctx: ServerRequestContext[Any], params: Any) -> Any:
+        if params.notifications.resource_subscriptions:
+            (folder / name).touch()
+            deadline = time.monotonic() + RENDEZVOUS_SECONDS
+            while len(list(folder.iterdir())) < 2 and time.monotonic() < deadline:
+                await anyio.sleep(0.02)
+            if len(list(folder.iterdir())) < 2:
+                none = params.notifications.model_copy(update={"resource_subscriptions": None})
+                params = params.model_copy(update={"notifications": none})
+        return await listen(ctx, params)
+
+    return listen_at_rendezvous
+
+
+def build_server(name: str, listen_rendezvous: Path | None = None) -> Server[Any]:
+    """The low-level server of one library named ``name`` (``--listen-rendezvous``: see the module)."""
     lib = Library(name)
-    listen = ListenHandler(lib.bus)
+    listen: Any = ListenHandler(lib.bus)
+    if listen_rendezvous is not None:
+        listen = rendezvous(listen, listen_rendezvous, name)
 
     def legacy(ctx: ServerRequestContext[Any]) -> bool:
         return ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
@@ -219,9 +244,9 @@ def build_server(name: str) -> Server[Any]:
     )
 
 
-async def serve(name: str, modern_only: bool) -> None:
+async def serve(name: str, modern_only: bool, listen_rendezvous: Path | None = None) -> None:
     """Serve over stdin/stdout until stdin closes."""
-    server = build_server(name)
+    server = build_server(name, listen_rendezvous)
     async with stdio_server() as (read_stream, write_stream):
         if not modern_only:
             await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -255,8 +280,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Library fixture MCP server (stdio).")
     parser.add_argument("--name", default="lib", help="the name in its resources and texts (default lib)")
     parser.add_argument("--modern-only", action="store_true", help="refuse initialize (-32022)")
+    parser.add_argument("--listen-rendezvous", type=Path, metavar="DIR", help="see the module docstring")
     args = parser.parse_args(argv)
-    anyio.run(serve, args.name, args.modern_only)
+    anyio.run(serve, args.name, args.modern_only, args.listen_rendezvous)
 
 
 if __name__ == "__main__":

@@ -192,6 +192,28 @@ async def test_the_wire_carries_what_the_era_requires(tmp_path: Path) -> None:
         assert not [m for m in client.notifications if m.get("id") == "listen-1"]
 
 
+async def test_a_listen_stream_opens_its_upstreams_streams_at_once(tmp_path: Path) -> None:
+    """A client's listen for resources of two upstreams: the guard asks both at once. Each library acknowledges
+    only once the other was asked too (``--listen-rendezvous``, at most 10 s, then honouring nothing): asked
+    one after the other, the first gave up, and the acknowledgement waited for the sum of the upstreams."""
+    folder = tmp_path / "rendezvous"
+    folder.mkdir()
+    servers = {
+        name: {**library(name), "args": [*library(name)["args"], "--listen-rendezvous", str(folder)]}
+        for name in ("alpha", "beta")
+    }
+    config = write_config(tmp_path / "gw.json", servers, {})
+    uris = ["alpha://doc/readme", "beta://doc/readme"]
+    async with serve(config) as client:
+        listen = {"_meta": MODERN_META, "notifications": {"resourceSubscriptions": uris}}
+        await client.send({"jsonrpc": "2.0", "id": "listen-2", "method": "subscriptions/listen", "params": listen})
+        with anyio.fail_after(READ_TIMEOUT):
+            ack = await client.read()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"resourceSubscriptions": uris}
+        assert sorted(p.name for p in folder.iterdir()) == ["alpha", "beta"]
+
+
 def forging(tmp_path: Path, **env: str) -> dict[str, Any]:
     tools = [
         {"name": "echo", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}},
