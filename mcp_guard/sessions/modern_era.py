@@ -383,9 +383,9 @@ class ModernEra:
                 async with anyio.create_task_group() as tg:
                     started: dict[str, list[str]] = {}
 
-                    async def start(server: str, server_uris: list[str]) -> None:
-                        opened = self._resource_listen, self.gateway.by_name[server], listen, server_uris, envelope.meta
-                        started[server] = await tg.start(*opened)
+                    async def start(server: str, asked: list[str]) -> None:
+                        link = self.gateway.by_name[server]
+                        started[server] = await tg.start(self._resource_listen, link, listen, asked, envelope.meta)
 
                     async with anyio.create_task_group() as starting:  # (all at once: one slow upstream delays none)
                         for server, server_uris in groups.items():
